@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"brig/jail"
+)
+
+func goodFeatures(context.Context) jail.Features {
+	return jail.Features{
+		Kernel: "6.18.44", LandlockABI: 7,
+		Seccomp: true, SeccompTSync: true, NoNewPrivs: true,
+		UserNS: true, MountNS: true, PIDNS: true, NetNS: true,
+		YamaPtraceScope: -1, LegacyTIOCSTI: true, Errors: map[string]string{},
+	}
+}
+
+func badFeatures(context.Context) jail.Features {
+	return jail.Features{
+		Kernel: "5.4.0", LandlockABI: 0, NoNewPrivs: true, YamaPtraceScope: 1,
+		LegacyTIOCSTI: true,
+		Errors: map[string]string{
+			"landlock": "landlock_create_ruleset: function not implemented",
+			"seccomp":  "seccomp(SECCOMP_GET_ACTION_AVAIL, SECCOMP_RET_ERRNO): operation not permitted",
+		},
+	}
+}
+
+func TestRunDoctor(t *testing.T) {
+	const canary = "CANARY-doctor-cmd-secret"
+	env := []string{"PATH=/usr/bin", "ANTHROPIC_API_KEY=" + canary}
+	for _, tc := range []struct {
+		name     string
+		detect   func(context.Context) jail.Features
+		json     bool
+		wantCode int // 0: nil error
+		want     []string
+	}{
+		{"good text", goodFeatures, false, 0, []string{"✓ fs-confined", "ANTHROPIC_API_KEY", "OK: every baseline guarantee holds."}},
+		{"bad text", badFeatures, false, 1, []string{"✗ fs-confined", "✗ kernel-surface", "NOT OK", "lsm=landlock"}},
+		{"good json", goodFeatures, true, 0, []string{`"ok": true`}},
+		{"bad json", badFeatures, true, 1, []string{`"ok": false`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := runDoctor(context.Background(), &doctorOptions{
+				JSON: tc.json, Out: &out, Env: env, Home: t.TempDir(), Detect: tc.detect,
+			})
+			var ee exitError
+			switch {
+			case tc.wantCode == 0 && err != nil:
+				t.Fatalf("err = %v, want nil", err)
+			case tc.wantCode != 0 && (!errors.As(err, &ee) || ee.code != tc.wantCode):
+				t.Fatalf("err = %v, want exitError{%d}", err, tc.wantCode)
+			}
+			s := out.String()
+			if s == "" {
+				t.Fatal("no output (the report must be printed also when it fails)")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(s, w) {
+					t.Errorf("output lacks %q:\n%s", w, s)
+				}
+			}
+			if strings.Contains(s, canary) {
+				t.Errorf("output contains a credential value:\n%s", s)
+			}
+		})
+	}
+}
+
+func TestRunDoctorJSONShape(t *testing.T) {
+	var out bytes.Buffer
+	err := runDoctor(context.Background(), &doctorOptions{JSON: true, Out: &out, Home: t.TempDir(), Detect: badFeatures})
+	if ee, ok := err.(exitError); !ok || ee.code != 1 {
+		t.Fatalf("err = %v, want exitError{1}", err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, out.String())
+	}
+	gs, ok := got["guarantees"].([]any)
+	if !ok || len(gs) == 0 {
+		t.Fatalf("guarantees is %T %v, want a non-empty array", got["guarantees"], got["guarantees"])
+	}
+	statuses := map[string]string{}
+	for _, g := range gs {
+		m, ok := g.(map[string]any)
+		if !ok {
+			t.Fatalf("guarantee %v is not an object", g)
+		}
+		id, _ := m["id"].(string)
+		st, _ := m["status"].(string)
+		if id == "" || st == "" {
+			t.Errorf("guarantee without id or status: %v", m)
+		}
+		for _, k := range []string{"name", "baseline", "why"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("guarantee %s lacks %q", id, k)
+			}
+		}
+		statuses[id] = st
+	}
+	if statuses["fs-confined"] != "missing" || statuses["kernel-surface"] != "missing" {
+		t.Errorf("statuses = %v", statuses)
+	}
+	if got["ok"] != false {
+		t.Errorf("ok = %v, want false", got["ok"])
+	}
+}
+
+// The command wires its flag and real dependencies; the real probe runs here
+// (this machine has every baseline feature, see the jail feature tests).
+func TestDoctorCmdFlags(t *testing.T) {
+	cmd := newDoctorCmd()
+	if f := cmd.Flags().Lookup("json"); f == nil || f.DefValue != "false" {
+		t.Fatalf("--json flag: %+v", f)
+	}
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"--json"})
+	err := cmd.ExecuteContext(context.Background())
+	var ee exitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("err = %v", err)
+	}
+	var got struct {
+		Guarantees []struct{ ID, Status string } `json:"guarantees"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || len(got.Guarantees) == 0 {
+		t.Fatalf("json: %v\n%s", err, out.String())
+	}
+	cmd = newDoctorCmd()
+	cmd.SetArgs([]string{"extra"})
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	if err := cmd.ExecuteContext(context.Background()); err == nil {
+		t.Error("doctor accepted a positional argument")
+	}
+}

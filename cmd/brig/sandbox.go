@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"brig/internal/envguard"
+	"brig/internal/xdg"
+	"brig/jail"
+	"brig/supervisor"
+)
+
+// sandboxOptions are the inputs of `brig sandbox`, separate from the command
+// so flags can be tested without running anything.
+type sandboxOptions struct {
+	Write, Read []string
+	ReadOnly    bool
+	Net         bool
+	Unix        bool
+	Explain     bool
+	Unsafe      bool
+	Workspace   string
+	Timeout     time.Duration
+	MaxOutput   int64
+	Memory      uint64
+	Procs       uint64
+	Argv        []string
+
+	Cwd            string
+	Home           string
+	Env            []string
+	Stdout, Stderr io.Writer
+}
+
+func newSandboxCmd() *cobra.Command {
+	o := &sandboxOptions{}
+	lim := jail.DefaultLimits()
+	cmd := &cobra.Command{
+		Use:   "sandbox [flags] -- COMMAND [ARG...]",
+		Short: "Run a command in the jail with the workspace policy (no provider needed)",
+		Long: `Run COMMAND with the workspace (the enclosing git root, or the current
+directory) readable and writable, the system and toolchains readable and
+executable, and nothing else: no home directory secrets, no network, no
+terminal, no way to signal processes outside the call, and nothing left
+running when it ends. The exit status is the command's own.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Argv = args
+			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			o.Env = os.Environ()
+			o.Home, _ = os.UserHomeDir()
+			var err error
+			if o.Cwd, err = os.Getwd(); err != nil {
+				return fmt.Errorf("current directory: %w", err)
+			}
+			return runSandbox(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false)
+	f.StringArrayVar(&o.Write, "write", nil, "also grant write access to `PATH` (repeatable; must exist)")
+	f.StringArrayVar(&o.Read, "read", nil, "also grant read access to `PATH` (repeatable; must exist)")
+	f.BoolVar(&o.ReadOnly, "read-only", false, "make the workspace read-only")
+	f.BoolVar(&o.Net, "net", false, "grant the host network")
+	f.BoolVar(&o.Unix, "unix-sockets", false, "allow creating unix sockets (reaches host sockets by path on kernels before Landlock ABI 9)")
+	f.BoolVar(&o.Explain, "explain", false, "print the exact grant (the jail Spec) on stderr before running")
+	f.BoolVar(&o.Unsafe, "unsafe-no-sandbox", false, "run WITHOUT the jail (no Landlock, no seccomp, no namespaces)")
+	f.StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
+	f.DurationVar(&o.Timeout, "timeout", lim.Timeout, "wall-clock limit")
+	f.Int64Var(&o.MaxOutput, "max-output", lim.OutputBytes, "bytes kept per output stream")
+	f.Uint64Var(&o.Memory, "memory", lim.Memory, "private memory per process in bytes (RLIMIT_DATA)")
+	f.Uint64Var(&o.Procs, "procs", lim.Processes, "processes for the call")
+	return cmd
+}
+
+// Exit statuses of `brig sandbox` when the command itself did not decide.
+const (
+	exitUnenforceable = 125 // the kernel cannot give the grant
+	exitCannotRun     = 126 // the jail could not be set up
+	exitNotFound      = 127 // the command does not exist inside the jail
+	exitTimedOut      = 124
+	exitInterrupted   = 130
+)
+
+func runSandbox(ctx context.Context, o *sandboxOptions) error {
+	ws, err := resolveWorkspace(o.Workspace, o.Cwd)
+	if err != nil {
+		return err
+	}
+	if o.Unsafe {
+		return runUnconfined(ctx, o, ws)
+	}
+	sup, err := supervisor.New(ctx, supervisor.Options{})
+	if err != nil {
+		return err
+	}
+	write, err := resolveGrants("--write", o.Write, o.Cwd)
+	if err != nil {
+		return err
+	}
+	read, err := resolveGrants("--read", o.Read, o.Cwd)
+	if err != nil {
+		return err
+	}
+	dirs := xdg.Resolve(o.Env, o.Home)
+	limits := jail.DefaultLimits()
+	limits.Timeout, limits.OutputBytes, limits.Memory, limits.Processes = o.Timeout, o.MaxOutput, o.Memory, o.Procs
+
+	prof := supervisor.Profile{
+		Workspace: ws, Dir: o.Cwd, ReadOnly: o.ReadOnly, Write: write, Read: read,
+		Network: o.Net, UnixSockets: o.Unix, Home: o.Home, ParentEnv: o.Env,
+		Limits: limits, Namespaces: sup.Namespaces(),
+		CacheRoot: filepath.Join(dirs.Cache, "jail"),
+		BrigDirs:  []string{dirs.Config, dirs.State, dirs.Cache},
+	}
+	if !within(o.Cwd, ws) {
+		prof.Dir = ws
+	}
+	if !sup.Namespaces() {
+		tmp, err := os.MkdirTemp("", "brig-call-")
+		if err != nil {
+			return fmt.Errorf("per-call temporary directory: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		prof.CallTmp = tmp
+	}
+	spec, err := prof.Spec()
+	if err != nil {
+		return err
+	}
+	if o.Explain {
+		enc := json.NewEncoder(o.Stderr)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(explained(spec, sup)); err != nil {
+			return err
+		}
+	}
+	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: o.Argv}, supervisor.IO{Stdout: o.Stdout, Stderr: o.Stderr})
+	return sandboxOutcome(o, res, err)
+}
+
+// explained is the Spec plus what the kernel layer adds, for --explain.
+func explained(spec jail.Spec, sup *supervisor.Supervisor) any {
+	env := make([]string, len(spec.Env))
+	for i, kv := range spec.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		env[i] = name // values are not shown: they can be long and personal
+	}
+	spec.Env = env
+	return struct {
+		Spec        jail.Spec `json:"spec"`
+		Namespaces  bool      `json:"namespaces"`
+		LandlockABI int       `json:"landlock_abi"`
+	}{spec, sup.Namespaces(), sup.LandlockABI()}
+}
+
+// sandboxOutcome maps a call's end to brig's exit status and messages.
+func sandboxOutcome(o *sandboxOptions, res jail.Result, err error) error {
+	for _, v := range res.Violations {
+		fmt.Fprintf(o.Stderr, "brig: the command created the protected path %s; it was removed\n", v)
+	}
+	var se *jail.StageError
+	switch {
+	case errors.Is(err, jail.ErrUnenforceable):
+		fmt.Fprintf(o.Stderr, "brig: %v\nbrig: run `brig doctor` for details; --unsafe-no-sandbox runs without the jail\n", err)
+		return exitError{exitUnenforceable}
+	case errors.As(err, &se) && se.Stage == jail.StageExec && errors.Is(err, syscall.ENOENT):
+		fmt.Fprintf(o.Stderr, "brig: %s\n", se.Msg)
+		return exitError{exitNotFound}
+	case errors.As(err, &se):
+		fmt.Fprintf(o.Stderr, "brig: the jail could not run the command: %v\n", se)
+		return exitError{exitCannotRun}
+	case err != nil:
+		return err
+	case res.TimedOut:
+		fmt.Fprintf(o.Stderr, "brig: timed out after %s; every process of the command was killed\n", o.Timeout)
+		return exitError{exitTimedOut}
+	case res.Canceled:
+		fmt.Fprintln(o.Stderr, "brig: interrupted; every process of the command was killed")
+		return exitError{exitInterrupted}
+	case res.ExitCode != 0:
+		return exitError{res.ExitCode}
+	}
+	return nil
+}
+
+// runUnconfined runs the command without any jail, as asked, and says so.
+func runUnconfined(ctx context.Context, o *sandboxOptions, ws string) error {
+	fmt.Fprintln(o.Stderr, "brig: WARNING: --unsafe-no-sandbox: running WITHOUT the jail. The command can read your secrets, use the network and change anything you can.")
+	c := exec.CommandContext(ctx, o.Argv[0], o.Argv[1:]...)
+	c.Dir = o.Cwd
+	c.Env = envguard.Build(o.Env, nil, nil)
+	c.Stdout, c.Stderr = o.Stdout, o.Stderr
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
+	c.WaitDelay = 2 * time.Second
+	_ = ws
+	err := c.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return exitError{ee.ExitCode()}
+	case errors.Is(err, exec.ErrNotFound):
+		fmt.Fprintf(o.Stderr, "brig: command not found: %s\n", o.Argv[0])
+		return exitError{exitNotFound}
+	}
+	return err
+}
+
+// resolveWorkspace returns the workspace root: the flag, else the enclosing
+// git root, else cwd. It refuses / and the home directory's ancestors.
+func resolveWorkspace(flag, cwd string) (string, error) {
+	ws := flag
+	if ws == "" {
+		ws = cwd
+		for d := cwd; ; d = filepath.Dir(d) {
+			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+				ws = d
+				break
+			}
+			if d == "/" {
+				break
+			}
+		}
+	}
+	abs, err := filepath.Abs(ws)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("workspace %s: %w", ws, err)
+	}
+	if real == "/" {
+		return "", errors.New("the workspace would be / (the whole machine); run brig inside a project directory or pass --workspace")
+	}
+	return real, nil
+}
+
+// resolveGrants makes extra grant paths absolute and resolved, and fails on a
+// path that does not exist (a typo would otherwise silently grant nothing).
+func resolveGrants(flag string, paths []string, cwd string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: the path does not exist (create it first): %w", flag, p, err)
+		}
+		out = append(out, real)
+	}
+	return out, nil
+}
+
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}

@@ -1,0 +1,118 @@
+// Package envguard decides which environment variables may cross into a jail.
+//
+// It owns the allowlist and the credential patterns. It must not read or log
+// variable values: callers pass names (or NAME=value pairs it only splits).
+package envguard
+
+import "strings"
+
+// baseNames cross into every jail.
+func baseNames() []string {
+	return []string{
+		"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME",
+		"SHELL", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "CLICOLOR",
+	}
+}
+
+// credentialParts are substrings of names that hold secrets.
+func credentialParts() []string {
+	return []string{
+		"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE",
+		"CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE", "SIGNING",
+	}
+}
+
+// credentialPrefixes name whole families of cloud and forge credentials.
+func credentialPrefixes() []string {
+	return []string{
+		"AWS_", "AZURE_", "ARM_", "GOOGLE_", "GCP_", "GCLOUD_", "CLOUDSDK_",
+		"GITHUB_", "GH_", "GITLAB_", "GL_", "BITBUCKET_", "NPM_TOKEN",
+		"DOCKER_", "KUBE", "VAULT_", "OP_", "HF_", "HUGGING", "ANTHROPIC_",
+		"OPENAI_", "OPENROUTER_", "GEMINI_", "MISTRAL_", "GROQ_", "DEEPSEEK_",
+		"BRIG_", "DIGITALOCEAN_", "HEROKU_", "CLOUDFLARE_", "STRIPE_",
+		"TWILIO_", "SENTRY_", "SLACK_", "DATABASE_URL", "MYSQL_", "REDIS_",
+	}
+}
+
+// credentialNames are exact names that grant access without looking like it.
+func credentialNames() []string {
+	return []string{"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "GNUPGHOME", "NETRC", "DBUS_SESSION_BUS_ADDRESS", "XAUTHORITY", "DISPLAY", "WAYLAND_DISPLAY"}
+}
+
+// IsCredential reports whether a variable name looks like it carries a
+// secret or a handle to one (an agent socket, a bus). Such a variable never
+// crosses into a jail, whatever the allowlist says.
+func IsCredential(name string) bool {
+	up := strings.ToUpper(name)
+	for _, n := range credentialNames() {
+		if up == n {
+			return true
+		}
+	}
+	for _, p := range credentialPrefixes() {
+		if strings.HasPrefix(up, p) {
+			return true
+		}
+	}
+	for _, s := range credentialParts() {
+		if strings.Contains(up, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Allowed reports whether name crosses by default: a base name or a locale
+// variable, and never a credential.
+func Allowed(name string, extra []string) bool {
+	if name == "" || IsCredential(name) {
+		return false
+	}
+	if strings.HasPrefix(name, "LC_") {
+		return true
+	}
+	for _, n := range baseNames() {
+		if name == n {
+			return true
+		}
+	}
+	for _, e := range extra {
+		if p, ok := strings.CutSuffix(e, "*"); ok {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		} else if name == e {
+			return true
+		}
+	}
+	return false
+}
+
+// Build returns the jail environment: the allowed variables of parent, then
+// additions (which override), with every credential-like name dropped.
+// extra are user-allowlisted names or NAME* prefixes.
+func Build(parent []string, extra []string, additions []string) []string {
+	idx := map[string]int{}
+	var out []string
+	put := func(kv string) {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || IsCredential(name) {
+			return
+		}
+		if i, seen := idx[name]; seen {
+			out[i] = kv
+			return
+		}
+		idx[name] = len(out)
+		out = append(out, kv)
+	}
+	for _, kv := range parent {
+		if name, _, ok := strings.Cut(kv, "="); ok && Allowed(name, extra) {
+			put(kv)
+		}
+	}
+	for _, kv := range additions {
+		put(kv)
+	}
+	return out
+}

@@ -1,0 +1,55 @@
+package envguard
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestIsCredential(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{"ANTHROPIC_API_KEY", true},
+		{"OPENAI_API_KEY", true},
+		{"GITHUB_TOKEN", true},
+		{"AWS_ACCESS_KEY_ID", true},
+		{"SSH_AUTH_SOCK", true},
+		{"MY_DB_PASSWORD", true},
+		{"npm_config__authToken", true},
+		{"PATH", false},
+		{"HOME", false},
+		{"LANG", false},
+		{"LC_ALL", false},
+		{"GOCACHE", false},
+		{"npm_config_cache", false},
+		{"NPM_TOKEN", true},
+	} {
+		if got := IsCredential(tc.name); got != tc.want {
+			t.Errorf("IsCredential(%q) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestBuildDropsCredentialsEvenWhenAllowlisted(t *testing.T) {
+	parent := []string{
+		"PATH=/usr/bin", "HOME=/home/u", "LC_ALL=C", "EDITOR=vi",
+		"GITHUB_TOKEN=canary", "MY_API_KEY=canary", "SSH_AUTH_SOCK=/tmp/agent",
+		"RANDOM_THING=x",
+	}
+	// The user allowlists everything starting with GITHUB_ and MY_: the
+	// credential rule still wins.
+	got := Build(parent, []string{"GITHUB_*", "MY_*", "EDITOR"}, []string{"TMPDIR=/tmp", "HOME=/override", "X_SECRET=1"})
+	want := []string{"PATH=/usr/bin", "HOME=/override", "LC_ALL=C", "EDITOR=vi", "TMPDIR=/tmp"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Build = %q, want %q", got, want)
+	}
+	if strings.Contains(strings.Join(got, "\n"), "canary") {
+		t.Fatal("a credential value crossed")
+	}
+	// Control: a non-credential allowlisted name does cross.
+	if !slices.Contains(Build([]string{"RANDOM_THING=x"}, []string{"RANDOM_*"}, nil), "RANDOM_THING=x") {
+		t.Fatal("an allowlisted prefix did not cross")
+	}
+}

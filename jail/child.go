@@ -1,0 +1,299 @@
+package jail
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ToolFunc is a Go tool that runs inside the worker after every restriction
+// is in place. Its output goes back to the supervisor as the call's Output.
+type ToolFunc func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
+
+// IsChild reports whether this process was started as a jail child. main()
+// must check it before any other initialisation.
+func IsChild() bool {
+	return len(os.Args) > 1 && (os.Args[1] == initArg || os.Args[1] == workerArg)
+}
+
+// ChildMain runs the jail child and exits. tools are the Go tools this binary
+// can run inside the worker (nil for none).
+func ChildMain(tools map[string]ToolFunc) {
+	switch os.Args[1] {
+	case initArg:
+		os.Exit(initMain())
+	case workerArg:
+		os.Exit(workerMain(tools))
+	}
+	os.Exit(126)
+}
+
+// Exit statuses of a worker that never reached the tool.
+const (
+	exitSetupFailed = 126
+	exitNotFound    = 127
+)
+
+// ---------------------------------------------------------------------------
+// init: the trusted process that owns the call's process tree.
+
+func initMain() int {
+	// Spawning the worker uses SysProcAttr.Pdeathsig, which is tied to the
+	// forking OS thread: keep this goroutine on one thread for good.
+	runtime.LockOSThread()
+	sup := newConn(ControlFD, "supervisor")
+
+	fail := func(err *StageError) int {
+		_ = sup.send(message{Error: err})
+		return exitSetupFailed
+	}
+
+	pidNS := unix.Getpid() == 1
+	if pidNS {
+		if err := enterPIDNamespace(); err != nil {
+			return fail(stageErr(StageMount, err))
+		}
+	}
+	// Stage: session. A new session has no controlling terminal, so the tool
+	// can never open or inject into the user's terminal.
+	if _, err := unix.Setsid(); err != nil {
+		if sid, _ := unix.Getsid(0); sid != unix.Getpid() {
+			return fail(stageErr(StageSession, fmt.Errorf("setsid: %w", err)))
+		}
+	}
+	// If the supervisor dies, SIGTERM reaches us and we still clean up the
+	// tree before exiting (a SIGKILL would leave it behind without a PID
+	// namespace).
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err != nil {
+		return fail(stageErr(StageSession, fmt.Errorf("PR_SET_PDEATHSIG: %w", err)))
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fail(stageErr(StageSession, fmt.Errorf("PR_SET_CHILD_SUBREAPER: %w", err)))
+	}
+	// Our own scope-only Landlock domain: the worker's domain nests inside
+	// it, so the tool cannot signal us while kill(-1) from here reaches
+	// exactly the tool's tree.
+	scoped, err := enterScopeDomain()
+	if err != nil {
+		return fail(stageErr(StageScope, err))
+	}
+
+	worker, wconn, err := startWorker()
+	if err != nil {
+		return fail(stageErr(StageWorker, err))
+	}
+	// From here on the worker exists: every exit path must kill the tree.
+	// One goroutine owns every wait4 so no status is stolen.
+	exited := make(chan unix.WaitStatus, 1)
+	go reap(worker, exited)
+	killTree := func() { killDomain(pidNS, scoped, worker) }
+
+	start, err := recvStart(sup)
+	if err != nil {
+		killTree()
+		if errors.Is(err, errEOF) {
+			return 0 // a warm child that was never used
+		}
+		return fail(stageErr(StageProtocol, err))
+	}
+	if !pidNS && !scoped {
+		killTree()
+		return fail(&StageError{Stage: StageScope, Msg: "neither a PID namespace nor Landlock scoping (ABI 6) is available, so the call's process tree cannot be contained"})
+	}
+	if start.Namespaces {
+		if err := setupView(start.Spec); err != nil {
+			killTree()
+			return fail(stageErr(StageMount, err))
+		}
+		if start.PrivateNet {
+			if err := loopbackUp(); err != nil {
+				killTree()
+				return fail(stageErr(StageNetwork, err))
+			}
+		}
+	} else if start.Spec.privateTmpWanted() {
+		killTree()
+		return fail(&StageError{Stage: StageMount, Msg: "the spec asks for a private /tmp but no mount namespace is available"})
+	}
+	if err := wconn.send(message{Start: start}); err != nil {
+		killTree()
+		return fail(stageErr(StageProtocol, fmt.Errorf("forward spec to worker: %w", err)))
+	}
+
+	res, stageFail := superviseWorker(sup, wconn, exited, term, killTree)
+	if stageFail != nil {
+		return fail(stageFail)
+	}
+	if err := sup.send(message{Result: &res}); err != nil {
+		return exitSetupFailed
+	}
+	return 0
+}
+
+// recvStart waits for the supervisor's start message.
+func recvStart(c *conn) (*startMsg, error) {
+	m, err := c.recv()
+	if err != nil {
+		return nil, err
+	}
+	if m.Start == nil {
+		return nil, errors.New("expected a start message")
+	}
+	return m.Start, nil
+}
+
+// startWorker re-executes this binary as the worker with fds 0-2 inherited and
+// a fresh control socket on fd 3.
+func startWorker() (int, *conn, error) {
+	parent, child, err := SocketPair()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer child.Close()
+	// /proc/self/exe keeps working when the binary was replaced on disk,
+	// and init still sees the host /proc here (the view is built later).
+	const exe = "/proc/self/exe"
+	attr := &syscall.ProcAttr{
+		Env:   []string{},
+		Files: []uintptr{0, 1, 2, child.Fd()},
+		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	}
+	pid, err := syscall.ForkExec(exe, []string{"brig-jail-worker", workerArg}, attr)
+	if err != nil {
+		parent.Close()
+		return 0, nil, fmt.Errorf("start worker: %w", err)
+	}
+	// The worker holds the output pipes now; let go of ours so the
+	// supervisor sees EOF as soon as the tree is gone.
+	if null, err := os.OpenFile("/dev/null", os.O_WRONLY, 0); err == nil {
+		_ = unix.Dup3(int(null.Fd()), 1, 0)
+		_ = unix.Dup3(int(null.Fd()), 2, 0)
+		null.Close()
+	}
+	return pid, &conn{f: parent}, nil
+}
+
+// superviseWorker waits for the worker, relays its stage errors and tool
+// output, honours cancellation, and kills the tree when the call ends.
+func superviseWorker(sup, wconn *conn, exited <-chan unix.WaitStatus, term <-chan os.Signal, killTree func()) (Result, *StageError) {
+	type workerMsg struct {
+		m   message
+		err error
+	}
+	fromWorker := make(chan workerMsg, 1)
+	go func() {
+		for {
+			m, err := wconn.recv()
+			fromWorker <- workerMsg{m, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	canceled := make(chan struct{})
+	go func() {
+		// Any message or EOF from the supervisor now means "stop".
+		_, _ = sup.recv()
+		close(canceled)
+	}()
+	var (
+		res       Result
+		stageFail *StageError
+		status    unix.WaitStatus
+	)
+	for done := false; !done; {
+		select {
+		case wm := <-fromWorker:
+			switch {
+			case wm.err != nil:
+				fromWorker = nil
+			case wm.m.Error != nil:
+				stageFail = wm.m.Error
+			case wm.m.Output != nil:
+				res.Output = wm.m.Output.Data
+				if wm.m.Output.Error != "" {
+					stageFail = &StageError{Stage: StageTool, Msg: wm.m.Output.Error}
+				}
+			}
+		case <-canceled:
+			res.Canceled = true
+			killTree()
+			canceled = nil
+		case <-term:
+			res.Canceled = true
+			killTree()
+		case status = <-exited:
+			done = true
+		}
+	}
+	// A stage error may still be in flight when the worker exits.
+	if fromWorker != nil {
+		if wm := <-fromWorker; wm.err == nil {
+			if wm.m.Error != nil {
+				stageFail = wm.m.Error
+			} else if wm.m.Output != nil {
+				res.Output = wm.m.Output.Data
+			}
+		}
+	}
+	killTree()
+	switch {
+	case status.Exited():
+		res.ExitCode = status.ExitStatus()
+	case status.Signaled():
+		res.ExitCode = 128 + int(status.Signal())
+		res.Signal = unix.SignalName(status.Signal())
+	}
+	if stageFail != nil && !res.Canceled {
+		return res, stageFail
+	}
+	return res, nil
+}
+
+// reap reaps every child (we are a subreaper or PID 1, so orphans of the
+// tree come to us), reports the worker's status on exited, and returns when
+// no child is left.
+func reap(worker int, exited chan<- unix.WaitStatus) {
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return
+		case got == worker:
+			exited <- ws
+		}
+	}
+}
+
+// killDomain kills every process of the call and reaps them. In a PID
+// namespace kill(-1) reaches only that namespace; otherwise Landlock's signal
+// scoping limits it to our own domain and the worker's nested one. Without
+// either it would reach every process of the user, so it is never used then
+// (initMain refuses to run a call in that case).
+func killDomain(pidNS, scoped bool, worker int) {
+	if !pidNS && !scoped {
+		_ = unix.Kill(worker, unix.SIGKILL)
+		return
+	}
+	// kill(-1) succeeds while any process of the domain, zombies included,
+	// is left; the reaper goroutine collects them, so this converges.
+	for i := 0; i < 2000; i++ {
+		if err := unix.Kill(-1, unix.SIGKILL); err == unix.ESRCH {
+			return
+		}
+		time.Sleep(time.Duration(min(i, 20)) * 50 * time.Microsecond)
+	}
+}

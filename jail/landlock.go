@@ -1,0 +1,198 @@
+package jail
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// Landlock rights, grouped the way a Spec speaks about them.
+const (
+	fsRead  = landlock.AccessFSSet(ll.AccessFSReadFile | ll.AccessFSReadDir)
+	fsExec  = fsRead | landlock.AccessFSSet(ll.AccessFSExecute)
+	fsWrite = landlock.AccessFSSet(1<<16 - 1) // every right of ABI 5–7
+	// fsFileOnly are the rights that apply to a non-directory.
+	fsFileOnly = landlock.AccessFSSet(ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev)
+)
+
+// handledFS returns every filesystem right the kernel's ABI can restrict,
+// capped at what brig uses (ABI 7). Asking for less than the kernel has
+// would leave the rest unrestricted; asking for more fails closed.
+func handledFS(abi int) landlock.AccessFSSet {
+	switch {
+	case abi >= 5:
+		return fsWrite
+	case abi >= 3:
+		return 1<<15 - 1
+	case abi == 2:
+		return 1<<14 - 1
+	case abi == 1:
+		return 1<<13 - 1
+	}
+	return 0
+}
+
+// LandlockABI returns the kernel's Landlock ABI version, 0 when unavailable.
+func LandlockABI() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// enterScopeDomain puts init into a Landlock domain that restricts nothing
+// but signals and abstract unix sockets (ABI 6). It reports false when the
+// kernel has no scoping; the caller decides whether that is acceptable.
+func enterScopeDomain() (bool, error) {
+	if LandlockABI() < 6 {
+		return false, nil
+	}
+	cfg, err := landlock.NewConfig(landlock.ScopedSet(ll.ScopeSignal | ll.ScopeAbstractUnixSocket))
+	if err != nil {
+		return false, err
+	}
+	if err := cfg.RestrictScoped(); err != nil {
+		return false, fmt.Errorf("scope-only domain: %w", err)
+	}
+	return true, nil
+}
+
+// restrictLandlock confines every thread of the worker to the Spec's paths.
+// It fails closed: ABI 0 is an error, not a silent no-op.
+func restrictLandlock(spec Spec, namespaces, privateNet bool, abi int) error {
+	if abi < 1 {
+		return fmt.Errorf("landlock is unavailable on this kernel: %w", ErrUnenforceable)
+	}
+	handled := handledFS(abi)
+	args := []any{handled}
+	// TCP rules matter only on the host network: a private network
+	// namespace already has nothing but its own loopback, and a granted
+	// network is the host's, unrestricted.
+	if !spec.Network && !privateNet && abi >= 4 {
+		args = append(args, landlock.AccessNetSet(ll.AccessNetBindTCP|ll.AccessNetConnectTCP))
+	}
+	if abi >= 6 {
+		args = append(args, landlock.ScopedSet(ll.ScopeSignal|ll.ScopeAbstractUnixSocket))
+	}
+	cfg, err := landlock.NewConfig(args...)
+	if err != nil {
+		return err
+	}
+	grants, err := composeGrants(spec, !namespaces)
+	if err != nil {
+		return err
+	}
+	rules := make([]landlock.Rule, 0, len(grants))
+	for _, g := range grants {
+		rules = append(rules, landlock.PathAccess(g.access&handled, g.path))
+	}
+	if err := cfg.Restrict(rules...); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
+}
+
+// grant is one Landlock path rule, already fitted to the file's type.
+type grant struct {
+	path   string
+	access landlock.AccessFSSet
+}
+
+// composeGrants turns the Spec's rules into Landlock rules. Landlock rights
+// only add up, so a protected path below a writable tree cannot be carved out
+// of it. With splitProtected (no mount namespace to bind it read-only), a
+// writable tree that contains a protected path is instead granted read+exec
+// at its top and write on each child that is not on the way to a protected
+// path, recursively. The price: no new entries in those directories (the
+// workspace root and .git), which is what keeps a not-yet-existing
+// .git/hooks/pre-commit or .envrc from being created.
+func composeGrants(spec Spec, splitProtected bool) ([]grant, error) {
+	var out []grant
+	for _, r := range spec.Paths {
+		fi, err := os.Stat(r.Path)
+		if err != nil {
+			if r.Optional && errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return nil, fmt.Errorf("grant %s %s: %w", r.Access, r.Path, err)
+		}
+		acc := accessSet(r.Access)
+		if r.Access == Write && splitProtected {
+			gs, err := splitWrite(r.Path, fi, spec.Protected)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, gs...)
+			continue
+		}
+		out = append(out, fitted(r.Path, fi, acc))
+	}
+	return out, nil
+}
+
+func accessSet(a Access) landlock.AccessFSSet {
+	switch a {
+	case Write:
+		return fsWrite
+	case Exec:
+		return fsExec
+	}
+	return fsRead
+}
+
+// fitted drops directory-only rights from a rule on a non-directory (the
+// kernel refuses them).
+func fitted(path string, fi os.FileInfo, acc landlock.AccessFSSet) grant {
+	if !fi.IsDir() {
+		acc &= fsFileOnly
+	}
+	return grant{path: path, access: acc}
+}
+
+// splitWrite grants write on path minus every protected path below it.
+func splitWrite(path string, fi os.FileInfo, protected []string) ([]grant, error) {
+	inside := slices.ContainsFunc(protected, func(p string) bool { return within(p, path) })
+	switch {
+	case !inside:
+		return []grant{fitted(path, fi, fsWrite)}, nil
+	case slices.Contains(protected, path):
+		return []grant{fitted(path, fi, fsExec)}, nil
+	case !fi.IsDir():
+		return []grant{fitted(path, fi, fsWrite)}, nil
+	}
+	out := []grant{{path: path, access: fsExec}}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("split grant at %s: %w", path, err)
+	}
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink != 0 {
+			// A rule on a symlink would grant its target, which may be
+			// anywhere. Targets inside the grant are covered as themselves.
+			continue
+		}
+		child := filepath.Join(path, e.Name())
+		cfi, err := os.Stat(child)
+		if err != nil {
+			continue // vanished or unreadable: grant nothing
+		}
+		gs, err := splitWrite(child, cfi, protected)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, gs...)
+	}
+	return out, nil
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}

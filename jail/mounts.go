@@ -1,0 +1,191 @@
+package jail
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"golang.org/x/sys/unix"
+)
+
+// setupView builds the call's filesystem view inside its fresh mount
+// namespace (run by init, which holds capabilities only over namespaces it
+// owns):
+//   - /tmp and /dev/shm become fresh tmpfs, with granted paths under them
+//     (a workspace in /tmp, say) carried over as bind mounts;
+//   - each directory on the way to a protected path becomes a mount point
+//     (so it cannot be renamed away and replaced), and each existing
+//     protected path is bound read-only over itself.
+func setupView(spec Spec) error {
+	if spec.PrivateTmp {
+		if err := privateTmp(spec); err != nil {
+			return err
+		}
+	}
+	return protect(spec)
+}
+
+// enterPIDNamespace runs first in an init that is PID 1 of a fresh PID
+// namespace: it keeps mount events inside the namespace and mounts a /proc
+// that shows only this namespace. Everything that lists the process's own
+// threads through /proc (psx, which applies no_new_privs and Landlock to
+// every thread) needs that before it runs.
+func enterPIDNamespace() error {
+	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make / private: %w", err)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc for the PID namespace: %w", err)
+	}
+	return nil
+}
+
+// privateTmp replaces /tmp and /dev/shm by fresh tmpfs, keeping granted paths
+// that live there.
+func privateTmp(spec Spec) error {
+	for _, dir := range []string{"/tmp", "/dev/shm"} {
+		type kept struct {
+			path string
+			fd   int
+			dir  bool
+		}
+		var keep []kept
+		for _, r := range spec.Paths {
+			if r.Path == dir || !within(r.Path, dir) {
+				continue
+			}
+			fi, err := os.Stat(r.Path)
+			if err != nil {
+				if r.Optional {
+					continue
+				}
+				return fmt.Errorf("granted path %s: %w", r.Path, err)
+			}
+			fd, err := unix.OpenTree(unix.AT_FDCWD, r.Path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+			if err != nil {
+				return fmt.Errorf("clone mount of %s: %w", r.Path, err)
+			}
+			keep = append(keep, kept{r.Path, fd, fi.IsDir()})
+		}
+		size := spec.Limits.TmpBytes
+		opts := "mode=1777"
+		if size > 0 {
+			opts += fmt.Sprintf(",size=%d", size)
+		}
+		if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+			return fmt.Errorf("private tmpfs on %s: %w", dir, err)
+		}
+		// Shallow paths first, so nested grants land inside their parents.
+		slices.SortFunc(keep, func(a, b kept) int { return len(a.path) - len(b.path) })
+		for _, k := range keep {
+			if err := mkMountPoint(k.path, k.dir); err != nil {
+				return err
+			}
+			if err := unix.MoveMount(k.fd, "", unix.AT_FDCWD, k.path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+				return fmt.Errorf("carry %s into the private %s: %w", k.path, dir, err)
+			}
+			unix.Close(k.fd)
+		}
+	}
+	return nil
+}
+
+// mkMountPoint creates an empty directory or file to mount over.
+func mkMountPoint(path string, dir bool) error {
+	if dir {
+		return os.MkdirAll(path, 0o755)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// protect pins and read-only-binds the protected paths.
+func protect(spec Spec) error {
+	var pins, ro []string
+	for _, p := range spec.Protected {
+		if _, err := os.Lstat(p); err != nil {
+			continue // missing: the supervisor checks after the call
+		}
+		ro = append(ro, p)
+		root := protectionRoot(p, spec)
+		for d := filepath.Dir(p); d != root && within(d, root); d = filepath.Dir(d) {
+			pins = append(pins, d)
+		}
+	}
+	slices.Sort(pins)
+	pins = slices.Compact(pins)
+	slices.SortFunc(pins, func(a, b string) int { return len(a) - len(b) })
+	for _, d := range pins {
+		if err := rebind(d, false); err != nil {
+			return err
+		}
+	}
+	slices.SortFunc(ro, func(a, b string) int { return len(a) - len(b) })
+	for _, p := range ro {
+		if err := rebind(p, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// protectionRoot is the granted tree a protected path sits in (the deepest
+// write grant containing it), or "/" when none does.
+func protectionRoot(p string, spec Spec) string {
+	root := "/"
+	for _, r := range spec.Paths {
+		if r.Access == Write && within(p, r.Path) && p != r.Path && len(r.Path) > len(root) {
+			root = r.Path
+		}
+	}
+	return root
+}
+
+// rebind mounts path over itself, read-only if asked. A mount point cannot
+// be renamed, unlinked or replaced; a read-only one cannot be written.
+func rebind(path string, readOnly bool) error {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("clone mount of %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if readOnly {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			return fmt.Errorf("make %s read-only: %w", path, err)
+		}
+	}
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("bind %s over itself: %w", path, err)
+	}
+	return nil
+}
+
+// loopbackUp brings up lo in the call's private network namespace, so tests
+// that listen on 127.0.0.1 work while nothing outside is reachable.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socket for ioctl: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("read lo flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("bring lo up: %w", err)
+	}
+	return nil
+}

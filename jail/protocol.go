@@ -1,0 +1,111 @@
+package jail
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Fixed descriptor numbers in every jail child.
+const (
+	// ControlFD is the SOCK_SEQPACKET socket to the parent (supervisor for
+	// init, init for worker).
+	ControlFD = 3
+	// maxMessage bounds one protocol packet.
+	maxMessage = 4 << 20
+)
+
+// Argv[1] values that mark a re-executed jail child.
+const (
+	initArg   = "__brig_jail_init"
+	workerArg = "__brig_jail_worker"
+)
+
+// InitArgs returns the arguments (after argv[0]) that make the brig binary
+// start as a jail init process.
+func InitArgs() []string { return []string{initArg} }
+
+// message is one packet of the fd-3 protocol. Exactly one field is set.
+type message struct {
+	Start  *startMsg   `json:"start,omitempty"`
+	Error  *StageError `json:"error,omitempty"`
+	Output *toolOutput `json:"output,omitempty"`
+	Result *Result     `json:"result,omitempty"`
+	Cancel bool        `json:"cancel,omitempty"`
+}
+
+// startMsg is everything a child needs to run one call.
+type startMsg struct {
+	Spec       Spec       `json:"spec"`
+	Invocation Invocation `json:"invocation"`
+	// Seccomp is the raw BPF program compiled by the supervisor.
+	Seccomp []byte `json:"seccomp,omitempty"`
+	// Namespaces tells init it runs in fresh user, mount, PID (and maybe
+	// network) namespaces and must build the view.
+	Namespaces bool `json:"namespaces,omitempty"`
+	// PrivateNet tells init the network namespace is private (bring up lo).
+	PrivateNet bool `json:"private_net,omitempty"`
+	// ScopeABI is the Landlock ABI the supervisor found (scoping needs 6).
+	LandlockABI int `json:"landlock_abi"`
+}
+
+type toolOutput struct {
+	Data  json.RawMessage `json:"data,omitempty"`
+	Error string          `json:"error,omitempty"`
+}
+
+// conn is one end of a SOCK_SEQPACKET socketpair carrying messages.
+type conn struct{ f *os.File }
+
+func newConn(fd int, name string) *conn { return &conn{f: os.NewFile(uintptr(fd), name)} }
+
+func (c *conn) send(m message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	if len(b) > maxMessage {
+		return fmt.Errorf("message of %d bytes exceeds the %d-byte limit", len(b), maxMessage)
+	}
+	_, err = c.f.Write(b)
+	return err
+}
+
+// recv reads one message. io.EOF-like conditions come back as errEOF.
+func (c *conn) recv() (message, error) {
+	buf := make([]byte, maxMessage)
+	n, err := c.f.Read(buf)
+	if n == 0 {
+		if err == nil {
+			err = errEOF
+		}
+		return message{}, err
+	}
+	var m message
+	if err := json.Unmarshal(buf[:n], &m); err != nil {
+		return message{}, fmt.Errorf("decode message: %w", err)
+	}
+	return m, nil
+}
+
+func (c *conn) close() error { return c.f.Close() }
+
+var errEOF = fmt.Errorf("peer closed the control socket")
+
+// SocketPair returns a connected SOCK_SEQPACKET pair, both close-on-exec.
+func SocketPair() (parent, child *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("socketpair: %w", err)
+	}
+	// Raise the send buffer so a large Spec fits in one packet.
+	for _, fd := range fds {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, maxMessage+4096)
+	}
+	return os.NewFile(uintptr(fds[0]), "jail-control"), os.NewFile(uintptr(fds[1]), "jail-control-child"), nil
+}
+
+var _ = syscall.EINVAL

@@ -1,0 +1,450 @@
+package jail
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"unsafe"
+
+	seccomp "github.com/seccomp/libseccomp-golang"
+	"golang.org/x/sys/unix"
+)
+
+// The syscall filter.
+//
+// The filter allows everything by default and refuses a fixed list of
+// dangerous syscalls, plus a few argument patterns of otherwise useful ones
+// (socket, socketpair, ioctl, clone, personality). It is compiled once by the
+// supervisor with libseccomp (BuildFilter) and installed in the jail child
+// from raw bytes with one seccomp(2) call (LoadFilter), so the child needs no
+// libseccomp at all.
+//
+// Only the native architecture (x86_64) is in the filter. libseccomp then
+// sends every other audit architecture (i386 through int 0x80 or a 32-bit
+// code segment) and every syscall number with the x32 bit (0x40000000) set
+// to the bad-arch action, KILL_PROCESS. The x32 part is checked by
+// TestSeccompForeignABIsKilled and can be seen in the exported program:
+//
+//	ld  [0]                 ; nr
+//	jge #0x40000000, x32, native
+//	x32: jeq #0xffffffff, native, kill
+//
+// (nr == -1 is let through: the kernel answers ENOSYS for it.)
+
+// FilterOptions selects a variant of the jail's syscall filter.
+type FilterOptions struct {
+	// AllowInet permits socket(2) for AF_INET, AF_INET6 and AF_NETLINK with protocol NETLINK_ROUTE (0).
+	AllowInet bool
+	// AllowUnix permits socket(2) for AF_UNIX. socketpair(AF_UNIX) is always permitted.
+	AllowUnix bool
+}
+
+// deniedSyscalls are refused with EPERM whatever their arguments. A name
+// libseccomp does not know on this architecture is skipped silently.
+var deniedSyscalls = []string{
+	// Reading or writing other processes.
+	"ptrace", "process_vm_readv", "process_vm_writev",
+
+	// The mount table, the root directory and namespaces.
+	"mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
+	"open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
+	"mount_setattr",
+
+	// The kernel keyring.
+	"keyctl", "add_key", "request_key",
+
+	// Loading code into the kernel, or observing it.
+	"bpf", "perf_event_open", "kexec_load", "kexec_file_load",
+	"init_module", "finit_module", "delete_module",
+
+	// io_uring performs syscalls the filter never sees.
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+
+	// Assorted system administration and known exploitation helpers.
+	"userfaultfd", "name_to_handle_at", "open_by_handle_at", "acct",
+	"swapon", "swapoff", "reboot", "syslog", "quotactl", "vhangup",
+	"iopl", "ioperm", "uselib",
+}
+
+// cloneNamespaceFlags are the clone(2) flags that create a namespace.
+// CLONE_NEWTIME (0x80) is deliberately absent: for clone(2) that bit lies in
+// CSIGNAL (the exit signal byte), and the kernel derives the flags as
+// lower_32_bits(flags) & ~CSIGNAL, so clone(2) cannot create a time
+// namespace; only clone3 (refused) and unshare (refused) can.
+var cloneNamespaceFlags = []struct {
+	name string
+	bit  uint64
+}{
+	{"CLONE_NEWNS", unix.CLONE_NEWNS},
+	{"CLONE_NEWCGROUP", unix.CLONE_NEWCGROUP},
+	{"CLONE_NEWUTS", unix.CLONE_NEWUTS},
+	{"CLONE_NEWIPC", unix.CLONE_NEWIPC},
+	{"CLONE_NEWUSER", unix.CLONE_NEWUSER},
+	{"CLONE_NEWPID", unix.CLONE_NEWPID},
+	{"CLONE_NEWNET", unix.CLONE_NEWNET},
+}
+
+// deniedIoctls are the ioctl requests refused with EPERM. The kernel reads
+// the request as an unsigned int, so only its low 32 bits are compared.
+var deniedIoctls = []struct {
+	name    string
+	request uint64
+}{
+	{"TIOCSTI", unix.TIOCSTI},     // inject input into a terminal
+	{"TIOCLINUX", unix.TIOCLINUX}, // console tricks, including selection paste
+}
+
+// Personas that personality(2) may set. Everything else (notably
+// READ_IMPLIES_EXEC 0x400000 and ADDR_NO_RANDOMIZE 0x40000) is refused.
+const (
+	// allowedPersonaBits are PER_LINUX32 (0x8) and UNAME26 (0x20000):
+	// every subset of them, including PER_LINUX (0), is allowed.
+	allowedPersonaBits = 0x20008
+	// personaQuery (0xffffffff) asks for the current persona, changing nothing.
+	personaQuery = 0xffffffff
+)
+
+// Socket families are small integers; the kernel refuses anything at or above
+// AF_MAX, and this bound leaves room for families newer kernels may add.
+const maxSocketFamily = 63
+
+const (
+	socketTypeMask = 0xf // SOCK_TYPE_MASK: the type without SOCK_NONBLOCK and SOCK_CLOEXEC
+	lowWord        = 0xffffffff
+)
+
+// cond is one comparison on a syscall argument.
+type cond struct {
+	arg  uint
+	op   seccomp.ScmpCompareOp
+	a, b uint64 // for CompareMaskedEqual: a is the mask, b the value
+}
+
+func (c cond) String() string {
+	switch c.op {
+	case seccomp.CompareMaskedEqual:
+		return fmt.Sprintf("a%d&%#x==%#x", c.arg, c.a, c.b)
+	case seccomp.CompareEqual:
+		return fmt.Sprintf("a%d==%#x", c.arg, c.a)
+	case seccomp.CompareNotEqual:
+		return fmt.Sprintf("a%d!=%#x", c.arg, c.a)
+	case seccomp.CompareGreater:
+		return fmt.Sprintf("a%d>%#x", c.arg, c.a)
+	}
+	return fmt.Sprintf("a%d %v %#x %#x", c.arg, c.op, c.a, c.b)
+}
+
+func argEq(arg uint, v uint64) cond { return cond{arg: arg, op: seccomp.CompareEqual, a: v} }
+func argNe(arg uint, v uint64) cond { return cond{arg: arg, op: seccomp.CompareNotEqual, a: v} }
+func argGt(arg uint, v uint64) cond { return cond{arg: arg, op: seccomp.CompareGreater, a: v} }
+func argMasked(arg uint, mask, v uint64) cond {
+	return cond{arg: arg, op: seccomp.CompareMaskedEqual, a: mask, b: v}
+}
+
+// rule refuses syscall with errno when all of its conditions hold.
+// libseccomp allows at most one condition per argument in a rule; rules on
+// the same syscall are alternatives.
+type rule struct {
+	syscall string
+	errno   unix.Errno
+	conds   []cond
+}
+
+func (r rule) String() string {
+	parts := make([]string, len(r.conds))
+	for i, c := range r.conds {
+		parts[i] = c.String()
+	}
+	return fmt.Sprintf("%s(%s) -> %s", r.syscall, strings.Join(parts, ", "), unix.ErrnoName(r.errno))
+}
+
+// filterRules lists every rule of the filter for opts, in a fixed order.
+// It is pure data: no libseccomp involved.
+func filterRules(opts FilterOptions) []rule {
+	var rules []rule
+	for _, name := range deniedSyscalls {
+		rules = append(rules, rule{syscall: name, errno: unix.EPERM})
+	}
+
+	// clone3 passes its flags in memory, which seccomp cannot read. ENOSYS
+	// makes glibc (and Go) fall back to clone(2), whose flags it can.
+	rules = append(rules, rule{syscall: "clone3", errno: unix.ENOSYS})
+	for _, f := range cloneNamespaceFlags {
+		// x86_64 clone(flags, stack, parent_tid, child_tid, tls).
+		rules = append(rules, rule{syscall: "clone", errno: unix.EPERM,
+			conds: []cond{argMasked(0, f.bit, f.bit)}})
+	}
+
+	for _, ioc := range deniedIoctls {
+		rules = append(rules, rule{syscall: "ioctl", errno: unix.EPERM,
+			conds: []cond{argMasked(1, lowWord, ioc.request)}})
+	}
+
+	for _, p := range personaDenyPatterns(allowedPersonaBits) {
+		rules = append(rules, rule{syscall: "personality", errno: unix.EPERM,
+			conds: []cond{argMasked(0, p.mask, p.value)}})
+	}
+
+	rules = append(rules, socketRules(opts)...)
+	rules = append(rules, socketpairRules()...)
+	return rules
+}
+
+// socketRules restricts socket(domain, type, protocol).
+func socketRules(opts FilterOptions) []rule {
+	allowed := map[uint64]bool{}
+	if opts.AllowUnix {
+		allowed[unix.AF_UNIX] = true
+	}
+	if opts.AllowInet {
+		allowed[unix.AF_INET] = true
+		allowed[unix.AF_INET6] = true
+		allowed[unix.AF_NETLINK] = true
+	}
+	rules := familyRules("socket", allowed)
+
+	// Raw and packet sockets, whatever the family, except SOCK_RAW for
+	// netlink: there it is the ordinary type (netlink treats SOCK_RAW and
+	// SOCK_DGRAM alike) and the one iproute2, glibc's getaddrinfo and Go's
+	// net.Interfaces use; the protocol rule below keeps netlink to
+	// NETLINK_ROUTE.
+	rules = append(rules,
+		rule{syscall: "socket", errno: unix.EPERM,
+			conds: []cond{argNe(0, unix.AF_NETLINK), argMasked(1, socketTypeMask, unix.SOCK_RAW)}},
+		rule{syscall: "socket", errno: unix.EPERM,
+			conds: []cond{argMasked(1, socketTypeMask, unix.SOCK_PACKET)}},
+	)
+	if opts.AllowInet {
+		// Netlink is allowed for NETLINK_ROUTE only (addresses, routes).
+		// A 64-bit compare: a protocol with high bits set is refused too.
+		rules = append(rules, rule{syscall: "socket", errno: unix.EPERM,
+			conds: []cond{argEq(0, unix.AF_NETLINK), argNe(2, unix.NETLINK_ROUTE)}})
+		// Landlock's TCP rules do not cover MPTCP. EPROTONOSUPPORT is what a
+		// kernel without MPTCP answers; Go (which tries MPTCP first for
+		// listeners since 1.24) then stops trying and uses plain TCP.
+		for _, fam := range []uint64{unix.AF_INET, unix.AF_INET6} {
+			rules = append(rules, rule{syscall: "socket", errno: unix.EPROTONOSUPPORT,
+				conds: []cond{argEq(0, fam), argMasked(2, lowWord, unix.IPPROTO_MPTCP)}})
+		}
+	}
+	return rules
+}
+
+// socketpairRules allows socketpair(AF_UNIX, ...) only.
+func socketpairRules() []rule {
+	return familyRules("socketpair", map[uint64]bool{unix.AF_UNIX: true})
+}
+
+// familyRules refuses, with EAFNOSUPPORT, every address family of syscall
+// (argument 0) that is not in allowed. The default action being ALLOW, it
+// enumerates the refused families 0..maxSocketFamily and refuses anything
+// above with a 64-bit compare, which also catches an allowed family with
+// high bits set (the kernel would ignore them: the family is an int).
+func familyRules(syscall string, allowed map[uint64]bool) []rule {
+	var rules []rule
+	for fam := uint64(0); fam <= maxSocketFamily; fam++ {
+		if !allowed[fam] {
+			rules = append(rules, rule{syscall: syscall, errno: unix.EAFNOSUPPORT,
+				conds: []cond{argEq(0, fam)}})
+		}
+	}
+	return append(rules, rule{syscall: syscall, errno: unix.EAFNOSUPPORT,
+		conds: []cond{argGt(0, maxSocketFamily)}})
+}
+
+// maskedValue matches a 32-bit value v when v&mask == value.
+type maskedValue struct{ mask, value uint64 }
+
+// personaDenyPatterns returns patterns matching exactly the 32-bit personas
+// to refuse: those with a bit outside allowedBits, except the query value
+// 0xffffffff. (The kernel reads the persona as an unsigned int, so the high
+// 32 bits of the argument are ignored here as they are there.)
+//
+// A rule can test an argument only once, so "has a bit outside allowedBits
+// and is not all ones" is spelled as a union of two-bit patterns. Let O be
+// the bits outside allowedBits, taken in a cycle o0, o1, ..., o0. A refused
+// value either has O bits both set and clear, and then some set O bit is
+// followed in the cycle by a clear one (pattern o_i=1, o_i+1=0), or it has
+// every O bit set and some allowed bit clear (pattern o0=1, a=0). An allowed
+// value has no O bit set, or is all ones, and matches neither kind.
+func personaDenyPatterns(allowedBits uint32) []maskedValue {
+	var outside, inside []uint64
+	for i := 0; i < 32; i++ {
+		bit := uint64(1) << i
+		if allowedBits&uint32(bit) != 0 {
+			inside = append(inside, bit)
+		} else {
+			outside = append(outside, bit)
+		}
+	}
+	var pats []maskedValue
+	for i, set := range outside {
+		clear := outside[(i+1)%len(outside)]
+		pats = append(pats, maskedValue{mask: set | clear, value: set})
+	}
+	for _, clear := range inside {
+		pats = append(pats, maskedValue{mask: outside[0] | clear, value: outside[0]})
+	}
+	return pats
+}
+
+// BuildFilter compiles the filter with libseccomp and returns the classic BPF
+// program as raw bytes (an array of struct sock_filter, 8 bytes each, native endian).
+//
+// It does not install anything: the result is meant for LoadFilter, usually
+// in another process. The same options always give the same bytes.
+func BuildFilter(opts FilterOptions) ([]byte, error) {
+	filter, err := seccomp.NewFilter(seccomp.ActAllow)
+	if err != nil {
+		return nil, fmt.Errorf("jail: seccomp: new filter: %w", err)
+	}
+	defer filter.Release()
+
+	// NewFilter holds the native architecture only; make anything else fatal.
+	if err := filter.SetBadArchAction(seccomp.ActKillProcess); err != nil {
+		return nil, fmt.Errorf("jail: seccomp: set bad-arch action: %w", err)
+	}
+
+	for _, r := range filterRules(opts) {
+		if err := addRule(filter, r); err != nil {
+			return nil, err
+		}
+	}
+	return exportBPF(filter)
+}
+
+// addRule adds r to filter. A syscall name libseccomp does not know, or
+// knows only as a pseudo-syscall (negative number) on this architecture, is
+// skipped without error.
+func addRule(filter *seccomp.ScmpFilter, r rule) error {
+	nr, err := seccomp.GetSyscallFromName(r.syscall)
+	if err != nil || nr < 0 {
+		return nil
+	}
+	action := seccomp.ActErrno.SetReturnCode(int16(r.errno))
+	if len(r.conds) == 0 {
+		err = filter.AddRule(nr, action)
+	} else {
+		conds := make([]seccomp.ScmpCondition, len(r.conds))
+		for i, c := range r.conds {
+			values := []uint64{c.a}
+			if c.op == seccomp.CompareMaskedEqual {
+				values = append(values, c.b)
+			}
+			conds[i], err = seccomp.MakeCondition(c.arg, c.op, values...)
+			if err != nil {
+				return fmt.Errorf("jail: seccomp: rule %v: condition %v: %w", r, c, err)
+			}
+		}
+		err = filter.AddRuleConditional(nr, action, conds)
+	}
+	if err != nil {
+		return fmt.Errorf("jail: seccomp: rule %v: %w", r, err)
+	}
+	return nil
+}
+
+// exportBPF writes the compiled program into a memfd and reads it back
+// (ExportBPFMem needs libseccomp 2.6; Debian 12 ships 2.5.4).
+func exportBPF(filter *seccomp.ScmpFilter) ([]byte, error) {
+	fd, err := unix.MemfdCreate("brig-seccomp-bpf", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("jail: seccomp: memfd_create: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "brig-seccomp-bpf")
+	defer f.Close()
+
+	if err := filter.ExportBPF(f); err != nil {
+		return nil, fmt.Errorf("jail: seccomp: export BPF: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("jail: seccomp: rewind BPF memfd: %w", err)
+	}
+	prog, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("jail: seccomp: read BPF memfd: %w", err)
+	}
+	if _, err := decodeBPF(prog); err != nil {
+		return nil, fmt.Errorf("jail: seccomp: libseccomp exported a bad program: %w", err)
+	}
+	return prog, nil
+}
+
+// bpfMaxInsns is BPF_MAXINSNS, the kernel's limit on a classic BPF program.
+const bpfMaxInsns = 4096
+
+const sockFilterSize = int(unsafe.Sizeof(unix.SockFilter{}))
+
+// decodeBPF turns raw bytes into sock_filter instructions.
+func decodeBPF(prog []byte) ([]unix.SockFilter, error) {
+	if len(prog) == 0 {
+		return nil, errors.New("empty BPF program")
+	}
+	if len(prog)%sockFilterSize != 0 {
+		return nil, fmt.Errorf("BPF program is %d bytes, not a multiple of %d", len(prog), sockFilterSize)
+	}
+	n := len(prog) / sockFilterSize
+	if n > bpfMaxInsns {
+		return nil, fmt.Errorf("BPF program has %d instructions, more than the kernel's %d", n, bpfMaxInsns)
+	}
+	insns := make([]unix.SockFilter, n)
+	for i := range insns {
+		b := prog[i*sockFilterSize:]
+		insns[i] = unix.SockFilter{
+			Code: binary.NativeEndian.Uint16(b[0:2]),
+			Jt:   b[2],
+			Jf:   b[3],
+			K:    binary.NativeEndian.Uint32(b[4:8]),
+		}
+	}
+	return insns, nil
+}
+
+// LoadFilter installs a raw BPF program (as returned by BuildFilter) on every
+// thread of the calling process: seccomp(SECCOMP_SET_MODE_FILTER,
+// SECCOMP_FILTER_FLAG_TSYNC, &sock_fprog) via golang.org/x/sys/unix raw syscall.
+// It must not call libseccomp (the jail child loads bytes compiled elsewhere).
+// no_new_privs must already be set; it returns a wrapped error otherwise.
+// If TSYNC fails (returns a thread id > 0), return an error naming that thread.
+//
+// no_new_privs is a per-thread flag: the caller must set it on the thread
+// that calls LoadFilter (lock the goroutine with runtime.LockOSThread around
+// both); TSYNC then sets it, with the filter, on every other thread. Without
+// it LoadFilter installs nothing and its error wraps EACCES, even for a
+// caller with CAP_SYS_ADMIN (which the kernel would otherwise let through).
+// The filter is permanent: it cannot be removed, only stacked upon.
+func LoadFilter(prog []byte) error {
+	insns, err := decodeBPF(prog)
+	if err != nil {
+		return fmt.Errorf("jail: seccomp: load filter: %w", err)
+	}
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+	if err != nil {
+		return fmt.Errorf("jail: seccomp: prctl(PR_GET_NO_NEW_PRIVS): %w", err)
+	}
+	if nnp != 1 {
+		return fmt.Errorf("jail: seccomp: refusing to load filter: no_new_privs is not set on the calling thread: %w", unix.EACCES)
+	}
+
+	fprog := unix.SockFprog{Len: uint16(len(insns)), Filter: &insns[0]}
+	tid, _, errno := unix.Syscall(unix.SYS_SECCOMP,
+		unix.SECCOMP_SET_MODE_FILTER, 0,
+		uintptr(unsafe.Pointer(&fprog)))
+	runtime.KeepAlive(insns)
+	if errno != 0 {
+		return fmt.Errorf("jail: seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC): %w", errno)
+	}
+	if tid != 0 {
+		// No thread got the filter, the caller included.
+		return fmt.Errorf("jail: seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC): thread %d cannot be synchronised (it has a seccomp filter of its own); no filter was installed", tid)
+	}
+	return nil
+}

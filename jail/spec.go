@@ -1,0 +1,162 @@
+package jail
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// Access is the right a PathRule grants.
+type Access string
+
+const (
+	// Read lets the call read files and list directories under the path.
+	Read Access = "read"
+	// Exec is Read plus execute.
+	Exec Access = "exec"
+	// Write is everything: read, execute, write, truncate, create, remove,
+	// rename, link, and device ioctls (only meaningful on /dev nodes).
+	Write Access = "write"
+)
+
+// PathRule grants one access on a file or directory tree.
+type PathRule struct {
+	Path   string `json:"path"`
+	Access Access `json:"access"`
+	// Optional rules are skipped when the path is missing (system and
+	// toolchain roots that only some machines have). A missing required
+	// path is an error.
+	Optional bool `json:"optional,omitempty"`
+}
+
+// Limits bound one call. Zero means "no limit" only where stated.
+type Limits struct {
+	Timeout     time.Duration `json:"timeout"`      // wall clock; 0 = none (the supervisor's default applies)
+	OutputBytes int64         `json:"output_bytes"` // per stream, kept by the supervisor
+	FileSize    uint64        `json:"file_size"`    // RLIMIT_FSIZE
+	OpenFiles   uint64        `json:"open_files"`   // RLIMIT_NOFILE
+	Processes   uint64        `json:"processes"`    // RLIMIT_NPROC (per user namespace when one is used)
+	Memory      uint64        `json:"memory"`       // RLIMIT_DATA per process (private writable memory)
+	TmpBytes    uint64        `json:"tmp_bytes"`    // size of the private /tmp and /dev/shm tmpfs
+}
+
+// DefaultLimits are sized so that Go, Node, Python and Rust builds work on a
+// workstation while a fork bomb, an allocation storm or an output flood end
+// by themselves.
+func DefaultLimits() Limits {
+	return Limits{
+		Timeout:     10 * time.Minute,
+		OutputBytes: 16 << 20,
+		FileSize:    4 << 30,
+		OpenFiles:   8192,
+		Processes:   1024,
+		Memory:      8 << 30,
+		TmpBytes:    2 << 30,
+	}
+}
+
+// Layers switches kernel layers off. It exists so tests can prove each layer
+// holds on its own; nothing user-facing sets it except --unsafe-no-sandbox,
+// which bypasses the jail entirely.
+type Layers struct {
+	NoLandlock   bool `json:"no_landlock,omitempty"`
+	NoSeccomp    bool `json:"no_seccomp,omitempty"`
+	NoNamespaces bool `json:"no_namespaces,omitempty"`
+}
+
+// Spec is everything a jailed call may do. It is the only input that decides
+// the child's rights.
+type Spec struct {
+	// Workspace is the project root (absolute). It is informational for the
+	// child; rights come from Paths.
+	Workspace string `json:"workspace"`
+	// Dir is the working directory of the tool (absolute).
+	Dir string `json:"dir"`
+	// Paths are the Landlock grants.
+	Paths []PathRule `json:"paths"`
+	// Protected paths stay read-only whatever Paths grant, whether or not
+	// they exist yet (see ProtectedPaths).
+	Protected []string `json:"protected"`
+	// PrivateTmp mounts a fresh tmpfs on /tmp and /dev/shm for this call;
+	// it needs a mount namespace (the supervisor uses a per-call TMPDIR
+	// directory instead where there is none).
+	PrivateTmp bool `json:"private_tmp,omitempty"`
+	// Network grants the host network. Without it the call has no network
+	// (a private loopback-only network namespace where available).
+	Network bool `json:"network"`
+	// UnixSockets permits creating AF_UNIX sockets (connect to pathname
+	// sockets is not confined by Landlock before ABI 9).
+	UnixSockets bool `json:"unix_sockets"`
+	// Env is the tool's complete environment, built by the supervisor from
+	// an allowlist. The child never adds its own.
+	Env    []string `json:"env"`
+	Limits Limits   `json:"limits"`
+	Layers Layers   `json:"layers,omitempty"`
+}
+
+// Invocation is what runs inside the jail: a command, or a Go tool compiled
+// into the binary.
+type Invocation struct {
+	Argv []string        `json:"argv,omitempty"`
+	Tool string          `json:"tool,omitempty"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+func (s Spec) privateTmpWanted() bool { return s.PrivateTmp }
+
+// Validate reports the first problem that makes a Spec unusable.
+func (s Spec) Validate() error {
+	if !filepath.IsAbs(s.Dir) {
+		return fmt.Errorf("jail spec: working directory %q is not absolute", s.Dir)
+	}
+	for _, p := range s.Paths {
+		if !filepath.IsAbs(p.Path) {
+			return fmt.Errorf("jail spec: path %q is not absolute", p.Path)
+		}
+		switch p.Access {
+		case Read, Exec, Write:
+		default:
+			return fmt.Errorf("jail spec: path %q has unknown access %q (want read, exec or write)", p.Path, p.Access)
+		}
+	}
+	for _, p := range s.Protected {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("jail spec: protected path %q is not absolute", p)
+		}
+	}
+	return nil
+}
+
+// Validate reports whether the Invocation names exactly one thing to run.
+func (inv Invocation) Validate() error {
+	switch {
+	case len(inv.Argv) > 0 && inv.Tool != "":
+		return errors.New("jail invocation: both a command and a tool given")
+	case len(inv.Argv) == 0 && inv.Tool == "":
+		return errors.New("jail invocation: nothing to run")
+	case len(inv.Argv) > 0 && inv.Argv[0] == "":
+		return errors.New("jail invocation: empty command name")
+	}
+	return nil
+}
+
+// Result is how a call ended.
+type Result struct {
+	ExitCode int    `json:"exit_code"`        // the command's own status; 128+n when killed by signal n
+	Signal   string `json:"signal,omitempty"` // the signal that killed it, if any
+	TimedOut bool   `json:"timed_out,omitempty"`
+	Canceled bool   `json:"canceled,omitempty"`
+	// Output is a Go tool's result.
+	Output json.RawMessage `json:"output,omitempty"`
+	// Stdout and Stderr hold captured output when the caller did not stream it.
+	Stdout          []byte `json:"-"`
+	Stderr          []byte `json:"-"`
+	StdoutTruncated bool   `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
+	// Violations lists protected paths the call created and that were
+	// removed afterwards (see the README's security model).
+	Violations []string      `json:"violations,omitempty"`
+	Duration   time.Duration `json:"duration"`
+}

@@ -1,0 +1,210 @@
+package jail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
+)
+
+// workerMain applies every restriction to this process (all threads), then
+// runs the tool. Each failure is reported to init as a StageError.
+func workerMain(tools map[string]ToolFunc) int {
+	ctl := newConn(ControlFD, "init")
+	fail := func(err *StageError, code int) int {
+		_ = ctl.send(message{Error: err})
+		return code
+	}
+	// The parent-death signal (SIGKILL) was set at fork by init, and Go's
+	// fork checks that init was still alive after setting it. Capabilities
+	// and exec are per thread: stay on this one.
+	runtime.LockOSThread()
+	m, err := ctl.recv()
+	if err != nil {
+		if errors.Is(err, errEOF) {
+			return 0 // init dropped a warm worker
+		}
+		return fail(stageErr(StageProtocol, err), exitSetupFailed)
+	}
+	if m.Start == nil {
+		return fail(&StageError{Stage: StageProtocol, Msg: "expected a start message"}, exitSetupFailed)
+	}
+	st := m.Start
+	spec := st.Spec
+
+	if err := os.Chdir(spec.Dir); err != nil {
+		return fail(stageErr(StageDir, err), exitSetupFailed)
+	}
+	if err := applyRlimits(spec.Limits); err != nil {
+		return fail(stageErr(StageRlimit, err), exitSetupFailed)
+	}
+	if err := dropCapabilities(); err != nil {
+		return fail(stageErr(StageCaps, err), exitSetupFailed)
+	}
+	if err := allThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1); err != nil {
+		return fail(stageErr(StageNoNewPriv, err), exitSetupFailed)
+	}
+	if !spec.Layers.NoLandlock {
+		if err := restrictLandlock(spec, st.Namespaces, st.PrivateNet, st.LandlockABI); err != nil {
+			return fail(stageErr(StageLandlock, err), exitSetupFailed)
+		}
+	}
+	if !spec.Layers.NoSeccomp {
+		if len(st.Seccomp) == 0 {
+			return fail(&StageError{Stage: StageSeccomp, Msg: "no seccomp program in the spec"}, exitSetupFailed)
+		}
+		if err := LoadFilter(st.Seccomp); err != nil {
+			return fail(stageErr(StageSeccomp, err), exitSetupFailed)
+		}
+	}
+
+	if inv := st.Invocation; inv.Tool != "" {
+		return runTool(ctl, tools, inv)
+	}
+	return execCommand(ctl, spec, st.Invocation.Argv, fail)
+}
+
+// runTool runs a Go tool compiled into the binary, inside the restrictions.
+func runTool(ctl *conn, tools map[string]ToolFunc, inv Invocation) int {
+	fn, ok := tools[inv.Tool]
+	if !ok {
+		_ = ctl.send(message{Error: &StageError{Stage: StageTool, Msg: fmt.Sprintf("unknown tool %q", inv.Tool)}})
+		return exitNotFound
+	}
+	out, err := fn(context.Background(), inv.Args)
+	msg := &toolOutput{Data: out}
+	code := 0
+	if err != nil {
+		msg.Error = err.Error()
+		code = 1
+	}
+	if err := ctl.send(message{Output: msg}); err != nil {
+		return exitSetupFailed
+	}
+	return code
+}
+
+// execCommand finds argv[0] with the jail's own PATH (so "not found" means
+// not visible inside the jail), closes every descriptor above stdio except
+// the close-on-exec control socket, and replaces the worker with the command.
+func execCommand(ctl *conn, spec Spec, argv []string, fail func(*StageError, int) int) int {
+	path, err := lookPath(argv[0], spec.Env)
+	if err != nil {
+		return fail(&StageError{Stage: StageExec, Errno: int(unix.ENOENT), Msg: err.Error()}, exitNotFound)
+	}
+	// Every descriptor above stdio becomes close-on-exec: the control
+	// socket stays usable to report an exec failure, nothing crosses.
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fail(stageErr(StageFDs, fmt.Errorf("close_range: %w", err)), exitSetupFailed)
+	}
+	err = syscall.Exec(path, argv, spec.Env)
+	code := exitSetupFailed
+	if errors.Is(err, syscall.ENOENT) {
+		code = exitNotFound
+	}
+	return fail(stageErr(StageExec, fmt.Errorf("exec %s: %w", path, err)), code)
+}
+
+// lookPath resolves a command the way a shell would, using the tool's PATH.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		if _, err := os.Stat(name); err != nil {
+			return "", fmt.Errorf("command %q: %w", name, err)
+		}
+		return name, nil
+	}
+	pathEnv := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathEnv = v
+		}
+	}
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("command not found in the jail: %q (PATH=%s)", name, pathEnv)
+}
+
+// applyRlimits sets hard and soft limits; a zero limit is left as inherited.
+func applyRlimits(l Limits) error {
+	set := func(name string, res int, v uint64) error {
+		if v == 0 {
+			return nil
+		}
+		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v}); err != nil {
+			return fmt.Errorf("%s=%d: %w", name, v, err)
+		}
+		return nil
+	}
+	// No core files: they would land in the workspace.
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
+		return fmt.Errorf("RLIMIT_CORE=0: %w", err)
+	}
+	for _, r := range []struct {
+		name string
+		res  int
+		v    uint64
+	}{
+		{"RLIMIT_FSIZE", unix.RLIMIT_FSIZE, l.FileSize},
+		{"RLIMIT_NOFILE", unix.RLIMIT_NOFILE, l.OpenFiles},
+		{"RLIMIT_NPROC", unix.RLIMIT_NPROC, l.Processes},
+		{"RLIMIT_DATA", unix.RLIMIT_DATA, l.Memory},
+	} {
+		if err := set(r.name, r.res, r.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropCapabilities empties the bounding, ambient, inheritable, permitted and
+// effective sets of every thread, so a root (or namespace-root) tool keeps no
+// privilege past exec: no CAP_SYS_PTRACE to read other processes' memory, no
+// CAP_DAC_OVERRIDE around file modes.
+func dropCapabilities() error {
+	if err := allThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		err := allThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c))
+		if err == unix.EINVAL || err == unix.EPERM {
+			// EINVAL: beyond the kernel's last capability. EPERM: no
+			// CAP_SETPCAP, so we hold no capability to lose; capset
+			// below empties the rest.
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	_, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
+	if e != 0 {
+		return fmt.Errorf("capset to empty: %w", e)
+	}
+	return nil
+}
+
+// allThreadsPrctl runs prctl(option, arg) on every thread of the process.
+func allThreadsPrctl(option int, arg uintptr) error {
+	_, _, e := psx.Syscall6(unix.SYS_PRCTL, uintptr(option), arg, 0, 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}

@@ -1,0 +1,366 @@
+// Package supervisor spawns, feeds, times out and reaps jail children.
+//
+// It owns the process side of a tool call: the re-exec of the brig binary
+// (in fresh namespaces where the kernel allows it unprivileged), the
+// allowlisted environment, output capture with caps, timeouts and
+// cancellation, and the check after the call that no protected path was
+// created. It must not decide what a call may do (that is the Spec, built by
+// policy) and it never puts a secret into a child.
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"brig/jail"
+)
+
+// Options configure a Supervisor.
+type Options struct {
+	// Executable is the brig binary to re-execute; default /proc/self/exe.
+	Executable string
+	// QuarantineDir receives protected files a call created (moved out of
+	// the workspace after the call). Empty: they are deleted.
+	QuarantineDir string
+	// Logger for diagnostics; default slog.Default().
+	Logger *slog.Logger
+	// KillGrace is how long init gets to kill the tree and report after a
+	// cancel before it is killed itself; default 3s.
+	KillGrace time.Duration
+}
+
+// Supervisor runs jailed calls. It is safe for concurrent use.
+type Supervisor struct {
+	exe         string
+	quarantine  string
+	log         *slog.Logger
+	grace       time.Duration
+	landlockABI int
+	userNS      bool
+
+	mu      sync.Mutex
+	filters map[jail.FilterOptions][]byte
+}
+
+// New probes the kernel once and returns a Supervisor. It also marks this
+// process non-dumpable, so no process of the same user can read its memory or
+// /proc/PID/environ through ptrace rules.
+func New(ctx context.Context, o Options) (*Supervisor, error) {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("mark the supervisor non-dumpable: %w", err)
+	}
+	s := &Supervisor{
+		exe:         o.Executable,
+		quarantine:  o.QuarantineDir,
+		log:         o.Logger,
+		grace:       o.KillGrace,
+		landlockABI: jail.LandlockABI(),
+		filters:     map[jail.FilterOptions][]byte{},
+	}
+	if s.exe == "" {
+		s.exe = "/proc/self/exe"
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.grace == 0 {
+		s.grace = 3 * time.Second
+	}
+	s.userNS = probeUserNS(ctx)
+	return s, nil
+}
+
+// Namespaces reports whether calls get fresh user, mount, PID and network
+// namespaces.
+func (s *Supervisor) Namespaces() bool { return s.userNS }
+
+// LandlockABI is the kernel's Landlock ABI as probed by New.
+func (s *Supervisor) LandlockABI() int { return s.landlockABI }
+
+// IO says where a call's output goes. A nil writer captures the stream into
+// the Result (up to the Spec's OutputBytes).
+type IO struct {
+	Stdout, Stderr io.Writer
+}
+
+// Run executes inv under spec and returns how it ended. A *jail.StageError
+// means the call never ran the tool (or could not be set up); an error
+// wrapping jail.ErrUnenforceable means the kernel cannot give what the Spec
+// asks. A non-zero exit of the tool is not an error.
+func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocation, stdio IO) (jail.Result, error) {
+	if err := spec.Validate(); err != nil {
+		return jail.Result{}, err
+	}
+	if err := inv.Validate(); err != nil {
+		return jail.Result{}, err
+	}
+	plan, err := s.plan(spec)
+	if err != nil {
+		return jail.Result{}, err
+	}
+	missing := missingProtected(spec.Protected)
+
+	started := time.Now()
+	runCtx := ctx
+	var cancelTimeout context.CancelFunc = func() {}
+	if spec.Limits.Timeout > 0 {
+		runCtx, cancelTimeout = context.WithTimeout(ctx, spec.Limits.Timeout)
+	}
+	defer cancelTimeout()
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return jail.Result{}, fmt.Errorf("stdout pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return jail.Result{}, fmt.Errorf("stderr pipe: %w", err)
+	}
+	stdout := newCappedStream("stdout", stdio.Stdout, spec.Limits.OutputBytes)
+	stderr := newCappedStream("stderr", stdio.Stderr, spec.Limits.OutputBytes)
+	var copies sync.WaitGroup
+	copies.Add(2)
+	go func() { defer copies.Done(); stdout.drain(outR) }()
+	go func() { defer copies.Done(); stderr.drain(errR) }()
+
+	cmd, parent, err := s.spawn(plan, outW, errW)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		copies.Wait()
+		return jail.Result{}, err
+	}
+	defer parent.Close()
+
+	res, runErr := s.converse(runCtx, cmd, parent, spec, inv, plan)
+	waitErr := cmd.Wait()
+	// The whole tree is dead now, so the pipes reach EOF; bound the wait
+	// anyway so a bug can never hang the caller.
+	drained := make(chan struct{})
+	go func() { copies.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(5 * time.Second):
+		outR.Close()
+		errR.Close()
+		<-drained
+	}
+	outR.Close()
+	errR.Close()
+
+	if runErr == nil && waitErr != nil {
+		var ee *exec.ExitError
+		if !errors.As(waitErr, &ee) {
+			runErr = fmt.Errorf("wait for jail init: %w", waitErr)
+		}
+	}
+	res.Duration = time.Since(started)
+	res.Stdout, res.StdoutTruncated = stdout.result()
+	res.Stderr, res.StderrTruncated = stderr.result()
+	if errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		res.TimedOut = true
+		res.Canceled = false
+	}
+	res.Violations = s.sweep(missing)
+	return res, runErr
+}
+
+// plan is what the kernel can give a Spec, decided before spawning.
+type plan struct {
+	opts   jail.StartOptions
+	flags  uintptr
+	filter jail.FilterOptions
+}
+
+func (s *Supervisor) plan(spec jail.Spec) (plan, error) {
+	var p plan
+	ns := s.userNS && !spec.Layers.NoNamespaces
+	if !spec.Layers.NoLandlock && s.landlockABI < 1 {
+		return p, fmt.Errorf("%w: Landlock is not available (ABI 0); enable it (boot with lsm=...,landlock) and see `brig doctor`", jail.ErrUnenforceable)
+	}
+	if !ns && s.landlockABI < 6 {
+		return p, fmt.Errorf("%w: containing the call's processes needs either unprivileged user namespaces or Landlock ABI 6 (this kernel has ABI %d and no usable user namespaces); see `brig doctor`", jail.ErrUnenforceable, s.landlockABI)
+	}
+	if spec.PrivateTmp && !ns {
+		return p, fmt.Errorf("%w: the spec asks for a private /tmp but user namespaces are unavailable", jail.ErrUnenforceable)
+	}
+	p.opts.Namespaces = ns
+	p.opts.PrivateNet = ns && !spec.Network
+	p.opts.LandlockABI = s.landlockABI
+	if ns {
+		p.flags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
+		if p.opts.PrivateNet {
+			p.flags |= unix.CLONE_NEWNET
+		}
+	}
+	// In a private network namespace inet sockets reach only the call's own
+	// loopback; on the host network they are allowed only when granted.
+	p.filter = jail.FilterOptions{AllowInet: spec.Network || p.opts.PrivateNet, AllowUnix: spec.UnixSockets}
+	if !spec.Layers.NoSeccomp {
+		bpf, err := s.filter(p.filter)
+		if err != nil {
+			return p, err
+		}
+		p.opts.Seccomp = bpf
+	}
+	return p, nil
+}
+
+// filter returns the compiled seccomp program for opts, compiling it once.
+func (s *Supervisor) filter(opts jail.FilterOptions) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b, ok := s.filters[opts]; ok {
+		return b, nil
+	}
+	b, err := jail.BuildFilter(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: compile the seccomp filter: %v", jail.ErrUnenforceable, err)
+	}
+	s.filters[opts] = b
+	return b, nil
+}
+
+// spawn starts init with the output pipes and a control socket on fd 3.
+func (s *Supervisor) spawn(p plan, stdout, stderr *os.File) (*exec.Cmd, *jail.Parent, error) {
+	parentEnd, childEnd, err := jail.SocketPair()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer childEnd.Close()
+	cmd := &exec.Cmd{
+		Path:       s.exe,
+		Args:       append([]string{"brig-jail-init"}, jail.InitArgs()...),
+		Env:        []string{},
+		Dir:        "/",
+		Stdout:     stdout,
+		Stderr:     stderr,
+		ExtraFiles: []*os.File{childEnd},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags: p.flags,
+		},
+	}
+	if p.flags&unix.CLONE_NEWUSER != 0 {
+		uid, gid := os.Getuid(), os.Getgid()
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
+	}
+	if err := cmd.Start(); err != nil {
+		parentEnd.Close()
+		return nil, nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", s.exe, err)}
+	}
+	return cmd, jail.NewParent(parentEnd), nil
+}
+
+// converse sends the call and waits for its end, cancelling on ctx.
+func (s *Supervisor) converse(ctx context.Context, cmd *exec.Cmd, parent *jail.Parent, spec jail.Spec, inv jail.Invocation, p plan) (jail.Result, error) {
+	if err := parent.Start(spec, inv, p.opts); err != nil {
+		_ = cmd.Process.Kill()
+		return jail.Result{}, &jail.StageError{Stage: jail.StageProtocol, Msg: fmt.Sprintf("send the spec to init: %v", err)}
+	}
+	type outcome struct {
+		res jail.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		r, err := parent.Wait()
+		done <- outcome{r, err}
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+	}
+	// Cancel: init kills the tree and reports; if it does not within the
+	// grace period, kill init (in a PID namespace that takes the tree too).
+	_ = parent.Cancel()
+	select {
+	case o := <-done:
+		o.res.Canceled = true
+		if o.err != nil {
+			return jail.Result{Canceled: true}, nil
+		}
+		return o.res, nil
+	case <-time.After(s.grace):
+		s.log.Warn("jail init did not stop in time; killing it", "pid", cmd.Process.Pid)
+		_ = cmd.Process.Kill()
+		<-done
+		return jail.Result{Canceled: true, ExitCode: 128 + int(unix.SIGKILL), Signal: "SIGKILL"}, nil
+	}
+}
+
+// missingProtected lists the protected paths that do not exist before a call.
+func missingProtected(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sweep removes protected paths that a call created. Every process of the
+// call is dead by now, so nothing races with this. Without a mount namespace
+// the Landlock composition already refuses the creation and this finds
+// nothing.
+func (s *Supervisor) sweep(missing []string) []string {
+	var found []string
+	for _, p := range missing {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		found = append(found, p)
+		if err := s.quarantinePath(p); err != nil {
+			s.log.Error("could not remove a protected path the call created", "path", p, "err", err)
+		}
+	}
+	return found
+}
+
+func (s *Supervisor) quarantinePath(p string) error {
+	if s.quarantine != "" {
+		dir := filepath.Join(s.quarantine, time.Now().UTC().Format("20060102T150405.000000000"))
+		if err := os.MkdirAll(dir, 0o700); err == nil {
+			if err := os.Rename(p, filepath.Join(dir, filepath.Base(p))); err == nil {
+				return nil
+			}
+		}
+	}
+	return os.RemoveAll(p)
+}
+
+// probeUserNS reports whether an unprivileged user namespace with mount, PID
+// and network namespaces can be created here.
+func probeUserNS(ctx context.Context) bool {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return false
+	}
+	cmd := exec.CommandContext(ctx, truePath)
+	uid, gid := os.Getuid(), os.Getgid()
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+	}
+	return cmd.Run() == nil
+}
