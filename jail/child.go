@@ -56,6 +56,13 @@ func initMain() int {
 		return exitSetupFailed
 	}
 
+	// Join the call's cgroups (a root supervisor bounds the process count
+	// this way) before anything is forked.
+	for _, procs := range os.Args[2:] {
+		if err := os.WriteFile(procs, []byte("0"), 0); err != nil {
+			return fail(stageErr(StageRlimit, fmt.Errorf("join cgroup %s: %w", procs, err)))
+		}
+	}
 	pidNS := unix.Getpid() == 1
 	if pidNS {
 		if err := enterPIDNamespace(); err != nil {
@@ -95,8 +102,9 @@ func initMain() int {
 	// From here on the worker exists: every exit path must kill the tree.
 	// One goroutine owns every wait4 so no status is stolen.
 	exited := make(chan unix.WaitStatus, 1)
-	go reap(worker, exited)
-	killTree := func() { killDomain(pidNS, scoped, worker) }
+	empty := make(chan struct{})
+	go reap(worker, exited, empty)
+	killTree := func() { killDomain(pidNS, scoped, worker, empty) }
 
 	start, err := recvStart(sup)
 	if err != nil {
@@ -261,9 +269,11 @@ func superviseWorker(sup, wconn *conn, exited <-chan unix.WaitStatus, term <-cha
 }
 
 // reap reaps every child (we are a subreaper or PID 1, so orphans of the
-// tree come to us), reports the worker's status on exited, and returns when
-// no child is left.
-func reap(worker int, exited chan<- unix.WaitStatus) {
+// tree come to us), reports the worker's status on exited, and closes empty
+// when no child is left. Every process of the call descends from init, so
+// "no child left" means the call's tree is gone.
+func reap(worker int, exited chan<- unix.WaitStatus, empty chan<- struct{}) {
+	defer close(empty)
 	for {
 		var ws unix.WaitStatus
 		got, err := unix.Wait4(-1, &ws, 0, nil)
@@ -278,22 +288,31 @@ func reap(worker int, exited chan<- unix.WaitStatus) {
 	}
 }
 
-// killDomain kills every process of the call and reaps them. In a PID
-// namespace kill(-1) reaches only that namespace; otherwise Landlock's signal
-// scoping limits it to our own domain and the worker's nested one. Without
-// either it would reach every process of the user, so it is never used then
-// (initMain refuses to run a call in that case).
-func killDomain(pidNS, scoped bool, worker int) {
+// killDomain kills every process of the call and waits until the reaper has
+// collected them all. In a PID namespace kill(-1) reaches only that
+// namespace; otherwise Landlock's signal scoping limits it to our own domain
+// and the worker's nested one. Without either it would reach every process
+// of the user, so it is never used then (initMain refuses such a call).
+func killDomain(pidNS, scoped bool, worker int, empty <-chan struct{}) {
 	if !pidNS && !scoped {
 		_ = unix.Kill(worker, unix.SIGKILL)
 		return
 	}
-	// kill(-1) succeeds while any process of the domain, zombies included,
-	// is left; the reaper goroutine collects them, so this converges.
-	for i := 0; i < 2000; i++ {
-		if err := unix.Kill(-1, unix.SIGKILL); err == unix.ESRCH {
+	// Repeat: a process that was forking when the signal went out may
+	// leave a child that missed it. Outside a PID namespace kill(-1)
+	// returns 0 as long as any process exists, so success says nothing;
+	// the reaper closing empty does.
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		_ = unix.Kill(-1, unix.SIGKILL)
+		select {
+		case <-empty:
 			return
+		case <-deadline:
+			return
+		case <-tick.C:
 		}
-		time.Sleep(time.Duration(min(i, 20)) * 50 * time.Microsecond)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,8 +24,9 @@ const (
 )
 
 // InitArgs returns the arguments (after argv[0]) that make the brig binary
-// start as a jail init process.
-func InitArgs() []string { return []string{initArg} }
+// start as a jail init process. cgroupProcs are cgroup.procs files init
+// joins before it starts anything.
+func InitArgs(cgroupProcs ...string) []string { return append([]string{initArg}, cgroupProcs...) }
 
 // message is one packet of the fd-3 protocol. Exactly one field is set.
 type message struct {
@@ -76,7 +76,30 @@ func (c *conn) send(m message) error {
 
 // recv reads one message. io.EOF-like conditions come back as errEOF.
 func (c *conn) recv() (message, error) {
-	buf := make([]byte, maxMessage)
+	// Peek at the packet's size first so a small message does not pay for
+	// a buffer of the largest one.
+	rc, err := c.f.SyscallConn()
+	if err != nil {
+		return message{}, err
+	}
+	var size int
+	var perr error
+	if err := rc.Read(func(fd uintptr) bool {
+		size, _, perr = unix.Recvfrom(int(fd), nil, unix.MSG_PEEK|unix.MSG_TRUNC)
+		return perr != unix.EAGAIN
+	}); err != nil {
+		return message{}, err
+	}
+	if perr != nil {
+		return message{}, perr
+	}
+	if size == 0 {
+		return message{}, errEOF
+	}
+	if size > maxMessage {
+		return message{}, fmt.Errorf("message of %d bytes exceeds the %d-byte limit", size, maxMessage)
+	}
+	buf := make([]byte, size)
 	n, err := c.f.Read(buf)
 	if n == 0 {
 		if err == nil {
@@ -108,4 +131,3 @@ func SocketPair() (parent, child *os.File, err error) {
 	return os.NewFile(uintptr(fds[0]), "jail-control"), os.NewFile(uintptr(fds[1]), "jail-control-child"), nil
 }
 
-var _ = syscall.EINVAL

@@ -26,16 +26,22 @@ import (
 // Only the native architecture (x86_64) is in the filter. libseccomp then
 // sends every other audit architecture (i386 through int 0x80 or a 32-bit
 // code segment) and every syscall number with the x32 bit (0x40000000) set
-// to the bad-arch action, KILL_PROCESS. The x32 part is checked by
-// TestSeccompForeignABIsKilled and can be seen in the exported program:
+// to the bad-arch action, KILL_PROCESS, so no explicit x32 rule is needed.
+// The exported program starts (libseccomp 2.5.4):
 //
-//	ld  [0]                 ; nr
-//	jge #0x40000000, x32, native
-//	x32: jeq #0xffffffff, native, kill
+//	     ld  [4]                     ; arch
+//	     jne #AUDIT_ARCH_X86_64, kill
+//	     ld  [0]                     ; nr
+//	     jge #0x40000000, x32, rules
+//	x32: jne #0xffffffff, kill       ; nr -1 goes on; the kernel answers ENOSYS
 //
-// (nr == -1 is let through: the kernel answers ENOSYS for it.)
+// TestSeccompForeignABIsKilled checks both with a C probe.
 
 // FilterOptions selects a variant of the jail's syscall filter.
+//
+// Neither option lets through raw sockets (other than netlink's SOCK_RAW),
+// packet sockets (AF_PACKET, or SOCK_PACKET in any family) or MPTCP, and the
+// zero value permits no socket(2) family at all.
 type FilterOptions struct {
 	// AllowInet permits socket(2) for AF_INET, AF_INET6 and AF_NETLINK with protocol NETLINK_ROUTE (0).
 	AllowInet bool
@@ -98,15 +104,11 @@ var deniedIoctls = []struct {
 	{"TIOCLINUX", unix.TIOCLINUX}, // console tricks, including selection paste
 }
 
-// Personas that personality(2) may set. Everything else (notably
-// READ_IMPLIES_EXEC 0x400000 and ADDR_NO_RANDOMIZE 0x40000) is refused.
-const (
-	// allowedPersonaBits are PER_LINUX32 (0x8) and UNAME26 (0x20000):
-	// every subset of them, including PER_LINUX (0), is allowed.
-	allowedPersonaBits = 0x20008
-	// personaQuery (0xffffffff) asks for the current persona, changing nothing.
-	personaQuery = 0xffffffff
-)
+// allowedPersonaBits are PER_LINUX32 (0x8) and UNAME26 (0x20000).
+// personality(2) may set any subset of them, PER_LINUX (0) included, or ask
+// for the current persona (0xffffffff); everything else is refused, notably
+// READ_IMPLIES_EXEC (0x400000) and ADDR_NO_RANDOMIZE (0x40000).
+const allowedPersonaBits = 0x20008
 
 // Socket families are small integers; the kernel refuses anything at or above
 // AF_MAX, and this bound leaves room for families newer kernels may add.
@@ -207,7 +209,8 @@ func socketRules(opts FilterOptions) []rule {
 	}
 	rules := familyRules("socket", allowed)
 
-	// Raw and packet sockets, whatever the family, except SOCK_RAW for
+	// Raw and packet sockets, whatever the family (socket(AF_INET,
+	// SOCK_PACKET) creates an AF_PACKET socket), except SOCK_RAW for
 	// netlink: there it is the ordinary type (netlink treats SOCK_RAW and
 	// SOCK_DGRAM alike) and the one iproute2, glibc's getaddrinfo and Go's
 	// net.Interfaces use; the protocol rule below keeps netlink to
@@ -264,7 +267,8 @@ type maskedValue struct{ mask, value uint64 }
 // 0xffffffff. (The kernel reads the persona as an unsigned int, so the high
 // 32 bits of the argument are ignored here as they are there.)
 //
-// A rule can test an argument only once, so "has a bit outside allowedBits
+// A rule can test an argument only once (libseccomp 2.5.4 refuses a
+// second condition on it with EINVAL), so "has a bit outside allowedBits
 // and is not all ones" is spelled as a union of two-bit patterns. Let O be
 // the bits outside allowedBits, taken in a cycle o0, o1, ..., o0. A refused
 // value either has O bits both set and clear, and then some set O bit is
@@ -281,13 +285,16 @@ func personaDenyPatterns(allowedBits uint32) []maskedValue {
 			outside = append(outside, bit)
 		}
 	}
+	if len(outside) == 0 {
+		return nil // every persona allowed
+	}
 	var pats []maskedValue
 	for i, set := range outside {
-		clear := outside[(i+1)%len(outside)]
-		pats = append(pats, maskedValue{mask: set | clear, value: set})
+		next := outside[(i+1)%len(outside)]
+		pats = append(pats, maskedValue{mask: set | next, value: set})
 	}
-	for _, clear := range inside {
-		pats = append(pats, maskedValue{mask: outside[0] | clear, value: outside[0]})
+	for _, in := range inside {
+		pats = append(pats, maskedValue{mask: outside[0] | in, value: outside[0]})
 	}
 	return pats
 }
@@ -436,7 +443,7 @@ func LoadFilter(prog []byte) error {
 
 	fprog := unix.SockFprog{Len: uint16(len(insns)), Filter: &insns[0]}
 	tid, _, errno := unix.Syscall(unix.SYS_SECCOMP,
-		unix.SECCOMP_SET_MODE_FILTER, 0,
+		unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
 		uintptr(unsafe.Pointer(&fprog)))
 	runtime.KeepAlive(insns)
 	if errno != 0 {

@@ -171,24 +171,32 @@ func applyRlimits(l Limits) error {
 	return nil
 }
 
-// dropCapabilities empties the bounding, ambient, inheritable, permitted and
-// effective sets of every thread, so a root (or namespace-root) tool keeps no
-// privilege past exec: no CAP_SYS_PTRACE to read other processes' memory, no
-// CAP_DAC_OVERRIDE around file modes.
+// dropCapabilities leaves the worker with no privilege that can survive or
+// be regained across exec, on every thread:
+//   - securebits NOROOT and NO_SETUID_FIXUP, locked: uid 0 gains no
+//     capabilities at exec (together with no_new_privs, nothing does);
+//   - ambient, inheritable, permitted and effective sets emptied, so a Go
+//     tool running on any thread has no CAP_SYS_PTRACE, CAP_DAC_OVERRIDE…;
+//   - the bounding set emptied on the exec thread (it is per thread, and
+//     dropping it everywhere would cost one broadcast per capability).
+//
+// Without CAP_SETPCAP (an ordinary user outside a user namespace) there is
+// nothing to drop and the securebits/bounding steps are skipped.
 func dropCapabilities() error {
 	if err := allThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL); err != nil && err != unix.EINVAL {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
-	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
-		err := allThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c))
-		if err == unix.EINVAL || err == unix.EPERM {
-			// EINVAL: beyond the kernel's last capability. EPERM: no
-			// CAP_SETPCAP, so we hold no capability to lose; capset
-			// below empties the rest.
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+	// linux/securebits.h: NOROOT, NOROOT_LOCKED, NO_SETUID_FIXUP and its lock.
+	const secure = 1<<0 | 1<<1 | 1<<2 | 1<<3
+	havePCAP := allThreadsPrctl(unix.PR_SET_SECUREBITS, secure) == nil
+	if havePCAP {
+		for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+				if err == unix.EINVAL {
+					break // beyond the kernel's last capability
+				}
+				return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+			}
 		}
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}

@@ -38,6 +38,10 @@ type Options struct {
 	// KillGrace is how long init gets to kill the tree and report after a
 	// cancel before it is killed itself; default 3s.
 	KillGrace time.Duration
+	// Prewarm keeps one started init (with its worker) waiting for the
+	// next call, taking process start-up off the call's critical path.
+	// For long-lived supervisors (the agent); call Close when done.
+	Prewarm bool
 }
 
 // Supervisor runs jailed calls. It is safe for concurrent use.
@@ -49,8 +53,12 @@ type Supervisor struct {
 	landlockABI int
 	userNS      bool
 
+	prewarm bool
+
 	mu      sync.Mutex
 	filters map[jail.FilterOptions][]byte
+	warm    map[uintptr]*child // by clone flags; only with prewarm
+	closed  bool
 }
 
 // New probes the kernel once and returns a Supervisor. It also marks this
@@ -67,6 +75,8 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		grace:       o.KillGrace,
 		landlockABI: jail.LandlockABI(),
 		filters:     map[jail.FilterOptions][]byte{},
+		warm:        map[uintptr]*child{},
+		prewarm:     o.Prewarm,
 	}
 	if s.exe == "" {
 		s.exe = "/proc/self/exe"
@@ -79,6 +89,18 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 	}
 	s.userNS = probeUserNS(ctx)
 	return s, nil
+}
+
+// Close stops the prewarmed children. Calls in flight are not affected.
+func (s *Supervisor) Close() {
+	s.mu.Lock()
+	s.closed = true
+	warm := s.warm
+	s.warm = map[uintptr]*child{}
+	s.mu.Unlock()
+	for _, c := range warm {
+		c.discard()
+	}
 }
 
 // Namespaces reports whether calls get fresh user, mount, PID and network
@@ -119,56 +141,40 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	}
 	defer cancelTimeout()
 
-	outR, outW, err := os.Pipe()
+	c, err := s.acquire(plan.flags, spec.Limits)
 	if err != nil {
-		return jail.Result{}, fmt.Errorf("stdout pipe: %w", err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return jail.Result{}, fmt.Errorf("stderr pipe: %w", err)
+		return jail.Result{}, err
 	}
 	stdout := newCappedStream("stdout", stdio.Stdout, spec.Limits.OutputBytes)
 	stderr := newCappedStream("stderr", stdio.Stderr, spec.Limits.OutputBytes)
 	var copies sync.WaitGroup
 	copies.Add(2)
-	go func() { defer copies.Done(); stdout.drain(outR) }()
-	go func() { defer copies.Done(); stderr.drain(errR) }()
+	go func() { defer copies.Done(); stdout.drain(c.outR) }()
+	go func() { defer copies.Done(); stderr.drain(c.errR) }()
 
-	cmd, parent, err := s.spawn(plan, outW, errW)
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		outR.Close()
-		errR.Close()
-		copies.Wait()
-		return jail.Result{}, err
+	res, runErr := s.converse(runCtx, c, spec, inv, plan)
+	if runErr != nil {
+		// Init failed or was killed: collect it now so nothing is left.
+		c.wait()
+	} else {
+		// Init reports only after the whole tree is dead; its own exit
+		// (and the namespace teardown) need not delay the caller.
+		go c.wait()
 	}
-	defer parent.Close()
-
-	res, runErr := s.converse(runCtx, cmd, parent, spec, inv, plan)
-	waitErr := cmd.Wait()
-	// The whole tree is dead now, so the pipes reach EOF; bound the wait
-	// anyway so a bug can never hang the caller.
+	// The tree is dead, so the pipes reach EOF; bound the wait anyway so a
+	// bug can never hang the caller.
 	drained := make(chan struct{})
 	go func() { copies.Wait(); close(drained) }()
 	select {
 	case <-drained:
 	case <-time.After(5 * time.Second):
-		outR.Close()
-		errR.Close()
+		c.outR.Close()
+		c.errR.Close()
 		<-drained
 	}
-	outR.Close()
-	errR.Close()
+	c.outR.Close()
+	c.errR.Close()
 
-	if runErr == nil && waitErr != nil {
-		var ee *exec.ExitError
-		if !errors.As(waitErr, &ee) {
-			runErr = fmt.Errorf("wait for jail init: %w", waitErr)
-		}
-	}
 	res.Duration = time.Since(started)
 	res.Stdout, res.StdoutTruncated = stdout.result()
 	res.Stderr, res.StderrTruncated = stderr.result()
@@ -236,42 +242,10 @@ func (s *Supervisor) filter(opts jail.FilterOptions) ([]byte, error) {
 	return b, nil
 }
 
-// spawn starts init with the output pipes and a control socket on fd 3.
-func (s *Supervisor) spawn(p plan, stdout, stderr *os.File) (*exec.Cmd, *jail.Parent, error) {
-	parentEnd, childEnd, err := jail.SocketPair()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer childEnd.Close()
-	cmd := &exec.Cmd{
-		Path:       s.exe,
-		Args:       append([]string{"brig-jail-init"}, jail.InitArgs()...),
-		Env:        []string{},
-		Dir:        "/",
-		Stdout:     stdout,
-		Stderr:     stderr,
-		ExtraFiles: []*os.File{childEnd},
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags: p.flags,
-		},
-	}
-	if p.flags&unix.CLONE_NEWUSER != 0 {
-		uid, gid := os.Getuid(), os.Getgid()
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
-	}
-	if err := cmd.Start(); err != nil {
-		parentEnd.Close()
-		return nil, nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", s.exe, err)}
-	}
-	return cmd, jail.NewParent(parentEnd), nil
-}
-
 // converse sends the call and waits for its end, cancelling on ctx.
-func (s *Supervisor) converse(ctx context.Context, cmd *exec.Cmd, parent *jail.Parent, spec jail.Spec, inv jail.Invocation, p plan) (jail.Result, error) {
-	if err := parent.Start(spec, inv, p.opts); err != nil {
-		_ = cmd.Process.Kill()
+func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv jail.Invocation, p plan) (jail.Result, error) {
+	if err := c.parent.Start(spec, inv, p.opts); err != nil {
+		_ = c.cmd.Process.Kill()
 		return jail.Result{}, &jail.StageError{Stage: jail.StageProtocol, Msg: fmt.Sprintf("send the spec to init: %v", err)}
 	}
 	type outcome struct {
@@ -280,7 +254,7 @@ func (s *Supervisor) converse(ctx context.Context, cmd *exec.Cmd, parent *jail.P
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		r, err := parent.Wait()
+		r, err := c.parent.Wait()
 		done <- outcome{r, err}
 	}()
 	select {
@@ -290,7 +264,7 @@ func (s *Supervisor) converse(ctx context.Context, cmd *exec.Cmd, parent *jail.P
 	}
 	// Cancel: init kills the tree and reports; if it does not within the
 	// grace period, kill init (in a PID namespace that takes the tree too).
-	_ = parent.Cancel()
+	_ = c.parent.Cancel()
 	select {
 	case o := <-done:
 		o.res.Canceled = true
@@ -299,8 +273,8 @@ func (s *Supervisor) converse(ctx context.Context, cmd *exec.Cmd, parent *jail.P
 		}
 		return o.res, nil
 	case <-time.After(s.grace):
-		s.log.Warn("jail init did not stop in time; killing it", "pid", cmd.Process.Pid)
-		_ = cmd.Process.Kill()
+		s.log.Warn("jail init did not stop in time; killing it", "pid", c.cmd.Process.Pid)
+		_ = c.cmd.Process.Kill()
 		<-done
 		return jail.Result{Canceled: true, ExitCode: 128 + int(unix.SIGKILL), Signal: "SIGKILL"}, nil
 	}

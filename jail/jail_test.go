@@ -1,0 +1,434 @@
+package jail_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"brig/jail"
+	"brig/supervisor"
+)
+
+// The test binary is also the jail child: the supervisor re-executes it.
+func TestMain(m *testing.M) {
+	if jail.IsChild() {
+		jail.ChildMain(map[string]jail.ToolFunc{"threads": threadsTool})
+	}
+	os.Exit(m.Run())
+}
+
+// threadReport is what threadsTool sees from inside the jail.
+type threadReport struct {
+	Threads  int               `json:"threads"`
+	Status   map[string]string `json:"status"`  // tid → "Seccomp/NoNewPrivs/CapEff/CapBnd"
+	OpenErrs map[int]string    `json:"open_errs"` // tid → error opening the forbidden file
+}
+
+// threadsTool proves every thread of the worker is restricted: it reads the
+// kernel's own per-thread status, and opens a file outside its grant from
+// many goroutines pinned to distinct OS threads.
+func threadsTool(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var forbidden string
+	if err := json.Unmarshal(args, &forbidden); err != nil {
+		return nil, err
+	}
+	rep := threadReport{Status: map[string]string{}, OpenErrs: map[int]string{}}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	for i := 0; i < 12; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread() // stays locked: the thread dies with the goroutine
+			_, err := os.ReadFile(forbidden)
+			msg := "OPENED"
+			if err != nil {
+				msg = err.Error()
+			}
+			mu.Lock()
+			rep.OpenErrs[unix.Gettid()] = msg
+			mu.Unlock()
+			<-release // hold the thread so the next goroutine gets another
+		}()
+	}
+	// Give each goroutine its own thread before releasing them.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		n := len(rep.OpenErrs)
+		mu.Unlock()
+		if n == 12 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join("/proc/self/task", t.Name(), "status"))
+		if err != nil {
+			return nil, err
+		}
+		var fields []string
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, k := range []string{"Seccomp:", "NoNewPrivs:", "CapEff:", "CapPrm:", "CapInh:", "CapAmb:"} {
+				if strings.HasPrefix(line, k) {
+					fields = append(fields, strings.Join(strings.Fields(line), " "))
+				}
+			}
+		}
+		rep.Status[t.Name()] = strings.Join(fields, "; ")
+	}
+	rep.Threads = len(tasks)
+	close(release)
+	wg.Wait()
+	return json.Marshal(rep)
+}
+
+type env struct {
+	sup  *supervisor.Supervisor
+	ws   string
+	home string
+	// outside is a directory off /tmp (which is private inside the jail),
+	// so a refused read there is Landlock's doing, not a missing file.
+	outside string
+}
+
+func newEnv(t *testing.T) env {
+	t.Helper()
+	if jail.LandlockABI() < 1 {
+		t.Skip("Landlock unavailable on this kernel")
+	}
+	sup, err := supervisor.New(context.Background(), supervisor.Options{Executable: os.Args[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	outside, err := os.MkdirTemp("/var/tmp", "brig-jail-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	e := env{sup: sup, ws: filepath.Join(root, "ws"), home: filepath.Join(root, "home"), outside: outside}
+	for _, d := range []string{e.ws, e.home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+func (e env) spec(t *testing.T, mutate func(*supervisor.Profile)) jail.Spec {
+	t.Helper()
+	lim := jail.DefaultLimits()
+	lim.Timeout = 20 * time.Second
+	p := supervisor.Profile{
+		Workspace: e.ws, Dir: e.ws, Home: e.home, Limits: lim,
+		ParentEnv:  []string{"PATH=/usr/bin:/bin", "HOME=" + e.home, "SECRET_TOKEN=canary-env"},
+		Namespaces: e.sup.Namespaces(),
+	}
+	if !p.Namespaces {
+		p.CallTmp = t.TempDir()
+	}
+	if mutate != nil {
+		mutate(&p)
+	}
+	s, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (e env) sh(t *testing.T, spec jail.Spec, script string) jail.Result {
+	t.Helper()
+	res, err := e.sup.Run(context.Background(), spec, jail.Invocation{Argv: []string{"/bin/bash", "-c", script}}, supervisor.IO{})
+	if err != nil {
+		t.Fatalf("run %q: %v", script, err)
+	}
+	return res
+}
+
+func TestEveryThreadIsRestricted(t *testing.T) {
+	e := newEnv(t)
+	canary := filepath.Join(e.outside, "secret")
+	if err := os.WriteFile(canary, []byte("canary-bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := json.Marshal(canary)
+	run := func(spec jail.Spec) threadReport {
+		res, err := e.sup.Run(context.Background(), spec, jail.Invocation{Tool: "threads", Args: args}, supervisor.IO{})
+		if err != nil {
+			t.Fatalf("threads tool: %v", err)
+		}
+		var rep threadReport
+		if err := json.Unmarshal(res.Output, &rep); err != nil {
+			t.Fatalf("decode %q: %v", res.Output, err)
+		}
+		return rep
+	}
+
+	rep := run(e.spec(t, nil))
+	if rep.Threads < 12 {
+		t.Fatalf("only %d threads observed; the test needs many", rep.Threads)
+	}
+	for tid, st := range rep.Status {
+		// Seccomp 2 = filter mode; no_new_privs; no capability held or
+		// inheritable (the bounding set is checked on the exec'd tool).
+		for _, want := range []string{"Seccomp: 2", "NoNewPrivs: 1", "CapEff: 0000000000000000", "CapPrm: 0000000000000000", "CapInh: 0000000000000000", "CapAmb: 0000000000000000"} {
+			if !strings.Contains(st, want) {
+				t.Errorf("thread %s: status %q lacks %q", tid, st, want)
+			}
+		}
+	}
+	if len(rep.OpenErrs) != 12 {
+		t.Fatalf("%d goroutines reported, want 12", len(rep.OpenErrs))
+	}
+	for tid, msg := range rep.OpenErrs {
+		if msg == "OPENED" || !strings.Contains(msg, "permission denied") {
+			t.Errorf("thread %d opened the file outside the grant: %s", tid, msg)
+		}
+	}
+
+	// Control: with the file's directory granted, the same threads read it.
+	rep = run(e.spec(t, func(p *supervisor.Profile) { p.Read = []string{e.outside} }))
+	for tid, msg := range rep.OpenErrs {
+		if msg != "OPENED" {
+			t.Errorf("control: thread %d could not read a granted file: %s", tid, msg)
+		}
+	}
+}
+
+func TestExitStatusAndSignals(t *testing.T) {
+	e := newEnv(t)
+	spec := e.spec(t, nil)
+	if res := e.sh(t, spec, "exit 7"); res.ExitCode != 7 {
+		t.Errorf("exit 7 → %d", res.ExitCode)
+	}
+	res := e.sh(t, spec, "kill -KILL $$")
+	if res.ExitCode != 128+9 || res.Signal != "SIGKILL" {
+		t.Errorf("killed by SIGKILL → exit %d signal %q", res.ExitCode, res.Signal)
+	}
+	if res := e.sh(t, spec, "echo out; echo err >&2"); string(res.Stdout) != "out\n" || string(res.Stderr) != "err\n" {
+		t.Errorf("output: stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+}
+
+func TestExecGainsNoCapabilities(t *testing.T) {
+	e := newEnv(t)
+	const script = "grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' /proc/self/status"
+	res := e.sh(t, e.spec(t, nil), script)
+	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("unexpected status lines: %q", res.Stdout)
+	}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		switch f[0] {
+		case "NoNewPrivs:", "Seccomp:":
+			if f[1] == "0" {
+				t.Errorf("the tool runs without %s", l)
+			}
+		default:
+			if f[1] != "0000000000000000" {
+				t.Errorf("the tool holds capabilities: %s", l)
+			}
+		}
+	}
+	// Control: as root outside the jail the same command shows capabilities.
+	if os.Geteuid() == 0 {
+		out, err := exec.Command("/bin/sh", "-c", script).Output()
+		if err != nil || !strings.Contains(string(out), "CapEff:") || strings.Contains(string(out), "CapEff:\t0000000000000000") {
+			t.Fatalf("control: root outside the jail: %q %v", out, err)
+		}
+	}
+}
+
+func TestEnvironmentIsAllowlisted(t *testing.T) {
+	e := newEnv(t)
+	res := e.sh(t, e.spec(t, nil), "env")
+	if strings.Contains(string(res.Stdout), "canary-env") || strings.Contains(string(res.Stdout), "SECRET_TOKEN") {
+		t.Fatalf("a credential crossed into the jail:\n%s", res.Stdout)
+	}
+	// Control: an allowlisted variable does cross.
+	if !strings.Contains(string(res.Stdout), "HOME="+e.home) {
+		t.Fatalf("HOME did not cross:\n%s", res.Stdout)
+	}
+}
+
+func TestNoDescriptorCrosses(t *testing.T) {
+	e := newEnv(t)
+	// A descriptor the supervisor holds WITHOUT close-on-exec, as a C
+	// library might create: it must not reach the tool.
+	fd, err := unix.Open(filepath.Join(e.home), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	res := e.sh(t, e.spec(t, nil), "ls /proc/self/fd")
+	fds := strings.Fields(string(res.Stdout))
+	// ls itself holds one descriptor for the directory it lists.
+	if len(fds) > 4 {
+		t.Fatalf("descriptors beyond stdio crossed into the tool: %v", fds)
+	}
+	for _, f := range fds {
+		if f == fmt.Sprint(fd) && fd > 3 {
+			t.Fatalf("the supervisor's fd %d crossed: %v", fd, fds)
+		}
+	}
+	// Control: the tool does see its own stdio.
+	if len(fds) < 3 || fds[0] != "0" || fds[1] != "1" || fds[2] != "2" {
+		t.Fatalf("stdio missing: %v", fds)
+	}
+}
+
+func TestStageErrorsAreTyped(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		spec  func() jail.Spec
+		inv   jail.Invocation
+		stage jail.Stage
+		errno syscall.Errno
+	}{
+		{"command not found", func() jail.Spec { return e.spec(t, nil) }, jail.Invocation{Argv: []string{"no-such-command-xyz"}}, jail.StageExec, syscall.ENOENT},
+		{"working directory missing", func() jail.Spec {
+			s := e.spec(t, nil)
+			s.Dir = filepath.Join(e.ws, "gone")
+			return s
+		}, jail.Invocation{Argv: []string{"true"}}, jail.StageDir, syscall.ENOENT},
+		{"required grant missing", func() jail.Spec {
+			s := e.spec(t, nil)
+			s.Paths = append(s.Paths, jail.PathRule{Path: filepath.Join(e.outside, "nope"), Access: jail.Read})
+			return s
+		}, jail.Invocation{Argv: []string{"true"}}, jail.StageLandlock, syscall.ENOENT},
+		{"unknown tool", func() jail.Spec { return e.spec(t, nil) }, jail.Invocation{Tool: "nope"}, jail.StageTool, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.sup.Run(ctx, tc.spec(), tc.inv, supervisor.IO{})
+			var se *jail.StageError
+			if !errors.As(err, &se) {
+				t.Fatalf("got %v, want a *jail.StageError", err)
+			}
+			if se.Stage != tc.stage {
+				t.Fatalf("stage %q, want %q (%v)", se.Stage, tc.stage, se)
+			}
+			if tc.errno != 0 && !errors.Is(err, tc.errno) {
+				t.Fatalf("errno: %v, want %v", err, tc.errno)
+			}
+		})
+	}
+}
+
+func TestTimeoutAndCancelKillTheTree(t *testing.T) {
+	e := newEnv(t)
+	marker := fmt.Sprintf("brig-test-marker-%d", time.Now().UnixNano())
+	spec := e.spec(t, nil)
+	spec.Limits.Timeout = 500 * time.Millisecond
+	start := time.Now()
+	// A survivor attempt: a new session in the background, double forked.
+	res := e.sh(t, spec, "(setsid bash -c 'exec -a "+marker+" sleep 300' &) ; exec -a "+marker+" sleep 300")
+	if !res.TimedOut {
+		t.Fatalf("not reported as timed out: %+v", res)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the timeout took %s", d)
+	}
+	if pids := processesWith(marker); len(pids) > 0 {
+		t.Fatalf("processes outlived the call: %v", pids)
+	}
+
+	// Cancel through the context.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
+	spec.Limits.Timeout = 0
+	res, err := e.sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/bash", "-c", "exec -a " + marker + " sleep 300"}}, supervisor.IO{})
+	if err != nil || !res.Canceled {
+		t.Fatalf("cancel: res %+v err %v", res, err)
+	}
+	if pids := processesWith(marker); len(pids) > 0 {
+		t.Fatalf("processes outlived the cancelled call: %v", pids)
+	}
+	// Control: the marker is findable while a call runs.
+	spec.Limits.Timeout = 5 * time.Second
+	res = e.sh(t, spec, "(exec -a "+marker+" sleep 0.3) & sleep 0.1; ps -eo args | grep -c '^"+marker+"'")
+	if strings.TrimSpace(string(res.Stdout)) == "0" {
+		t.Fatalf("control: the marker was not visible during the call: %q", res.Stdout)
+	}
+}
+
+// processesWith lists host processes whose command line starts with marker.
+func processesWith(marker string) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.HasPrefix(string(b), marker) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func TestManyCallsAtOnce(t *testing.T) {
+	e := newEnv(t)
+	spec := e.spec(t, nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := e.sup.Run(context.Background(), spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", fmt.Sprintf("echo %d", i)}}, supervisor.IO{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			if got := strings.TrimSpace(string(res.Stdout)); got != fmt.Sprint(i) {
+				errs <- fmt.Errorf("call %d printed %q", i, got)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestOutputCap(t *testing.T) {
+	e := newEnv(t)
+	spec := e.spec(t, nil)
+	spec.Limits.OutputBytes = 1000
+	res := e.sh(t, spec, "head -c 100000 /dev/zero | tr '\\0' x")
+	if !res.StdoutTruncated {
+		t.Fatal("not reported as truncated")
+	}
+	if n := strings.Count(string(res.Stdout), "x"); n != 1000 {
+		t.Fatalf("kept %d bytes, want 1000", n)
+	}
+	if !strings.Contains(string(res.Stdout), "truncated after 1000 bytes") {
+		t.Fatalf("no truncation notice in the stream: %q", res.Stdout[len(res.Stdout)-80:])
+	}
+	// Control: output under the cap is whole and not flagged.
+	res = e.sh(t, spec, "echo short")
+	if res.StdoutTruncated || string(res.Stdout) != "short\n" {
+		t.Fatalf("control: %+v", res)
+	}
+}

@@ -1,0 +1,117 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// callCgroup bounds one call's process count (and total memory) with a
+// cgroup. The kernel never applies RLIMIT_NPROC to uid 0, so a root
+// supervisor needs this to stop a fork bomb; for other users RLIMIT_NPROC,
+// counted per user namespace, does the job and no cgroup is made.
+type callCgroup struct {
+	dirs  []string // one per hierarchy (v1) or one (v2)
+	procs []string // the cgroup.procs files init joins
+}
+
+var cgroupSeq atomic.Uint64
+
+// newCallCgroup creates the call's cgroup under brig's own parent cgroup.
+// It returns nil (no error) when the process is not root or the pids
+// controller is not mounted where brig can write.
+func newCallCgroup(processes, memory uint64) (*callCgroup, error) {
+	if os.Geteuid() != 0 || processes == 0 {
+		return nil, nil
+	}
+	name := fmt.Sprintf("call-%d-%d-%d", os.Getpid(), time.Now().UnixNano(), cgroupSeq.Add(1))
+	cg := &callCgroup{}
+	switch {
+	case exists("/sys/fs/cgroup/pids/cgroup.procs"): // v1
+		if err := cg.add("/sys/fs/cgroup/pids/brig", name, map[string]uint64{"pids.max": processes}); err != nil {
+			return nil, err
+		}
+		if memory > 0 && exists("/sys/fs/cgroup/memory/cgroup.procs") {
+			// Best effort: a memory hierarchy we cannot write is not fatal,
+			// RLIMIT_DATA still bounds each process.
+			_ = cg.add("/sys/fs/cgroup/memory/brig", name, map[string]uint64{"memory.limit_in_bytes": memory})
+		}
+	case exists("/sys/fs/cgroup/cgroup.controllers"): // v2
+		parent := "/sys/fs/cgroup/brig"
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", parent, err)
+		}
+		_ = os.WriteFile("/sys/fs/cgroup/cgroup.subtree_control", []byte("+pids +memory"), 0)
+		_ = os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+pids +memory"), 0)
+		limits := map[string]uint64{"pids.max": processes}
+		if memory > 0 {
+			limits["memory.max"] = memory
+		}
+		if err := cg.add(parent, name, limits); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, nil
+	}
+	return cg, nil
+}
+
+func (c *callCgroup) add(parent, name string, limits map[string]uint64) error {
+	dir := filepath.Join(parent, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create cgroup %s: %w", dir, err)
+	}
+	c.dirs = append(c.dirs, dir)
+	for file, v := range limits {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(strconv.FormatUint(v, 10)), 0); err != nil {
+			c.remove()
+			return fmt.Errorf("set %s in %s: %w", file, dir, err)
+		}
+	}
+	c.procs = append(c.procs, filepath.Join(dir, "cgroup.procs"))
+	return nil
+}
+
+// setLimits changes the bounds of a cgroup made earlier (a warm child's).
+func (c *callCgroup) setLimits(processes, memory uint64) error {
+	if c == nil {
+		return nil
+	}
+	for _, d := range c.dirs {
+		for file, v := range map[string]uint64{"pids.max": processes, "memory.limit_in_bytes": memory, "memory.max": memory} {
+			p := filepath.Join(d, file)
+			if v == 0 || !exists(p) {
+				continue
+			}
+			if err := os.WriteFile(p, []byte(strconv.FormatUint(v, 10)), 0); err != nil {
+				return fmt.Errorf("set %s: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// remove deletes the call's cgroups; the call's processes are dead by then.
+func (c *callCgroup) remove() {
+	if c == nil {
+		return
+	}
+	for _, d := range c.dirs {
+		// rmdir fails while the last killed processes are still exiting.
+		for i := 0; i < 50; i++ {
+			if err := os.Remove(d); err == nil || errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

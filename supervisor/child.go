@@ -1,0 +1,137 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"brig/jail"
+)
+
+// child is a started jail init (which has already started its worker),
+// waiting on fd 3 for its call.
+type child struct {
+	cmd        *exec.Cmd
+	parent     *jail.Parent
+	cg         *callCgroup
+	outR, errR *os.File
+}
+
+// acquire returns a child for a call with the given clone flags: the warm
+// one when there is one, else a fresh one. With Prewarm it starts the next
+// warm child in the background.
+func (s *Supervisor) acquire(flags uintptr, lim jail.Limits) (*child, error) {
+	if s.prewarm {
+		s.mu.Lock()
+		c := s.warm[flags]
+		delete(s.warm, flags)
+		s.mu.Unlock()
+		go s.refill(flags)
+		if c != nil {
+			if err := c.cg.setLimits(lim.Processes, lim.Memory*2); err == nil {
+				return c, nil
+			}
+			c.discard()
+		}
+	}
+	return s.startChild(flags, lim)
+}
+
+// refill starts a warm child for flags unless one is there already.
+func (s *Supervisor) refill(flags uintptr) {
+	c, err := s.startChild(flags, jail.DefaultLimits())
+	if err != nil {
+		s.log.Debug("prewarm a jail child", "err", err)
+		return
+	}
+	s.mu.Lock()
+	keep := !s.closed && s.warm[flags] == nil
+	if keep {
+		s.warm[flags] = c
+	}
+	s.mu.Unlock()
+	if !keep {
+		c.discard()
+	}
+}
+
+// startChild spawns init with fresh output pipes, a control socket on fd 3
+// and, for a root supervisor, a cgroup bounding the call's processes.
+func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) {
+	cg, err := newCallCgroup(lim.Processes, lim.Memory*2)
+	if err != nil {
+		return nil, fmt.Errorf("%w: bound the process count of a root call: %v", jail.ErrUnenforceable, err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		cg.remove()
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		cg.remove()
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	// Init holds the write ends from now on; ours must go so that EOF
+	// means "the call's tree is gone".
+	defer outW.Close()
+	defer errW.Close()
+	parentEnd, childEnd, err := jail.SocketPair()
+	if err != nil {
+		cg.remove()
+		outR.Close()
+		errR.Close()
+		return nil, err
+	}
+	defer childEnd.Close()
+	var procs []string
+	if cg != nil {
+		procs = cg.procs
+	}
+	cmd := &exec.Cmd{
+		Path:        s.exe,
+		Args:        append([]string{"brig-jail-init"}, jail.InitArgs(procs...)...),
+		Env:         []string{},
+		Dir:         "/",
+		Stdout:      outW,
+		Stderr:      errW,
+		ExtraFiles:  []*os.File{childEnd},
+		SysProcAttr: &syscall.SysProcAttr{Cloneflags: flags},
+	}
+	if flags&unix.CLONE_NEWUSER != 0 {
+		uid, gid := os.Getuid(), os.Getgid()
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
+	}
+	if err := cmd.Start(); err != nil {
+		parentEnd.Close()
+		cg.remove()
+		outR.Close()
+		errR.Close()
+		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", s.exe, err)}
+	}
+	return &child{cmd: cmd, parent: jail.NewParent(parentEnd), cg: cg, outR: outR, errR: errR}, nil
+}
+
+// wait reaps init and removes the call's cgroup.
+func (c *child) wait() {
+	_ = c.cmd.Wait()
+	c.parent.Close()
+	c.cg.remove()
+}
+
+// discard ends an unused child: closing the socket tells init to kill its
+// worker and exit.
+func (c *child) discard() {
+	c.parent.Close()
+	c.outR.Close()
+	c.errR.Close()
+	_ = c.cmd.Wait()
+	c.cg.remove()
+}

@@ -1,0 +1,117 @@
+// Command spawn measures the jail's spawn overhead: the wall time of a whole
+// jailed call of /bin/true against a plain exec of /bin/true, and against
+// bubblewrap when it is installed, interleaved in one run so they share the
+// machine's state. It prints median and p95 of each and the overheads.
+//
+// It is its own jail child (the supervisor re-executes this binary), so it
+// dispatches the jail entry first, as brig's main does.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"time"
+
+	"brig/jail"
+	"brig/supervisor"
+)
+
+func main() {
+	if jail.IsChild() {
+		jail.ChildMain(nil)
+	}
+	runs := flag.Int("runs", 400, "timed runs per variant")
+	warm := flag.Int("warmup", 20, "untimed runs per variant first")
+	flag.Parse()
+	if err := run(*runs, *warm); err != nil {
+		fmt.Fprintln(os.Stderr, "spawn:", err)
+		os.Exit(1)
+	}
+}
+
+type variant struct {
+	name string
+	call func() error
+	d    []time.Duration
+}
+
+func run(runs, warm int) error {
+	ctx := context.Background()
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return err
+	}
+	sup, err := supervisor.New(ctx, supervisor.Options{})
+	if err != nil {
+		return err
+	}
+	ws, err := os.MkdirTemp("", "brig-bench-ws-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(ws)
+	home, _ := os.UserHomeDir()
+	prof := supervisor.Profile{
+		Workspace: ws, Dir: ws, Home: home, ParentEnv: os.Environ(),
+		Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces(),
+	}
+	if !prof.Namespaces {
+		prof.CallTmp = ws
+	}
+	spec, err := prof.Spec()
+	if err != nil {
+		return err
+	}
+	vs := []*variant{
+		{name: "plain exec of true", call: func() error { return exec.Command(truePath).Run() }},
+		{name: "brig jail, true", call: func() error {
+			res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{truePath}}, supervisor.IO{})
+			if err == nil && res.ExitCode != 0 {
+				err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
+			}
+			return err
+		}},
+	}
+	if bw, err := exec.LookPath("bwrap"); err == nil {
+		vs = append(vs, &variant{name: "bwrap --unshare-all, true", call: func() error {
+			return exec.Command(bw, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", truePath).Run()
+		}})
+	}
+	for i := 0; i < warm+runs; i++ {
+		for _, v := range vs {
+			t0 := time.Now()
+			if err := v.call(); err != nil {
+				return fmt.Errorf("%s: %w", v.name, err)
+			}
+			if i >= warm {
+				v.d = append(v.d, time.Since(t0))
+			}
+		}
+	}
+	fmt.Printf("spawn cost, %d runs each after %d warm-up (namespaces: %v, Landlock ABI %d)\n", runs, warm, sup.Namespaces(), sup.LandlockABI())
+	fmt.Printf("%-28s %10s %10s\n", "variant", "median", "p95")
+	base := stats(vs[0].d)
+	for _, v := range vs {
+		s := stats(v.d)
+		fmt.Printf("%-28s %10s %10s", v.name, ms(s.median), ms(s.p95))
+		if v != vs[0] {
+			fmt.Printf("   overhead: median %s, p95 %s", ms(s.median-base.median), ms(s.p95-base.p95))
+		}
+		fmt.Println()
+	}
+	return nil
+}
+
+type summary struct{ median, p95 time.Duration }
+
+func stats(d []time.Duration) summary {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return summary{median: s[len(s)/2], p95: s[len(s)*95/100]}
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
