@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 // threadReport is what threadsTool sees from inside the jail.
 type threadReport struct {
 	Threads  int               `json:"threads"`
-	Status   map[string]string `json:"status"`  // tid → "Seccomp/NoNewPrivs/CapEff/CapBnd"
+	Status   map[string]string `json:"status"`    // tid → "Seccomp/NoNewPrivs/CapEff/CapBnd"
 	OpenErrs map[int]string    `json:"open_errs"` // tid → error opening the forbidden file
 }
 

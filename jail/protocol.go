@@ -130,4 +130,3 @@ func SocketPair() (parent, child *os.File, err error) {
 	}
 	return os.NewFile(uintptr(fds[0]), "jail-control"), os.NewFile(uintptr(fds[1]), "jail-control-child"), nil
 }
-
