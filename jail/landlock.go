@@ -85,6 +85,8 @@ func restrictLandlock(spec Spec, namespaces, privateNet bool, abi int) error {
 	if err != nil {
 		return err
 	}
+	// With a mount namespace, protected paths are read-only mounts and
+	// hidden ones are masked, so the grants need no carving.
 	grants, err := composeGrants(spec, !namespaces)
 	if err != nil {
 		return err
@@ -106,14 +108,26 @@ type grant struct {
 }
 
 // composeGrants turns the Spec's rules into Landlock rules. Landlock rights
-// only add up, so a protected path below a writable tree cannot be carved out
-// of it. With splitProtected (no mount namespace to bind it read-only), a
-// writable tree that contains a protected path is instead granted read+exec
-// at its top and write on each child that is not on the way to a protected
-// path, recursively. The price: no new entries in those directories (the
-// workspace root and .git), which is what keeps a not-yet-existing
-// .git/hooks/pre-commit or .envrc from being created.
-func composeGrants(spec Spec, splitProtected bool) ([]grant, error) {
+// only add up, and a right on a directory covers everything below it, so a
+// protected (read-only) or hidden (unreadable) path below a granted tree
+// cannot be carved out of one rule. Where no mount namespace masks them
+// (carve), a grant whose tree contains such a path is split: the directories
+// on the way get only what cannot reach the carved path, and every other
+// entry gets the full grant, recursively. The price of the split: no new
+// entries in those directories (the workspace root, .git, /etc), which is
+// also what keeps a not-yet-existing .git/hooks/pre-commit or .envrc from
+// being created.
+func composeGrants(spec Spec, carve bool) ([]grant, error) {
+	var carved map[string]landlock.AccessFSSet
+	if carve {
+		carved = map[string]landlock.AccessFSSet{}
+		for _, p := range spec.Protected {
+			carved[p] = fsExec // read-only
+		}
+		for _, p := range spec.Hidden {
+			carved[p] = 0 // nothing at all
+		}
+	}
 	var out []grant
 	for _, r := range spec.Paths {
 		fi, err := os.Stat(r.Path)
@@ -123,16 +137,11 @@ func composeGrants(spec Spec, splitProtected bool) ([]grant, error) {
 			}
 			return nil, fmt.Errorf("grant %s %s: %w", r.Access, r.Path, err)
 		}
-		acc := accessSet(r.Access)
-		if r.Access == Write && splitProtected {
-			gs, err := splitWrite(r.Path, fi, spec.Protected)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, gs...)
-			continue
+		gs, err := splitGrant(r.Path, fi, accessSet(r.Access), carved)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, fitted(r.Path, fi, acc))
+		out = append(out, gs...)
 	}
 	return out, nil
 }
@@ -156,18 +165,30 @@ func fitted(path string, fi os.FileInfo, acc landlock.AccessFSSet) grant {
 	return grant{path: path, access: acc}
 }
 
-// splitWrite grants write on path minus every protected path below it.
-func splitWrite(path string, fi os.FileInfo, protected []string) ([]grant, error) {
-	inside := slices.ContainsFunc(protected, func(p string) bool { return within(p, path) })
-	switch {
-	case !inside:
-		return []grant{fitted(path, fi, fsWrite)}, nil
-	case slices.Contains(protected, path):
-		return []grant{fitted(path, fi, fsExec)}, nil
-	case !fi.IsDir():
-		return []grant{fitted(path, fi, fsWrite)}, nil
+// splitGrant grants acc on path minus the carved paths below it.
+func splitGrant(path string, fi os.FileInfo, acc landlock.AccessFSSet, carved map[string]landlock.AccessFSSet) ([]grant, error) {
+	if keep, ok := carved[path]; ok {
+		if keep&acc == 0 {
+			return nil, nil
+		}
+		return []grant{fitted(path, fi, keep&acc)}, nil
 	}
-	out := []grant{{path: path, access: fsExec}}
+	var below []string
+	for p := range carved {
+		if within(p, path) {
+			below = append(below, p)
+		}
+	}
+	if len(below) == 0 || !fi.IsDir() {
+		return []grant{fitted(path, fi, acc)}, nil
+	}
+	// The directory itself: listing only when something below must stay
+	// unreadable, read+exec when something below is merely read-only.
+	top := acc & fsExec
+	if slices.ContainsFunc(below, func(p string) bool { return carved[p] == 0 }) {
+		top = acc & landlock.AccessFSSet(ll.AccessFSReadDir)
+	}
+	out := []grant{{path: path, access: top}}
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		return nil, fmt.Errorf("split grant at %s: %w", path, err)
@@ -183,7 +204,7 @@ func splitWrite(path string, fi os.FileInfo, protected []string) ([]grant, error
 		if err != nil {
 			continue // vanished or unreadable: grant nothing
 		}
-		gs, err := splitWrite(child, cfi, protected)
+		gs, err := splitGrant(child, cfi, acc, carved)
 		if err != nil {
 			return nil, err
 		}

@@ -23,7 +23,54 @@ func setupView(spec Spec) error {
 			return err
 		}
 	}
+	if err := hide(spec.Hidden); err != nil {
+		return err
+	}
 	return protect(spec)
+}
+
+// hide masks each existing hidden path: a directory by an empty read-only
+// tmpfs of mode 000, a file by an empty file of mode 000. With every
+// capability dropped in the worker, both refuse to be read.
+func hide(paths []string) error {
+	var files []string
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			continue // nothing there to read
+		case fi.IsDir():
+			if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=000,size=4k"); err != nil {
+				return fmt.Errorf("mask %s: %w", p, err)
+			}
+		default:
+			files = append(files, p)
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	// One empty file on a scratch tmpfs serves as the mask for every file;
+	// the scratch mount is detached afterwards and the binds keep it alive.
+	scratch, err := os.MkdirTemp("/dev", ".brig-mask-")
+	if err != nil {
+		return fmt.Errorf("mask scratch directory: %w", err)
+	}
+	defer os.Remove(scratch)
+	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=700,size=4k"); err != nil {
+		return fmt.Errorf("mask scratch tmpfs: %w", err)
+	}
+	defer unix.Unmount(scratch, unix.MNT_DETACH)
+	mask := filepath.Join(scratch, "mask")
+	if err := os.WriteFile(mask, nil, 0); err != nil {
+		return fmt.Errorf("mask file: %w", err)
+	}
+	for _, p := range files {
+		if err := unix.Mount(mask, p, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("mask %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // enterPIDNamespace runs first in an init that is PID 1 of a fresh PID

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -79,6 +80,11 @@ type Spec struct {
 	// Protected paths stay read-only whatever Paths grant, whether or not
 	// they exist yet (see ProtectedPaths).
 	Protected []string `json:"protected"`
+	// Hidden paths are never readable, whatever Paths grant: secrets that
+	// sit inside a granted tree, such as /etc/shadow under /etc. With a
+	// mount namespace they are masked by empty, unreadable mounts;
+	// without one the grant is split around them.
+	Hidden []string `json:"hidden,omitempty"`
 	// PrivateTmp mounts a fresh tmpfs on /tmp and /dev/shm for this call;
 	// it needs a mount namespace (the supervisor uses a per-call TMPDIR
 	// directory instead where there is none).
@@ -121,9 +127,9 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("jail spec: path %q has unknown access %q (want read, exec or write)", p.Path, p.Access)
 		}
 	}
-	for _, p := range s.Protected {
+	for _, p := range append(slices.Clone(s.Protected), s.Hidden...) {
 		if !filepath.IsAbs(p) {
-			return fmt.Errorf("jail spec: protected path %q is not absolute", p)
+			return fmt.Errorf("jail spec: protected or hidden path %q is not absolute", p)
 		}
 	}
 	return nil

@@ -76,11 +76,11 @@ func (p Profile) Spec() (jail.Spec, error) {
 	for _, d := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/opt", "/snap", "/nix"} {
 		add(d, jail.Exec, true)
 	}
-	etc, err := etcRules()
-	if err != nil {
-		return jail.Spec{}, err
+	add("/etc", jail.Read, false)
+	var hidden []string
+	for _, d := range etcDenied() {
+		hidden = append(hidden, filepath.Join("/etc", d))
 	}
-	paths = append(paths, etc...)
 	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"} {
 		add(d, jail.Write, true)
 	}
@@ -181,6 +181,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 		Dir:         p.Dir,
 		Paths:       paths,
 		Protected:   protected,
+		Hidden:      hidden,
 		PrivateTmp:  p.Namespaces,
 		Network:     p.Network,
 		UnixSockets: p.UnixSockets,
@@ -188,39 +189,6 @@ func (p Profile) Spec() (jail.Spec, error) {
 		Limits:      p.Limits,
 	}
 	return spec, spec.Validate()
-}
-
-// etcRules grants every /etc entry except etcDenied, one rule each: Landlock
-// cannot subtract a file from a granted directory.
-func etcRules() ([]jail.PathRule, error) {
-	denied := etcDenied()
-	var out []jail.PathRule
-	var walk func(dir, rel string) error
-	walk = func(dir, rel string) error {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return fmt.Errorf("list %s: %w", dir, err)
-		}
-		for _, e := range entries {
-			r := filepath.Join(rel, e.Name())
-			if slices.Contains(denied, r) {
-				continue
-			}
-			// A directory holding a denied entry is split further.
-			if e.IsDir() && slices.ContainsFunc(denied, func(d string) bool { return strings.HasPrefix(d, r+"/") }) {
-				if err := walk(filepath.Join(dir, e.Name()), r); err != nil {
-					return err
-				}
-				continue
-			}
-			out = append(out, jail.PathRule{Path: filepath.Join(dir, e.Name()), Access: jail.Read, Optional: true})
-		}
-		return nil
-	}
-	if err := walk("/etc", ""); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // sensitive reports whether a PATH entry sits in a directory that holds
