@@ -97,6 +97,10 @@ func privateTmp(spec Spec) error {
 			fd   int
 			dir  bool
 		}
+		// The tmpfs root is granted write, and Landlock's walk up the tree
+		// crosses mount points: a carried read-only grant would inherit
+		// that write right. A read-only mount refuses writes whatever
+		// Landlock allows.
 		var keep []kept
 		for _, r := range spec.Paths {
 			if r.Path == dir || !within(r.Path, dir) {
@@ -112,6 +116,12 @@ func privateTmp(spec Spec) error {
 			fd, err := unix.OpenTree(unix.AT_FDCWD, r.Path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 			if err != nil {
 				return fmt.Errorf("clone mount of %s: %w", r.Path, err)
+			}
+			if r.Access != Write {
+				attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+				if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+					return fmt.Errorf("make %s read-only: %w", r.Path, err)
+				}
 			}
 			keep = append(keep, kept{r.Path, fd, fi.IsDir()})
 		}

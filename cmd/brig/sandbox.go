@@ -122,7 +122,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 		Network: o.Net, UnixSockets: o.Unix, Home: o.Home, ParentEnv: o.Env,
 		Limits: limits, Namespaces: sup.Namespaces(),
 		CacheRoot: filepath.Join(dirs.Cache, "jail"),
-		BrigDirs:  []string{dirs.Config, dirs.State, dirs.Cache},
+		BrigDirs:  []string{dirs.Config, dirs.State},
 	}
 	if !within(o.Cwd, ws) {
 		prof.Dir = ws

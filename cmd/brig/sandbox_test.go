@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sandboxFixture is a workspace (a git repository) and a fake home.
+func sandboxFixture(t *testing.T) (*sandboxOptions, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	home := filepath.Join(root, "home")
+	for _, d := range []string{filepath.Join(ws, ".git"), home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	return &sandboxOptions{
+		Cwd: ws, Home: home, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + home},
+		Timeout: 20 * time.Second, MaxOutput: 1 << 20, Memory: 1 << 30, Procs: 256,
+		Stdout: &out, Stderr: &errb,
+	}, &out, &errb
+}
+
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	return 0
+}
+
+func TestSandboxExitStatusIsTheCommands(t *testing.T) {
+	o, out, _ := sandboxFixture(t)
+	o.Argv = []string{"sh", "-c", "echo hi; exit 3"}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != 3 {
+		t.Fatalf("exit %d, want 3", code)
+	}
+	if out.String() != "hi\n" {
+		t.Fatalf("stdout %q", out.String())
+	}
+}
+
+func TestSandboxCommandNotFound(t *testing.T) {
+	o, _, errb := sandboxFixture(t)
+	o.Argv = []string{"definitely-not-a-command"}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != exitNotFound {
+		t.Fatalf("exit %d, want %d; stderr %q", code, exitNotFound, errb)
+	}
+	if !strings.Contains(errb.String(), "definitely-not-a-command") {
+		t.Fatalf("the error does not name the command: %q", errb)
+	}
+}
+
+func TestSandboxGrantPathMustExist(t *testing.T) {
+	o, _, _ := sandboxFixture(t)
+	o.Write = []string{"../no-such-dir"}
+	o.Argv = []string{"true"}
+	err := runSandbox(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), "--write") {
+		t.Fatalf("want a clear error about the missing --write path, got %v", err)
+	}
+}
+
+func TestSandboxReadOnlyAndWrite(t *testing.T) {
+	o, _, _ := sandboxFixture(t)
+	o.ReadOnly = true
+	o.Argv = []string{"sh", "-c", "echo x > file"}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code == 0 {
+		t.Fatal("--read-only let the command write")
+	}
+	if _, err := os.Stat(filepath.Join(o.Cwd, "file")); err == nil {
+		t.Fatal("--read-only: the file exists")
+	}
+	// Control: without --read-only the same write lands.
+	o.ReadOnly = false
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != 0 {
+		t.Fatalf("write refused without --read-only: %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(o.Cwd, "file")); err != nil {
+		t.Fatal("the write did not land")
+	}
+	// --write grants one more directory outside the workspace.
+	extra := filepath.Join(filepath.Dir(o.Cwd), "out")
+	if err := os.Mkdir(extra, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o.Argv = []string{"sh", "-c", "echo y > ../out/f"}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code == 0 {
+		t.Fatal("a write outside the workspace succeeded without --write")
+	}
+	o.Write = []string{"../out"}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != 0 {
+		t.Fatalf("--write ../out refused: %d", code)
+	}
+	if b, err := os.ReadFile(filepath.Join(extra, "f")); err != nil || string(b) != "y\n" {
+		t.Fatalf("--write: %q %v", b, err)
+	}
+}
+
+func TestSandboxExplainPrintsTheGrant(t *testing.T) {
+	o, _, errb := sandboxFixture(t)
+	o.Explain = true
+	o.Env = append(o.Env, "GITHUB_TOKEN=canary-value")
+	o.Argv = []string{"true"}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var got struct {
+		Spec struct {
+			Workspace string   `json:"workspace"`
+			Protected []string `json:"protected"`
+			Env       []string `json:"env"`
+			Paths     []struct {
+				Path, Access string
+			} `json:"paths"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(errb.Bytes(), &got); err != nil {
+		t.Fatalf("--explain is not JSON: %v\n%s", err, errb)
+	}
+	if got.Spec.Workspace != o.Cwd {
+		t.Fatalf("workspace %q, want %q", got.Spec.Workspace, o.Cwd)
+	}
+	var wsWrite bool
+	for _, p := range got.Spec.Paths {
+		wsWrite = wsWrite || (p.Path == o.Cwd && p.Access == "write")
+	}
+	if !wsWrite {
+		t.Fatal("the grant does not show the workspace as writable")
+	}
+	if !strings.Contains(strings.Join(got.Spec.Protected, " "), filepath.Join(o.Cwd, ".git", "hooks")) {
+		t.Fatal("the grant does not list .git/hooks as protected")
+	}
+	if strings.Contains(errb.String(), "canary-value") || strings.Contains(errb.String(), "GITHUB_TOKEN") {
+		t.Fatal("--explain shows a credential")
+	}
+}
+
+func TestSandboxRefusesRootWorkspace(t *testing.T) {
+	o, _, _ := sandboxFixture(t)
+	o.Workspace = "/"
+	o.Argv = []string{"true"}
+	if err := runSandbox(context.Background(), o); err == nil || !strings.Contains(err.Error(), "whole machine") {
+		t.Fatalf("want a refusal of /, got %v", err)
+	}
+	o.Workspace = filepath.Dir(o.Home)
+	if err := runSandbox(context.Background(), o); err == nil || !strings.Contains(err.Error(), "home directory") {
+		t.Fatalf("want a refusal of a workspace containing home, got %v", err)
+	}
+}
+
+func TestSandboxUnknownFlag(t *testing.T) {
+	code := run(context.Background(), []string{"sandbox", "--no-such-flag", "--", "true"})
+	if code == 0 {
+		t.Fatal("an unknown flag was accepted")
+	}
+}
