@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,8 +34,12 @@ type Features struct {
 	// Root is true when the caller's real uid is 0. The kernel never
 	// enforces RLIMIT_NPROC for uid 0 (not even inside a user namespace
 	// that maps it), so the jail's process-count limit does not hold.
-	Root   bool
-	Errors map[string]string // probe name → why it failed, for doctor to show
+	Root bool
+	// PidsCgroup is true when a pids cgroup controller is mounted where a
+	// root supervisor can give each call its own cgroup (which is how the
+	// process count of a root call is bounded).
+	PidsCgroup bool
+	Errors     map[string]string // probe name → why it failed, for doctor to show
 }
 
 // Namespaces reports whether the jail can use its namespace layer
@@ -98,6 +103,7 @@ const featureProbeTimeout = 5 * time.Second
 // unavailable, with the reason in Errors.
 func DetectFeatures(ctx context.Context) Features {
 	f := Features{YamaPtraceScope: -1, Errors: map[string]string{}, Root: os.Getuid() == 0}
+	f.PidsCgroup = f.Root && pidsControllerMounted()
 	fail := func(probe string, err error) { f.Errors[probe] = err.Error() }
 
 	var uts unix.Utsname
@@ -293,4 +299,14 @@ func featReadSysctlInt(path string) (int, error) {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return v, nil
+}
+
+// pidsControllerMounted reports whether the pids controller is available as
+// cgroup v1 (/sys/fs/cgroup/pids) or v2 (listed in cgroup.controllers).
+func pidsControllerMounted() bool {
+	if _, err := os.Stat("/sys/fs/cgroup/pids/cgroup.procs"); err == nil {
+		return true
+	}
+	b, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers")
+	return err == nil && slices.Contains(strings.Fields(string(b)), "pids")
 }

@@ -132,6 +132,12 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		return jail.Result{}, err
 	}
 	missing := missingProtected(spec.Protected)
+	if !plan.opts.Namespaces && spec.Limits.Processes > 0 {
+		// Without a user namespace RLIMIT_NPROC counts every process of
+		// the user, not just the call's: allow the call its own budget on
+		// top of what the user already runs.
+		spec.Limits.Processes += userProcesses(os.Getuid())
+	}
 
 	started := time.Now()
 	runCtx := ctx
@@ -337,4 +343,23 @@ func probeUserNS(ctx context.Context) bool {
 		GidMappingsEnableSetgroups: false,
 	}
 	return cmd.Run() == nil
+}
+
+// userProcesses counts the processes whose real uid is uid.
+func userProcesses(uid int) uint64 {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var n uint64
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join("/proc", e.Name()), &st) == nil && int(st.Uid) == uid {
+			n++
+		}
+	}
+	return n
 }

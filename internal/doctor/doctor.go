@@ -176,7 +176,7 @@ func guarantees(f jail.Features) []Guarantee {
 		default:
 			why := "seccomp refuses socket() for every address family unless the call is granted network"
 			if f.NetNS {
-				why += "; each call also runs in a private network namespace with only loopback"
+				why = "each call runs in a private network namespace with only its own loopback (so local test servers work), and seccomp refuses packet, raw and every other non-inet socket family"
 			} else {
 				why += "; no private network namespace (not available), so the call shares the host's network stack and seccomp is the layer that keeps it off"
 			}
@@ -304,9 +304,12 @@ func guarantees(f jail.Features) []Guarantee {
 		const name = "processes, memory, file size, output and run time are bounded"
 		const base = "rlimits (RLIMIT_NPROC, RLIMIT_DATA, RLIMIT_FSIZE, RLIMIT_NOFILE), output caps and a timeout"
 		switch {
+		case f.Root && f.PidsCgroup:
+			add("resource-bounds", name, true, Holds,
+				base+"; brig runs as root, which the kernel exempts from RLIMIT_NPROC, so each call gets its own pids (and memory) cgroup instead")
 		case f.Root:
 			add("resource-bounds", name, true, Degraded,
-				base+"; but brig runs as root, and the kernel never enforces RLIMIT_NPROC for uid 0, so the process count is unbounded (memory, file size, output and time still are); fix: run brig as an ordinary user")
+				base+"; but brig runs as root, the kernel never enforces RLIMIT_NPROC for uid 0, and no pids cgroup controller is mounted, so the process count is unbounded (memory, file size, output and time still are); fix: run brig as an ordinary user, or mount the pids controller")
 		case !f.UserNS:
 			add("resource-bounds", name, true, Degraded,
 				base+"; without a user namespace RLIMIT_NPROC counts all of your user's processes, not just the call's, so the limit is loose or hits your other programs; fix: "+fixUserNS)

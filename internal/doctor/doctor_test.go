@@ -41,6 +41,8 @@ func TestBuildGuarantees(t *testing.T) {
 
 	asRoot := thisKernel()
 	asRoot.Root = true
+	asRootCgroup := asRoot
+	asRootCgroup.PidsCgroup = true
 
 	oldLandlock := thisKernel()
 	oldLandlock.LandlockABI = 2
@@ -57,8 +59,11 @@ func TestBuildGuarantees(t *testing.T) {
 			"kernel-surface": Holds, "no-tty-injection": Holds, "no-new-privs": Holds,
 			"private-tmp": Holds, "resource-bounds": Holds, "ptrace-yama": Missing,
 		}},
-		{"this kernel as root", asRoot, true, map[string]Status{
+		{"this kernel as root, no pids cgroup", asRoot, true, map[string]Status{
 			"resource-bounds": Degraded, "fs-confined": Holds,
+		}},
+		{"this kernel as root with a pids cgroup", asRootCgroup, true, map[string]Status{
+			"resource-bounds": Holds,
 		}},
 		{"no Landlock", noLandlock, false, map[string]Status{
 			"fs-confined": Missing, "protected-paths": Missing,
