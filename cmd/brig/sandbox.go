@@ -101,7 +101,8 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	if o.Unsafe {
 		return runUnconfined(ctx, o, ws)
 	}
-	sup, err := supervisor.New(ctx, supervisor.Options{})
+	dirs := xdg.Resolve(o.Env, o.Home)
+	sup, err := supervisor.New(ctx, supervisor.Options{QuarantineDir: filepath.Join(dirs.State, "quarantine")})
 	if err != nil {
 		return err
 	}
@@ -113,7 +114,6 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	if err != nil {
 		return err
 	}
-	dirs := xdg.Resolve(o.Env, o.Home)
 	limits := jail.DefaultLimits()
 	limits.Timeout, limits.OutputBytes, limits.Memory, limits.Processes = o.Timeout, o.MaxOutput, o.Memory, o.Procs
 
@@ -168,7 +168,7 @@ func explained(spec jail.Spec, sup *supervisor.Supervisor) any {
 // sandboxOutcome maps a call's end to brig's exit status and messages.
 func sandboxOutcome(o *sandboxOptions, res jail.Result, err error) error {
 	for _, v := range res.Violations {
-		fmt.Fprintf(o.Stderr, "brig: the command created the protected path %s; it was removed\n", v)
+		fmt.Fprintf(o.Stderr, "brig: the command created the protected path %s; it was moved out of the workspace into %s\n", v, filepath.Join(xdg.Resolve(o.Env, o.Home).State, "quarantine"))
 	}
 	var se *jail.StageError
 	switch {
