@@ -168,7 +168,7 @@ func explained(spec jail.Spec, sup *supervisor.Supervisor) any {
 // sandboxOutcome maps a call's end to brig's exit status and messages.
 func sandboxOutcome(o *sandboxOptions, res jail.Result, err error) error {
 	for _, v := range res.Violations {
-		fmt.Fprintf(o.Stderr, "brig: the command created the protected path %s; it was moved out of the workspace into %s\n", v, filepath.Join(xdg.Resolve(o.Env, o.Home).State, "quarantine"))
+		fmt.Fprintf(o.Stderr, "brig: the command created the protected path %s; it was removed from the workspace (kept under %s when it could be moved there)\n", v, filepath.Join(xdg.Resolve(o.Env, o.Home).State, "quarantine"))
 	}
 	var se *jail.StageError
 	switch {

@@ -16,7 +16,7 @@ func main() {
 		jail.ChildMain(nil)
 	}
 	ctx := context.Background()
-	sup, _ := supervisor.New(ctx, supervisor.Options{})
+	sup, _ := supervisor.New(ctx, supervisor.Options{Prewarm: true})
 	ws, _ := os.MkdirTemp("/var/tmp", "ws")
 	defer os.RemoveAll(ws)
 	prof := supervisor.Profile{Workspace: ws, Dir: ws, Home: "/root", ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
