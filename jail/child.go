@@ -172,7 +172,9 @@ func startWorker() (int, *conn, error) {
 	// and init still sees the host /proc here (the view is built later).
 	const exe = "/proc/self/exe"
 	attr := &syscall.ProcAttr{
-		Env:   []string{},
+		// The worker's own Go runtime (not the tool's environment): one P
+		// means fewer threads for psx to stop at each all-thread syscall.
+		Env:   []string{"GOMAXPROCS=1"},
 		Files: []uintptr{0, 1, 2, child.Fd()},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	}
