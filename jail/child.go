@@ -95,6 +95,12 @@ func initMain() int {
 		return fail(stageErr(StageScope, err))
 	}
 
+	// The worker is forked from this (locked) thread and inherits its
+	// no_new_privs, securebits and bounding set: it starts unprivileged,
+	// and the Go start-up of a privileged process never happens.
+	if err := unprivilegeForkThread(); err != nil {
+		return fail(stageErr(StageCaps, err))
+	}
 	worker, wconn, err := startWorker()
 	if err != nil {
 		return fail(stageErr(StageWorker, err))
@@ -106,6 +112,7 @@ func initMain() int {
 	go reap(worker, exited, empty)
 	killTree := func() { killDomain(pidNS, scoped, worker, empty) }
 
+	warmDecoder()
 	start, err := recvStart(sup)
 	if err != nil {
 		killTree()
@@ -146,6 +153,47 @@ func initMain() int {
 		return exitSetupFailed
 	}
 	return 0
+}
+
+// unprivilegeForkThread sets, on the calling thread only, what the worker
+// must inherit: no_new_privs; securebits NOROOT and NO_SETUID_FIXUP, locked
+// (uid 0 gains no capabilities at exec); an empty bounding set and no
+// ambient capabilities. Init keeps its own effective capabilities (it still
+// mounts), because none of this removes a capability already held.
+// Without CAP_SETPCAP (an ordinary user, no user namespace) there is no
+// privilege to lose and only no_new_privs is set.
+func unprivilegeForkThread() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	// linux/securebits.h: NOROOT, NOROOT_LOCKED, NO_SETUID_FIXUP and its lock.
+	const secure = 1<<0 | 1<<1 | 1<<2 | 1<<3
+	if err := unix.Prctl(unix.PR_SET_SECUREBITS, secure, 0, 0, 0); err != nil {
+		if err == unix.EPERM {
+			return nil
+		}
+		return fmt.Errorf("securebits: %w", err)
+	}
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			if err == unix.EINVAL {
+				break // beyond the kernel's last capability
+			}
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	return nil
+}
+
+// warmDecoder decodes a small start message so that encoding/json has built
+// its decoders before the real one arrives (a fresh process pays for that
+// reflection once, which a prewarmed child should not do on the clock).
+func warmDecoder() {
+	var m message
+	_ = json.Unmarshal([]byte(`{"start":{"spec":{"dir":"/","paths":[{"path":"/","access":"read","optional":true}],"protected":["/x"],"hidden":["/y"],"env":["A=b"],"limits":{"timeout":1},"layers":{}},"invocation":{"argv":["x"]},"seccomp":"AAAA"}}`), &m)
 }
 
 // recvStart waits for the supervisor's start message.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
 // Landlock rights, grouped the way a Spec speaks about them.
@@ -70,20 +72,15 @@ func restrictLandlock(spec Spec, namespaces, privateNet bool, abi int) error {
 	if abi < 1 {
 		return fmt.Errorf("landlock is unavailable on this kernel: %w", ErrUnenforceable)
 	}
-	handled := handledFS(abi)
-	args := []any{handled}
+	attr := ll.RulesetAttr{HandledAccessFS: uint64(handledFS(abi))}
 	// TCP rules matter only on the host network: a private network
 	// namespace already has nothing but its own loopback, and a granted
 	// network is the host's, unrestricted.
 	if !spec.Network && !privateNet && abi >= 4 {
-		args = append(args, landlock.AccessNetSet(ll.AccessNetBindTCP|ll.AccessNetConnectTCP))
+		attr.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
 	}
 	if abi >= 6 {
-		args = append(args, landlock.ScopedSet(ll.ScopeSignal|ll.ScopeAbstractUnixSocket))
-	}
-	cfg, err := landlock.NewConfig(args...)
-	if err != nil {
-		return err
+		attr.Scoped = ll.ScopeSignal | ll.ScopeAbstractUnixSocket
 	}
 	// With a mount namespace, protected paths are read-only mounts and
 	// hidden ones are masked, so the grants need no carving.
@@ -91,12 +88,44 @@ func restrictLandlock(spec Spec, namespaces, privateNet bool, abi int) error {
 	if err != nil {
 		return err
 	}
-	rules := make([]landlock.Rule, 0, len(grants))
-	for _, g := range grants {
-		rules = append(rules, landlock.PathAccess(g.access&handled, g.path))
+	return enforce(attr, grants, abi)
+}
+
+// enforce builds the ruleset and applies it to every thread. no_new_privs is
+// already set on every thread (inherited from init, checked by the worker),
+// so one all-thread landlock_restrict_self is all that is left; go-landlock
+// would broadcast no_new_privs once more first.
+func enforce(attr ll.RulesetAttr, grants []grant, abi int) error {
+	fd, err := ll.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return fmt.Errorf("landlock_create_ruleset: %w", err)
 	}
-	if err := cfg.Restrict(rules...); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
+	defer unix.Close(fd)
+	handled := landlock.AccessFSSet(attr.HandledAccessFS)
+	for _, g := range grants {
+		acc := g.access & handled
+		if acc == 0 {
+			continue // the kernel refuses an empty rule
+		}
+		pfd, err := unix.Open(g.path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open %s for a rule: %w", g.path, err)
+		}
+		err = ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{AllowedAccess: uint64(acc), ParentFd: pfd}, 0)
+		unix.Close(pfd)
+		if err != nil {
+			return fmt.Errorf("landlock_add_rule %s (%v): %w", g.path, acc, err)
+		}
+	}
+	if abi >= 8 {
+		// The kernel synchronises every thread itself.
+		if err := ll.LandlockRestrictSelf(fd, ll.FlagRestrictSelfTSync); err != nil {
+			return fmt.Errorf("landlock_restrict_self: %w", err)
+		}
+		return nil
+	}
+	if _, _, e := psx.Syscall3(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); e != 0 {
+		return fmt.Errorf("landlock_restrict_self on every thread: %w", e)
 	}
 	return nil
 }

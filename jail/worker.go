@@ -9,10 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
-	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
 // workerMain applies every restriction to this process (all threads), then
@@ -27,6 +25,7 @@ func workerMain(tools map[string]ToolFunc) int {
 	// fork checks that init was still alive after setting it. Capabilities
 	// and exec are per thread: stay on this one.
 	runtime.LockOSThread()
+	warmDecoder()
 	m, err := ctl.recv()
 	if err != nil {
 		if errors.Is(err, errEOF) {
@@ -46,11 +45,8 @@ func workerMain(tools map[string]ToolFunc) int {
 	if err := applyRlimits(spec.Limits); err != nil {
 		return fail(stageErr(StageRlimit, err), exitSetupFailed)
 	}
-	if err := dropCapabilities(); err != nil {
+	if err := checkUnprivileged(); err != nil {
 		return fail(stageErr(StageCaps, err), exitSetupFailed)
-	}
-	if err := allThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1); err != nil {
-		return fail(stageErr(StageNoNewPriv, err), exitSetupFailed)
 	}
 	if !spec.Layers.NoLandlock {
 		if err := restrictLandlock(spec, st.Namespaces, st.PrivateNet, st.LandlockABI); err != nil {
@@ -171,48 +167,24 @@ func applyRlimits(l Limits) error {
 	return nil
 }
 
-// dropCapabilities leaves the worker with no privilege that can survive or
-// be regained across exec, on every thread:
-//   - securebits NOROOT and NO_SETUID_FIXUP, locked: uid 0 gains no
-//     capabilities at exec (together with no_new_privs, nothing does);
-//   - ambient, inheritable, permitted and effective sets emptied, so a Go
-//     tool running on any thread has no CAP_SYS_PTRACE, CAP_DAC_OVERRIDE…;
-//   - the bounding set emptied on the exec thread (it is per thread, and
-//     dropping it everywhere would cost one broadcast per capability).
-//
-// Without CAP_SETPCAP (an ordinary user outside a user namespace) there is
-// nothing to drop and the securebits/bounding steps are skipped.
-func dropCapabilities() error {
-	if err := allThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL); err != nil && err != unix.EINVAL {
-		return fmt.Errorf("clear ambient capabilities: %w", err)
-	}
-	// linux/securebits.h: NOROOT, NOROOT_LOCKED, NO_SETUID_FIXUP and its lock.
-	const secure = 1<<0 | 1<<1 | 1<<2 | 1<<3
-	havePCAP := allThreadsPrctl(unix.PR_SET_SECUREBITS, secure) == nil
-	if havePCAP {
-		for c := 0; c <= unix.CAP_LAST_CAP; c++ {
-			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-				if err == unix.EINVAL {
-					break // beyond the kernel's last capability
-				}
-				return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
-			}
-		}
+// checkUnprivileged fails closed unless the worker started as init set it
+// up: no_new_privs, and no capability held, inheritable or (for uid 0)
+// regainable. Threads are created from this one after exec, so what holds
+// here holds on every thread; the kernel tests read every thread's status.
+func checkUnprivileged() error {
+	nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+	if err != nil || nnp != 1 {
+		return fmt.Errorf("no_new_privs is not set (%v)", err)
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
-	_, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
-	if e != 0 {
-		return fmt.Errorf("capset to empty: %w", e)
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
 	}
-	return nil
-}
-
-// allThreadsPrctl runs prctl(option, arg) on every thread of the process.
-func allThreadsPrctl(option int, arg uintptr) error {
-	_, _, e := psx.Syscall6(unix.SYS_PRCTL, uintptr(option), arg, 0, 0, 0, 0)
-	if e != 0 {
-		return e
+	for _, d := range data {
+		if d.Effective|d.Permitted|d.Inheritable != 0 {
+			return fmt.Errorf("the worker holds capabilities (effective %#x, permitted %#x, inheritable %#x)", d.Effective, d.Permitted, d.Inheritable)
+		}
 	}
 	return nil
 }

@@ -21,15 +21,14 @@ type child struct {
 }
 
 // acquire returns a child for a call with the given clone flags: the warm
-// one when there is one, else a fresh one. With Prewarm it starts the next
-// warm child in the background.
+// one when there is one, else a fresh one. The caller refills the pool
+// after its call, so the next child's start-up does not compete with it.
 func (s *Supervisor) acquire(flags uintptr, lim jail.Limits) (*child, error) {
 	if s.prewarm {
 		s.mu.Lock()
 		c := s.warm[flags]
 		delete(s.warm, flags)
 		s.mu.Unlock()
-		go s.refill(flags)
 		if c != nil {
 			if err := c.cg.setLimits(lim.Processes, lim.Memory*2); err == nil {
 				return c, nil
@@ -42,6 +41,9 @@ func (s *Supervisor) acquire(flags uintptr, lim jail.Limits) (*child, error) {
 
 // refill starts a warm child for flags unless one is there already.
 func (s *Supervisor) refill(flags uintptr) {
+	if !s.prewarm {
+		return
+	}
 	c, err := s.startChild(flags, jail.DefaultLimits())
 	if err != nil {
 		s.log.Debug("prewarm a jail child", "err", err)
