@@ -24,7 +24,7 @@ import (
 // The test binary is also the jail child: the supervisor re-executes it.
 func TestMain(m *testing.M) {
 	if jail.IsChild() {
-		jail.ChildMain(map[string]jail.ToolFunc{"threads": threadsTool})
+		jail.ChildMain(map[string]jail.ToolFunc{"threads": threadsTool, "hang": hangTool})
 	}
 	os.Exit(m.Run())
 }
@@ -98,6 +98,12 @@ func threadsTool(_ context.Context, args json.RawMessage) (json.RawMessage, erro
 	close(release)
 	wg.Wait()
 	return json.Marshal(rep)
+}
+
+// hangTool never returns on its own.
+func hangTool(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
 }
 
 type env struct {
@@ -430,5 +436,50 @@ func TestOutputCap(t *testing.T) {
 	res = e.sh(t, spec, "echo short")
 	if res.StdoutTruncated || string(res.Stdout) != "short\n" {
 		t.Fatalf("control: %+v", res)
+	}
+}
+
+func TestCrashedInitIsAnErrorNotAHang(t *testing.T) {
+	e := newEnv(t)
+	spec := e.spec(t, nil)
+	spec.Limits.Timeout = time.Minute
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.sup.Run(context.Background(), spec, jail.Invocation{Tool: "hang"}, supervisor.IO{})
+		done <- err
+	}()
+	// Find this call's init (a child of ours running the jail entry) and
+	// kill it, as a crash would.
+	var initPID int
+	deadline := time.Now().Add(10 * time.Second)
+	for initPID == 0 && time.Now().Before(deadline) {
+		entries, _ := os.ReadDir("/proc")
+		for _, en := range entries {
+			b, err := os.ReadFile(filepath.Join("/proc", en.Name(), "stat"))
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+			cmd, _ := os.ReadFile(filepath.Join("/proc", en.Name(), "cmdline"))
+			if len(f) > 1 && f[1] == fmt.Sprint(os.Getpid()) && strings.HasPrefix(string(cmd), "brig-jail-init") {
+				fmt.Sscan(en.Name(), &initPID)
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if initPID == 0 {
+		t.Fatal("control: the call's init process was not found")
+	}
+	if err := syscall.Kill(initPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var se *jail.StageError
+		if !errors.As(err, &se) || se.Stage != jail.StageProtocol {
+			t.Fatalf("want a protocol StageError saying init died, got %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Run hung after its init process crashed")
 	}
 }

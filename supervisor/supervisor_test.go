@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,3 +164,29 @@ func BenchmarkRunCold(b *testing.B) { benchRun(b, Options{}) }
 
 // BenchmarkRunPrewarmed is the agent's case: a child is waiting.
 func BenchmarkRunPrewarmed(b *testing.B) { benchRun(b, Options{Prewarm: true}) }
+
+func TestPlanFailsClosed(t *testing.T) {
+	spec := jail.Spec{Dir: "/"}
+	for _, tc := range []struct {
+		name   string
+		abi    int
+		userNS bool
+		spec   jail.Spec
+		refuse bool
+	}{
+		{"no Landlock", 0, true, spec, true},
+		{"no namespaces and no scoping", 5, false, spec, true},
+		{"private /tmp without namespaces", 7, false, jail.Spec{Dir: "/", PrivateTmp: true}, true},
+		{"Landlock 6 without namespaces", 6, false, spec, false},
+		{"namespaces with old Landlock", 1, true, spec, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Supervisor{landlockABI: tc.abi, userNS: tc.userNS, filters: map[jail.FilterOptions][]byte{}}
+			tc.spec.Layers.NoSeccomp = true // the filter is not what is tested here
+			_, err := s.plan(tc.spec)
+			if refused := errors.Is(err, jail.ErrUnenforceable); refused != tc.refuse {
+				t.Fatalf("refused=%v (%v), want %v", refused, err, tc.refuse)
+			}
+		})
+	}
+}
