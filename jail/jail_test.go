@@ -483,3 +483,36 @@ func TestCrashedInitIsAnErrorNotAHang(t *testing.T) {
 		t.Fatal("Run hung after its init process crashed")
 	}
 }
+
+func TestSupervisorIsNotDumpable(t *testing.T) {
+	newEnv(t) // supervisor.New marks the process
+	v, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
+	if err != nil || v != 0 {
+		t.Fatalf("PR_GET_DUMPABLE = %d, %v; want 0", v, err)
+	}
+}
+
+func TestPrivateTmpIsPerCall(t *testing.T) {
+	e := newEnv(t)
+	if !e.sup.Namespaces() {
+		t.Skip("no user namespaces: /tmp is a per-call TMPDIR instead")
+	}
+	spec := e.spec(t, nil)
+	name := fmt.Sprintf("brig-private-tmp-%d", time.Now().UnixNano())
+	res := e.sh(t, spec, "f=$(mktemp /tmp/x.XXXXXX) && echo data > $f && echo secret > /tmp/"+name+" && cat /tmp/"+name+" && echo shm > /dev/shm/"+name)
+	if res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "secret") {
+		t.Fatalf("control: mktemp and writing /tmp inside the call failed: %+v %s", res, res.Stderr)
+	}
+	if _, err := os.Stat("/tmp/" + name); err == nil {
+		os.Remove("/tmp/" + name)
+		t.Fatal("a file written to the call's /tmp appeared in the host's /tmp")
+	}
+	if _, err := os.Stat("/dev/shm/" + name); err == nil {
+		os.Remove("/dev/shm/" + name)
+		t.Fatal("a file written to the call's /dev/shm appeared in the host's")
+	}
+	res = e.sh(t, spec, "cat /tmp/"+name+" /dev/shm/"+name+" 2>&1; ls /tmp")
+	if strings.Contains(string(res.Stdout), "secret") || strings.Contains(string(res.Stdout), "shm\n") {
+		t.Fatalf("the next call saw the previous call's /tmp: %q", res.Stdout)
+	}
+}

@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"brig/jail"
 )
 
 // sandboxFixture is a workspace (a git repository) and a fake home.
@@ -167,5 +170,49 @@ func TestSandboxUnknownFlag(t *testing.T) {
 	code := run(context.Background(), []string{"sandbox", "--no-such-flag", "--", "true"})
 	if code == 0 {
 		t.Fatal("an unknown flag was accepted")
+	}
+}
+
+func TestSandboxUnsafeRunsWithoutJailAndSaysSo(t *testing.T) {
+	o, out, errb := sandboxFixture(t)
+	o.Unsafe = true
+	secret := filepath.Join(o.Home, "secret")
+	if err := os.WriteFile(secret, []byte("readable"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.Argv = []string{"cat", secret}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	if !strings.Contains(errb.String(), "WITHOUT the jail") {
+		t.Fatalf("no loud warning: %q", errb)
+	}
+	if out.String() != "readable" {
+		t.Fatalf("unsafe mode did not run the command: %q", out)
+	}
+	// Control: the same read inside the jail is refused.
+	o.Unsafe = false
+	out.Reset()
+	if code := exitCode(t, runSandbox(context.Background(), o)); code == 0 || out.Len() != 0 {
+		t.Fatalf("the jail let the command read the home directory: exit %d, %q", code, out)
+	}
+}
+
+func TestSandboxOutcomeMapsFailures(t *testing.T) {
+	o, _, errb := sandboxFixture(t)
+	err := sandboxOutcome(o, jail.Result{}, fmt.Errorf("%w: Landlock is not available", jail.ErrUnenforceable))
+	if code := exitCode(t, err); code != exitUnenforceable || !strings.Contains(errb.String(), "brig doctor") || !strings.Contains(errb.String(), "--unsafe-no-sandbox") {
+		t.Fatalf("unenforceable: exit %d, %q", code, errb)
+	}
+	errb.Reset()
+	err = sandboxOutcome(o, jail.Result{}, &jail.StageError{Stage: jail.StageLandlock, Msg: "boom"})
+	if code := exitCode(t, err); code != exitCannotRun || !strings.Contains(errb.String(), "landlock") {
+		t.Fatalf("stage error: exit %d, %q", code, errb)
+	}
+	if code := exitCode(t, sandboxOutcome(o, jail.Result{TimedOut: true}, nil)); code != exitTimedOut {
+		t.Fatalf("timeout: exit %d", code)
+	}
+	if code := exitCode(t, sandboxOutcome(o, jail.Result{ExitCode: 137, Signal: "SIGKILL"}, nil)); code != 137 {
+		t.Fatalf("signal: exit %d", code)
 	}
 }
