@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -514,5 +515,60 @@ func TestPrivateTmpIsPerCall(t *testing.T) {
 	res = e.sh(t, spec, "cat /tmp/"+name+" /dev/shm/"+name+" 2>&1; ls /tmp")
 	if strings.Contains(string(res.Stdout), "secret") || strings.Contains(string(res.Stdout), "shm\n") {
 		t.Fatalf("the next call saw the previous call's /tmp: %q", res.Stdout)
+	}
+}
+
+func TestReplacedProtectedSymlinkIsRestored(t *testing.T) {
+	e := newEnv(t)
+	for _, d := range []string{".git", "githooks", "plain-target"} {
+		if err := os.MkdirAll(filepath.Join(e.ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hooks := filepath.Join(e.ws, ".git", "hooks")
+	if err := os.Symlink("../githooks", hooks); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(e.ws, "plain")
+	if err := os.Symlink("plain-target", plain); err != nil {
+		t.Fatal(err)
+	}
+	spec := e.spec(t, nil)
+	res := e.sh(t, spec, "rm .git/hooks && mkdir .git/hooks && echo planted > .git/hooks/pre-commit; echo via-link > .git/hooks/../githooks/post-checkout; rm plain && mkdir plain && echo kept > plain/f")
+	if target, err := os.Readlink(hooks); err != nil || target != "../githooks" {
+		t.Fatalf(".git/hooks is no longer the original symlink: %q %v (stderr %s)", target, err, res.Stderr)
+	}
+	for _, p := range []string{filepath.Join(e.ws, "githooks", "pre-commit"), filepath.Join(e.ws, "githooks", "post-checkout")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("a hook was planted at %s", p)
+		}
+	}
+	if !slices.Contains(res.Violations, hooks) {
+		t.Errorf("the replacement was not reported: %v", res.Violations)
+	}
+	// Control: the same replacement of an unprotected symlink stands.
+	if b, err := os.ReadFile(filepath.Join(plain, "f")); err != nil || string(b) != "kept\n" {
+		t.Fatalf("control: replacing an ordinary symlink did not work: %q %v", b, err)
+	}
+}
+
+func TestDanglingProtectedSymlinkTargetCannotBeCreated(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(filepath.Join(e.ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../missing-hooks", filepath.Join(e.ws, ".git", "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	res := e.sh(t, e.spec(t, nil), "mkdir missing-hooks && echo planted > missing-hooks/pre-commit && mkdir other && echo ok > other/f")
+	if _, err := os.Stat(filepath.Join(e.ws, "missing-hooks", "pre-commit")); err == nil {
+		t.Fatalf("a hook was planted through a dangling .git/hooks symlink (stderr %s)", res.Stderr)
+	}
+	if !slices.Contains(res.Violations, filepath.Join(e.ws, "missing-hooks")) {
+		t.Errorf("not reported: %v", res.Violations)
+	}
+	// Control: an ordinary new directory made by the same call stays.
+	if _, err := os.Stat(filepath.Join(e.ws, "other", "f")); err != nil {
+		t.Fatalf("control: %v", err)
 	}
 }

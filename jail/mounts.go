@@ -167,10 +167,22 @@ func mkMountPoint(path string, dir bool) error {
 func protect(spec Spec) error {
 	var pins, ro []string
 	for _, p := range spec.Protected {
-		if _, err := os.Lstat(p); err != nil {
+		fi, err := os.Lstat(p)
+		if err != nil {
 			continue // missing: the supervisor checks after the call
 		}
-		ro = append(ro, p)
+		if fi.Mode()&os.ModeSymlink != 0 {
+			// A mount cannot sit on a symlink: protect what it points to
+			// (what a later git would run). The link itself is checked
+			// and restored by the supervisor after the call.
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				continue // dangling: its target counts as missing
+			}
+			ro = append(ro, target)
+		} else {
+			ro = append(ro, p)
+		}
 		root := protectionRoot(p, spec)
 		for d := filepath.Dir(p); d != root && within(d, root); d = filepath.Dir(d) {
 			pins = append(pins, d)

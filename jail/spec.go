@@ -161,8 +161,9 @@ type Result struct {
 	Stderr          []byte `json:"-"`
 	StdoutTruncated bool   `json:"stdout_truncated,omitempty"`
 	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
-	// Violations lists protected paths the call created and that were
-	// removed afterwards (see the README's security model).
+	// Violations lists protected paths the call created or replaced; the
+	// supervisor undid each after the call (see the README's security
+	// model).
 	Violations []string      `json:"violations,omitempty"`
 	Duration   time.Duration `json:"duration"`
 }

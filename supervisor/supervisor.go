@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -131,7 +132,7 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	if err != nil {
 		return jail.Result{}, err
 	}
-	missing := missingProtected(spec.Protected)
+	before := snapshotProtected(spec.Protected)
 	if !plan.opts.Namespaces && spec.Limits.Processes > 0 {
 		// Without a user namespace RLIMIT_NPROC counts every process of
 		// the user, not just the call's: allow the call its own budget on
@@ -189,7 +190,7 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		res.TimedOut = true
 		res.Canceled = false
 	}
-	res.Violations = s.sweep(missing)
+	res.Violations = s.sweep(before)
 	return res, runErr
 }
 
@@ -287,32 +288,72 @@ func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv
 	}
 }
 
-// missingProtected lists the protected paths that do not exist before a call.
-func missingProtected(paths []string) []string {
-	var out []string
+// protectedState is what a protected path was before a call: absent, or a
+// symlink to link. Other existing protected paths are read-only mount points
+// (or carved out of the grant) and cannot be replaced, so they need no record.
+type protectedState struct {
+	missing bool
+	link    string
+}
+
+// snapshotProtected records the protected paths that a call could still
+// create or replace: the missing ones, and symlinks (the read-only bind
+// lands on the target; the link itself sits in a writable directory).
+func snapshotProtected(paths []string) map[string]protectedState {
+	out := map[string]protectedState{}
 	for _, p := range paths {
-		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
-			out = append(out, p)
+		fi, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			out[p] = protectedState{missing: true}
+		case err == nil && fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				continue
+			}
+			out[p] = protectedState{link: target}
+			// A dangling link's target is a protected path that does not
+			// exist yet: the call must not create it either.
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(p), target)
+			}
+			if _, err := os.Stat(target); errors.Is(err, os.ErrNotExist) {
+				out[filepath.Clean(target)] = protectedState{missing: true}
+			}
 		}
 	}
 	return out
 }
 
-// sweep removes protected paths that a call created. Every process of the
-// call is dead by now, so nothing races with this. Without a mount namespace
-// the Landlock composition already refuses the creation and this finds
-// nothing.
-func (s *Supervisor) sweep(missing []string) []string {
+// sweep undoes what a call did to protected paths it could reach: a path it
+// created is moved out of the workspace, a symlink it replaced is put back.
+// Every process of the call is dead by now, so nothing races with this.
+func (s *Supervisor) sweep(before map[string]protectedState) []string {
 	var found []string
-	for _, p := range missing {
-		if _, err := os.Lstat(p); err != nil {
-			continue
+	for p, st := range before {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue // absent: nothing was created
+		}
+		if !st.missing {
+			if fi.Mode()&os.ModeSymlink != 0 {
+				if target, err := os.Readlink(p); err == nil && target == st.link {
+					continue // unchanged
+				}
+			}
 		}
 		found = append(found, p)
 		if err := s.quarantinePath(p); err != nil {
 			s.log.Error("could not remove a protected path the call created", "path", p, "err", err)
+			continue
+		}
+		if !st.missing {
+			if err := os.Symlink(st.link, p); err != nil {
+				s.log.Error("could not restore a protected symlink", "path", p, "target", st.link, "err", err)
+			}
 		}
 	}
+	slices.Sort(found)
 	return found
 }
 
