@@ -169,6 +169,17 @@ func unprivilegeForkThread() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
+	// Empty the inheritable set (the supervisor raised it to pass init its
+	// ambient capabilities); effective and permitted stay for init's mounts.
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("clear inheritable capabilities: %w", err)
+	}
 	// linux/securebits.h: NOROOT, NOROOT_LOCKED, NO_SETUID_FIXUP and its lock.
 	const secure = 1<<0 | 1<<1 | 1<<2 | 1<<3
 	if err := unix.Prctl(unix.PR_SET_SECUREBITS, secure, 0, 0, 0); err != nil {

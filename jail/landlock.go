@@ -1,7 +1,6 @@
 package jail
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -161,8 +160,8 @@ func composeGrants(spec Spec, carve bool) ([]grant, error) {
 	for _, r := range spec.Paths {
 		fi, err := os.Stat(r.Path)
 		if err != nil {
-			if r.Optional && errors.Is(err, os.ErrNotExist) {
-				continue
+			if r.Optional {
+				continue // missing, or not ours to see (another user's toolchain on PATH)
 			}
 			return nil, fmt.Errorf("grant %s %s: %w", r.Access, r.Path, err)
 		}

@@ -50,18 +50,17 @@ func hide(paths []string) error {
 	if len(files) == 0 {
 		return nil
 	}
-	// One empty file on a scratch tmpfs serves as the mask for every file;
-	// the scratch mount is detached afterwards and the binds keep it alive.
-	scratch, err := os.MkdirTemp("/dev", ".brig-mask-")
-	if err != nil {
-		return fmt.Errorf("mask scratch directory: %w", err)
-	}
-	defer os.Remove(scratch)
+	// One empty file on a scratch tmpfs serves as the mask for every file.
+	// The scratch tmpfs sits over /tmp for a moment (any directory would
+	// do, and /tmp exists everywhere; an ordinary user's namespace cannot
+	// create directories in /dev) and is detached afterwards: the binds
+	// keep the mask file alive.
+	const scratch = "/tmp"
 	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=700,size=4k"); err != nil {
 		return fmt.Errorf("mask scratch tmpfs: %w", err)
 	}
 	defer unix.Unmount(scratch, unix.MNT_DETACH)
-	mask := filepath.Join(scratch, "mask")
+	mask := filepath.Join(scratch, ".brig-mask")
 	if err := os.WriteFile(mask, nil, 0); err != nil {
 		return fmt.Errorf("mask file: %w", err)
 	}

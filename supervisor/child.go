@@ -110,8 +110,17 @@ func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) 
 		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
+		// An ordinary user keeps its uid inside the namespace, so exec would
+		// drop the capabilities init needs over its own namespaces: mounts,
+		// bringing up loopback, securebits. Ambient capabilities carry them
+		// across; init clears them before forking the worker.
+		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
 	}
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if flags&unix.CLONE_NEWUSER != 0 {
+		start = func() error { return s.startInUserNS(cmd) }
+	}
+	if err := start(); err != nil {
 		parentEnd.Close()
 		cg.remove()
 		outR.Close()

@@ -55,6 +55,7 @@ type Supervisor struct {
 	userNS      bool
 
 	prewarm bool
+	dumpMu  sync.Mutex // serialises the dumpable window of startInUserNS
 
 	mu      sync.Mutex
 	filters map[jail.FilterOptions][]byte
@@ -88,7 +89,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 	if s.grace == 0 {
 		s.grace = 3 * time.Second
 	}
-	s.userNS = probeUserNS(ctx)
+	s.userNS = s.probeUserNS(ctx)
 	return s, nil
 }
 
@@ -369,9 +370,35 @@ func (s *Supervisor) quarantinePath(p string) error {
 	return os.RemoveAll(p)
 }
 
+// startInUserNS starts cmd, whose SysProcAttr asks for a new user namespace.
+//
+// Go writes the child's uid_map and gid_map from this process between clone
+// and exec. A child of a non-dumpable process is non-dumpable too, which
+// makes its /proc files root's: an ordinary user could then not write the
+// maps, and every call would silently lose its namespaces. So for the few
+// microseconds of the clone the supervisor is dumpable again. That exposes
+// nothing to a jail (seccomp and Landlock refuse ptrace, and the call's
+// processes cannot see this one); only other, unjailed processes of the same
+// user could attach then, and those can read the user's keys directly.
+func (s *Supervisor) startInUserNS(cmd *exec.Cmd) error {
+	if os.Geteuid() == 0 {
+		return cmd.Start() // root may write any process's maps
+	}
+	s.dumpMu.Lock()
+	defer s.dumpMu.Unlock()
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("PR_SET_DUMPABLE: %w", err)
+	}
+	err := cmd.Start()
+	if derr := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); derr != nil && err == nil {
+		err = fmt.Errorf("PR_SET_DUMPABLE: %w", derr)
+	}
+	return err
+}
+
 // probeUserNS reports whether an unprivileged user namespace with mount, PID
 // and network namespaces can be created here.
-func probeUserNS(ctx context.Context) bool {
+func (s *Supervisor) probeUserNS(ctx context.Context) bool {
 	truePath, err := exec.LookPath("true")
 	if err != nil {
 		return false
@@ -384,7 +411,11 @@ func probeUserNS(ctx context.Context) bool {
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		GidMappingsEnableSetgroups: false,
 	}
-	return cmd.Run() == nil
+	if err := s.startInUserNS(cmd); err != nil {
+		s.log.Debug("user namespaces unavailable", "err", err)
+		return false
+	}
+	return cmd.Wait() == nil
 }
 
 // userProcesses counts the processes whose real uid is uid.
