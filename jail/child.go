@@ -56,13 +56,6 @@ func initMain() int {
 		return exitSetupFailed
 	}
 
-	// Join the call's cgroups (a root supervisor bounds the process count
-	// this way) before anything is forked.
-	for _, procs := range os.Args[2:] {
-		if err := os.WriteFile(procs, []byte("0"), 0); err != nil {
-			return fail(stageErr(StageRlimit, fmt.Errorf("join cgroup %s: %w", procs, err)))
-		}
-	}
 	pidNS := unix.Getpid() == 1
 	if pidNS {
 		if err := enterPIDNamespace(); err != nil {

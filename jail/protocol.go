@@ -24,9 +24,8 @@ const (
 )
 
 // InitArgs returns the arguments (after argv[0]) that make the brig binary
-// start as a jail init process. cgroupProcs are cgroup.procs files init
-// joins before it starts anything.
-func InitArgs(cgroupProcs ...string) []string { return append([]string{initArg}, cgroupProcs...) }
+// start as a jail init process.
+func InitArgs() []string { return []string{initArg} }
 
 // message is one packet of the fd-3 protocol. Exactly one field is set.
 type message struct {
@@ -48,8 +47,12 @@ type startMsg struct {
 	Namespaces bool `json:"namespaces,omitempty"`
 	// PrivateNet tells init the network namespace is private (bring up lo).
 	PrivateNet bool `json:"private_net,omitempty"`
-	// ScopeABI is the Landlock ABI the supervisor found (scoping needs 6).
+	// LandlockABI is the Landlock ABI the supervisor found.
 	LandlockABI int `json:"landlock_abi"`
+	// Cgroups are cgroup.procs files the worker joins before it runs
+	// anything (a root call's process bound). init stays outside them,
+	// so it can always start the threads it needs to clean up.
+	Cgroups []string `json:"cgroups,omitempty"`
 }
 
 type toolOutput struct {

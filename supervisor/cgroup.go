@@ -21,6 +21,26 @@ type callCgroup struct {
 
 var cgroupSeq atomic.Uint64
 
+// removeStaleCgroups deletes empty call cgroups left by supervisors that
+// died (their pid is in the name). Non-empty ones stay: rmdir refuses them.
+func removeStaleCgroups() {
+	for _, parent := range []string{"/sys/fs/cgroup/pids/brig", "/sys/fs/cgroup/memory/brig", "/sys/fs/cgroup/brig"} {
+		entries, err := os.ReadDir(parent)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			var pid int
+			if _, err := fmt.Sscanf(e.Name(), "call-%d-", &pid); err != nil || pid == os.Getpid() {
+				continue
+			}
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, os.ErrNotExist) {
+				_ = os.Remove(filepath.Join(parent, e.Name()))
+			}
+		}
+	}
+}
+
 // newCallCgroup creates the call's cgroup under brig's own parent cgroup.
 // It returns nil (no error) when the process is not root or the pids
 // controller is not mounted where brig can write.

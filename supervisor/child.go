@@ -91,13 +91,9 @@ func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) 
 		return nil, err
 	}
 	defer childEnd.Close()
-	var procs []string
-	if cg != nil {
-		procs = cg.procs
-	}
 	cmd := &exec.Cmd{
 		Path:        s.exe,
-		Args:        append([]string{"brig-jail-init"}, jail.InitArgs(procs...)...),
+		Args:        append([]string{"brig-jail-init"}, jail.InitArgs()...),
 		Env:         []string{},
 		Dir:         "/",
 		Stdout:      outW,
@@ -130,11 +126,10 @@ func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) 
 	return &child{cmd: cmd, parent: jail.NewParent(parentEnd), cg: cg, outR: outR, errR: errR}, nil
 }
 
-// wait reaps init and removes the call's cgroup.
+// wait reaps init.
 func (c *child) wait() {
 	_ = c.cmd.Wait()
 	c.parent.Close()
-	c.cg.remove()
 }
 
 // discard ends an unused child: closing the socket tells init to kill its

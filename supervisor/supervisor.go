@@ -90,6 +90,9 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		s.grace = 3 * time.Second
 	}
 	s.userNS = s.probeUserNS(ctx)
+	if os.Geteuid() == 0 {
+		removeStaleCgroups()
+	}
 	return s, nil
 }
 
@@ -134,10 +137,11 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		return jail.Result{}, err
 	}
 	before := snapshotProtected(spec.Protected)
-	if !plan.opts.Namespaces && spec.Limits.Processes > 0 {
+	if !plan.opts.Namespaces && spec.Limits.Processes > 0 && os.Geteuid() != 0 {
 		// Without a user namespace RLIMIT_NPROC counts every process of
 		// the user, not just the call's: allow the call its own budget on
-		// top of what the user already runs.
+		// top of what the user already runs. (Root is bounded by the
+		// call's own cgroup instead, which counts only the call.)
 		spec.Limits.Processes += userProcesses(os.Getuid())
 	}
 
@@ -170,6 +174,8 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		// (and the namespace teardown) need not delay the caller.
 		go c.wait()
 	}
+	// The worker's tree is gone either way (init is not in the cgroup).
+	c.cg.remove()
 	// The tree is dead, so the pipes reach EOF; bound the wait anyway so a
 	// bug can never hang the caller.
 	drained := make(chan struct{})
@@ -253,7 +259,11 @@ func (s *Supervisor) filter(opts jail.FilterOptions) ([]byte, error) {
 
 // converse sends the call and waits for its end, cancelling on ctx.
 func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv jail.Invocation, p plan) (jail.Result, error) {
-	if err := c.parent.Start(spec, inv, p.opts); err != nil {
+	opts := p.opts
+	if c.cg != nil {
+		opts.Cgroups = c.cg.procs
+	}
+	if err := c.parent.Start(spec, inv, opts); err != nil {
 		_ = c.cmd.Process.Kill()
 		return jail.Result{}, &jail.StageError{Stage: jail.StageProtocol, Msg: fmt.Sprintf("send the spec to init: %v", err)}
 	}
