@@ -572,3 +572,40 @@ func TestDanglingProtectedSymlinkTargetCannotBeCreated(t *testing.T) {
 		t.Fatalf("control: %v", err)
 	}
 }
+
+func TestSweepDoesNotFollowAPlantedSymlink(t *testing.T) {
+	e := newEnv(t)
+	// The call may write the fake home; brig's state directory in it does
+	// not exist yet (so the supervisor sweeps it after the call).
+	state := filepath.Join(e.home, ".local", "state", "brig")
+	other := filepath.Join(e.outside, "other")
+	keep := filepath.Join(other, "brig", "keep.txt")
+	if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keep, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(state), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := e.spec(t, func(p *supervisor.Profile) {
+		p.Write = []string{e.home}
+		p.BrigDirs = []string{state}
+	})
+	res := e.sh(t, spec, "rm -rf "+filepath.Dir(state)+" && ln -s "+other+" "+filepath.Dir(state))
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("the sweep deleted a file outside every grant through a planted symlink: %v (violations %v)", err, res.Violations)
+	}
+	// Control: creating the protected directory plainly is undone.
+	if err := os.Remove(filepath.Dir(state)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(state), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res = e.sh(t, spec, "mkdir -p "+state+" && echo planted > "+filepath.Join(state, "x"))
+	if _, err := os.Stat(state); err == nil || !slices.Contains(res.Violations, state) {
+		t.Fatalf("control: the created protected directory was not swept (violations %v)", res.Violations)
+	}
+}

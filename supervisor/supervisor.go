@@ -47,12 +47,12 @@ type Options struct {
 
 // Supervisor runs jailed calls. It is safe for concurrent use.
 type Supervisor struct {
-	exe         string
-	quarantine  string
-	log         *slog.Logger
-	grace       time.Duration
-	landlockABI int
-	userNS      bool
+	exe           string
+	quarantineDir string
+	log           *slog.Logger
+	grace         time.Duration
+	landlockABI   int
+	userNS        bool
 
 	prewarm bool
 	dumpMu  sync.Mutex // serialises the dumpable window of startInUserNS
@@ -71,14 +71,14 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		return nil, fmt.Errorf("mark the supervisor non-dumpable: %w", err)
 	}
 	s := &Supervisor{
-		exe:         o.Executable,
-		quarantine:  o.QuarantineDir,
-		log:         o.Logger,
-		grace:       o.KillGrace,
-		landlockABI: jail.LandlockABI(),
-		filters:     map[jail.FilterOptions][]byte{},
-		warm:        map[uintptr]*child{},
-		prewarm:     o.Prewarm,
+		exe:           o.Executable,
+		quarantineDir: o.QuarantineDir,
+		log:           o.Logger,
+		grace:         o.KillGrace,
+		landlockABI:   jail.LandlockABI(),
+		filters:       map[jail.FilterOptions][]byte{},
+		warm:          map[uintptr]*child{},
+		prewarm:       o.Prewarm,
 	}
 	if s.exe == "" {
 		s.exe = "/proc/self/exe"
@@ -338,46 +338,88 @@ func snapshotProtected(paths []string) map[string]protectedState {
 
 // sweep undoes what a call did to protected paths it could reach: a path it
 // created is moved out of the workspace, a symlink it replaced is put back.
-// Every process of the call is dead by now, so nothing races with this.
+// Every process of the call is dead by now, so nothing races with this; but
+// the call may have replaced a directory on the way by a symlink, so every
+// step happens inside the path's parent opened without following symlinks.
 func (s *Supervisor) sweep(before map[string]protectedState) []string {
 	var found []string
 	for p, st := range before {
-		fi, err := os.Lstat(p)
+		dir, err := openNoSymlinks(filepath.Dir(p))
 		if err != nil {
-			continue // absent: nothing was created
-		}
-		if !st.missing {
-			if fi.Mode()&os.ModeSymlink != 0 {
-				if target, err := os.Readlink(p); err == nil && target == st.link {
-					continue // unchanged
-				}
+			if !errors.Is(err, os.ErrNotExist) {
+				// A directory on the way became a symlink: the call did
+				// that, and nothing is touched through it.
+				found = append(found, p)
+				s.log.Warn("a protected path's directory was replaced by a symlink; left alone", "path", p, "err", err)
 			}
-		}
-		found = append(found, p)
-		if err := s.quarantinePath(p); err != nil {
-			s.log.Error("could not remove a protected path the call created", "path", p, "err", err)
 			continue
 		}
-		if !st.missing {
-			if err := os.Symlink(st.link, p); err != nil {
-				s.log.Error("could not restore a protected symlink", "path", p, "target", st.link, "err", err)
-			}
+		if v := s.sweepOne(dir, p, st); v {
+			found = append(found, p)
 		}
+		dir.Close()
 	}
 	slices.Sort(found)
 	return found
 }
 
-func (s *Supervisor) quarantinePath(p string) error {
-	if s.quarantine != "" {
-		dir := filepath.Join(s.quarantine, time.Now().UTC().Format("20060102T150405.000000000"))
-		if err := os.MkdirAll(dir, 0o700); err == nil {
-			if err := os.Rename(p, filepath.Join(dir, filepath.Base(p))); err == nil {
-				return nil
+// sweepOne checks one protected path inside its parent directory and undoes
+// a change. It reports whether there was one.
+func (s *Supervisor) sweepOne(dir *os.Root, p string, st protectedState) bool {
+	base := filepath.Base(p)
+	fi, err := dir.Lstat(base)
+	if err != nil {
+		return false // absent: nothing was created
+	}
+	if !st.missing && fi.Mode()&os.ModeSymlink != 0 {
+		if target, err := dir.Readlink(base); err == nil && target == st.link {
+			return false // unchanged
+		}
+	}
+	if err := s.quarantine(dir, base); err != nil {
+		s.log.Error("could not remove a protected path the call created", "path", p, "err", err)
+		return true
+	}
+	if !st.missing {
+		if err := dir.Symlink(st.link, base); err != nil {
+			s.log.Error("could not restore a protected symlink", "path", p, "target", st.link, "err", err)
+		}
+	}
+	return true
+}
+
+// quarantine moves dir/base under the quarantine directory, or deletes it
+// when that is not possible (another filesystem, no quarantine set).
+func (s *Supervisor) quarantine(dir *os.Root, base string) error {
+	if s.quarantineDir != "" {
+		q := filepath.Join(s.quarantineDir, time.Now().UTC().Format("20060102T150405.000000000"))
+		if err := os.MkdirAll(q, 0o700); err == nil {
+			// Renaming through /proc/self/fd keeps the source inside the
+			// directory that was opened without symlinks.
+			if f, err := dir.Open("."); err == nil {
+				err = os.Rename(fmt.Sprintf("/proc/self/fd/%d/%s", f.Fd(), base), filepath.Join(q, base))
+				f.Close()
+				if err == nil {
+					return nil
+				}
 			}
 		}
 	}
-	return os.RemoveAll(p)
+	return dir.RemoveAll(base)
+}
+
+// openNoSymlinks opens a directory as an os.Root, refusing any symlink on
+// the way (openat2 RESOLVE_NO_SYMLINKS).
+func openNoSymlinks(path string) (*os.Root, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS,
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "openat2", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	return os.OpenRoot(fmt.Sprintf("/proc/self/fd/%d", fd))
 }
 
 // startInUserNS starts cmd, whose SysProcAttr asks for a new user namespace.
