@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -113,6 +114,15 @@ func initMain() int {
 			return 0 // a warm child that was never used
 		}
 		return fail(stageErr(StageProtocol, err))
+	}
+	// Move the worker (not init, which must always be able to start the
+	// threads it needs to clean up) into the call's cgroups. The worker is
+	// waiting for its spec and has forked nothing yet.
+	for _, procs := range start.Cgroups {
+		if err := os.WriteFile(procs, []byte(strconv.Itoa(worker)), 0); err != nil {
+			killTree()
+			return fail(stageErr(StageRlimit, fmt.Errorf("move the worker into cgroup %s: %w", procs, err)))
+		}
 	}
 	if !pidNS && !scoped {
 		killTree()

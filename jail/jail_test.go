@@ -609,3 +609,31 @@ func TestSweepDoesNotFollowAPlantedSymlink(t *testing.T) {
 		t.Fatalf("control: the created protected directory was not swept (violations %v)", res.Violations)
 	}
 }
+
+func TestNoSetIDBitsAndNoReachIntoOtherProcesses(t *testing.T) {
+	e := newEnv(t)
+	spec := e.spec(t, nil)
+	res := e.sh(t, spec, `touch f g; chmod 755 f && echo chmod-ok
+chmod u+s f 2>/dev/null || echo chmod-suid-refused
+chmod g+s g 2>/dev/null || echo chmod-sgid-refused
+python3 - <<'PY'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+try:
+    os.open("h", os.O_CREAT | os.O_WRONLY, 0o4755)
+    print("open-suid-allowed")
+except PermissionError:
+    print("open-suid-refused")
+r = libc.syscall(452, -100, b"f", 0o4755, 0)  # fchmodat2
+print("fchmodat2", r, ctypes.get_errno())
+r = libc.prlimit(1, 7, None, None)  # RLIMIT_NOFILE of pid 1, read only
+print("prlimit-other", r, ctypes.get_errno())
+PY
+stat -c '%a %n' f g`)
+	out := string(res.Stdout)
+	for _, want := range []string{"chmod-ok", "chmod-suid-refused", "chmod-sgid-refused", "open-suid-refused", "fchmodat2 -1 38", "prlimit-other -1 1", "755 f", "644 g"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s\n%s", want, out, res.Stderr)
+		}
+	}
+}

@@ -18,6 +18,9 @@ import (
 //     (so it cannot be renamed away and replaced), and each existing
 //     protected path is bound read-only over itself.
 func setupView(spec Spec) error {
+	if err := readOnlyExceptWrites(spec); err != nil {
+		return err
+	}
 	if spec.PrivateTmp {
 		if err := privateTmp(spec); err != nil {
 			return err
@@ -87,6 +90,53 @@ func enterPIDNamespace() error {
 	return nil
 }
 
+// readOnlyExceptWrites makes every mount read-only, then puts the write
+// grants back writable on top. Landlock (up to ABI 7) does not govern
+// chmod, chown, utimes or extended attributes, so without this a call could
+// change the mode or timestamps of any file it can name; on a read-only
+// mount the kernel refuses (EROFS). Device nodes (/dev/null) keep working:
+// writing to a device is not writing to the filesystem. Grants under /tmp and
+// /dev/shm are handled by privateTmp, which runs next.
+func readOnlyExceptWrites(spec Spec) error {
+	type kept struct {
+		path string
+		fd   int
+	}
+	var keep []kept
+	defer func() {
+		for _, k := range keep {
+			unix.Close(k.fd)
+		}
+	}()
+	for _, r := range spec.Paths {
+		if r.Access != Write || within(r.Path, "/tmp") || within(r.Path, "/dev") {
+			continue
+		}
+		if _, err := os.Stat(r.Path); err != nil {
+			if r.Optional {
+				continue
+			}
+			return fmt.Errorf("granted path %s: %w", r.Path, err)
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, r.Path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return fmt.Errorf("clone mount of %s: %w", r.Path, err)
+		}
+		keep = append(keep, kept{r.Path, fd})
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("make the filesystem read-only: %w", err)
+	}
+	slices.SortFunc(keep, func(a, b kept) int { return len(a.path) - len(b.path) })
+	for _, k := range keep {
+		if err := unix.MoveMount(k.fd, "", unix.AT_FDCWD, k.path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("put %s back writable: %w", k.path, err)
+		}
+	}
+	return nil
+}
+
 // privateTmp replaces /tmp and /dev/shm by fresh tmpfs, keeping granted paths
 // that live there.
 func privateTmp(spec Spec) error {
@@ -116,11 +166,14 @@ func privateTmp(spec Spec) error {
 			if err != nil {
 				return fmt.Errorf("clone mount of %s: %w", r.Path, err)
 			}
-			if r.Access != Write {
-				attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
-				if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-					return fmt.Errorf("make %s read-only: %w", r.Path, err)
-				}
+			// The source is read-only by now (readOnlyExceptWrites); the
+			// carried copy is made read-write or read-only as granted.
+			attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+			if r.Access == Write {
+				attr = unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+			}
+			if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+				return fmt.Errorf("set the access of %s: %w", r.Path, err)
 			}
 			keep = append(keep, kept{r.Path, fd, fi.IsDir()})
 		}

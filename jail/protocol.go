@@ -49,9 +49,9 @@ type startMsg struct {
 	PrivateNet bool `json:"private_net,omitempty"`
 	// LandlockABI is the Landlock ABI the supervisor found.
 	LandlockABI int `json:"landlock_abi"`
-	// Cgroups are cgroup.procs files the worker joins before it runs
-	// anything (a root call's process bound). init stays outside them,
-	// so it can always start the threads it needs to clean up.
+	// Cgroups are cgroup.procs files init moves the worker into before it
+	// runs anything (a root call's process bound). init stays outside
+	// them, so it can always start the threads it needs to clean up.
 	Cgroups []string `json:"cgroups,omitempty"`
 }
 

@@ -154,6 +154,9 @@ type rule struct {
 	syscall string
 	errno   unix.Errno
 	conds   []cond
+	// number is the x86_64 syscall number, for syscalls newer than the
+	// libseccomp in use (it cannot resolve their names).
+	number int
 }
 
 func (r rule) String() string {
@@ -193,7 +196,51 @@ func filterRules(opts FilterOptions) []rule {
 
 	rules = append(rules, socketRules(opts)...)
 	rules = append(rules, socketpairRules()...)
+	rules = append(rules, otherProcessRules()...)
+	rules = append(rules, setIDModeRules()...)
 	return rules
+}
+
+// otherProcessRules keep resource and scheduling changes to the caller
+// itself: without a PID namespace, prlimit or setpriority could reach the
+// supervisor or any process of the same user (Landlock scopes signals, not
+// these). A pid/who of 0 means "myself".
+func otherProcessRules() []rule {
+	return []rule{
+		{syscall: "prlimit64", errno: unix.EPERM, conds: []cond{argNe(0, 0)}},
+		{syscall: "setpriority", errno: unix.EPERM, conds: []cond{argNe(0, unix.PRIO_PROCESS)}},
+		{syscall: "setpriority", errno: unix.EPERM, conds: []cond{argNe(1, 0)}},
+		{syscall: "ioprio_set", errno: unix.EPERM, conds: []cond{argNe(1, 0)}},
+		{syscall: "sched_setscheduler", errno: unix.EPERM, conds: []cond{argNe(0, 0)}},
+		{syscall: "sched_setparam", errno: unix.EPERM, conds: []cond{argNe(0, 0)}},
+		{syscall: "sched_setattr", errno: unix.EPERM, conds: []cond{argNe(0, 0)}},
+	}
+}
+
+// setIDModeRules refuse setuid and setgid mode bits on files: a root call
+// could otherwise leave a setuid-root program behind for anyone to run
+// later, and Landlock (up to ABI 7) does not govern chmod at all. The mode
+// argument's position differs per syscall; openat2 and fchmodat2 carry it
+// where seccomp cannot look (a struct) or libseccomp 2.5 cannot name, so
+// they are refused with ENOSYS and callers fall back to openat/fchmodat.
+func setIDModeRules() []rule {
+	var rules []rule
+	for _, m := range []struct {
+		syscall string
+		arg     uint
+	}{
+		{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2},
+		{"open", 2}, {"openat", 3}, {"creat", 1},
+		{"mknod", 1}, {"mknodat", 2},
+	} {
+		for _, bit := range []uint64{unix.S_ISUID, unix.S_ISGID} {
+			rules = append(rules, rule{syscall: m.syscall, errno: unix.EPERM, conds: []cond{argMasked(m.arg, bit, bit)}})
+		}
+	}
+	return append(rules,
+		rule{syscall: "openat2", errno: unix.ENOSYS},
+		rule{syscall: "fchmodat2", errno: unix.ENOSYS, number: 452},
+	)
 }
 
 // socketRules restricts socket(domain, type, protocol).
@@ -329,6 +376,9 @@ func BuildFilter(opts FilterOptions) ([]byte, error) {
 // skipped without error.
 func addRule(filter *seccomp.ScmpFilter, r rule) error {
 	nr, err := seccomp.GetSyscallFromName(r.syscall)
+	if (err != nil || nr < 0) && r.number > 0 {
+		nr, err = seccomp.ScmpSyscall(r.number), nil
+	}
 	if err != nil || nr < 0 {
 		return nil
 	}

@@ -39,13 +39,6 @@ func workerMain(tools map[string]ToolFunc) int {
 	st := m.Start
 	spec := st.Spec
 
-	// Join the call's cgroups (how a root call's process count is bounded)
-	// before anything can fork.
-	for _, procs := range st.Cgroups {
-		if err := os.WriteFile(procs, []byte("0"), 0); err != nil {
-			return fail(stageErr(StageRlimit, fmt.Errorf("join cgroup %s: %w", procs, err)), exitSetupFailed)
-		}
-	}
 	if err := os.Chdir(spec.Dir); err != nil {
 		return fail(stageErr(StageDir, err), exitSetupFailed)
 	}
