@@ -637,3 +637,30 @@ stat -c '%a %n' f g`)
 		}
 	}
 }
+
+func TestRepositoryCreatedByTheCallIsTakenOut(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(filepath.Join(e.ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// An existing nested repository is protected in place, not removed.
+	if err := os.MkdirAll(filepath.Join(e.ws, "vendor", "old", ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := e.spec(t, nil)
+	res := e.sh(t, spec, "mkdir -p src/lib/.git/hooks && echo '#!/bin/sh' > src/lib/.git/hooks/post-checkout && echo code > src/lib/main.c")
+	if _, err := os.Stat(filepath.Join(e.ws, "src", "lib", ".git")); err == nil {
+		t.Fatalf("a repository planted by the call survived (violations %v)", res.Violations)
+	}
+	if !slices.Contains(res.Violations, filepath.Join(e.ws, "src", "lib", ".git")) {
+		t.Errorf("not reported: %v", res.Violations)
+	}
+	// Control: the call's ordinary files stay, and so does the existing
+	// nested repository.
+	if _, err := os.Stat(filepath.Join(e.ws, "src", "lib", "main.c")); err != nil {
+		t.Fatalf("control: the call's own file is gone: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "vendor", "old", ".git")); err != nil {
+		t.Fatalf("control: an existing nested repository was removed: %v", err)
+	}
+}
