@@ -198,7 +198,24 @@ func filterRules(opts FilterOptions) []rule {
 	rules = append(rules, socketpairRules()...)
 	rules = append(rules, otherProcessRules()...)
 	rules = append(rules, setIDModeRules()...)
+	rules = append(rules, xattrRules()...)
 	return rules
+}
+
+// xattrRules refuse setting or removing extended attributes: Landlock (up
+// to ABI 7) does not govern them, so without a mount namespace a call could
+// change them on any file it can name. EOPNOTSUPP reads to programs as "this
+// filesystem has none", which they handle (cp -a, tar, rsync).
+func xattrRules() []rule {
+	var rules []rule
+	for _, name := range []string{"setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr"} {
+		rules = append(rules, rule{syscall: name, errno: unix.EOPNOTSUPP})
+	}
+	// setxattrat and removexattrat (Linux 6.13) are newer than libseccomp 2.5.
+	return append(rules,
+		rule{syscall: "setxattrat", errno: unix.EOPNOTSUPP, number: 463},
+		rule{syscall: "removexattrat", errno: unix.EOPNOTSUPP, number: 466},
+	)
 }
 
 // otherProcessRules keep resource and scheduling changes to the caller

@@ -281,13 +281,17 @@ func TestSeccompRulesKnownToLibseccomp(t *testing.T) {
 	// BuildFilter skips names libseccomp does not know; on this machine it
 	// should know them all, or the filter silently has a hole.
 	names := map[string]bool{}
+	byNumber := map[string]bool{} // rules that carry their own number
 	for _, r := range filterRules(FilterOptions{AllowInet: true, AllowUnix: true}) {
 		names[r.syscall] = true
+		byNumber[r.syscall] = r.number > 0
 	}
 	for name := range names {
 		nr, err := seccompSyscallNumber(name)
 		if err != nil {
-			t.Errorf("libseccomp does not know %q on this architecture: BuildFilter skips it", name)
+			if !byNumber[name] {
+				t.Errorf("libseccomp does not know %q on this architecture: BuildFilter skips it", name)
+			}
 			continue
 		}
 		if want, ok := seccompAmd64Numbers[name]; ok && runtime.GOARCH == "amd64" && nr != want {
