@@ -105,24 +105,23 @@ func initMain() int {
 	empty := make(chan struct{})
 	go reap(worker, exited, empty)
 	killTree := func() { killDomain(pidNS, scoped, worker, empty) }
+	// The worker joins the call's cgroups before it can fork anything: it
+	// is waiting for its spec, which only comes after this.
+	for _, procs := range os.Args[2:] {
+		if err := os.WriteFile(procs, []byte(strconv.Itoa(worker)), 0); err != nil {
+			killTree()
+			return fail(stageErr(StageRlimit, fmt.Errorf("move the worker into cgroup %s: %w", procs, err)))
+		}
+	}
 
 	warmDecoder()
-	start, err := recvStart(sup)
+	start, raw, err := recvStart(sup)
 	if err != nil {
 		killTree()
 		if errors.Is(err, errEOF) {
 			return 0 // a warm child that was never used
 		}
 		return fail(stageErr(StageProtocol, err))
-	}
-	// Move the worker (not init, which must always be able to start the
-	// threads it needs to clean up) into the call's cgroups. The worker is
-	// waiting for its spec and has forked nothing yet.
-	for _, procs := range start.Cgroups {
-		if err := os.WriteFile(procs, []byte(strconv.Itoa(worker)), 0); err != nil {
-			killTree()
-			return fail(stageErr(StageRlimit, fmt.Errorf("move the worker into cgroup %s: %w", procs, err)))
-		}
 	}
 	if !pidNS && !scoped {
 		killTree()
@@ -143,7 +142,7 @@ func initMain() int {
 		killTree()
 		return fail(&StageError{Stage: StageMount, Msg: "the spec asks for a private /tmp but no mount namespace is available"})
 	}
-	if err := wconn.send(message{Start: start}); err != nil {
+	if err := wconn.sendRaw(raw); err != nil {
 		killTree()
 		return fail(stageErr(StageProtocol, fmt.Errorf("forward spec to worker: %w", err)))
 	}
@@ -210,16 +209,17 @@ func warmDecoder() {
 	_ = json.Unmarshal([]byte(`{"start":{"spec":{"dir":"/","paths":[{"path":"/","access":"read","optional":true}],"protected":["/x"],"hidden":["/y"],"env":["A=b"],"limits":{"timeout":1},"layers":{}},"invocation":{"argv":["x"]},"seccomp":"AAAA"}}`), &m)
 }
 
-// recvStart waits for the supervisor's start message.
-func recvStart(c *conn) (*startMsg, error) {
-	m, err := c.recv()
+// recvStart waits for the supervisor's start message, and returns its
+// encoded form too, for forwarding.
+func recvStart(c *conn) (*startMsg, []byte, error) {
+	m, raw, err := c.recvRaw()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if m.Start == nil {
-		return nil, errors.New("expected a start message")
+		return nil, nil, errors.New("expected a start message")
 	}
-	return m.Start, nil
+	return m.Start, raw, nil
 }
 
 // startWorker re-executes this binary as the worker with fds 0-2 inherited and

@@ -13,7 +13,6 @@ type StartOptions struct {
 	Namespaces  bool   // init runs in fresh user, mount and PID namespaces
 	PrivateNet  bool   // ... and a fresh network namespace
 	LandlockABI int
-	Cgroups     []string // cgroup.procs files the worker joins
 }
 
 // Parent is the supervisor's end of an init process's control socket.
@@ -26,7 +25,7 @@ func NewParent(f *os.File) *Parent { return &Parent{c: &conn{f: f}} }
 func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions) error {
 	return p.c.send(message{Start: &startMsg{
 		Spec: spec, Invocation: inv, Seccomp: o.Seccomp,
-		Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI, Cgroups: o.Cgroups,
+		Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
 	}})
 }
 

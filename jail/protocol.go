@@ -24,8 +24,12 @@ const (
 )
 
 // InitArgs returns the arguments (after argv[0]) that make the brig binary
-// start as a jail init process.
-func InitArgs() []string { return []string{initArg} }
+// start as a jail init process. cgroupProcs are cgroup.procs files init
+// moves the worker into as soon as it has started it (a root call's process
+// bound; init itself stays outside, so it can always start the threads it
+// needs to clean up). Moving a process between cgroups takes milliseconds,
+// so it happens while a prewarmed child waits, not on the call's clock.
+func InitArgs(cgroupProcs ...string) []string { return append([]string{initArg}, cgroupProcs...) }
 
 // message is one packet of the fd-3 protocol. Exactly one field is set.
 type message struct {
@@ -49,10 +53,6 @@ type startMsg struct {
 	PrivateNet bool `json:"private_net,omitempty"`
 	// LandlockABI is the Landlock ABI the supervisor found.
 	LandlockABI int `json:"landlock_abi"`
-	// Cgroups are cgroup.procs files init moves the worker into before it
-	// runs anything (a root call's process bound). init stays outside
-	// them, so it can always start the threads it needs to clean up.
-	Cgroups []string `json:"cgroups,omitempty"`
 }
 
 type toolOutput struct {
@@ -79,11 +79,24 @@ func (c *conn) send(m message) error {
 
 // recv reads one message. io.EOF-like conditions come back as errEOF.
 func (c *conn) recv() (message, error) {
+	m, _, err := c.recvRaw()
+	return m, err
+}
+
+// sendRaw sends an already encoded message (init forwards the
+// supervisor's start message to the worker without encoding it again).
+func (c *conn) sendRaw(b []byte) error {
+	_, err := c.f.Write(b)
+	return err
+}
+
+// recvRaw reads one message and also returns its encoded bytes.
+func (c *conn) recvRaw() (message, []byte, error) {
 	// Peek at the packet's size first so a small message does not pay for
 	// a buffer of the largest one.
 	rc, err := c.f.SyscallConn()
 	if err != nil {
-		return message{}, err
+		return message{}, nil, err
 	}
 	var size int
 	var perr error
@@ -91,16 +104,16 @@ func (c *conn) recv() (message, error) {
 		size, _, perr = unix.Recvfrom(int(fd), nil, unix.MSG_PEEK|unix.MSG_TRUNC)
 		return perr != unix.EAGAIN
 	}); err != nil {
-		return message{}, err
+		return message{}, nil, err
 	}
 	if perr != nil {
-		return message{}, perr
+		return message{}, nil, perr
 	}
 	if size == 0 {
-		return message{}, errEOF
+		return message{}, nil, errEOF
 	}
 	if size > maxMessage {
-		return message{}, fmt.Errorf("message of %d bytes exceeds the %d-byte limit", size, maxMessage)
+		return message{}, nil, fmt.Errorf("message of %d bytes exceeds the %d-byte limit", size, maxMessage)
 	}
 	buf := make([]byte, size)
 	n, err := c.f.Read(buf)
@@ -108,13 +121,13 @@ func (c *conn) recv() (message, error) {
 		if err == nil {
 			err = errEOF
 		}
-		return message{}, err
+		return message{}, nil, err
 	}
 	var m message
 	if err := json.Unmarshal(buf[:n], &m); err != nil {
-		return message{}, fmt.Errorf("decode message: %w", err)
+		return message{}, nil, fmt.Errorf("decode message: %w", err)
 	}
-	return m, nil
+	return m, buf[:n], nil
 }
 
 func (c *conn) close() error { return c.f.Close() }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -15,8 +16,64 @@ import (
 // supervisor needs this to stop a fork bomb; for other users RLIMIT_NPROC,
 // counted per user namespace, does the job and no cgroup is made.
 type callCgroup struct {
-	dirs  []string // one per hierarchy (v1) or one (v2)
-	procs []string // the cgroup.procs files init joins
+	dirs   []string // one per hierarchy (v1) or one (v2)
+	procs  []string // the cgroup.procs files the worker joins
+	limits map[string]uint64
+}
+
+// procFiles returns the cgroup.procs files (none for a nil cgroup).
+func (c *callCgroup) procFiles() []string {
+	if c == nil {
+		return nil
+	}
+	return c.procs
+}
+
+// cgroupPool keeps the empty cgroups of finished calls for later ones:
+// creating and removing a cgroup costs more than the rest of a warm call.
+type cgroupPool struct {
+	mu   sync.Mutex
+	free []*callCgroup
+}
+
+// get returns an empty call cgroup with the given bounds, or nil when the
+// supervisor is not root or the pids controller is not available.
+func (p *cgroupPool) get(processes, memory uint64) (*callCgroup, error) {
+	p.mu.Lock()
+	var c *callCgroup
+	if n := len(p.free); n > 0 {
+		c, p.free = p.free[n-1], p.free[:n-1]
+	}
+	p.mu.Unlock()
+	if c == nil {
+		return newCallCgroup(processes, memory)
+	}
+	if err := c.setLimits(processes, memory); err != nil {
+		c.remove()
+		return newCallCgroup(processes, memory)
+	}
+	return c, nil
+}
+
+// put returns a cgroup whose processes are all gone.
+func (p *cgroupPool) put(c *callCgroup) {
+	if c == nil {
+		return
+	}
+	p.mu.Lock()
+	p.free = append(p.free, c)
+	p.mu.Unlock()
+}
+
+// removeAll deletes every pooled cgroup.
+func (p *cgroupPool) removeAll() {
+	p.mu.Lock()
+	free := p.free
+	p.free = nil
+	p.mu.Unlock()
+	for _, c := range free {
+		c.remove()
+	}
 }
 
 var cgroupSeq atomic.Uint64
@@ -86,11 +143,15 @@ func (c *callCgroup) add(parent, name string, limits map[string]uint64) error {
 		return fmt.Errorf("create cgroup %s: %w", dir, err)
 	}
 	c.dirs = append(c.dirs, dir)
+	if c.limits == nil {
+		c.limits = map[string]uint64{}
+	}
 	for file, v := range limits {
 		if err := os.WriteFile(filepath.Join(dir, file), []byte(strconv.FormatUint(v, 10)), 0); err != nil {
 			c.remove()
 			return fmt.Errorf("set %s in %s: %w", file, dir, err)
 		}
+		c.limits[filepath.Join(dir, file)] = v
 	}
 	c.procs = append(c.procs, filepath.Join(dir, "cgroup.procs"))
 	return nil
@@ -101,16 +162,16 @@ func (c *callCgroup) setLimits(processes, memory uint64) error {
 	if c == nil {
 		return nil
 	}
-	for _, d := range c.dirs {
-		for file, v := range map[string]uint64{"pids.max": processes, "memory.limit_in_bytes": memory, "memory.max": memory} {
-			p := filepath.Join(d, file)
-			if v == 0 || !exists(p) {
-				continue
-			}
-			if err := os.WriteFile(p, []byte(strconv.FormatUint(v, 10)), 0); err != nil {
-				return fmt.Errorf("set %s: %w", p, err)
-			}
+	want := map[string]uint64{"pids.max": processes, "memory.limit_in_bytes": memory, "memory.max": memory}
+	for p, cur := range c.limits {
+		v := want[filepath.Base(p)]
+		if v == 0 || v == cur {
+			continue // unchanged: a write costs a syscall round trip per file
 		}
+		if err := os.WriteFile(p, []byte(strconv.FormatUint(v, 10)), 0); err != nil {
+			return fmt.Errorf("set %s: %w", p, err)
+		}
+		c.limits[p] = v
 	}
 	return nil
 }

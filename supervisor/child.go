@@ -63,18 +63,18 @@ func (s *Supervisor) refill(flags uintptr) {
 // startChild spawns init with fresh output pipes, a control socket on fd 3
 // and, for a root supervisor, a cgroup bounding the call's processes.
 func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) {
-	cg, err := newCallCgroup(lim.Processes, lim.Memory*2)
+	cg, err := s.cgroups.get(lim.Processes, lim.Memory*2)
 	if err != nil {
 		return nil, fmt.Errorf("%w: bound the process count of a root call: %v", jail.ErrUnenforceable, err)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		cg.remove()
+		s.cgroups.put(cg)
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		cg.remove()
+		s.cgroups.put(cg)
 		outR.Close()
 		outW.Close()
 		return nil, fmt.Errorf("stderr pipe: %w", err)
@@ -85,7 +85,7 @@ func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) 
 	defer errW.Close()
 	parentEnd, childEnd, err := jail.SocketPair()
 	if err != nil {
-		cg.remove()
+		s.cgroups.put(cg)
 		outR.Close()
 		errR.Close()
 		return nil, err
@@ -93,7 +93,7 @@ func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) 
 	defer childEnd.Close()
 	cmd := &exec.Cmd{
 		Path:        s.exe,
-		Args:        append([]string{"brig-jail-init"}, jail.InitArgs()...),
+		Args:        append([]string{"brig-jail-init"}, jail.InitArgs(cg.procFiles()...)...),
 		Env:         []string{},
 		Dir:         "/",
 		Stdout:      outW,
@@ -118,7 +118,7 @@ func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) 
 	}
 	if err := start(); err != nil {
 		parentEnd.Close()
-		cg.remove()
+		s.cgroups.put(cg)
 		outR.Close()
 		errR.Close()
 		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", s.exe, err)}

@@ -63,6 +63,7 @@ type Supervisor struct {
 	filters map[jail.FilterOptions][]byte
 	warm    map[uintptr]*child // by clone flags; only with prewarm
 	closed  bool
+	cgroups cgroupPool // empty call cgroups for reuse (root only)
 }
 
 // New probes the kernel once and returns a Supervisor. It also marks this
@@ -108,6 +109,7 @@ func (s *Supervisor) Close() {
 	for _, c := range warm {
 		c.discard()
 	}
+	s.cgroups.removeAll()
 }
 
 // Namespaces reports whether calls get fresh user, mount, PID and network
@@ -176,8 +178,9 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		// (and the namespace teardown) need not delay the caller.
 		go c.wait()
 	}
-	// The worker's tree is gone either way (init is not in the cgroup).
-	c.cg.remove()
+	// The worker's tree is gone either way (init is not in the cgroup), so
+	// the empty cgroup can serve a later call.
+	s.cgroups.put(c.cg)
 	// The tree is dead, so the pipes reach EOF; bound the wait anyway so a
 	// bug can never hang the caller.
 	drained := make(chan struct{})
@@ -261,11 +264,7 @@ func (s *Supervisor) filter(opts jail.FilterOptions) ([]byte, error) {
 
 // converse sends the call and waits for its end, cancelling on ctx.
 func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv jail.Invocation, p plan) (jail.Result, error) {
-	opts := p.opts
-	if c.cg != nil {
-		opts.Cgroups = c.cg.procs
-	}
-	if err := c.parent.Start(spec, inv, opts); err != nil {
+	if err := c.parent.Start(spec, inv, p.opts); err != nil {
 		_ = c.cmd.Process.Kill()
 		return jail.Result{}, &jail.StageError{Stage: jail.StageProtocol, Msg: fmt.Sprintf("send the spec to init: %v", err)}
 	}
@@ -346,6 +345,18 @@ func snapshotProtected(paths []string) map[string]protectedState {
 func (s *Supervisor) sweep(before map[string]protectedState) []string {
 	var found []string
 	for p, st := range before {
+		// Cheap first look: most calls change nothing. A path that looks
+		// untouched through a symlinked parent is not where git will
+		// look either; anything that looks changed is examined safely.
+		if fi, err := os.Lstat(p); err != nil {
+			if errors.Is(err, os.ErrNotExist) && st.missing {
+				continue
+			}
+		} else if !st.missing && fi.Mode()&os.ModeSymlink != 0 {
+			if target, err := os.Readlink(p); err == nil && target == st.link {
+				continue
+			}
+		}
 		dir, err := openNoSymlinks(filepath.Dir(p))
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {

@@ -106,6 +106,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	if err != nil {
 		return err
 	}
+	defer sup.Close()
 	write, err := resolveGrants("--write", o.Write, o.Cwd)
 	if err != nil {
 		return err
