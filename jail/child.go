@@ -81,12 +81,16 @@ func initMain() int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fail(stageErr(StageSession, fmt.Errorf("PR_SET_CHILD_SUBREAPER: %w", err)))
 	}
-	// Our own scope-only Landlock domain: the worker's domain nests inside
-	// it, so the tool cannot signal us while kill(-1) from here reaches
-	// exactly the tool's tree.
-	scoped, err := enterScopeDomain()
-	if err != nil {
-		return fail(stageErr(StageScope, err))
+	// Without a PID namespace, init's own Landlock domain is what confines
+	// its kill(-1) to the call. In one, the namespace does; and init must
+	// stay free to mount, which a Landlock domain that handles any
+	// filesystem right forbids.
+	scoped := false
+	if !pidNS {
+		var err error
+		if scoped, err = enterOuterDomain(); err != nil {
+			return fail(stageErr(StageScope, err))
+		}
 	}
 
 	// The worker is forked from this (locked) thread and inherits its

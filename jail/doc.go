@@ -12,17 +12,20 @@
 //
 // Every jailed call is two processes, both this binary:
 //
-//	supervisor ──fd 3──► init  (session leader; PID 1 of a PID namespace or a
-//	                       │     child subreaper; scope-only Landlock domain)
+//	supervisor ──fd 3──► init  (session leader; PID 1 of a PID namespace, or a
+//	                       │     child subreaper in an outer Landlock domain)
 //	                       └──fd 3──► worker (nested Landlock domain + seccomp,
 //	                                          then exec of the command or a Go tool)
 //
 // The init process is trusted code: it mounts the namespace view, forwards
 // the Spec, waits for the worker and, when the call ends for any reason,
-// kills every process left in its Landlock domain (kill(-1) reaches only the
-// caller's own domain and the domains nested in it), so setsid and double
-// forks cannot outlive the call. The worker's nested domain means the tool
-// cannot signal or ptrace the init process.
+// kills every process left of the call with kill(-1), so setsid and double
+// forks cannot outlive it. In a PID namespace kill(-1) reaches only that
+// namespace; without one, init first enters an outer Landlock domain
+// (signal scoping, and "refer" granted everywhere so renames keep working)
+// in which the worker's domain nests, and kill(-1) reaches only those two.
+// Either way the worker's own scoped domain keeps the tool from signalling
+// or tracing init.
 //
 // Protocol on fd 3 (a SOCK_SEQPACKET socketpair, one JSON [message] per packet):
 //

@@ -664,3 +664,41 @@ func TestRepositoryCreatedByTheCallIsTakenOut(t *testing.T) {
 		t.Fatalf("control: an existing nested repository was removed: %v", err)
 	}
 }
+
+func TestRenameAcrossDirectoriesInTheWorkspace(t *testing.T) {
+	e := newEnv(t)
+	// Landlock's "refer" right: renames and links across directories must
+	// work inside the workspace (compilers write a temporary file and
+	// rename it), with and without namespaces, and still fail out of it.
+	// (Without namespaces the workspace root takes no new entries: work in
+	// a directory below it.)
+	if err := os.MkdirAll(filepath.Join(e.ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, layers := range []jail.Layers{{}, {NoNamespaces: true}} {
+		spec := e.spec(t, func(p *supervisor.Profile) {
+			if layers.NoNamespaces {
+				p.Namespaces, p.CallTmp = false, t.TempDir()
+			}
+		})
+		spec.Layers = layers
+		res := e.sh(t, spec, `cd sub && rm -rf a && mkdir -p a/b && echo x > a/b/f && python3 -c '
+import os
+os.rename("a/b/f", "a/g")
+os.link("a/g", "a/b/h")
+print("moved")
+try:
+    os.rename("a/g", "`+e.outside+`/stolen")
+    print("escaped")
+except OSError as e:
+    print("refused", e.errno)
+'`)
+		out := string(res.Stdout)
+		if !strings.Contains(out, "moved") {
+			t.Errorf("%+v: rename/link inside the workspace failed: %q %s", layers, out, res.Stderr)
+		}
+		if strings.Contains(out, "escaped") {
+			t.Errorf("%+v: a file was moved out of the workspace", layers)
+		}
+	}
+}

@@ -48,21 +48,44 @@ func LandlockABI() int {
 	return v
 }
 
-// enterScopeDomain puts init into a Landlock domain that restricts nothing
-// but signals and abstract unix sockets (ABI 6). It reports false when the
-// kernel has no scoping; the caller decides whether that is acceptable.
-func enterScopeDomain() (bool, error) {
-	if LandlockABI() < 6 {
+// enterOuterDomain puts init, when there is no PID namespace, into a
+// Landlock domain that scopes signals and abstract unix sockets and allows
+// every other operation. The worker's domain nests inside it, so init's
+// kill(-1) reaches exactly the call's processes, and the tool cannot signal
+// init. It reports false when the kernel has no scoping (ABI < 6); the caller
+// decides whether that is acceptable.
+//
+// Landlock counts "refer" (reparenting a file by rename or link across
+// directories) as handled by every ruleset, so a domain that handled only
+// scopes would forbid every such rename for everything nested in it. This
+// one handles refer and grants it on /, which keeps renames working; the
+// price is that init may no longer mount, which it does not need to without
+// namespaces.
+func enterOuterDomain() (bool, error) {
+	abi := LandlockABI()
+	if abi < 6 {
 		return false, nil
 	}
-	cfg, err := landlock.NewConfig(landlock.ScopedSet(ll.ScopeSignal | ll.ScopeAbstractUnixSocket))
-	if err != nil {
+	if err := allThreadsNoNewPrivs(); err != nil {
 		return false, err
 	}
-	if err := cfg.RestrictScoped(); err != nil {
-		return false, fmt.Errorf("scope-only domain: %w", err)
+	attr := ll.RulesetAttr{
+		HandledAccessFS: ll.AccessFSRefer,
+		Scoped:          ll.ScopeSignal | ll.ScopeAbstractUnixSocket,
+	}
+	if err := enforce(attr, []grant{{path: "/", access: ll.AccessFSRefer}}, abi); err != nil {
+		return false, fmt.Errorf("outer domain: %w", err)
 	}
 	return true, nil
+}
+
+// allThreadsNoNewPrivs sets no_new_privs on every thread (Landlock needs it
+// on the thread that restricts itself, and psx applies the ruleset to all).
+func allThreadsNoNewPrivs() error {
+	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("no_new_privs on every thread: %w", e)
+	}
+	return nil
 }
 
 // restrictLandlock confines every thread of the worker to the Spec's paths.

@@ -136,7 +136,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 	}
 	if p.CacheRoot != "" {
 		cache := filepath.Join(p.CacheRoot, workspaceID(p.Workspace))
-		for _, d := range []string{"go-build", "npm", "pip", "xdg"} {
+		for _, d := range []string{"go-build", "npm", "pip", "xdg", "cargo"} {
 			if err := os.MkdirAll(filepath.Join(cache, d), 0o700); err != nil {
 				return jail.Spec{}, fmt.Errorf("create the jail cache: %w", err)
 			}
@@ -154,10 +154,14 @@ func (p Profile) Spec() (jail.Spec, error) {
 			"npm_config_update_notifier=false",
 			"PIP_CACHE_DIR="+filepath.Join(cache, "pip"),
 			"XDG_CACHE_HOME="+filepath.Join(cache, "xdg"),
+			// cargo writes its package-cache lock and registry into
+			// CARGO_HOME; the rustup proxies on PATH still find their
+			// toolchains in ~/.rustup.
+			"CARGO_HOME="+filepath.Join(cache, "cargo"),
 		)
 	}
 	if !p.Network {
-		additions = append(additions, "GOPROXY=off", "GOFLAGS=-mod=mod", "npm_config_offline=true")
+		additions = append(additions, "GOPROXY=off", "GOFLAGS=-mod=mod", "npm_config_offline=true", "CARGO_NET_OFFLINE=true")
 	}
 
 	protected, err := jail.ProtectedPaths(p.Workspace, p.BrigDirs...)

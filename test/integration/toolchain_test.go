@@ -147,6 +147,19 @@ func TestPytestInTheJail(t *testing.T) {
 	}
 }
 
+func TestCargoBuildAndTestInTheJail(t *testing.T) {
+	if _, err := exec.LookPath("cargo"); err != nil {
+		t.Skip("cargo is not installed")
+	}
+	ws := workspace(t, "cargo")
+	write(t, filepath.Join(ws, "Cargo.toml"), "[package]\nname = \"x\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
+	write(t, filepath.Join(ws, "src", "lib.rs"), "pub fn add(a: i32, b: i32) -> i32 { a + b }\n\n#[test]\nfn adds() { assert_eq!(add(1, 2), 3); }\n")
+	out, code := sandbox(t, ws, "cargo test 2>&1")
+	if code != 0 || !strings.Contains(out, "test result: ok. 1 passed") {
+		t.Fatalf("cargo test in the jail failed (exit %d):\n%s", code, out)
+	}
+}
+
 func TestGitCommitWorksAndHooksStayProtected(t *testing.T) {
 	ws := workspace(t, "git")
 	write(t, filepath.Join(ws, "a.txt"), "a\n")
