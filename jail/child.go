@@ -59,7 +59,7 @@ func initMain() int {
 
 	pidNS := unix.Getpid() == 1
 	if pidNS {
-		if err := enterPIDNamespace(); err != nil {
+		if err := prepareNamespace(); err != nil {
 			return fail(stageErr(StageMount, err))
 		}
 	}
@@ -117,6 +117,12 @@ func initMain() int {
 			return fail(stageErr(StageRlimit, fmt.Errorf("move the worker into cgroup %s: %w", procs, err)))
 		}
 	}
+	if pidNS {
+		if err := sealNamespace(); err != nil {
+			killTree()
+			return fail(stageErr(StageMount, err))
+		}
+	}
 
 	warmDecoder()
 	start, raw, err := recvStart(sup)
@@ -135,12 +141,6 @@ func initMain() int {
 		if err := setupView(start.Spec); err != nil {
 			killTree()
 			return fail(stageErr(StageMount, err))
-		}
-		if start.PrivateNet {
-			if err := loopbackUp(); err != nil {
-				killTree()
-				return fail(stageErr(StageNetwork, err))
-			}
 		}
 	} else if start.Spec.privateTmpWanted() {
 		killTree()

@@ -18,7 +18,7 @@ import (
 //     (so it cannot be renamed away and replaced), and each existing
 //     protected path is bound read-only over itself.
 func setupView(spec Spec) error {
-	if err := readOnlyExceptWrites(spec); err != nil {
+	if err := restoreWrites(spec); err != nil {
 		return err
 	}
 	if spec.PrivateTmp {
@@ -75,12 +75,12 @@ func hide(paths []string) error {
 	return nil
 }
 
-// enterPIDNamespace runs first in an init that is PID 1 of a fresh PID
-// namespace: it keeps mount events inside the namespace and mounts a /proc
-// that shows only this namespace. Everything that lists the process's own
-// threads through /proc (psx, which applies no_new_privs and Landlock to
-// every thread) needs that before it runs.
-func enterPIDNamespace() error {
+// prepareNamespace runs first in an init that is PID 1 of fresh namespaces,
+// before any call is known (a prewarmed child does it while it waits): mount
+// events stay inside the namespace, and /proc shows only this PID namespace
+// (psx, which applies Landlock to every thread, lists threads through
+// /proc/<pid>/task).
+func prepareNamespace() error {
 	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
 	}
@@ -90,14 +90,29 @@ func enterPIDNamespace() error {
 	return nil
 }
 
-// readOnlyExceptWrites makes every mount read-only, then puts the write
-// grants back writable on top. Landlock (up to ABI 7) does not govern
-// chmod, chown, utimes or extended attributes, so without this a call could
-// change the mode or timestamps of any file it can name; on a read-only
-// mount the kernel refuses (EROFS). Device nodes (/dev/null) keep working:
-// writing to a device is not writing to the filesystem. Grants under /tmp and
-// /dev/shm are handled by privateTmp, which runs next.
-func readOnlyExceptWrites(spec Spec) error {
+// sealNamespace runs once the worker exists and has joined its cgroup (a
+// file open for writing would keep its mount from turning read-only), still
+// before any call is known:
+//   - every mount becomes read-only (restoreWrites puts the call's write
+//     grants back);
+//   - loopback comes up when the network namespace is private (on the
+//     host's network it is up already and nothing changes).
+func sealNamespace() error {
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("make the filesystem read-only: %w", err)
+	}
+	return loopbackUp()
+}
+
+// restoreWrites puts the write grants back writable on top of the
+// read-only filesystem (prepareNamespace made every mount read-only: Landlock
+// up to ABI 7 does not govern chmod, chown, utimes or extended attributes,
+// so without that a call could change the mode or timestamps of any file it
+// can name; on a read-only mount the kernel refuses with EROFS). Device
+// nodes (/dev/null) keep working: writing to a device is not writing to the
+// filesystem. Grants under /tmp and /dev/shm are handled by privateTmp.
+func restoreWrites(spec Spec) error {
 	type kept struct {
 		path string
 		fd   int
@@ -123,10 +138,10 @@ func readOnlyExceptWrites(spec Spec) error {
 			return fmt.Errorf("clone mount of %s: %w", r.Path, err)
 		}
 		keep = append(keep, kept{r.Path, fd})
-	}
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
-	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &attr); err != nil {
-		return fmt.Errorf("make the filesystem read-only: %w", err)
+		attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			return fmt.Errorf("make %s writable: %w", r.Path, err)
+		}
 	}
 	slices.SortFunc(keep, func(a, b kept) int { return len(a.path) - len(b.path) })
 	for _, k := range keep {
@@ -303,6 +318,9 @@ func loopbackUp() error {
 	}
 	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
 		return fmt.Errorf("read lo flags: %w", err)
+	}
+	if ifr.Uint16()&unix.IFF_UP != 0 {
+		return nil // the host's network, or already up
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
