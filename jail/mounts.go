@@ -113,16 +113,8 @@ func sealNamespace() error {
 // nodes (/dev/null) keep working: writing to a device is not writing to the
 // filesystem. Grants under /tmp and /dev/shm are handled by privateTmp.
 func restoreWrites(spec Spec) error {
-	type kept struct {
-		path string
-		fd   int
-	}
-	var keep []kept
-	defer func() {
-		for _, k := range keep {
-			unix.Close(k.fd)
-		}
-	}()
+	var keep []clonedMount
+	defer closeClones(keep)
 	for _, r := range spec.Paths {
 		if r.Access != Write || within(r.Path, "/tmp") || within(r.Path, "/dev") {
 			continue
@@ -133,83 +125,124 @@ func restoreWrites(spec Spec) error {
 			}
 			return fmt.Errorf("granted path %s: %w", r.Path, err)
 		}
-		fd, err := unix.OpenTree(unix.AT_FDCWD, r.Path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		c, err := cloneMount(r.Path, writable)
 		if err != nil {
-			return fmt.Errorf("clone mount of %s: %w", r.Path, err)
+			return err
 		}
-		keep = append(keep, kept{r.Path, fd})
-		attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+		keep = append(keep, c)
+	}
+	return placeClones(keep, false)
+}
+
+// clonedMount is a detached copy of the mount tree at path, to be attached
+// there again (over something else) with placeClones.
+type clonedMount struct {
+	path string
+	fd   int
+	dir  bool
+}
+
+// Access of a cloned mount.
+type mountAccess int
+
+const (
+	keepAccess mountAccess = iota // as the original
+	writable
+	readOnly
+)
+
+// cloneMount copies the mount tree at path and sets the copy's access.
+func cloneMount(path string, access mountAccess) (clonedMount, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return clonedMount{}, err
+	}
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return clonedMount{}, fmt.Errorf("clone mount of %s: %w", path, err)
+	}
+	var attr unix.MountAttr
+	switch access {
+	case writable:
+		attr.Attr_clr = unix.MOUNT_ATTR_RDONLY
+	case readOnly:
+		attr.Attr_set = unix.MOUNT_ATTR_RDONLY
+	}
+	if access != keepAccess {
 		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-			return fmt.Errorf("make %s writable: %w", r.Path, err)
+			unix.Close(fd)
+			return clonedMount{}, fmt.Errorf("set the access of %s: %w", path, err)
 		}
 	}
-	slices.SortFunc(keep, func(a, b kept) int { return len(a.path) - len(b.path) })
-	for _, k := range keep {
-		if err := unix.MoveMount(k.fd, "", unix.AT_FDCWD, k.path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-			return fmt.Errorf("put %s back writable: %w", k.path, err)
+	return clonedMount{path: path, fd: fd, dir: fi.IsDir()}, nil
+}
+
+// placeClones attaches each clone at its path, shallowest first so nested
+// ones land inside their parents; with makePoints it first creates the
+// directory or empty file to mount over (in a fresh tmpfs).
+func placeClones(clones []clonedMount, makePoints bool) error {
+	slices.SortFunc(clones, func(a, b clonedMount) int { return len(a.path) - len(b.path) })
+	for _, c := range clones {
+		if makePoints {
+			if err := mkMountPoint(c.path, c.dir); err != nil {
+				return err
+			}
+		}
+		if err := unix.MoveMount(c.fd, "", unix.AT_FDCWD, c.path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("mount %s: %w", c.path, err)
 		}
 	}
 	return nil
+}
+
+func closeClones(clones []clonedMount) {
+	for _, c := range clones {
+		unix.Close(c.fd)
+	}
 }
 
 // privateTmp replaces /tmp and /dev/shm by fresh tmpfs, keeping granted paths
 // that live there.
 func privateTmp(spec Spec) error {
 	for _, dir := range []string{"/tmp", "/dev/shm"} {
-		type kept struct {
-			path string
-			fd   int
-			dir  bool
-		}
-		// The tmpfs root is granted write, and Landlock's walk up the tree
-		// crosses mount points: a carried read-only grant would inherit
-		// that write right. A read-only mount refuses writes whatever
-		// Landlock allows.
-		var keep []kept
+		// The carried copy is writable or read-only as granted: the tmpfs
+		// root is granted write, and Landlock's walk up the tree crosses
+		// mount points, so a carried read-only grant would inherit that
+		// write right. A read-only mount refuses writes whatever Landlock
+		// allows.
+		var keep []clonedMount
 		for _, r := range spec.Paths {
 			if r.Path == dir || !within(r.Path, dir) {
 				continue
 			}
-			fi, err := os.Stat(r.Path)
+			access := readOnly
+			if r.Access == Write {
+				access = writable
+			}
+			c, err := cloneMount(r.Path, access)
 			if err != nil {
 				if r.Optional {
 					continue
 				}
+				closeClones(keep)
 				return fmt.Errorf("granted path %s: %w", r.Path, err)
 			}
-			fd, err := unix.OpenTree(unix.AT_FDCWD, r.Path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
-			if err != nil {
-				return fmt.Errorf("clone mount of %s: %w", r.Path, err)
-			}
-			// The source is read-only by now (readOnlyExceptWrites); the
-			// carried copy is made read-write or read-only as granted.
-			attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
-			if r.Access == Write {
-				attr = unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
-			}
-			if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-				return fmt.Errorf("set the access of %s: %w", r.Path, err)
-			}
-			keep = append(keep, kept{r.Path, fd, fi.IsDir()})
+			keep = append(keep, c)
 		}
 		size := spec.Limits.TmpBytes
 		opts := "mode=1777"
 		if size > 0 {
 			opts += fmt.Sprintf(",size=%d", size)
 		}
-		if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-			return fmt.Errorf("private tmpfs on %s: %w", dir, err)
+		err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)
+		if err == nil {
+			err = placeClones(keep, true)
+		} else {
+			err = fmt.Errorf("private tmpfs on %s: %w", dir, err)
 		}
-		// Shallow paths first, so nested grants land inside their parents.
-		slices.SortFunc(keep, func(a, b kept) int { return len(a.path) - len(b.path) })
-		for _, k := range keep {
-			if err := mkMountPoint(k.path, k.dir); err != nil {
-				return err
-			}
-			if err := unix.MoveMount(k.fd, "", unix.AT_FDCWD, k.path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-				return fmt.Errorf("carry %s into the private %s: %w", k.path, dir, err)
-			}
-			unix.Close(k.fd)
+		closeClones(keep)
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -238,6 +271,10 @@ func protect(spec Spec) error {
 		if err != nil {
 			continue // missing: the supervisor checks after the call
 		}
+		root := protectionRoot(p, spec)
+		if root == "/" {
+			continue // outside every write grant: read-only like the rest
+		}
 		if fi.Mode()&os.ModeSymlink != 0 {
 			// A mount cannot sit on a symlink: protect what it points to
 			// (what a later git would run). The link itself is checked
@@ -250,7 +287,6 @@ func protect(spec Spec) error {
 		} else {
 			ro = append(ro, p)
 		}
-		root := protectionRoot(p, spec)
 		for d := filepath.Dir(p); d != root && within(d, root); d = filepath.Dir(d) {
 			pins = append(pins, d)
 		}
@@ -259,13 +295,13 @@ func protect(spec Spec) error {
 	pins = slices.Compact(pins)
 	slices.SortFunc(pins, func(a, b string) int { return len(a) - len(b) })
 	for _, d := range pins {
-		if err := rebind(d, false); err != nil {
+		if err := rebind(d, keepAccess); err != nil {
 			return err
 		}
 	}
 	slices.SortFunc(ro, func(a, b string) int { return len(a) - len(b) })
 	for _, p := range ro {
-		if err := rebind(p, true); err != nil {
+		if err := rebind(p, readOnly); err != nil {
 			return err
 		}
 	}
@@ -284,24 +320,15 @@ func protectionRoot(p string, spec Spec) string {
 	return root
 }
 
-// rebind mounts path over itself, read-only if asked. A mount point cannot
+// rebind mounts path over itself with the given access. A mount point cannot
 // be renamed, unlinked or replaced; a read-only one cannot be written.
-func rebind(path string, readOnly bool) error {
-	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+func rebind(path string, access mountAccess) error {
+	c, err := cloneMount(path, access)
 	if err != nil {
-		return fmt.Errorf("clone mount of %s: %w", path, err)
+		return err
 	}
-	defer unix.Close(fd)
-	if readOnly {
-		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
-		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-			return fmt.Errorf("make %s read-only: %w", path, err)
-		}
-	}
-	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-		return fmt.Errorf("bind %s over itself: %w", path, err)
-	}
-	return nil
+	defer closeClones([]clonedMount{c})
+	return placeClones([]clonedMount{c}, false)
 }
 
 // loopbackUp brings up lo in the call's private network namespace, so tests
