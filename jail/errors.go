@@ -16,7 +16,7 @@ const (
 	StageSession   Stage = "session"  // setsid, parent-death signal, subreaper
 	StageMount     Stage = "mount"    // the namespace view (private /tmp, read-only binds)
 	StageNetwork   Stage = "network"  // bringing up loopback in the private network namespace
-	StageScope     Stage = "scope"    // the init process's scope-only Landlock domain
+	StageScope     Stage = "scope"    // init's outer Landlock domain, or the lack of any containment
 	StageWorker    Stage = "worker"   // starting the worker process
 	StageDir       Stage = "chdir"    // entering the working directory
 	StageRlimit    Stage = "rlimit"   // resource limits
