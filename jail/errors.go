@@ -11,22 +11,20 @@ import (
 type Stage string
 
 const (
-	StageSpawn     Stage = "spawn"    // the supervisor could not start the child
-	StageProtocol  Stage = "protocol" // a message on fd 3 was missing or malformed
-	StageSession   Stage = "session"  // setsid, parent-death signal, subreaper
-	StageMount     Stage = "mount"    // the namespace view (private /tmp, read-only binds)
-	StageNetwork   Stage = "network"  // bringing up loopback in the private network namespace
-	StageScope     Stage = "scope"    // init's outer Landlock domain, or the lack of any containment
-	StageWorker    Stage = "worker"   // starting the worker process
-	StageDir       Stage = "chdir"    // entering the working directory
-	StageRlimit    Stage = "rlimit"   // resource limits
-	StageCaps      Stage = "caps"     // dropping capabilities
-	StageNoNewPriv Stage = "no_new_privs"
-	StageLandlock  Stage = "landlock"
-	StageSeccomp   Stage = "seccomp"
-	StageFDs       Stage = "fds"  // closing inherited descriptors
-	StageExec      Stage = "exec" // finding or executing the command
-	StageTool      Stage = "tool" // a Go tool failed to start
+	StageSpawn    Stage = "spawn"    // the supervisor could not start the child
+	StageProtocol Stage = "protocol" // a message on fd 3 was missing or malformed
+	StageSession  Stage = "session"  // setsid, parent-death signal, subreaper
+	StageMount    Stage = "mount"    // the namespace view (private /tmp, read-only binds)
+	StageScope    Stage = "scope"    // init's outer Landlock domain, or the lack of any containment
+	StageWorker   Stage = "worker"   // starting the worker process
+	StageDir      Stage = "chdir"    // entering the working directory
+	StageRlimit   Stage = "rlimit"   // resource limits
+	StageCaps     Stage = "caps"     // preparing or checking an unprivileged worker (capabilities, no_new_privs)
+	StageLandlock Stage = "landlock"
+	StageSeccomp  Stage = "seccomp"
+	StageFDs      Stage = "fds"  // closing inherited descriptors
+	StageExec     Stage = "exec" // finding or executing the command
+	StageTool     Stage = "tool" // a Go tool failed to start
 )
 
 // StageError is a failure of one set-up stage in the child.
