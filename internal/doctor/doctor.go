@@ -21,6 +21,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"brig/internal/envguard"
 	"brig/jail"
 )
 
@@ -357,22 +358,6 @@ func probeReason(f jail.Features, probe string) string {
 	return ""
 }
 
-// isCredentialName reports whether an environment variable name looks like a
-// credential, following the jail's environment rule (SPEC §1): *_KEY,
-// *_TOKEN, *_SECRET, *PASSWORD*, AWS_*, GITHUB_TOKEN, SSH_AUTH_SOCK, and a
-// few common spellings of the same.
-func isCredentialName(name string) bool {
-	n := strings.ToUpper(name)
-	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWD", "CREDENTIALS", "APIKEY"} {
-		if n == w || strings.HasSuffix(n, "_"+w) {
-			return true
-		}
-	}
-	return strings.Contains(n, "PASSWORD") ||
-		strings.HasPrefix(n, "AWS_") ||
-		n == "SSH_AUTH_SOCK"
-}
-
 var credentialNotes = map[string]string{
 	"ANTHROPIC_API_KEY":     "Anthropic API key",
 	"OPENAI_API_KEY":        "OpenAI API key",
@@ -392,7 +377,7 @@ func findCredentials(env []string, home string) []CredentialFinding {
 	var out []CredentialFinding
 	for _, kv := range env {
 		name, val, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || seen[name] || !isCredentialName(name) {
+		if !ok || name == "" || seen[name] || !envguard.IsCredential(name) {
 			continue
 		}
 		seen[name] = true

@@ -54,12 +54,16 @@ func IsCredential(name string) bool {
 			return true
 		}
 	}
-	for _, s := range credentialParts() {
-		if strings.Contains(up, s) {
-			return true
+	// A part counts as a word of the name: GPG_KEY_ID, OPENAI_APIKEY,
+	// NPM_CONFIG__AUTHTOKEN, DB_SECRETS — but not KEYBOARD.
+	for _, seg := range strings.Split(up, "_") {
+		for _, p := range credentialParts() {
+			if seg == p || seg == p+"S" || strings.HasSuffix(seg, p) {
+				return true
+			}
 		}
 	}
-	return false
+	return strings.Contains(up, "PASSWORD") || strings.Contains(up, "PASSWD")
 }
 
 // Allowed reports whether name crosses by default: a base name or a locale

@@ -23,6 +23,11 @@ func TestIsCredential(t *testing.T) {
 		{"LANG", false},
 		{"LC_ALL", false},
 		{"GOCACHE", false},
+		{"KEYBOARD", false},
+		{"GPG_KEY_ID", true},
+		{"OPENAI_APIKEY", true},
+		{"DB_SECRETS_FILE", true},
+		{"MYPASSWORDFILE", true},
 		{"npm_config_cache", false},
 		{"NPM_TOKEN", true},
 	} {
