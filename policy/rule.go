@@ -1,0 +1,294 @@
+// Package policy decides what a tool call may do before the kernel enforces
+// it: permission rules, tiers, modes and shell analysis, compiled into a
+// least-privilege jail.Spec.
+//
+// This file holds the rule language. A rule is one of
+//
+//	Read(PATH-GLOB)  Write(PATH-GLOB)  Bash(COMMAND)  WebFetch(domain:HOST)  Mcp(SERVER__TOOL)
+//
+// or a bare scope name (Bash, Read, …), which matches everything in that
+// scope. Path globs: `*` and `?` never cross `/`, `**` matches any number of
+// whole segments, and `dir/**` also matches `dir` itself; `~/` is the home
+// directory, `./` (or no leading `/`) the workspace, `/` the filesystem root.
+// Commands: `Bash(git status)` matches that command exactly (words compared
+// after splitting on blanks), `Bash(go test:*)` any command whose first words
+// are `go test`, `Bash(*)` any command.
+//
+// The package must not execute anything, touch the network, or enforce: it
+// returns decisions and Specs; the supervisor and the jail act on them.
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Scope is what a rule governs.
+type Scope string
+
+// The scopes.
+const (
+	ScopeRead     Scope = "Read"
+	ScopeWrite    Scope = "Write"
+	ScopeBash     Scope = "Bash"
+	ScopeWebFetch Scope = "WebFetch"
+	ScopeMcp      Scope = "Mcp"
+)
+
+func scopes() []Scope { return []Scope{ScopeRead, ScopeWrite, ScopeBash, ScopeWebFetch, ScopeMcp} }
+
+// Source says where a rule was written, for error messages and for
+// explaining a decision.
+type Source struct {
+	File string // empty for built-in rules
+	Line int
+}
+
+func (s Source) String() string {
+	switch {
+	case s.File == "":
+		return "built-in"
+	case s.Line > 0:
+		return fmt.Sprintf("%s:%d", s.File, s.Line)
+	}
+	return s.File
+}
+
+// Rule is one parsed rule.
+type Rule struct {
+	Scope Scope
+	// Pattern is the text between the parentheses, as written ("" for a
+	// bare scope, which matches everything in it).
+	Pattern string
+	Source  Source
+
+	words  []string // Bash: the command words (exact or prefix)
+	prefix bool     // Bash: "words:*"
+}
+
+// String returns the rule as it would be written.
+func (r Rule) String() string {
+	if r.Pattern == "" {
+		return string(r.Scope)
+	}
+	return fmt.Sprintf("%s(%s)", r.Scope, r.Pattern)
+}
+
+// RuleError is a malformed rule, with where it was written.
+type RuleError struct {
+	Source Source
+	Rule   string
+	Msg    string
+}
+
+func (e *RuleError) Error() string {
+	return fmt.Sprintf("%s: rule %q: %s", e.Source, e.Rule, e.Msg)
+}
+
+// ParseRule parses one rule written at src.
+func ParseRule(text string, src Source) (Rule, error) {
+	fail := func(format string, a ...any) (Rule, error) {
+		return Rule{}, &RuleError{Source: src, Rule: text, Msg: fmt.Sprintf(format, a...)}
+	}
+	t := strings.TrimSpace(text)
+	name, arg, hasArg := strings.Cut(t, "(")
+	if hasArg {
+		if !strings.HasSuffix(arg, ")") {
+			return fail("missing the closing parenthesis")
+		}
+		arg = strings.TrimSpace(strings.TrimSuffix(arg, ")"))
+		if strings.ContainsAny(arg, "()") && Scope(name) != ScopeBash {
+			return fail("parentheses inside the pattern")
+		}
+	}
+	var scope Scope
+	for _, s := range scopes() {
+		if name == string(s) {
+			scope = s
+		}
+	}
+	if scope == "" {
+		return fail("unknown scope %q (want one of Read, Write, Bash, WebFetch, Mcp)", name)
+	}
+	if hasArg && arg == "" {
+		return fail("empty pattern (write the bare scope, %s, to match everything)", scope)
+	}
+	r := Rule{Scope: scope, Pattern: arg, Source: src}
+	if arg == "" {
+		return r, nil
+	}
+	switch scope {
+	case ScopeBash:
+		return parseBash(r, fail)
+	case ScopeRead, ScopeWrite:
+		if strings.Contains(arg, "\x00") {
+			return fail("NUL in a path")
+		}
+		if _, err := path.Match(strings.ReplaceAll(arg, "**", "*"), ""); err != nil {
+			return fail("bad glob: %v", err)
+		}
+		if strings.HasPrefix(arg, "~") && arg != "~" && !strings.HasPrefix(arg, "~/") {
+			return fail("only ~/ (your own home) is supported, not ~user")
+		}
+	case ScopeWebFetch:
+		host, ok := strings.CutPrefix(arg, "domain:")
+		if !ok || host == "" {
+			return fail("write WebFetch(domain:HOST), e.g. WebFetch(domain:go.dev)")
+		}
+		if strings.ContainsAny(host, "/: ") || strings.Count(host, "*") > 1 || strings.Contains(host, "*") && !strings.HasPrefix(host, "*.") {
+			return fail("a domain is a host name, optionally starting with *. for its subdomains")
+		}
+	case ScopeMcp:
+		if !strings.Contains(arg, "__") {
+			return fail("write Mcp(SERVER__TOOL) or Mcp(SERVER__*)")
+		}
+		if _, err := path.Match(arg, ""); err != nil {
+			return fail("bad pattern: %v", err)
+		}
+	}
+	return r, nil
+}
+
+func parseBash(r Rule, fail func(string, ...any) (Rule, error)) (Rule, error) {
+	p := r.Pattern
+	if p == "*" {
+		r.prefix = true // no words: every command
+		return r, nil
+	}
+	if before, ok := strings.CutSuffix(p, ":*"); ok {
+		r.prefix, p = true, before
+	}
+	if strings.Contains(p, "*") {
+		return fail("* is only allowed alone, Bash(*), or as a prefix rule, Bash(go test:*)")
+	}
+	r.words = strings.Fields(p)
+	if len(r.words) == 0 {
+		return fail("no command")
+	}
+	return r, nil
+}
+
+// MatchCommand reports whether a Bash rule matches a simple command given as
+// its words (after the shell analysis has removed assignments and quoting).
+func (r Rule) MatchCommand(words []string) bool {
+	if r.Scope != ScopeBash {
+		return false
+	}
+	if r.Pattern == "" {
+		return true
+	}
+	if len(words) < len(r.words) || !r.prefix && len(words) != len(r.words) {
+		return false
+	}
+	for i, w := range r.words {
+		if words[i] != w {
+			return false
+		}
+	}
+	return true
+}
+
+// Context is what a path pattern is relative to.
+type Context struct {
+	Home      string // for ~/
+	Workspace string // for ./ and relative patterns
+}
+
+// AbsPattern returns a Read or Write rule's glob as an absolute pattern.
+func (r Rule) AbsPattern(ctx Context) (string, error) {
+	p := r.Pattern
+	switch {
+	case p == "":
+		return "/**", nil
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		if ctx.Home == "" {
+			return "", errors.New("the rule uses ~ but the home directory is unknown")
+		}
+		p = filepath.Join(ctx.Home, strings.TrimPrefix(p, "~"))
+	case !strings.HasPrefix(p, "/"):
+		if ctx.Workspace == "" {
+			return "", errors.New("the rule is workspace-relative but there is no workspace")
+		}
+		p = filepath.Join(ctx.Workspace, p)
+	}
+	// Cleaned: ".." is resolved the way the kernel will see the path.
+	return path.Clean(p), nil
+}
+
+// MatchPath reports whether a Read or Write rule matches an absolute,
+// canonical path.
+func (r Rule) MatchPath(p string, ctx Context) bool {
+	if r.Scope != ScopeRead && r.Scope != ScopeWrite {
+		return false
+	}
+	pat, err := r.AbsPattern(ctx)
+	if err != nil || !path.IsAbs(p) {
+		return false
+	}
+	return globMatch(split(pat), split(path.Clean(p)))
+}
+
+func split(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// globMatch matches path segments against pattern segments: "**" matches
+// any number of whole segments (zero included, so dir/** matches dir), any
+// other segment matches one path segment with path.Match (* and ? never
+// cross /, since segments hold none).
+func globMatch(pat, segs []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			rest := pat[1:]
+			for i := 0; i <= len(segs); i++ {
+				if globMatch(rest, segs[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(segs) == 0 {
+			return false
+		}
+		if ok, err := path.Match(pat[0], segs[0]); err != nil || !ok {
+			return false
+		}
+		pat, segs = pat[1:], segs[1:]
+	}
+	return len(segs) == 0
+}
+
+// MatchHost reports whether a WebFetch rule matches a host name.
+func (r Rule) MatchHost(host string) bool {
+	if r.Scope != ScopeWebFetch {
+		return false
+	}
+	if r.Pattern == "" {
+		return true
+	}
+	want := strings.ToLower(strings.TrimPrefix(r.Pattern, "domain:"))
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if sub, ok := strings.CutPrefix(want, "*."); ok {
+		return strings.HasSuffix(host, "."+sub)
+	}
+	return host == want
+}
+
+// MatchTool reports whether an Mcp rule matches a tool named SERVER__TOOL.
+func (r Rule) MatchTool(name string) bool {
+	if r.Scope != ScopeMcp {
+		return false
+	}
+	if r.Pattern == "" {
+		return true
+	}
+	ok, err := path.Match(r.Pattern, name)
+	return err == nil && ok
+}

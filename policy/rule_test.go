@@ -1,0 +1,165 @@
+package policy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+var ctx = Context{Home: "/home/u", Workspace: "/home/u/proj"}
+
+func mustRule(t *testing.T, text string) Rule {
+	t.Helper()
+	r, err := ParseRule(text, Source{File: "config.toml", Line: 3})
+	if err != nil {
+		t.Fatalf("ParseRule(%q): %v", text, err)
+	}
+	return r
+}
+
+func TestParseRuleErrors(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"Exec(ls)", "unknown scope"},
+		{"Bash(ls", "closing parenthesis"},
+		{"Bash()", "empty pattern"},
+		{"Bash(go *)", "only allowed alone"},
+		{"Bash(:*)", "no command"},
+		{"Read(~bob/x)", "only ~/"},
+		{"Read([)", "bad glob"},
+		{"WebFetch(go.dev)", "domain:"},
+		{"WebFetch(domain:https://go.dev/)", "host name"},
+		{"WebFetch(domain:a.*.com)", "host name"},
+		{"Mcp(github)", "SERVER__TOOL"},
+		{"read(x)", "unknown scope"},
+	} {
+		_, err := ParseRule(tc.text, Source{File: "/home/u/.config/brig/config.toml", Line: 7})
+		var re *RuleError
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseRule(%q) = %v, want an error containing %q", tc.text, err, tc.want)
+			continue
+		}
+		// The error names the file, the line and the rule.
+		if !strings.Contains(err.Error(), "config.toml:7") || !strings.Contains(err.Error(), tc.text) {
+			t.Errorf("error %q does not name the file, line and rule", err)
+		}
+	}
+}
+
+func TestMatchCommand(t *testing.T) {
+	for _, tc := range []struct {
+		rule  string
+		words string
+		want  bool
+	}{
+		{"Bash(git status)", "git status", true},
+		{"Bash(git status)", "git status --short", false}, // exact means exact
+		{"Bash(git status)", "git", false},
+		{"Bash(go test:*)", "go test", true},
+		{"Bash(go test:*)", "go test ./... -run X", true},
+		{"Bash(go test:*)", "go testify", false}, // words, not characters
+		{"Bash(go test:*)", "go vet", false},
+		{"Bash(cargo:*)", "cargo build --release", true},
+		{"Bash(npm run test:*)", "npm run test:unit", false}, // the word is "test:unit"
+		{"Bash(*)", "rm -rf /", true},
+		{"Bash", "anything at all", true},
+		{"Read(**)", "ls", false}, // wrong scope
+	} {
+		r := mustRule(t, tc.rule)
+		if got := r.MatchCommand(strings.Fields(tc.words)); got != tc.want {
+			t.Errorf("%s on %q = %v, want %v", tc.rule, tc.words, got, tc.want)
+		}
+	}
+}
+
+func TestMatchPath(t *testing.T) {
+	for _, tc := range []struct {
+		rule, path string
+		want       bool
+	}{
+		{"Read(~/notes/**)", "/home/u/notes", true}, // dir/** covers dir
+		{"Read(~/notes/**)", "/home/u/notes/a/b/c.md", true},
+		{"Read(~/notes/**)", "/home/u/notesx", false},
+		{"Read(~/notes/*)", "/home/u/notes/a.md", true},
+		{"Read(~/notes/*)", "/home/u/notes/a/b.md", false}, // * never crosses /
+		{"Read(~/notes/*)", "/home/u/notes", false},
+		{"Write(docs/*)", "/home/u/proj/docs/a.md", true}, // workspace-relative
+		{"Write(./docs/*)", "/home/u/proj/docs/a.md", true},
+		{"Write(./docs/*)", "/home/u/docs/a.md", false},
+		{"Read(./secrets/**)", "/home/u/proj/secrets/k", true},
+		{"Read(/etc/*.conf)", "/etc/resolv.conf", true},
+		{"Read(/etc/*.conf)", "/etc/ssl/openssl.conf", false},
+		{"Read(/etc/**/*.conf)", "/etc/ssl/openssl.conf", true},
+		{"Read(/etc/**/*.conf)", "/etc/x.conf", true}, // ** may be zero segments
+		{"Read(src/?.go)", "/home/u/proj/src/a.go", true},
+		{"Read(src/?.go)", "/home/u/proj/src/ab.go", false},
+		{"Read(../other/**)", "/home/u/other/x", true}, // .. resolved like the kernel
+		{"Read(~)", "/home/u", true},
+		{"Read(~)", "/home/u/x", false},
+		{"Read", "/anything", true},
+		{"Read(**)", "relative/path", false}, // only absolute paths match
+		{"Bash(ls)", "/home/u/proj", false},
+	} {
+		r := mustRule(t, tc.rule)
+		if got := r.MatchPath(tc.path, ctx); got != tc.want {
+			t.Errorf("%s on %q = %v, want %v", tc.rule, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestMatchHostAndTool(t *testing.T) {
+	for _, tc := range []struct {
+		rule, name string
+		want       bool
+	}{
+		{"WebFetch(domain:go.dev)", "go.dev", true},
+		{"WebFetch(domain:go.dev)", "GO.dev.", true},
+		{"WebFetch(domain:go.dev)", "pkg.go.dev", false},
+		{"WebFetch(domain:go.dev)", "evilgo.dev", false},
+		{"WebFetch(domain:*.go.dev)", "pkg.go.dev", true},
+		{"WebFetch(domain:*.go.dev)", "go.dev", false},
+		{"WebFetch(domain:*.go.dev)", "evil-go.dev", false},
+	} {
+		if got := mustRule(t, tc.rule).MatchHost(tc.name); got != tc.want {
+			t.Errorf("%s on %q = %v, want %v", tc.rule, tc.name, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		rule, name string
+		want       bool
+	}{
+		{"Mcp(github__create_issue)", "github__create_issue", true},
+		{"Mcp(github__create_issue)", "github__delete_repo", false},
+		{"Mcp(github__*)", "github__delete_repo", true},
+		{"Mcp(github__*)", "gitlab__x", false},
+	} {
+		if got := mustRule(t, tc.rule).MatchTool(tc.name); got != tc.want {
+			t.Errorf("%s on %q = %v, want %v", tc.rule, tc.name, got, tc.want)
+		}
+	}
+}
+
+// FuzzParseRule: parsing never panics, and a rule that parses writes back to
+// text that parses to the same rule.
+func FuzzParseRule(f *testing.F) {
+	for _, s := range []string{"Bash(go test:*)", "Read(~/notes/**)", "Write(./docs/*)", "WebFetch(domain:*.go.dev)", "Mcp(gh__*)", "Bash", "Read([)", "Bash(((", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		r, err := ParseRule(text, Source{})
+		if err != nil {
+			return
+		}
+		again, err := ParseRule(r.String(), Source{})
+		if err != nil {
+			t.Fatalf("%q parsed, but its own text %q does not: %v", text, r.String(), err)
+		}
+		if again.String() != r.String() {
+			t.Fatalf("round trip changed %q into %q", r.String(), again.String())
+		}
+		// Matching never panics either.
+		_ = r.MatchCommand(strings.Fields(text))
+		_ = r.MatchPath("/home/u/proj/"+text, ctx)
+		_ = r.MatchHost(text)
+		_ = r.MatchTool(text)
+	})
+}
