@@ -171,16 +171,17 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 
 	res, runErr := s.converse(runCtx, c, spec, inv, plan)
 	if runErr != nil {
-		// Init failed or was killed: collect it now so nothing is left.
+		// Init failed or was killed: collect it now, and do not reuse a
+		// cgroup that may still hold something (rmdir refuses then).
 		c.wait()
+		c.cg.remove()
 	} else {
 		// Init reports only after the whole tree is dead; its own exit
-		// (and the namespace teardown) need not delay the caller.
+		// (and the namespace teardown) need not delay the caller. The
+		// empty cgroup (init is not in it) can serve a later call.
 		go c.wait()
+		s.cgroups.put(c.cg)
 	}
-	// The worker's tree is gone either way (init is not in the cgroup), so
-	// the empty cgroup can serve a later call.
-	s.cgroups.put(c.cg)
 	// The tree is dead, so the pipes reach EOF; bound the wait anyway so a
 	// bug can never hang the caller.
 	drained := make(chan struct{})
