@@ -287,18 +287,7 @@ func procCases() []escCase {
 				res := e.sh(`cat /proc/$ESC_VICTIM/environ | tr '\0' '\n'`)
 				e.wantNotIn(res, getVictim(t).secret, "/proc/<victim>/environ")
 			}},
-		{family: "proc", name: "victim mem", passes: fsPasses, probe: true,
-			control: func(t *testing.T, e *env) {
-				v := getVictim(t)
-				if out, _ := e.outside(probeBin, "memread", strconv.Itoa(v.pid), v.addr, strconv.Itoa(v.length)); !strings.Contains(out, "MEMREAD:"+v.secret) {
-					controlFail(t, "cannot read the victim's /proc/PID/mem outside the jail")
-				}
-			},
-			attack: func(t *testing.T, e *env) {
-				v := getVictim(t)
-				res := e.argv([]string{probeBin, "memread", strconv.Itoa(v.pid), v.addr, strconv.Itoa(v.length)})
-				e.wantNotIn(res, v.secret, "/proc/<victim>/mem")
-			}},
+		readVictimCase("proc", "victim mem", fsPasses, "memread", "MEMREAD:", "/proc/<victim>/mem", nil),
 		{family: "proc", name: "supervisor mem", passes: fsPasses, probe: true,
 			control: func(t *testing.T, e *env) {
 				v := getVictim(t)
@@ -964,32 +953,11 @@ func supervisorCases() []escCase {
 				res := e.argv([]string{probeBin, "peek", strconv.Itoa(os.Getpid()), memAddr(), strconv.Itoa(len(memSecret))})
 				e.wantNotIn(res, string(memSecret), "PTRACE_PEEKDATA of the supervisor")
 			}},
-		{family: "supervisor", name: "ptrace a victim", passes: procPasses, probe: true,
-			control: func(t *testing.T, e *env) {
-				v := getVictim(t)
-				if out, _ := e.outside(probeBin, "peek", strconv.Itoa(v.pid), v.addr, strconv.Itoa(v.length)); !strings.Contains(out, "PEEK:"+v.secret) {
-					controlFail(t, "ptrace of the victim outside the jail did not read its secret")
-				}
-			},
-			attack: func(t *testing.T, e *env) {
-				v := getVictim(t)
-				res := e.argv([]string{probeBin, "peek", strconv.Itoa(v.pid), v.addr, strconv.Itoa(v.length)})
-				e.wantNotIn(res, v.secret, "PTRACE_PEEKDATA of the victim")
-			}},
-		{family: "supervisor", name: "process_vm_readv", passes: procPasses, probe: true,
-			control: func(t *testing.T, e *env) {
-				v := getVictim(t)
-				if out, _ := e.outside(probeBin, "vmread", strconv.Itoa(v.pid), v.addr, strconv.Itoa(v.length)); !strings.Contains(out, "VMREAD:"+v.secret) {
-					controlFail(t, "process_vm_readv of the victim outside the jail did not read its secret")
-				}
-			},
-			attack: func(t *testing.T, e *env) {
-				v := getVictim(t)
-				res := e.argv([]string{probeBin, "vmread", strconv.Itoa(v.pid), v.addr, strconv.Itoa(v.length)})
-				e.wantNotIn(res, v.secret, "process_vm_readv of the victim")
-				res = e.argv([]string{probeBin, "vmread", strconv.Itoa(os.Getpid()), memAddr(), strconv.Itoa(len(memSecret))})
-				e.wantNotIn(res, string(memSecret), "process_vm_readv of the supervisor")
-			}},
+		readVictimCase("supervisor", "ptrace a victim", procPasses, "peek", "PEEK:", "PTRACE_PEEKDATA of the victim", nil),
+		readVictimCase("supervisor", "process_vm_readv", procPasses, "vmread", "VMREAD:", "process_vm_readv of the victim", func(e *env) {
+			res := e.argv([]string{probeBin, "vmread", strconv.Itoa(os.Getpid()), memAddr(), strconv.Itoa(len(memSecret))})
+			e.wantNotIn(res, string(memSecret), "process_vm_readv of the supervisor")
+		}),
 		signalCase("kill -TERM the supervisor", `kill -TERM $ESC_TESTPID; kill -USR1 $ESC_TESTPID`, "", false),
 		signalCase("pidfd_send_signal to the supervisor",
 			`python3 -c 'import os,signal; fd=os.pidfd_open(int(os.environ["ESC_TESTPID"])); signal.pidfd_send_signal(fd, signal.SIGTERM)'`, "", false),
@@ -1540,4 +1508,26 @@ func execCommand(e *env, dir, name string, args ...string) *exec.Cmd {
 	cmd.Env = e.hostEnv()
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
+}
+
+// readVictimCase reads the victim process's secret from its memory with one
+// of the probe's modes: outside the jail (the control) the secret must come
+// back after marker; inside, it must not. extra, if set, is a further attack
+// in the same case.
+func readVictimCase(family, name string, passes passMask, mode, marker, what string, extra func(e *env)) escCase {
+	return escCase{family: family, name: name, passes: passes, probe: true,
+		control: func(t *testing.T, e *env) {
+			v := getVictim(t)
+			if out, _ := e.outside(probeBin, mode, strconv.Itoa(v.pid), v.addr, strconv.Itoa(v.length)); !strings.Contains(out, marker+v.secret) {
+				controlFail(t, "%s outside the jail did not read its secret", what)
+			}
+		},
+		attack: func(t *testing.T, e *env) {
+			v := getVictim(t)
+			res := e.argv([]string{probeBin, mode, strconv.Itoa(v.pid), v.addr, strconv.Itoa(v.length)})
+			e.wantNotIn(res, v.secret, what)
+			if extra != nil {
+				extra(e)
+			}
+		}}
 }
