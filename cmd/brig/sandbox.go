@@ -18,6 +18,7 @@ import (
 	"brig/internal/envguard"
 	"brig/internal/xdg"
 	"brig/jail"
+	"brig/policy"
 	"brig/supervisor"
 )
 
@@ -118,7 +119,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	limits := jail.DefaultLimits()
 	limits.Timeout, limits.OutputBytes, limits.Memory, limits.Processes = o.Timeout, o.MaxOutput, o.Memory, o.Procs
 
-	prof := supervisor.Profile{
+	prof := policy.Profile{
 		Workspace: ws, Dir: o.Cwd, ReadOnly: o.ReadOnly, Write: write, Read: read,
 		Network: o.Net, UnixSockets: o.Unix, Home: o.Home, ParentEnv: o.Env,
 		Limits: limits, Namespaces: sup.Namespaces(),

@@ -1,4 +1,4 @@
-package supervisor
+package policy
 
 import (
 	"crypto/sha256"
