@@ -198,10 +198,7 @@ func (p *Policy) applyMode(v *Verdict, mode Mode) {
 	case v.Tier == Deny:
 		return
 	case v.Call.Confirm:
-		if v.Tier == Allow {
-			v.Reason = "asks for confirmation in every mode: " + v.Reason
-		}
-		v.Tier = Ask
+		v.Tier, v.Reason = Ask, "asks for confirmation in every mode: "+v.Reason
 		return
 	case v.Tier != Ask:
 		return
@@ -235,7 +232,7 @@ func pathDefault(c PathClass, write bool) (t Tier, reason string, final bool) {
 		}
 		return Allow, "inside the workspace", false
 	case ClassSecret:
-		return Deny, "holds credentials or brig's own files", false
+		return Deny, "holds credentials (denied unless one of your rules names it)", false
 	case ClassWorkspace:
 		if write {
 			return Ask, "writes inside the workspace", false
@@ -312,4 +309,24 @@ func pathRule(pv PathVerdict, pl Places) string {
 // decideBash is completed with the shell analysis.
 func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 	v.note(Ask, "shell analysis pending")
+}
+
+// ProtectedRuleWarnings reports the allow rules that try to grant writing a
+// protected path or brig's own files. They never take effect (protection
+// wins); `brig doctor` and `brig policy check` say so.
+func (p *Policy) ProtectedRuleWarnings() []string {
+	var out []string
+	targets := append(slices.Clone(p.Places.Protected), p.Places.BrigDirs...)
+	for _, r := range p.rules().Allow {
+		if r.Scope != ScopeWrite {
+			continue
+		}
+		for _, q := range targets {
+			if r.MatchPath(q, p.ctx()) || r.MatchPath(q+"/x", p.ctx()) {
+				out = append(out, fmt.Sprintf("%s (%s) would grant writing the protected path %s; protected paths are never writable from a jail, so it does not apply there", r, r.Source, q))
+				break
+			}
+		}
+	}
+	return out
 }
