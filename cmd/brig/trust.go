@@ -74,6 +74,10 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 	if s.Network || s.UnixSockets || len(s.Read)+len(s.Write)+len(s.Env) > 0 {
 		fmt.Fprintf(w, "  sandbox: network=%v unix_sockets=%v read=%v write=%v env=%v\n", s.Network, s.UnixSockets, s.Read, s.Write, s.Env)
 	}
+	// Reload: the warnings are about the policy as it now stands.
+	if wp, err = openPolicy(o.procEnv, o.Workspace, policy.ModeAsk, false); err != nil {
+		return err
+	}
 	for _, warn := range wp.Policy.ProtectedRuleWarnings() {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
