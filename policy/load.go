@@ -50,6 +50,7 @@ type Layer struct {
 
 // Loaded is the merged policy configuration of one workspace.
 type Loaded struct {
+	Files    Files
 	Rules    RuleSet
 	Sandbox  Sandbox
 	Layers   []Layer
@@ -63,7 +64,7 @@ type Loaded struct {
 // cannot be read or parsed is an error: the program must not start with a
 // half-read policy.
 func Load(f Files) (Loaded, error) {
-	var out Loaded
+	out := Loaded{Files: f}
 	for _, l := range []struct{ kind, file string }{{"global", f.Global}, {"workspace", f.User}} {
 		c, sum, w, err := LoadConfig(l.file)
 		if err != nil {

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -329,4 +331,29 @@ func (p *Policy) ProtectedRuleWarnings() []string {
 		}
 	}
 	return out
+}
+
+// Remember records approval answers: for the rest of the session, and, when
+// persist is set ("always"), in the user's rules file for this workspace
+// (outside the workspace, atomically, under a lock). Rules that do not parse
+// are refused and nothing is recorded.
+func (p *Policy) Remember(ctx context.Context, persist bool, texts ...string) error {
+	var rules []Rule
+	for _, text := range texts {
+		r, err := ParseRule(text, Source{File: p.Files.User})
+		if err != nil {
+			return err
+		}
+		rules = append(rules, r)
+	}
+	if persist {
+		if p.Files.User == "" {
+			return errors.New("no workspace rules file to save to")
+		}
+		if err := SaveAllow(ctx, p.Files.User, texts...); err != nil {
+			return err
+		}
+	}
+	p.AllowForSession(rules...)
+	return nil
 }
