@@ -295,6 +295,7 @@ func searchGo(ctx context.Context, a searchArgs) (searchOutcome, error) {
 	if err != nil {
 		return searchOutcome{}, err
 	}
+	pf := newPrefilter(re.String())
 	keep := globFilter(a)
 	skip := skippedDirs()[3:]
 	root := filepath.Clean(a.Path)
@@ -336,7 +337,7 @@ func searchGo(ctx context.Context, a searchArgs) (searchOutcome, error) {
 		for range min(workers, len(chunk)) {
 			wg.Go(func() {
 				for i := range next {
-					results[i] = searchFile(re, chunk[i], a.MaxResults+1)
+					results[i] = searchFile(re, pf, chunk[i], a.MaxResults+1)
 				}
 			})
 		}
@@ -360,7 +361,7 @@ func searchGo(ctx context.Context, a searchArgs) (searchOutcome, error) {
 
 // searchFile returns up to limit matching lines of one file. Files that
 // cannot be read, are too large, or hold a NUL byte are skipped.
-func searchFile(re *regexp.Regexp, path string, limit int) []match {
+func searchFile(re *regexp.Regexp, pf *prefilter, path string, limit int) []match {
 	fi, err := os.Stat(path)
 	if err != nil || fi.Size() > MaxSearchFileBytes {
 		return nil
@@ -369,14 +370,27 @@ func searchFile(re *regexp.Regexp, path string, limit int) []match {
 	if err != nil || bytes.IndexByte(data, 0) >= 0 {
 		return nil
 	}
+	var hay []byte
+	if pf != nil {
+		hay = pf.haystack(data)
+	}
 	var out []match
 	line, counted := 1, 0 // line number of data[counted]
 	for pos := 0; pos < len(data); {
-		loc := re.FindIndex(data[pos:])
-		if loc == nil {
-			break
+		// A candidate: where the required literal occurs, or where the
+		// expression matches in the whole buffer.
+		var s int
+		if pf != nil {
+			if s = pf.next(hay, pos); s < 0 {
+				break
+			}
+		} else {
+			loc := re.FindIndex(data[pos:])
+			if loc == nil {
+				break
+			}
+			s = pos + loc[0]
 		}
-		s := pos + loc[0]
 		ls := bytes.LastIndexByte(data[:s], '\n') + 1
 		if ls == len(data) && len(data) > 0 {
 			break // the empty "line" after the final newline is not a line
