@@ -52,20 +52,20 @@ func searchBoth(t *testing.T, a searchArgs, limit int) (rg, gof searchOutcome) {
 func TestSearchEnginesAgreeOnATree(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
-		"a.go":                 "package a\nfunc Foo() {}\n// foo bar\n",
-		"b/c.txt":              "FOO\r\nnothing\r\nfoo at end",
-		"b/build":              "foo in a file named build\n",
-		"node_modules/x/y.js":  "foo\n",
-		"vendor/v.go":          "foo\n",
-		".hidden/h.txt":        "foo\n",
-		".env":                 "foo=1\n",
-		"bin.dat":              "foo\x00bar\n",
-		"empty.txt":            "",
-		"multi.txt":            "foo\n\nfoo foo\n  \n",
-		"src/deep/z_test.go":   "func TestFoo(t *testing.T) {}\n",
-		"src/deep/z.go":        "var foo = 1\n",
-		"weird name: x.txt":    "foo: bar\n",
-		"utf8.txt":             "naïve foo café\n",
+		"a.go":                "package a\nfunc Foo() {}\n// foo bar\n",
+		"b/c.txt":             "FOO\r\nnothing\r\nfoo at end",
+		"b/build":             "foo in a file named build\n",
+		"node_modules/x/y.js": "foo\n",
+		"vendor/v.go":         "foo\n",
+		".hidden/h.txt":       "foo\n",
+		".env":                "foo=1\n",
+		"bin.dat":             "foo\x00bar\n",
+		"empty.txt":           "",
+		"multi.txt":           "foo\n\nfoo foo\n  \n",
+		"src/deep/z_test.go":  "func TestFoo(t *testing.T) {}\n",
+		"src/deep/z.go":       "var foo = 1\n",
+		"weird name: x.txt":   "foo: bar\n",
+		"utf8.txt":            "naïve foo café\n",
 	}
 	for name, c := range files {
 		writeFile(t, filepath.Join(dir, name), c)
