@@ -230,6 +230,8 @@ func searchRipgrep(ctx context.Context, a searchArgs, rg string) (searchOutcome,
 	args = append(args, "--regexp", a.Pattern, "--", a.Path)
 	cmd := exec.CommandContext(ctx, rg, args...)
 	cmd.Env = []string{}
+	// Not /dev/null: a jail need not grant it.
+	cmd.Stdin = strings.NewReader("")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
