@@ -15,12 +15,13 @@ import (
 	"syscall"
 
 	"brig/jail"
+	"brig/tools"
 )
 
 func main() {
 	// The jail entry runs first: before cobra, config, logging or the TUI.
 	if jail.IsChild() {
-		jail.ChildMain(nil)
+		jail.ChildMain(tools.JailTools())
 		return // not reached: ChildMain exits
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -1,0 +1,69 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"brig/jail"
+	"brig/policy"
+)
+
+// BashArgs are the arguments of a bash call.
+type BashArgs struct {
+	Command        string `json:"command"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty"`
+	Description    string `json:"description,omitempty"`
+}
+
+func (a *BashArgs) validate() error {
+	if strings.TrimSpace(a.Command) == "" {
+		return errors.New("command is required")
+	}
+	if strings.ContainsRune(a.Command, 0) {
+		return errors.New("command contains a NUL byte")
+	}
+	if a.TimeoutSeconds < 0 {
+		return errors.New("timeout_seconds must not be negative")
+	}
+	if time.Duration(a.TimeoutSeconds)*time.Second > MaxBashTimeout {
+		return fmt.Errorf("timeout_seconds is at most %d", int(MaxBashTimeout/time.Second))
+	}
+	return nil
+}
+
+// Timeout is the wall-clock limit the call asks for (the default when none).
+func (a BashArgs) Timeout() time.Duration {
+	if a.TimeoutSeconds == 0 {
+		return DefaultBashTimeout
+	}
+	return time.Duration(a.TimeoutSeconds) * time.Second
+}
+
+// ParseBashArgs decodes and checks bash arguments; the caller uses Timeout
+// for the call's Spec.
+func ParseBashArgs(raw json.RawMessage) (BashArgs, error) { return decodeArgs[BashArgs](raw) }
+
+func bashDef() Definition {
+	d := define(Bash, policy.EffectExec,
+		fmt.Sprintf("Run a bash command in the workspace, in a jail: it sees only the paths it was granted, has no network unless granted, and leaves no process behind. Output (stdout then stderr) is cut in the middle beyond %d KiB; the exit code is reported. Default timeout %s, at most %s. Prefer the file tools for reading, searching and editing files.",
+			MaxCommandOutputBytes>>10, DefaultBashTimeout, MaxBashTimeout),
+		`{"type":"object","properties":{`+
+			`"command":{"type":"string","description":"The command line, run with bash -c"},`+
+			`"timeout_seconds":{"type":"integer","minimum":1,"maximum":`+fmt.Sprint(int(MaxBashTimeout/time.Second))+`},`+
+			`"description":{"type":"string","description":"A few words on what the command does, shown to the user"}`+
+			`},"required":["command"],"additionalProperties":false}`,
+		func(a BashArgs) policy.Call { return policy.Call{Command: a.Command} },
+		nil)
+	d.Runs = JailCommand
+	d.invoke = func(raw json.RawMessage) (jail.Invocation, error) {
+		a, err := ParseBashArgs(raw)
+		if err != nil {
+			return jail.Invocation{}, err
+		}
+		return jail.Invocation{Argv: []string{"/bin/bash", "-c", a.Command}}, nil
+	}
+	return d
+}

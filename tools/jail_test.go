@@ -1,0 +1,259 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"brig/jail"
+	"brig/policy"
+	"brig/supervisor"
+	"brig/tools"
+)
+
+// The test binary is also the jail child: the supervisor re-executes it, and
+// it serves the real native tools.
+func TestMain(m *testing.M) {
+	if jail.IsChild() {
+		jail.ChildMain(tools.JailTools())
+	}
+	os.Exit(m.Run())
+}
+
+type kenv struct {
+	sup *supervisor.Supervisor
+	ws  string
+	// outside is off /tmp (private in the jail when namespaces are used),
+	// so a refusal there is Landlock's doing, not a missing file.
+	outside string
+}
+
+func newKernelEnv(t *testing.T) kenv {
+	t.Helper()
+	if jail.LandlockABI() < 1 {
+		t.Skip("Landlock unavailable on this kernel")
+	}
+	sup, err := supervisor.New(context.Background(), supervisor.Options{Executable: os.Args[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside, err := os.MkdirTemp("/var/tmp", "brig-tools-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	// The workspace is off /tmp as well: with namespaces the jail's /tmp is
+	// its own, and only grants outside it are remounted writable.
+	wsRoot, err := os.MkdirTemp("/var/tmp", "brig-tools-ws-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(wsRoot) })
+	ws := filepath.Join(wsRoot, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return kenv{sup: sup, ws: ws, outside: outside}
+}
+
+// spec is a least-privilege Spec built by hand, the way the policy compiles
+// one for a single call: only the given grants, the workspace's protected
+// paths, no network, nothing else.
+func (e kenv) spec(t *testing.T, rules ...jail.PathRule) jail.Spec {
+	t.Helper()
+	protected, err := jail.ProtectedPaths(e.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The worker's all-thread Landlock call (psx) lists its own threads in
+	// /proc after the first thread is already restricted: every Spec needs
+	// that much of /proc, as supervisor.Profile grants it.
+	proc := jail.PathRule{Path: "/proc/self", Access: jail.Read}
+	if e.sup.Namespaces() {
+		proc.Path = "/proc" // a fresh procfs holding only the call's processes
+	}
+	rules = append(rules, proc)
+	lim := jail.DefaultLimits()
+	lim.Timeout = 20 * time.Second
+	s := jail.Spec{Workspace: e.ws, Dir: e.ws, Paths: rules, Protected: protected, Limits: lim}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// run sends one tool call through the registry and the real jail; no
+// policy check runs.
+func (e kenv) run(t *testing.T, spec jail.Spec, name tools.Name, args any) tools.Result {
+	t.Helper()
+	raw, _ := json.Marshal(args)
+	p, refused := tools.NewRegistry().Prepare(policy.ModeAuto, string(name), raw)
+	if refused != nil {
+		t.Fatalf("%s refused before the jail: %s", name, refused.Text)
+	}
+	res, err := e.sup.Run(context.Background(), spec, p.Invocation, supervisor.IO{})
+	out, err := tools.FromJail(res, err)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out
+}
+
+func put(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKernelReadFileSymlinkToCanary(t *testing.T) {
+	e := newKernelEnv(t)
+	const secret = "canary-7f3a-never-read"
+	canary := filepath.Join(e.outside, "secret")
+	put(t, canary, secret+"\n")
+	put(t, filepath.Join(e.ws, "a.txt"), "workspace text\n")
+	if err := os.Symlink(canary, filepath.Join(e.ws, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	spec := e.spec(t, jail.PathRule{Path: e.ws, Access: jail.Read})
+
+	// Control: the granted file reads.
+	ok := e.run(t, spec, tools.ReadFile, map[string]any{"path": "a.txt"})
+	if ok.IsError || !strings.Contains(ok.Text, "     1\tworkspace text") {
+		t.Fatalf("control read failed: %+v", ok)
+	}
+	// The link sits inside the workspace; its target does not. No policy
+	// ran: the kernel alone refuses.
+	res := e.run(t, spec, tools.ReadFile, map[string]any{"path": "link.txt"})
+	out, _ := json.Marshal(res)
+	if !res.IsError || strings.Contains(string(out), secret) {
+		t.Fatalf("read through the link was not refused: %s", out)
+	}
+	if !strings.Contains(res.Text, "permission denied") {
+		t.Errorf("refusal does not say why: %s", res.Text)
+	}
+}
+
+func TestKernelWriteFileToGitHooks(t *testing.T) {
+	e := newKernelEnv(t)
+	spec := e.spec(t, jail.PathRule{Path: e.ws, Access: jail.Write})
+
+	// Control: a normal file in the same workspace is written.
+	ok := e.run(t, spec, tools.WriteFile, map[string]any{"path": "src/main.go", "content": "package main\n"})
+	if ok.IsError {
+		t.Fatalf("control write failed: %s", ok.Text)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.ws, "src", "main.go")); err != nil || string(b) != "package main\n" {
+		t.Fatalf("control file: %q %v", b, err)
+	}
+
+	hook := filepath.Join(e.ws, ".git", "hooks", "pre-commit")
+	res := e.run(t, spec, tools.WriteFile, map[string]any{"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch /tmp/pwned\n"})
+	if !res.IsError {
+		t.Fatalf("write to .git/hooks was not refused: %s", res.Text)
+	}
+	if _, err := os.Lstat(hook); !os.IsNotExist(err) {
+		t.Fatalf("the hook exists after the call (%v)", err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(hook))
+	if len(entries) != 0 {
+		t.Fatalf("something was left in .git/hooks: %v", entries)
+	}
+}
+
+func TestKernelEditFileRacingSymlinkSwap(t *testing.T) {
+	e := newKernelEnv(t)
+	const original = "hello from outside\n"
+	canary := filepath.Join(e.outside, "victim.txt")
+	put(t, canary, original)
+	target := filepath.Join(e.ws, "target.txt")
+	put(t, target, "hello from inside\n")
+	spec := e.spec(t, jail.PathRule{Path: e.ws, Access: jail.Write})
+
+	// Control: with nothing racing, the edit lands.
+	ok := e.run(t, spec, tools.EditFile, map[string]any{"path": "target.txt", "old_string": "hello", "new_string": "hi"})
+	if ok.IsError {
+		t.Fatalf("control edit failed: %s", ok.Text)
+	}
+
+	// Swap target.txt between a regular file and a symlink to the victim
+	// as fast as possible while edits run.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		link, file := filepath.Join(e.ws, ".swap-link"), filepath.Join(e.ws, ".swap-file")
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.Remove(link)
+			if os.Symlink(canary, link) == nil {
+				os.Rename(link, target)
+			}
+			if os.WriteFile(file, []byte("hello from inside\n"), 0o644) == nil {
+				os.Rename(file, target)
+			}
+			// Leave the regular file in place a little longer than the
+			// link, so edits meet both states and the swaps in between.
+			time.Sleep(300 * time.Microsecond)
+		}
+	})
+	outcomes := map[string]int{}
+	for range 6 {
+		res := e.run(t, spec, tools.EditFile, map[string]any{"path": "target.txt", "old_string": "hello", "new_string": "pwned"})
+		outcomes[strings.SplitN(res.Text, "\n", 2)[0]]++
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("edits during the race: %v", outcomes)
+
+	// Without a race, a write through a link that points outside goes to
+	// the link's target, which the kernel refuses (no temporary file
+	// there, no rewrite in place).
+	if err := os.Symlink(canary, filepath.Join(e.ws, "out-link")); err != nil {
+		t.Fatal(err)
+	}
+	res := e.run(t, spec, tools.WriteFile, map[string]any{"path": "out-link", "content": "pwned\n"})
+	if !res.IsError || !strings.Contains(res.Text, "the jail refused it") {
+		t.Fatalf("write through an outward link: %s", res.Text)
+	}
+
+	if b, err := os.ReadFile(canary); err != nil || string(b) != original {
+		t.Fatalf("the file outside the workspace changed: %q %v", b, err)
+	}
+	if entries, _ := os.ReadDir(e.outside); len(entries) != 1 {
+		t.Fatalf("files appeared outside the workspace: %v", entries)
+	}
+}
+
+func TestKernelSearchCodeEngines(t *testing.T) {
+	e := newKernelEnv(t)
+	put(t, filepath.Join(e.ws, "a.go"), "package a\n// findme here\n")
+	read := jail.PathRule{Path: e.ws, Access: jail.Read}
+
+	// Read on the workspace only: rg cannot be executed, the Go engine
+	// answers the same way.
+	res := e.run(t, e.spec(t, read), tools.SearchCode, map[string]any{"pattern": "findme"})
+	if res.IsError || res.Text != "a.go:2:// findme here\n[1 matches in 1 files]" || res.Meta.Engine != "go" {
+		t.Fatalf("go engine in the jail: %+v", res)
+	}
+	if _, err := os.Stat("/usr/bin/rg"); err != nil {
+		t.Skip("no /usr/bin/rg")
+	}
+	// With the system executable roots granted, ripgrep runs in the jail.
+	var sys []jail.PathRule
+	for _, d := range []string{"/usr", "/lib", "/lib64", "/bin"} {
+		sys = append(sys, jail.PathRule{Path: d, Access: jail.Exec, Optional: true})
+	}
+	res = e.run(t, e.spec(t, append(sys, read)...), tools.SearchCode, map[string]any{"pattern": "findme"})
+	if res.IsError || res.Text != "a.go:2:// findme here\n[1 matches in 1 files]" || res.Meta.Engine != "ripgrep" {
+		t.Fatalf("ripgrep in the jail: %+v", res)
+	}
+}

@@ -1,0 +1,53 @@
+package tools
+
+import "time"
+
+// Every model-facing cap of the native tools lives here, so that what the
+// model can receive is decided in one place. Byte figures count the bytes of
+// the text the model sees, not the files on disk.
+const (
+	// read_file.
+	MaxReadLines     = 2000      // lines returned by one read_file call
+	MaxReadBytes     = 100 << 10 // bytes of numbered text returned by one call
+	MaxLineChars     = 2000      // a longer line is cut, with a marker
+	MaxHashFileBytes = 64 << 20  // files up to this size get a content hash and a line count
+	binarySniffBytes = 8 << 10   // bytes inspected for a NUL to call a file binary
+
+	// edit_file, multi_edit, write_file.
+	MaxEditFileBytes  = 10 << 20  // larger files cannot be edited (use bash)
+	MaxWriteBytes     = 10 << 20  // content of one write_file call
+	MaxMultiEdits     = 50        // edits in one multi_edit call
+	MaxDiffModelBytes = 8 << 10   // diff shown to the model after an edit
+	MaxDiffMetaBytes  = 256 << 10 // diff handed to the UI
+	DiffContextLines  = 2         // unchanged lines around each hunk
+	maxDiffInputBytes = 2 << 20   // files larger than this get no diff
+
+	// list_directory, glob.
+	MaxListEntries = 500
+	MaxGlobResults = 500
+
+	// search_code.
+	MaxSearchMatches    = 200       // default and ceiling of max_results
+	MaxSearchBytes      = 48 << 10  // bytes of match lines returned
+	MaxSearchLineChars  = 300       // a longer matching line is cut
+	MaxSearchFileBytes  = 4 << 20   // larger files are skipped by both engines
+	searchFileSizeRgArg = "4194304" // MaxSearchFileBytes for rg --max-filesize
+
+	// view_image.
+	MaxImageFileBytes = 20 << 20 // raw bytes of the file on disk
+	MaxImageSide      = 2048     // long side of the image the model receives
+	MaxImagePixels    = 100e6    // larger images are refused before decoding
+	// MaxImageBytes bounds the encoded image the model receives. It also
+	// keeps the base64 form (4/3 larger) inside the jail's 4 MiB result
+	// message with room to spare.
+	MaxImageBytes = 2560 << 10
+
+	// bash.
+	MaxCommandOutputBytes = 30 << 10 // stdout+stderr shown to the model (head and tail kept)
+	DefaultBashTimeout    = 2 * time.Minute
+	MaxBashTimeout        = 10 * time.Minute
+
+	// Every result.
+	MaxResultJSONBytes = 3584 << 10 // a Go tool's whole result, below the jail's 4 MiB message
+	MaxErrorTextBytes  = 4 << 10
+)

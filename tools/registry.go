@@ -1,0 +1,296 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"brig/jail"
+	"brig/policy"
+)
+
+// Name is a native tool's name. Dispatch goes by Name, never by raw strings.
+type Name string
+
+// The native tools. (web_fetch joins them with network grants; MCP tools are
+// named server__tool and are not Names.)
+const (
+	ReadFile        Name = "read_file"
+	WriteFile       Name = "write_file"
+	EditFile        Name = "edit_file"
+	MultiEdit       Name = "multi_edit"
+	ListDirectory   Name = "list_directory"
+	Glob            Name = "glob"
+	SearchCode      Name = "search_code"
+	Bash            Name = "bash"
+	CreateDirectory Name = "create_directory"
+	MovePath        Name = "move_path"
+	CopyPath        Name = "copy_path"
+	DeletePath      Name = "delete_path"
+	ViewImage       Name = "view_image"
+	UpdatePlan      Name = "update_plan"
+)
+
+// Runner says where a tool runs.
+type Runner int
+
+const (
+	// InJail: Go code compiled into brig, run by the jail worker.
+	InJail Runner = iota
+	// JailCommand: a command line run by the jail worker (bash).
+	JailCommand
+	// InSupervisor: no jail; the tool touches nothing outside brig
+	// (update_plan).
+	InSupervisor
+)
+
+// Definition is everything about one tool.
+type Definition struct {
+	Name        Name
+	Description string
+	// Schema is the JSON schema of the arguments (the provider's
+	// input_schema).
+	Schema json.RawMessage
+	Effect policy.Effect
+	Runs   Runner
+
+	call   func(json.RawMessage) (policy.Call, error)
+	invoke func(json.RawMessage) (jail.Invocation, error)
+	run    func(context.Context, json.RawMessage) Result // InJail only
+}
+
+// Call decodes and checks the arguments and returns what the call needs,
+// for the policy. An error is a model-facing message about bad arguments.
+func (d Definition) Call(args json.RawMessage) (policy.Call, error) { return d.call(args) }
+
+// Invocation is what the jail runs for these arguments. Tools that run in
+// the supervisor have none.
+func (d Definition) Invocation(args json.RawMessage) (jail.Invocation, error) {
+	if d.invoke == nil {
+		return jail.Invocation{}, fmt.Errorf("%s runs in the supervisor, not in the jail", d.Name)
+	}
+	return d.invoke(args)
+}
+
+// validator is implemented by every tool's argument struct.
+type validator interface{ validate() error }
+
+// pather is implemented by argument structs that name paths, so a leading
+// "~" can be expanded before the arguments cross into the jail (which has no
+// HOME of its own).
+type pather interface{ pathFields() []*string }
+
+// decodeArgs decodes strictly: unknown fields and trailing data are errors
+// the model can act on.
+func decodeArgs[T any, PT interface {
+	*T
+	validator
+}](raw json.RawMessage) (T, error) {
+	var v T
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return v, fmt.Errorf("invalid arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return v, errors.New("invalid arguments: trailing data after the JSON object")
+	}
+	if err := PT(&v).validate(); err != nil {
+		return v, err
+	}
+	return v, nil
+}
+
+// define builds a Definition from a typed argument struct, the Call its
+// arguments need, and (for InJail tools) the implementation.
+func define[T any, PT interface {
+	*T
+	validator
+}](name Name, effect policy.Effect, desc, schema string, call func(T) policy.Call, run func(context.Context, T) Result) Definition {
+	d := Definition{
+		Name: name, Description: desc, Schema: json.RawMessage(schema), Effect: effect, Runs: InJail,
+		call: func(raw json.RawMessage) (policy.Call, error) {
+			v, err := decodeArgs[T, PT](raw)
+			if err != nil {
+				return policy.Call{}, err
+			}
+			c := call(v)
+			c.Tool, c.Effect = string(name), effect
+			return c, nil
+		},
+	}
+	if run != nil {
+		d.invoke = func(raw json.RawMessage) (jail.Invocation, error) {
+			v, err := decodeArgs[T, PT](raw)
+			if err != nil {
+				return jail.Invocation{}, err
+			}
+			if p, ok := any(&v).(pather); ok {
+				home, _ := os.UserHomeDir()
+				for _, f := range p.pathFields() {
+					*f = expandHome(*f, home)
+				}
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return jail.Invocation{}, fmt.Errorf("encode %s arguments: %w", name, err)
+			}
+			return jail.Invocation{Tool: string(name), Args: b}, nil
+		}
+		d.run = func(ctx context.Context, raw json.RawMessage) Result {
+			v, err := decodeArgs[T, PT](raw)
+			if err != nil {
+				return errorf("%s: %v", name, err)
+			}
+			return run(ctx, v)
+		}
+	}
+	return d
+}
+
+// expandHome turns "~" and "~/x" into paths under home.
+func expandHome(p, home string) string {
+	if home == "" {
+		return p
+	}
+	if p == "~" {
+		return home
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(home, rest)
+	}
+	return p
+}
+
+// Registry holds the native tools.
+type Registry struct {
+	order  []Name
+	byName map[Name]Definition
+}
+
+// NewRegistry returns a registry of every native tool.
+func NewRegistry() *Registry {
+	r := &Registry{byName: map[Name]Definition{}}
+	for _, d := range []Definition{
+		readFileDef(), writeFileDef(), editFileDef(), multiEditDef(),
+		listDirectoryDef(), globDef(), searchCodeDef(), bashDef(),
+		createDirectoryDef(), movePathDef(), copyPathDef(), deletePathDef(),
+		viewImageDef(), updatePlanDef(),
+	} {
+		r.order = append(r.order, d.Name)
+		r.byName[d.Name] = d
+	}
+	return r
+}
+
+// Definitions returns every tool, in a stable order.
+func (r *Registry) Definitions() []Definition {
+	out := make([]Definition, 0, len(r.order))
+	for _, n := range r.order {
+		out = append(out, r.byName[n])
+	}
+	return out
+}
+
+// Advertised returns the tools offered to the model in mode (plan mode
+// hides every tool that writes).
+func (r *Registry) Advertised(mode policy.Mode) []Definition {
+	return slices.DeleteFunc(r.Definitions(), func(d Definition) bool { return !mode.Advertises(d.Effect) })
+}
+
+// Lookup finds a tool by the name the model used.
+func (r *Registry) Lookup(name string) (Definition, bool) {
+	d, ok := r.byName[Name(name)]
+	return d, ok
+}
+
+// Prepared is a call that passed the registry's checks.
+type Prepared struct {
+	Def  Definition
+	Call policy.Call
+	// Invocation is what the jail runs; zero for InSupervisor tools.
+	Invocation jail.Invocation
+}
+
+// Prepare checks a call the model made: the tool exists, the mode allows it
+// (the run-time half of plan mode, whatever was advertised), and its
+// arguments are valid. A refusal is an error Result for the model, never a
+// Go error, so every tool_use still gets its tool_result.
+func (r *Registry) Prepare(mode policy.Mode, name string, args json.RawMessage) (Prepared, *Result) {
+	d, ok := r.Lookup(name)
+	if !ok {
+		res := errorf("unknown tool %q; the available tools are: %s", name, strings.Join(r.names(mode), ", "))
+		return Prepared{}, &res
+	}
+	if !mode.Advertises(d.Effect) {
+		res := errorf("%s is not available in %s mode, which is read-only; describe the change instead, or ask the user to switch modes", name, mode)
+		return Prepared{}, &res
+	}
+	c, err := d.Call(args)
+	if err != nil {
+		res := errorf("%s: %v", name, err)
+		return Prepared{}, &res
+	}
+	p := Prepared{Def: d, Call: c}
+	if d.Runs != InSupervisor {
+		if p.Invocation, err = d.Invocation(args); err != nil {
+			res := errorf("%s: %v", name, err)
+			return Prepared{}, &res
+		}
+	}
+	return p, nil
+}
+
+func (r *Registry) names(mode policy.Mode) []string {
+	var out []string
+	for _, d := range r.Advertised(mode) {
+		out = append(out, string(d.Name))
+	}
+	return out
+}
+
+// JailTools returns the Go tools of this registry for jail.ChildMain.
+func (r *Registry) JailTools() map[string]jail.ToolFunc {
+	out := map[string]jail.ToolFunc{}
+	for _, d := range r.Definitions() {
+		if d.Runs != InJail || d.run == nil {
+			continue
+		}
+		out[string(d.Name)] = toolFunc(d)
+	}
+	return out
+}
+
+// JailTools returns every native Go tool, for the jail entry point.
+func JailTools() map[string]jail.ToolFunc { return NewRegistry().JailTools() }
+
+// toolFunc adapts an implementation to the jail: the Result is the output,
+// and a result too large for the jail's message becomes an error Result.
+func toolFunc(d Definition) jail.ToolFunc {
+	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		res := d.run(ctx, args)
+		b, err := json.Marshal(res)
+		if err != nil {
+			return nil, fmt.Errorf("encode the %s result: %w", d.Name, err)
+		}
+		if len(b) > MaxResultJSONBytes {
+			slog.Warn("tool result too large", "tool", d.Name, "bytes", len(b))
+			b, err = json.Marshal(errorf("%s produced a %d-byte result, more than the %d bytes a tool may return; narrow the request", d.Name, len(b), MaxResultJSONBytes))
+			if err != nil {
+				return nil, err
+			}
+		}
+		return b, nil
+	}
+}

@@ -1,0 +1,179 @@
+package tools
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"brig/policy"
+)
+
+func TestSchemasAreWellFormed(t *testing.T) {
+	for _, d := range NewRegistry().Definitions() {
+		var s struct {
+			Type                 string                     `json:"type"`
+			Properties           map[string]json.RawMessage `json:"properties"`
+			Required             []string                   `json:"required"`
+			AdditionalProperties *bool                      `json:"additionalProperties"`
+		}
+		if err := json.Unmarshal(d.Schema, &s); err != nil {
+			t.Errorf("%s: schema is not JSON: %v", d.Name, err)
+			continue
+		}
+		if s.Type != "object" || s.AdditionalProperties == nil || *s.AdditionalProperties {
+			t.Errorf("%s: schema must be a closed object", d.Name)
+		}
+		for _, r := range s.Required {
+			if _, ok := s.Properties[r]; !ok {
+				t.Errorf("%s: required %q is not a property", d.Name, r)
+			}
+		}
+		if d.Description == "" {
+			t.Errorf("%s: no description", d.Name)
+		}
+		// Every property the schema offers is accepted by the decoder
+		// (a schema and struct that drift apart fail here).
+		args := map[string]any{}
+		for p := range s.Properties {
+			args[p] = nil
+		}
+		raw, _ := json.Marshal(args)
+		if _, err := d.Call(raw); err != nil && strings.Contains(err.Error(), "unknown field") {
+			t.Errorf("%s: schema property not accepted: %v", d.Name, err)
+		}
+	}
+}
+
+func TestPlanModeHidesAndRefusesWrites(t *testing.T) {
+	r := NewRegistry()
+	var planNames []Name
+	for _, d := range r.Advertised(policy.ModePlan) {
+		planNames = append(planNames, d.Name)
+		if d.Effect == policy.EffectWrite {
+			t.Errorf("%s advertised in plan mode", d.Name)
+		}
+	}
+	for _, want := range []Name{ReadFile, SearchCode, Glob, ListDirectory, ViewImage, Bash, UpdatePlan} {
+		if !slices.Contains(planNames, want) {
+			t.Errorf("%s missing from plan mode", want)
+		}
+	}
+	if got := len(r.Advertised(policy.ModeAuto)); got != len(r.Definitions()) {
+		t.Errorf("auto mode advertises %d of %d tools", got, len(r.Definitions()))
+	}
+	// The run-time half: a write tool called anyway is refused with a
+	// result, not an error.
+	_, res := r.Prepare(policy.ModePlan, "write_file", json.RawMessage(`{"path":"a","content":"x"}`))
+	if res == nil || !res.IsError || !strings.Contains(res.Text, "plan mode") {
+		t.Fatalf("write_file in plan mode: %+v", res)
+	}
+	if _, res := r.Prepare(policy.ModeEdit, "write_file", json.RawMessage(`{"path":"a","content":"x"}`)); res != nil {
+		t.Fatalf("write_file in edit mode refused: %s", res.Text)
+	}
+}
+
+func TestPrepare(t *testing.T) {
+	r := NewRegistry()
+	tests := []struct {
+		name    string
+		tool    string
+		args    string
+		wantErr string
+		call    policy.Call
+		argv    []string
+	}{
+		{name: "unknown tool", tool: "rm_rf", args: `{}`, wantErr: "unknown tool"},
+		{name: "unknown field", tool: "read_file", args: `{"path":"a","bogus":1}`, wantErr: "unknown field"},
+		{name: "wrong type", tool: "read_file", args: `{"path":3}`, wantErr: "invalid arguments"},
+		{name: "missing path", tool: "read_file", args: `{}`, wantErr: "path is required"},
+		{name: "trailing data", tool: "read_file", args: `{"path":"a"} {}`, wantErr: "trailing"},
+		{name: "bad regexp", tool: "search_code", args: `{"pattern":"a("}`, wantErr: "not a valid regular expression"},
+		{name: "same old and new", tool: "edit_file", args: `{"path":"a","old_string":"x","new_string":"x"}`, wantErr: "the same"},
+		{name: "two in progress", tool: "update_plan", args: `{"plan":[{"step":"a","status":"in_progress"},{"step":"b","status":"in_progress"}]}`, wantErr: "at most one"},
+		{name: "bash timeout too long", tool: "bash", args: `{"command":"true","timeout_seconds":99999}`, wantErr: "at most"},
+		{name: "read", tool: "read_file", args: `{"path":"a.go"}`, call: policy.Call{Tool: "read_file", Effect: policy.EffectRead, Read: []string{"a.go"}}},
+		{name: "edit reads and writes", tool: "edit_file", args: `{"path":"a.go","old_string":"x","new_string":"y"}`,
+			call: policy.Call{Tool: "edit_file", Effect: policy.EffectWrite, Read: []string{"a.go"}, Write: []string{"a.go"}}},
+		{name: "copy", tool: "copy_path", args: `{"source":"a","destination":"b"}`,
+			call: policy.Call{Tool: "copy_path", Effect: policy.EffectWrite, Read: []string{"a"}, Write: []string{"b"}}},
+		{name: "move writes both", tool: "move_path", args: `{"source":"a","destination":"b"}`,
+			call: policy.Call{Tool: "move_path", Effect: policy.EffectWrite, Write: []string{"a", "b"}}},
+		{name: "delete confirms", tool: "delete_path", args: `{"path":"a"}`,
+			call: policy.Call{Tool: "delete_path", Effect: policy.EffectWrite, Write: []string{"a"}, Confirm: true}},
+		{name: "search default path", tool: "search_code", args: `{"pattern":"x"}`,
+			call: policy.Call{Tool: "search_code", Effect: policy.EffectRead, Read: []string{"."}}},
+		{name: "glob reads its literal base", tool: "glob", args: `{"pattern":"src/**/*.go"}`,
+			call: policy.Call{Tool: "glob", Effect: policy.EffectRead, Read: []string{"src"}}},
+		{name: "bash", tool: "bash", args: `{"command":"go test ./..."}`,
+			call: policy.Call{Tool: "bash", Effect: policy.EffectExec, Command: "go test ./..."},
+			argv: []string{"/bin/bash", "-c", "go test ./..."}},
+		{name: "plan", tool: "update_plan", args: `{"plan":[{"step":"a","status":"pending"}]}`,
+			call: policy.Call{Tool: "update_plan", Effect: policy.EffectNone}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, res := r.Prepare(policy.ModeAuto, tt.tool, json.RawMessage(tt.args))
+			if tt.wantErr != "" {
+				if res == nil || !res.IsError || !strings.Contains(res.Text, tt.wantErr) {
+					t.Fatalf("want an error result containing %q, got %+v", tt.wantErr, res)
+				}
+				return
+			}
+			if res != nil {
+				t.Fatalf("refused: %s", res.Text)
+			}
+			gotCall, _ := json.Marshal(p.Call)
+			wantCall, _ := json.Marshal(tt.call)
+			if string(gotCall) != string(wantCall) {
+				t.Errorf("call = %s, want %s", gotCall, wantCall)
+			}
+			switch p.Def.Runs {
+			case InJail:
+				if p.Invocation.Tool != tt.tool || len(p.Invocation.Argv) != 0 {
+					t.Errorf("invocation = %+v", p.Invocation)
+				}
+			case JailCommand:
+				if !slices.Equal(p.Invocation.Argv, tt.argv) {
+					t.Errorf("argv = %q, want %q", p.Invocation.Argv, tt.argv)
+				}
+			case InSupervisor:
+				if p.Invocation.Tool != "" || p.Invocation.Argv != nil {
+					t.Errorf("a supervisor tool got an invocation: %+v", p.Invocation)
+				}
+			}
+		})
+	}
+}
+
+func TestInvocationExpandsHome(t *testing.T) {
+	t.Setenv("HOME", "/home/someone")
+	d, _ := NewRegistry().Lookup("read_file")
+	inv, err := d.Invocation(json.RawMessage(`{"path":"~/notes/a.md","limit":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(inv.Args); got != `{"path":"/home/someone/notes/a.md","limit":3}` {
+		t.Fatalf("args = %s", got)
+	}
+}
+
+func TestJailToolsServeEveryGoTool(t *testing.T) {
+	r := NewRegistry()
+	jt := r.JailTools()
+	for _, d := range r.Definitions() {
+		_, ok := jt[string(d.Name)]
+		if ok != (d.Runs == InJail) {
+			t.Errorf("%s (runs %d) in JailTools: %v", d.Name, d.Runs, ok)
+		}
+	}
+	// A bad argument inside the jail is an error result, not a Go error.
+	out, err := jt["read_file"](t.Context(), json.RawMessage(`{"nope":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	if err := json.Unmarshal(out, &res); err != nil || !res.IsError {
+		t.Fatalf("result %s (%v)", out, err)
+	}
+}
