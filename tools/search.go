@@ -83,7 +83,7 @@ func searchCodeDef() Definition {
 			`"include_ignored":{"type":"boolean","description":"Also search hidden files and the normally skipped directories"},`+
 			`"max_results":{"type":"integer","minimum":1,"maximum":`+fmt.Sprint(MaxSearchMatches)+`}`+
 			`},"required":["pattern"],"additionalProperties":false}`,
-		func(a searchArgs) policy.Call { return policy.Call{Read: []string{a.Path}} },
+		func(a searchArgs) policy.Call { return policy.Call{Read: []string{a.Path}, Programs: true} },
 		runSearchCode)
 }
 

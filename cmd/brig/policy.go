@@ -12,6 +12,7 @@ import (
 
 	"brig/jail"
 	"brig/policy"
+	"brig/tools"
 )
 
 // policyCheckOptions are the inputs of `brig policy check`.
@@ -67,22 +68,13 @@ func newPolicyCheckCmd() *cobra.Command {
 	return cmd
 }
 
-// toolEffects are the native tools' effects, for checking a tool call by
-// name.
+// toolEffect is a tool's effect, from the native tool registry.
 func toolEffect(name string) (policy.Effect, bool) {
-	switch name {
-	case "read_file", "list_directory", "glob", "search_code", "view_image":
-		return policy.EffectRead, true
-	case "write_file", "edit_file", "multi_edit", "create_directory", "move_path", "copy_path", "delete_path":
-		return policy.EffectWrite, true
-	case "bash":
-		return policy.EffectExec, true
-	case "web_fetch":
+	if name == "web_fetch" {
 		return policy.EffectNetwork, true
-	case "update_plan":
-		return policy.EffectNone, true
 	}
-	return "", false
+	d, ok := tools.NewRegistry().Lookup(name)
+	return d.Effect, ok
 }
 
 // checkCall builds the call a check describes.
@@ -98,7 +90,11 @@ func (o *policyCheckOptions) checkCall() (policy.Call, error) {
 	}
 	eff, ok := toolEffect(o.Tool)
 	if !ok && !strings.Contains(o.Tool, "__") {
-		return policy.Call{}, fmt.Errorf("unknown tool %q (native tools: read_file, write_file, edit_file, multi_edit, list_directory, glob, search_code, view_image, create_directory, move_path, copy_path, delete_path, web_fetch, update_plan, bash; MCP tools are SERVER__TOOL)", o.Tool)
+		var names []string
+		for _, d := range tools.NewRegistry().Definitions() {
+			names = append(names, string(d.Name))
+		}
+		return policy.Call{}, fmt.Errorf("unknown tool %q (native tools: %s, web_fetch; MCP tools are SERVER__TOOL)", o.Tool, strings.Join(names, ", "))
 	}
 	if !ok {
 		eff = policy.EffectNone
