@@ -102,7 +102,7 @@ func TestPrepare(t *testing.T) {
 		{name: "delete confirms", tool: "delete_path", args: `{"path":"a"}`,
 			call: policy.Call{Tool: "delete_path", Effect: policy.EffectWrite, Write: []string{"a"}, Confirm: true}},
 		{name: "search default path", tool: "search_code", args: `{"pattern":"x"}`,
-			call: policy.Call{Tool: "search_code", Effect: policy.EffectRead, Read: []string{"."}}},
+			call: policy.Call{Tool: "search_code", Effect: policy.EffectRead, Read: []string{"."}, Programs: true}},
 		{name: "glob reads its literal base", tool: "glob", args: `{"pattern":"src/**/*.go"}`,
 			call: policy.Call{Tool: "glob", Effect: policy.EffectRead, Read: []string{"src"}}},
 		{name: "bash", tool: "bash", args: `{"command":"go test ./..."}`,
