@@ -1,0 +1,216 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"brig/jail"
+	"brig/policy"
+	"brig/supervisor"
+	"brig/tools"
+)
+
+// Runner runs one jailed call; *supervisor.Supervisor is one.
+type Runner interface {
+	Run(ctx context.Context, spec jail.Spec, inv jail.Invocation, stdio supervisor.IO) (jail.Result, error)
+}
+
+// Answer is the user's decision on a call that needs approval.
+type Answer string
+
+// The answers. Session and Always also allow the rules the verdict proposes
+// (Verdict.Always) for the rest of the session, and Always saves them to the
+// user's rules for this workspace.
+const (
+	AnswerDeny    Answer = "deny"
+	AnswerOnce    Answer = "once"
+	AnswerSession Answer = "session"
+	AnswerAlways  Answer = "always"
+)
+
+// Approval is the user's answer, with an optional message for the model
+// (why it was denied, what to do instead).
+type Approval struct {
+	Answer  Answer
+	Message string
+}
+
+// ApprovalRequest is what the user is asked about: the call, the decision
+// and the exact grant it would run under.
+type ApprovalRequest struct {
+	ToolUseID string
+	Tool      string
+	Args      json.RawMessage
+	Verdict   policy.Verdict
+	Grant     *jail.Spec // nil for calls that run in no jail
+}
+
+// Approver asks the user. It returns when the user answers or ctx is done.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (Approval, error)
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(ctx context.Context, req ApprovalRequest) (Approval, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) (Approval, error) {
+	return f(ctx, req)
+}
+
+// Outcome is how one tool call ended.
+type Outcome struct {
+	Result   tools.Result
+	Verdict  *policy.Verdict // nil when the registry refused the call first
+	Grant    *jail.Spec
+	Approval *Approval // nil when no one was asked
+	Duration time.Duration
+	// Err is an infrastructure failure (the jail could not run the call);
+	// Result then says so to the model as an error.
+	Err error
+}
+
+// Executor runs the model's tool calls: the registry checks them, the
+// policy decides, the user is asked where the tier is Ask, the decision is
+// compiled into a jail Spec and the supervisor runs it. It never returns a
+// Go error for something the model did: every call ends in a Result.
+type Executor struct {
+	Registry *tools.Registry
+	Policy   *policy.Policy
+	Runner   Runner
+	Approver Approver
+	Logger   *slog.Logger
+
+	mu   sync.Mutex
+	plan tools.Plan
+}
+
+// Plan returns the current plan checklist (update_plan's state).
+func (e *Executor) Plan() tools.Plan {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.plan
+}
+
+// Execute runs one tool call. Command output is copied to out as it
+// arrives when out is not nil (the UI shows it live).
+func (e *Executor) Execute(ctx context.Context, id, name string, args json.RawMessage, out io.Writer) Outcome {
+	start := time.Now()
+	o := e.execute(ctx, id, name, args, out)
+	o.Duration = time.Since(start)
+	if o.Err != nil {
+		e.logger().Error("tool call failed to run", "tool", name, "id", id, "err", o.Err)
+		o.Result = tools.Result{Text: fmt.Sprintf("brig could not run this call: %v", o.Err), IsError: true}
+	}
+	return o
+}
+
+func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMessage, out io.Writer) Outcome {
+	mode := e.Policy.Mode()
+	prep, refused := e.Registry.Prepare(mode, name, args)
+	if refused != nil {
+		return Outcome{Result: *refused}
+	}
+	call := prep.Call
+	v := e.Policy.Decide(call)
+	o := Outcome{Verdict: &v}
+	if v.Tier == policy.Deny {
+		o.Result = tools.Result{Text: fmt.Sprintf("denied by brig's policy: %s. Do not retry this call; choose another way or explain what you need to the user.", v.Reason), IsError: true}
+		return o
+	}
+	var spec *jail.Spec
+	var callTmp string
+	if prep.Def.Runs != tools.InSupervisor {
+		if !e.Policy.Machine.Namespaces {
+			dir, err := os.MkdirTemp("", "brig-call-")
+			if err != nil {
+				o.Err = fmt.Errorf("per-call temporary directory: %w", err)
+				return o
+			}
+			defer os.RemoveAll(dir)
+			callTmp = dir
+		}
+		s, err := e.Policy.Compile(v, callTmp)
+		if err != nil {
+			o.Result = tools.Result{Text: fmt.Sprintf("this call cannot be granted: %v", err), IsError: true}
+			return o
+		}
+		if prep.Def.Runs == tools.JailCommand {
+			if a, err := tools.ParseBashArgs(args); err == nil {
+				s.Limits.Timeout = a.Timeout()
+			}
+		}
+		spec, o.Grant = &s, &s
+	}
+	if v.Tier == policy.Ask {
+		ap, err := e.ask(ctx, ApprovalRequest{ToolUseID: id, Tool: name, Args: args, Verdict: v, Grant: spec})
+		if err != nil {
+			o.Result = interrupted(ctx, err)
+			return o
+		}
+		o.Approval = &ap
+		if ap.Answer == AnswerDeny || ap.Answer == "" {
+			msg := "the user denied this call"
+			if ap.Message != "" {
+				msg += ": " + ap.Message
+			}
+			o.Result = tools.Result{Text: msg + ". Do not retry it unchanged.", IsError: true}
+			return o
+		}
+		if ap.Answer == AnswerSession || ap.Answer == AnswerAlways {
+			if err := e.Policy.Remember(ctx, ap.Answer == AnswerAlways, v.Always...); err != nil {
+				e.logger().Warn("could not remember the approval", "err", err)
+			}
+		}
+	}
+	if prep.Def.Runs == tools.InSupervisor {
+		e.mu.Lock()
+		o.Result = e.plan.Update(args)
+		e.mu.Unlock()
+		return o
+	}
+	var stdout, stderr io.Writer
+	if out != nil {
+		stdout, stderr = out, out
+	}
+	res, err := e.Runner.Run(ctx, *spec, prep.Invocation, supervisor.IO{Stdout: stdout, Stderr: stderr})
+	if prep.Def.Runs == tools.JailCommand {
+		if err != nil {
+			o.Err = err
+			return o
+		}
+		o.Result = tools.CommandResult(res)
+		return o
+	}
+	o.Result, o.Err = tools.FromJail(res, err)
+	return o
+}
+
+func (e *Executor) ask(ctx context.Context, req ApprovalRequest) (Approval, error) {
+	if e.Approver == nil {
+		return Approval{Answer: AnswerDeny, Message: "no one can approve calls in this session"}, nil
+	}
+	return e.Approver.Approve(ctx, req)
+}
+
+// interrupted is the result of a call whose approval was cut short.
+func interrupted(ctx context.Context, err error) tools.Result {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return tools.Result{Text: "interrupted by the user before it ran", IsError: true}
+	}
+	return tools.Result{Text: fmt.Sprintf("not run: the approval failed: %v", err), IsError: true}
+}
+
+func (e *Executor) logger() *slog.Logger {
+	if e.Logger != nil {
+		return e.Logger
+	}
+	return slog.Default()
+}

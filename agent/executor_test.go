@@ -1,0 +1,214 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"brig/jail"
+	"brig/policy"
+	"brig/supervisor"
+	"brig/tools"
+)
+
+// The test binary is also the jail child, with the native tools.
+func TestMain(m *testing.M) {
+	if jail.IsChild() {
+		jail.ChildMain(tools.JailTools())
+	}
+	os.Exit(m.Run())
+}
+
+// recorder is an Approver that answers from a script and records requests.
+type recorder struct {
+	mu      sync.Mutex
+	answers []Approval
+	asked   []ApprovalRequest
+}
+
+func (r *recorder) Approve(ctx context.Context, req ApprovalRequest) (Approval, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.asked = append(r.asked, req)
+	if len(r.answers) == 0 {
+		return Approval{Answer: AnswerDeny, Message: "script exhausted"}, nil
+	}
+	a := r.answers[0]
+	r.answers = r.answers[1:]
+	return a, nil
+}
+
+type execEnv struct {
+	ex   *Executor
+	ap   *recorder
+	ws   string
+	home string
+}
+
+// newExecEnv builds a real supervisor and policy over a workspace kept
+// outside /tmp (the jail's /tmp is private).
+func newExecEnv(t *testing.T, mode policy.Mode) *execEnv {
+	t.Helper()
+	if jail.LandlockABI() < 1 {
+		t.Skip("Landlock unavailable on this kernel")
+	}
+	sup, err := supervisor.New(context.Background(), supervisor.Options{Executable: os.Args[0], Prewarm: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Close)
+	root, err := os.MkdirTemp("/var/tmp", "brig-agent-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	root, _ = filepath.EvalSymlinks(root)
+	ws, home := root+"/ws", root+"/home"
+	for _, d := range []string{ws + "/.git/hooks", home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(ws+"/a.txt", []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := policy.FilesFor(root+"/config", ws)
+	loaded, err := policy.Load(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := jail.DefaultLimits()
+	lim.Timeout = 20 * time.Second
+	pol, err := policy.New(ws, loaded, mode, policy.Machine{
+		Home: home, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + home}, Namespaces: sup.Namespaces(),
+		CacheRoot: root + "/cache", BrigDirs: []string{root + "/config"}, Limits: lim,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := &recorder{}
+	return &execEnv{ex: &Executor{Registry: tools.NewRegistry(), Policy: pol, Runner: sup, Approver: ap}, ap: ap, ws: ws, home: home}
+}
+
+func args(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestExecutorReadsWithoutAsking(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAsk)
+	o := e.ex.Execute(context.Background(), "t1", "read_file", args(t, map[string]any{"path": "a.txt"}), nil)
+	if o.Err != nil || o.Result.IsError || !strings.Contains(o.Result.Text, "hello") {
+		t.Fatalf("read_file: %+v", o)
+	}
+	if len(e.ap.asked) != 0 {
+		t.Fatalf("a workspace read asked the user: %+v", e.ap.asked)
+	}
+	if o.Grant == nil || len(o.Grant.Paths) != 1 || o.Grant.Paths[0].Path != e.ws+"/a.txt" {
+		t.Fatalf("grant: %+v", o.Grant)
+	}
+}
+
+func TestExecutorAsksAndObeys(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAsk)
+	write := args(t, map[string]any{"path": "b.txt", "content": "new\n"})
+
+	e.ap.answers = []Approval{{Answer: AnswerDeny, Message: "use c.txt instead"}}
+	o := e.ex.Execute(context.Background(), "t1", "write_file", write, nil)
+	if !o.Result.IsError || !strings.Contains(o.Result.Text, "use c.txt instead") {
+		t.Fatalf("denied write: %+v", o.Result)
+	}
+	if _, err := os.Stat(e.ws + "/b.txt"); err == nil {
+		t.Fatal("a denied write happened")
+	}
+	if len(e.ap.asked) != 1 || e.ap.asked[0].Grant == nil || e.ap.asked[0].Verdict.Tier != policy.Ask {
+		t.Fatalf("the approval must carry the verdict and the grant: %+v", e.ap.asked)
+	}
+
+	e.ap.answers = []Approval{{Answer: AnswerOnce}}
+	if o := e.ex.Execute(context.Background(), "t2", "write_file", write, nil); o.Result.IsError {
+		t.Fatalf("approved write: %+v", o.Result)
+	}
+	if b, _ := os.ReadFile(e.ws + "/b.txt"); string(b) != "new\n" {
+		t.Fatalf("b.txt = %q", b)
+	}
+
+	// "Always" saves the rule: the same write no longer asks, and the
+	// user's workspace file holds it.
+	e.ap.answers = []Approval{{Answer: AnswerAlways}}
+	e.ex.Execute(context.Background(), "t3", "write_file", write, nil)
+	asked := len(e.ap.asked)
+	e.ex.Execute(context.Background(), "t4", "write_file", write, nil)
+	if len(e.ap.asked) != asked {
+		t.Fatal("asked again after an always answer")
+	}
+	if data, err := os.ReadFile(e.ex.Policy.Files.User); err != nil || !strings.Contains(string(data), "Write(./b.txt)") {
+		t.Fatalf("saved rules: %q, %v", data, err)
+	}
+}
+
+func TestExecutorDeniesProtectedWithoutAsking(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	o := e.ex.Execute(context.Background(), "t1", "write_file", args(t, map[string]any{"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}), nil)
+	if !o.Result.IsError || !strings.Contains(o.Result.Text, "protected") || len(e.ap.asked) != 0 {
+		t.Fatalf("hook write: %+v (asked %d)", o.Result, len(e.ap.asked))
+	}
+	if _, err := os.Stat(e.ws + "/.git/hooks/pre-commit"); err == nil {
+		t.Fatal("the hook exists")
+	}
+}
+
+func TestExecutorPlanModeRefusesWrites(t *testing.T) {
+	e := newExecEnv(t, policy.ModePlan)
+	o := e.ex.Execute(context.Background(), "t1", "write_file", args(t, map[string]any{"path": "c.txt", "content": "x"}), nil)
+	if !o.Result.IsError || !strings.Contains(o.Result.Text, "plan mode") || len(e.ap.asked) != 0 {
+		t.Fatalf("plan write: %+v", o.Result)
+	}
+}
+
+func TestExecutorBashStreamsOutput(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	var live bytes.Buffer
+	o := e.ex.Execute(context.Background(), "t1", "bash", args(t, map[string]any{"command": "echo out; exit 3"}), &live)
+	if o.Err != nil || !strings.Contains(live.String(), "out") || o.Result.Meta.ExitCode == nil || *o.Result.Meta.ExitCode != 3 {
+		t.Fatalf("bash: %+v, live %q", o, live.String())
+	}
+}
+
+func TestExecutorInterruptedApproval(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAsk)
+	ctx, cancel := context.WithCancel(context.Background())
+	e.ex.Approver = ApproverFunc(func(ctx context.Context, _ ApprovalRequest) (Approval, error) {
+		cancel()
+		<-ctx.Done()
+		return Approval{}, ctx.Err()
+	})
+	o := e.ex.Execute(ctx, "t1", "write_file", args(t, map[string]any{"path": "d.txt", "content": "x"}), nil)
+	if !o.Result.IsError || !strings.Contains(o.Result.Text, "interrupted") {
+		t.Fatalf("interrupted approval: %+v", o.Result)
+	}
+	if _, err := os.Stat(e.ws + "/d.txt"); err == nil {
+		t.Fatal("an interrupted call ran")
+	}
+}
+
+func TestExecutorUpdatePlanRunsInTheSupervisor(t *testing.T) {
+	e := newExecEnv(t, policy.ModePlan)
+	o := e.ex.Execute(context.Background(), "t1", "update_plan", args(t, map[string]any{"plan": []map[string]string{{"step": "read", "status": "in_progress"}}}), nil)
+	if o.Result.IsError || o.Grant != nil {
+		t.Fatalf("update_plan: %+v", o)
+	}
+	if len(e.ex.Plan().Steps) != 1 {
+		t.Fatalf("plan: %+v", e.ex.Plan())
+	}
+}
