@@ -11,6 +11,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 )
 
 // Name identifies a provider wire format. Blocks only one provider can accept
@@ -83,10 +84,12 @@ type ToolUse struct {
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
 	// Incomplete marks a call whose arguments were cut off (the response
-	// stopped at max_tokens, or the stream broke mid-call): Input is not valid
-	// JSON and the call must never be executed. Clients send such a call back
-	// with empty arguments so history stays provider-valid.
-	Incomplete bool `json:"incomplete,omitempty"`
+	// stopped at max_tokens, or the stream broke mid-call): it must never be
+	// executed. Input is then nil and PartialInput holds the text that did
+	// arrive. Clients send such a call back with empty arguments so history
+	// stays provider-valid (the loop still answers it with an error result).
+	Incomplete   bool   `json:"incomplete,omitempty"`
+	PartialInput string `json:"partial_input,omitempty"`
 }
 
 // ToolResult answers one ToolUse.
@@ -224,13 +227,13 @@ func (u Usage) Total() int { return u.Input + u.Output + u.CacheRead + u.CacheWr
 
 // Response is a finished model call.
 type Response struct {
-	ID         string
-	Model      string
-	Message    Message // the complete assistant message
-	StopReason StopReason
-	Usage      Usage
+	ID         string     `json:"id,omitempty"`
+	Model      string     `json:"model,omitempty"`
+	Message    Message    `json:"message"` // the complete assistant message
+	StopReason StopReason `json:"stop_reason,omitempty"`
+	Usage      Usage      `json:"usage"`
 	// Attempts is how many HTTP requests were made (1 + retries).
-	Attempts int
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // EventType is the kind of a stream event.
@@ -249,11 +252,11 @@ const (
 
 // Event is one streamed piece of a response.
 type Event struct {
-	Type    EventType
-	Index   int // the block's index in Response.Message.Content
-	Text    string
-	ToolUse *ToolUse
-	Usage   Usage
+	Type    EventType `json:"type"`
+	Index   int       `json:"index"` // the block's index in the provider's stream, stable for one block
+	Text    string    `json:"text,omitempty"`
+	ToolUse *ToolUse  `json:"tool_use,omitempty"`
+	Usage   Usage     `json:"usage,omitzero"`
 }
 
 // Client sends a request and streams the answer.
@@ -269,3 +272,19 @@ type Client interface {
 	// errors from the provider are *Error.
 	Stream(ctx context.Context, req Request, emit func(Event) error) (Response, error)
 }
+
+var eventNames = map[EventType]string{
+	EventText: "text", EventThinking: "thinking", EventToolStart: "tool_start", EventToolDelta: "tool_delta",
+	EventToolEnd: "tool_end", EventServerTool: "server_tool", EventUsage: "usage",
+}
+
+// String names the event type.
+func (t EventType) String() string {
+	if s, ok := eventNames[t]; ok {
+		return s
+	}
+	return "event(" + strconv.Itoa(int(t)) + ")"
+}
+
+// MarshalText makes event types readable in JSON (logs, stream-json output).
+func (t EventType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
