@@ -25,6 +25,7 @@ const (
 	ErrServer          ErrorKind = "server"           // other 5xx
 	ErrNetwork         ErrorKind = "network"          // no HTTP response at all
 	ErrStream          ErrorKind = "stream"           // the stream broke or was malformed
+	ErrNoEndpoint      ErrorKind = "no_endpoint"      // 404 without a provider error body: wrong base URL
 )
 
 // Retryable reports whether a call failing this way may be retried (before
@@ -96,6 +97,8 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, "cannot reach %s at %s: %v", e.Provider, e.BaseURL, e.Err)
 		e.writeAttempts(&b)
 		fmt.Fprintf(&b, " (check the network, --base-url and %s)", baseEnv(e.Provider))
+	case ErrNoEndpoint:
+		fmt.Fprintf(&b, "nothing at %s speaks the %s API%s: check --base-url and %s", e.BaseURL, e.Provider, detail, baseEnv(e.Provider))
 	case ErrStream:
 		fmt.Fprintf(&b, "the %s stream from %s broke%s", e.Provider, e.BaseURL, detail)
 		if e.Err != nil {
@@ -158,8 +161,12 @@ func keyPlaces(p Name) string {
 }
 
 // Classify maps an HTTP status and the provider's error type/code and message
-// to a kind. Clients call it with what they decoded from the error body.
+// to a kind. Clients call it with what they decoded from the error body
+// (typ and msg both empty when the body was not the provider's error JSON).
 func Classify(status int, typ, msg string) ErrorKind {
+	if status == 404 && typ == "" && !strings.Contains(strings.ToLower(msg), "model") {
+		return ErrNoEndpoint
+	}
 	t := strings.ToLower(typ)
 	m := strings.ToLower(msg)
 	switch {

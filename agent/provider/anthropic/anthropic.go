@@ -109,6 +109,7 @@ func (c *Client) fill(e *provider.Error, model string) {
 func (c *Client) httpError(model string, resp *http.Response) *provider.Error {
 	body := sse.ReadErrorBody(resp)
 	typ, msg := decodeError(body)
+	kind := provider.Classify(resp.StatusCode, typ, msg)
 	if typ == "" && msg == "" {
 		msg = strings.TrimSpace(string(body))
 		if len(msg) > 300 {
@@ -116,7 +117,7 @@ func (c *Client) httpError(model string, resp *http.Response) *provider.Error {
 		}
 	}
 	e := &provider.Error{
-		Kind:       provider.Classify(resp.StatusCode, typ, msg),
+		Kind:       kind,
 		Status:     resp.StatusCode,
 		Type:       typ,
 		Message:    msg,
