@@ -243,10 +243,102 @@ func RunSuite(t *testing.T, wire fakeprovider.Wire, model string, newClient Fact
 				t.Errorf("second request lacks %s", u.ID)
 			}
 		}
+		// Reasoning goes back to the provider that made it, with what it
+		// needs to accept it (Anthropic's signature, OpenAI's encrypted
+		// content); Chat Completions servers take none.
+		switch wire {
+		case fakeprovider.WireAnthropic:
+			if !strings.Contains(body, `"signature":"fakesig-0"`) {
+				t.Errorf("thinking not sent back with its signature: %s", body)
+			}
+		case fakeprovider.WireResponses:
+			if !strings.Contains(body, `"encrypted_content":"enc-reasoning-0"`) {
+				t.Errorf("reasoning not sent back with its encrypted content: %s", body)
+			}
+		case fakeprovider.WireChat:
+			if strings.Contains(body, "Look at the files first.") {
+				t.Errorf("reasoning sent back to a chat server: %s", body)
+			}
+		}
 		// A missing result is refused like the real API does.
 		req.Messages[len(req.Messages)-1].Content = results[:2]
 		if _, err := h.stream(context.Background(), req); kindOf(err) != provider.ErrInvalidRequest {
 			t.Errorf("history with a missing tool result: err = %v, want a 400", err)
+		}
+	})
+
+	t.Run("server-side web search", func(t *testing.T) {
+		search := &fakeprovider.WebSearch{Query: "brig sandbox"}
+		search.Results = append(search.Results, struct {
+			Title string `json:"title"`
+			URL   string `json:"url"`
+		}{"Brig", "https://example.com/brig"})
+		h := start(t, wire, newClient, fakeprovider.Script{Turns: []fakeprovider.Turn{
+			{Text: "no search without the tool"}, {WebSearch: search, Text: "Found it."}, {Text: "ok"},
+		}})
+		req := userReq(model, "search")
+		if _, err := h.stream(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		first := string(h.srv.Requests()[0].Body)
+		if strings.Contains(first, "web_search") {
+			t.Fatalf("web search sent although not enabled: %s", first)
+		}
+		req.WebSearch = true
+		rec, err := h.stream(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := string(h.srv.Requests()[1].Body)
+		var server []provider.Block
+		for _, b := range rec.Response.Message.Content {
+			if b.Type == provider.BlockServerTool {
+				server = append(server, b)
+			}
+		}
+		switch wire {
+		case fakeprovider.WireChat:
+			if strings.Contains(body, "web_search") || len(server) != 0 {
+				t.Errorf("chat completions has no web search tool: %s", body)
+			}
+			return
+		case fakeprovider.WireAnthropic:
+			if !strings.Contains(body, `"type":"web_search_20250305"`) || len(server) != 2 {
+				t.Fatalf("anthropic search: body %s, blocks %+v", body, server)
+			}
+		case fakeprovider.WireResponses:
+			if !strings.Contains(body, `{"type":"web_search"}`) || len(server) != 1 {
+				t.Fatalf("responses search: body %s, blocks %+v", body, server)
+			}
+		}
+		if count(rec.Events, provider.EventServerTool) != 1 || !strings.Contains(textOf(rec.Events, provider.EventServerTool), "brig sandbox") {
+			t.Errorf("server tool events: %+v", rec.Events)
+		}
+		for _, b := range server {
+			if b.ServerTool.Provider != h.client.Provider() {
+				t.Errorf("block tagged %s", b.ServerTool.Provider)
+			}
+		}
+		// Round trip to the same provider: the raw blocks go back as they came.
+		req.Messages = append(req.Messages, rec.Response.Message, provider.Message{Role: provider.User, Content: []provider.Block{provider.Text("thanks")}})
+		if _, err := h.stream(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		third := string(h.srv.Requests()[2].Body)
+		if !strings.Contains(third, "_fake_1") || !strings.Contains(third, "brig sandbox") {
+			t.Errorf("search blocks not sent back: %s", third)
+		}
+		// To another provider they become text.
+		other := provider.OpenAI
+		if wire == fakeprovider.WireResponses {
+			other = provider.Anthropic
+		}
+		for _, m := range provider.ForProvider(req.Messages, other) {
+			for _, b := range m.Content {
+				if b.Type == provider.BlockServerTool {
+					t.Errorf("a %s server block survived the switch to %s", b.ServerTool.Provider, other)
+				}
+			}
 		}
 	})
 
