@@ -81,3 +81,9 @@ func TestBaseURL(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkStream(b *testing.B) {
+	providertest.Bench(b, fakeprovider.WireAnthropic, "claude-sonnet-4-5", func(root string, key credentials.Secret, source string, retry provider.Retry) provider.Client {
+		return New(Options{BaseURL: root, APIKey: key, KeySource: source, Retry: retry})
+	})
+}

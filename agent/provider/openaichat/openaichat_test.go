@@ -79,3 +79,9 @@ func TestBaseURL(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkStream(b *testing.B) {
+	providertest.Bench(b, fakeprovider.WireChat, "gpt-4.1", func(root string, key credentials.Secret, source string, retry provider.Retry) provider.Client {
+		return New(Options{BaseURL: root + "/v1", APIKey: key, KeySource: source, Retry: retry})
+	})
+}
