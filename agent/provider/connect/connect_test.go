@@ -1,0 +1,91 @@
+package connect
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"brig/agent/provider"
+	"brig/internal/credentials"
+	"brig/internal/xdg"
+	"brig/test/fakeprovider"
+)
+
+func creds(t *testing.T, env []string) credentials.Set {
+	t.Helper()
+	set, err := credentials.Load(env, xdg.Resolve(nil, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func TestNew(t *testing.T) {
+	both := []string{"ANTHROPIC_API_KEY=a", "OPENAI_API_KEY=o"}
+	tests := []struct {
+		name      string
+		cfg       Config
+		wire      provider.Name
+		base      string
+		keySource string
+		wantErr   string
+	}{
+		{name: "anthropic model", cfg: Config{Model: "claude-sonnet-4-5", Env: both}, wire: provider.Anthropic, keySource: "environment variable ANTHROPIC_API_KEY"},
+		{name: "openai model", cfg: Config{Model: "gpt-5", Env: both}, wire: provider.OpenAI, keySource: "environment variable OPENAI_API_KEY"},
+		{name: "ANTHROPIC_BASE_URL", cfg: Config{Model: "claude-haiku-4-5", Env: append(both, "ANTHROPIC_BASE_URL=http://proxy")}, wire: provider.Anthropic, base: "http://proxy", keySource: "environment variable ANTHROPIC_API_KEY"},
+		{name: "flag beats env", cfg: Config{Model: "gpt-5", BaseURL: "http://flag/v1", Env: append(both, "OPENAI_BASE_URL=http://env/v1")}, wire: provider.OpenAI, base: "http://flag/v1", keySource: "environment variable OPENAI_API_KEY"},
+		{name: "local model needs no key", cfg: Config{Model: "qwen3:8b", BaseURL: "http://127.0.0.1:11434/v1"}, wire: provider.OpenAIChat, base: "http://127.0.0.1:11434/v1"},
+		{name: "local model via OPENAI_BASE_URL", cfg: Config{Model: "qwen3:8b", Env: []string{"OPENAI_BASE_URL=http://127.0.0.1:8080/v1"}}, wire: provider.OpenAIChat, base: "http://127.0.0.1:8080/v1"},
+		{name: "known model forced to chat", cfg: Config{Model: "gpt-5", Wire: provider.OpenAIChat, BaseURL: "http://127.0.0.1:11434/v1"}, wire: provider.OpenAIChat, base: "http://127.0.0.1:11434/v1"},
+		{name: "unknown model without base URL", cfg: Config{Model: "qwen3:8b", Env: append(both, "ANTHROPIC_BASE_URL=http://proxy")}, wantErr: "needs --base-url"},
+		{name: "no key", cfg: Config{Model: "claude-sonnet-4-5", Env: []string{"OPENAI_API_KEY=o"}}, wantErr: "ANTHROPIC_API_KEY"},
+		{name: "no openai key for the real endpoint", cfg: Config{Model: "gpt-5", Wire: provider.OpenAIChat}, wantErr: "--base-url"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.Credentials = creds(t, tt.cfg.Env)
+			c, err := New(tt.cfg)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Provider() != tt.wire || c.BaseURL != tt.base || c.KeySource != tt.keySource {
+				t.Errorf("got %s %q %q, want %s %q %q", c.Provider(), c.BaseURL, c.KeySource, tt.wire, tt.base, tt.keySource)
+			}
+		})
+	}
+	var missing *credentials.MissingError
+	_, err := New(Config{Model: "gpt-5", Credentials: creds(t, nil)})
+	if !errors.As(err, &missing) {
+		t.Errorf("missing key: %T %v", err, err)
+	}
+}
+
+func TestConnectedClientStreams(t *testing.T) {
+	srv, err := fakeprovider.Start(fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "local answer"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c, err := New(Config{Model: "llama3.2", BaseURL: srv.URL() + "/v1", Credentials: creds(t, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Stream(context.Background(), provider.Request{Model: "llama3.2", Messages: []provider.Message{{Role: provider.User, Content: []provider.Block{provider.Text("hi")}}}}, func(provider.Event) error { return nil })
+	if err != nil || resp.Message.PlainText() != "local answer" {
+		t.Fatalf("%v %q", err, resp.Message.PlainText())
+	}
+	reqs := srv.Requests()
+	if reqs[0].Wire != fakeprovider.WireChat || reqs[0].Header.Get("Authorization") != "" {
+		t.Errorf("request %+v: want chat completions without a key", reqs[0])
+	}
+	if mt, _ := reqs[0].Decoded["max_tokens"].(float64); int(mt) != c.Model.MaxOutput {
+		t.Errorf("max_tokens %v, want the conservative default %d", reqs[0].Decoded["max_tokens"], c.Model.MaxOutput)
+	}
+}

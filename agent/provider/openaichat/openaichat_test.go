@@ -1,0 +1,87 @@
+package openaichat
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"brig/agent/provider"
+	"brig/agent/provider/providertest"
+	"brig/internal/credentials"
+	"brig/test/fakeprovider"
+)
+
+func TestRequestGolden(t *testing.T) {
+	tests := map[string]provider.Request{
+		"request_conversation": providertest.Conversation("gpt-5"),
+		"request_thinking_websearch": func() provider.Request {
+			r := providertest.Conversation("gpt-5-mini")
+			r.Effort = provider.EffortMedium
+			r.MaxTokens = 16000
+			r.WebSearch = true
+			r.Messages = r.Messages[:1]
+			return r
+		}(),
+		"request_minimal": {Model: "gpt-4.1", Messages: []provider.Message{{Role: provider.User, Content: []provider.Block{provider.Text("hi")}}}},
+	}
+	for name, req := range tests {
+		t.Run(name, func(t *testing.T) {
+			body, err := buildRequest(req, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			providertest.Golden(t, name, providertest.Indent(t, body))
+		})
+	}
+}
+
+func TestStreamGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/stream_*.sse")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no stream fixtures: %v", err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".sse")
+		t.Run(name, func(t *testing.T) {
+			in, err := os.Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			var rec providertest.Recorded
+			rec.Response, err = parseStream(context.Background(), in, func(ev provider.Event) error {
+				rec.Events = append(rec.Events, ev)
+				return nil
+			})
+			if err != nil {
+				rec.Error = err.Error()
+			}
+			providertest.Golden(t, name, providertest.JSON(t, rec))
+		})
+	}
+}
+
+func TestAgainstFakeProvider(t *testing.T) {
+	providertest.RunSuite(t, fakeprovider.WireChat, "gpt-5", func(root string, key credentials.Secret, source string, retry provider.Retry) provider.Client {
+		return New(Options{BaseURL: root + "/v1", APIKey: key, KeySource: source, Retry: retry})
+	})
+}
+
+func TestBaseURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                           "https://api.openai.com/v1",
+		"http://127.0.0.1:11434/v1/": "http://127.0.0.1:11434/v1",
+	} {
+		if got := New(Options{BaseURL: in}).base; got != want {
+			t.Errorf("%q: %s, want %s", in, got, want)
+		}
+	}
+}
+
+func BenchmarkStream(b *testing.B) {
+	providertest.Bench(b, fakeprovider.WireChat, "gpt-4.1", func(root string, key credentials.Secret, source string, retry provider.Retry) provider.Client {
+		return New(Options{BaseURL: root + "/v1", APIKey: key, KeySource: source, Retry: retry})
+	})
+}
