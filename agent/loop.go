@@ -1,0 +1,406 @@
+package agent
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"brig/agent/provider"
+	"brig/policy"
+	"brig/tools"
+)
+
+// DefaultMaxIterations bounds the tool iterations of one user turn.
+const DefaultMaxIterations = 200
+
+// EventKind is the kind of an agent event.
+type EventKind string
+
+// The events a front end drains, in the order they happen.
+const (
+	EventText       EventKind = "text"        // Text: a delta of the answer
+	EventThinking   EventKind = "thinking"    // Text: a delta of the model's reasoning
+	EventServerTool EventKind = "server_tool" // Text: a provider-side tool ran (web search)
+	EventToolStart  EventKind = "tool_start"  // Tool: a call is about to be decided and run
+	EventToolOutput EventKind = "tool_output" // Tool.ID, Text: live output of a command
+	EventToolEnd    EventKind = "tool_end"    // Tool: how it ended (Outcome set)
+	EventUsage      EventKind = "usage"       // Usage, Cost: one response's tokens
+	EventNotice     EventKind = "notice"      // Text: something the user should know (retry, cut, bound)
+	EventMessage    EventKind = "message"     // Message: a complete message was added to history
+)
+
+// ToolEvent describes a tool call in an event.
+type ToolEvent struct {
+	ID      string          `json:"id"`
+	Name    string          `json:"name"`
+	Args    json.RawMessage `json:"args"`
+	Outcome *Outcome        `json:"-"`
+}
+
+// Event is one thing that happened in a turn.
+type Event struct {
+	Kind    EventKind         `json:"kind"`
+	Text    string            `json:"text,omitempty"`
+	Tool    *ToolEvent        `json:"tool,omitempty"`
+	Usage   *provider.Usage   `json:"usage,omitempty"`
+	Cost    float64           `json:"cost,omitempty"`
+	Message *provider.Message `json:"message,omitempty"`
+}
+
+// Stop says how a turn ended.
+type Stop string
+
+// The ways a turn ends.
+const (
+	StopDone        Stop = "done"            // the model ended its turn
+	StopBound       Stop = "iteration_limit" // the tool iteration bound was hit; a recovery summary was asked for
+	StopInterrupted Stop = "interrupted"     // the user interrupted (ctx cancelled)
+	StopFailed      Stop = "failed"          // a provider error ended the turn; the user's message is kept
+	StopCut         Stop = "max_tokens"      // the answer was cut by the output limit and had nothing to run
+	StopRefused     Stop = "refusal"         // the model refused
+)
+
+// TurnResult sums up one user turn.
+type TurnResult struct {
+	Stop       Stop           `json:"stop"`
+	Iterations int            `json:"iterations"` // model requests made
+	ToolCalls  int            `json:"tool_calls"`
+	Usage      provider.Usage `json:"usage"`
+	Cost       float64        `json:"cost"`
+	Text       string         `json:"text"` // the last assistant message's text
+}
+
+// Config is what an Agent needs.
+type Config struct {
+	Client   provider.Client
+	Model    provider.Model
+	System   string
+	Executor *Executor
+	// MaxIterations bounds tool iterations per user turn (default 200).
+	MaxIterations int
+	MaxTokens     int
+	Effort        provider.Effort
+	WebSearch     bool
+	CacheKey      string
+	// Emit receives events; it must not block for long (a front end queues
+	// them). Nil drops them.
+	Emit func(Event)
+	// Persist is called with each message as it joins the history, before
+	// the next request leaves; an error ends the turn (nothing completed is
+	// ever only in memory).
+	Persist func(ctx context.Context, m provider.Message) error
+}
+
+// Agent is one conversation. Run is not safe to call concurrently with
+// itself; History may be read from another goroutine.
+type Agent struct {
+	cfg Config
+
+	mu      sync.Mutex
+	history []provider.Message
+	usage   provider.Usage
+	cost    float64
+}
+
+// New starts an agent with a history (empty for a new session, the saved
+// messages for a resumed one).
+func New(cfg Config, history []provider.Message) *Agent {
+	if cfg.MaxIterations <= 0 {
+		cfg.MaxIterations = DefaultMaxIterations
+	}
+	return &Agent{cfg: cfg, history: append([]provider.Message(nil), history...)}
+}
+
+// History returns a copy of the provider-facing conversation.
+func (a *Agent) History() []provider.Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]provider.Message(nil), a.history...)
+}
+
+// Totals returns the session's usage and cost so far.
+func (a *Agent) Totals() (provider.Usage, float64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.usage, a.cost
+}
+
+func (a *Agent) emit(ev Event) {
+	if a.cfg.Emit != nil {
+		a.cfg.Emit(ev)
+	}
+}
+
+// add appends a message to history (merging consecutive user messages, so
+// a turn after an interrupt or a failed request stays provider-valid) and
+// persists it.
+func (a *Agent) add(ctx context.Context, m provider.Message) error {
+	a.mu.Lock()
+	if n := len(a.history); n > 0 && m.Role == provider.User && a.history[n-1].Role == provider.User {
+		prev := a.history[n-1]
+		merged := provider.Message{Role: provider.User, Content: append(append([]provider.Block(nil), prev.Content...), m.Content...)}
+		a.history[n-1] = merged
+	} else {
+		a.history = append(a.history, m)
+	}
+	a.mu.Unlock()
+	a.emit(Event{Kind: EventMessage, Message: &m})
+	if a.cfg.Persist != nil {
+		if err := a.cfg.Persist(ctx, m); err != nil {
+			return fmt.Errorf("save the session: %w", err)
+		}
+	}
+	return nil
+}
+
+// Run sends the user's message (nil continues from the history as it is,
+// e.g. to retry after a failed request) and runs the turn to its end: the
+// model answers, its tool calls run, their results go back, until the
+// model ends its turn, the iteration bound is hit, the user interrupts
+// (ctx), or a provider error stops it. Whatever happens, the history stays
+// provider-valid: every tool_use has exactly one tool_result, and the
+// user's message is never lost.
+func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, error) {
+	var tr TurnResult
+	if len(user) > 0 {
+		if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: user}); err != nil {
+			return tr, err
+		}
+	}
+	for {
+		if tr.Iterations >= a.cfg.MaxIterations {
+			return a.recover(ctx, tr)
+		}
+		resp, err := a.request(ctx, &tr, true)
+		if err != nil {
+			return a.failed(ctx, tr, resp, err)
+		}
+		msg := resp.Message
+		if err := a.add(ctx, msg); err != nil {
+			return tr, err
+		}
+		tr.Text = msg.PlainText()
+		uses := msg.ToolUses()
+		switch {
+		case resp.StopReason == provider.StopPause:
+			continue // a paused server-side tool turn: send it back as is
+		case len(uses) == 0 && resp.StopReason == provider.StopMaxTokens:
+			a.emit(Event{Kind: EventNotice, Text: "the answer was cut by the output limit (max_tokens)"})
+			tr.Stop = StopCut
+			return tr, nil
+		case len(uses) == 0 && resp.StopReason == provider.StopRefusal:
+			tr.Stop = StopRefused
+			return tr, nil
+		case len(uses) == 0:
+			tr.Stop = StopDone
+			return tr, nil
+		}
+		results := a.runTools(ctx, uses, resp.StopReason == provider.StopMaxTokens)
+		tr.ToolCalls += len(uses)
+		// The results always go in, interrupted or not: history stays valid.
+		if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: results}); err != nil {
+			return tr, err
+		}
+		if ctx.Err() != nil {
+			tr.Stop = StopInterrupted
+			return tr, ctx.Err()
+		}
+	}
+}
+
+// request streams one model response.
+func (a *Agent) request(ctx context.Context, tr *TurnResult, withTools bool) (provider.Response, error) {
+	req := provider.Request{
+		Model:     a.cfg.Model.ID,
+		System:    a.cfg.System,
+		Messages:  provider.ForProvider(a.History(), a.cfg.Client.Provider()),
+		MaxTokens: a.cfg.MaxTokens,
+		Effort:    a.cfg.Effort,
+		WebSearch: a.cfg.WebSearch,
+		CacheKey:  a.cfg.CacheKey,
+	}
+	if withTools {
+		req.Tools = a.toolSpecs()
+	}
+	tr.Iterations++
+	resp, err := a.cfg.Client.Stream(ctx, req, func(ev provider.Event) error {
+		switch ev.Type {
+		case provider.EventText:
+			a.emit(Event{Kind: EventText, Text: ev.Text})
+		case provider.EventThinking:
+			a.emit(Event{Kind: EventThinking, Text: ev.Text})
+		case provider.EventServerTool:
+			a.emit(Event{Kind: EventServerTool, Text: ev.Text})
+		}
+		return nil
+	})
+	if resp.Usage.Total() > 0 {
+		cost := a.cfg.Model.Cost(resp.Usage)
+		a.mu.Lock()
+		a.usage, a.cost = a.usage.Add(resp.Usage), a.cost+cost
+		a.mu.Unlock()
+		tr.Usage, tr.Cost = tr.Usage.Add(resp.Usage), tr.Cost+cost
+		u := resp.Usage
+		a.emit(Event{Kind: EventUsage, Usage: &u, Cost: cost})
+	}
+	return resp, err
+}
+
+// toolSpecs advertises the tools of the current mode.
+func (a *Agent) toolSpecs() []provider.ToolSpec {
+	ex := a.cfg.Executor
+	if ex == nil {
+		return nil
+	}
+	var specs []provider.ToolSpec
+	for _, d := range ex.Registry.Advertised(ex.Policy.Mode()) {
+		specs = append(specs, provider.ToolSpec{Name: string(d.Name), Description: d.Description, InputSchema: d.Schema})
+	}
+	return specs
+}
+
+// failed ends a turn whose request failed. An interrupted stream keeps the
+// text that had arrived (never a half-formed tool call or thinking block)
+// so the user still sees it in the history.
+func (a *Agent) failed(ctx context.Context, tr TurnResult, partial provider.Response, err error) (TurnResult, error) {
+	if ctx.Err() == nil {
+		tr.Stop = StopFailed
+		return tr, err
+	}
+	tr.Stop = StopInterrupted
+	var kept []provider.Block
+	for _, b := range partial.Message.Content {
+		if b.Type == provider.BlockText && b.Text != "" {
+			kept = append(kept, b)
+		}
+	}
+	if len(kept) > 0 {
+		if perr := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.Assistant, Content: kept}); perr != nil {
+			return tr, perr
+		}
+		tr.Text = provider.Message{Content: kept}.PlainText()
+	}
+	return tr, err
+}
+
+// recover is what happens at the iteration bound: one last request without
+// tools asks the model to sum up, so the user gets an answer, not silence.
+func (a *Agent) recover(ctx context.Context, tr TurnResult) (TurnResult, error) {
+	a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("stopped after %d model requests (the iteration bound); asking for a summary", tr.Iterations)})
+	note := provider.Text(fmt.Sprintf("[brig] You have reached the limit of %d tool iterations for this turn. Do not call tools. Summarise what you did, what is left to do, and stop.", a.cfg.MaxIterations))
+	if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: []provider.Block{note}}); err != nil {
+		return tr, err
+	}
+	resp, err := a.request(ctx, &tr, false)
+	if err != nil {
+		return a.failed(ctx, tr, resp, err)
+	}
+	if err := a.add(ctx, resp.Message); err != nil {
+		return tr, err
+	}
+	tr.Text = resp.Message.PlainText()
+	tr.Stop = StopBound
+	return tr, nil
+}
+
+// runTools answers every tool call of one message, in order. Consecutive
+// calls of tools that only read run concurrently; the rest one at a time.
+// A message cut by max_tokens runs nothing. After an interrupt, the calls
+// not yet run are answered as interrupted.
+func (a *Agent) runTools(ctx context.Context, uses []provider.ToolUse, cut bool) []provider.Block {
+	results := make([]provider.Block, len(uses))
+	if cut {
+		for i, u := range uses {
+			results[i] = provider.ToolResultBlock(u.ID, "not run: your response was cut off by the output limit (max_tokens) before it was complete. Make smaller tool calls (write large files in parts).", true)
+		}
+		a.emit(Event{Kind: EventNotice, Text: "the answer was cut by the output limit; its tool calls were not run"})
+		return results
+	}
+	for i := 0; i < len(uses); {
+		j := i + 1
+		if a.readOnly(uses[i]) {
+			for j < len(uses) && a.readOnly(uses[j]) {
+				j++
+			}
+		}
+		var wg sync.WaitGroup
+		for k := i; k < j; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[k] = a.runTool(ctx, uses[k])
+			}()
+		}
+		wg.Wait()
+		i = j
+	}
+	return results
+}
+
+// readOnly reports whether a call may run alongside its neighbours.
+func (a *Agent) readOnly(u provider.ToolUse) bool {
+	if a.cfg.Executor == nil || u.Incomplete {
+		return false
+	}
+	d, ok := a.cfg.Executor.Registry.Lookup(u.Name)
+	return ok && (d.Effect == policy.EffectRead || d.Effect == policy.EffectNone)
+}
+
+// runTool runs one call and turns its outcome into a tool_result block.
+func (a *Agent) runTool(ctx context.Context, u provider.ToolUse) provider.Block {
+	te := &ToolEvent{ID: u.ID, Name: u.Name, Args: u.Input}
+	a.emit(Event{Kind: EventToolStart, Tool: te})
+	var o Outcome
+	switch {
+	case u.Incomplete:
+		o.Result = tools.Result{Text: "not run: the call's arguments were cut off", IsError: true}
+	case ctx.Err() != nil:
+		o.Result = tools.Result{Text: "not run: interrupted by the user", IsError: true}
+	case a.cfg.Executor == nil:
+		o.Result = tools.Result{Text: "no tools are available in this session", IsError: true}
+	default:
+		o = a.cfg.Executor.Execute(ctx, u.ID, u.Name, u.Input, a.outputTo(u.ID))
+	}
+	a.emit(Event{Kind: EventToolEnd, Tool: &ToolEvent{ID: u.ID, Name: u.Name, Args: u.Input, Outcome: &o}})
+	return resultBlock(u.ID, o.Result)
+}
+
+// outputTo streams a command's live output as events.
+func (a *Agent) outputTo(id string) io.Writer {
+	if a.cfg.Emit == nil {
+		return nil
+	}
+	return writerFunc(func(p []byte) (int, error) {
+		a.emit(Event{Kind: EventToolOutput, Tool: &ToolEvent{ID: id}, Text: string(p)})
+		return len(p), nil
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// resultBlock is a tool result as the model sees it: its text and images.
+func resultBlock(id string, r tools.Result) provider.Block {
+	var content []provider.Block
+	text := r.Text
+	if text == "" && len(r.Images) == 0 {
+		text = "(no output)"
+	}
+	if text != "" {
+		content = append(content, provider.Text(text))
+	}
+	for _, img := range r.Images {
+		data, err := base64.StdEncoding.DecodeString(img.Data)
+		if err != nil {
+			content = append(content, provider.Text("(an image could not be decoded)"))
+			continue
+		}
+		content = append(content, provider.Block{Type: provider.BlockImage, Image: &provider.Image{MediaType: img.MediaType, Data: data}})
+	}
+	return provider.Block{Type: provider.BlockToolResult, ToolResult: &provider.ToolResult{ToolUseID: id, IsError: r.IsError, Content: content}}
+}
+

