@@ -403,4 +403,3 @@ func resultBlock(id string, r tools.Result) provider.Block {
 	}
 	return provider.Block{Type: provider.BlockToolResult, ToolResult: &provider.ToolResult{ToolUseID: id, IsError: r.IsError, Content: content}}
 }
-
