@@ -111,12 +111,13 @@ func sealNamespace() error {
 // so without that a call could change the mode or timestamps of any file it
 // can name; on a read-only mount the kernel refuses with EROFS). Device
 // nodes (/dev/null) keep working: writing to a device is not writing to the
-// filesystem. Grants under /tmp and /dev/shm are handled by privateTmp.
+// filesystem. Grants under /tmp and /dev/shm are handled by privateTmp when
+// the call has a private /tmp; without one they are restored here.
 func restoreWrites(spec Spec) error {
 	var keep []clonedMount
 	defer closeClones(keep)
 	for _, r := range spec.Paths {
-		if r.Access != Write || within(r.Path, "/tmp") || within(r.Path, "/dev") {
+		if r.Access != Write || (spec.PrivateTmp && within(r.Path, "/tmp")) || within(r.Path, "/dev") {
 			continue
 		}
 		if _, err := os.Stat(r.Path); err != nil {

@@ -223,3 +223,30 @@ func TestPlanModeBashIsReadOnly(t *testing.T) {
 		os.Remove(e.ws + "/out.txt")
 	}
 }
+
+// TestFileWriteUnderTmp: a workspace under /tmp is writable by a file tool
+// (whose jail has no private /tmp), and only at the granted place.
+func TestFileWriteUnderTmp(t *testing.T) {
+	e := newE2E(t)
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.New(ws, e.loaded, policy.ModeAuto, e.machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := p.Compile(p.Decide(policy.Call{Tool: "write_file", Effect: policy.EffectWrite, Write: []string{"x.txt"}}), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(filepath.Dir(ws), "brig-e2e-planted")
+	got := e.probe(t, spec, probeArgs{Write: []string{ws + "/x.txt", other}})
+	if got["write "+ws+"/x.txt"] != "ok" {
+		t.Fatalf("the granted write under /tmp failed: %v", got)
+	}
+	if _, err := os.Stat(other); err == nil {
+		os.Remove(other)
+		t.Fatalf("the write grant reached %s", other)
+	}
+}

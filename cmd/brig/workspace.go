@@ -45,13 +45,8 @@ func openPolicy(pe procEnv, wsFlag string, mode policy.Mode, namespaces bool) (*
 	if err != nil {
 		return nil, err
 	}
-	home := pe.Home
-	if home != "" {
-		if real, err := filepath.EvalSymlinks(home); err == nil {
-			home = real
-		}
-	}
-	dirs := xdg.Resolve(pe.Env, home)
+	home := canonicalHome(pe.Home)
+	dirs := dirsFor(pe)
 	files := policy.FilesFor(dirs.Config, ws)
 	loaded, err := policy.Load(files)
 	if err != nil {
@@ -71,3 +66,16 @@ func openPolicy(pe procEnv, wsFlag string, mode policy.Mode, namespaces bool) (*
 	}
 	return &workspacePolicy{Workspace: ws, Dirs: dirs, Files: files, Policy: pol}, nil
 }
+
+// canonicalHome resolves symlinks in the home directory, so paths compare.
+func canonicalHome(home string) string {
+	if home != "" {
+		if real, err := filepath.EvalSymlinks(home); err == nil {
+			return real
+		}
+	}
+	return home
+}
+
+// dirsFor is brig's config, state and cache directories for a process.
+func dirsFor(pe procEnv) xdg.Dirs { return xdg.Resolve(pe.Env, canonicalHome(pe.Home)) }

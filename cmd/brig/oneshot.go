@@ -1,0 +1,310 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"brig/agent"
+	"brig/agent/provider"
+	"brig/agent/provider/connect"
+	"brig/internal/credentials"
+	"brig/policy"
+	"brig/supervisor"
+	"brig/tools"
+)
+
+// Exit statuses of `brig -p`.
+const (
+	exitOK           = 0
+	exitFailed       = 1 // a provider or setup error ended the task
+	exitBound        = 3 // the iteration bound was hit (a summary was printed)
+	exitIncomplete   = 4 // the answer was cut by max_tokens or refused
+	exitInterrupt    = 130
+	outputText       = "text"
+	outputJSON       = "json"
+	outputStreamJSON = "stream-json"
+)
+
+// agentOptions are the inputs of one-shot mode (`brig -p`), and later of the
+// TUI: model, endpoint, mode and how Ask is answered without a human.
+type agentOptions struct {
+	Prompt        string
+	Output        string
+	Model         string
+	BaseURL       string
+	Mode          string
+	Yes, No       bool
+	MaxIterations int
+	Workspace     string
+	Effort        string
+	WebSearch     bool
+	Stdin         io.Reader // piped input, appended to the prompt; nil when a terminal
+	procEnv
+	// Executable is the brig binary the jail re-executes (tests use the
+	// test binary); empty means /proc/self/exe.
+	Executable string
+	Now        func() time.Time
+}
+
+// oneShotSummary is the --output json object.
+type oneShotSummary struct {
+	Result     string         `json:"result"`
+	Stop       agent.Stop     `json:"stop"`
+	Error      string         `json:"error,omitempty"`
+	Model      string         `json:"model"`
+	Mode       policy.Mode    `json:"mode"`
+	Iterations int            `json:"iterations"`
+	ToolCalls  int            `json:"tool_calls"`
+	Usage      provider.Usage `json:"usage"`
+	CostUSD    float64        `json:"cost_usd"`
+	DurationMS int64          `json:"duration_ms"`
+}
+
+func (o *agentOptions) validate() error {
+	switch o.Output {
+	case outputText, outputJSON, outputStreamJSON:
+	default:
+		return fmt.Errorf("--output %q: want text, json or stream-json", o.Output)
+	}
+	if o.Yes && o.No {
+		return errors.New("--yes and --no contradict each other; give one")
+	}
+	if _, err := policy.ParseMode(o.Mode); err != nil {
+		return err
+	}
+	switch provider.Effort(o.Effort) {
+	case provider.EffortNone, provider.EffortMinimal, provider.EffortLow, provider.EffortMedium, provider.EffortHigh:
+	default:
+		return fmt.Errorf("--effort %q: want minimal, low, medium or high", o.Effort)
+	}
+	return nil
+}
+
+// defaultModel picks a model for the keys that are configured.
+func defaultModel(creds credentials.Set, baseURL string) (string, error) {
+	if _, ok := creds.Lookup(credentials.Anthropic); ok {
+		return "claude-sonnet-4-5", nil
+	}
+	if _, ok := creds.Lookup(credentials.OpenAI); ok {
+		return "gpt-5", nil
+	}
+	if baseURL != "" {
+		return "", errors.New("--base-url needs --model (the name the server knows the model by)")
+	}
+	return "", nil
+}
+
+// nonInteractive answers Ask without a human: --yes allows once, --no (and
+// the default) denies with a message telling the model why.
+func nonInteractive(yes bool, stderr io.Writer) agent.Approver {
+	return agent.ApproverFunc(func(_ context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
+		if yes {
+			fmt.Fprintf(stderr, "brig: approved (--yes): %s — %s\n", req.Tool, req.Verdict.Reason)
+			return agent.Approval{Answer: agent.AnswerOnce}, nil
+		}
+		fmt.Fprintf(stderr, "brig: denied (no one to ask; use --yes or --mode): %s — %s\n", req.Tool, req.Verdict.Reason)
+		return agent.Approval{Answer: agent.AnswerDeny, Message: "this is a non-interactive run and the call needs approval; do without it or explain what you need"}, nil
+	})
+}
+
+func runOneShot(ctx context.Context, o *agentOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	start := time.Now()
+	prompt := o.Prompt
+	if o.Stdin != nil {
+		data, err := io.ReadAll(io.LimitReader(o.Stdin, 1<<20))
+		if err != nil {
+			return fmt.Errorf("read standard input: %w", err)
+		}
+		if len(data) > 0 {
+			prompt += "\n\n<stdin>\n" + string(data) + "\n</stdin>"
+		}
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return errors.New("-p needs a prompt (or input on stdin)")
+	}
+	dirs := dirsFor(o.procEnv)
+	creds, err := credentials.Load(o.Env, dirs)
+	if err != nil {
+		return err
+	}
+	model := o.Model
+	if model == "" {
+		if model, err = defaultModel(creds, o.BaseURL); err != nil {
+			return err
+		}
+		if model == "" {
+			return credentials.None(dirs)
+		}
+	}
+	client, err := connect.New(connect.Config{Model: model, BaseURL: o.BaseURL, Env: o.Env, Credentials: creds})
+	if err != nil {
+		return err
+	}
+	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, Prewarm: true, QuarantineDir: dirs.State + "/quarantine"})
+	if err != nil {
+		return err
+	}
+	defer sup.Close()
+	mode, _ := policy.ParseMode(o.Mode)
+	wp, err := openPolicy(o.procEnv, o.Workspace, mode, sup.Namespaces())
+	if err != nil {
+		return err
+	}
+	ex := &agent.Executor{Registry: tools.NewRegistry(), Policy: wp.Policy, Runner: sup, Approver: nonInteractive(o.Yes, o.Stderr)}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	sys := agent.SystemPrompt(agent.PromptFacts{Mode: mode, Workspace: wp.Workspace, Network: wp.Policy.Sandbox.Network, Date: now().Format("2006-01-02")})
+	pr := newPrinter(o.Output, o.Stdout, o.Stderr)
+	a := agent.New(agent.Config{
+		Client: client, Model: client.Model, System: sys, Executor: ex,
+		MaxIterations: o.MaxIterations, Effort: provider.Effort(o.Effort), WebSearch: o.WebSearch,
+		Emit: pr.event,
+	}, nil)
+	tr, runErr := a.Run(ctx, []provider.Block{provider.Text(prompt)})
+	sum := oneShotSummary{
+		Result: tr.Text, Stop: tr.Stop, Model: model, Mode: mode, Iterations: tr.Iterations,
+		ToolCalls: tr.ToolCalls, Usage: tr.Usage, CostUSD: tr.Cost, DurationMS: time.Since(start).Milliseconds(),
+	}
+	if runErr != nil {
+		sum.Error = runErr.Error()
+	}
+	pr.finish(sum)
+	switch {
+	case tr.Stop == agent.StopInterrupted:
+		return exitError{exitInterrupt}
+	case runErr != nil:
+		if o.Output == outputText {
+			fmt.Fprintln(o.Stderr, "brig:", runErr)
+		}
+		return exitError{exitFailed}
+	case tr.Stop == agent.StopBound:
+		return exitError{exitBound}
+	case tr.Stop == agent.StopCut || tr.Stop == agent.StopRefused:
+		return exitError{exitIncomplete}
+	}
+	return nil
+}
+
+// printer writes a one-shot run's events in the chosen output format.
+type printer struct {
+	mu       sync.Mutex
+	format   string
+	out, err io.Writer
+	enc      *json.Encoder
+	midLine  bool
+}
+
+func newPrinter(format string, out, errw io.Writer) *printer {
+	return &printer{format: format, out: out, err: errw, enc: json.NewEncoder(out)}
+}
+
+// streamRecord is one line of --output stream-json.
+type streamRecord struct {
+	Type    string          `json:"type"`
+	Text    string          `json:"text,omitempty"`
+	ID      string          `json:"id,omitempty"`
+	Name    string          `json:"name,omitempty"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	Tier    policy.Tier     `json:"tier,omitempty"`
+	IsError bool            `json:"is_error,omitempty"`
+	Usage   *provider.Usage `json:"usage,omitempty"`
+	Cost    float64         `json:"cost_usd,omitempty"`
+}
+
+func (p *printer) event(ev agent.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.format == outputStreamJSON {
+		rec := streamRecord{Type: string(ev.Kind), Text: ev.Text, Usage: ev.Usage, Cost: ev.Cost}
+		if ev.Kind == agent.EventMessage {
+			return // the deltas already carried it
+		}
+		if ev.Tool != nil {
+			rec.ID, rec.Name, rec.Args = ev.Tool.ID, ev.Tool.Name, ev.Tool.Args
+			if o := ev.Tool.Outcome; o != nil {
+				rec.Text, rec.IsError = capString(o.Result.Text, 4096), o.Result.IsError
+				if o.Verdict != nil {
+					rec.Tier = o.Verdict.Tier
+				}
+			}
+		}
+		_ = p.enc.Encode(rec)
+		return
+	}
+	if p.format != outputText {
+		return
+	}
+	switch ev.Kind {
+	case agent.EventText:
+		fmt.Fprint(p.out, ev.Text)
+		p.midLine = !strings.HasSuffix(ev.Text, "\n")
+	case agent.EventToolEnd:
+		if p.midLine {
+			fmt.Fprintln(p.out)
+			p.midLine = false
+		}
+		o := ev.Tool.Outcome
+		status := "ok"
+		if o.Result.IsError {
+			status = "error: " + firstLine(o.Result.Text)
+		}
+		fmt.Fprintf(p.err, "▸ %s %s — %s\n", ev.Tool.Name, capString(string(ev.Tool.Args), 160), status)
+	case agent.EventNotice:
+		fmt.Fprintf(p.err, "brig: %s\n", ev.Text)
+	}
+}
+
+func (p *printer) finish(s oneShotSummary) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch p.format {
+	case outputJSON:
+		enc := json.NewEncoder(p.out)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(s)
+	case outputStreamJSON:
+		_ = p.enc.Encode(struct {
+			Type string `json:"type"`
+			oneShotSummary
+		}{"result", s})
+	default:
+		if p.midLine {
+			fmt.Fprintln(p.out)
+		}
+		fmt.Fprintf(p.err, "brig: %s · %d requests, %d tool calls · %d in / %d out tokens · $%.4f · %s\n",
+			s.Stop, s.Iterations, s.ToolCalls, s.Usage.Input+s.Usage.CacheRead+s.Usage.CacheWrite, s.Usage.Output, s.CostUSD, time.Duration(s.DurationMS)*time.Millisecond)
+	}
+}
+
+func capString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return capString(line, 200)
+}
+
+// stdinIfPiped returns standard input when it is not a terminal.
+func stdinIfPiped() io.Reader {
+	fi, err := os.Stdin.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice != 0 {
+		return nil
+	}
+	return os.Stdin
+}
