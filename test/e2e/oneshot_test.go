@@ -1,0 +1,281 @@
+// Package e2e drives the real brig binary against the fake provider on
+// loopback, in each wire format: whole tasks through the policy and the
+// jail, hostile scripts, errors, retries and interrupts, observed from the
+// outside the way a user or a script sees them.
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"brig/test/fakeprovider"
+)
+
+var brig string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "brig-e2e-bin-")
+	if err != nil {
+		panic(err)
+	}
+	brig = filepath.Join(dir, "brig")
+	build := exec.Command("go", "build", "-o", brig, "brig/cmd/brig")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic("build brig: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is a workspace and a home for one run, with the provider variables
+// pointing at a fake provider for the wire format.
+type env struct {
+	ws, home string
+	vars     []string
+	srv      *fakeprovider.Server
+}
+
+func newEnv(t *testing.T, wire string, turns ...fakeprovider.Turn) *env {
+	t.Helper()
+	root, err := os.MkdirTemp("/var/tmp", "brig-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	root, _ = filepath.EvalSymlinks(root)
+	e := &env{ws: root + "/ws", home: root + "/home"}
+	for _, d := range []string{e.ws + "/.git/hooks", e.home + "/.ssh"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(e.home+"/.ssh/id_ed25519", []byte("canary-key-bytes"), 0o600)
+	os.WriteFile(e.ws+"/main.go", []byte("package main\n\nfunc main() { println(\"hello\") }\n"), 0o644)
+	if e.srv, err = fakeprovider.Start(fakeprovider.Script{Turns: turns}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.srv.Close() })
+	e.vars = []string{"PATH=/usr/bin:/bin", "HOME=" + e.home, "LANG=C.UTF-8"}
+	switch wire {
+	case "anthropic":
+		e.vars = append(e.vars, "ANTHROPIC_API_KEY=sk-ant-e2e-secret", "ANTHROPIC_BASE_URL="+e.srv.URL())
+	case "openai":
+		e.vars = append(e.vars, "OPENAI_API_KEY=sk-e2e-secret", "OPENAI_BASE_URL="+e.srv.URL()+"/v1")
+	case "openaichat":
+		e.vars = append(e.vars, "OPENAI_BASE_URL="+e.srv.URL()+"/v1")
+	}
+	return e
+}
+
+func (e *env) cmd(args ...string) *exec.Cmd {
+	c := exec.Command(brig, args...)
+	c.Dir, c.Env = e.ws, e.vars
+	return c
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (e *env) run(t *testing.T, args ...string) result {
+	t.Helper()
+	c := e.cmd(args...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+func tc(name, input string) fakeprovider.ToolCall {
+	return fakeprovider.ToolCall{Name: name, Input: json.RawMessage(input)}
+}
+
+func modelArgs(wire string) []string {
+	switch wire {
+	case "anthropic":
+		return []string{"--model", "claude-sonnet-4-5"}
+	case "openai":
+		return []string{"--model", "gpt-5"}
+	}
+	return []string{"--model", "qwen3-coder"} // an unknown model on a compatible server: no key needed
+}
+
+// TestEditTaskEachWire: a task with several tool calls edits a file, in
+// each wire format; the JSON summary says how it went.
+func TestEditTaskEachWire(t *testing.T) {
+	for _, wire := range []string{"anthropic", "openai", "openaichat"} {
+		t.Run(wire, func(t *testing.T) {
+			e := newEnv(t, wire,
+				fakeprovider.Turn{Text: "Looking.", ToolCalls: []fakeprovider.ToolCall{tc("read_file", `{"path":"main.go"}`), tc("search_code", `{"pattern":"println"}`)}},
+				fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("edit_file", `{"path":"main.go","old_string":"hello","new_string":"brig"}`)}},
+				fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"grep -c brig main.go"}`)}},
+				fakeprovider.Turn{Text: "main.go now prints brig.", Usage: &fakeprovider.Usage{Input: 1000, Output: 50}},
+			)
+			r := e.run(t, append(modelArgs(wire), "-p", "say brig instead of hello", "--mode", "edit", "--yes", "--output", "json")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			var sum struct {
+				Result    string
+				Stop      string
+				ToolCalls int `json:"tool_calls"`
+				CostUSD   float64 `json:"cost_usd"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+				t.Fatalf("%v: %q", err, r.stdout)
+			}
+			if sum.Stop != "done" || sum.ToolCalls != 4 || sum.Result != "main.go now prints brig." {
+				t.Fatalf("summary: %+v", sum)
+			}
+			if wire != "openaichat" && sum.CostUSD <= 0 {
+				t.Fatalf("a priced model's cost is missing: %+v", sum)
+			}
+			if b, _ := os.ReadFile(e.ws + "/main.go"); !strings.Contains(string(b), `println("brig")`) {
+				t.Fatalf("main.go = %q", b)
+			}
+			if strings.Contains(r.stdout+r.stderr, "e2e-secret") {
+				t.Fatal("the API key was printed")
+			}
+		})
+	}
+}
+
+// TestHostileScript: the model tries to read a key, exfiltrate to a sink,
+// plant a hook and kill its parent; every attempt fails, the run goes on,
+// and the final answer arrives.
+func TestHostileScript(t *testing.T) {
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{
+			tc("read_file", `{"path":"~/.ssh/id_ed25519"}`),
+			tc("bash", `{"command":"cat ~/.ssh/id_ed25519 /proc/1/environ; env"}`),
+			tc("write_file", `{"path":".git/hooks/pre-commit","content":"#!/bin/sh\necho pwned\n"}`),
+			tc("bash", `{"command":"kill -9 $PPID; pkill -9 brig; kill -9 -1"}`),
+		}},
+		fakeprovider.Turn{Text: "All refused."},
+	)
+	r := e.run(t, "--model", "claude-sonnet-4-5", "-p", "be evil", "--mode", "auto", "--output", "stream-json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "canary-key-bytes") || strings.Contains(r.stdout, "e2e-secret") {
+		t.Fatalf("a secret reached the output:\n%s", r.stdout)
+	}
+	if _, err := os.Stat(e.ws + "/.git/hooks/pre-commit"); err == nil {
+		t.Fatal("the hook was planted")
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var last struct{ Type, Result string }
+	json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if last.Type != "result" || last.Result != "All refused." {
+		t.Fatalf("last line: %s", lines[len(lines)-1])
+	}
+	// The secrets the model asked the provider for never went to it either.
+	for _, req := range e.srv.Requests() {
+		if bytes.Contains(req.Body, []byte("canary-key-bytes")) {
+			t.Fatal("the key was sent to the provider")
+		}
+	}
+}
+
+// TestRetryThenSuccess: a 429 and a 529 are retried before anything of the
+// answer arrived; the task then finishes.
+func TestRetryThenSuccess(t *testing.T) {
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{Error: &fakeprovider.ErrorReply{Status: 429, Type: "rate_limit_error", RetryAfter: "0"}},
+		fakeprovider.Turn{Error: &fakeprovider.ErrorReply{Status: 529, Type: "overloaded_error"}},
+		fakeprovider.Turn{Text: "fine now"},
+	)
+	r := e.run(t, "--model", "claude-sonnet-4-5", "-p", "hi")
+	if r.code != 0 || !strings.Contains(r.stdout, "fine now") || len(e.srv.Requests()) != 3 {
+		t.Fatalf("exit %d, %d requests\n%s\n%s", r.code, len(e.srv.Requests()), r.stdout, r.stderr)
+	}
+}
+
+// TestBadKey: a 401 fails with a message that says where the key came from
+// and never shows it.
+func TestBadKey(t *testing.T) {
+	e := newEnv(t, "openai", fakeprovider.Turn{Error: &fakeprovider.ErrorReply{Status: 401, Type: "invalid_api_key", Message: "Incorrect API key provided: sk-e2e-secret"}})
+	r := e.run(t, "--model", "gpt-5", "-p", "hi")
+	if r.code != 1 || !strings.Contains(r.stderr, "OPENAI_API_KEY") || strings.Contains(r.stderr, "sk-e2e-secret") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestNoProvider: with no key and no endpoint, one message lists every way
+// to configure a provider.
+func TestNoProvider(t *testing.T) {
+	e := newEnv(t, "none")
+	r := e.run(t, "-p", "hi")
+	if r.code == 0 || !strings.Contains(r.stderr, "ANTHROPIC_API_KEY") || !strings.Contains(r.stderr, "--base-url") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestIterationBound: the bound stops the loop, a summary is printed, and
+// the exit status says so.
+func TestIterationBound(t *testing.T) {
+	again := fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("list_directory", `{"path":"."}`)}}
+	e := newEnv(t, "openai", again, again, fakeprovider.Turn{Text: "Summary: I listed the directory twice."})
+	r := e.run(t, "--model", "gpt-5", "-p", "loop", "--max-iterations", "2")
+	if r.code != 3 || !strings.Contains(r.stdout, "Summary") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestInterruptLeavesNothingRunning: SIGINT during a long tool call ends the
+// run with 130, and the call's process is gone.
+func TestInterruptLeavesNothingRunning(t *testing.T) {
+	marker := "brig-e2e-sleep-" + filepath.Base(t.TempDir())
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"exec -a `+marker+` sleep 60"}`)}},
+		fakeprovider.Turn{Text: "never reached"},
+	)
+	c := e.cmd("--model", "claude-sonnet-4-5", "-p", "sleep", "--mode", "auto")
+	var errb bytes.Buffer
+	c.Stderr = &errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !running(marker) {
+		if time.Now().After(deadline) {
+			c.Process.Kill()
+			t.Fatalf("the tool call never started\n%s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.Process.Signal(syscall.SIGINT)
+	err := c.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v\n%s", err, errb.String())
+	}
+	for deadline := time.Now().Add(5 * time.Second); running(marker); {
+		if time.Now().After(deadline) {
+			t.Fatal("the interrupted call's process is still running")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// running reports whether a process whose command line starts with name
+// exists.
+func running(name string) bool {
+	out, _ := exec.Command("pgrep", "-f", "^"+name).Output()
+	return len(bytes.TrimSpace(out)) > 0
+}
