@@ -134,7 +134,7 @@ func TestEditTaskEachWire(t *testing.T) {
 			var sum struct {
 				Result    string
 				Stop      string
-				ToolCalls int `json:"tool_calls"`
+				ToolCalls int     `json:"tool_calls"`
 				CostUSD   float64 `json:"cost_usd"`
 			}
 			if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
