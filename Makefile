@@ -27,6 +27,7 @@ test: build vet
 # then the Go benchmarks.
 bench: build
 	$(GO) run ./test/bench/spawn -runs 400
+	$(GO) run ./test/bench/agent -calls 50 -runs 5
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./supervisor/
 
 clean:

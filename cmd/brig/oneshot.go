@@ -221,6 +221,8 @@ type streamRecord struct {
 	IsError bool            `json:"is_error,omitempty"`
 	Usage   *provider.Usage `json:"usage,omitempty"`
 	Cost    float64         `json:"cost_usd,omitempty"`
+	// DurationUS is a tool call's time from decision to result.
+	DurationUS int64 `json:"duration_us,omitempty"`
 }
 
 func (p *printer) event(ev agent.Event) {
@@ -235,6 +237,7 @@ func (p *printer) event(ev agent.Event) {
 			rec.ID, rec.Name, rec.Args = ev.Tool.ID, ev.Tool.Name, ev.Tool.Args
 			if o := ev.Tool.Outcome; o != nil {
 				rec.Text, rec.IsError = capString(o.Result.Text, 4096), o.Result.IsError
+				rec.DurationUS = o.Duration.Microseconds()
 				if o.Verdict != nil {
 					rec.Tier = o.Verdict.Tier
 				}
