@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"brig/jail"
+	"brig/policy"
 	"brig/supervisor"
 )
 
@@ -140,11 +141,11 @@ func newEnv(t *testing.T) env {
 	return e
 }
 
-func (e env) spec(t *testing.T, mutate func(*supervisor.Profile)) jail.Spec {
+func (e env) spec(t *testing.T, mutate func(*policy.Profile)) jail.Spec {
 	t.Helper()
 	lim := jail.DefaultLimits()
 	lim.Timeout = 20 * time.Second
-	p := supervisor.Profile{
+	p := policy.Profile{
 		Workspace: e.ws, Dir: e.ws, Home: e.home, Limits: lim,
 		ParentEnv:  []string{"PATH=/usr/bin:/bin", "HOME=" + e.home, "SECRET_TOKEN=canary-env"},
 		Namespaces: e.sup.Namespaces(),
@@ -213,7 +214,7 @@ func TestEveryThreadIsRestricted(t *testing.T) {
 	}
 
 	// Control: with the file's directory granted, the same threads read it.
-	rep = run(e.spec(t, func(p *supervisor.Profile) { p.Read = []string{e.outside} }))
+	rep = run(e.spec(t, func(p *policy.Profile) { p.Read = []string{e.outside} }))
 	for tid, msg := range rep.OpenErrs {
 		if msg != "OPENED" {
 			t.Errorf("control: thread %d could not read a granted file: %s", tid, msg)
@@ -589,7 +590,7 @@ func TestSweepDoesNotFollowAPlantedSymlink(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(state), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	spec := e.spec(t, func(p *supervisor.Profile) {
+	spec := e.spec(t, func(p *policy.Profile) {
 		p.Write = []string{e.home}
 		p.BrigDirs = []string{state}
 	})
@@ -676,7 +677,7 @@ func TestRenameAcrossDirectoriesInTheWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, layers := range []jail.Layers{{}, {NoNamespaces: true}} {
-		spec := e.spec(t, func(p *supervisor.Profile) {
+		spec := e.spec(t, func(p *policy.Profile) {
 			if layers.NoNamespaces {
 				p.Namespaces, p.CallTmp = false, t.TempDir()
 			}

@@ -110,6 +110,13 @@ func restrictLandlock(spec Spec, namespaces, privateNet bool, abi int) error {
 	if err != nil {
 		return err
 	}
+	// psx restricts the calling thread first and then lists the others
+	// through /proc/<pid>/task, so that directory (this process's own
+	// threads, nothing else) stays readable whatever the Spec grants.
+	tasks := fmt.Sprintf("/proc/%d/task", os.Getpid())
+	if fi, err := os.Stat(tasks); err == nil {
+		grants = append(grants, fitted(tasks, fi, fsRead))
+	}
 	return enforce(attr, grants, abi)
 }
 

@@ -41,6 +41,9 @@ type Call struct {
 	Host string `json:"host,omitempty"`
 	// Confirm asks the user even in modes that auto-approve (delete_path).
 	Confirm bool `json:"confirm,omitempty"`
+	// Programs says a file tool runs system programs inside its jail
+	// (search_code runs ripgrep): it gets the system roots to execute.
+	Programs bool `json:"programs,omitempty"`
 }
 
 // Mode is the session's approval mode, independent of the jail profile.

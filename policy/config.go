@@ -2,6 +2,8 @@ package policy
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,13 +22,55 @@ type Warning struct {
 
 func (w Warning) String() string { return fmt.Sprintf("%s: %s", w.Source, w.Msg) }
 
-// permissionsFile is the part of a config file this package reads.
-type permissionsFile struct {
+// configFile is the part of a config file this package reads.
+type configFile struct {
 	Permissions struct {
 		Allow []string `toml:"allow"`
 		Ask   []string `toml:"ask"`
 		Deny  []string `toml:"deny"`
 	} `toml:"permissions"`
+	Sandbox Sandbox `toml:"sandbox"`
+}
+
+// Sandbox is the [sandbox] table: what every bash call of the workspace is
+// granted beyond the defaults.
+//
+//	[sandbox]
+//	network = true          # the host network for bash calls
+//	unix_sockets = false    # AF_UNIX sockets (reach host sockets: see README)
+//	read  = ["~/notes"]     # extra read roots
+//	write = ["../build-out"] # extra writable roots
+//	env   = ["CC", "CFLAGS_*"] # environment names passed through (never credentials)
+//
+// Relative paths are relative to the workspace; `~/` is the home directory.
+type Sandbox struct {
+	Network     bool     `toml:"network" json:"network"`
+	UnixSockets bool     `toml:"unix_sockets" json:"unix_sockets"`
+	Read        []string `toml:"read" json:"read,omitempty"`
+	Write       []string `toml:"write" json:"write,omitempty"`
+	Env         []string `toml:"env" json:"env,omitempty"`
+}
+
+// merge adds o's grants to s.
+func (s Sandbox) merge(o Sandbox) Sandbox {
+	return Sandbox{
+		Network:     s.Network || o.Network,
+		UnixSockets: s.UnixSockets || o.UnixSockets,
+		Read:        append(append([]string(nil), s.Read...), o.Read...),
+		Write:       append(append([]string(nil), s.Write...), o.Write...),
+		Env:         append(append([]string(nil), s.Env...), o.Env...),
+	}
+}
+
+// empty reports whether the table grants nothing.
+func (s Sandbox) empty() bool {
+	return !s.Network && !s.UnixSockets && len(s.Read)+len(s.Write)+len(s.Env) == 0
+}
+
+// Config is what one file says: its rules and its sandbox grants.
+type Config struct {
+	Rules   RuleSet
+	Sandbox Sandbox
 }
 
 // LoadRules reads the [permissions] table of the TOML file at path:
@@ -41,35 +85,55 @@ type permissionsFile struct {
 // an error naming the file and line, and none of it is used: a half-read
 // policy is worse than none.
 func LoadRules(path string) (RuleSet, []Warning, error) {
+	c, _, w, err := LoadConfig(path)
+	return c.Rules, w, err
+}
+
+// LoadConfig reads the [permissions] and [sandbox] tables of the file at
+// path, and returns its contents' SHA-256 (hex; empty when the file does not
+// exist) for trust pinning. The rules of LoadRules apply.
+func LoadConfig(path string) (Config, string, []Warning, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return RuleSet{}, nil, nil
+		return Config{}, "", nil, nil
 	}
 	if err != nil {
-		return RuleSet{}, nil, fmt.Errorf("read the rules in %s: %w", path, err)
+		return Config{}, "", nil, fmt.Errorf("read the config %s: %w (fix its permissions or remove it; brig does not start with a half-read policy)", path, err)
 	}
-	return ParseRules(path, data)
+	c, w, err := ParseConfig(path, data)
+	return c, contentHash(data), w, err
 }
 
 // ParseRules parses the [permissions] table of a config file's contents;
 // file names it in errors and in each rule's Source. Keys of other tables
 // belong to other parts of brig and are ignored here.
 func ParseRules(file string, data []byte) (RuleSet, []Warning, error) {
-	var pf permissionsFile
+	c, w, err := ParseConfig(file, data)
+	return c.Rules, w, err
+}
+
+// ParseConfig parses the [permissions] and [sandbox] tables of a config
+// file's contents; file names it in errors and in each rule's Source.
+func ParseConfig(file string, data []byte) (Config, []Warning, error) {
+	var pf configFile
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&pf)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return RuleSet{}, nil, fmt.Errorf("%s:%d: %s", file, pe.Position.Line, pe.Message)
+			return Config{}, nil, fmt.Errorf("%s:%d: %s", file, pe.Position.Line, pe.Message)
 		}
-		return RuleSet{}, nil, fmt.Errorf("%s: %w", file, err)
+		return Config{}, nil, fmt.Errorf("%s: %w", file, err)
 	}
 	var warnings []Warning
 	for _, k := range md.Undecoded() {
-		if len(k) > 0 && k[0] == "permissions" {
+		if len(k) == 0 {
+			continue
+		}
+		takes := map[string]string{"permissions": "allow, ask and deny", "sandbox": "network, unix_sockets, read, write and env"}[k[0]]
+		if takes != "" {
 			warnings = append(warnings, Warning{
 				Source: Source{File: file, Line: lineOf(data, k[len(k)-1])},
-				Msg:    fmt.Sprintf("unknown key %q ignored (the [permissions] table takes allow, ask and deny)", k.String()),
+				Msg:    fmt.Sprintf("unknown key %q ignored (the [%s] table takes %s)", k.String(), k[0], takes),
 			})
 		}
 	}
@@ -88,15 +152,21 @@ func ParseRules(file string, data []byte) (RuleSet, []Warning, error) {
 	}
 	var rs RuleSet
 	if rs.Allow, err = parse(pf.Permissions.Allow); err != nil {
-		return RuleSet{}, nil, err
+		return Config{}, nil, err
 	}
 	if rs.Ask, err = parse(pf.Permissions.Ask); err != nil {
-		return RuleSet{}, nil, err
+		return Config{}, nil, err
 	}
 	if rs.Deny, err = parse(pf.Permissions.Deny); err != nil {
-		return RuleSet{}, nil, err
+		return Config{}, nil, err
 	}
-	return rs, warnings, nil
+	return Config{Rules: rs, Sandbox: pf.Sandbox}, warnings, nil
+}
+
+// contentHash is the hex SHA-256 that trust is pinned to.
+func contentHash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // ruleLine finds the line on which a rule's string is written (the decoder

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"brig/internal/doctor"
 	"brig/jail"
+	"brig/policy"
 )
 
 // doctorOptions is everything brig doctor depends on, so that runDoctor can
@@ -20,6 +22,7 @@ type doctorOptions struct {
 	Env    []string // the supervisor's environment; only names are reported
 	Home   string
 	Detect func(context.Context) jail.Features
+	Cwd    string // the workspace whose permission config is checked; empty: none
 }
 
 func newDoctorCmd() *cobra.Command {
@@ -40,6 +43,7 @@ Exits with status 1 when a baseline guarantee is missing.`,
 			opts.Env = os.Environ()
 			opts.Home, _ = os.UserHomeDir() // no home: the credentials file is not reported
 			opts.Detect = jail.DetectFeatures
+			opts.Cwd, _ = os.Getwd()
 			return runDoctor(cmd.Context(), opts)
 		},
 	}
@@ -61,7 +65,11 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 	if out == nil {
 		out = os.Stdout
 	}
-	report := doctor.Build(detect(ctx), opts.Env, opts.Home)
+	feat := detect(ctx)
+	report := doctor.Build(feat, opts.Env, opts.Home)
+	if opts.Cwd != "" {
+		report.SetConfig(configStatus(opts, feat.Namespaces()))
+	}
 	var err error
 	if opts.JSON {
 		err = report.WriteJSON(out)
@@ -75,4 +83,30 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 		return exitError{code: 1}
 	}
 	return nil
+}
+
+// configStatus loads the permission config of the current workspace the way
+// the agent will, and reports what is in effect and what is wrong.
+func configStatus(opts *doctorOptions, namespaces bool) doctor.ConfigStatus {
+	var warnings bytes.Buffer
+	wp, err := openPolicy(procEnv{Cwd: opts.Cwd, Home: opts.Home, Env: opts.Env, Stdout: io.Discard, Stderr: &warnings}, "", policy.ModeAsk, namespaces)
+	if err != nil {
+		return doctor.ConfigStatus{Workspace: opts.Cwd, Error: err.Error()}
+	}
+	st := doctor.ConfigStatus{Workspace: wp.Workspace}
+	for _, l := range wp.Policy.Layers {
+		state := "missing"
+		switch {
+		case l.Exists && l.Trusted:
+			state = "in effect"
+		case l.Exists:
+			state = fmt.Sprintf("untrusted: only deny and ask apply; ignored %d grant(s) (brig trust)", len(l.Ignored))
+		}
+		st.Files = append(st.Files, doctor.ConfigFile{Kind: l.Kind, File: l.File, State: state})
+	}
+	for _, w := range wp.Policy.Warnings {
+		st.Problems = append(st.Problems, w.String())
+	}
+	st.Problems = append(st.Problems, wp.Policy.ProtectedRuleWarnings()...)
+	return st
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -141,5 +142,38 @@ func TestDoctorCmdFlags(t *testing.T) {
 	cmd.SetErr(&bytes.Buffer{})
 	if err := cmd.ExecuteContext(context.Background()); err == nil {
 		t.Error("doctor accepted a positional argument")
+	}
+}
+
+func TestDoctorReportsTheWorkspaceConfig(t *testing.T) {
+	pe, _, ws := policyFixture(t)
+	var out bytes.Buffer
+	opts := &doctorOptions{JSON: true, Out: &out, Home: pe.Home, Env: pe.Env, Cwd: ws, Detect: goodFeatures}
+	if err := runDoctor(context.Background(), opts); err != nil {
+		t.Fatalf("a loadable config on a good kernel: %v\n%s", err, out.String())
+	}
+	var rep struct {
+		Config struct {
+			Files []struct{ Kind, State string }
+			Error string
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Config.Files) != 3 || !strings.HasPrefix(rep.Config.Files[2].State, "untrusted") {
+		t.Fatalf("config files: %+v", rep.Config.Files)
+	}
+
+	if err := os.WriteFile(ws+"/.brig/config.toml", []byte("[permissions]\nallow = [\"Bash(\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	err := runDoctor(context.Background(), opts)
+	if ee, ok := err.(exitError); !ok || ee.code != 1 {
+		t.Fatalf("a config that does not load must fail doctor: %v", err)
+	}
+	if !strings.Contains(out.String(), "config.toml:2") {
+		t.Fatalf("the error must name file and line:\n%s", out.String())
 	}
 }

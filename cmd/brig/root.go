@@ -25,5 +25,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(newSandboxCmd())
 	root.AddCommand(newDoctorCmd())
+	root.AddCommand(newPolicyCmd())
+	root.AddCommand(newTrustCmd())
 	return root
 }

@@ -18,6 +18,7 @@ import (
 	"brig/internal/envguard"
 	"brig/internal/xdg"
 	"brig/jail"
+	"brig/policy"
 	"brig/supervisor"
 )
 
@@ -115,26 +116,32 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	if err != nil {
 		return err
 	}
-	limits := jail.DefaultLimits()
-	limits.Timeout, limits.OutputBytes, limits.Memory, limits.Processes = o.Timeout, o.MaxOutput, o.Memory, o.Procs
-
-	prof := supervisor.Profile{
-		Workspace: ws, Dir: o.Cwd, ReadOnly: o.ReadOnly, Write: write, Read: read,
-		Network: o.Net, UnixSockets: o.Unix, Home: o.Home, ParentEnv: o.Env,
-		Limits: limits, Namespaces: sup.Namespaces(),
-		CacheRoot: filepath.Join(dirs.Cache, "jail"),
-		BrigDirs:  []string{dirs.Config, dirs.State},
+	// The same policy defaults as the agent's bash calls: the workspace's
+	// [sandbox] grants, brig's directories protected, the same caches.
+	wp, err := openPolicy(procEnv{Cwd: o.Cwd, Home: o.Home, Env: o.Env, Stdout: o.Stdout, Stderr: o.Stderr}, ws, policy.ModeAsk, sup.Namespaces())
+	if err != nil {
+		return err
 	}
-	if !within(o.Cwd, ws) {
-		prof.Dir = ws
-	}
+	callTmp := ""
 	if !sup.Namespaces() {
 		tmp, err := os.MkdirTemp("", "brig-call-")
 		if err != nil {
 			return fmt.Errorf("per-call temporary directory: %w", err)
 		}
 		defer os.RemoveAll(tmp)
-		prof.CallTmp = tmp
+		callTmp = tmp
+	}
+	prof, err := wp.Policy.BashProfile(o.ReadOnly, callTmp)
+	if err != nil {
+		return err
+	}
+	prof.Write = append(prof.Write, write...)
+	prof.Read = append(prof.Read, read...)
+	prof.Network = prof.Network || o.Net
+	prof.UnixSockets = prof.UnixSockets || o.Unix
+	prof.Limits.Timeout, prof.Limits.OutputBytes, prof.Limits.Memory, prof.Limits.Processes = o.Timeout, o.MaxOutput, o.Memory, o.Procs
+	if within(o.Cwd, ws) {
+		prof.Dir = o.Cwd
 	}
 	spec, err := prof.Spec()
 	if err != nil {

@@ -66,6 +66,7 @@ type Report struct {
 	YamaPtraceScope int                 `json:"yama_ptrace_scope"` // -1: Yama absent
 	ProbeErrors     map[string]string   `json:"probe_errors,omitempty"`
 	Credentials     []CredentialFinding `json:"credentials"`
+	Config          ConfigStatus        `json:"config"`
 	Guarantees      []Guarantee         `json:"guarantees"`
 	OK              bool                `json:"ok"` // no baseline guarantee is missing
 }
@@ -498,6 +499,11 @@ func (r Report) WriteText(w io.Writer) error {
 		return err
 	}
 
+	r.writeConfig(p)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
 	// One marked line per guarantee; the reason follows on an indented line
 	// (an empty first cell keeps it in the tabwriter column).
 	p("\nGuarantees (✓ holds, ~ degraded, ✗ missing)\n")
@@ -524,6 +530,8 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	var err error
 	switch {
+	case r.Config.Error != "":
+		_, err = fmt.Fprintf(w, "\nNOT OK: the permission config does not load; brig will not start with it: %s\n", r.Config.Error)
 	case !r.OK:
 		_, err = fmt.Fprintf(w, "\nNOT OK: baseline guarantees missing: %s. Tool calls that need them are refused (fail closed) until the kernel provides them.\n",
 			strings.Join(missing, ", "))
@@ -533,6 +541,50 @@ func (r Report) WriteText(w io.Writer) error {
 		_, err = fmt.Fprintln(w, "\nOK: every baseline guarantee holds.")
 	}
 	return err
+}
+
+// ConfigStatus is the state of the permission config of one workspace.
+type ConfigStatus struct {
+	Workspace string       `json:"workspace,omitempty"`
+	Files     []ConfigFile `json:"files,omitempty"`
+	// Problems are warnings: unknown keys, rules that try to open a
+	// protected path. Error is a config that does not load (brig refuses
+	// to start with it).
+	Problems []string `json:"problems,omitempty"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// ConfigFile is one config file and whether it is in effect.
+type ConfigFile struct {
+	Kind  string `json:"kind"`
+	File  string `json:"file"`
+	State string `json:"state"`
+}
+
+// SetConfig records the workspace's config status; a config that does not
+// load makes the report not OK.
+func (r *Report) SetConfig(c ConfigStatus) {
+	r.Config = c
+	if c.Error != "" {
+		r.OK = false
+	}
+}
+
+func (r Report) writeConfig(p func(string, ...any)) {
+	c := r.Config
+	if c.Workspace == "" && c.Error == "" {
+		return
+	}
+	p("\nPermission config for %s\n", c.Workspace)
+	for _, f := range c.Files {
+		p("  %s\t%s\t%s\n", f.Kind, f.File, f.State)
+	}
+	for _, pr := range c.Problems {
+		p("  warning\t%s\n", pr)
+	}
+	if c.Error != "" {
+		p("  ERROR\t%s\n", c.Error)
+	}
 }
 
 // WriteJSON writes the report as one indented JSON object.

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"brig/jail"
+	"brig/policy"
 	"brig/supervisor"
 )
 
@@ -382,9 +383,9 @@ func defaultLimits() jail.Limits {
 
 // profile is the Profile a default call of this fixture gets: exactly what
 // `brig sandbox` builds, plus the probe directory as a read grant.
-func (e *env) profile() supervisor.Profile {
+func (e *env) profile() policy.Profile {
 	ns := e.pass.namespaces()
-	p := supervisor.Profile{
+	p := policy.Profile{
 		Workspace: e.ws, Dir: e.ws, Home: e.home, ParentEnv: e.parentEnv(),
 		EnvAllow: []string{"ESC_*"}, Limits: defaultLimits(), Namespaces: ns,
 		CacheRoot: e.path("cache"),
@@ -395,7 +396,7 @@ func (e *env) profile() supervisor.Profile {
 }
 
 type callCfg struct {
-	prof  supervisor.Profile
+	prof  policy.Profile
 	specs []func(*jail.Spec)
 	io    supervisor.IO
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"brig/jail"
+	"brig/policy"
 	"brig/supervisor"
 )
 
@@ -65,7 +66,7 @@ func run(runs, warm int) error {
 	}
 	defer os.RemoveAll(ws)
 	home, _ := os.UserHomeDir()
-	prof := supervisor.Profile{
+	prof := policy.Profile{
 		Workspace: ws, Dir: ws, Home: home, ParentEnv: os.Environ(),
 		Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces(),
 	}

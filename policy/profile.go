@@ -1,4 +1,4 @@
-package supervisor
+package policy
 
 import (
 	"crypto/sha256"
@@ -135,7 +135,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 		additions = append(additions, "TMPDIR="+p.CallTmp)
 	}
 	if p.CacheRoot != "" {
-		cache := filepath.Join(p.CacheRoot, workspaceID(p.Workspace))
+		cache := filepath.Join(p.CacheRoot, WorkspaceID(p.Workspace))
 		for _, d := range []string{"go-build", "npm", "pip", "xdg", "cargo"} {
 			if err := os.MkdirAll(filepath.Join(cache, d), 0o700); err != nil {
 				return jail.Spec{}, fmt.Errorf("create the jail cache: %w", err)
@@ -228,8 +228,9 @@ func envValue(env []string, name string) string {
 	return ""
 }
 
-// workspaceID names a workspace's cache directory.
-func workspaceID(ws string) string {
+// WorkspaceID names a workspace in brig's directories: its base name and a
+// hash of its path.
+func WorkspaceID(ws string) string {
 	sum := sha256.Sum256([]byte(ws))
 	return filepath.Base(ws) + "-" + hex.EncodeToString(sum[:6])
 }

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"brig/jail"
+	"brig/policy"
+)
+
+// policyCheckOptions are the inputs of `brig policy check`.
+type policyCheckOptions struct {
+	Mode      string
+	JSON      bool
+	Tool      string
+	Paths     []string
+	Host      string
+	Workspace string
+	Command   string
+	procEnv
+	// Namespaces says whether the jail has a mount namespace here; nil
+	// detects it.
+	Namespaces func(context.Context) bool
+}
+
+func newPolicyCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "policy",
+		Short: "Explain the permission policy of this workspace",
+	}
+	cmd.AddCommand(newPolicyCheckCmd())
+	return cmd
+}
+
+func newPolicyCheckCmd() *cobra.Command {
+	o := &policyCheckOptions{}
+	cmd := &cobra.Command{
+		Use:   "check [flags] -- 'COMMAND LINE'  |  check --tool NAME --path P",
+		Short: "Explain the decision on a command line or a tool call: tier, rule, commands, paths and the jail grant",
+		Example: `  brig policy check -- 'go test ./... && git push'
+  brig policy check --mode plan --json -- 'make build > out.log'
+  brig policy check --tool write_file --path .git/hooks/pre-commit`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			o.procEnv = pe
+			o.Command = strings.Join(args, " ")
+			return runPolicyCheck(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false)
+	f.StringVar(&o.Mode, "mode", string(policy.ModeAsk), "mode to decide in: plan, ask, edit or auto")
+	f.BoolVar(&o.JSON, "json", false, "print the decision as JSON")
+	f.StringVar(&o.Tool, "tool", "", "check a tool call instead of a command line (read_file, write_file, edit_file, list_directory, web_fetch …)")
+	f.StringArrayVar(&o.Paths, "path", nil, "a `PATH` the tool call touches (repeatable)")
+	f.StringVar(&o.Host, "host", "", "the host a web_fetch call reaches")
+	f.StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
+	return cmd
+}
+
+// toolEffects are the native tools' effects, for checking a tool call by
+// name.
+func toolEffect(name string) (policy.Effect, bool) {
+	switch name {
+	case "read_file", "list_directory", "glob", "search_code", "view_image":
+		return policy.EffectRead, true
+	case "write_file", "edit_file", "multi_edit", "create_directory", "move_path", "copy_path", "delete_path":
+		return policy.EffectWrite, true
+	case "bash":
+		return policy.EffectExec, true
+	case "web_fetch":
+		return policy.EffectNetwork, true
+	case "update_plan":
+		return policy.EffectNone, true
+	}
+	return "", false
+}
+
+// checkCall builds the call a check describes.
+func (o *policyCheckOptions) checkCall() (policy.Call, error) {
+	if o.Tool == "" || o.Tool == "bash" {
+		if strings.TrimSpace(o.Command) == "" {
+			return policy.Call{}, errors.New("nothing to check: give a command line after --, or --tool NAME --path P")
+		}
+		return policy.Call{Tool: "bash", Effect: policy.EffectExec, Command: o.Command}, nil
+	}
+	if o.Command != "" {
+		return policy.Call{}, fmt.Errorf("--tool %s takes --path or --host, not a command line", o.Tool)
+	}
+	eff, ok := toolEffect(o.Tool)
+	if !ok && !strings.Contains(o.Tool, "__") {
+		return policy.Call{}, fmt.Errorf("unknown tool %q (native tools: read_file, write_file, edit_file, multi_edit, list_directory, glob, search_code, view_image, create_directory, move_path, copy_path, delete_path, web_fetch, update_plan, bash; MCP tools are SERVER__TOOL)", o.Tool)
+	}
+	if !ok {
+		eff = policy.EffectNone
+	}
+	c := policy.Call{Tool: o.Tool, Effect: eff, Host: o.Host, Confirm: o.Tool == "delete_path", Programs: o.Tool == "search_code"}
+	switch eff {
+	case policy.EffectRead:
+		c.Read = o.Paths
+	case policy.EffectWrite:
+		c.Write = o.Paths
+		if o.Tool == "move_path" || o.Tool == "copy_path" {
+			if len(o.Paths) != 2 {
+				return policy.Call{}, fmt.Errorf("%s takes two --path flags: source and destination", o.Tool)
+			}
+			c.Read, c.Write = o.Paths[:1], o.Paths[1:]
+			if o.Tool == "move_path" {
+				c.Write = o.Paths
+			}
+		}
+	case policy.EffectNetwork:
+		if o.Host == "" {
+			return policy.Call{}, errors.New("web_fetch needs --host")
+		}
+	}
+	if (eff == policy.EffectRead || eff == policy.EffectWrite) && len(o.Paths) == 0 {
+		return policy.Call{}, fmt.Errorf("%s needs at least one --path", o.Tool)
+	}
+	return c, nil
+}
+
+// checkReport is the JSON of `policy check`.
+type checkReport struct {
+	Tier     policy.Tier             `json:"tier"`
+	Reason   string                  `json:"reason"`
+	Mode     policy.Mode             `json:"mode"`
+	Call     policy.Call             `json:"call"`
+	Commands []policy.CommandVerdict `json:"commands"`
+	Paths    []policy.PathVerdict    `json:"paths"`
+	Always   []string                `json:"always,omitempty"`
+	Grant    *jail.Spec              `json:"grant"`
+	Layers   []policy.Layer          `json:"config"`
+	Warnings []string                `json:"warnings,omitempty"`
+}
+
+func runPolicyCheck(ctx context.Context, o *policyCheckOptions) error {
+	mode, err := policy.ParseMode(o.Mode)
+	if err != nil {
+		return err
+	}
+	call, err := o.checkCall()
+	if err != nil {
+		return err
+	}
+	detect := o.Namespaces
+	if detect == nil {
+		detect = func(ctx context.Context) bool { return jail.DetectFeatures(ctx).Namespaces() }
+	}
+	wp, err := openPolicy(o.procEnv, o.Workspace, mode, detect(ctx))
+	if err != nil {
+		return err
+	}
+	v := wp.Policy.Decide(call)
+	rep := checkReport{
+		Tier: v.Tier, Reason: v.Reason, Mode: v.Mode, Call: v.Call, Commands: v.Commands,
+		Paths: v.Paths, Always: v.Always, Layers: wp.Policy.Layers,
+	}
+	for _, w := range wp.Policy.Warnings {
+		rep.Warnings = append(rep.Warnings, w.String())
+	}
+	rep.Warnings = append(rep.Warnings, wp.Policy.ProtectedRuleWarnings()...)
+	if v.Tier != policy.Deny && v.Call.Effect != policy.EffectNone {
+		tmp := ""
+		if !wp.Policy.Machine.Namespaces {
+			tmp = os.TempDir() + "/brig-call-XXXX" // shown only; a real call creates its own
+		}
+		spec, err := wp.Policy.Compile(v, tmp)
+		if err != nil {
+			rep.Warnings = append(rep.Warnings, "no grant: "+err.Error())
+		} else {
+			spec.Env = envNames(spec.Env)
+			rep.Grant = &spec
+		}
+	}
+	if o.JSON {
+		enc := json.NewEncoder(o.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	printCheck(o, rep)
+	return nil
+}
+
+// envNames keeps only the names of an environment: values can be long and
+// personal.
+func envNames(env []string) []string {
+	out := make([]string, len(env))
+	for i, kv := range env {
+		out[i], _, _ = strings.Cut(kv, "=")
+	}
+	return out
+}
+
+func printCheck(o *policyCheckOptions, r checkReport) {
+	w := o.Stdout
+	fmt.Fprintf(w, "tier:   %s\nreason: %s\nmode:   %s\n", r.Tier, r.Reason, r.Mode)
+	if len(r.Commands) > 0 {
+		fmt.Fprintln(w, "commands:")
+		for _, c := range r.Commands {
+			extra := ""
+			if len(c.Via) > 0 {
+				extra = " (via " + strings.Join(c.Via, ", ") + ")"
+			}
+			if c.Dir != "" {
+				extra += " in " + c.Dir
+			}
+			fmt.Fprintf(w, "  %-5s %s%s — %s\n", c.Tier, strings.Join(c.Words, " "), extra, c.Reason)
+		}
+	}
+	if len(r.Paths) > 0 {
+		fmt.Fprintln(w, "paths:")
+		for _, p := range r.Paths {
+			rw := "read "
+			if p.Write {
+				rw = "write"
+			}
+			fmt.Fprintf(w, "  %-5s %s %s → %s [%s] — %s\n", p.Tier, rw, p.Given, p.Resolved, p.Class, p.Reason)
+		}
+	}
+	if r.Grant != nil {
+		fmt.Fprintln(w, "grant (the jail Spec this call would run under):")
+		fmt.Fprintf(w, "  dir %s\n", r.Grant.Dir)
+		for _, p := range r.Grant.Paths {
+			fmt.Fprintf(w, "  %-5s %s\n", p.Access, p.Path)
+		}
+		if len(r.Grant.Protected) > 0 {
+			fmt.Fprintf(w, "  read-only (protected): %d paths, e.g. %s\n", len(r.Grant.Protected), r.Grant.Protected[0])
+		}
+		fmt.Fprintf(w, "  network: %v\n", r.Grant.Network)
+	}
+	if len(r.Always) > 0 {
+		fmt.Fprintf(w, "always allow would save: %s\n", strings.Join(r.Always, ", "))
+	}
+	fmt.Fprintln(w, "config:")
+	for _, l := range r.Layers {
+		state := "missing"
+		switch {
+		case l.Exists && l.Trusted:
+			state = "in effect"
+		case l.Exists:
+			state = "UNTRUSTED: only its deny and ask rules apply (run `brig trust` to accept it)"
+		}
+		fmt.Fprintf(w, "  %-10s %s (%s)\n", l.Kind, l.File, state)
+		for _, ig := range l.Ignored {
+			fmt.Fprintf(w, "             ignored: %s\n", ig)
+		}
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}

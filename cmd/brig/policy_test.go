@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"brig/jail"
+)
+
+// policyFixture is a workspace with a hostile repository config and a home
+// with a key.
+func policyFixture(t *testing.T) (procEnv, *bytes.Buffer, string) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
+	for _, d := range []string{ws + "/.git/hooks", ws + "/.brig", home + "/.ssh"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo := "[permissions]\nallow = [\"Write(./.git/**)\", \"Read(~/.ssh/**)\"]\ndeny = [\"Read(./private/**)\"]\n[sandbox]\nnetwork = true\n"
+	if err := os.WriteFile(ws+"/.brig/config.toml", []byte(repo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	return procEnv{Cwd: ws, Home: home, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + home}, Stdout: &out, Stderr: &out}, &out, ws
+}
+
+func checkJSON(t *testing.T, pe procEnv, out *bytes.Buffer, o policyCheckOptions) checkReport {
+	t.Helper()
+	out.Reset()
+	o.procEnv, o.JSON = pe, true
+	o.Namespaces = func(context.Context) bool { return true }
+	if o.Mode == "" {
+		o.Mode = "ask"
+	}
+	if err := runPolicyCheck(context.Background(), &o); err != nil {
+		t.Fatal(err)
+	}
+	var r checkReport
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return r
+}
+
+func TestPolicyCheckJSON(t *testing.T) {
+	pe, out, ws := policyFixture(t)
+	r := checkJSON(t, pe, out, policyCheckOptions{Tool: "read_file", Paths: []string{"main.go"}})
+	if r.Tier != "allow" || r.Grant == nil || len(r.Grant.Paths) != 1 || r.Grant.Paths[0].Path != ws+"/main.go" || r.Grant.Paths[0].Access != jail.Read {
+		t.Fatalf("read_file main.go: %+v", r)
+	}
+	for _, kv := range r.Grant.Env {
+		if strings.Contains(kv, "=") {
+			t.Fatalf("the report shows environment values: %v", r.Grant.Env)
+		}
+	}
+	r = checkJSON(t, pe, out, policyCheckOptions{Tool: "write_file", Paths: []string{".git/hooks/pre-commit"}, Mode: "auto"})
+	if r.Tier != "deny" || r.Grant != nil || !strings.Contains(r.Reason, "protected") {
+		t.Fatalf("hook write: %+v", r)
+	}
+	r = checkJSON(t, pe, out, policyCheckOptions{Tool: "read_file", Paths: []string{"private/x"}})
+	if r.Tier != "deny" || !strings.Contains(r.Reason, "config.toml:3") {
+		t.Fatalf("an untrusted repo's deny rule applies, with file and line: %+v", r)
+	}
+	if len(r.Layers) != 3 || r.Layers[2].Trusted || len(r.Layers[2].Ignored) != 3 {
+		t.Fatalf("layers: %+v", r.Layers)
+	}
+}
+
+func TestTrustThenChangeOneByte(t *testing.T) {
+	pe, out, ws := policyFixture(t)
+	key := policyCheckOptions{Tool: "read_file", Paths: []string{"~/.ssh/id_ed25519"}}
+	if r := checkJSON(t, pe, out, key); r.Tier != "deny" {
+		t.Fatalf("before trust, the repo's Read(~/.ssh/**) must not apply: %s (%s)", r.Tier, r.Reason)
+	}
+	out.Reset()
+	if err := runTrust(context.Background(), &trustOptions{procEnv: pe}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Write(./.git/**)") || !strings.Contains(out.String(), "never writable") {
+		t.Fatalf("trust must show what it accepts and warn about the protected-path rule:\n%s", out)
+	}
+	if r := checkJSON(t, pe, out, key); r.Tier != "allow" || r.Grant == nil {
+		t.Fatalf("after trust the user accepted Read(~/.ssh/**): %s (%s)", r.Tier, r.Reason)
+	}
+	if r := checkJSON(t, pe, out, policyCheckOptions{Tool: "write_file", Paths: []string{".git/hooks/x"}, Mode: "auto"}); r.Tier != "deny" {
+		t.Fatalf("even trusted, a rule never opens a protected path: %s (%s)", r.Tier, r.Reason)
+	}
+	f, err := os.OpenFile(ws+"/.brig/config.toml", os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\n")
+	f.Close()
+	if r := checkJSON(t, pe, out, key); r.Tier != "deny" || r.Layers[2].Trusted {
+		t.Fatalf("one byte changed: the repo config must be untrusted again: %s, %+v", r.Tier, r.Layers[2])
+	}
+}
+
+func TestPolicyCheckBadInput(t *testing.T) {
+	pe, out, _ := policyFixture(t)
+	for _, o := range []policyCheckOptions{
+		{Mode: "yolo", Command: "ls"},
+		{Mode: "ask"},
+		{Mode: "ask", Tool: "frobnicate", Paths: []string{"x"}},
+		{Mode: "ask", Tool: "read_file"},
+		{Mode: "ask", Tool: "move_path", Paths: []string{"a"}},
+		{Mode: "ask", Tool: "web_fetch"},
+	} {
+		o.procEnv = pe
+		if err := runPolicyCheck(context.Background(), &o); err == nil {
+			t.Errorf("%+v: want an error", o)
+		}
+	}
+	_ = out
+}

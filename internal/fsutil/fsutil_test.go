@@ -1,0 +1,79 @@
+package fsutil
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestWriteFileAtomicReplacesAndLeavesNoTemp(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "sub", "f.toml")
+	for _, content := range []string{"one", "two"} {
+		if err := WriteFileAtomic(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(p)
+		if err != nil || string(got) != content {
+			t.Fatalf("got %q, %v; want %q", got, err, content)
+		}
+	}
+	fi, _ := os.Stat(p)
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v, want 0600", fi.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(filepath.Dir(p))
+	if len(entries) != 1 {
+		t.Fatalf("temp files left behind: %v", entries)
+	}
+}
+
+func TestWithLockSerialises(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "counter")
+	if err := os.WriteFile(p, []byte{0}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				err := WithLock(context.Background(), p, func() error {
+					b, err := os.ReadFile(p)
+					if err != nil {
+						return err
+					}
+					return os.WriteFile(p, []byte{b[0] + 1}, 0o600)
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b, _ := os.ReadFile(p)
+	if b[0] != 160 {
+		t.Fatalf("counter %d, want 160: a read-modify-write was not serialised", b[0])
+	}
+}
+
+func TestWithLockHonoursContext(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	held := make(chan struct{})
+	release := make(chan struct{})
+	go WithLock(context.Background(), p, func() error { close(held); <-release; return nil })
+	<-held
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	ran := false
+	err := WithLock(ctx, p, func() error { ran = true; return nil })
+	if err == nil || ran {
+		t.Fatalf("second holder ran (%v) or no error (%v) while the lock was held", ran, err)
+	}
+}

@@ -1,0 +1,218 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"brig/internal/envguard"
+	"brig/jail"
+)
+
+// Compile turns a verdict into the least-privilege jail.Spec for that one
+// call (SPEC §3). File tools get exactly the paths they touch (a written
+// file's directory, because an atomic replace creates a sibling and renames
+// it); bash gets the workspace (read-only in plan mode), the system and
+// toolchain roots, the [sandbox] grants and exactly the outside paths the
+// verdict names. Protected paths are never granted for writing: they are
+// passed to the jail as Protected whatever the grant. callTmp is the call's
+// private TMPDIR when the machine has no mount namespaces.
+//
+// A Denied verdict does not compile: the caller must not run it.
+func (p *Policy) Compile(v Verdict, callTmp string) (jail.Spec, error) {
+	if v.Tier == Deny {
+		return jail.Spec{}, fmt.Errorf("a denied call has no grant: %s", v.Reason)
+	}
+	switch v.Call.Effect {
+	case EffectRead, EffectWrite:
+		return p.fileSpec(v)
+	case EffectExec:
+		return p.bashSpec(v, callTmp)
+	case EffectNetwork:
+		return p.networkSpec(v)
+	}
+	return jail.Spec{}, fmt.Errorf("a %q call does not run in a jail", v.Call.Effect)
+}
+
+// BashProfile is the grant every bash call of this workspace starts from;
+// `brig sandbox` runs with it too, so what `policy check` shows is what the
+// jail does. The [sandbox] paths are resolved against the workspace; a
+// protected or secret one is refused with an error naming it.
+func (p *Policy) BashProfile(readOnly bool, callTmp string) (Profile, error) {
+	m := p.Machine
+	prof := Profile{
+		Workspace: p.Places.Workspace, Dir: p.Places.Workspace, ReadOnly: readOnly,
+		Network: p.Sandbox.Network, UnixSockets: p.Sandbox.UnixSockets,
+		Home: m.Home, ParentEnv: m.Env, EnvAllow: p.Sandbox.Env, Limits: m.Limits,
+		Namespaces: m.Namespaces, CacheRoot: m.CacheRoot, CallTmp: callTmp, BrigDirs: m.BrigDirs,
+	}
+	for _, g := range []struct {
+		paths []string
+		write bool
+		into  *[]string
+	}{{p.Sandbox.Read, false, &prof.Read}, {p.Sandbox.Write, true, &prof.Write}} {
+		for _, given := range g.paths {
+			r, exists, err := ResolvePath(given, p.Places.Workspace, m.Home)
+			if err != nil {
+				return Profile{}, fmt.Errorf("[sandbox] path %q: %w", given, err)
+			}
+			if !exists {
+				return Profile{}, fmt.Errorf("[sandbox] path %q (%s) does not exist; create it or remove it from the config", given, r)
+			}
+			c := p.Places.Classify(r)
+			if c == ClassSecret || p.brigOwn(r) || (g.write && c == ClassProtected) {
+				return Profile{}, fmt.Errorf("[sandbox] path %q (%s) is %s and is never granted; remove it from the config", given, r, c)
+			}
+			if g.write && c == ClassWorkspace {
+				continue // the workspace is writable already
+			}
+			*g.into = append(*g.into, r)
+		}
+	}
+	return prof, nil
+}
+
+// bashSpec compiles a bash call.
+func (p *Policy) bashSpec(v Verdict, callTmp string) (jail.Spec, error) {
+	prof, err := p.BashProfile(v.Mode == ModePlan, callTmp)
+	if err != nil {
+		return jail.Spec{}, err
+	}
+	if v.Call.Dir != "" {
+		dir, exists, err := ResolvePath(v.Call.Dir, p.Places.Workspace, p.Places.Home)
+		if err != nil || !exists {
+			return jail.Spec{}, fmt.Errorf("working directory %q does not exist", v.Call.Dir)
+		}
+		prof.Dir = dir
+	}
+	for _, pv := range v.Paths {
+		if pv.Tier == Deny {
+			return jail.Spec{}, fmt.Errorf("path %s is denied: %s", pv.Given, pv.Reason)
+		}
+		switch pv.Class {
+		case ClassWorkspace, ClassProtected:
+			continue // the workspace grant (and its protection) covers it
+		case ClassSystem:
+			if !pv.Write {
+				continue
+			}
+		}
+		if pv.Write {
+			prof.Write = append(prof.Write, existingAncestor(pv.Resolved))
+		} else if pv.Exists {
+			prof.Read = append(prof.Read, pv.Resolved)
+		}
+	}
+	prof.Read, prof.Write = compact(prof.Read), compact(prof.Write)
+	if !within(prof.Dir, prof.Workspace) && !slices.ContainsFunc(append(prof.Read, prof.Write...), func(g string) bool { return within(prof.Dir, g) }) {
+		return jail.Spec{}, fmt.Errorf("working directory %s is outside the workspace and not granted", prof.Dir)
+	}
+	return prof.Spec()
+}
+
+// fileSpec compiles a file tool's call: read on each file it reads, write on
+// the directory of each file it writes, nothing else.
+func (p *Policy) fileSpec(v Verdict) (jail.Spec, error) {
+	var paths []jail.PathRule
+	var writes []string
+	for _, pv := range v.Paths {
+		if pv.Tier == Deny {
+			return jail.Spec{}, fmt.Errorf("path %s is denied: %s", pv.Given, pv.Reason)
+		}
+		if pv.Write {
+			dir := existingAncestor(filepath.Dir(pv.Resolved))
+			if !pv.Exists {
+				dir = existingAncestor(pv.Resolved)
+			}
+			writes = append(writes, dir)
+			paths = append(paths, jail.PathRule{Path: dir, Access: jail.Write})
+			continue
+		}
+		paths = append(paths, jail.PathRule{Path: pv.Resolved, Access: jail.Read, Optional: true})
+	}
+	if v.Call.Programs {
+		for _, d := range []string{"/usr", "/bin", "/lib", "/lib64"} {
+			paths = append(paths, jail.PathRule{Path: d, Access: jail.Exec, Optional: true})
+		}
+	}
+	protected, err := p.protectedUnder(writes)
+	if err != nil {
+		return jail.Spec{}, err
+	}
+	spec := jail.Spec{
+		Workspace: p.Places.Workspace,
+		Dir:       p.Places.Workspace,
+		Paths:     paths,
+		Protected: protected,
+		Env:       envguard.Build(p.Machine.Env, nil, []string{"LC_ALL=C.UTF-8"}),
+		Limits:    p.Machine.Limits,
+	}
+	return spec, spec.Validate()
+}
+
+// networkSpec compiles a web fetch: the network and the files name
+// resolution and TLS need, no other filesystem rights.
+func (p *Policy) networkSpec(v Verdict) (jail.Spec, error) {
+	var paths []jail.PathRule
+	for _, f := range []string{"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl/certs", "/etc/ca-certificates", "/usr/share/ca-certificates", "/etc/pki", "/run/systemd/resolve"} {
+		paths = append(paths, jail.PathRule{Path: f, Access: jail.Read, Optional: true})
+	}
+	spec := jail.Spec{
+		Workspace: p.Places.Workspace,
+		Dir:       "/",
+		Paths:     paths,
+		Network:   true,
+		Env:       envguard.Build(p.Machine.Env, nil, nil),
+		Limits:    p.Machine.Limits,
+	}
+	return spec, spec.Validate()
+}
+
+// protectedUnder lists the protected paths that lie under any of the
+// written directories (and brig's own directories), for the jail to keep
+// read-only.
+func (p *Policy) protectedUnder(writes []string) ([]string, error) {
+	if len(writes) == 0 {
+		return nil, nil
+	}
+	var out []string
+	for _, q := range p.Places.Protected {
+		if slices.ContainsFunc(writes, func(w string) bool { return within(q, w) || within(w, q) }) {
+			out = append(out, q)
+		}
+	}
+	for _, w := range writes {
+		if !within(w, p.Places.Workspace) {
+			more, err := jail.ProtectedPaths(w)
+			if err != nil {
+				return nil, fmt.Errorf("find protected paths under %s: %w", w, err)
+			}
+			out = append(out, more...)
+		}
+	}
+	return compact(out), nil
+}
+
+// existingAncestor is p itself when it exists, else its nearest existing
+// ancestor: what the kernel needs rights on to create p.
+func existingAncestor(p string) string {
+	for {
+		if _, err := os.Lstat(p); err == nil || !errors.Is(err, os.ErrNotExist) || p == "/" {
+			return p
+		}
+		p = filepath.Dir(p)
+	}
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func compact(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return slices.Compact(s)
+}

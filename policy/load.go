@@ -1,0 +1,184 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"brig/internal/fsutil"
+)
+
+// Files names the config files one workspace's policy is read from (SPEC §7).
+type Files struct {
+	Workspace string // canonical workspace root
+	Global    string // ~/.config/brig/config.toml
+	User      string // ~/.config/brig/workspaces/<id>.toml: the user's own rules for this workspace
+	Repo      string // <ws>/.brig/config.toml: shipped by the repository, untrusted
+	Trust     string // ~/.config/brig/trust.toml: pinned hashes of trusted repository configs
+}
+
+// FilesFor lays out the files for a workspace under brig's config directory.
+func FilesFor(configDir, workspace string) Files {
+	return Files{
+		Workspace: workspace,
+		Global:    filepath.Join(configDir, "config.toml"),
+		User:      filepath.Join(configDir, "workspaces", WorkspaceID(workspace)+".toml"),
+		Repo:      filepath.Join(workspace, ".brig", "config.toml"),
+		Trust:     filepath.Join(configDir, "trust.toml"),
+	}
+}
+
+// Layer is one config file as loaded, for `policy check` and `/permissions`.
+type Layer struct {
+	Kind    string `json:"kind"` // global, workspace or repository
+	File    string `json:"file"`
+	Exists  bool   `json:"exists"`
+	Trusted bool   `json:"trusted"`
+	SHA256  string `json:"sha256,omitempty"`
+	// Ignored lists what an untrusted repository config asked for and did
+	// not get (allow rules, sandbox grants).
+	Ignored []string `json:"ignored,omitempty"`
+}
+
+// Loaded is the merged policy configuration of one workspace.
+type Loaded struct {
+	Files    Files
+	Rules    RuleSet
+	Sandbox  Sandbox
+	Layers   []Layer
+	Warnings []Warning
+}
+
+// Load reads the global, user-workspace and repository configs. The first two
+// are the user's own words and count in full. The repository's counts in full
+// only when `brig trust` pinned its current content hash; otherwise only its
+// deny and ask rules apply (they can only tighten). Any file that exists but
+// cannot be read or parsed is an error: the program must not start with a
+// half-read policy.
+func Load(f Files) (Loaded, error) {
+	out := Loaded{Files: f}
+	for _, l := range []struct{ kind, file string }{{"global", f.Global}, {"workspace", f.User}} {
+		c, sum, w, err := LoadConfig(l.file)
+		if err != nil {
+			return Loaded{}, err
+		}
+		out.Rules = out.Rules.Merge(c.Rules)
+		out.Sandbox = out.Sandbox.merge(c.Sandbox)
+		out.Warnings = append(out.Warnings, w...)
+		out.Layers = append(out.Layers, Layer{Kind: l.kind, File: l.file, Exists: sum != "", Trusted: true, SHA256: sum})
+	}
+	c, sum, w, err := LoadConfig(f.Repo)
+	if err != nil {
+		return Loaded{}, fmt.Errorf("%w (this file comes with the repository; fix or remove it)", err)
+	}
+	out.Warnings = append(out.Warnings, w...)
+	layer := Layer{Kind: "repository", File: f.Repo, Exists: sum != "", SHA256: sum}
+	if sum != "" {
+		trusted, err := IsTrusted(f, sum)
+		if err != nil {
+			return Loaded{}, err
+		}
+		layer.Trusted = trusted
+		if trusted {
+			out.Rules = out.Rules.Merge(c.Rules)
+			out.Sandbox = out.Sandbox.merge(c.Sandbox)
+		} else {
+			out.Rules = out.Rules.Merge(RuleSet{Ask: c.Rules.Ask, Deny: c.Rules.Deny})
+			for _, r := range c.Rules.Allow {
+				layer.Ignored = append(layer.Ignored, fmt.Sprintf("allow %s (%s)", r, r.Source))
+			}
+			if !c.Sandbox.empty() {
+				layer.Ignored = append(layer.Ignored, "[sandbox] grants")
+			}
+		}
+	}
+	out.Layers = append(out.Layers, layer)
+	return out, nil
+}
+
+// trustFile is the trust store: one entry per workspace.
+type trustFile struct {
+	Workspace []trustEntry `toml:"workspace"`
+}
+
+type trustEntry struct {
+	Path    string    `toml:"path"`
+	SHA256  string    `toml:"sha256"`
+	Trusted time.Time `toml:"trusted"`
+}
+
+func readTrust(path string) (trustFile, error) {
+	var tf trustFile
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return tf, nil
+	}
+	if err != nil {
+		return tf, fmt.Errorf("read the trust store %s: %w", path, err)
+	}
+	if _, err := toml.Decode(string(data), &tf); err != nil {
+		return tf, fmt.Errorf("the trust store %s is corrupt (%v); remove it and run `brig trust` again", path, err)
+	}
+	return tf, nil
+}
+
+// IsTrusted reports whether the user trusted the repository config of f's
+// workspace with exactly the content whose hash is sum.
+func IsTrusted(f Files, sum string) (bool, error) {
+	tf, err := readTrust(f.Trust)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(tf.Workspace, func(e trustEntry) bool {
+		return e.Path == f.Workspace && e.SHA256 == sum
+	}), nil
+}
+
+// Trust pins the repository config's current content: from now on it counts
+// in full, until one byte of it changes. It returns the pinned hash. A
+// workspace without a repository config cannot be trusted (there is nothing
+// to pin).
+func Trust(ctx context.Context, f Files) (string, error) {
+	_, sum, _, err := LoadConfig(f.Repo)
+	if err != nil {
+		return "", err
+	}
+	if sum == "" {
+		return "", fmt.Errorf("%s does not exist: there is no repository config to trust", f.Repo)
+	}
+	return sum, updateTrust(ctx, f, func(es []trustEntry) []trustEntry {
+		es = slices.DeleteFunc(es, func(e trustEntry) bool { return e.Path == f.Workspace })
+		return append(es, trustEntry{Path: f.Workspace, SHA256: sum, Trusted: time.Now().UTC().Truncate(time.Second)})
+	})
+}
+
+// Untrust forgets any trust in the workspace's repository config.
+func Untrust(ctx context.Context, f Files) error {
+	return updateTrust(ctx, f, func(es []trustEntry) []trustEntry {
+		return slices.DeleteFunc(es, func(e trustEntry) bool { return e.Path == f.Workspace })
+	})
+}
+
+func updateTrust(ctx context.Context, f Files, change func([]trustEntry) []trustEntry) error {
+	return fsutil.WithLock(ctx, f.Trust, func() error {
+		tf, err := readTrust(f.Trust)
+		if err != nil {
+			return err
+		}
+		tf.Workspace = change(tf.Workspace)
+		var buf bytes.Buffer
+		buf.WriteString("# Repository configs the user trusted, pinned to their content (written by `brig trust`).\n")
+		if err := toml.NewEncoder(&buf).Encode(tf); err != nil {
+			return fmt.Errorf("encode the trust store: %w", err)
+		}
+		return fsutil.WriteFileAtomic(f.Trust, buf.Bytes(), 0o600)
+	})
+}

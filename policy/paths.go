@@ -1,0 +1,195 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"brig/jail"
+)
+
+// PathClass says where a resolved path lies, which decides the default tier
+// for touching it.
+type PathClass string
+
+// The classes, from most to least trusted.
+const (
+	// ClassWorkspace is inside the workspace.
+	ClassWorkspace PathClass = "workspace"
+	// ClassProtected is inside the workspace but never writable from a jail:
+	// .brig/, .git/hooks, .git/config, .envrc, editor tasks … (SPEC §2).
+	ClassProtected PathClass = "protected"
+	// ClassSystem is a system or toolchain root every bash call may read
+	// (/usr, /etc, …): reading it needs no grant, writing it does.
+	ClassSystem PathClass = "system"
+	// ClassSecret holds credentials (~/.ssh, ~/.aws, …) or brig's own
+	// config and state: denied unless a user rule names it explicitly;
+	// brig's own directories are never granted.
+	ClassSecret PathClass = "secret"
+	// ClassOutside is anything else: it needs a Read or Write grant.
+	ClassOutside PathClass = "outside"
+)
+
+// maxLinks bounds symlink resolution, as the kernel does (ELOOP).
+const maxLinks = 40
+
+// ResolvePath turns a path as a command or tool names it into the path the
+// kernel will open: `~` and `~/` are the home directory, a relative path is
+// relative to dir, and every symlink is followed component by component (so
+// `link/..` means the target's parent, as in the kernel). When a component is
+// missing, the rest is appended lexically and exists is false.
+func ResolvePath(given, dir, home string) (resolved string, exists bool, err error) {
+	p := given
+	switch {
+	case p == "":
+		return "", false, errors.New("empty path")
+	case p == "~":
+		p = home
+	case strings.HasPrefix(p, "~/"):
+		if home == "" {
+			return "", false, fmt.Errorf("path %q: no home directory to expand ~", given)
+		}
+		p = filepath.Join(home, p[2:])
+	}
+	if !filepath.IsAbs(p) {
+		if !filepath.IsAbs(dir) {
+			return "", false, fmt.Errorf("path %q: working directory %q is not absolute", given, dir)
+		}
+		p = dir + "/" + p
+	}
+	comps := strings.Split(p, "/")
+	cur, links := "/", 0
+	for i := 0; i < len(comps); i++ {
+		c := comps[i]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+				return "", false, fmt.Errorf("resolve %q: %w", given, err)
+			}
+			// Missing: the rest can only be created, never followed.
+			rest := filepath.Join(append([]string{next}, comps[i+1:]...)...)
+			return filepath.Clean(rest), false, nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", false, fmt.Errorf("resolve %q: too many levels of symbolic links", given)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", false, fmt.Errorf("resolve %q: %w", given, err)
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		comps = append(strings.Split(target, "/"), comps[i+1:]...)
+		i = -1
+	}
+	return cur, true, nil
+}
+
+// systemRoots are read by every bash call without a grant.
+func systemRoots() []string {
+	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/opt", "/etc", "/snap", "/nix", "/dev/null"}
+}
+
+// homeSecrets are the places under $HOME where credentials live.
+func homeSecrets() []string {
+	return []string{
+		".ssh", ".aws", ".gnupg", ".azure", ".config/gcloud", ".kube", ".docker",
+		".netrc", ".git-credentials", ".password-store", ".config/gh", ".npmrc",
+		".pypirc", ".cargo/credentials", ".cargo/credentials.toml", ".terraform.d",
+		".vault-token", ".local/share/keyrings", ".mozilla", ".config/google-chrome",
+		".config/chromium", ".bash_history", ".zsh_history", ".python_history",
+	}
+}
+
+// Places is what classification needs to know about this machine and
+// workspace. Workspace and Home are canonical (symlinks resolved).
+type Places struct {
+	Workspace string
+	Home      string
+	// Protected are the workspace's never-writable paths
+	// (jail.ProtectedPaths); BrigDirs are brig's config and state.
+	Protected []string
+	BrigDirs  []string
+}
+
+// Classify places a resolved path (cleaned lexically first; callers resolve
+// symlinks with ResolvePath).
+func (pl Places) Classify(p string) PathClass {
+	p = filepath.Clean(p)
+	for _, d := range pl.BrigDirs {
+		if within(p, d) {
+			return ClassSecret
+		}
+	}
+	if pl.Home != "" {
+		for _, s := range homeSecrets() {
+			if within(p, filepath.Join(pl.Home, s)) {
+				return ClassSecret
+			}
+		}
+	}
+	for _, e := range etcDenied() {
+		if within(p, filepath.Join("/etc", e)) {
+			return ClassSecret
+		}
+	}
+	if within(p, pl.Workspace) {
+		if pl.protected(p) {
+			return ClassProtected
+		}
+		return ClassWorkspace
+	}
+	for _, r := range systemRoots() {
+		if within(p, r) {
+			return ClassSystem
+		}
+	}
+	return ClassOutside
+}
+
+// protected reports whether p is, or is inside, a protected path of the
+// workspace — the listed ones, or, for repositories that appear later, any
+// git control file or root-level entry by its shape.
+func (pl Places) protected(p string) bool {
+	for _, q := range pl.Protected {
+		if within(p, q) {
+			return true
+		}
+	}
+	rel, err := filepath.Rel(pl.Workspace, p)
+	if err != nil || rel == "." {
+		return false
+	}
+	segs := strings.Split(rel, "/")
+	for _, e := range jail.WorkspaceEntries() {
+		if segs[0] == e {
+			return true
+		}
+	}
+	for i := 0; i+1 < len(segs); i++ {
+		if segs[i] == ".git" {
+			switch segs[i+1] {
+			case "hooks", "config", "commondir", "config.worktree":
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,191 @@
+package policy
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"brig/jail"
+)
+
+// testPolicy builds a policy over the tree() fixture with the given rules.
+func testPolicy(t *testing.T, mode Mode, rules string) (*Policy, string, string, string) {
+	t.Helper()
+	root, ws, home := tree(t)
+	var loaded Loaded
+	if rules != "" {
+		c, _, err := ParseConfig("rules.toml", []byte(rules))
+		if err != nil {
+			t.Fatal(err)
+		}
+		loaded.Rules, loaded.Sandbox = c.Rules, c.Sandbox
+	}
+	p, err := New(ws, loaded, mode, Machine{
+		Home: home, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + home, "OPENAI_API_KEY=sk-secret"},
+		Namespaces: true, CacheRoot: filepath.Join(root, "cache"),
+		BrigDirs: []string{filepath.Join(home, ".config", "brig")}, Limits: jail.DefaultLimits(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, root, ws, home
+}
+
+func TestDecideFileTools(t *testing.T) {
+	rules := `[permissions]
+allow = ["Read(~/notes/**)", "Write(./gen/**)"]
+deny  = ["Read(./secrets/**)"]
+`
+	read := func(paths ...string) Call { return Call{Tool: "read_file", Effect: EffectRead, Read: paths} }
+	write := func(paths ...string) Call { return Call{Tool: "write_file", Effect: EffectWrite, Write: paths} }
+	cases := []struct {
+		name   string
+		mode   Mode
+		call   Call
+		want   Tier
+		reason string
+	}{
+		{"workspace read", ModeAsk, read("src/a.go"), Allow, "inside the workspace"},
+		{"system read", ModeAsk, read("/usr/include"), Allow, "system"},
+		{"outside read asks", ModeAsk, read("../out/deep/x"), Ask, "reads outside"},
+		{"outside read by rule", ModeAsk, read("~/notes/n.md"), Allow, "Read(~/notes/**)"},
+		{"rule covers the dir itself", ModeAsk, read("~/notes"), Allow, "Read(~/notes/**)"},
+		{"symlink out to a key", ModeAsk, read("tokey"), Deny, "credentials"},
+		{"ssh key", ModeAuto, read("~/.ssh/id_ed25519"), Deny, "credentials"},
+		{"brig config", ModeAuto, read("~/.config/brig/credentials.toml"), Deny, "brig's own"},
+		{"deny rule", ModeAuto, read("secrets/db.txt"), Deny, "Read(./secrets/**)"},
+		{"workspace write asks", ModeAsk, write("src/a.go"), Ask, "writes inside"},
+		{"workspace write in edit", ModeEdit, write("src/a.go"), Allow, "edit mode"},
+		{"outside write in edit still asks", ModeEdit, write("../out/new.txt"), Ask, "writes outside"},
+		{"write by rule", ModeAsk, write("gen/x.go"), Allow, "Write(./gen/**)"},
+		{"hook write", ModeAuto, write(".git/hooks/pre-commit"), Deny, "protected"},
+		{"hook write through a symlink", ModeAuto, write("src/hooks/post-checkout"), Deny, "protected"},
+		{"brig dir write", ModeAuto, write(".brig/config.toml"), Deny, "protected"},
+		{"plan refuses writes", ModePlan, write("src/b.go"), Deny, "plan mode"},
+		{"plan reads", ModePlan, read("src/a.go"), Allow, "inside"},
+		{"auto approves outside write", ModeAuto, write("../out/new.txt"), Allow, "auto mode"},
+		{"delete confirms in auto", ModeAuto, Call{Tool: "delete_path", Effect: EffectWrite, Write: []string{"src/a.go"}, Confirm: true}, Ask, "confirmation"},
+		{"mixed: one denied path denies", ModeAuto, read("src/a.go", "tokey"), Deny, "tokey"},
+		{"no path", ModeAsk, read(), Deny, "no path"},
+		{"update_plan", ModePlan, Call{Tool: "update_plan", Effect: EffectNone}, Allow, "nothing"},
+		{"web fetch asks", ModeAsk, Call{Tool: "web_fetch", Effect: EffectNetwork, Host: "go.dev"}, Ask, "go.dev"},
+		{"mcp asks", ModeAsk, Call{Tool: "gh__list_issues", Effect: EffectNone}, Ask, "MCP"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, _, _, _ := testPolicy(t, c.mode, rules)
+			v := p.Decide(c.call)
+			if v.Tier != c.want || !strings.Contains(v.Reason, c.reason) {
+				t.Fatalf("%+v → %s (%s); want %s containing %q", c.call, v.Tier, v.Reason, c.want, c.reason)
+			}
+		})
+	}
+}
+
+func TestAlwaysRules(t *testing.T) {
+	p, _, _, _ := testPolicy(t, ModeAsk, "")
+	v := p.Decide(Call{Tool: "read_file", Effect: EffectRead, Read: []string{"../out/deep", "~/notes/n.md"}})
+	want := []string{"Read(" + filepath.Dir(p.Places.Workspace) + "/out/deep/**)", "Read(~/notes/n.md)"}
+	if !slices.Equal(v.Always, want) {
+		t.Fatalf("always = %v, want %v", v.Always, want)
+	}
+	// The saved rule, parsed back, allows the same call.
+	for _, text := range v.Always {
+		r, err := ParseRule(text, Source{File: "ws.toml"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.AllowForSession(r)
+	}
+	if v := p.Decide(Call{Tool: "read_file", Effect: EffectRead, Read: []string{"../out/deep/x", "~/notes/n.md"}}); v.Tier != Allow {
+		t.Fatalf("after the always answers: %s (%s)", v.Tier, v.Reason)
+	}
+}
+
+func TestCompileFileTools(t *testing.T) {
+	p, root, ws, _ := testPolicy(t, ModeAsk, "")
+	v := p.Decide(Call{Tool: "read_file", Effect: EffectRead, Read: []string{"src/a.go"}})
+	spec, err := p.Compile(v, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Paths) != 1 || spec.Paths[0] != (jail.PathRule{Path: ws + "/src/a.go", Access: jail.Read, Optional: true}) {
+		t.Fatalf("read_file a.go must get read on a.go only: %+v", spec.Paths)
+	}
+	if spec.Network || slices.ContainsFunc(spec.Env, func(kv string) bool { return strings.Contains(kv, "sk-secret") }) {
+		t.Fatalf("no network, no credentials: %+v", spec)
+	}
+
+	v = p.Decide(Call{Tool: "write_file", Effect: EffectWrite, Write: []string{"newdir/deeper/f.txt"}})
+	spec, err = p.Compile(v, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Paths) != 1 || spec.Paths[0].Path != ws || spec.Paths[0].Access != jail.Write {
+		t.Fatalf("a new file's nearest existing ancestor gets write: %+v", spec.Paths)
+	}
+	if !slices.Contains(spec.Protected, ws+"/.git/hooks") {
+		t.Fatalf("a write grant over the workspace must carry its protected paths: %v", spec.Protected)
+	}
+
+	v = p.Decide(Call{Tool: "search_code", Effect: EffectRead, Read: []string{"."}, Programs: true})
+	spec, err = p.Compile(v, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(spec.Paths, func(r jail.PathRule) bool { return r.Path == "/usr" && r.Access == jail.Exec }) {
+		t.Fatalf("a tool that runs programs gets the system roots: %+v", spec.Paths)
+	}
+
+	if _, err := p.Compile(p.Decide(Call{Tool: "read_file", Effect: EffectRead, Read: []string{"tokey"}}), ""); err == nil {
+		t.Fatal("a denied verdict compiled")
+	}
+	_ = root
+}
+
+// TestNoGrantWritesProtected: whatever the rules, no compiled Spec has a
+// write rule at or under a protected path, and every protected path under a
+// write rule is listed for the jail to keep read-only.
+func TestNoGrantWritesProtected(t *testing.T) {
+	p, _, ws, home := testPolicy(t, ModeAuto, `[permissions]
+allow = ["Write(**)", "Write(/**)", "Write(./.git/**)", "Write(./.brig/**)"]
+`)
+	calls := []Call{
+		{Tool: "write_file", Effect: EffectWrite, Write: []string{".git/hooks/pre-commit"}},
+		{Tool: "write_file", Effect: EffectWrite, Write: []string{".git/config"}},
+		{Tool: "write_file", Effect: EffectWrite, Write: []string{".brig/config.toml"}},
+		{Tool: "write_file", Effect: EffectWrite, Write: []string{"src/hooks/x"}},
+		{Tool: "write_file", Effect: EffectWrite, Write: []string{".git/objects/x"}},
+		{Tool: "write_file", Effect: EffectWrite, Write: []string{"src/a.go"}},
+		{Tool: "write_file", Effect: EffectWrite, Write: []string{home + "/.config/brig/config.toml"}},
+	}
+	for _, c := range calls {
+		v := p.Decide(c)
+		if v.Tier == Deny {
+			continue
+		}
+		spec, err := p.Compile(v, "")
+		if err != nil {
+			t.Fatalf("%v: %v", c.Write, err)
+		}
+		checkProtected(t, p, spec, ws)
+	}
+}
+
+func checkProtected(t *testing.T, p *Policy, spec jail.Spec, ws string) {
+	t.Helper()
+	for _, r := range spec.Paths {
+		if r.Access != jail.Write {
+			continue
+		}
+		if c := p.Places.Classify(r.Path); c == ClassProtected || c == ClassSecret {
+			t.Fatalf("write grant on %s (%s)", r.Path, c)
+		}
+		for _, q := range p.Places.Protected {
+			if within(q, r.Path) && !slices.Contains(spec.Protected, q) {
+				t.Fatalf("write grant %s covers protected %s, which the Spec does not protect", r.Path, q)
+			}
+		}
+	}
+}
