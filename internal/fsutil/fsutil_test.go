@@ -95,7 +95,9 @@ func TestWithFileLockExcludesOtherOpensOfTheFile(t *testing.T) {
 	held := make(chan struct{})
 	release := make(chan struct{})
 	done := make(chan error, 1)
-	go func() { done <- WithFileLock(context.Background(), a, func() error { close(held); <-release; return nil }) }()
+	go func() {
+		done <- WithFileLock(context.Background(), a, func() error { close(held); <-release; return nil })
+	}()
 	<-held
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
