@@ -28,6 +28,7 @@ test: build vet
 bench: build
 	$(GO) run ./test/bench/spawn -runs 400
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./supervisor/
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/session/
 
 clean:
 	rm -rf bin
