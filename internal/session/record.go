@@ -39,6 +39,9 @@ const (
 	KindModel      Kind = "model"      // the model (and maybe provider) changed
 	KindSystem     Kind = "system"     // the system prompt changed
 	KindCompaction Kind = "compaction" // a prefix of the provider-facing messages was replaced
+	// KindBatch holds the records of one Append of more than one record, on
+	// one line, so that a crash mid-write loses the whole batch or nothing.
+	KindBatch Kind = "batch"
 )
 
 // Record is one line of a session file. Kind says which one of the other
@@ -54,6 +57,7 @@ type Record struct {
 	Model      *ModelChange      `json:"model,omitempty"`
 	System     *string           `json:"system,omitempty"`
 	Compaction *Compaction       `json:"compaction,omitempty"`
+	Batch      []Record          `json:"batch,omitempty"`
 }
 
 // Header is the first record of every session file.

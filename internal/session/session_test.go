@@ -284,6 +284,27 @@ func TestTornTailIsDroppedThenRepairedUnderTheLock(t *testing.T) {
 	}
 }
 
+func TestATornBatchIsDroppedWhole(t *testing.T) {
+	s, _ := newTestStore(t)
+	sess := create(t, s, "/ws")
+	appendOK(t, sess, MessageRecord(userMsg("one")))
+	appendOK(t, sess, DisplayRecord(Display{Kind: DisplayAssistant, Text: "two"}), MessageRecord(assistantMsg("two")))
+	full, _ := os.ReadFile(sess.Path())
+	st, err := s.Load(context.Background(), sess.ID())
+	if err != nil || len(st.Messages) != 2 || len(st.Display) != 1 {
+		t.Fatalf("batch: %v %+v", err, st)
+	}
+	// Cut the batch line anywhere: both of its records go, the first stays.
+	lastLine := bytes.LastIndexByte(full[:len(full)-1], '\n') + 1
+	for _, cut := range []int{lastLine + 1, lastLine + 40, len(full) - 2, len(full) - 1} {
+		os.WriteFile(sess.Path(), full[:cut], 0o600)
+		st, err := s.Load(context.Background(), sess.ID())
+		if err != nil || len(st.Messages) != 1 || len(st.Display) != 0 || len(st.Warnings) != 1 {
+			t.Fatalf("cut at %d: %v, %d messages, %d display, warnings %q", cut, err, len(st.Messages), len(st.Display), st.Warnings)
+		}
+	}
+}
+
 func TestCorruptFilesAreReportedByNameSkippedAndLeftAlone(t *testing.T) {
 	s, _ := newTestStore(t)
 	good := create(t, s, "/ws")
@@ -299,6 +320,9 @@ func TestCorruptFilesAreReportedByNameSkippedAndLeftAlone(t *testing.T) {
 		"2026-01-01-000005": {header("2026-01-01-000005"), header("2026-01-01-000005")},
 		"2026-01-01-000006": {`{"kind":"header","header":{"v":1,"id":"2026-01-01-000006"`},
 		"2026-01-01-000007": {header("2026-01-01-000001")},
+		"2026-01-01-000008": {`{"kind":"batch","batch":[{"kind":"mode","mode":"ask"}]}` + "\n"},
+		"2026-01-01-000009": {header("2026-01-01-000009"), `{"kind":"batch","batch":[` + strings.TrimSuffix(header("2026-01-01-000009"), "\n") + `]}` + "\n"},
+		"2026-01-01-00000a": {header("2026-01-01-00000a"), `{"kind":"batch","batch":[]}` + "\n"},
 	}
 	before := map[string][]byte{}
 	for id, lines := range cases {

@@ -33,6 +33,20 @@ const titleMax = 80
 // apply replays one record (line n of the file) into the summary, checking
 // it against the ones before: the rules every reader of a file shares.
 func (s *Summary) apply(r Record, n int) error {
+	if r.Kind == KindBatch {
+		if n == 1 {
+			return fmt.Errorf("line 1 is a %q record, not the session header", r.Kind)
+		}
+		if err := r.check(); err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+		for _, inner := range r.Batch {
+			if err := s.apply(inner, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if n == 1 {
 		if r.Kind != KindHeader || r.Header == nil {
 			return fmt.Errorf("line 1 is a %q record, not the session header", r.Kind)
@@ -128,6 +142,20 @@ func newState() *State { return &State{Mode: policy.ModeAsk} }
 
 // apply replays one record. n is its line number, for errors.
 func (st *State) apply(r Record, n int) error {
+	if r.Kind == KindBatch {
+		if n == 1 {
+			return fmt.Errorf("line 1 is a %q record, not the session header", r.Kind)
+		}
+		if err := r.check(); err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+		for _, inner := range r.Batch {
+			if err := st.apply(inner, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if err := st.Summary.apply(r, n); err != nil {
 		return err
 	}
@@ -192,6 +220,18 @@ func (r Record) check() error {
 		missing = r.System == nil
 	case KindCompaction:
 		missing = r.Compaction == nil
+	case KindBatch:
+		if len(r.Batch) == 0 {
+			return fmt.Errorf("an empty batch")
+		}
+		for _, inner := range r.Batch {
+			if inner.Kind == KindBatch || inner.Kind == KindHeader {
+				return fmt.Errorf("a batch holding a %q record", inner.Kind)
+			}
+			if err := inner.check(); err != nil {
+				return err
+			}
+		}
 	case "":
 		return fmt.Errorf("a record without a kind")
 	}

@@ -219,8 +219,9 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 // Append writes recs to the end of the session and returns once they are on
 // disk (written and fsynced): the turn loop calls it with each completed
 // message before the next request leaves. Records with a zero Time are
-// stamped now. Either all of recs are saved or, on an error, none are: a
-// failed write (a full disk) is cut back off and the file stays as it was.
+// stamped now. Either all of recs are saved or none are: several records
+// go on one line (a batch) that a crash tears as a whole, and a failed write
+// (a full disk) is cut back off so the file stays as it was.
 //
 // If the file ends in a torn record (an earlier writer died mid-write), the
 // tail is first cut back to the last complete record, under the lock; the
@@ -234,11 +235,11 @@ func (s *Session) append(ctx context.Context, recs []Record, header bool) error 
 	if len(recs) == 0 {
 		return nil
 	}
-	var buf bytes.Buffer
 	now := s.store.now().UTC()
-	for _, r := range recs {
-		if (r.Kind == KindHeader) != header {
-			return fmt.Errorf("session %s: append: a header starts a session and only Create writes it", s.id)
+	stamped := make([]Record, len(recs))
+	for i, r := range recs {
+		if (r.Kind == KindHeader) != header || r.Kind == KindBatch {
+			return fmt.Errorf("session %s: append: a %q record cannot be appended (a header starts a session and only Create writes it)", s.id, r.Kind)
 		}
 		if err := r.check(); err != nil {
 			return fmt.Errorf("session %s: append: %w", s.id, err)
@@ -246,19 +247,28 @@ func (s *Session) append(ctx context.Context, recs []Record, header bool) error 
 		if r.Time.IsZero() {
 			r.Time = now
 		}
-		b, err := json.Marshal(r)
-		if err != nil {
-			return fmt.Errorf("session %s: encode %s record: %w", s.id, r.Kind, err)
-		}
-		buf.Write(b)
-		buf.WriteByte('\n')
+		stamped[i] = r
 	}
+	line := stamped[0]
+	if len(stamped) > 1 {
+		// One line for the whole batch: a crash mid-write tears the line,
+		// and the reader drops all of it.
+		line = Record{Kind: KindBatch, Time: now, Batch: stamped}
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		return fmt.Errorf("session %s: encode %s record: %w", s.id, line.Kind, err)
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(b) + 1)
+	buf.Write(b)
+	buf.WriteByte('\n')
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
 		return fmt.Errorf("session %s: append after Close", s.id)
 	}
-	err := fsutil.WithFileLock(ctx, s.f, func() error {
+	err = fsutil.WithFileLock(ctx, s.f, func() error {
 		var st unix.Stat_t
 		if err := unix.Fstat(int(s.f.Fd()), &st); err != nil {
 			return err
