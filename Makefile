@@ -29,6 +29,7 @@ bench: build
 	$(GO) run ./test/bench/spawn -runs 400
 	$(GO) run ./test/bench/agent -calls 50 -runs 5
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./supervisor/
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/session/
 
 clean:
 	rm -rf bin

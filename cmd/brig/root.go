@@ -52,5 +52,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newDoctorCmd())
 	root.AddCommand(newPolicyCmd())
 	root.AddCommand(newTrustCmd())
+	root.AddCommand(newSessionsCmd())
 	return root
 }

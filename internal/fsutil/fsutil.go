@@ -80,20 +80,32 @@ func WithLock(ctx context.Context, path string, fn func() error) error {
 		return fmt.Errorf("lock %s: %w", lockPath, err)
 	}
 	defer f.Close()
+	return WithFileLock(ctx, f, fn)
+}
+
+// WithFileLock runs fn while holding an exclusive advisory lock (flock) on
+// the open file f, for callers that lock the file they write rather than a
+// companion lock file. It waits for another holder until ctx is done. Locks
+// taken through different opens of one file exclude each other, also within
+// one process; a single *os.File shared by goroutines needs its own mutex.
+func WithFileLock(ctx context.Context, f *os.File, fn func() error) error {
 	for delay := time.Millisecond; ; delay = min(delay*2, 50*time.Millisecond) {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
 			break
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			return fmt.Errorf("lock %s: %w", lockPath, err)
+			return fmt.Errorf("lock %s: %w", f.Name(), err)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("lock %s: %w", lockPath, ctx.Err())
+			return fmt.Errorf("lock %s: %w", f.Name(), ctx.Err())
 		case <-time.After(delay):
 		}
 	}
 	defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
 	return fn()
 }
+
+// SyncDir flushes dir's entries (a created, renamed or removed file) to disk.
+func SyncDir(dir string) error { return syncDir(dir) }

@@ -77,3 +77,39 @@ func TestWithLockHonoursContext(t *testing.T) {
 		t.Fatalf("second holder ran (%v) or no error (%v) while the lock was held", ran, err)
 	}
 }
+
+func TestWithFileLockExcludesOtherOpensOfTheFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	open := func() *os.File {
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	a, b := open(), open()
+	held := make(chan struct{})
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- WithFileLock(context.Background(), a, func() error { close(held); <-release; return nil })
+	}()
+	<-held
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	ran := false
+	if err := WithFileLock(ctx, b, func() error { ran = true; return nil }); err == nil || ran {
+		t.Fatalf("second open ran (%v) or no error (%v) while the first held the lock", ran, err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := WithFileLock(context.Background(), b, func() error { ran = true; return nil }); err != nil || !ran {
+		t.Fatalf("after release: ran=%v err=%v", ran, err)
+	}
+}

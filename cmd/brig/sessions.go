@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"brig/internal/session"
+	"brig/internal/xdg"
+)
+
+// sessionsListOptions are the inputs of `brig sessions list`.
+type sessionsListOptions struct {
+	All       bool
+	JSON      bool
+	Workspace string
+	procEnv
+}
+
+// sessionsShowOptions are the inputs of `brig sessions show`.
+type sessionsShowOptions struct {
+	ID   string
+	JSON bool
+	procEnv
+}
+
+// sessionsRmOptions are the inputs of `brig sessions rm`.
+type sessionsRmOptions struct {
+	ID   string
+	JSON bool
+	procEnv
+}
+
+func newSessionsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List, show and remove saved sessions",
+		Long: `Sessions are saved under the XDG state directory
+(~/.local/state/brig/sessions), one file per session, record by record as the
+conversation goes: a crash loses at most the message in flight. Resume one
+with brig --continue (the latest of this workspace) or brig --resume ID.`,
+	}
+	cmd.AddCommand(newSessionsListCmd(nil), newSessionsShowCmd(nil), newSessionsRmCmd(nil))
+	return cmd
+}
+
+// newSessionsListCmd builds `sessions list`; runF replaces the run function
+// in tests of the flags.
+func newSessionsListCmd(runF func(context.Context, *sessionsListOptions) error) *cobra.Command {
+	o := &sessionsListOptions{}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the saved sessions of this workspace (--all: of every workspace), newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			o.procEnv = pe
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runSessionsList(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.All, "all", false, "list the sessions of every workspace")
+	f.BoolVar(&o.JSON, "json", false, "print the list as JSON")
+	f.StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
+	return cmd
+}
+
+func newSessionsShowCmd(runF func(context.Context, *sessionsShowOptions) error) *cobra.Command {
+	o := &sessionsShowOptions{}
+	cmd := &cobra.Command{
+		Use:     "show ID",
+		Short:   "Print a session's history as it was shown, with its model, mode, tokens and cost",
+		Example: "  brig sessions show 2026-11-22-ab12cd",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			o.procEnv, o.ID = pe, args[0]
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runSessionsShow(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the whole saved state as JSON (display history, provider-facing messages, counters)")
+	return cmd
+}
+
+func newSessionsRmCmd(runF func(context.Context, *sessionsRmOptions) error) *cobra.Command {
+	o := &sessionsRmOptions{}
+	cmd := &cobra.Command{
+		Use:   "rm ID",
+		Short: "Delete a saved session",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			o.procEnv, o.ID = pe, args[0]
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runSessionsRm(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, `print {"removed": ID} as JSON`)
+	return cmd
+}
+
+// sessionStore is the user's session store.
+func sessionStore(pe procEnv) *session.Store {
+	home := pe.Home
+	if real, err := filepath.EvalSymlinks(home); home != "" && err == nil {
+		home = real
+	}
+	return session.NewStore(xdg.Resolve(pe.Env, home).State)
+}
+
+// sessionList is the JSON of `sessions list`.
+type sessionList struct {
+	Workspace string            `json:"workspace,omitempty"` // empty with --all
+	Sessions  []session.Summary `json:"sessions"`
+	Problems  []session.Problem `json:"problems,omitempty"` // files skipped: corrupt or unreadable
+}
+
+func runSessionsList(ctx context.Context, o *sessionsListOptions) error {
+	var filter session.Filter
+	if !o.All {
+		ws, err := resolveWorkspace(o.Workspace, o.Cwd)
+		if err != nil {
+			return err
+		}
+		filter.Workspace = ws
+	}
+	list, problems, err := sessionStore(o.procEnv).List(ctx, filter)
+	if err != nil {
+		return err
+	}
+	for _, p := range problems {
+		fmt.Fprintf(o.Stderr, "brig: warning: skipped %s\n", p.Err)
+	}
+	if o.JSON {
+		if list == nil {
+			list = []session.Summary{}
+		}
+		return writeSessionsJSON(o.Stdout, sessionList{Workspace: filter.Workspace, Sessions: list, Problems: problems})
+	}
+	if len(list) == 0 {
+		if o.All {
+			fmt.Fprintln(o.Stdout, "brig: no saved sessions")
+		} else {
+			fmt.Fprintf(o.Stdout, "brig: no saved sessions for %s (brig sessions list --all lists every workspace)\n", filter.Workspace)
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
+	head := "ID\tUPDATED\tMODEL\tMSGS\tCOST\t"
+	if o.All {
+		head += "WORKSPACE\t"
+	}
+	fmt.Fprintln(tw, head+"TITLE")
+	for _, s := range list {
+		row := fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), s.Model, s.Messages, sessionCost(s.Cost))
+		if o.All {
+			row += s.Workspace + "\t"
+		}
+		fmt.Fprintln(tw, row+s.Title)
+	}
+	return tw.Flush()
+}
+
+func runSessionsShow(ctx context.Context, o *sessionsShowOptions) error {
+	if err := session.ValidateID(o.ID); err != nil {
+		return err
+	}
+	st, err := sessionStore(o.procEnv).Load(ctx, o.ID)
+	if err != nil {
+		return err
+	}
+	for _, w := range st.Warnings {
+		fmt.Fprintf(o.Stderr, "brig: warning: session %s: %s\n", st.ID, w)
+	}
+	if o.JSON {
+		return writeSessionsJSON(o.Stdout, st)
+	}
+	w := o.Stdout
+	fmt.Fprintf(w, "session %s · %s\n", st.ID, st.Workspace)
+	fmt.Fprintf(w, "model %s (%s) · mode %s · started %s · updated %s\n", st.Model, st.Provider, st.Mode,
+		st.Created.Local().Format("2006-01-02 15:04"), st.Updated.Local().Format("2006-01-02 15:04"))
+	u := st.Usage
+	fmt.Fprintf(w, "%d messages, %d model calls, %d compactions · tokens: %d in, %d out, %d cache read, %d cache write · cost %s\n\n",
+		st.Summary.Messages, st.Turns, st.Compactions, u.Input, u.Output, u.CacheRead, u.CacheWrite, sessionCost(st.Cost))
+	if len(st.Display) == 0 {
+		fmt.Fprintln(w, "(no display history was recorded)")
+	}
+	for _, e := range st.Display {
+		printDisplayEntry(w, e)
+	}
+	return nil
+}
+
+// printDisplayEntry prints one display record as plain text.
+func printDisplayEntry(w io.Writer, e session.Entry) {
+	indent := func(prefix, text string) {
+		for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+			fmt.Fprintln(w, strings.TrimRight(prefix+line, " "))
+		}
+	}
+	switch e.Kind {
+	case session.DisplayUser:
+		indent("> ", e.Text)
+	case session.DisplayAssistant:
+		indent("", e.Text)
+	case session.DisplayThinking:
+		indent("  (thinking) ", e.Text)
+	case session.DisplayToolCall:
+		indent("• ", e.Text)
+	case session.DisplayToolResult:
+		mark := "  ↳ "
+		if e.IsError {
+			mark = "  ✗ "
+		}
+		indent(mark, e.Text)
+	case session.DisplayError:
+		indent("error: ", e.Text)
+	default:
+		indent("· ", e.Text)
+	}
+	fmt.Fprintln(w)
+}
+
+func runSessionsRm(ctx context.Context, o *sessionsRmOptions) error {
+	if err := session.ValidateID(o.ID); err != nil {
+		return err
+	}
+	if err := sessionStore(o.procEnv).Remove(ctx, o.ID); err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeSessionsJSON(o.Stdout, map[string]string{"removed": o.ID})
+	}
+	fmt.Fprintf(o.Stdout, "brig: removed session %s\n", o.ID)
+	return nil
+}
+
+func sessionCost(usd float64) string {
+	if usd == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("$%.4f", usd)
+}
+
+func writeSessionsJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

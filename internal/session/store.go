@@ -1,0 +1,400 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"brig/internal/fsutil"
+)
+
+// ErrNotFound is returned for a session id with no file.
+var ErrNotFound = errors.New("no such session")
+
+// ErrRemoved is returned by Append when the session's file was removed
+// (brig sessions rm in another terminal) after it was opened.
+var ErrRemoved = errors.New("the session was removed")
+
+const (
+	fileExt   = ".jsonl"
+	tornExt   = ".torn" // torn tails cut off by a repair are kept here, never thrown away
+	indexName = "index.json"
+)
+
+// Store is the sessions directory of one user.
+type Store struct {
+	dir string
+	log *slog.Logger
+	now func() time.Time
+	// writeAt writes a batch of records; tests replace it to inject a
+	// failing disk.
+	writeAt func(f *os.File, b []byte, off int64) (int, error)
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithLogger sends the store's warnings (repairs, index rebuilds) to l.
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
+// WithClock sets the clock that stamps records and names new sessions.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// NewStore returns the store under stateDir (xdg.Resolve(env, home).State):
+// sessions live in stateDir/sessions, which is created on first write.
+func NewStore(stateDir string, opts ...Option) *Store {
+	s := &Store{
+		dir:     filepath.Join(stateDir, "sessions"),
+		log:     slog.Default(),
+		now:     time.Now,
+		writeAt: (*os.File).WriteAt,
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Dir is the directory that holds the session files.
+func (s *Store) Dir() string { return s.dir }
+
+// Path is the file of session id (which must be valid).
+func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+fileExt) }
+
+// Session is an open session file that records are appended to. It is safe
+// for use by several goroutines; other processes appending to the same
+// session are serialised by a lock on the file.
+type Session struct {
+	store *Store
+	id    string
+	path  string
+	mu    sync.Mutex
+	f     *os.File
+}
+
+// ID is the session's id.
+func (s *Session) ID() string { return s.id }
+
+// Path is the session's file.
+func (s *Session) Path() string { return s.path }
+
+// Close releases the file. Appends after Close fail.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
+}
+
+// Create starts a new session with header h (ID, Created and Version are
+// filled in) and returns it with its header durable on disk.
+func (s *Store) Create(ctx context.Context, h Header) (*Session, error) {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("sessions directory: %w", err)
+	}
+	h.Version = Version
+	if h.Created.IsZero() {
+		h.Created = s.now().UTC()
+	}
+	for range 8 {
+		id, err := NewID(h.Created, nil)
+		if err != nil {
+			return nil, err
+		}
+		path := s.Path(id)
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create session: %w", err)
+		}
+		h.ID = id
+		sess := &Session{store: s, id: id, path: path, f: f}
+		if err := sess.append(ctx, []Record{{Kind: KindHeader, Time: h.Created, Header: &h}}, true); err != nil {
+			f.Close()
+			os.Remove(path)
+			return nil, err
+		}
+		if err := fsutil.SyncDir(s.dir); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("create session %s: %w", id, err)
+		}
+		return sess, nil
+	}
+	return nil, errors.New("create session: no free id after 8 tries")
+}
+
+// Open opens session id for appending (to resume it) and returns its state.
+// A corrupt file is an error (*CorruptError) and is not touched.
+func (s *Store) Open(ctx context.Context, id string) (*Session, *State, error) {
+	f, err := s.openFile(id, os.O_RDWR)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess := &Session{store: s, id: id, path: s.Path(id), f: f}
+	var st *State
+	err = fsutil.WithFileLock(ctx, f, func() error {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		st, err = loadState(f, sess.path, id)
+		return err
+	})
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("open session %s: %w", id, err)
+	}
+	return sess, st, nil
+}
+
+// Load rebuilds session id's state without opening it for writing. A torn
+// last record is left out with a warning in State.Warnings.
+func (s *Store) Load(ctx context.Context, id string) (*State, error) {
+	f, err := s.openFile(id, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := loadState(f, s.Path(id), id)
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	return st, nil
+}
+
+func (s *Store) openFile(id string, flag int) (*os.File, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(s.Path(id), flag|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("session %s: %w (see brig sessions list --all)", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	return f, nil
+}
+
+// Remove deletes session id's file (and a kept torn tail). An Append that
+// races with it fails with ErrRemoved instead of writing into the void.
+func (s *Store) Remove(ctx context.Context, id string) error {
+	f, err := s.openFile(id, os.O_RDONLY)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	err = fsutil.WithFileLock(ctx, f, func() error {
+		if err := os.Remove(s.Path(id)); err != nil {
+			return err
+		}
+		if err := os.Remove(s.Path(id) + tornExt); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return fsutil.SyncDir(s.dir)
+	})
+	if err != nil {
+		return fmt.Errorf("remove session %s: %w", id, err)
+	}
+	return nil
+}
+
+// Append writes recs to the end of the session and returns once they are on
+// disk (written and fsynced): the turn loop calls it with each completed
+// message before the next request leaves. Records with a zero Time are
+// stamped now. Either all of recs are saved or none are: several records
+// go on one line (a batch) that a crash tears as a whole, and a failed write
+// (a full disk) is cut back off so the file stays as it was.
+//
+// If the file ends in a torn record (an earlier writer died mid-write), the
+// tail is first cut back to the last complete record, under the lock; the
+// cut bytes are kept in a .torn file next to it and a warning is logged.
+func (s *Session) Append(ctx context.Context, recs ...Record) error {
+	return s.append(ctx, recs, false)
+}
+
+// append is Append; only Create may write the header (into an empty file).
+func (s *Session) append(ctx context.Context, recs []Record, header bool) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	now := s.store.now().UTC()
+	stamped := make([]Record, len(recs))
+	for i, r := range recs {
+		if (r.Kind == KindHeader) != header || r.Kind == KindBatch {
+			return fmt.Errorf("session %s: append: a %q record cannot be appended (a header starts a session and only Create writes it)", s.id, r.Kind)
+		}
+		if err := r.check(); err != nil {
+			return fmt.Errorf("session %s: append: %w", s.id, err)
+		}
+		if r.Time.IsZero() {
+			r.Time = now
+		}
+		stamped[i] = r
+	}
+	line := stamped[0]
+	if len(stamped) > 1 {
+		// One line for the whole batch: a crash mid-write tears the line,
+		// and the reader drops all of it.
+		line = Record{Kind: KindBatch, Time: now, Batch: stamped}
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		return fmt.Errorf("session %s: encode %s record: %w", s.id, line.Kind, err)
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(b) + 1)
+	buf.Write(b)
+	buf.WriteByte('\n')
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return fmt.Errorf("session %s: append after Close", s.id)
+	}
+	err = fsutil.WithFileLock(ctx, s.f, func() error {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(s.f.Fd()), &st); err != nil {
+			return err
+		}
+		if st.Nlink == 0 {
+			return ErrRemoved
+		}
+		size := st.Size
+		if (size == 0) != header {
+			return &CorruptError{Path: s.path, Line: 1, Err: errors.New("the file is empty or already started; refusing to append")}
+		}
+		if size > 0 {
+			var err error
+			if size, err = s.repairTail(size); err != nil {
+				return err
+			}
+		}
+		return s.write(buf.Bytes(), size)
+	})
+	if err != nil {
+		return fmt.Errorf("session %s: save %d record(s): %w", s.id, len(recs), err)
+	}
+	return nil
+}
+
+// write puts b at off and syncs it; on any failure the file is cut back to
+// off so the previous records stay exactly as they were.
+func (s *Session) write(b []byte, off int64) error {
+	n, err := s.store.writeAt(s.f, b, off)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
+	}
+	if err == nil {
+		err = unix.Fdatasync(int(s.f.Fd()))
+	}
+	if err == nil {
+		return nil
+	}
+	if terr := s.f.Truncate(off); terr != nil {
+		return fmt.Errorf("%w; and cutting the partial write back failed: %v (the next save repairs it)", explain(err), terr)
+	}
+	if serr := unix.Fdatasync(int(s.f.Fd())); serr != nil {
+		return fmt.Errorf("%w; and syncing the repaired file failed: %v", explain(err), serr)
+	}
+	return fmt.Errorf("%w (nothing of it was kept; the session up to the previous save is intact)", explain(err))
+}
+
+// explain turns the errors a full or broken disk gives into a sentence.
+func explain(err error) error {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return fmt.Errorf("the disk is full: %w", err)
+	case errors.Is(err, syscall.EDQUOT):
+		return fmt.Errorf("the disk quota is exhausted: %w", err)
+	case errors.Is(err, syscall.EIO):
+		return fmt.Errorf("the disk reported an I/O error: %w", err)
+	}
+	return err
+}
+
+// repairTail cuts a torn last record off a file of the given size and
+// returns the size of the complete records. Called with the lock held.
+func (s *Session) repairTail(size int64) (int64, error) {
+	var last [1]byte
+	if _, err := s.f.ReadAt(last[:], size-1); err != nil {
+		return 0, fmt.Errorf("read the end of the file: %w", err)
+	}
+	if last[0] == '\n' {
+		return size, nil
+	}
+	keep, err := lastNewline(s.f, size)
+	if err != nil {
+		return 0, err
+	}
+	if keep == 0 {
+		return 0, &CorruptError{Path: s.path, Line: 1, Err: errors.New("the header record is incomplete; refusing to append")}
+	}
+	torn := make([]byte, size-keep)
+	if _, err := s.f.ReadAt(torn, keep); err != nil {
+		return 0, fmt.Errorf("read the torn tail: %w", err)
+	}
+	if err := appendFile(s.path+tornExt, torn); err != nil {
+		return 0, fmt.Errorf("keep the torn tail before repairing: %w", err)
+	}
+	if err := s.f.Truncate(keep); err != nil {
+		return 0, fmt.Errorf("cut the torn tail: %w", err)
+	}
+	if err := unix.Fdatasync(int(s.f.Fd())); err != nil {
+		return 0, fmt.Errorf("sync the repair: %w", err)
+	}
+	s.store.log.Warn("session: cut an incomplete last record (left by a crash mid-write) before appending",
+		"session", s.id, "file", s.path, "bytes", len(torn), "kept_in", s.path+tornExt)
+	return keep, nil
+}
+
+// lastNewline returns the offset just past the last '\n' before size (0 if
+// there is none), reading backwards in blocks.
+func lastNewline(f *os.File, size int64) (int64, error) {
+	const block = 64 << 10
+	buf := make([]byte, block)
+	for end := size; end > 0; {
+		start := max(end-block, 0)
+		b := buf[:end-start]
+		if _, err := f.ReadAt(b, start); err != nil {
+			return 0, fmt.Errorf("read the end of the file: %w", err)
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+func appendFile(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
