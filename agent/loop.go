@@ -165,6 +165,9 @@ func (a *Agent) add(ctx context.Context, m provider.Message) error {
 // user's message is never lost.
 func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, error) {
 	var tr TurnResult
+	if err := a.answerDangling(ctx); err != nil {
+		return tr, err
+	}
 	if len(user) > 0 {
 		if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: user}); err != nil {
 			return tr, err
@@ -209,6 +212,26 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 			return tr, ctx.Err()
 		}
 	}
+}
+
+// answerDangling answers the tool calls of a last assistant message that
+// has no results (brig was killed while they ran), so a resumed history is
+// provider-valid.
+func (a *Agent) answerDangling(ctx context.Context) error {
+	a.mu.Lock()
+	var uses []provider.ToolUse
+	if n := len(a.history); n > 0 && a.history[n-1].Role == provider.Assistant {
+		uses = a.history[n-1].ToolUses()
+	}
+	a.mu.Unlock()
+	if len(uses) == 0 {
+		return nil
+	}
+	results := make([]provider.Block, len(uses))
+	for i, u := range uses {
+		results[i] = provider.ToolResultBlock(u.ID, "no result: brig stopped before this call finished (it may or may not have had an effect; check before repeating it)", true)
+	}
+	return a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: results})
 }
 
 // request streams one model response.

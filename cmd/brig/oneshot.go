@@ -15,6 +15,7 @@ import (
 	"brig/agent/provider"
 	"brig/agent/provider/connect"
 	"brig/internal/credentials"
+	"brig/internal/session"
 	"brig/policy"
 	"brig/supervisor"
 	"brig/tools"
@@ -45,6 +46,9 @@ type agentOptions struct {
 	Workspace     string
 	Effort        string
 	WebSearch     bool
+	ModeSet       bool      // --mode was given (else a resumed session keeps its own)
+	Continue      bool      // resume the latest session of this workspace
+	Resume        string    // resume this session id
 	Stdin         io.Reader // piped input, appended to the prompt; nil when a terminal
 	procEnv
 	// Executable is the brig binary the jail re-executes (tests use the
@@ -57,6 +61,7 @@ type agentOptions struct {
 type oneShotSummary struct {
 	Result     string         `json:"result"`
 	Stop       agent.Stop     `json:"stop"`
+	Session    string         `json:"session,omitempty"`
 	Error      string         `json:"error,omitempty"`
 	Model      string         `json:"model"`
 	Mode       policy.Mode    `json:"mode"`
@@ -72,6 +77,9 @@ func (o *agentOptions) validate() error {
 	case outputText, outputJSON, outputStreamJSON:
 	default:
 		return fmt.Errorf("--output %q: want text, json or stream-json", o.Output)
+	}
+	if o.Continue && o.Resume != "" {
+		return errors.New("--continue and --resume name two sessions; give one")
 	}
 	if o.Yes && o.No {
 		return errors.New("--yes and --no contradict each other; give one")
@@ -166,15 +174,38 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 		now = o.Now
 	}
 	sys := agent.SystemPrompt(agent.PromptFacts{Mode: mode, Workspace: wp.Workspace, Network: wp.Policy.Sandbox.Network, Date: now().Format("2006-01-02")})
+	sess, st, err := openSession(ctx, o, dirs.State, wp.Workspace, client)
+	if err != nil {
+		return err
+	}
+	var history []provider.Message
+	if st != nil {
+		history = st.Messages
+		if !o.ModeSet {
+			mode = st.Mode
+			if err := wp.Policy.SetMode(mode); err != nil {
+				return err
+			}
+		}
+		sys = agent.SystemPrompt(agent.PromptFacts{Mode: mode, Workspace: wp.Workspace, Network: wp.Policy.Sandbox.Network, Date: now().Format("2006-01-02")})
+		if err := recordChanges(ctx, sess, st, client, mode, sys); err != nil {
+			return err
+		}
+	} else if err := sess.Append(ctx, session.SystemRecord(sys)); err != nil {
+		return err
+	}
+	defer sess.Close()
+	rec := &agent.Recorder{Session: sess, Model: model}
 	pr := newPrinter(o.Output, o.Stdout, o.Stderr)
 	a := agent.New(agent.Config{
 		Client: client, Model: client.Model, System: sys, Executor: ex,
 		MaxIterations: o.MaxIterations, Effort: provider.Effort(o.Effort), WebSearch: o.WebSearch,
-		Emit: pr.event,
-	}, nil)
+		CacheKey: sess.ID(), Persist: rec.Persist,
+		Emit: func(ev agent.Event) { rec.Event(ev); pr.event(ev) },
+	}, history)
 	tr, runErr := a.Run(ctx, []provider.Block{provider.Text(prompt)})
 	sum := oneShotSummary{
-		Result: tr.Text, Stop: tr.Stop, Model: model, Mode: mode, Iterations: tr.Iterations,
+		Result: tr.Text, Stop: tr.Stop, Session: sess.ID(), Model: model, Mode: mode, Iterations: tr.Iterations,
 		ToolCalls: tr.ToolCalls, Usage: tr.Usage, CostUSD: tr.Cost, DurationMS: time.Since(start).Milliseconds(),
 	}
 	if runErr != nil {
@@ -195,6 +226,60 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 		return exitError{exitIncomplete}
 	}
 	return nil
+}
+
+// openSession creates the run's session (st nil), or reopens the one
+// --continue or --resume names, refusing a session of another workspace or
+// a history the chosen provider cannot take back.
+func openSession(ctx context.Context, o *agentOptions, stateDir, ws string, client *connect.Client) (*session.Session, *session.State, error) {
+	store := session.NewStore(stateDir)
+	id := o.Resume
+	if o.Continue {
+		latest, err := store.Latest(ctx, ws)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--continue: %w", err)
+		}
+		id = latest.ID
+	}
+	if id == "" {
+		s, err := store.Create(ctx, session.Header{Workspace: ws, Provider: client.Provider(), Model: client.Model.ID})
+		return s, nil, err
+	}
+	if err := session.ValidateID(id); err != nil {
+		return nil, nil, err
+	}
+	s, st, err := store.Open(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.Header.Workspace != ws {
+		s.Close()
+		return nil, nil, fmt.Errorf("session %s belongs to %s, not this workspace (%s); run brig there, or pass --workspace", id, st.Header.Workspace, ws)
+	}
+	if err := session.CheckResume(st, client.Provider()); err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return s, st, nil
+}
+
+// recordChanges saves what differs, on resume, from the session as it was:
+// the model, the mode, the system prompt.
+func recordChanges(ctx context.Context, s *session.Session, st *session.State, client *connect.Client, mode policy.Mode, sys string) error {
+	var recs []session.Record
+	if st.Model != client.Model.ID {
+		recs = append(recs, session.ModelRecord(client.Provider(), client.Model.ID))
+	}
+	if st.Mode != mode {
+		recs = append(recs, session.ModeRecord(mode))
+	}
+	if st.System != sys {
+		recs = append(recs, session.SystemRecord(sys))
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	return s.Append(ctx, recs...)
 }
 
 // printer writes a one-shot run's events in the chosen output format.

@@ -24,6 +24,7 @@ func newRootCmd() *cobra.Command {
 				}
 				o.procEnv = pe
 				o.Stdin = stdinIfPiped()
+				o.ModeSet = cmd.Flags().Changed("mode")
 				return runOneShot(cmd.Context(), o)
 			}
 			// The interactive terminal UI is a separate issue; until it
@@ -48,6 +49,8 @@ func newRootCmd() *cobra.Command {
 	f.StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
 	f.StringVar(&o.Effort, "effort", "", "reasoning effort for models that have it: minimal, low, medium, high")
 	f.BoolVar(&o.WebSearch, "web-search", false, "let the model use the provider's own web search")
+	f.BoolVarP(&o.Continue, "continue", "c", false, "resume the latest session of this workspace")
+	f.StringVar(&o.Resume, "resume", "", "resume the session with this `ID` (brig sessions list)")
 	root.AddCommand(newSandboxCmd())
 	root.AddCommand(newDoctorCmd())
 	root.AddCommand(newPolicyCmd())

@@ -279,3 +279,62 @@ func running(name string) bool {
 	out, _ := exec.Command("pgrep", "-f", "^"+name).Output()
 	return len(bytes.TrimSpace(out)) > 0
 }
+
+// TestCrashThenContinue: brig is SIGKILLed in the middle of a turn while a
+// tool call runs; `brig sessions show` has every completed message, and
+// `--continue` carries on with a history the provider accepts.
+func TestCrashThenContinue(t *testing.T) {
+	marker := "brig-e2e-crash-" + filepath.Base(t.TempDir())
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{Text: "Reading first.", ToolCalls: []fakeprovider.ToolCall{tc("read_file", `{"path":"main.go"}`)}},
+		fakeprovider.Turn{Text: "Now the long part.", ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"exec -a `+marker+` sleep 60"}`)}},
+		fakeprovider.Turn{Text: "Resumed fine."},
+	)
+	c := e.cmd("--model", "claude-sonnet-4-5", "-p", "do the long thing", "--mode", "auto")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !running(marker) {
+		if time.Now().After(deadline) {
+			c.Process.Kill()
+			t.Fatal("the tool call never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.Process.Kill() // SIGKILL: no chance to clean up
+	c.Wait()
+
+	r := e.run(t, "sessions", "list", "--json")
+	var listed struct{ Sessions []struct{ ID string } }
+	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil || len(listed.Sessions) != 1 {
+		t.Fatalf("sessions list: %v\n%s\n%s", err, r.stdout, r.stderr)
+	}
+	list := listed.Sessions
+	r = e.run(t, "sessions", "show", list[0].ID)
+	for _, want := range []string{"do the long thing", "Reading first.", "package main", "Now the long part."} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("sessions show lacks %q:\n%s", want, r.stdout)
+		}
+	}
+
+	r = e.run(t, "--model", "claude-sonnet-4-5", "-p", "carry on", "--continue", "--output", "json")
+	if r.code != 0 || !strings.Contains(r.stdout, "Resumed fine.") || !strings.Contains(r.stdout, list[0].ID) {
+		t.Fatalf("continue: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	reqs := e.srv.Requests()
+	if last := reqs[len(reqs)-1]; last.Reject != "" {
+		t.Fatalf("the resumed history was refused: %s", last.Reject)
+	}
+	// The resumed request carried the first turn: the tool call that was
+	// running got an answer so the provider accepted it.
+	if !bytes.Contains(reqs[len(reqs)-1].Body, []byte("do the long thing")) {
+		t.Fatal("the resumed request lost the first prompt")
+	}
+	for deadline := time.Now().Add(5 * time.Second); running(marker); {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed run's tool call outlived it")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,94 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"brig/agent/provider"
+	"brig/internal/session"
+)
+
+// Recorder saves a conversation to its session file as it happens: each
+// message with what the user saw of it (before the next request leaves, as
+// Config.Persist), and each response's usage and brig's notices (from the
+// event stream). A front end chains Recorder.Event into its own Emit.
+type Recorder struct {
+	Session *session.Session
+	Model   string
+	Logger  *slog.Logger
+}
+
+// Persist saves one message and its display records. It is Config.Persist.
+func (r *Recorder) Persist(ctx context.Context, m provider.Message) error {
+	recs := []session.Record{session.MessageRecord(m)}
+	for _, d := range displayOf(m) {
+		recs = append(recs, session.DisplayRecord(d))
+	}
+	return r.Session.Append(ctx, recs...)
+}
+
+// Event saves usage and notices. A failure is logged, not fatal: the
+// messages, which are what a resume needs, are saved by Persist.
+func (r *Recorder) Event(ev Event) {
+	var rec session.Record
+	switch ev.Kind {
+	case EventUsage:
+		rec = session.UsageRecord(r.Model, *ev.Usage, ev.Cost)
+	case EventNotice:
+		rec = session.DisplayRecord(session.Display{Kind: session.DisplayNotice, Text: ev.Text})
+	default:
+		return
+	}
+	if err := r.Session.Append(context.Background(), rec); err != nil {
+		l := r.Logger
+		if l == nil {
+			l = slog.Default()
+		}
+		l.Warn("could not save to the session", "session", r.Session.ID(), "err", err)
+	}
+}
+
+// displayOf is what the user saw of a message: their prompt, the model's
+// text, one line per tool call and per result.
+func displayOf(m provider.Message) []session.Display {
+	var out []session.Display
+	for _, b := range m.Content {
+		switch {
+		case b.Type == provider.BlockText && b.Text != "":
+			kind := session.DisplayAssistant
+			if m.Role == provider.User {
+				kind = session.DisplayUser
+			}
+			out = append(out, session.Display{Kind: kind, Text: b.Text})
+		case b.Type == provider.BlockThinking && b.Thinking != nil && b.Thinking.Text != "":
+			out = append(out, session.Display{Kind: session.DisplayThinking, Text: b.Thinking.Text})
+		case b.Type == provider.BlockToolUse && b.ToolUse != nil:
+			out = append(out, session.Display{Kind: session.DisplayToolCall, Tool: b.ToolUse.Name, ToolUseID: b.ToolUse.ID, Text: oneLine(string(b.ToolUse.Input), 200)})
+		case b.Type == provider.BlockToolResult && b.ToolResult != nil:
+			var text strings.Builder
+			for _, c := range b.ToolResult.Content {
+				if c.Type == provider.BlockText {
+					text.WriteString(c.Text)
+				} else if c.Type == provider.BlockImage {
+					text.WriteString("[image]")
+				}
+			}
+			out = append(out, session.Display{Kind: session.DisplayToolResult, ToolUseID: b.ToolResult.ToolUseID, IsError: b.ToolResult.IsError, Text: oneLine(text.String(), 400)})
+		}
+	}
+	return out
+}
+
+// oneLine shortens s to its first line, at most n bytes.
+func oneLine(s string, n int) string {
+	line, rest, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if len(line) > n {
+		return line[:n] + "…"
+	}
+	if rest != "" {
+		return line + fmt.Sprintf(" … (+%d lines)", strings.Count(rest, "\n")+1)
+	}
+	return line
+}
