@@ -182,7 +182,9 @@ func rootLike(t string, dynamic bool, c Command, dot bool) bool {
 	for strings.Contains(t, "//") {
 		t = strings.ReplaceAll(t, "//", "/")
 	}
-	t = strings.TrimSuffix(t, "/*")
+	if t = strings.TrimSuffix(t, "/*"); t == "" {
+		t = "/"
+	}
 	if t == "*" {
 		t = "."
 	}
@@ -605,7 +607,7 @@ func builtinTable() []BuiltinRule {
 		{
 			Tier: Allow, Pattern: "wrappers whose command is analysed and decided on its own: env, timeout, nice, nohup, time, xargs, bash -c '…', git -C, go -C, uv run …",
 			Reason:  "runs another command, which is decided separately",
-			Match:   []string{"timeout 60 go test ./...", "env GOOS=linux go build", "bash -c 'go vet ./...'", "git -C sub status", "xargs -n1 echo", "nice -n 10 make"},
+			Match:   []string{"timeout 60 go test ./...", "env GOOS=linux go build", "bash -c 'go vet ./...'", "git -C sub status", "nohup go vet ./...", "nice -n 10 make"},
 			NoMatch: []string{"bash script.sh", "sudo ls", "timeout 5", "env"},
 			match: func(c Command) bool {
 				n := strict(c)
@@ -860,3 +862,16 @@ var readOnlyTools = names(`ls cat head tail wc stat file du df tree nl od hexdum
 var infoCommands = names(`cd pushd popd dirs export unset set local declare typeset readonly shift exit return break
 	continue wait true false : echo printf test [ type which hash read sleep seq expr pwd whoami id uname date
 	hostname nproc uptime free env printenv locale getconf arch lscpu groups tty`)
+
+// BuiltinMarkdown renders the built-in lists as the Markdown table the
+// README shows.
+func BuiltinMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| tier | commands | why |\n| --- | --- | --- |\n")
+	for _, r := range BuiltinRules() {
+		b.WriteString("| " + string(r.Tier) + " | " + mdEscape(r.Pattern) + " | " + mdEscape(r.Reason) + " |\n")
+	}
+	return b.String()
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -244,18 +244,18 @@ func (a *analyzer) compound(cmd syntax.Command, c walkCtx, d dirState) (succ, an
 		switch l := x.Loop.(type) {
 		case *syntax.WordIter:
 			for _, w := range l.Items {
-				a.subst(w, c, d)
+				a.lineSubst(w, c, d)
 			}
 		case *syntax.CStyleLoop:
-			a.subst(l, c, d)
+			a.lineSubst(l, c, d)
 		}
 		return a.loop(c, d, func(d dirState) dirState { return a.stmts(x.Do, c, d) })
 	case *syntax.CaseClause:
-		a.subst(x.Word, c, d)
+		a.lineSubst(x.Word, c, d)
 		r := d
 		for _, item := range x.Items {
 			for _, p := range item.Patterns {
-				a.subst(p, c, d)
+				a.lineSubst(p, c, d)
 			}
 			r = merge(r, a.stmts(item.Stmts, c, d))
 		}
@@ -281,12 +281,18 @@ func (a *analyzer) compound(cmd syntax.Command, c walkCtx, d dirState) (succ, an
 		a.stmt(x.Body, c, d)
 		return d, d
 	default: // [[ ]], (( )), let: only their substitutions run commands
-		if _, risky := a.subst(cmd, c, d); len(risky) > 0 {
-			for _, r := range risky {
-				a.addRisky(r)
-			}
-		}
+		a.lineSubst(cmd, c, d)
 		return d, d
+	}
+}
+
+// lineSubst analyses the substitutions in a part of the script that is
+// not a simple command (a for list, a case word, [[ ]]); their risks
+// belong to the line.
+func (a *analyzer) lineSubst(n syntax.Node, c walkCtx, d dirState) {
+	_, risky := a.subst(n, c, d)
+	for _, r := range risky {
+		a.addRisky(r)
 	}
 }
 
