@@ -100,14 +100,10 @@ func DecideBash(rs RuleSet, line string) BashDecision {
 
 func decideCommand(rs RuleSet, builtins []BuiltinRule, c Command) CommandDecision {
 	cd := CommandDecision{Command: c}
-	if len(c.Words) == 0 {
-		cd.Tier, cd.Reason = Ask, "a redirection without a command"
-		return cd
-	}
 	user := rs.DecideCommand(c.Words, "")
 	// A deny rule also holds against the program's base name
 	// (/usr/bin/git push is git push).
-	if user.Tier != Deny && !c.Dynamic[0] && baseName(c.Words[0]) != c.Words[0] {
+	if user.Tier != Deny && len(c.Words) > 0 && !c.Dynamic[0] && baseName(c.Words[0]) != c.Words[0] {
 		alt := append([]string{baseName(c.Words[0])}, c.Words[1:]...)
 		if d := rs.DecideCommand(alt, ""); d.Tier == Deny {
 			user = d
@@ -118,6 +114,14 @@ func decideCommand(rs RuleSet, builtins []BuiltinRule, c Command) CommandDecisio
 	}
 	if user.Tier == Deny {
 		cd.Tier, cd.Reason = Deny, fmt.Sprintf("denied by %s (%s)", user.Rule, user.Rule.Source)
+		return cd
+	}
+	if len(c.Words) == 0 {
+		// `> file` alone: only a blanket rule can speak for it.
+		cd.Tier, cd.Reason = Ask, "a redirection without a command"
+		if len(c.Risky) == 0 && user.Rule != nil {
+			cd.Tier, cd.Reason = user.Tier, fmt.Sprintf("%s by %s (%s)", verb(user.Tier), user.Rule, user.Rule.Source)
+		}
 		return cd
 	}
 	b := matchBuiltin(builtins, c)
