@@ -161,8 +161,70 @@ func (a *analyzer) script(src string, c walkCtx, d dirState, depth int) error {
 		return fmt.Errorf("parse the command line: %w", err)
 	}
 	c.depth = depth
+	if arithmeticOnVariables(f) {
+		a.addRisky(riskArith)
+	}
 	a.stmts(f.Stmts, c, d)
 	return nil
+}
+
+// arithmeticOnVariables reports whether the script evaluates a variable
+// in an arithmetic context ($((x)), (( )), let, for ((;;)), [[ a -eq b ]],
+// ${a[i]}, ${s:off}). Bash evaluates such a variable's value as an
+// expression, and an expression can run commands (x='a[$(cmd)]'), so
+// the command it hides is invisible here. Numbers alone are fine.
+func arithmeticOnVariables(f *syntax.File) bool {
+	found := false
+	inArith := func(n syntax.Node) {
+		if n == nil {
+			return
+		}
+		syntax.Walk(n, func(n syntax.Node) bool {
+			switch x := n.(type) {
+			case *syntax.Word:
+				if lit := x.Lit(); lit == "" || !isNumber(strings.TrimPrefix(lit, "-")) && !strings.HasPrefix(lit, "0x") {
+					found = true
+				}
+				return false
+			case *syntax.ParamExp:
+				found = true
+				return false
+			}
+			return true
+		})
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.ArithmExp:
+			inArith(x.X)
+		case *syntax.ArithmCmd:
+			inArith(x.X)
+		case *syntax.LetClause:
+			for _, e := range x.Exprs {
+				inArith(e)
+			}
+		case *syntax.CStyleLoop:
+			inArith(x.Init)
+			inArith(x.Cond)
+			inArith(x.Post)
+		case *syntax.BinaryTest:
+			switch x.Op {
+			case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+				inArith(x.X)
+				inArith(x.Y)
+			}
+		case *syntax.ParamExp:
+			if x.Index != nil {
+				inArith(x.Index)
+			}
+			if x.Slice != nil {
+				inArith(x.Slice.Offset)
+				inArith(x.Slice.Length)
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 func (a *analyzer) stmts(list []*syntax.Stmt, c walkCtx, d dirState) dirState {
@@ -346,6 +408,7 @@ const (
 	riskGitConfig = "git -c, --config-env and --exec-path change what git runs"
 	riskScript    = "runs a script file, whose commands are not analysed"
 	riskFuncDir   = "calls a function that changes directory"
+	riskArith     = "arithmetic on a variable: bash evaluates its value as an expression, which can run commands"
 )
 
 // riskyEnv are variables that change which program runs or what it
