@@ -198,13 +198,13 @@ func rootLike(t string, dynamic bool, c Command, dot bool) bool {
 	case t == "" || t == "/":
 		return t == "/"
 	case t == "~" || strings.HasPrefix(t, "~/"):
-		rest := path_clean("/" + strings.TrimPrefix(t, "~"))
+		rest := pathClean("/" + strings.TrimPrefix(t, "~"))
 		return rest == "/" || strings.HasPrefix(rest, "/..")
 	case strings.HasPrefix(t, "/"):
-		p := path_clean(t)
+		p := pathClean(t)
 		return p == "/" || strings.Count(p, "/") == 1 && systemDirs[p[1:]]
 	}
-	p := path_clean(t)
+	p := pathClean(t)
 	if p == "." {
 		return dot && c.Dir == "" && !c.DirUnknown
 	}
@@ -215,7 +215,6 @@ func isHomeVar(t string) bool {
 	return t == "$HOME" || t == "${HOME}" || t == "~"
 }
 
-func path_clean(p string) string { return pathClean(p) }
 
 var devOK = names("/dev/null /dev/zero /dev/stdout /dev/stderr /dev/tty /dev/random /dev/urandom")
 
