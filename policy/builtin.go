@@ -215,7 +215,6 @@ func isHomeVar(t string) bool {
 	return t == "$HOME" || t == "${HOME}" || t == "~"
 }
 
-
 var devOK = names("/dev/null /dev/zero /dev/stdout /dev/stderr /dev/tty /dev/random /dev/urandom")
 
 // rawDevice reports whether p is a disk or memory device.
