@@ -1,0 +1,290 @@
+package policy
+
+// This file finds the words of a simple command that may name files, and
+// whether the command writes them. It errs towards listing too much: a
+// word that is not a file resolves to a harmless name in the working
+// directory, while a missed write would go unexplained.
+
+import (
+	"slices"
+	"strings"
+)
+
+// argMode is how a tool's operands relate to files.
+type argMode int
+
+const (
+	opRead      argMode = iota // every operand may be a file it reads
+	opWrite                    // every operand is a file it writes (rm, touch …)
+	opLastWrite                // the last operand is written (cp, ln …)
+	opModeFirst                // a mode or owner, then written files (chmod …)
+	opPattern                  // a pattern or program, then read files (grep, sed …)
+	opNone                     // operands are not files (echo, npm …)
+	opSecondOut                // input, then an optional output file (uniq, xxd)
+)
+
+// toolSpec is what args knows about one tool.
+type toolSpec struct {
+	mode argMode
+	// values are short options taking a value; writes and reads those
+	// whose value is a written or read file. Long options are in the
+	// same strings as "--name".
+	values, writes, reads []string
+}
+
+func flags(s string) []string { return strings.Fields(s) }
+
+var tools = map[string]toolSpec{}
+
+func init() {
+	set := func(names string, spec toolSpec) {
+		for _, n := range strings.Fields(names) {
+			tools[n] = spec
+		}
+	}
+	set("rm rmdir unlink shred touch mkdir truncate mkfifo mknod", toolSpec{mode: opWrite, values: flags("-s -r -m --size --reference")})
+	set("mv", toolSpec{mode: opWrite, values: flags("-t -S --target-directory --suffix"), writes: flags("-t --target-directory")})
+	set("tee", toolSpec{mode: opWrite})
+	set("cp install ln rsync scp", toolSpec{mode: opLastWrite, values: flags("-t -S -m -o -g -e --target-directory --suffix --mode --owner --group"), writes: flags("-t --target-directory")})
+	set("chmod chown chgrp", toolSpec{mode: opModeFirst, values: flags("--reference"), reads: flags("--reference")})
+	set("grep egrep fgrep rg ag ack", toolSpec{mode: opPattern, values: flags("-e -f -m -A -B -C -g -t -T -d -D --regexp --file --max-count --glob --type --type-not --context --after-context --before-context --exclude --include --exclude-dir --color --colour --label --pre"), reads: flags("-f --file")})
+	set("sed", toolSpec{mode: opPattern, values: flags("-e -f -l --expression --file --line-length"), reads: flags("-f --file")})
+	set("awk gawk mawk nawk", toolSpec{mode: opPattern, values: flags("-f -v -F --file --assign --field-separator"), reads: flags("-f --file")})
+	set("jq yq", toolSpec{mode: opPattern, values: flags("--arg --argjson --slurpfile --rawfile --indent -f --from-file"), reads: flags("-f --from-file")})
+	set("sort", toolSpec{values: flags("-o -k -t -S -T --output --key --field-separator --buffer-size --temporary-directory"), writes: flags("-o --output")})
+	set("uniq xxd", toolSpec{mode: opSecondOut, values: flags("-f -s -w -c -l -s -g -o")})
+	set("head tail", toolSpec{values: flags("-n -c --lines --bytes")})
+	set("cut", toolSpec{values: flags("-d -f -c -b --delimiter --fields --characters --bytes")})
+	set("tr echo printf test [ true false : export declare local readonly typeset unset set shift exit return sleep seq expr yes printenv type which kill wait read cd pushd popd dirs date whoami id uname hostname nproc",
+		toolSpec{mode: opNone})
+	set("npm npx yarn pnpm pip pip3 pipx uv cargo rustup rustc docker podman kubectl gh apt apt-get brew gem bundle systemctl service make",
+		toolSpec{mode: opNone, values: flags("-C -f -o --prefix --manifest-path --target-dir --file --directory --makefile"),
+			reads: flags("-C -f --prefix --manifest-path --file --directory --makefile"), writes: flags("-o --target-dir")})
+	set("go", toolSpec{values: flags("-o -C -coverprofile -cpuprofile -memprofile -blockprofile -mutexprofile -trace -outputdir -modfile -p -run -bench -count -timeout -tags -ldflags -gcflags"),
+		writes: flags("-o -coverprofile -cpuprofile -memprofile -blockprofile -mutexprofile -trace -outputdir"), reads: flags("-C -modfile")})
+	set("gcc cc clang g++ c++ ld", toolSpec{values: flags("-o -I -L -include -MF -x"), writes: flags("-o -MF"), reads: flags("-I -L -include")})
+	set("curl", toolSpec{mode: opNone, values: flags("-o -T -K -d -H -X -u -A -e -b -c -F -w --output --upload-file --config --data --header --request --user --cookie --cookie-jar --form"),
+		writes: flags("-o --output -c --cookie-jar"), reads: flags("-T --upload-file -K --config")})
+	set("wget", toolSpec{mode: opNone, values: flags("-O -P -o -a -i --output-document --directory-prefix --output-file --append-output --input-file"),
+		writes: flags("-O -P -o -a --output-document --directory-prefix --output-file --append-output"), reads: flags("-i --input-file")})
+	set("patch", toolSpec{values: flags("-p -o -i -d -r --output --input --directory"), writes: flags("-o --output -r"), reads: flags("-i --input -d --directory")})
+	set("unzip", toolSpec{values: flags("-d -x"), writes: flags("-d")})
+	set("tar", toolSpec{values: flags("-f -C -T -X --file --directory --files-from --exclude-from")})
+	set("git", toolSpec{values: flags("-m -F -C -c -b -B -n --message --file --author --date --format --pretty -o --output"), writes: flags("-o --output"), reads: flags("-F --file")})
+	set("dd", toolSpec{mode: opNone})
+}
+
+// devices are redirection targets that are not files.
+func isDevice(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/random", "/dev/urandom", "-":
+		return true
+	}
+	return strings.HasPrefix(p, "/dev/fd/")
+}
+
+// pathy reports whether an option value looks like a file name.
+func pathy(s string) bool {
+	return strings.ContainsRune(s, '/') || strings.HasPrefix(s, ".") || strings.HasPrefix(s, "~")
+}
+
+// argPaths lists the words of c that may name files.
+func argPaths(c Command) []PathArg {
+	var out []PathArg
+	add := func(text string, write, dynamic bool) {
+		if text == "" || isDevice(text) {
+			return
+		}
+		for i := range out {
+			if out[i].Text == text {
+				out[i].Write = out[i].Write || write
+				out[i].Dynamic = out[i].Dynamic || dynamic
+				return
+			}
+		}
+		out = append(out, PathArg{Text: text, Write: write, Dynamic: dynamic})
+	}
+	for _, r := range c.Redirects {
+		add(r.Target, r.Write, r.Dynamic)
+	}
+	if len(c.Words) == 0 || c.Dynamic[0] {
+		return out
+	}
+	name := baseName(c.Words[0])
+	switch {
+	case name == "find":
+		findPaths(c, add)
+		return out
+	case name == "dd":
+		for i, w := range c.Words[1:] {
+			if v, ok := strings.CutPrefix(w, "if="); ok {
+				add(v, false, c.Dynamic[i+1])
+			}
+			if v, ok := strings.CutPrefix(w, "of="); ok {
+				add(v, true, c.Dynamic[i+1])
+			}
+		}
+		return out
+	case c.Wrapper:
+		return out // the wrapped command reports its own
+	}
+	spec := tools[name]
+	var ops []int // indexes of operands
+	patternGiven := false
+	for i := 1; i < len(c.Words); i++ {
+		w := c.Words[i]
+		if w == "--" {
+			for j := i + 1; j < len(c.Words); j++ {
+				ops = append(ops, j)
+			}
+			break
+		}
+		if !strings.HasPrefix(w, "-") || w == "-" || c.Dynamic[i] && !strings.HasPrefix(w, "-") {
+			ops = append(ops, i)
+			continue
+		}
+		opt, val, hasVal := strings.Cut(w, "=")
+		if !strings.HasPrefix(w, "--") && len(w) > 2 && slices.Contains(spec.values, w[:2]) {
+			opt, val, hasVal = w[:2], w[2:], true // -oFILE
+		}
+		takes := slices.Contains(spec.values, opt)
+		if takes && !hasVal && i+1 < len(c.Words) {
+			i++
+			val, hasVal = c.Words[i], true
+		}
+		if slices.Contains([]string{"-e", "--regexp", "-f", "--file", "--expression", "--from-file"}, opt) {
+			patternGiven = true
+		}
+		if !hasVal {
+			if name == "sed" && (opt == "-i" || strings.HasPrefix(opt, "-i") || opt == "--in-place") {
+				spec.mode = opWrite // the files after the script are rewritten
+			}
+			continue
+		}
+		switch {
+		case slices.Contains(spec.writes, opt):
+			add(val, true, c.Dynamic[i])
+		case slices.Contains(spec.reads, opt):
+			add(val, false, c.Dynamic[i])
+		case !takes && pathy(val):
+			add(val, false, c.Dynamic[i])
+		}
+	}
+	if name == "tar" {
+		tarPaths(c, add)
+		return out
+	}
+	mode := spec.mode
+	if subcommandTools[name] && len(ops) > 0 {
+		ops = ops[1:] // git log, go test: the subcommand is not a file
+	}
+	if mode == opPattern && !patternGiven && len(ops) > 0 {
+		ops = ops[1:]
+	}
+	if name == "sed" && mode == opWrite && !patternGiven && len(ops) > 0 {
+		ops = ops[1:]
+	}
+	for n, i := range ops {
+		w, dyn := c.Words[i], c.Dynamic[i]
+		switch mode {
+		case opNone:
+		case opWrite:
+			add(w, true, dyn)
+		case opLastWrite:
+			add(w, n == len(ops)-1 && len(ops) > 1, dyn)
+		case opModeFirst:
+			if n > 0 {
+				add(w, true, dyn)
+			}
+		case opSecondOut:
+			add(w, n == 1, dyn)
+		default:
+			add(w, false, dyn)
+		}
+	}
+	if name == "patch" || name == "unzip" {
+		add(".", true, false) // writes files in the working directory
+	}
+	return out
+}
+
+// findPaths: find's start points are read (written with -delete); the
+// expression's file arguments are read, -fprint and -fls files written.
+func findPaths(c Command, add func(string, bool, bool)) {
+	var starts []int
+	i := 1
+	for ; i < len(c.Words); i++ {
+		w := c.Words[i]
+		if strings.HasPrefix(w, "-") || w == "(" || w == "!" {
+			break
+		}
+		starts = append(starts, i)
+	}
+	del := slices.Contains(c.Words, "-delete")
+	for ; i < len(c.Words); i++ {
+		switch c.Words[i] {
+		case "-fprint", "-fprint0", "-fls", "-fprintf":
+			if i+1 < len(c.Words) {
+				add(c.Words[i+1], true, c.Dynamic[i+1])
+			}
+		case "-newer", "-anewer", "-cnewer", "-samefile":
+			if i+1 < len(c.Words) {
+				add(c.Words[i+1], false, c.Dynamic[i+1])
+			}
+		}
+	}
+	if len(starts) == 0 {
+		add(".", del, false)
+	}
+	for _, s := range starts {
+		add(c.Words[s], del, c.Dynamic[s])
+	}
+}
+
+// tarPaths: the archive is written when creating, and extraction writes
+// into -C DIR or the working directory.
+func tarPaths(c Command, add func(string, bool, bool)) {
+	create, extract := false, false
+	archive, dir := "", ""
+	for i := 1; i < len(c.Words); i++ {
+		w := c.Words[i]
+		switch {
+		case w == "--create" || w == "--append" || w == "--update":
+			create = true
+		case w == "--extract" || w == "--get":
+			extract = true
+		case strings.HasPrefix(w, "--file="):
+			archive = strings.TrimPrefix(w, "--file=")
+		case strings.HasPrefix(w, "--directory="):
+			dir = strings.TrimPrefix(w, "--directory=")
+		case (w == "--file" || w == "--directory") && i+1 < len(c.Words):
+			if w == "--file" {
+				archive = c.Words[i+1]
+			} else {
+				dir = c.Words[i+1]
+			}
+			i++
+		case !strings.HasPrefix(w, "--") && (i == 1 || strings.HasPrefix(w, "-")):
+			letters := strings.TrimPrefix(w, "-")
+			create = create || strings.ContainsAny(letters, "cruA")
+			extract = extract || strings.Contains(letters, "x")
+			if j := strings.IndexByte(letters, 'f'); j >= 0 && i+1 < len(c.Words) && j == len(letters)-1 {
+				archive = c.Words[i+1]
+				i++
+			}
+			if letters == "C" && i+1 < len(c.Words) {
+				dir = c.Words[i+1]
+				i++
+			}
+		}
+	}
+	if archive != "" {
+		add(archive, create, false)
+	}
+	if extract {
+		if dir == "" {
+			dir = "."
+		}
+		add(dir, true, false)
+	}
+}

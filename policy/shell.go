@@ -1,0 +1,1013 @@
+package policy
+
+// This file is the static analysis of a bash command line: every simple
+// command it would run, found through lists, pipelines, compound commands,
+// substitutions, `bash -c` strings and wrappers such as env, timeout, xargs
+// and find -exec, with what each one reads and writes. It never runs
+// anything; what it cannot know statically it reports as Risky, so the
+// caller can refuse to auto-allow it.
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// maxDepth bounds how deeply scripts inside scripts (bash -c, eval, trap,
+// watch, heredocs to a shell) and wrappers inside wrappers are followed.
+// Deeper nesting is Risky rather than an error.
+const maxDepth = 8
+
+// Redirect is one redirection of a simple command.
+type Redirect struct {
+	// Op is the operator with its file descriptor, as written: ">", "2>",
+	// ">>", "<", "<>", "&>", ">&", "<<", "<<<" …
+	Op string `json:"op"`
+	// Target is the file (quotes removed); empty for heredocs, here-strings
+	// and descriptor duplications such as 2>&1.
+	Target  string `json:"target,omitempty"`
+	Write   bool   `json:"write,omitempty"`
+	Dynamic bool   `json:"dynamic,omitempty"`
+}
+
+// PathArg is a word that may name a file: a path argument or a
+// redirection target, relative to the command's Dir.
+type PathArg struct {
+	Text  string `json:"text"`
+	Write bool   `json:"write,omitempty"`
+	// Dynamic: the text holds an expansion, so the real path is unknown.
+	Dynamic bool `json:"dynamic,omitempty"`
+}
+
+// Command is one simple command the line would run.
+type Command struct {
+	// Words is the argv after quote removal. A word with an expansion keeps
+	// the expansion's source text ($HOME, $(…)) in place of its value.
+	Words []string `json:"words"`
+	// Dynamic marks the words whose value is only known at run time
+	// (parameter, command, arithmetic or brace expansion); Glob the words
+	// with an unquoted pattern (*, ?, [...]), which the shell expands to
+	// file names.
+	Dynamic []bool `json:"dynamic,omitempty"`
+	Glob    []bool `json:"glob,omitempty"`
+	// Assigns are the NAME=value prefixes (or env's assignments).
+	Assigns []string `json:"assigns,omitempty"`
+	// Dir is the directory set by a preceding static cd or pushd in the
+	// same line ("" is the call's own directory). DirUnknown: a cd whose
+	// target or success is unknown came first; Dir is then meaningless.
+	Dir        string `json:"dir,omitempty"`
+	DirUnknown bool   `json:"dir_unknown,omitempty"`
+	// Redirects are the command's own redirections and those of the
+	// compound commands around it.
+	Redirects []Redirect `json:"redirects,omitempty"`
+	// Paths are the arguments and redirection targets that may name files.
+	Paths []PathArg `json:"paths,omitempty"`
+	// Via is how the command was reached: "bash -c", "xargs", "$(…)" …
+	// (outermost first); empty for a command written directly.
+	Via []string `json:"via,omitempty"`
+	// Feeds names the commands whose output flows into this one: earlier
+	// parts of its pipeline and the substitutions in its words.
+	Feeds []string `json:"feeds,omitempty"`
+	// Wrapper: the command runs another command (or a script) that is
+	// reported as a command of its own.
+	Wrapper bool `json:"wrapper,omitempty"`
+	// Risky says why the command must not run without asking, whatever
+	// the rules say.
+	Risky []string `json:"risky,omitempty"`
+}
+
+// Name is the command name (the first word), or "" for a redirection
+// without a command.
+func (c Command) Name() string {
+	if len(c.Words) == 0 {
+		return ""
+	}
+	return c.Words[0]
+}
+
+// String is the command as words separated by blanks.
+func (c Command) String() string { return strings.Join(c.Words, " ") }
+
+// Analysis is what ParseShell found in a command line.
+type Analysis struct {
+	Commands []Command `json:"commands"`
+	// Risky are reasons that concern the whole line rather than one
+	// command (an assignment to PATH, say).
+	Risky []string `json:"risky,omitempty"`
+}
+
+// ParseShell parses a bash command line and returns every simple command
+// it would run. A syntax error is an error: the caller should ask.
+func ParseShell(line string) (Analysis, error) {
+	a := &analyzer{dirFuncs: map[string]bool{}}
+	if err := a.script(line, walkCtx{}, dirState{}, 0); err != nil {
+		return Analysis{}, err
+	}
+	return Analysis{Commands: a.cmds, Risky: a.risky}, nil
+}
+
+type analyzer struct {
+	cmds  []Command
+	risky []string
+	// dirFuncs are functions whose body changes directory; calling one
+	// makes the directory unknown.
+	dirFuncs map[string]bool
+}
+
+// walkCtx is what enclosing constructs pass down to the commands inside.
+type walkCtx struct {
+	via     []string
+	inherit []Redirect // redirections of enclosing compound commands
+	depth   int
+}
+
+func (c walkCtx) with(via string) walkCtx {
+	c.via = append(slices.Clip(c.via), via)
+	return c
+}
+
+// dirState is the working directory at a point of the script.
+type dirState struct {
+	dir     string
+	unknown bool
+}
+
+func merge(a, b dirState) dirState {
+	if a == b {
+		return a
+	}
+	return dirState{unknown: true}
+}
+
+func parser() *syntax.Parser {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+}
+
+func (a *analyzer) addRisky(reason string) {
+	if !slices.Contains(a.risky, reason) {
+		a.risky = append(a.risky, reason)
+	}
+}
+
+// script parses src and analyses it as a whole script.
+func (a *analyzer) script(src string, c walkCtx, d dirState, depth int) error {
+	f, err := parser().Parse(strings.NewReader(src), "")
+	if err != nil {
+		return fmt.Errorf("parse the command line: %w", err)
+	}
+	c.depth = depth
+	if arithmeticOnVariables(f) {
+		a.addRisky(riskArith)
+	}
+	a.stmts(f.Stmts, c, d)
+	return nil
+}
+
+// arithmeticOnVariables reports whether the script evaluates a variable
+// in an arithmetic context ($((x)), (( )), let, for ((;;)), [[ a -eq b ]],
+// ${a[i]}, ${s:off}). Bash evaluates such a variable's value as an
+// expression, and an expression can run commands (x='a[$(cmd)]'), so
+// the command it hides is invisible here. Numbers alone are fine.
+func arithmeticOnVariables(f *syntax.File) bool {
+	found := false
+	inArith := func(n syntax.Node) {
+		if n == nil {
+			return
+		}
+		syntax.Walk(n, func(n syntax.Node) bool {
+			switch x := n.(type) {
+			case *syntax.Word:
+				if lit := x.Lit(); lit == "" || !isNumber(strings.TrimPrefix(lit, "-")) && !strings.HasPrefix(lit, "0x") {
+					found = true
+				}
+				return false
+			case *syntax.ParamExp:
+				found = true
+				return false
+			}
+			return true
+		})
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.ArithmExp:
+			inArith(x.X)
+		case *syntax.ArithmCmd:
+			inArith(x.X)
+		case *syntax.LetClause:
+			for _, e := range x.Exprs {
+				inArith(e)
+			}
+		case *syntax.CStyleLoop:
+			inArith(x.Init)
+			inArith(x.Cond)
+			inArith(x.Post)
+		case *syntax.BinaryTest:
+			switch x.Op {
+			case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+				inArith(x.X)
+				inArith(x.Y)
+			}
+		case *syntax.ParamExp:
+			if x.Index != nil {
+				inArith(x.Index)
+			}
+			if x.Slice != nil {
+				inArith(x.Slice.Offset)
+				inArith(x.Slice.Length)
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+func (a *analyzer) stmts(list []*syntax.Stmt, c walkCtx, d dirState) dirState {
+	for _, s := range list {
+		_, d = a.stmt(s, c, d)
+	}
+	return d
+}
+
+// stmt analyses one statement from directory d and returns the directory
+// when it succeeded and whatever happened.
+func (a *analyzer) stmt(s *syntax.Stmt, c walkCtx, d dirState) (succ, any dirState) {
+	if s == nil || s.Cmd == nil && len(s.Redirs) == 0 {
+		return d, d
+	}
+	start := len(a.cmds)
+	redirs, feeds, risky := a.redirects(s.Redirs, c, d)
+	if call, ok := s.Cmd.(*syntax.CallExpr); ok || s.Cmd == nil {
+		succ, any = a.call(call, redirs, feeds, risky, s.Redirs, c, d)
+	} else {
+		c.inherit = append(slices.Clip(c.inherit), redirs...)
+		succ, any = a.compound(s.Cmd, c, d)
+		for i := start; i < len(a.cmds); i++ {
+			a.cmds[i].Feeds = appendNew(a.cmds[i].Feeds, feeds...)
+			a.cmds[i].Risky = appendNew(a.cmds[i].Risky, risky...)
+		}
+		if start == len(a.cmds) {
+			for _, r := range risky {
+				a.addRisky(r)
+			}
+		}
+	}
+	if s.Background || s.Coprocess || s.Disown {
+		return d, d // runs in a subshell of its own
+	}
+	if s.Negated {
+		return any, any
+	}
+	return succ, any
+}
+
+func (a *analyzer) compound(cmd syntax.Command, c walkCtx, d dirState) (succ, any dirState) {
+	switch x := cmd.(type) {
+	case *syntax.BinaryCmd:
+		switch x.Op {
+		case syntax.AndStmt:
+			xs, xa := a.stmt(x.X, c, d)
+			ys, ya := a.stmt(x.Y, c, xs)
+			return ys, merge(xa, ya)
+		case syntax.OrStmt:
+			xs, xa := a.stmt(x.X, c, d)
+			ys, ya := a.stmt(x.Y, c, xa)
+			return merge(xs, ys), merge(xa, ya)
+		default: // | and |&: each side runs in a subshell
+			start := len(a.cmds)
+			a.stmt(x.X, c, d)
+			mid := len(a.cmds)
+			a.stmt(x.Y, c, d)
+			names := commandNames(a.cmds[start:mid])
+			for i := mid; i < len(a.cmds); i++ {
+				a.cmds[i].Feeds = appendNew(a.cmds[i].Feeds, names...)
+			}
+			return d, d
+		}
+	case *syntax.Subshell:
+		a.stmts(x.Stmts, c, d)
+		return d, d
+	case *syntax.Block:
+		r := a.stmts(x.Stmts, c, d)
+		return r, r
+	case *syntax.IfClause:
+		r := a.ifClause(x, c, d)
+		return r, r
+	case *syntax.WhileClause:
+		return a.loop(c, d, func(d dirState) dirState {
+			return a.stmts(x.Do, c, a.stmts(x.Cond, c, d))
+		})
+	case *syntax.ForClause:
+		switch l := x.Loop.(type) {
+		case *syntax.WordIter:
+			for _, w := range l.Items {
+				a.lineSubst(w, c, d)
+			}
+		case *syntax.CStyleLoop:
+			a.lineSubst(l, c, d)
+		}
+		return a.loop(c, d, func(d dirState) dirState { return a.stmts(x.Do, c, d) })
+	case *syntax.CaseClause:
+		a.lineSubst(x.Word, c, d)
+		r := d
+		for _, item := range x.Items {
+			for _, p := range item.Patterns {
+				a.lineSubst(p, c, d)
+			}
+			r = merge(r, a.stmts(item.Stmts, c, d))
+		}
+		return r, r
+	case *syntax.FuncDecl:
+		if x.Body != nil {
+			if _, end := a.stmt(x.Body, c, d); end != d && x.Name != nil {
+				a.dirFuncs[x.Name.Value] = true
+			}
+		}
+		return d, d
+	case *syntax.DeclClause:
+		return a.decl(x, c, d)
+	case *syntax.TimeClause:
+		if x.Stmt != nil {
+			return a.stmt(x.Stmt, c, d)
+		}
+		return d, d
+	case *syntax.CoprocClause:
+		a.stmt(x.Stmt, c, d)
+		return d, d
+	case *syntax.TestDecl:
+		a.stmt(x.Body, c, d)
+		return d, d
+	default: // [[ ]], (( )), let: only their substitutions run commands
+		a.lineSubst(cmd, c, d)
+		return d, d
+	}
+}
+
+// lineSubst analyses the substitutions in a part of the script that is
+// not a simple command (a for list, a case word, [[ ]]); their risks
+// belong to the line.
+func (a *analyzer) lineSubst(n syntax.Node, c walkCtx, d dirState) {
+	_, risky := a.subst(n, c, d)
+	for _, r := range risky {
+		a.addRisky(r)
+	}
+}
+
+func (a *analyzer) ifClause(x *syntax.IfClause, c walkCtx, d dirState) dirState {
+	cond := a.stmts(x.Cond, c, d)
+	then := a.stmts(x.Then, c, cond)
+	if x.Else == nil {
+		return merge(then, cond)
+	}
+	if len(x.Else.Cond) == 0 { // else
+		return merge(then, a.stmts(x.Else.Then, c, cond))
+	}
+	return merge(then, a.ifClause(x.Else, c, cond))
+}
+
+// loop analyses a loop body once; if the body can change the directory,
+// the directory of every command in it (from the second iteration on)
+// and after it is unknown.
+func (a *analyzer) loop(c walkCtx, d dirState, body func(dirState) dirState) (succ, any dirState) {
+	start := len(a.cmds)
+	if end := body(d); end == d {
+		return d, d
+	}
+	for i := start; i < len(a.cmds); i++ {
+		markDirUnknown(&a.cmds[i])
+	}
+	u := dirState{unknown: true}
+	return u, u
+}
+
+func markDirUnknown(cmd *Command) {
+	if !cmd.DirUnknown {
+		cmd.DirUnknown = true
+		cmd.Risky = appendNew(cmd.Risky, riskDir)
+	}
+}
+
+// The Risky reasons.
+const (
+	riskCmdSubst  = "command substitution runs a command whose output becomes part of this one"
+	riskProcSubst = "process substitution runs a hidden command"
+	riskDynName   = "the command name is only known at run time"
+	riskEval      = "eval runs a string as commands"
+	riskSource    = "source runs a file's commands, which are not analysed"
+	riskDir       = "the working directory is unknown (a cd whose target or success is unknown came first)"
+	riskStdin     = "the shell reads its script from stdin, which is not analysed"
+	riskDynScript = "the script string is only known at run time"
+	riskXargs     = "xargs adds arguments read from stdin"
+	riskDepth     = "scripts or wrappers nested too deeply to analyse"
+	riskDynPath   = "a path argument is only known at run time"
+	riskGitConfig = "git -c, --config-env and --exec-path change what git runs"
+	riskScript    = "runs a script file, whose commands are not analysed"
+	riskFuncDir   = "calls a function that changes directory"
+	riskArith     = "arithmetic on a variable: bash evaluates its value as an expression, which can run commands"
+)
+
+// riskyEnv are variables that change which program runs or what it
+// loads, so setting them defeats any rule about the command name.
+var riskyEnv = map[string]bool{
+	"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true,
+	"BASH_ENV": true, "ENV": true, "SHELLOPTS": true, "BASHOPTS": true, "PS4": true,
+	"PROMPT_COMMAND": true, "IFS": true, "CDPATH": true, "GLOBIGNORE": true,
+	"GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_EXTERNAL_DIFF": true, "GIT_PAGER": true,
+	"GIT_EDITOR": true, "GIT_ASKPASS": true, "GIT_EXEC_PATH": true, "GIT_DIR": true,
+	"GIT_WORK_TREE": true, "GIT_PROXY_COMMAND": true, "GIT_CONFIG": true,
+	"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_COUNT": true,
+	"GIT_TEMPLATE_DIR": true, "PAGER": true, "EDITOR": true, "VISUAL": true, "LESSOPEN": true,
+	"NODE_OPTIONS": true, "PYTHONSTARTUP": true, "PYTHONPATH": true, "PERL5OPT": true,
+	"PERL5LIB": true, "RUBYOPT": true, "GOFLAGS": true, "CC": true, "CXX": true,
+	"RUSTC_WRAPPER": true, "RUSTC": true, "CARGO_BUILD_RUSTC_WRAPPER": true,
+	"npm_config_script_shell": true, "MAKEFLAGS": true, "MAKESHELL": true,
+}
+
+func riskyAssign(name string) string {
+	if riskyEnv[name] || strings.HasPrefix(name, "GIT_CONFIG_") || strings.HasPrefix(name, "LD_") {
+		return "sets " + name + ", which changes what runs"
+	}
+	return ""
+}
+
+// decl analyses export/declare/local/readonly/typeset as a command.
+func (a *analyzer) decl(x *syntax.DeclClause, c walkCtx, d dirState) (succ, any dirState) {
+	cmd := Command{Words: []string{x.Variant.Value}, Dynamic: []bool{false}, Glob: []bool{false}, Via: c.via}
+	for _, as := range x.Args {
+		v, risky := a.assign(as, c, d, &cmd)
+		cmd.Risky = appendNew(cmd.Risky, risky...)
+		cmd.Words = append(cmd.Words, v.text)
+		cmd.Dynamic = append(cmd.Dynamic, v.dynamic)
+		cmd.Glob = append(cmd.Glob, v.glob)
+	}
+	cmd.Redirects = append(cmd.Redirects, c.inherit...)
+	a.finish(&cmd, d)
+	a.cmds = append(a.cmds, cmd)
+	return d, d
+}
+
+// assign evaluates NAME=value (or a naked declare argument).
+func (a *analyzer) assign(as *syntax.Assign, c walkCtx, d dirState, host *Command) (word, []string) {
+	var risky []string
+	name := ""
+	if as.Name != nil {
+		name = as.Name.Value
+		if r := riskyAssign(name); r != "" {
+			risky = append(risky, r)
+		}
+	}
+	var v word
+	if as.Value != nil {
+		v = a.word(as.Value, c, d, host)
+	}
+	if as.Array != nil || as.Index != nil {
+		v.dynamic = true
+		if feeds, r := a.subst(as, c, d); host != nil {
+			host.Feeds = appendNew(host.Feeds, feeds...)
+			risky = append(risky, r...)
+		}
+	}
+	switch {
+	case as.Naked && name != "":
+		v.text = name
+	case as.Naked:
+	case as.Append:
+		v.text = name + "+=" + v.text
+	default:
+		v.text = name + "=" + v.text
+	}
+	return v, risky
+}
+
+// redirects evaluates a statement's redirections; feeds are the commands
+// of substitutions inside them.
+func (a *analyzer) redirects(rs []*syntax.Redirect, c walkCtx, d dirState) ([]Redirect, []string, []string) {
+	var out []Redirect
+	var feeds, risky []string
+	for _, r := range rs {
+		op := r.Op.String()
+		if r.N != nil {
+			op = r.N.Value + op
+		}
+		red := Redirect{Op: op}
+		var host Command
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			if r.Hdoc != nil {
+				// An unquoted heredoc runs its $(…).
+				f, risky := a.subst(r.Hdoc, c, d)
+				host.Feeds, host.Risky = appendNew(host.Feeds, f...), appendNew(host.Risky, risky...)
+			}
+		case syntax.WordHdoc:
+			a.word(r.Word, c, d, &host)
+		default:
+			w := a.word(r.Word, c, d, &host)
+			red.Target, red.Dynamic = w.text, w.dynamic || w.glob
+			switch r.Op {
+			case syntax.DplIn, syntax.DplOut:
+				if isFD(w.text) {
+					red.Target = "" // 2>&1, >&-
+				} else {
+					red.Write = r.Op == syntax.DplOut
+				}
+			case syntax.RdrIn:
+			default:
+				red.Write = true
+			}
+		}
+		feeds = appendNew(feeds, host.Feeds...)
+		risky = appendNew(risky, host.Risky...)
+		out = append(out, red)
+	}
+	return out, feeds, risky
+}
+
+func isFD(s string) bool {
+	s = strings.TrimSuffix(s, "-")
+	if s == "" {
+		return true
+	}
+	_, err := strconv.Atoi(s)
+	return err == nil
+}
+
+// call analyses a simple command (ce may be nil for a statement that is
+// only redirections).
+func (a *analyzer) call(ce *syntax.CallExpr, redirs []Redirect, feeds, risky []string, raw []*syntax.Redirect, c walkCtx, d dirState) (succ, any dirState) {
+	cmd := Command{Via: c.via, Feeds: feeds, Risky: risky}
+	var assigns []string
+	if ce != nil {
+		for _, as := range ce.Assigns {
+			v, risky := a.assign(as, c, d, &cmd)
+			assigns = append(assigns, v.text)
+			if len(ce.Args) == 0 {
+				for _, r := range risky {
+					a.addRisky(r)
+				}
+			} else {
+				cmd.Risky = appendNew(cmd.Risky, risky...)
+			}
+		}
+		for _, w := range ce.Args {
+			v := a.word(w, c, d, &cmd)
+			cmd.Words = append(cmd.Words, v.text)
+			cmd.Dynamic = append(cmd.Dynamic, v.dynamic)
+			cmd.Glob = append(cmd.Glob, v.glob)
+		}
+	}
+	if len(cmd.Words) == 0 {
+		if len(redirs) == 0 {
+			// Only assignments: their substitutions were analysed; they
+			// are not a command of their own.
+			if len(cmd.Risky) > 0 {
+				for _, r := range cmd.Risky {
+					a.addRisky(r)
+				}
+			}
+			return d, d
+		}
+	}
+	cmd.Assigns = assigns
+	cmd.Redirects = append(append(cmd.Redirects, c.inherit...), redirs...)
+	a.heredocScript(&cmd, raw, c, d)
+	a.emit(cmd, c, d)
+	return a.dirEffect(cmd, d)
+}
+
+// heredocScript: a shell whose stdin is a heredoc or here-string runs that
+// text as a script. A static one is analysed (so a denied command in it
+// is still denied); it stays Risky either way.
+func (a *analyzer) heredocScript(cmd *Command, raw []*syntax.Redirect, c walkCtx, d dirState) {
+	if !isShell(cmd.Name()) || !readsStdinScript(*cmd) {
+		return
+	}
+	for _, r := range raw {
+		var body *syntax.Word
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			body = r.Hdoc
+		case syntax.WordHdoc:
+			body = r.Word
+		default:
+			continue
+		}
+		if body == nil {
+			continue
+		}
+		v := a.word(body, c, d, nil)
+		if v.dynamic || c.depth+1 > maxDepth {
+			continue
+		}
+		if err := a.script(v.text, c.with(cmd.Name()+" <<"), d, c.depth+1); err != nil {
+			cmd.Risky = appendNew(cmd.Risky, "cannot parse the script on stdin: "+err.Error())
+		}
+	}
+}
+
+// dirEffect is the directory after cmd ran (succ) and whatever happened.
+func (a *analyzer) dirEffect(cmd Command, d dirState) (succ, any dirState) {
+	name := cmd.Name()
+	if a.dirFuncs[name] {
+		u := dirState{unknown: true}
+		return u, u
+	}
+	switch name {
+	case "cd", "pushd":
+	case "popd":
+		u := dirState{unknown: true}
+		return u, u
+	default:
+		return d, d
+	}
+	args := cmd.Words[1:]
+	dyn := cmd.Dynamic[1:]
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-" {
+		if args[0] == "--" {
+			args, dyn = args[1:], dyn[1:]
+			break
+		}
+		args, dyn = args[1:], dyn[1:]
+	}
+	var next dirState
+	switch {
+	case len(args) == 0:
+		next = dirState{dir: "~"}
+	case dyn[0] || cmd.Glob[len(cmd.Words)-len(args)] || args[0] == "-" || d.unknown:
+		next = dirState{unknown: true}
+	default:
+		next = dirState{dir: joinDir(d.dir, args[0])}
+	}
+	return next, merge(d, next)
+}
+
+// joinDir is dir/p without cleaning (.. after a symlink is not lexical).
+func joinDir(dir, p string) string {
+	if dir == "" || strings.HasPrefix(p, "/") || p == "~" || strings.HasPrefix(p, "~/") {
+		return p
+	}
+	return strings.TrimSuffix(dir, "/") + "/" + p
+}
+
+// emit finishes a command, appends it, and follows what it wraps.
+func (a *analyzer) emit(cmd Command, c walkCtx, d dirState) {
+	inners := unwrap(cmd)
+	cmd.Wrapper = len(inners) > 0
+	a.finish(&cmd, d)
+	idx := len(a.cmds)
+	a.cmds = append(a.cmds, cmd)
+	if len(inners) == 0 {
+		return
+	}
+	if c.depth+1 > maxDepth {
+		a.cmds[idx].Risky = appendNew(a.cmds[idx].Risky, riskDepth)
+		return
+	}
+	for _, in := range inners {
+		a.cmds[idx].Risky = appendNew(a.cmds[idx].Risky, in.wrapperRisky...)
+		ic := c.with(in.via)
+		ic.depth = c.depth + 1
+		ic.inherit = nil
+		id := d
+		if in.dir != "" {
+			if in.dirDynamic || d.unknown {
+				id = dirState{unknown: true}
+			} else {
+				id = dirState{dir: joinDir(d.dir, in.dir)}
+			}
+		}
+		if in.script != nil {
+			if err := a.script(*in.script, ic, id, ic.depth); err != nil {
+				a.cmds[idx].Risky = appendNew(a.cmds[idx].Risky, fmt.Sprintf("cannot parse the script of %s: %v", in.via, err))
+			}
+			continue
+		}
+		if len(in.words) == 0 {
+			continue
+		}
+		inner := Command{
+			Words: in.words, Dynamic: in.dynamic, Glob: in.glob,
+			Assigns: in.assigns, Via: ic.via, Feeds: cmd.Feeds,
+			Risky: slices.Clone(in.risky),
+		}
+		for _, as := range in.assigns {
+			name, _, _ := strings.Cut(as, "=")
+			if r := riskyAssign(name); r != "" {
+				inner.Risky = appendNew(inner.Risky, r)
+			}
+		}
+		a.emit(inner, ic, id)
+	}
+}
+
+// finish fills in what follows from the words: the directory, risks and
+// path arguments.
+func (a *analyzer) finish(cmd *Command, d dirState) {
+	cmd.Dir, cmd.DirUnknown = d.dir, d.unknown
+	if d.unknown {
+		cmd.Dir = ""
+		cmd.Risky = appendNew(cmd.Risky, riskDir)
+	}
+	if len(cmd.Words) > 0 {
+		if cmd.Dynamic[0] || cmd.Glob[0] {
+			cmd.Risky = appendNew(cmd.Risky, riskDynName)
+		}
+		if a.dirFuncs[cmd.Words[0]] {
+			cmd.Risky = appendNew(cmd.Risky, riskFuncDir)
+		}
+		switch cmd.Words[0] {
+		case "eval":
+			cmd.Risky = appendNew(cmd.Risky, riskEval)
+		case "source", ".":
+			cmd.Risky = appendNew(cmd.Risky, riskSource)
+		}
+		if isShell(cmd.Words[0]) && readsStdinScript(*cmd) {
+			cmd.Risky = appendNew(cmd.Risky, riskStdin)
+		}
+		if isShell(cmd.Words[0]) && shellScriptFile(*cmd) >= 0 {
+			cmd.Risky = appendNew(cmd.Risky, riskScript)
+		}
+	}
+	cmd.Paths = argPaths(*cmd)
+	for _, p := range cmd.Paths {
+		if p.Dynamic {
+			cmd.Risky = appendNew(cmd.Risky, riskDynPath)
+			break
+		}
+	}
+}
+
+// word is the static view of a shell word.
+type word struct {
+	text    string
+	dynamic bool
+	glob    bool
+}
+
+// word evaluates w. Substitutions inside it are analysed as commands of
+// their own; host (if not nil) gets their risks and names as feeds.
+func (a *analyzer) word(w *syntax.Word, c walkCtx, d dirState, host *Command) word {
+	var v word
+	if w == nil {
+		return v
+	}
+	var b strings.Builder
+	a.parts(w.Parts, false, &b, &v)
+	v.text = b.String()
+	feeds, risky := a.subst(w, c, d)
+	if host != nil {
+		host.Feeds = appendNew(host.Feeds, feeds...)
+		host.Risky = appendNew(host.Risky, risky...)
+	}
+	return v
+}
+
+func (a *analyzer) parts(parts []syntax.WordPart, quoted bool, b *strings.Builder, v *word) {
+	for _, p := range parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			if quoted {
+				b.WriteString(unescapeDouble(x.Value))
+				continue
+			}
+			text, glob, brace := unescapeBare(x.Value)
+			b.WriteString(text)
+			v.glob = v.glob || glob
+			v.dynamic = v.dynamic || brace
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				s, ok := decodeANSIC(x.Value)
+				if !ok {
+					v.dynamic = true
+				}
+				b.WriteString(s)
+				continue
+			}
+			b.WriteString(x.Value)
+		case *syntax.DblQuoted:
+			a.parts(x.Parts, true, b, v)
+		case *syntax.ExtGlob:
+			v.glob = true
+			b.WriteString(x.Op.String() + x.Pattern.Value + ")")
+		default: // ParamExp, CmdSubst, ArithmExp, ProcSubst, BraceExp
+			v.dynamic = true
+			b.WriteString(source(p))
+		}
+	}
+}
+
+// subst analyses the command and process substitutions anywhere under n.
+// It returns the names of the commands they run and the risks they bring
+// to the command that holds them.
+func (a *analyzer) subst(n syntax.Node, c walkCtx, d dirState) (feeds, risky []string) {
+	if n == nil {
+		return nil, nil
+	}
+	syntax.Walk(n, func(n syntax.Node) bool {
+		var stmts []*syntax.Stmt
+		var via, reason string
+		switch x := n.(type) {
+		case *syntax.CmdSubst:
+			stmts, via, reason = x.Stmts, "$(…)", riskCmdSubst
+			if x.Backquotes {
+				via = "`…`"
+			}
+		case *syntax.ProcSubst:
+			stmts, via, reason = x.Stmts, x.Op.String()+"…)", riskProcSubst
+		default:
+			return true
+		}
+		risky = appendNew(risky, reason)
+		if c.depth+1 > maxDepth {
+			risky = appendNew(risky, riskDepth)
+			return false
+		}
+		ic := c.with(via)
+		ic.depth = c.depth + 1
+		ic.inherit = nil
+		start := len(a.cmds)
+		a.stmts(stmts, ic, d)
+		feeds = appendNew(feeds, commandNames(a.cmds[start:])...)
+		return false
+	})
+	return feeds, risky
+}
+
+// source prints a node as shell source.
+func source(n syntax.Node) string {
+	var b strings.Builder
+	if err := syntax.NewPrinter().Print(&b, n); err != nil {
+		return "?"
+	}
+	return b.String()
+}
+
+// unescapeBare removes backslashes from unquoted text and reports
+// unquoted glob characters and brace expansions.
+func unescapeBare(s string) (text string, glob, brace bool) {
+	var b strings.Builder
+	open := -1
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch == '\\' {
+			if i+1 < len(s) {
+				i++
+				if s[i] != '\n' {
+					b.WriteByte(s[i])
+				}
+			}
+			continue
+		}
+		switch ch {
+		case '*', '?':
+			glob = true
+		case '[':
+			if strings.IndexByte(s[i+1:], ']') >= 0 {
+				glob = true
+			}
+		case '{':
+			open = i
+		case '}':
+			if open >= 0 {
+				inner := s[open+1 : i]
+				if strings.Contains(inner, ",") || strings.Contains(inner, "..") {
+					brace = true
+				}
+			}
+		}
+		b.WriteByte(ch)
+	}
+	return b.String(), glob, brace
+}
+
+// unescapeDouble removes the backslashes that are special inside double
+// quotes.
+func unescapeDouble(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+			if s[i] != '\n' {
+				b.WriteByte(s[i])
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// decodeANSIC decodes the body of $'…'. ok is false for escapes it does
+// not know, whose value is then treated as unknown.
+func decodeANSIC(s string) (string, bool) {
+	var b strings.Builder
+	ok := true
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch ch := s[i]; ch {
+		case 'a':
+			b.WriteByte(7)
+		case 'b':
+			b.WriteByte(8)
+		case 'e', 'E':
+			b.WriteByte(27)
+		case 'f':
+			b.WriteByte(12)
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte(11)
+		case '\\', '\'', '"', '?':
+			b.WriteByte(ch)
+		case 'x', 'u', 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[ch]
+			j := i + 1
+			for j < len(s) && j-i-1 < max && isHex(s[j]) {
+				j++
+			}
+			if j == i+1 {
+				ok = false
+				b.WriteByte('\\')
+				b.WriteByte(ch)
+				continue
+			}
+			n, _ := strconv.ParseUint(s[i+1:j], 16, 32)
+			if ch == 'x' {
+				b.WriteByte(byte(n))
+			} else if utf8.ValidRune(rune(n)) {
+				b.WriteRune(rune(n))
+			} else {
+				ok = false
+			}
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(s) && j-i < 3 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			n, _ := strconv.ParseUint(s[i:j], 8, 16)
+			b.WriteByte(byte(n))
+			i = j - 1
+		default: // \cX and anything unusual
+			ok = false
+			b.WriteByte('\\')
+			b.WriteByte(ch)
+		}
+	}
+	return b.String(), ok
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func commandNames(cmds []Command) []string {
+	var out []string
+	for _, c := range cmds {
+		if n := c.Name(); n != "" {
+			out = appendNew(out, n)
+		}
+	}
+	return out
+}
+
+// appendNew appends the items not already in list.
+func appendNew(list []string, items ...string) []string {
+	for _, it := range items {
+		if !slices.Contains(list, it) {
+			list = append(list, it)
+		}
+	}
+	return list
+}
+
+// baseName is a command name without its directory (/usr/bin/git → git).
+func baseName(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 && i < len(name)-1 {
+		return name[i+1:]
+	}
+	return name
+}
+
+// pathClean is path.Clean that leaves "" alone.
+func pathClean(p string) string {
+	if p == "" {
+		return ""
+	}
+	return path.Clean(p)
+}

@@ -1,0 +1,194 @@
+package policy
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// lastCommand is the last command found (for a wrapper, what it runs).
+func lastCommand(t *testing.T, line string) Command {
+	t.Helper()
+	a, err := ParseShell(line)
+	if err != nil || len(a.Commands) == 0 {
+		t.Fatalf("%q: %v, %d commands", line, err, len(a.Commands))
+	}
+	return a.Commands[len(a.Commands)-1]
+}
+
+func TestParseShellWords(t *testing.T) {
+	for _, tc := range []struct {
+		line    string
+		words   []string
+		dynamic []bool
+		glob    []bool
+	}{
+		{`g''it "push" 'a b'`, []string{"git", "push", "a b"}, []bool{false, false, false}, []bool{false, false, false}},
+		{`\git pu\sh`, []string{"git", "push"}, []bool{false, false}, []bool{false, false}},
+		{`echo $'a\x41\n' "x\$y"`, []string{"echo", "aA\n", "x$y"}, []bool{false, false, false}, nil},
+		{`ls *.go "*.md" a[0-9]`, []string{"ls", "*.go", "*.md", "a[0-9]"}, []bool{false, false, false, false}, []bool{false, true, false, true}},
+		{`cat "$HOME/x" ${A:-b}`, []string{"cat", "$HOME/x", "${A:-b}"}, []bool{false, true, true}, nil},
+		{`echo {a,b} {} {1..3}`, []string{"echo", "{a,b}", "{}", "{1..3}"}, []bool{false, true, false, true}, nil},
+		{"echo a\\\nb", []string{"echo", "ab"}, []bool{false, false}, nil},
+	} {
+		c := lastCommand(t, tc.line)
+		if !slices.Equal(c.Words, tc.words) || !slices.Equal(c.Dynamic, tc.dynamic) || tc.glob != nil && !slices.Equal(c.Glob, tc.glob) {
+			t.Errorf("%q: words %q dynamic %v glob %v, want %q %v %v", tc.line, c.Words, c.Dynamic, c.Glob, tc.words, tc.dynamic, tc.glob)
+		}
+	}
+}
+
+func TestParseShellRedirects(t *testing.T) {
+	c := lastCommand(t, "cmd <in.txt >out.txt 2>>err.log &>all.log 2>&1 >&- 3<>rw <<<'s' >|clob")
+	want := []Redirect{
+		{Op: "<", Target: "in.txt"},
+		{Op: ">", Target: "out.txt", Write: true},
+		{Op: "2>>", Target: "err.log", Write: true},
+		{Op: "&>", Target: "all.log", Write: true},
+		{Op: "2>&"},
+		{Op: ">&"},
+		{Op: "3<>", Target: "rw", Write: true},
+		{Op: "<<<"},
+		{Op: ">|", Target: "clob", Write: true},
+	}
+	if !slices.Equal(c.Redirects, want) {
+		t.Errorf("redirects\n%+v\nwant\n%+v", c.Redirects, want)
+	}
+	var writes []string
+	for _, p := range c.Paths {
+		if p.Write {
+			writes = append(writes, p.Text)
+		}
+	}
+	if !slices.Equal(writes, []string{"out.txt", "err.log", "all.log", "rw", "clob"}) {
+		t.Errorf("written paths %q", writes)
+	}
+}
+
+func TestParseShellCommands(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		cmds []string // every command, in the order found
+	}{
+		{"a | b && c || d; e &", []string{"a", "b", "c", "d", "e"}},
+		{"(a; { b; }) | c", []string{"a", "b", "c"}},
+		{"if a; then b; elif c; then d; else e; fi", []string{"a", "b", "c", "d", "e"}},
+		{"for x in 1 2; do a $x; done; while b; do c; done; until d; do e; done", []string{"a $x", "b", "c", "d", "e"}},
+		{"case x in y) a;; *) b;; esac", []string{"a", "b"}},
+		{"f() { a; }; function g { b; }", []string{"a", "b"}},
+		{"echo $(a $(b)) `c`", []string{"b", "a $(b)", "c", "echo $(a $(b)) $(c)"}},
+		{"export X=$(a) Y=1", []string{"a", "export X=$(a) Y=1"}},
+		{"[[ -n $(a) ]] && (( $(b) > 1 ))", []string{"a", "b"}},
+		{"time a; coproc b", []string{"a", "b"}},
+		{"env -i A=1 nohup timeout 5 nice -n1 a", []string{"env -i A=1 nohup timeout 5 nice -n1 a", "nohup timeout 5 nice -n1 a", "timeout 5 nice -n1 a", "nice -n1 a", "a"}},
+		{"sh -c 'a; b' && bash -ec \"c\"", []string{"sh -c a; b", "a", "b", "bash -ec c", "c"}},
+		{"find . -exec a {} \\; -ok b {} +", []string{"find . -exec a {} ; -ok b {} +", "a {}", "b {}"}},
+		{"xargs -I{} -P4 a {}", []string{"xargs -I{} -P4 a {}", "a {}"}},
+		{"sudo -u bob -E A=1 a", []string{"sudo -u bob -E A=1 a", "a"}},
+		{"git -C d -c x=y status", []string{"git -C d -c x=y status", "git status"}},
+		{"eval 'a; b'", []string{"eval a; b", "a", "b"}},
+		{"watch -n1 'a | b'", []string{"watch -n1 a | b", "a", "b"}},
+		{"command -v a; command a", []string{"command -v a", "command a", "a"}},
+	} {
+		a, err := ParseShell(tc.line)
+		if err != nil {
+			t.Errorf("%q: %v", tc.line, err)
+			continue
+		}
+		var got []string
+		for _, c := range a.Commands {
+			got = append(got, c.String())
+		}
+		if !slices.Equal(got, tc.cmds) {
+			t.Errorf("%q:\n got %q\nwant %q", tc.line, got, tc.cmds)
+		}
+	}
+}
+
+func TestParseShellDepthBound(t *testing.T) {
+	line := "ls"
+	for range maxDepth + 3 {
+		line = "bash -c " + quoteSingle(line)
+	}
+	a, err := ParseShell(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	risky := false
+	for _, c := range a.Commands {
+		risky = risky || slices.Contains(c.Risky, riskDepth)
+		if c.Name() == "ls" {
+			t.Error("analysed past the depth bound")
+		}
+	}
+	if !risky {
+		t.Error("the depth bound is not reported")
+	}
+	if d := DecideBash(RuleSet{}, line); d.Tier == Allow {
+		t.Errorf("too deep a nesting was allowed: %s", d.Reason)
+	}
+}
+
+func quoteSingle(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func TestSuggestRule(t *testing.T) {
+	for _, tc := range []struct {
+		line   string
+		rule   string
+		prefix bool
+	}{
+		{"go test ./...", "Bash(go test:*)", true},
+		{"FOO=1 go test -run X ./...", "Bash(go test:*)", true},
+		{"cargo build --release", "Bash(cargo build:*)", true},
+		{"npm run lint:fix", "Bash(npm run lint:fix:*)", true},
+		{"npm install left-pad", "Bash(npm install:*)", true},
+		{"git log --oneline", "Bash(git log:*)", true},
+		{"git push origin main", "Bash(git push origin main)", false},
+		{"git config user.name x", "Bash(git config user.name x)", false},
+		{"git", "Bash(git)", false},
+		{"git --no-pager log", "Bash(git --no-pager log)", false},
+		{"python3 -c 'print(1)'", "", false}, // the code has parentheses and spaces
+		{"python3 manage.py test", "Bash(python3 manage.py test)", false},
+		{"node -e x", "Bash(node -e x)", false},
+		{"bash -c 'ls'", "Bash(bash -c ls)", false},
+		{"sh", "Bash(sh)", false},
+		{"env FOO=1 make", "Bash(env FOO=1 make)", false},
+		{"sudo apt-get update", "Bash(sudo apt-get update)", false},
+		{"xargs rm", "Bash(xargs rm)", false},
+		{"rm -rf build", "Bash(rm -rf build)", false},
+		{"make test", "Bash(make test:*)", true},
+		{"terraform plan", "Bash(terraform plan:*)", true},
+		{"pytest -q tests/", "Bash(pytest:*)", true},
+		{"ls *.go", "Bash(ls:*)", true},
+		{"./scripts/check.sh --all", "Bash(./scripts/check.sh --all)", false},
+		{"$CMD x", "", false},
+		{"go $SUB", "", false},
+		{"cat \"$F\"", "Bash(cat:*)", true},
+	} {
+		a, err := ParseShell(tc.line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := a.Commands[0] // the command as written, not what it wraps
+		rule, prefix := SuggestRule(c)
+		if rule != tc.rule || prefix != tc.prefix {
+			t.Errorf("%q: %q %v, want %q %v", tc.line, rule, prefix, tc.rule, tc.prefix)
+			continue
+		}
+		if rule == "" {
+			continue
+		}
+		// A suggested rule parses and matches the command it was made for.
+		r, err := ParseRule(rule, Source{})
+		if err != nil || !r.MatchCommand(c.Words) {
+			t.Errorf("%q: suggested %q does not match it again (%v)", tc.line, rule, err)
+		}
+	}
+}
+
+func BenchmarkDecideBash(b *testing.B) {
+	line := `cd sub && FOO=1 go test ./... 2>&1 | tee /tmp/x.log; git status --short | grep -v '^??' | wc -l; find . -name '*.go' -exec gofmt -l {} +`
+	for b.Loop() {
+		DecideBash(RuleSet{}, line)
+	}
+}
