@@ -92,15 +92,19 @@ func (p *Policy) bashSpec(v Verdict, callTmp string) (jail.Spec, error) {
 			return jail.Spec{}, fmt.Errorf("path %s is denied: %s", pv.Given, pv.Reason)
 		}
 		switch pv.Class {
-		case ClassWorkspace, ClassProtected:
-			continue // the workspace grant (and its protection) covers it
+		case ClassWorkspace, ClassProtected, ClassTemp:
+			continue // the workspace grant (and its protection), or the private /tmp, covers it
 		case ClassSystem:
 			if !pv.Write {
 				continue
 			}
 		}
 		if pv.Write {
-			prof.Write = append(prof.Write, existingAncestor(pv.Resolved))
+			dir, err := writeRoot(pv, p.Places.Workspace)
+			if err != nil {
+				return jail.Spec{}, err
+			}
+			prof.Write = append(prof.Write, dir)
 		} else if pv.Exists {
 			prof.Read = append(prof.Read, pv.Resolved)
 		}
@@ -122,9 +126,11 @@ func (p *Policy) fileSpec(v Verdict) (jail.Spec, error) {
 			return jail.Spec{}, fmt.Errorf("path %s is denied: %s", pv.Given, pv.Reason)
 		}
 		if pv.Write {
-			dir := existingAncestor(filepath.Dir(pv.Resolved))
-			if !pv.Exists {
-				dir = existingAncestor(pv.Resolved)
+			dir := filepath.Dir(pv.Resolved)
+			if within(dir, p.Places.Workspace) {
+				dir = existingAncestor(dir) // new directories inside the workspace
+			} else if _, err := os.Stat(dir); err != nil {
+				return jail.Spec{}, fmt.Errorf("cannot grant writing %s: its directory %s does not exist outside the workspace; create it first", pv.Given, dir)
 			}
 			writes = append(writes, dir)
 			paths = append(paths, jail.PathRule{Path: dir, Access: jail.Write})
@@ -193,6 +199,24 @@ func (p *Policy) protectedUnder(writes []string) ([]string, error) {
 		}
 	}
 	return compact(out), nil
+}
+
+// writeRoot is what a bash call needs rights on to write pv: the path when
+// it exists, else its directory. Outside the workspace the directory must
+// exist: granting the nearest existing ancestor instead could hand out a
+// whole tree (or /) for one file.
+func writeRoot(pv PathVerdict, workspace string) (string, error) {
+	if pv.Exists {
+		return pv.Resolved, nil
+	}
+	dir := filepath.Dir(pv.Resolved)
+	if within(dir, workspace) {
+		return existingAncestor(dir), nil
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("cannot grant writing %s: its directory %s does not exist outside the workspace; create it first", pv.Given, dir)
+	}
+	return dir, nil
 }
 
 // existingAncestor is p itself when it exists, else its nearest existing

@@ -202,7 +202,9 @@ func TestPlanModeBashIsReadOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		call := policy.Call{Tool: "bash", Effect: policy.EffectExec, Command: "echo planned > out.txt; cat " + e.cnry}
+		// The canary is named only through a variable: the policy cannot
+		// see it, so it is not granted, and the kernel refuses it.
+		call := policy.Call{Tool: "bash", Effect: policy.EffectExec, Command: "echo planned > out.txt; f=" + e.cnry + "; cat \"$f\""}
 		v := p.Decide(call)
 		v.Tier = policy.Allow // the user approved whatever the tier was: the grant is what is under test
 		spec, err := p.Compile(v, "")

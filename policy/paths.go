@@ -30,6 +30,9 @@ const (
 	// config and state: denied unless a user rule names it explicitly;
 	// brig's own directories are never granted.
 	ClassSecret PathClass = "secret"
+	// ClassTemp is the private /tmp of a bash call (a fresh tmpfs in its
+	// mount namespace): nothing of the user's is there.
+	ClassTemp PathClass = "temp"
 	// ClassOutside is anything else: it needs a Read or Write grant.
 	ClassOutside PathClass = "outside"
 )

@@ -9,10 +9,15 @@ import (
 
 // tree builds a workspace, a home with secrets and an outside directory,
 // with symlinks between them, under a canonical temp root.
-func tree(t *testing.T) (root, ws, home string) {
+func tree(t testing.TB) (root, ws, home string) {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
+	// Outside /tmp, which a bash call sees as its own private directory.
+	root, err := os.MkdirTemp("/var/tmp", "brig-policy-")
 	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if root, err = filepath.EvalSymlinks(root); err != nil {
 		t.Fatal(err)
 	}
 	ws, home = filepath.Join(root, "ws"), filepath.Join(root, "home")

@@ -226,8 +226,10 @@ func ruleReason(d Decision, fallback string) string {
 
 // pathDefault is the tier for touching a path of a class when no rule
 // matches, and whether a rule may change it.
-func pathDefault(c PathClass, write bool) (t Tier, reason string, final bool) {
+func pathDefault(c PathClass, write, bash bool) (t Tier, reason string, final bool) {
 	switch c {
+	case ClassTemp:
+		return Allow, "the call's private temporary directory", false
 	case ClassProtected:
 		if write {
 			return Deny, "protected: never writable from a jail (it governs brig or runs outside it later)", true
@@ -236,8 +238,11 @@ func pathDefault(c PathClass, write bool) (t Tier, reason string, final bool) {
 	case ClassSecret:
 		return Deny, "holds credentials (denied unless one of your rules names it)", false
 	case ClassWorkspace:
-		if write {
+		if write && !bash {
 			return Ask, "writes inside the workspace", false
+		}
+		if write {
+			return Allow, "inside the workspace (the command's own tier decides)", false
 		}
 		return Allow, "inside the workspace", false
 	case ClassSystem:
@@ -263,8 +268,14 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 		return pv
 	}
 	pv.Resolved, pv.Exists = resolved, exists
+	bash := v.Call.Effect == EffectExec
 	pv.Class = p.Places.Classify(resolved)
-	def, reason, final := pathDefault(pv.Class, write)
+	if bash && p.Machine.Namespaces && pv.Class == ClassOutside && (within(resolved, "/tmp") || within(resolved, "/dev/shm")) {
+		// A bash call gets a fresh /tmp: what it writes there is its own,
+		// and the host's files there are not visible unless granted.
+		pv.Class = ClassTemp
+	}
+	def, reason, final := pathDefault(pv.Class, write, bash)
 	if p.brigOwn(resolved) {
 		def, reason, final = Deny, "brig's own config and state: never granted to a jail", true
 	}
@@ -308,9 +319,52 @@ func pathRule(pv PathVerdict, pl Places) string {
 	return fmt.Sprintf("%s(%s)", scope, p)
 }
 
-// decideBash is completed with the shell analysis.
+// decideBash decides a command line: every simple command by the rules
+// and the built-in lists (DecideBash), and every path it names by where the
+// path really leads (resolved against the directory the command runs in).
 func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
-	v.note(Ask, "shell analysis pending")
+	bd := DecideBash(rs, v.Call.Command)
+	v.Risky = bd.Risky
+	v.note(bd.Tier, bd.Reason)
+	base := p.Places.Workspace
+	if v.Call.Dir != "" {
+		dir, _, err := ResolvePath(v.Call.Dir, base, p.Places.Home)
+		if err != nil {
+			v.note(Deny, fmt.Sprintf("working directory %q: %v", v.Call.Dir, err))
+			return
+		}
+		base = dir
+	}
+	for _, cd := range bd.Commands {
+		c := cd.Command
+		v.Commands = append(v.Commands, CommandVerdict{Words: c.Words, Dir: c.Dir, Via: c.Via, Tier: cd.Tier, Reason: cd.Reason, Risky: c.Risky})
+		if cd.Tier == Ask && len(c.Risky) == 0 {
+			if rule, _ := SuggestRule(c); rule != "" && !slices.Contains(v.Always, rule) {
+				v.Always = append(v.Always, rule)
+			}
+		}
+		if c.DirUnknown {
+			continue // already Risky: its paths cannot be placed
+		}
+		dir := base
+		if c.Dir != "" {
+			d, _, err := ResolvePath(c.Dir, base, p.Places.Home)
+			if err != nil {
+				v.note(Deny, fmt.Sprintf("cd %s: %v", c.Dir, err))
+				continue
+			}
+			dir = d
+		}
+		for _, pa := range c.Paths {
+			if pa.Dynamic {
+				continue // already Risky
+			}
+			pv := p.decidePath(v, rs, pa.Text, dir, pa.Write)
+			if mode == ModePlan && pa.Write && pv.Tier != Deny && pv.Class != ClassTemp {
+				v.note(Deny, fmt.Sprintf("plan mode is read-only: %s writes %s", c.Name(), pa.Text))
+			}
+		}
+	}
 }
 
 // ProtectedRuleWarnings reports the allow rules that try to grant writing a

@@ -10,7 +10,7 @@ import (
 )
 
 // testPolicy builds a policy over the tree() fixture with the given rules.
-func testPolicy(t *testing.T, mode Mode, rules string) (*Policy, string, string, string) {
+func testPolicy(t testing.TB, mode Mode, rules string) (*Policy, string, string, string) {
 	t.Helper()
 	root, ws, home := tree(t)
 	var loaded Loaded
@@ -173,7 +173,7 @@ allow = ["Write(**)", "Write(/**)", "Write(./.git/**)", "Write(./.brig/**)"]
 	}
 }
 
-func checkProtected(t *testing.T, p *Policy, spec jail.Spec, ws string) {
+func checkProtected(t testing.TB, p *Policy, spec jail.Spec, ws string) {
 	t.Helper()
 	for _, r := range spec.Paths {
 		if r.Access != jail.Write {
@@ -187,5 +187,146 @@ func checkProtected(t *testing.T, p *Policy, spec jail.Spec, ws string) {
 				t.Fatalf("write grant %s covers protected %s, which the Spec does not protect", r.Path, q)
 			}
 		}
+	}
+}
+
+func TestDecideBashWithPaths(t *testing.T) {
+	bash := func(cmd string) Call { return Call{Tool: "bash", Effect: EffectExec, Command: cmd} }
+	cases := []struct {
+		mode   Mode
+		cmd    string
+		want   Tier
+		reason string
+	}{
+		{ModeAsk, "go test ./...", Allow, ""},
+		{ModeAsk, "cat src/a.go | wc -l", Allow, ""},
+		{ModeAsk, "cat ~/.ssh/id_ed25519", Deny, "credentials"},
+		{ModeAuto, "cat tokey", Deny, "credentials"},            // a symlink in the workspace to a key
+		{ModeAsk, "cat ../out/deep/x", Ask, "reads outside"},     // a relative path out of the workspace
+		{ModeAsk, "cd src && cat up/out/deep/x", Ask, "outside"}, // through a symlink after cd
+		{ModeAsk, "cd src && cat a.go", Allow, ""},
+		{ModeAuto, "echo x > .git/hooks/pre-commit", Deny, "hooks"},
+		{ModeAuto, "cp /etc/hosts src/hooks/post-merge", Deny, "protected"},
+		{ModeAuto, "echo x > ~/.config/brig/config.toml", Deny, ""},
+		{ModeAuto, "git push origin main", Deny, "publishes"},
+		{ModeAuto, "cat ../out/deep/x", Allow, "auto mode"},
+		{ModeAsk, "echo hi > /tmp/scratch.txt", Ask, ""}, // a write: the read-only allow does not apply; /tmp itself is private
+		{ModePlan, "go build -o bin/app .", Deny, "plan mode"},
+		{ModePlan, "go vet ./...", Allow, ""},
+		{ModeAsk, "f=~/.ssh/id_ed25519; cat \"$f\"", Ask, ""}, // dynamic: never Allow, and the jail has the last word
+	}
+	for _, c := range cases {
+		t.Run(c.cmd, func(t *testing.T) {
+			p, _, _, _ := testPolicy(t, c.mode, "")
+			v := p.Decide(bash(c.cmd))
+			if v.Tier != c.want || !strings.Contains(v.Reason, c.reason) {
+				t.Fatalf("%s (%s): %s — %s; want %s containing %q\n%+v", c.cmd, c.mode, v.Tier, v.Reason, c.want, c.reason, v.Paths)
+			}
+			if len(v.Commands) == 0 {
+				t.Fatal("no commands reported")
+			}
+		})
+	}
+}
+
+func TestBashGrantFollowsTheVerdict(t *testing.T) {
+	p, root, ws, _ := testPolicy(t, ModeAuto, "")
+	v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: "cat ../out/deep/x && make test > ../out/log.txt"})
+	if v.Tier != Allow {
+		t.Fatalf("%s: %s", v.Tier, v.Reason)
+	}
+	spec, err := p.Compile(v, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(path string, a jail.Access) bool {
+		return slices.ContainsFunc(spec.Paths, func(r jail.PathRule) bool { return r.Path == path && r.Access == a })
+	}
+	if !has(root+"/out/deep/x", jail.Exec) || !has(root+"/out", jail.Write) || !has(ws, jail.Write) {
+		t.Fatalf("the named outside read and write must be granted, with the workspace: %+v", spec.Paths)
+	}
+	if has(root+"/out/deep", jail.Exec) || has(root, jail.Exec) {
+		t.Fatalf("more than the named paths was granted: %+v", spec.Paths)
+	}
+	checkProtected(t, p, spec, ws)
+
+	// Plan mode: the workspace is read-only in the grant.
+	p.SetMode(ModePlan)
+	v = p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: "go vet ./..."})
+	spec, err = p.Compile(v, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if has(ws, jail.Write) || !has(ws, jail.Exec) {
+		t.Fatalf("plan mode: the workspace must be read-only: %+v", spec.Paths)
+	}
+}
+
+func TestAlwaysForBashIsFromTheParsedCommand(t *testing.T) {
+	p, _, _, _ := testPolicy(t, ModeAsk, "")
+	for cmd, want := range map[string]string{
+		"FOO=1 go run ./cmd/x":  "Bash(go run:*)",
+		"npm install left-pad":  "Bash(npm install:*)",
+		"python3 -c 'print(1)'": "",
+	} {
+		v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: cmd})
+		if v.Tier != Ask {
+			t.Fatalf("%s: %s", cmd, v.Tier)
+		}
+		got := strings.Join(v.Always, ",")
+		if want == "" {
+			if strings.Contains(got, ":*") {
+				t.Fatalf("%s: a prefix rule was offered for an interpreter: %v", cmd, v.Always)
+			}
+			continue
+		}
+		if got != want {
+			t.Fatalf("%s: always = %v, want %s", cmd, v.Always, want)
+		}
+	}
+}
+
+// FuzzCompileNeverWritesProtected: whatever the command line and however it
+// is decided, a compiled grant never holds a protected path or brig's own
+// files with write rights (the user may approve anything; protection holds).
+func FuzzCompileNeverWritesProtected(f *testing.F) {
+	for _, s := range []string{
+		"echo x > .git/hooks/pre-commit", "cp a src/hooks/x", "cd .git && echo > config",
+		"touch .brig/config.toml", "mv x ~/.config/brig/config.toml", "tee .envrc < x",
+		"cd src/up/ws && echo > .vscode/tasks.json", "ln -s /x .git/hooks/post-merge", "go build -o ../out/bin",
+	} {
+		f.Add(s)
+	}
+	p, _, ws, _ := testPolicy(f, ModeAuto, "[permissions]\nallow = [\"Bash(*)\", \"Write(/**)\", \"Read(/**)\"]\n")
+	f.Fuzz(func(t *testing.T, line string) {
+		v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: line})
+		if v.Tier == Deny {
+			return
+		}
+		v.Tier = Allow // as if the user approved
+		spec, err := p.Compile(v, "")
+		if err != nil {
+			return
+		}
+		checkProtected(t, p, spec, ws)
+	})
+}
+
+func TestWriteGrantNeverWidensToAnAncestor(t *testing.T) {
+	p, root, _, _ := testPolicy(t, ModeAuto, "")
+	for _, c := range []Call{
+		{Tool: "bash", Effect: EffectExec, Command: "echo x > " + root + "/nonexistent/deeper/f"},
+		{Tool: "write_file", Effect: EffectWrite, Write: []string{root + "/nonexistent/f"}},
+	} {
+		v := p.Decide(c)
+		v.Tier = Allow
+		if spec, err := p.Compile(v, ""); err == nil {
+			t.Fatalf("%+v compiled to %+v: a missing outside directory must not widen the grant to %s", c, spec.Paths, root)
+		}
+	}
+	v := p.Decide(Call{Tool: "write_file", Effect: EffectWrite, Write: []string{root + "/out/new.txt"}})
+	spec, err := p.Compile(v, "")
+	if err != nil || !slices.ContainsFunc(spec.Paths, func(r jail.PathRule) bool { return r.Path == root+"/out" && r.Access == jail.Write }) {
+		t.Fatalf("control: a new file in an existing outside directory: %+v, %v", spec.Paths, err)
 	}
 }
