@@ -201,7 +201,7 @@ func TestDecideBashWithPaths(t *testing.T) {
 		{ModeAsk, "go test ./...", Allow, ""},
 		{ModeAsk, "cat src/a.go | wc -l", Allow, ""},
 		{ModeAsk, "cat ~/.ssh/id_ed25519", Deny, "credentials"},
-		{ModeAuto, "cat tokey", Deny, "credentials"},            // a symlink in the workspace to a key
+		{ModeAuto, "cat tokey", Deny, "credentials"},             // a symlink in the workspace to a key
 		{ModeAsk, "cat ../out/deep/x", Ask, "reads outside"},     // a relative path out of the workspace
 		{ModeAsk, "cd src && cat up/out/deep/x", Ask, "outside"}, // through a symlink after cd
 		{ModeAsk, "cd src && cat a.go", Allow, ""},
