@@ -88,6 +88,11 @@ type Config struct {
 	// Emit receives events; it must not block for long (a front end queues
 	// them). Nil drops them.
 	Emit func(Event)
+	// Inbox, when set, is drained at each tool boundary: messages the user
+	// typed while the agent worked join the tool results' user turn, so
+	// the model reads them before its next step. What is still queued when
+	// a turn ends is the front end's to send as the next turn.
+	Inbox func() []provider.Block
 	// Persist is called with each message as it joins the history, before
 	// the next request leaves; an error ends the turn (nothing completed is
 	// ever only in memory).
@@ -203,6 +208,9 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 		}
 		results := a.runTools(ctx, uses, resp.StopReason == provider.StopMaxTokens)
 		tr.ToolCalls += len(uses)
+		if a.cfg.Inbox != nil && ctx.Err() == nil {
+			results = append(results, a.cfg.Inbox()...)
+		}
 		// The results always go in, interrupted or not: history stays valid.
 		if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: results}); err != nil {
 			return tr, err

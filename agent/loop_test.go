@@ -354,3 +354,35 @@ func TestLoopPersistsBeforeTheNextRequest(t *testing.T) {
 		t.Fatalf("a turn whose message could not be saved went on: %v, %d requests", err, len(srv2.Requests()))
 	}
 }
+
+// TestLoopInboxAtToolBoundary: a message queued while a tool runs reaches
+// the model with the tool results, before its next step.
+func TestLoopInboxAtToolBoundary(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	srv := startFake(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("read_file", `{"path":"a.txt"}`)}},
+		fakeprovider.Turn{Text: "noted"},
+	)
+	var mu sync.Mutex
+	queued := []provider.Block{provider.Text("also check b.txt")}
+	inbox := func() []provider.Block {
+		mu.Lock()
+		defer mu.Unlock()
+		out := queued
+		queued = nil
+		return out
+	}
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex, Inbox: inbox}, nil)
+	if _, err := a.Run(context.Background(), userText("read a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	h := a.History()
+	results := h[2]
+	last := results.Content[len(results.Content)-1]
+	if results.Content[0].Type != provider.BlockToolResult || last.Type != provider.BlockText || last.Text != "also check b.txt" {
+		t.Fatalf("the queued message must follow the tool results in the same user turn: %+v", results.Content)
+	}
+	if !strings.Contains(string(srv.Requests()[1].Body), "also check b.txt") {
+		t.Fatal("the queued message did not reach the model")
+	}
+}

@@ -17,8 +17,6 @@ import (
 	"brig/internal/credentials"
 	"brig/internal/session"
 	"brig/policy"
-	"brig/supervisor"
-	"brig/tools"
 )
 
 // Exit statuses of `brig -p`.
@@ -140,69 +138,13 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 	if strings.TrimSpace(prompt) == "" {
 		return errors.New("-p needs a prompt (or input on stdin)")
 	}
-	dirs := dirsFor(o.procEnv)
-	creds, err := credentials.Load(o.Env, dirs)
-	if err != nil {
-		return err
-	}
-	model := o.Model
-	if model == "" {
-		if model, err = defaultModel(creds, o.BaseURL); err != nil {
-			return err
-		}
-		if model == "" {
-			return credentials.None(dirs)
-		}
-	}
-	client, err := connect.New(connect.Config{Model: model, BaseURL: o.BaseURL, Env: o.Env, Credentials: creds})
-	if err != nil {
-		return err
-	}
-	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, Prewarm: true, QuarantineDir: dirs.State + "/quarantine"})
-	if err != nil {
-		return err
-	}
-	defer sup.Close()
-	mode, _ := policy.ParseMode(o.Mode)
-	wp, err := openPolicy(o.procEnv, o.Workspace, mode, sup.Namespaces())
-	if err != nil {
-		return err
-	}
-	ex := &agent.Executor{Registry: tools.NewRegistry(), Policy: wp.Policy, Runner: sup, Approver: nonInteractive(o.Yes, o.Stderr)}
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
-	}
-	sys := agent.SystemPrompt(agent.PromptFacts{Mode: mode, Workspace: wp.Workspace, Network: wp.Policy.Sandbox.Network, Date: now().Format("2006-01-02")})
-	sess, st, err := openSession(ctx, o, dirs.State, wp.Workspace, client)
-	if err != nil {
-		return err
-	}
-	var history []provider.Message
-	if st != nil {
-		history = st.Messages
-		if !o.ModeSet {
-			mode = st.Mode
-			if err := wp.Policy.SetMode(mode); err != nil {
-				return err
-			}
-		}
-		sys = agent.SystemPrompt(agent.PromptFacts{Mode: mode, Workspace: wp.Workspace, Network: wp.Policy.Sandbox.Network, Date: now().Format("2006-01-02")})
-		if err := recordChanges(ctx, sess, st, client, mode, sys); err != nil {
-			return err
-		}
-	} else if err := sess.Append(ctx, session.SystemRecord(sys)); err != nil {
-		return err
-	}
-	defer sess.Close()
-	rec := &agent.Recorder{Session: sess, Model: model}
 	pr := newPrinter(o.Output, o.Stdout, o.Stderr)
-	a := agent.New(agent.Config{
-		Client: client, Model: client.Model, System: sys, Executor: ex,
-		MaxIterations: o.MaxIterations, Effort: provider.Effort(o.Effort), WebSearch: o.WebSearch,
-		CacheKey: sess.ID(), Persist: rec.Persist,
-		Emit: func(ev agent.Event) { rec.Event(ev); pr.event(ev) },
-	}, history)
+	run, err := setupAgent(ctx, o, nonInteractive(o.Yes, o.Stderr), pr.event)
+	if err != nil {
+		return err
+	}
+	defer run.Close()
+	a, model, mode, sess := run.Agent, run.Model, run.Policy.Mode(), run.Session
 	tr, runErr := a.Run(ctx, []provider.Block{provider.Text(prompt)})
 	sum := oneShotSummary{
 		Result: tr.Text, Stop: tr.Stop, Session: sess.ID(), Model: model, Mode: mode, Iterations: tr.Iterations,

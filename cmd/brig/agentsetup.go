@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"brig/agent"
+	"brig/agent/provider"
+	"brig/agent/provider/connect"
+	"brig/internal/credentials"
+	"brig/internal/instructions"
+	"brig/internal/session"
+	"brig/policy"
+	"brig/supervisor"
+	"brig/tools"
+)
+
+// agentRun is everything a front end (one-shot or the TUI) drives: the
+// agent and what it stands on.
+type agentRun struct {
+	Agent        *agent.Agent
+	Executor     *agent.Executor
+	Policy       *policy.Policy
+	Workspace    string
+	Client       *connect.Client
+	Model        string
+	Session      *session.Session
+	Supervisor   *supervisor.Supervisor
+	Instructions *instructions.Set
+	// Resumed is the saved state when a session was resumed (nil for a new
+	// one): a front end shows its display history.
+	Resumed *session.State
+	closers []func()
+}
+
+// Close releases the session file and the supervisor's warm child.
+func (r *agentRun) Close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+}
+
+// setupAgent resolves the provider, starts the supervisor, loads the policy
+// and the instructions, opens or resumes the session, and builds the agent.
+// Its events go to emit (after the session recorder has seen them).
+func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, emit func(agent.Event)) (_ *agentRun, err error) {
+	run := &agentRun{}
+	defer func() {
+		if err != nil {
+			run.Close() // what was started before the failure
+		}
+	}()
+	dirs := dirsFor(o.procEnv)
+	creds, err := credentials.Load(o.Env, dirs)
+	if err != nil {
+		return nil, err
+	}
+	model := o.Model
+	if model == "" {
+		if model, err = defaultModel(creds, o.BaseURL); err != nil {
+			return nil, err
+		}
+		if model == "" {
+			return nil, credentials.None(dirs)
+		}
+	}
+	client, err := connect.New(connect.Config{Model: model, BaseURL: o.BaseURL, Env: o.Env, Credentials: creds})
+	if err != nil {
+		return nil, err
+	}
+	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, Prewarm: true, QuarantineDir: dirs.State + "/quarantine"})
+	if err != nil {
+		return nil, err
+	}
+	run.closers = append(run.closers, sup.Close)
+	mode, _ := policy.ParseMode(o.Mode)
+	wp, err := openPolicy(o.procEnv, o.Workspace, mode, sup.Namespaces())
+	if err != nil {
+		return nil, err
+	}
+	trusted := len(wp.Policy.Layers) == 3 && wp.Policy.Layers[2].Exists && wp.Policy.Layers[2].Trusted
+	instr, err := instructions.Load(wp.Workspace, trusted)
+	if err != nil {
+		return nil, err
+	}
+	sess, st, err := openSession(ctx, o, dirs.State, wp.Workspace, client)
+	if err != nil {
+		return nil, err
+	}
+	run.closers = append(run.closers, func() { sess.Close() })
+	if st != nil && !o.ModeSet {
+		mode = st.Mode
+		if err := wp.Policy.SetMode(mode); err != nil {
+			return nil, err
+		}
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	sys := agent.SystemPrompt(agent.PromptFacts{
+		Mode: mode, Workspace: wp.Workspace, Network: wp.Policy.Sandbox.Network,
+		Instructions: instr.Render(), Date: now().Format("2006-01-02"),
+	})
+	var history []provider.Message
+	if st != nil {
+		history = st.Messages
+		err = recordChanges(ctx, sess, st, client, mode, sys)
+	} else {
+		err = sess.Append(ctx, session.SystemRecord(sys))
+	}
+	if err != nil {
+		return nil, err
+	}
+	ex := &agent.Executor{Registry: tools.NewRegistry(), Policy: wp.Policy, Runner: sup, Approver: approver}
+	rec := &agent.Recorder{Session: sess, Model: model}
+	a := agent.New(agent.Config{
+		Client: client, Model: client.Model, System: sys, Executor: ex,
+		MaxIterations: o.MaxIterations, Effort: provider.Effort(o.Effort), WebSearch: o.WebSearch,
+		CacheKey: sess.ID(), Persist: rec.Persist,
+		Emit: func(ev agent.Event) {
+			rec.Event(ev)
+			if emit != nil {
+				emit(ev)
+			}
+		},
+	}, history)
+	*run = agentRun{
+		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
+		Session: sess, Supervisor: sup, Instructions: instr, Resumed: st, closers: run.closers,
+	}
+	return run, nil
+}
