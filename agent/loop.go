@@ -93,6 +93,13 @@ type Config struct {
 	// the model reads them before its next step. What is still queued when
 	// a turn ends is the front end's to send as the next turn.
 	Inbox func() []provider.Block
+	// CompactAt is the share of the model's context window at which the
+	// history is compacted before the next request (default 0.8; negative
+	// turns automatic compaction off).
+	CompactAt float64
+	// Compacted is called, before the history changes, with each
+	// compaction (the session saves it); an error leaves history as it was.
+	Compacted func(ctx context.Context, c Compaction) error
 	// Persist is called with each message as it joins the history, before
 	// the next request leaves; an error ends the turn (nothing completed is
 	// ever only in memory).
@@ -108,6 +115,10 @@ type Agent struct {
 	history []provider.Message
 	usage   provider.Usage
 	cost    float64
+	// lastContext is the context the last response reported (input and
+	// output tokens); lastLen the history length it covers.
+	lastContext, lastLen int
+	compactions          int
 }
 
 // New starts an agent with a history (empty for a new session, the saved
@@ -139,18 +150,13 @@ func (a *Agent) emit(ev Event) {
 	}
 }
 
-// add appends a message to history (merging consecutive user messages, so
-// a turn after an interrupt or a failed request stays provider-valid) and
-// persists it.
+// add appends a message to history and persists it. History keeps one
+// entry per saved message (consecutive user messages, as after an
+// interrupt, are merged only when a request is built), so it and the
+// session file always count messages alike.
 func (a *Agent) add(ctx context.Context, m provider.Message) error {
 	a.mu.Lock()
-	if n := len(a.history); n > 0 && m.Role == provider.User && a.history[n-1].Role == provider.User {
-		prev := a.history[n-1]
-		merged := provider.Message{Role: provider.User, Content: append(append([]provider.Block(nil), prev.Content...), m.Content...)}
-		a.history[n-1] = merged
-	} else {
-		a.history = append(a.history, m)
-	}
+	a.history = append(a.history, m)
 	a.mu.Unlock()
 	a.emit(Event{Kind: EventMessage, Message: &m})
 	if a.cfg.Persist != nil {
@@ -178,11 +184,25 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 			return tr, err
 		}
 	}
+	overflowRetried := false
 	for {
 		if tr.Iterations >= a.cfg.MaxIterations {
 			return a.recover(ctx, tr)
 		}
+		if a.cfg.CompactAt >= 0 && a.needsCompaction() {
+			if err := a.compact(ctx, "auto", false); err != nil {
+				a.emit(Event{Kind: EventNotice, Text: "could not compact the conversation: " + err.Error()})
+			}
+		}
+		sent := len(a.History())
 		resp, err := a.request(ctx, &tr, true)
+		if err != nil && provider.IsKind(err, provider.ErrContextOverflow) && !overflowRetried && ctx.Err() == nil {
+			// The estimate was short: compact now and try once more.
+			overflowRetried = true
+			if cerr := a.compact(ctx, "auto", true); cerr == nil {
+				continue
+			}
+		}
 		if err != nil {
 			return a.failed(ctx, tr, resp, err)
 		}
@@ -190,6 +210,10 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 		if err := a.add(ctx, msg); err != nil {
 			return tr, err
 		}
+		a.mu.Lock()
+		a.lastContext = resp.Usage.Input + resp.Usage.CacheRead + resp.Usage.CacheWrite + resp.Usage.Output
+		a.lastLen = sent + 1
+		a.mu.Unlock()
 		tr.Text = msg.PlainText()
 		uses := msg.ToolUses()
 		switch {
@@ -268,16 +292,22 @@ func (a *Agent) request(ctx context.Context, tr *TurnResult, withTools bool) (pr
 		}
 		return nil
 	})
-	if resp.Usage.Total() > 0 {
-		cost := a.cfg.Model.Cost(resp.Usage)
-		a.mu.Lock()
-		a.usage, a.cost = a.usage.Add(resp.Usage), a.cost+cost
-		a.mu.Unlock()
-		tr.Usage, tr.Cost = tr.Usage.Add(resp.Usage), tr.Cost+cost
-		u := resp.Usage
-		a.emit(Event{Kind: EventUsage, Usage: &u, Cost: cost})
-	}
+	cost := a.account(resp.Usage)
+	tr.Usage, tr.Cost = tr.Usage.Add(resp.Usage), tr.Cost+cost
 	return resp, err
+}
+
+// account adds a response's usage to the session's totals and reports it.
+func (a *Agent) account(u provider.Usage) float64 {
+	if u.Total() == 0 {
+		return 0
+	}
+	cost := a.cfg.Model.Cost(u)
+	a.mu.Lock()
+	a.usage, a.cost = a.usage.Add(u), a.cost+cost
+	a.mu.Unlock()
+	a.emit(Event{Kind: EventUsage, Usage: &u, Cost: cost})
+	return cost
 }
 
 // toolSpecs advertises the tools of the current mode.

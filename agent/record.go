@@ -92,3 +92,9 @@ func oneLine(s string, n int) string {
 	}
 	return line
 }
+
+// Compacted saves a compaction. It is Config.Compacted.
+func (r *Recorder) Compacted(ctx context.Context, c Compaction) error {
+	return r.Session.Append(ctx, session.CompactionRecord(c.Replaced, c.Summary, c.Reason),
+		session.DisplayRecord(session.Display{Kind: session.DisplayNotice, Text: fmt.Sprintf("compacted (%s): %d earlier messages replaced", c.Reason, c.Replaced)}))
+}

@@ -44,6 +44,7 @@ type agentOptions struct {
 	Workspace     string
 	Effort        string
 	WebSearch     bool
+	Compact       bool // compact the (resumed) conversation before the prompt
 	ModeSet       bool      // --mode was given (else a resumed session keeps its own)
 	Continue      bool      // resume the latest session of this workspace
 	Resume        string    // resume this session id
@@ -135,7 +136,7 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 			prompt += "\n\n<stdin>\n" + string(data) + "\n</stdin>"
 		}
 	}
-	if strings.TrimSpace(prompt) == "" {
+	if strings.TrimSpace(prompt) == "" && !o.Compact {
 		return errors.New("-p needs a prompt (or input on stdin)")
 	}
 	pr := newPrinter(o.Output, o.Stdout, o.Stderr)
@@ -145,6 +146,16 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 	}
 	defer run.Close()
 	a, model, mode, sess := run.Agent, run.Model, run.Policy.Mode(), run.Session
+	if o.Compact {
+		before := a.ContextUsed()
+		if err := a.Compact(ctx); err != nil {
+			return fmt.Errorf("--compact: %w", err)
+		}
+		fmt.Fprintf(o.Stderr, "brig: compacted session %s: about %d → %d tokens of context\n", sess.ID(), before, a.ContextUsed())
+		if strings.TrimSpace(prompt) == "" {
+			return nil
+		}
+	}
 	tr, runErr := a.Run(ctx, []provider.Block{provider.Text(prompt)})
 	sum := oneShotSummary{
 		Result: tr.Text, Stop: tr.Stop, Session: sess.ID(), Model: model, Mode: mode, Iterations: tr.Iterations,

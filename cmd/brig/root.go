@@ -50,6 +50,7 @@ func newRootCmd() *cobra.Command {
 	f.StringVar(&o.Effort, "effort", "", "reasoning effort for models that have it: minimal, low, medium, high")
 	f.BoolVar(&o.WebSearch, "web-search", false, "let the model use the provider's own web search")
 	f.BoolVarP(&o.Continue, "continue", "c", false, "resume the latest session of this workspace")
+	f.BoolVar(&o.Compact, "compact", false, "with --continue or --resume: summarise the earlier conversation first (then run the prompt, if any)")
 	f.StringVar(&o.Resume, "resume", "", "resume the session with this `ID` (brig sessions list)")
 	root.AddCommand(newSandboxCmd())
 	root.AddCommand(newDoctorCmd())

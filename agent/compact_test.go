@@ -1,0 +1,135 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"brig/agent/provider"
+	"brig/internal/session"
+	"brig/policy"
+	"brig/test/fakeprovider"
+)
+
+// TestAutoCompaction: a scripted session crosses the threshold, compacts,
+// and the next request is within the window and still valid; the session
+// file replays to the same history, and its display history is untouched.
+func TestAutoCompaction(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	big := strings.Repeat("line of a large file\n", 400) // ~8 KB per read
+	if err := os.WriteFile(e.ws+"/big.txt", []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := fakeprovider.Turn{Text: "reading", ToolCalls: []fakeprovider.ToolCall{call("read_file", `{"path":"big.txt"}`)}}
+	// Three results of ~2,800 tokens cross 80% of a 12,000-token window,
+	// so the fourth request is the summary.
+	srv := startFake(t, read, read, read,
+		fakeprovider.Turn{Text: "SUMMARY: read big.txt three times."},
+		fakeprovider.Turn{Text: "all done"},
+	)
+	store := session.NewStore(t.TempDir())
+	sess, err := store.Create(context.Background(), session.Header{Workspace: e.ws, Provider: provider.Anthropic, Model: "claude-sonnet-4-5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	rec := &Recorder{Session: sess, Model: "claude-sonnet-4-5"}
+	// A small window: four large results cross 80% of it.
+	model := provider.Model{ID: "claude-sonnet-4-5", ContextWindow: 12000, MaxOutput: 4096}
+	var ev events
+	a := New(Config{Client: wires(srv)["anthropic"], Model: model, Executor: e.ex, Persist: rec.Persist, Compacted: rec.Compacted, Emit: ev.add}, nil)
+	tr, err := a.Run(context.Background(), userText("read big.txt until you know it"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Text != "all done" {
+		t.Fatalf("turn: %+v", tr)
+	}
+	reqs := srv.Requests()
+	for _, r := range reqs {
+		if r.Reject != "" {
+			t.Fatalf("a request was refused: %s", r.Reject)
+		}
+	}
+	// Which request was the summary: it offers no tools.
+	summaryReq := -1
+	for i, r := range reqs {
+		if _, ok := r.Decoded["tools"]; !ok {
+			summaryReq = i
+		}
+	}
+	if summaryReq < 0 {
+		t.Fatal("no summary request was made")
+	}
+	last := reqs[len(reqs)-1]
+	if !strings.Contains(string(last.Body), "SUMMARY: read big.txt three times.") {
+		t.Fatal("the request after compaction does not carry the summary")
+	}
+	if est := EstimateTokens(a.History()); est > model.ContextWindow {
+		t.Fatalf("after compaction the history is still %d tokens (window %d)", est, model.ContextWindow)
+	}
+	checkValid(t, a.History())
+
+	// The session file replays to the history the agent holds.
+	st, err := store.Load(context.Background(), sess.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := EstimateTokens(st.Messages), EstimateTokens(a.History()); got != want || len(st.Messages) != len(a.History()) {
+		t.Fatalf("replayed %d messages (%d tokens), the agent holds %d (%d)", len(st.Messages), got, len(a.History()), want)
+	}
+	if st.Compactions == 0 {
+		t.Fatal("no compaction was saved")
+	}
+	// The display history still has every tool call the user saw.
+	calls := 0
+	for _, d := range st.Display {
+		if d.Kind == session.DisplayToolCall {
+			calls++
+		}
+	}
+	if calls != 3 {
+		t.Fatalf("display history has %d tool calls, want 3 (compaction must not touch it)", calls)
+	}
+}
+
+func TestManualCompactNeedsHistory(t *testing.T) {
+	srv := startFake(t)
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5", ContextWindow: 200000}}, []provider.Message{
+		{Role: provider.User, Content: userText("hi")},
+	})
+	if err := a.Compact(context.Background()); err == nil {
+		t.Fatal("compacting a one-message history must be an error")
+	}
+	if len(a.History()) != 1 || len(srv.Requests()) != 0 {
+		t.Fatal("a refused compaction changed something")
+	}
+}
+
+func TestTruncateOldKeepsRecent(t *testing.T) {
+	long := strings.Repeat("x", 10*oldResultBytes)
+	var h []provider.Message
+	for i := range 6 {
+		id := "t" + string(rune('a'+i))
+		h = append(h,
+			provider.Message{Role: provider.Assistant, Content: []provider.Block{{Type: provider.BlockToolUse, ToolUse: &provider.ToolUse{ID: id, Name: "read_file", Input: []byte(`{}`)}}}},
+			provider.Message{Role: provider.User, Content: []provider.Block{provider.ToolResultBlock(id, long, false)}},
+		)
+	}
+	a := New(Config{}, h)
+	cut := a.truncateOld()
+	if len(cut) == 0 || len(cut) > len(h)-recentMessages {
+		t.Fatalf("cut %d messages of %d", len(cut), len(h))
+	}
+	for _, m := range cut {
+		for _, b := range m.Content {
+			if b.Type == provider.BlockToolResult && len(b.ToolResult.Content[0].Text) > oldResultBytes+200 {
+				t.Fatal("an old result was not cut")
+			}
+		}
+	}
+	if got := a.History()[1].Content[0].ToolResult.Content[0].Text; got != long {
+		t.Fatal("truncateOld changed the history itself")
+	}
+}
