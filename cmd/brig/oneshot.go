@@ -44,7 +44,7 @@ type agentOptions struct {
 	Workspace     string
 	Effort        string
 	WebSearch     bool
-	Compact       bool // compact the (resumed) conversation before the prompt
+	Compact       bool      // compact the (resumed) conversation before the prompt
 	ModeSet       bool      // --mode was given (else a resumed session keeps its own)
 	Continue      bool      // resume the latest session of this workspace
 	Resume        string    // resume this session id
