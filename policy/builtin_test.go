@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -132,5 +133,17 @@ func TestRootLike(t *testing.T) {
 		if got := rootLike(tc.target, tc.dyn, c, true); got != tc.want {
 			t.Errorf("rootLike(%q in %q, dynamic %v) = %v, want %v", tc.target, tc.dir, tc.dyn, got, tc.want)
 		}
+	}
+}
+
+// TestREADMEListsTheBuiltins keeps the README's table of built-in command
+// lists identical to the code.
+func TestREADMEListsTheBuiltins(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), BuiltinMarkdown()) {
+		t.Fatal("README.md's built-in command table differs from policy.BuiltinMarkdown(); paste the new table into the README")
 	}
 }
