@@ -124,7 +124,7 @@ func initMain() int {
 		}
 	}
 
-	warmDecoder()
+	warmCodec()
 	raw, err := sup.recvBytes()
 	if err != nil {
 		killTree()
@@ -137,12 +137,9 @@ func initMain() int {
 		killTree()
 		return fail(&StageError{Stage: StageScope, Msg: "neither a PID namespace nor Landlock scoping (ABI 6) is available, so the call's process tree cannot be contained"})
 	}
-	// The worker gets the call at once and prepares what does not depend
-	// on the view while init builds it; it waits for {ready} for the rest.
-	if err := wconn.sendRaw(raw); err != nil {
-		killTree()
-		return fail(stageErr(StageProtocol, fmt.Errorf("forward spec to worker: %w", err)))
-	}
+	// The worker got the same message from the supervisor and prepares
+	// what does not depend on the view while init builds it; it waits for
+	// {ready} for the rest.
 	start, err := decodeStart(raw)
 	if err != nil {
 		killTree()
@@ -221,12 +218,32 @@ func unprivilegeForkThread() error {
 	return nil
 }
 
-// warmDecoder decodes a small start message so that encoding/json has built
-// its decoders before the real one arrives (a fresh process pays for that
-// reflection once, which a prewarmed child should not do on the clock).
-func warmDecoder() {
+// warmCodec encodes and decodes a start message of a typical size and shape
+// so that encoding/json has built its encoders and decoders, and the heap
+// has grown, before the real one arrives: a fresh process pays for that
+// reflection and those page faults once, which a prewarmed child should
+// not do on the clock.
+func warmCodec() {
+	spec := Spec{Dir: "/", Workspace: "/", Limits: DefaultLimits()}
+	for i := range 60 {
+		spec.Paths = append(spec.Paths, PathRule{Path: "/warm/" + strconv.Itoa(i), Access: Exec, Optional: true})
+		spec.Env = append(spec.Env, "WARM_"+strconv.Itoa(i)+"=/warm/value")
+	}
+	for i := range 20 {
+		spec.Protected = append(spec.Protected, "/warm/protected/"+strconv.Itoa(i))
+		spec.Hidden = append(spec.Hidden, "/warm/hidden/"+strconv.Itoa(i))
+	}
+	b, err := json.Marshal(message{Start: &startMsg{Spec: spec, Invocation: Invocation{Argv: []string{"warm"}}, Seccomp: make([]byte, 4096)}})
+	if err != nil {
+		return
+	}
 	var m message
-	_ = json.Unmarshal([]byte(`{"start":{"spec":{"dir":"/","paths":[{"path":"/","access":"read","optional":true}],"protected":["/x"],"hidden":["/y"],"env":["A=b"],"limits":{"timeout":1},"layers":{}},"invocation":{"argv":["x"]},"seccomp":"AAAA"}}`), &m)
+	_ = json.Unmarshal(b, &m)
+	_, _ = json.Marshal(message{Result: &Result{}})
+	_, _ = json.Marshal(message{Exec: 1})
+	_, _ = json.Marshal(message{Error: &StageError{Stage: StageExec, Msg: "warm"}})
+	_ = json.Unmarshal([]byte(`{"ready":true}`), &m)
+	_ = json.Unmarshal([]byte(`{"exec":1}`), &m)
 }
 
 // decodeStart decodes the supervisor's start message.
@@ -241,8 +258,9 @@ func decodeStart(raw []byte) (*startMsg, error) {
 	return m.Start, nil
 }
 
-// startWorker re-executes this binary as the worker with fds 0-2 inherited and
-// a fresh control socket on fd 3.
+// startWorker re-executes this binary as the worker with fds 0-2 and the
+// supervisor's start socket (StartFD) inherited, and a fresh control socket
+// on fd 3.
 func startWorker() (int, *conn, error) {
 	parent, child, err := SocketPair()
 	if err != nil {
@@ -256,7 +274,7 @@ func startWorker() (int, *conn, error) {
 		// The worker's own Go runtime (not the tool's environment): one P
 		// means fewer threads for psx to stop at each all-thread syscall.
 		Env:   []string{"GOMAXPROCS=1"},
-		Files: []uintptr{0, 1, 2, child.Fd()},
+		Files: []uintptr{0, 1, 2, child.Fd(), StartFD},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	}
 	pid, err := syscall.ForkExec(exe, []string{"brig-jail-worker", workerArg}, attr)
@@ -264,6 +282,8 @@ func startWorker() (int, *conn, error) {
 		parent.Close()
 		return 0, nil, fmt.Errorf("start worker: %w", err)
 	}
+	// The supervisor's socket to the worker is the worker's now.
+	_ = unix.Close(StartFD)
 	// The worker holds the output pipes now; let go of ours so the
 	// supervisor sees EOF as soon as the tree is gone.
 	if null, err := os.OpenFile("/dev/null", os.O_WRONLY, 0); err == nil {

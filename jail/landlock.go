@@ -205,6 +205,23 @@ func (r *ruleset) addLate(spec Spec, late []PathRule) error {
 	return r.add(grants)
 }
 
+// warmLandlock builds (and drops) a one-rule ruleset, so that a prewarmed
+// worker has run that code once before its call arrives.
+func warmLandlock() {
+	abi := LandlockABI()
+	if abi < 1 {
+		return
+	}
+	rs, err := newRuleset(ll.RulesetAttr{HandledAccessFS: uint64(handledFS(abi))}, abi)
+	if err != nil {
+		return
+	}
+	defer rs.close()
+	if fi, err := os.Stat("/"); err == nil {
+		_ = rs.add([]grant{fitted("/", fi, fsRead)})
+	}
+}
+
 // enforce builds a ruleset and applies it to every thread.
 func enforce(attr ll.RulesetAttr, grants []grant, abi int) error {
 	rs, err := newRuleset(attr, abi)

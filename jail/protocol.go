@@ -13,6 +13,10 @@ const (
 	// ControlFD is the SOCK_SEQPACKET socket to the parent (supervisor for
 	// init, init for worker).
 	ControlFD = 3
+	// StartFD is the SOCK_SEQPACKET socket on which the worker gets its
+	// start message straight from the supervisor (in parallel with init,
+	// which hands it down as its own fd 4 and closes it).
+	StartFD = 4
 	// maxMessage bounds one protocol packet.
 	maxMessage = 4 << 20
 )

@@ -27,11 +27,16 @@ func workerMain(tools map[string]ToolFunc) int {
 	// fork checks that init was still alive after setting it. Capabilities
 	// and exec are per thread: stay on this one.
 	runtime.LockOSThread()
-	warmDecoder()
-	m, err := ctl.recv()
+	warmCodec()
+	warmLandlock()
+	// The start message comes straight from the supervisor; nothing else
+	// does, so its socket is closed right after.
+	startConn := newConn(StartFD, "supervisor")
+	m, err := startConn.recv()
+	startConn.close()
 	if err != nil {
 		if errors.Is(err, errEOF) {
-			return 0 // init dropped a warm worker
+			return 0 // the supervisor dropped a warm child
 		}
 		return fail(stageErr(StageProtocol, err), exitSetupFailed)
 	}
@@ -41,8 +46,8 @@ func workerMain(tools map[string]ToolFunc) int {
 	st := m.Start
 	spec := st.Spec
 
-	// Init forwards the spec before building the view, so everything that
-	// does not depend on the view happens meanwhile: limits, the privilege
+	// Init builds the view meanwhile, so everything that does not depend
+	// on the view happens now: limits, the privilege
 	// check, most of the Landlock ruleset (built, not applied), decoding
 	// the seccomp program.
 	if err := applyRlimits(spec.Limits); err != nil {
