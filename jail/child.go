@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -105,10 +106,9 @@ func initMain() int {
 	}
 	// From here on the worker exists: every exit path must kill the tree.
 	// One goroutine owns every wait4 so no status is stolen.
-	exited := make(chan unix.WaitStatus, 1)
-	empty := make(chan struct{})
-	go reap(worker, exited, empty)
-	killTree := func() { killDomain(pidNS, scoped, worker, empty) }
+	rp := newReaper(worker)
+	go rp.run()
+	killTree := func() { killDomain(pidNS, scoped, worker, rp.empty) }
 	// The worker joins the call's cgroups before it can fork anything: it
 	// is waiting for its spec, which only comes after this.
 	for _, procs := range os.Args[2:] {
@@ -124,8 +124,8 @@ func initMain() int {
 		}
 	}
 
-	warmDecoder()
-	start, raw, err := recvStart(sup)
+	warmCodec()
+	raw, err := sup.recvBytes()
 	if err != nil {
 		killTree()
 		if errors.Is(err, errEOF) {
@@ -137,6 +137,14 @@ func initMain() int {
 		killTree()
 		return fail(&StageError{Stage: StageScope, Msg: "neither a PID namespace nor Landlock scoping (ABI 6) is available, so the call's process tree cannot be contained"})
 	}
+	// The worker got the same message from the supervisor and prepares
+	// what does not depend on the view while init builds it; it waits for
+	// {ready} for the rest.
+	start, err := decodeStart(raw)
+	if err != nil {
+		killTree()
+		return fail(stageErr(StageProtocol, err))
+	}
 	if start.Namespaces {
 		if err := setupView(start.Spec); err != nil {
 			killTree()
@@ -146,12 +154,17 @@ func initMain() int {
 		killTree()
 		return fail(&StageError{Stage: StageMount, Msg: "the spec asks for a private /tmp but no mount namespace is available"})
 	}
-	if err := wconn.sendRaw(raw); err != nil {
+	readyErr := wconn.send(message{Ready: true})
+	if readyErr != nil {
+		// The worker failed already (its error is waiting on the socket)
+		// or cannot hear us: either way the call is over.
 		killTree()
-		return fail(stageErr(StageProtocol, fmt.Errorf("forward spec to worker: %w", err)))
 	}
 
-	res, stageFail := superviseWorker(sup, wconn, exited, term, killTree)
+	res, stageFail := superviseWorker(sup, wconn, rp, term, killTree)
+	if stageFail == nil && readyErr != nil {
+		stageFail = stageErr(StageProtocol, fmt.Errorf("tell the worker the view is ready: %w", readyErr))
+	}
 	if stageFail != nil {
 		return fail(stageFail)
 	}
@@ -205,29 +218,49 @@ func unprivilegeForkThread() error {
 	return nil
 }
 
-// warmDecoder decodes a small start message so that encoding/json has built
-// its decoders before the real one arrives (a fresh process pays for that
-// reflection once, which a prewarmed child should not do on the clock).
-func warmDecoder() {
+// warmCodec encodes and decodes a start message of a typical size and shape
+// so that encoding/json has built its encoders and decoders, and the heap
+// has grown, before the real one arrives: a fresh process pays for that
+// reflection and those page faults once, which a prewarmed child should
+// not do on the clock.
+func warmCodec() {
+	spec := Spec{Dir: "/", Workspace: "/", Limits: DefaultLimits()}
+	for i := range 60 {
+		spec.Paths = append(spec.Paths, PathRule{Path: "/warm/" + strconv.Itoa(i), Access: Exec, Optional: true})
+		spec.Env = append(spec.Env, "WARM_"+strconv.Itoa(i)+"=/warm/value")
+	}
+	for i := range 20 {
+		spec.Protected = append(spec.Protected, "/warm/protected/"+strconv.Itoa(i))
+		spec.Hidden = append(spec.Hidden, "/warm/hidden/"+strconv.Itoa(i))
+	}
+	b, err := json.Marshal(message{Start: &startMsg{Spec: spec, Invocation: Invocation{Argv: []string{"warm"}}, Seccomp: make([]byte, 4096)}})
+	if err != nil {
+		return
+	}
 	var m message
-	_ = json.Unmarshal([]byte(`{"start":{"spec":{"dir":"/","paths":[{"path":"/","access":"read","optional":true}],"protected":["/x"],"hidden":["/y"],"env":["A=b"],"limits":{"timeout":1},"layers":{}},"invocation":{"argv":["x"]},"seccomp":"AAAA"}}`), &m)
+	_ = json.Unmarshal(b, &m)
+	_, _ = json.Marshal(message{Result: &Result{}})
+	_, _ = json.Marshal(message{Exec: 1})
+	_, _ = json.Marshal(message{Error: &StageError{Stage: StageExec, Msg: "warm"}})
+	_ = json.Unmarshal([]byte(`{"ready":true}`), &m)
+	_ = json.Unmarshal([]byte(`{"exec":1}`), &m)
 }
 
-// recvStart waits for the supervisor's start message, and returns its
-// encoded form too, for forwarding.
-func recvStart(c *conn) (*startMsg, []byte, error) {
-	m, raw, err := c.recvRaw()
+// decodeStart decodes the supervisor's start message.
+func decodeStart(raw []byte) (*startMsg, error) {
+	m, err := decodeMessage(raw)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if m.Start == nil {
-		return nil, nil, errors.New("expected a start message")
+		return nil, errors.New("expected a start message")
 	}
-	return m.Start, raw, nil
+	return m.Start, nil
 }
 
-// startWorker re-executes this binary as the worker with fds 0-2 inherited and
-// a fresh control socket on fd 3.
+// startWorker re-executes this binary as the worker with fds 0-2 and the
+// supervisor's start socket (StartFD) inherited, and a fresh control socket
+// on fd 3.
 func startWorker() (int, *conn, error) {
 	parent, child, err := SocketPair()
 	if err != nil {
@@ -241,7 +274,7 @@ func startWorker() (int, *conn, error) {
 		// The worker's own Go runtime (not the tool's environment): one P
 		// means fewer threads for psx to stop at each all-thread syscall.
 		Env:   []string{"GOMAXPROCS=1"},
-		Files: []uintptr{0, 1, 2, child.Fd()},
+		Files: []uintptr{0, 1, 2, child.Fd(), StartFD},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	}
 	pid, err := syscall.ForkExec(exe, []string{"brig-jail-worker", workerArg}, attr)
@@ -249,6 +282,8 @@ func startWorker() (int, *conn, error) {
 		parent.Close()
 		return 0, nil, fmt.Errorf("start worker: %w", err)
 	}
+	// The supervisor's socket to the worker is the worker's now.
+	_ = unix.Close(StartFD)
 	// The worker holds the output pipes now; let go of ours so the
 	// supervisor sees EOF as soon as the tree is gone.
 	if null, err := os.OpenFile("/dev/null", os.O_WRONLY, 0); err == nil {
@@ -259,9 +294,12 @@ func startWorker() (int, *conn, error) {
 	return pid, &conn{f: parent}, nil
 }
 
-// superviseWorker waits for the worker, relays its stage errors and tool
-// output, honours cancellation, and kills the tree when the call ends.
-func superviseWorker(sup, wconn *conn, exited <-chan unix.WaitStatus, term <-chan os.Signal, killTree func()) (Result, *StageError) {
+// superviseWorker waits for the call to end, relays the worker's stage
+// errors and tool output, honours cancellation, and kills the tree when the
+// call ends. The call ends when the command the worker started ({exec})
+// exits, or, when the worker started none (a Go tool, a failed stage, a
+// crash), when the worker has exited and said all it had to say.
+func superviseWorker(sup, wconn *conn, rp *reaper, term <-chan os.Signal, killTree func()) (Result, *StageError) {
 	type workerMsg struct {
 		m   message
 		err error
@@ -283,16 +321,29 @@ func superviseWorker(sup, wconn *conn, exited <-chan unix.WaitStatus, term <-cha
 		close(canceled)
 	}()
 	var (
-		res       Result
-		stageFail *StageError
-		status    unix.WaitStatus
+		res          Result
+		stageFail    *StageError
+		status       unix.WaitStatus
+		command      int  // the command's pid, once the worker has named it
+		workerGone   bool // reaped
+		workerSilent bool // its control socket reached EOF: nothing more will come
+		workerStatus unix.WaitStatus
 	)
-	for done := false; !done; {
+	for {
+		if command != 0 {
+			if ws, ok := rp.take(command); ok {
+				status = ws
+				break
+			}
+		} else if workerGone && workerSilent {
+			status = workerStatus
+			break
+		}
 		select {
 		case wm := <-fromWorker:
 			switch {
 			case wm.err != nil:
-				fromWorker = nil
+				fromWorker, workerSilent = nil, true
 			case wm.m.Error != nil:
 				stageFail = wm.m.Error
 			case wm.m.Output != nil:
@@ -300,6 +351,13 @@ func superviseWorker(sup, wconn *conn, exited <-chan unix.WaitStatus, term <-cha
 				if wm.m.Output.Error != "" {
 					stageFail = &StageError{Stage: StageTool, Msg: wm.m.Output.Error}
 				}
+			case wm.m.Exec > 0:
+				command = wm.m.Exec
+				rp.watch(command)
+			}
+		case <-rp.reaped:
+			if !workerGone {
+				workerStatus, workerGone = rp.take(rp.worker)
 			}
 		case <-canceled:
 			res.Canceled = true
@@ -308,18 +366,6 @@ func superviseWorker(sup, wconn *conn, exited <-chan unix.WaitStatus, term <-cha
 		case <-term:
 			res.Canceled = true
 			killTree()
-		case status = <-exited:
-			done = true
-		}
-	}
-	// A stage error may still be in flight when the worker exits.
-	if fromWorker != nil {
-		if wm := <-fromWorker; wm.err == nil {
-			if wm.m.Error != nil {
-				stageFail = wm.m.Error
-			} else if wm.m.Output != nil {
-				res.Output = wm.m.Output.Data
-			}
 		}
 	}
 	killTree()
@@ -336,12 +382,35 @@ func superviseWorker(sup, wconn *conn, exited <-chan unix.WaitStatus, term <-cha
 	return res, nil
 }
 
-// reap reaps every child (we are a subreaper or PID 1, so orphans of the
-// tree come to us), reports the worker's status on exited, and closes empty
-// when no child is left. Every process of the call descends from init, so
-// "no child left" means the call's tree is gone.
-func reap(worker int, exited chan<- unix.WaitStatus, empty chan<- struct{}) {
-	defer close(empty)
+// reaper reaps every child of init (a subreaper or PID 1, so orphans of the
+// tree come to it) and keeps the statuses the call's outcome depends on:
+// the worker's, and the command's. The command's pid is known only once the
+// worker names it, and the command may already have exited by then, so
+// until then every status is kept; afterwards only those two.
+type reaper struct {
+	worker int
+	// reaped gets a token whenever a status was kept.
+	reaped chan struct{}
+	// empty is closed when no child is left. Every process of the call
+	// descends from init, so that means the call's tree is gone.
+	empty chan struct{}
+
+	mu      sync.Mutex
+	command int
+	status  map[int]unix.WaitStatus
+}
+
+func newReaper(worker int) *reaper {
+	return &reaper{
+		worker: worker,
+		reaped: make(chan struct{}, 1),
+		empty:  make(chan struct{}),
+		status: map[int]unix.WaitStatus{},
+	}
+}
+
+func (r *reaper) run() {
+	defer close(r.empty)
 	for {
 		var ws unix.WaitStatus
 		got, err := unix.Wait4(-1, &ws, 0, nil)
@@ -350,10 +419,40 @@ func reap(worker int, exited chan<- unix.WaitStatus, empty chan<- struct{}) {
 			continue
 		case err != nil:
 			return
-		case got == worker:
-			exited <- ws
+		}
+		r.mu.Lock()
+		keep := got == r.worker || r.command == 0 || got == r.command
+		if keep {
+			r.status[got] = ws
+		}
+		r.mu.Unlock()
+		if keep {
+			select {
+			case r.reaped <- struct{}{}:
+			default:
+			}
 		}
 	}
+}
+
+// watch names the command and forgets every other status but the worker's.
+func (r *reaper) watch(command int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.command = command
+	for pid := range r.status {
+		if pid != command && pid != r.worker {
+			delete(r.status, pid)
+		}
+	}
+}
+
+// take returns pid's status if it has been reaped.
+func (r *reaper) take(pid int) (unix.WaitStatus, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ws, ok := r.status[pid]
+	return ws, ok
 }
 
 // killDomain kills every process of the call and waits until the reaper has

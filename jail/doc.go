@@ -10,34 +10,56 @@
 // only then runs the tool. Nothing here reads brig's configuration or keys,
 // talks to a provider, or decides policy: the policy layer builds Specs.
 //
-// Every jailed call is two processes, both this binary:
+// Every jailed call is two processes of this binary, plus the command:
 //
 //	supervisor ──fd 3──► init  (session leader; PID 1 of a PID namespace, or a
-//	                       │     child subreaper in an outer Landlock domain)
-//	                       └──fd 3──► worker (nested Landlock domain + seccomp,
-//	                                          then exec of the command or a Go tool)
+//	    │                  │     child subreaper in an outer Landlock domain)
+//	    │                  ├──fd 3──► worker (unprivileged; builds the Landlock
+//	    └──────fd 4────────┼─────────►        ruleset, runs a Go tool itself)
+//	                       └── command (started by the worker as init's child:
+//	                                    Landlock, seccomp, then exec)
 //
-// The init process is trusted code: it mounts the namespace view, forwards
-// the Spec, waits for the worker and, when the call ends for any reason,
-// kills every process left of the call with kill(-1), so setsid and double
-// forks cannot outlive it. In a PID namespace kill(-1) reaches only that
+// The init process is trusted code: it mounts the namespace view, waits for
+// the call to end and, when it ends for any reason, kills every process
+// left of the call with kill(-1), so setsid and double forks cannot outlive
+// it. In a PID namespace kill(-1) reaches only that
 // namespace; without one, init first enters an outer Landlock domain
 // (signal scoping, and "refer" granted everywhere so renames keep working)
-// in which the worker's domain nests, and kill(-1) reaches only those two.
-// Either way the worker's own scoped domain keeps the tool from signalling
-// or tracing init.
+// in which the command's domain nests, and kill(-1) reaches only those.
+// Either way the command's own scoped domain keeps it from signalling or
+// tracing init and the worker.
 //
-// Protocol on fd 3 (a SOCK_SEQPACKET socketpair, one JSON [message] per packet):
+// The worker gets the Spec from the supervisor at the same time as init
+// (init hands the socket, its fd 4, down and closes it) and, while init
+// builds the view, applies rlimits, checks that it holds no privilege, and
+// builds the Landlock ruleset (rules on paths the view changes, /tmp and /dev/shm,
+// wait for init's {ready}). A Go tool then runs in the worker after
+// Landlock (psx: every thread) and seccomp (TSYNC: every thread). A command
+// starts in a single-threaded copy of the worker (clone with CLONE_VM,
+// CLONE_VFORK and CLONE_PARENT) that applies, in order, the parent-death
+// signal, Landlock and seccomp to itself, marks every descriptor above stdio
+// close-on-exec and execs; so the command never shares a thread or an
+// address space with unrestricted code, and the worker's other threads run
+// none of its code. The worker then names the command to init and exits.
 //
-//	| from       | to         | message          | when                                  |
-//	|------------|------------|------------------|---------------------------------------|
-//	| supervisor | init       | {start}          | once: Spec, Invocation, seccomp BPF   |
-//	| init       | worker     | {start}          | forwarded after the mounts are ready  |
-//	| worker     | init       | {error}          | a stage failed; the worker exits 126  |
-//	| worker     | init       | {output}         | a Go tool finished                    |
-//	| worker     | init       | (EOF)            | exec succeeded (fd 3 is close-on-exec)|
-//	| init       | supervisor | {result}/{error} | the call ended, or a stage failed     |
-//	| supervisor | init       | {cancel} or EOF  | timeout, cancel, or supervisor death  |
+// Protocol on fd 3 and fd 4 (SOCK_SEQPACKET socketpairs, one JSON [message]
+// per packet):
+//
+//	| from       | to         | fd | message          | when                                   |
+//	|------------|------------|----|------------------|----------------------------------------|
+//	| supervisor | worker     | 4  | {start}          | once: Spec, Invocation, seccomp BPF;   |
+//	|            |            |    |                  | then the supervisor closes fd 4        |
+//	| supervisor | init       | 3  | {start}          | the same bytes, right after            |
+//	| init       | worker     | 3  | {ready}          | the view is built                      |
+//	| worker     | init       | 3  | {error}          | a stage failed; the worker exits 126/7 |
+//	| worker     | init       | 3  | {output}         | a Go tool finished                     |
+//	| worker     | init       | 3  | {exec}           | the command (pid) exec'd; worker exits |
+//	| init       | supervisor | 3  | {result}/{error} | the call ended, or a stage failed      |
+//	| supervisor | init       | 3  | {cancel} or EOF  | timeout, cancel, or supervisor death   |
+//
+// A warm child that is never used sees EOF on both sockets and exits. The
+// call ends when the command exits, or, without a command, when the
+// worker has exited and its socket is drained.
 //
 // Typical use (the supervisor package wraps this):
 //

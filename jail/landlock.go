@@ -88,11 +88,80 @@ func allThreadsNoNewPrivs() error {
 	return nil
 }
 
-// restrictLandlock confines every thread of the worker to the Spec's paths.
-// It fails closed: ABI 0 is an error, not a silent no-op.
-func restrictLandlock(spec Spec, namespaces, privateNet bool, abi int) error {
+// ruleset is a Landlock ruleset under construction. Building it restricts
+// nothing; restrictAllThreads, or the single-threaded command start-up in
+// spawnCommand, applies it.
+type ruleset struct {
+	fd      int
+	handled landlock.AccessFSSet
+	abi     int
+}
+
+func newRuleset(attr ll.RulesetAttr, abi int) (*ruleset, error) {
+	fd, err := ll.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return nil, fmt.Errorf("landlock_create_ruleset: %w", err)
+	}
+	return &ruleset{fd: fd, handled: landlock.AccessFSSet(attr.HandledAccessFS), abi: abi}, nil
+}
+
+// add adds one path-beneath rule per grant.
+func (r *ruleset) add(grants []grant) error {
+	for _, g := range grants {
+		acc := g.access & r.handled
+		if acc == 0 {
+			continue // the kernel refuses an empty rule
+		}
+		pfd, err := unix.Open(g.path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open %s for a rule: %w", g.path, err)
+		}
+		err = ll.LandlockAddPathBeneathRule(r.fd, &ll.PathBeneathAttr{AllowedAccess: uint64(acc), ParentFd: pfd}, 0)
+		unix.Close(pfd)
+		if err != nil {
+			return fmt.Errorf("landlock_add_rule %s (%v): %w", g.path, acc, err)
+		}
+	}
+	return nil
+}
+
+// restrictAllThreads applies the ruleset to every thread of this process.
+// no_new_privs is already set on every thread (inherited from init,
+// checked by the worker), so one all-thread landlock_restrict_self is all
+// that is left; go-landlock would broadcast no_new_privs once more first.
+func (r *ruleset) restrictAllThreads() error {
+	if r.abi >= 8 {
+		// The kernel synchronises every thread itself.
+		if err := ll.LandlockRestrictSelf(r.fd, ll.FlagRestrictSelfTSync); err != nil {
+			return fmt.Errorf("landlock_restrict_self: %w", err)
+		}
+		return nil
+	}
+	// psx restricts the calling thread first and then lists the others
+	// through /proc/<pid>/task, so that directory (this process's own
+	// threads, nothing else) must stay readable whatever the Spec grants.
+	tasks := fmt.Sprintf("/proc/%d/task", os.Getpid())
+	if fi, err := os.Stat(tasks); err == nil {
+		if err := r.add([]grant{fitted(tasks, fi, fsRead)}); err != nil {
+			return err
+		}
+	}
+	if _, _, e := psx.Syscall3(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(r.fd), 0, 0); e != 0 {
+		return fmt.Errorf("landlock_restrict_self on every thread: %w", e)
+	}
+	return nil
+}
+
+func (r *ruleset) close() { unix.Close(r.fd) }
+
+// workerRuleset builds the worker's ruleset for spec. It fails closed: ABI 0
+// is an error, not a silent no-op. Rules on paths whose meaning the view
+// init is still building changes (see viewDependent) are left out and
+// returned as late, to be added with addLate once the view is ready; the
+// rest is added now.
+func workerRuleset(spec Spec, namespaces, privateNet bool, abi int) (rs *ruleset, late []PathRule, err error) {
 	if abi < 1 {
-		return fmt.Errorf("landlock is unavailable on this kernel: %w", ErrUnenforceable)
+		return nil, nil, fmt.Errorf("landlock is unavailable on this kernel: %w", ErrUnenforceable)
 	}
 	attr := ll.RulesetAttr{HandledAccessFS: uint64(handledFS(abi))}
 	// TCP rules matter only on the host network: a private network
@@ -104,59 +173,75 @@ func restrictLandlock(spec Spec, namespaces, privateNet bool, abi int) error {
 	if abi >= 6 {
 		attr.Scoped = ll.ScopeSignal | ll.ScopeAbstractUnixSocket
 	}
+	early := spec
+	if namespaces {
+		early.Paths = nil
+		for _, r := range spec.Paths {
+			if spec.viewDependent(r.Path) {
+				late = append(late, r)
+			} else {
+				early.Paths = append(early.Paths, r)
+			}
+		}
+	}
 	// With a mount namespace, protected paths are read-only mounts and
 	// hidden ones are masked, so the grants need no carving.
-	grants, err := composeGrants(spec, !namespaces)
+	grants, err := composeGrants(early, !namespaces)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rs, err = newRuleset(attr, abi); err != nil {
+		return nil, nil, err
+	}
+	if err := rs.add(grants); err != nil {
+		rs.close()
+		return nil, nil, err
+	}
+	return rs, late, nil
+}
+
+// addLate adds the rules workerRuleset left for after the view was built.
+// Only calls with namespaces have any, and those need no carving.
+func (r *ruleset) addLate(spec Spec, late []PathRule) error {
+	if len(late) == 0 {
+		return nil
+	}
+	spec.Paths = late
+	grants, err := composeGrants(spec, false)
 	if err != nil {
 		return err
 	}
-	// psx restricts the calling thread first and then lists the others
-	// through /proc/<pid>/task, so that directory (this process's own
-	// threads, nothing else) stays readable whatever the Spec grants.
-	tasks := fmt.Sprintf("/proc/%d/task", os.Getpid())
-	if fi, err := os.Stat(tasks); err == nil {
-		grants = append(grants, fitted(tasks, fi, fsRead))
-	}
-	return enforce(attr, grants, abi)
+	return r.add(grants)
 }
 
-// enforce builds the ruleset and applies it to every thread. no_new_privs is
-// already set on every thread (inherited from init, checked by the worker),
-// so one all-thread landlock_restrict_self is all that is left; go-landlock
-// would broadcast no_new_privs once more first.
-func enforce(attr ll.RulesetAttr, grants []grant, abi int) error {
-	fd, err := ll.LandlockCreateRuleset(&attr, 0)
+// warmLandlock builds (and drops) a one-rule ruleset, so that a prewarmed
+// worker has run that code once before its call arrives.
+func warmLandlock() {
+	abi := LandlockABI()
+	if abi < 1 {
+		return
+	}
+	rs, err := newRuleset(ll.RulesetAttr{HandledAccessFS: uint64(handledFS(abi))}, abi)
 	if err != nil {
-		return fmt.Errorf("landlock_create_ruleset: %w", err)
+		return
 	}
-	defer unix.Close(fd)
-	handled := landlock.AccessFSSet(attr.HandledAccessFS)
-	for _, g := range grants {
-		acc := g.access & handled
-		if acc == 0 {
-			continue // the kernel refuses an empty rule
-		}
-		pfd, err := unix.Open(g.path, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("open %s for a rule: %w", g.path, err)
-		}
-		err = ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{AllowedAccess: uint64(acc), ParentFd: pfd}, 0)
-		unix.Close(pfd)
-		if err != nil {
-			return fmt.Errorf("landlock_add_rule %s (%v): %w", g.path, acc, err)
-		}
+	defer rs.close()
+	if fi, err := os.Stat("/"); err == nil {
+		_ = rs.add([]grant{fitted("/", fi, fsRead)})
 	}
-	if abi >= 8 {
-		// The kernel synchronises every thread itself.
-		if err := ll.LandlockRestrictSelf(fd, ll.FlagRestrictSelfTSync); err != nil {
-			return fmt.Errorf("landlock_restrict_self: %w", err)
-		}
-		return nil
+}
+
+// enforce builds a ruleset and applies it to every thread.
+func enforce(attr ll.RulesetAttr, grants []grant, abi int) error {
+	rs, err := newRuleset(attr, abi)
+	if err != nil {
+		return err
 	}
-	if _, _, e := psx.Syscall3(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); e != 0 {
-		return fmt.Errorf("landlock_restrict_self on every thread: %w", e)
+	defer rs.close()
+	if err := rs.add(grants); err != nil {
+		return err
 	}
-	return nil
+	return rs.restrictAllThreads()
 }
 
 // grant is one Landlock path rule, already fitted to the file's type.

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,18 +16,36 @@ type StartOptions struct {
 	LandlockABI int
 }
 
-// Parent is the supervisor's end of an init process's control socket.
-type Parent struct{ c *conn }
+// Parent is the supervisor's end of an init process's control socket, and
+// of the worker's start socket.
+type Parent struct{ c, w *conn }
 
-// NewParent wraps the supervisor's end of SocketPair.
-func NewParent(f *os.File) *Parent { return &Parent{c: &conn{f: f}} }
+// NewParent wraps the supervisor's ends of two SocketPairs: init's control
+// socket (its ControlFD) and the worker's start socket (init's and then the
+// worker's StartFD).
+func NewParent(initEnd, workerEnd *os.File) *Parent {
+	return &Parent{c: &conn{f: initEnd}, w: &conn{f: workerEnd}}
+}
 
-// Start sends the call to init.
+// Start sends the call to the worker and to init, which both start on it
+// at once.
 func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions) error {
-	return p.c.send(message{Start: &startMsg{
+	b, err := json.Marshal(message{Start: &startMsg{
 		Spec: spec, Invocation: inv, Seccomp: o.Seccomp,
 		Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
 	}})
+	if err != nil {
+		return fmt.Errorf("encode the start message: %w", err)
+	}
+	if len(b) > maxMessage {
+		return fmt.Errorf("start message of %d bytes exceeds the %d-byte limit", len(b), maxMessage)
+	}
+	// The worker has the longer way to go.
+	if err := p.w.sendRaw(b); err != nil {
+		return fmt.Errorf("to the worker: %w", err)
+	}
+	_ = p.w.close() // nothing else goes that way
+	return p.c.sendRaw(b)
 }
 
 // Wait blocks until init reports how the call ended. A set-up failure comes
@@ -49,5 +68,9 @@ func (p *Parent) Wait() (Result, error) {
 // Cancel asks init to kill the call's tree and report.
 func (p *Parent) Cancel() error { return p.c.send(message{Cancel: true}) }
 
-// Close closes the socket; init treats that as a cancel.
-func (p *Parent) Close() error { return p.c.close() }
+// Close closes the sockets; init treats that as a cancel, and a worker
+// still waiting for its start message exits.
+func (p *Parent) Close() error {
+	_ = p.w.close()
+	return p.c.close()
+}

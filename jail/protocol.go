@@ -13,6 +13,10 @@ const (
 	// ControlFD is the SOCK_SEQPACKET socket to the parent (supervisor for
 	// init, init for worker).
 	ControlFD = 3
+	// StartFD is the SOCK_SEQPACKET socket on which the worker gets its
+	// start message straight from the supervisor (in parallel with init,
+	// which hands it down as its own fd 4 and closes it).
+	StartFD = 4
 	// maxMessage bounds one protocol packet.
 	maxMessage = 4 << 20
 )
@@ -38,6 +42,10 @@ type message struct {
 	Output *toolOutput `json:"output,omitempty"`
 	Result *Result     `json:"result,omitempty"`
 	Cancel bool        `json:"cancel,omitempty"`
+	// Ready tells the worker that init has built the call's view.
+	Ready bool `json:"ready,omitempty"`
+	// Exec is the pid of the command the worker started (a child of init).
+	Exec int `json:"exec,omitempty"`
 }
 
 // startMsg is everything a child needs to run one call.
@@ -92,11 +100,21 @@ func (c *conn) sendRaw(b []byte) error {
 
 // recvRaw reads one message and also returns its encoded bytes.
 func (c *conn) recvRaw() (message, []byte, error) {
+	buf, err := c.recvBytes()
+	if err != nil {
+		return message{}, nil, err
+	}
+	m, err := decodeMessage(buf)
+	return m, buf, err
+}
+
+// recvBytes reads one packet without decoding it.
+func (c *conn) recvBytes() ([]byte, error) {
 	// Peek at the packet's size first so a small message does not pay for
 	// a buffer of the largest one.
 	rc, err := c.f.SyscallConn()
 	if err != nil {
-		return message{}, nil, err
+		return nil, err
 	}
 	var size int
 	var perr error
@@ -104,16 +122,16 @@ func (c *conn) recvRaw() (message, []byte, error) {
 		size, _, perr = unix.Recvfrom(int(fd), nil, unix.MSG_PEEK|unix.MSG_TRUNC)
 		return perr != unix.EAGAIN
 	}); err != nil {
-		return message{}, nil, err
+		return nil, err
 	}
 	if perr != nil {
-		return message{}, nil, perr
+		return nil, perr
 	}
 	if size == 0 {
-		return message{}, nil, errEOF
+		return nil, errEOF
 	}
 	if size > maxMessage {
-		return message{}, nil, fmt.Errorf("message of %d bytes exceeds the %d-byte limit", size, maxMessage)
+		return nil, fmt.Errorf("message of %d bytes exceeds the %d-byte limit", size, maxMessage)
 	}
 	buf := make([]byte, size)
 	n, err := c.f.Read(buf)
@@ -121,13 +139,17 @@ func (c *conn) recvRaw() (message, []byte, error) {
 		if err == nil {
 			err = errEOF
 		}
-		return message{}, nil, err
+		return nil, err
 	}
+	return buf[:n], nil
+}
+
+func decodeMessage(b []byte) (message, error) {
 	var m message
-	if err := json.Unmarshal(buf[:n], &m); err != nil {
-		return message{}, nil, fmt.Errorf("decode message: %w", err)
+	if err := json.Unmarshal(b, &m); err != nil {
+		return message{}, fmt.Errorf("decode message: %w", err)
 	}
-	return m, buf[:n], nil
+	return m, nil
 }
 
 func (c *conn) close() error { return c.f.Close() }

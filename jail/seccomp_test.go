@@ -985,3 +985,46 @@ func TestSeccompForeignABIsKilled(t *testing.T) {
 		}
 	})
 }
+
+func TestSeccompFamilyBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		allowed []uint64
+		blocks  int
+	}{
+		{"none allowed", nil, 1},
+		{"unix", []uint64{unix.AF_UNIX}, 6},
+		{"inet", []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}, 11},
+		{"both", []uint64{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}, 11},
+		{"last", []uint64{maxSocketFamily}, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			allowed := map[uint64]bool{}
+			for _, f := range tc.allowed {
+				allowed[f] = true
+			}
+			blocks := familyBlocks(allowed)
+			covered := map[uint64]int{}
+			for _, b := range blocks {
+				if b.size == 0 || b.size&(b.size-1) != 0 || b.base%b.size != 0 {
+					t.Fatalf("block %+v is not an aligned power of two", b)
+				}
+				for f := b.base; f < b.base+b.size; f++ {
+					covered[f]++
+				}
+			}
+			for f := uint64(0); f <= maxSocketFamily+1; f++ {
+				want := 1
+				if allowed[f] || f > maxSocketFamily {
+					want = 0
+				}
+				if covered[f] != want {
+					t.Errorf("family %d covered %d times, want %d", f, covered[f], want)
+				}
+			}
+			if len(blocks) != tc.blocks {
+				t.Errorf("%d blocks, want %d (the fewest aligned ones)", len(blocks), tc.blocks)
+			}
+		})
+	}
+}

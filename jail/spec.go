@@ -112,6 +112,25 @@ type Invocation struct {
 
 func (s Spec) privateTmpWanted() bool { return s.PrivateTmp }
 
+// viewDependent reports whether path may name a different file once init
+// has built the call's view (setupView) than before: anything on the fresh
+// /tmp and /dev/shm, and anything masked as hidden. A Landlock rule binds to
+// the file its path named when the rule was added, so rules on such paths
+// are added only after the view is ready. Every other mount of the view
+// (write grants made writable again, protected paths bound read-only over
+// themselves) shows the same files as before.
+func (s Spec) viewDependent(path string) bool {
+	if s.PrivateTmp && (within(path, "/tmp") || within(path, "/dev/shm")) {
+		return true
+	}
+	for _, h := range s.Hidden {
+		if within(path, h) {
+			return true
+		}
+	}
+	return false
+}
+
 // Validate reports the first problem that makes a Spec unusable.
 func (s Spec) Validate() error {
 	if !filepath.IsAbs(s.Dir) {

@@ -8,13 +8,15 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// workerMain applies every restriction to this process (all threads), then
-// runs the tool. Each failure is reported to init as a StageError.
+// workerMain prepares the restrictions while init builds the call's view,
+// then runs the tool: a Go tool in this process after restricting every
+// thread, a command in a fresh single-threaded process that restricts
+// itself before exec (spawnCommand). Each failure is reported to init as a
+// StageError.
 func workerMain(tools map[string]ToolFunc) int {
 	ctl := newConn(ControlFD, "init")
 	fail := func(err *StageError, code int) int {
@@ -25,11 +27,16 @@ func workerMain(tools map[string]ToolFunc) int {
 	// fork checks that init was still alive after setting it. Capabilities
 	// and exec are per thread: stay on this one.
 	runtime.LockOSThread()
-	warmDecoder()
-	m, err := ctl.recv()
+	warmCodec()
+	warmLandlock()
+	// The start message comes straight from the supervisor; nothing else
+	// does, so its socket is closed right after.
+	startConn := newConn(StartFD, "supervisor")
+	m, err := startConn.recv()
+	startConn.close()
 	if err != nil {
 		if errors.Is(err, errEOF) {
-			return 0 // init dropped a warm worker
+			return 0 // the supervisor dropped a warm child
 		}
 		return fail(stageErr(StageProtocol, err), exitSetupFailed)
 	}
@@ -39,33 +46,88 @@ func workerMain(tools map[string]ToolFunc) int {
 	st := m.Start
 	spec := st.Spec
 
-	if err := os.Chdir(spec.Dir); err != nil {
-		return fail(stageErr(StageDir, err), exitSetupFailed)
-	}
+	// Init builds the view meanwhile, so everything that does not depend
+	// on the view happens now: limits, the privilege
+	// check, most of the Landlock ruleset (built, not applied), decoding
+	// the seccomp program.
 	if err := applyRlimits(spec.Limits); err != nil {
 		return fail(stageErr(StageRlimit, err), exitSetupFailed)
 	}
 	if err := checkUnprivileged(); err != nil {
 		return fail(stageErr(StageCaps, err), exitSetupFailed)
 	}
+	var (
+		rs   *ruleset
+		late []PathRule
+	)
 	if !spec.Layers.NoLandlock {
-		if err := restrictLandlock(spec, st.Namespaces, st.PrivateNet, st.LandlockABI); err != nil {
+		if rs, late, err = workerRuleset(spec, st.Namespaces, st.PrivateNet, st.LandlockABI); err != nil {
 			return fail(stageErr(StageLandlock, err), exitSetupFailed)
 		}
+		defer rs.close()
 	}
+	var prog []unix.SockFilter
 	if !spec.Layers.NoSeccomp {
 		if len(st.Seccomp) == 0 {
 			return fail(&StageError{Stage: StageSeccomp, Msg: "no seccomp program in the spec"}, exitSetupFailed)
 		}
-		if err := LoadFilter(st.Seccomp); err != nil {
-			return fail(stageErr(StageSeccomp, err), exitSetupFailed)
+		if prog, err = decodeBPF(st.Seccomp); err != nil {
+			return fail(stageErr(StageSeccomp, fmt.Errorf("jail: seccomp: load filter: %w", err)), exitSetupFailed)
+		}
+	}
+
+	// The rest waits for the view.
+	if m, err := ctl.recv(); err != nil || !m.Ready {
+		if errors.Is(err, errEOF) {
+			return exitSetupFailed // init gave up on the call (and kills us)
+		}
+		return fail(&StageError{Stage: StageProtocol, Msg: fmt.Sprintf("expected the view-ready message (%v)", err)}, exitSetupFailed)
+	}
+	if err := os.Chdir(spec.Dir); err != nil {
+		return fail(stageErr(StageDir, err), exitSetupFailed)
+	}
+	if rs != nil {
+		if err := rs.addLate(spec, late); err != nil {
+			return fail(stageErr(StageLandlock, err), exitSetupFailed)
 		}
 	}
 
 	if inv := st.Invocation; inv.Tool != "" {
+		if rs != nil {
+			if err := rs.restrictAllThreads(); err != nil {
+				return fail(stageErr(StageLandlock, err), exitSetupFailed)
+			}
+		}
+		if prog != nil {
+			if err := LoadFilter(st.Seccomp); err != nil {
+				return fail(stageErr(StageSeccomp, err), exitSetupFailed)
+			}
+		}
 		return runTool(ctl, tools, inv)
 	}
-	return execCommand(ctl, spec, st.Invocation.Argv, fail)
+
+	argv := st.Invocation.Argv
+	path, err := lookPath(argv[0], spec.Env)
+	if err != nil {
+		return fail(&StageError{Stage: StageExec, Errno: int(unix.ENOENT), Msg: err.Error()}, exitNotFound)
+	}
+	ruleset := -1
+	if rs != nil {
+		ruleset = rs.fd
+	}
+	pid, se := spawnCommand(path, argv, spec.Env, ruleset, prog)
+	if se != nil {
+		code := exitSetupFailed
+		if se.Stage == StageExec && se.Errno == int(unix.ENOENT) {
+			code = exitNotFound
+		}
+		return fail(se, code)
+	}
+	if err := ctl.send(message{Exec: pid}); err != nil {
+		// Init ends the call when we exit without naming the command.
+		return exitSetupFailed
+	}
+	return 0
 }
 
 // runTool runs a Go tool compiled into the binary, inside the restrictions.
@@ -88,28 +150,9 @@ func runTool(ctl *conn, tools map[string]ToolFunc, inv Invocation) int {
 	return code
 }
 
-// execCommand finds argv[0] with the jail's own PATH (so "not found" means
-// not visible inside the jail), closes every descriptor above stdio except
-// the close-on-exec control socket, and replaces the worker with the command.
-func execCommand(ctl *conn, spec Spec, argv []string, fail func(*StageError, int) int) int {
-	path, err := lookPath(argv[0], spec.Env)
-	if err != nil {
-		return fail(&StageError{Stage: StageExec, Errno: int(unix.ENOENT), Msg: err.Error()}, exitNotFound)
-	}
-	// Every descriptor above stdio becomes close-on-exec: the control
-	// socket stays usable to report an exec failure, nothing crosses.
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		return fail(stageErr(StageFDs, fmt.Errorf("close_range: %w", err)), exitSetupFailed)
-	}
-	err = syscall.Exec(path, argv, spec.Env)
-	code := exitSetupFailed
-	if errors.Is(err, syscall.ENOENT) {
-		code = exitNotFound
-	}
-	return fail(stageErr(StageExec, fmt.Errorf("exec %s: %w", path, err)), code)
-}
-
-// lookPath resolves a command the way a shell would, using the tool's PATH.
+// lookPath resolves a command the way a shell would, using the tool's PATH
+// and the call's view (so "not found" means not visible inside the jail;
+// Landlock does not govern stat, so it finds the same as the command would).
 func lookPath(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
 		if _, err := os.Stat(name); err != nil {

@@ -91,6 +91,15 @@ func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) 
 		return nil, err
 	}
 	defer childEnd.Close()
+	workerEnd, workerChildEnd, err := jail.SocketPair()
+	if err != nil {
+		s.cgroups.put(cg)
+		outR.Close()
+		errR.Close()
+		parentEnd.Close()
+		return nil, err
+	}
+	defer workerChildEnd.Close()
 	cmd := &exec.Cmd{
 		Path:        s.exe,
 		Args:        append([]string{"brig-jail-init"}, jail.InitArgs(cg.procFiles()...)...),
@@ -98,7 +107,7 @@ func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) 
 		Dir:         "/",
 		Stdout:      outW,
 		Stderr:      errW,
-		ExtraFiles:  []*os.File{childEnd},
+		ExtraFiles:  []*os.File{childEnd, workerChildEnd}, // fds 3 and 4 (jail.ControlFD, jail.StartFD)
 		SysProcAttr: &syscall.SysProcAttr{Cloneflags: flags},
 	}
 	if flags&unix.CLONE_NEWUSER != 0 {
@@ -118,12 +127,13 @@ func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) 
 	}
 	if err := start(); err != nil {
 		parentEnd.Close()
+		workerEnd.Close()
 		s.cgroups.put(cg)
 		outR.Close()
 		errR.Close()
 		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", s.exe, err)}
 	}
-	return &child{cmd: cmd, parent: jail.NewParent(parentEnd), cg: cg, outR: outR, errR: errR}, nil
+	return &child{cmd: cmd, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR}, nil
 }
 
 // wait reaps init.
