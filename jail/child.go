@@ -110,9 +110,15 @@ func initMain() int {
 	go rp.run()
 	killTree := func() { killDomain(pidNS, scoped, worker, rp.empty) }
 	// The worker joins the call's cgroups before it can fork anything: it
-	// is waiting for its spec, which only comes after this.
+	// starts a command or a Go tool only after this init says the view is
+	// ready, which comes after this. It may already have failed on its own
+	// (a grant that does not exist) and exited: then its own report says
+	// why, not this move.
 	for _, procs := range os.Args[2:] {
 		if err := os.WriteFile(procs, []byte(strconv.Itoa(worker)), 0); err != nil {
+			if errors.Is(err, syscall.ESRCH) {
+				break
+			}
 			killTree()
 			return fail(stageErr(StageRlimit, fmt.Errorf("move the worker into cgroup %s: %w", procs, err)))
 		}
