@@ -597,7 +597,10 @@ static int cmd_tiocsti(int argc, char **argv) {
 
 // bomb CAP MARKER: every process keeps forking until CAP processes were
 // created in total (a shared counter) or fork keeps failing; then everyone
-// sleeps until killed. The first process prints how many were created.
+// sleeps until killed. The first process prints how many were created:
+// forks that succeeded, counted by each new child (cnt[2]); cnt[0], which
+// gates the cap, also holds attempts still in flight, so it may read a few
+// above what exists.
 static int cmd_bomb(int argc, char **argv) {
 	if (argc < 4) return 2;
 	long cap = atol(argv[2]);
@@ -618,17 +621,20 @@ static int cmd_bomb(int argc, char **argv) {
 			usleep(2000);
 			continue;
 		}
-		if (p == 0) fails = 0;
+		if (p == 0) {
+			fails = 0;
+			__atomic_add_fetch(&cnt[2], 1, __ATOMIC_SEQ_CST);
+		}
 	}
 	if (getpid() == top) {
 		long last = -1;
 		for (int i = 0; i < 100; i++) {
-			long c = __atomic_load_n(&cnt[0], __ATOMIC_SEQ_CST);
+			long c = __atomic_load_n(&cnt[2], __ATOMIC_SEQ_CST);
 			if (c == last && i > 5) break;
 			last = c;
 			usleep(20000);
 		}
-		printf("BOMB created=%ld failed_forks=%ld cap=%ld\n", __atomic_load_n(&cnt[0], __ATOMIC_SEQ_CST),
+		printf("BOMB created=%ld failed_forks=%ld cap=%ld\n", __atomic_load_n(&cnt[2], __ATOMIC_SEQ_CST),
 		       __atomic_load_n(&cnt[1], __ATOMIC_SEQ_CST), cap);
 		fflush(stdout);
 	}
