@@ -30,6 +30,26 @@ type configFile struct {
 		Deny  []string `toml:"deny"`
 	} `toml:"permissions"`
 	Sandbox Sandbox `toml:"sandbox"`
+	Agent   Agent   `toml:"agent"`
+}
+
+// Agent is the [agent] table: defaults for the agent that a flag overrides.
+//
+//	[agent]
+//	model = "claude-sonnet-4-5"
+//	web_search = true   # the provider's own server-side web search
+type Agent struct {
+	Model     string `toml:"model" json:"model,omitempty"`
+	WebSearch bool   `toml:"web_search" json:"web_search,omitempty"`
+}
+
+// merge lets o's settings override s's.
+func (a Agent) merge(o Agent) Agent {
+	if o.Model != "" {
+		a.Model = o.Model
+	}
+	a.WebSearch = a.WebSearch || o.WebSearch
+	return a
 }
 
 // Sandbox is the [sandbox] table: what every bash call of the workspace is
@@ -71,6 +91,7 @@ func (s Sandbox) empty() bool {
 type Config struct {
 	Rules   RuleSet
 	Sandbox Sandbox
+	Agent   Agent
 }
 
 // LoadRules reads the [permissions] table of the TOML file at path:
@@ -129,7 +150,7 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 		if len(k) == 0 {
 			continue
 		}
-		takes := map[string]string{"permissions": "allow, ask and deny", "sandbox": "network, unix_sockets, read, write and env"}[k[0]]
+		takes := map[string]string{"permissions": "allow, ask and deny", "sandbox": "network, unix_sockets, read, write and env", "agent": "model and web_search"}[k[0]]
 		if takes != "" {
 			warnings = append(warnings, Warning{
 				Source: Source{File: file, Line: lineOf(data, k[len(k)-1])},
@@ -160,7 +181,7 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 	if rs.Deny, err = parse(pf.Permissions.Deny); err != nil {
 		return Config{}, nil, err
 	}
-	return Config{Rules: rs, Sandbox: pf.Sandbox}, warnings, nil
+	return Config{Rules: rs, Sandbox: pf.Sandbox, Agent: pf.Agent}, warnings, nil
 }
 
 // contentHash is the hex SHA-256 that trust is pinned to.

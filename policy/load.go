@@ -53,6 +53,7 @@ type Loaded struct {
 	Files    Files
 	Rules    RuleSet
 	Sandbox  Sandbox
+	Agent    Agent
 	Layers   []Layer
 	Warnings []Warning
 }
@@ -72,6 +73,7 @@ func Load(f Files) (Loaded, error) {
 		}
 		out.Rules = out.Rules.Merge(c.Rules)
 		out.Sandbox = out.Sandbox.merge(c.Sandbox)
+		out.Agent = out.Agent.merge(c.Agent)
 		out.Warnings = append(out.Warnings, w...)
 		out.Layers = append(out.Layers, Layer{Kind: l.kind, File: l.file, Exists: sum != "", Trusted: true, SHA256: sum})
 	}
@@ -90,6 +92,7 @@ func Load(f Files) (Loaded, error) {
 		if trusted {
 			out.Rules = out.Rules.Merge(c.Rules)
 			out.Sandbox = out.Sandbox.merge(c.Sandbox)
+			out.Agent = out.Agent.merge(c.Agent)
 		} else {
 			out.Rules = out.Rules.Merge(RuleSet{Ask: c.Rules.Ask, Deny: c.Rules.Deny})
 			for _, r := range c.Rules.Allow {
@@ -97,6 +100,9 @@ func Load(f Files) (Loaded, error) {
 			}
 			if !c.Sandbox.empty() {
 				layer.Ignored = append(layer.Ignored, "[sandbox] grants")
+			}
+			if c.Agent != (Agent{}) {
+				layer.Ignored = append(layer.Ignored, "[agent] settings")
 			}
 		}
 	}

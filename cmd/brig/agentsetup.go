@@ -55,7 +55,14 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
+	wc, err := loadWorkspaceConfig(o.procEnv, o.Workspace)
+	if err != nil {
+		return nil, err
+	}
 	model := o.Model
+	if model == "" {
+		model = wc.Loaded.Agent.Model
+	}
 	if model == "" {
 		if model, err = defaultModel(creds, o.BaseURL); err != nil {
 			return nil, err
@@ -74,7 +81,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	run.closers = append(run.closers, sup.Close)
 	mode, _ := policy.ParseMode(o.Mode)
-	wp, err := openPolicy(o.procEnv, o.Workspace, mode, sup.Namespaces())
+	wp, err := wc.policy(o.procEnv, mode, sup.Namespaces())
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +123,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	rec := &agent.Recorder{Session: sess, Model: model}
 	a := agent.New(agent.Config{
 		Client: client, Model: client.Model, System: sys, Executor: ex,
-		MaxIterations: o.MaxIterations, Effort: provider.Effort(o.Effort), WebSearch: o.WebSearch,
+		MaxIterations: o.MaxIterations, Effort: provider.Effort(o.Effort), WebSearch: o.WebSearch || wc.Loaded.Agent.WebSearch,
 		CacheKey: sess.ID(), Persist: rec.Persist, Compacted: rec.Compacted,
 		Emit: func(ev agent.Event) {
 			rec.Event(ev)

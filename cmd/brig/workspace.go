@@ -38,16 +38,21 @@ type workspacePolicy struct {
 	Policy    *policy.Policy
 }
 
-// openPolicy finds the workspace, loads its config files (failing on any
-// unreadable or malformed one) and builds the policy. Warnings go to stderr.
-func openPolicy(pe procEnv, wsFlag string, mode policy.Mode, namespaces bool) (*workspacePolicy, error) {
+// workspaceConfig is a workspace and its loaded config files.
+type workspaceConfig struct {
+	Workspace string
+	Files     policy.Files
+	Loaded    policy.Loaded
+}
+
+// loadWorkspaceConfig finds the workspace and loads its config files
+// (failing on any unreadable or malformed one). Warnings go to stderr.
+func loadWorkspaceConfig(pe procEnv, wsFlag string) (*workspaceConfig, error) {
 	ws, err := resolveWorkspace(wsFlag, pe.Cwd)
 	if err != nil {
 		return nil, err
 	}
-	home := canonicalHome(pe.Home)
-	dirs := dirsFor(pe)
-	files := policy.FilesFor(dirs.Config, ws)
+	files := policy.FilesFor(dirsFor(pe).Config, ws)
 	loaded, err := policy.Load(files)
 	if err != nil {
 		return nil, err
@@ -55,8 +60,23 @@ func openPolicy(pe procEnv, wsFlag string, mode policy.Mode, namespaces bool) (*
 	for _, w := range loaded.Warnings {
 		fmt.Fprintf(pe.Stderr, "brig: warning: %s\n", w)
 	}
-	pol, err := policy.New(ws, loaded, mode, policy.Machine{
-		Home: home, Env: pe.Env, Namespaces: namespaces,
+	return &workspaceConfig{Workspace: ws, Files: files, Loaded: loaded}, nil
+}
+
+// openPolicy loads the workspace's config and builds its policy.
+func openPolicy(pe procEnv, wsFlag string, mode policy.Mode, namespaces bool) (*workspacePolicy, error) {
+	wc, err := loadWorkspaceConfig(pe, wsFlag)
+	if err != nil {
+		return nil, err
+	}
+	return wc.policy(pe, mode, namespaces)
+}
+
+// policy builds the policy of a loaded workspace.
+func (wc *workspaceConfig) policy(pe procEnv, mode policy.Mode, namespaces bool) (*workspacePolicy, error) {
+	dirs := dirsFor(pe)
+	pol, err := policy.New(wc.Workspace, wc.Loaded, mode, policy.Machine{
+		Home: canonicalHome(pe.Home), Env: pe.Env, Namespaces: namespaces,
 		CacheRoot: filepath.Join(dirs.Cache, "jail"),
 		BrigDirs:  []string{dirs.Config, dirs.State},
 		Limits:    jail.DefaultLimits(),
@@ -64,7 +84,7 @@ func openPolicy(pe procEnv, wsFlag string, mode policy.Mode, namespaces bool) (*
 	if err != nil {
 		return nil, err
 	}
-	return &workspacePolicy{Workspace: ws, Dirs: dirs, Files: files, Policy: pol}, nil
+	return &workspacePolicy{Workspace: wc.Workspace, Dirs: dirs, Files: wc.Files, Policy: pol}, nil
 }
 
 // canonicalHome resolves symlinks in the home directory, so paths compare.

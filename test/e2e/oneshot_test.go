@@ -338,3 +338,24 @@ func TestCrashThenContinue(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestWebSearchFromConfig: the provider's web search is off by default, on
+// from the user's config, and a repository's own config cannot turn it on
+// until trusted.
+func TestWebSearchFromConfig(t *testing.T) {
+	e := newEnv(t, "anthropic", fakeprovider.Turn{Text: "a"}, fakeprovider.Turn{Text: "b"}, fakeprovider.Turn{Text: "c"})
+	sent := func() bool {
+		reqs := e.srv.Requests()
+		return bytes.Contains(reqs[len(reqs)-1].Body, []byte("web_search"))
+	}
+	os.MkdirAll(e.ws+"/.brig", 0o755)
+	os.WriteFile(e.ws+"/.brig/config.toml", []byte("[agent]\nweb_search = true\n"), 0o644)
+	if r := e.run(t, "--model", "claude-sonnet-4-5", "-p", "x"); r.code != 0 || sent() {
+		t.Fatalf("an untrusted repository config turned web search on (exit %d)\n%s", r.code, r.stderr)
+	}
+	os.MkdirAll(e.home+"/.config/brig", 0o700)
+	os.WriteFile(e.home+"/.config/brig/config.toml", []byte("[agent]\nweb_search = true\n"), 0o600)
+	if r := e.run(t, "--model", "claude-sonnet-4-5", "-p", "x"); r.code != 0 || !sent() {
+		t.Fatalf("the user's config did not turn web search on (exit %d)\n%s", r.code, r.stderr)
+	}
+}
