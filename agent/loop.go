@@ -137,6 +137,17 @@ func (a *Agent) History() []provider.Message {
 	return append([]provider.Message(nil), a.history...)
 }
 
+// Restore sets the counters of a resumed session: its usage and cost so
+// far, and the context the model last saw (last is that response's usage).
+func (a *Agent) Restore(total provider.Usage, cost float64, last provider.Usage) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.usage, a.cost = total, cost
+	if n := last.Input + last.CacheRead + last.CacheWrite + last.Output; n > 0 {
+		a.lastContext, a.lastLen = n, len(a.history)
+	}
+}
+
 // Totals returns the session's usage and cost so far.
 func (a *Agent) Totals() (provider.Usage, float64) {
 	a.mu.Lock()

@@ -132,6 +132,9 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 			}
 		},
 	}, history)
+	if st != nil {
+		a.Restore(st.Usage, st.Cost, st.Last)
+	}
 	*run = agentRun{
 		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
 		Session: sess, Supervisor: sup, Instructions: instr, Resumed: st, closers: run.closers,

@@ -68,7 +68,9 @@ type oneShotSummary struct {
 	ToolCalls  int            `json:"tool_calls"`
 	Usage      provider.Usage `json:"usage"`
 	CostUSD    float64        `json:"cost_usd"`
-	DurationMS int64          `json:"duration_ms"`
+	// SessionCostUSD is the whole session's cost, resumed turns included.
+	SessionCostUSD float64 `json:"session_cost_usd"`
+	DurationMS     int64   `json:"duration_ms"`
 }
 
 func (o *agentOptions) validate() error {
@@ -164,6 +166,7 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 	if runErr != nil {
 		sum.Error = runErr.Error()
 	}
+	_, sum.SessionCostUSD = a.Totals()
 	pr.finish(sum)
 	switch {
 	case tr.Stop == agent.StopInterrupted:
@@ -324,8 +327,8 @@ func (p *printer) finish(s oneShotSummary) {
 		if p.midLine {
 			fmt.Fprintln(p.out)
 		}
-		fmt.Fprintf(p.err, "brig: %s · %d requests, %d tool calls · %d in / %d out tokens · $%.4f · %s\n",
-			s.Stop, s.Iterations, s.ToolCalls, s.Usage.Input+s.Usage.CacheRead+s.Usage.CacheWrite, s.Usage.Output, s.CostUSD, time.Duration(s.DurationMS)*time.Millisecond)
+		fmt.Fprintf(p.err, "brig: %s · %d requests, %d tool calls · %d in / %d out tokens · $%.4f (session %s: $%.4f) · %s\n",
+			s.Stop, s.Iterations, s.ToolCalls, s.Usage.Input+s.Usage.CacheRead+s.Usage.CacheWrite, s.Usage.Output, s.CostUSD, s.Session, s.SessionCostUSD, time.Duration(s.DurationMS)*time.Millisecond)
 	}
 }
 

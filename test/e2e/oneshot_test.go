@@ -322,6 +322,14 @@ func TestCrashThenContinue(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "Resumed fine.") || !strings.Contains(r.stdout, list[0].ID) {
 		t.Fatalf("continue: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	var sum struct {
+		Cost        float64 `json:"cost_usd"`
+		SessionCost float64 `json:"session_cost_usd"`
+	}
+	json.Unmarshal([]byte(r.stdout), &sum)
+	if !(sum.SessionCost > sum.Cost && sum.Cost > 0) {
+		t.Fatalf("the resumed session's cost must include the killed run's requests: %+v", sum)
+	}
 	reqs := e.srv.Requests()
 	if last := reqs[len(reqs)-1]; last.Reject != "" {
 		t.Fatalf("the resumed history was refused: %s", last.Reject)
