@@ -419,18 +419,20 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec) []string {
 		}
 	}
 	var found []string
-	_ = filepath.WalkDir(spec.Workspace, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.Name() != ".git" {
+	for _, root := range writtenRoots(spec) {
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.Name() != ".git" {
+				return nil
+			}
+			if !known[filepath.Dir(path)] {
+				found = append(found, path)
+			}
+			if d.IsDir() {
+				return fs.SkipDir
+			}
 			return nil
-		}
-		if !known[filepath.Dir(path)] {
-			found = append(found, path)
-		}
-		if d.IsDir() {
-			return fs.SkipDir
-		}
-		return nil
-	})
+		})
+	}
 	for _, p := range found {
 		dir, err := openNoSymlinks(filepath.Dir(p))
 		if err != nil {
@@ -442,6 +444,29 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec) []string {
 		dir.Close()
 	}
 	return found
+}
+
+// writtenRoots are the parts of the workspace the call could write: the
+// whole workspace when a write grant covers it, else the write grants
+// inside it. A call with none (read_file, a read-only bash) cannot have
+// created a repository, so nothing is walked.
+func writtenRoots(spec jail.Spec) []string {
+	if spec.Workspace == "" {
+		return nil
+	}
+	var roots []string
+	for _, r := range spec.Paths {
+		if r.Access != jail.Write {
+			continue
+		}
+		switch {
+		case within(spec.Workspace, r.Path):
+			return []string{spec.Workspace}
+		case within(r.Path, spec.Workspace):
+			roots = append(roots, r.Path)
+		}
+	}
+	return roots
 }
 
 // quarantine moves dir/base under the quarantine directory, or deletes it
@@ -543,4 +568,9 @@ func userProcesses(uid int) uint64 {
 		}
 	}
 	return n
+}
+
+// within reports whether p is dir or below it (both clean and absolute).
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }

@@ -95,3 +95,25 @@ func TestPlanFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+func TestWrittenRoots(t *testing.T) {
+	ws := "/w/ws"
+	cases := []struct {
+		paths []jail.PathRule
+		want  []string
+	}{
+		{nil, nil},
+		{[]jail.PathRule{{Path: "/w/ws/a.go", Access: jail.Read}}, nil},
+		{[]jail.PathRule{{Path: "/w/ws", Access: jail.Exec}, {Path: "/tmp", Access: jail.Write}}, nil},
+		{[]jail.PathRule{{Path: "/w/ws/src", Access: jail.Write}}, []string{"/w/ws/src"}},
+		{[]jail.PathRule{{Path: "/w/ws/src", Access: jail.Write}, {Path: "/w/ws", Access: jail.Write}}, []string{"/w/ws"}},
+		{[]jail.PathRule{{Path: "/w", Access: jail.Write}}, []string{"/w/ws"}},
+		{[]jail.PathRule{{Path: "/w/ws-other", Access: jail.Write}}, nil},
+	}
+	for _, c := range cases {
+		got := writtenRoots(jail.Spec{Workspace: ws, Paths: c.paths})
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%+v: got %v, want %v", c.paths, got, c.want)
+		}
+	}
+}
