@@ -55,6 +55,12 @@ type Meta struct {
 	// Commands.
 	ExitCode *int `json:"exit_code,omitempty"`
 	TimedOut bool `json:"timed_out,omitempty"`
+	// web_fetch: the URL fetched, its status and type, and where a
+	// redirect pointed (the executor decides that host before following).
+	URL         string `json:"url,omitempty"`
+	Status      int    `json:"status,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	Redirect    string `json:"redirect,omitempty"`
 	// Images: the size before any resize.
 	OrigWidth  int `json:"orig_width,omitempty"`
 	OrigHeight int `json:"orig_height,omitempty"`
