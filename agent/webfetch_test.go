@@ -24,7 +24,9 @@ func loopbackSite(t *testing.T) (base, port string) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write([]byte("<h1>Landing</h1><p>served to " + r.Host + "</p>"))
 	})
-	mux.HandleFunc("/same", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/page", http.StatusMovedPermanently) })
+	mux.HandleFunc("/same", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/page", http.StatusMovedPermanently)
+	})
 	mux.HandleFunc("/to-allowed", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://localhost:"+srvPort+"/page", http.StatusFound)
 	})
