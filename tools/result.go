@@ -89,6 +89,10 @@ func fsError(op, path string, err error) Result {
 	return errorf("%s %s: %v", op, path, err)
 }
 
+// CapText cuts s to at most n bytes on a rune boundary, saying so (for
+// results built outside this package: MCP).
+func CapText(s string, n int) string { return capText(s, n) }
+
 // capText cuts s to at most n bytes on a rune boundary, saying so.
 func capText(s string, n int) string {
 	if len(s) <= n {
