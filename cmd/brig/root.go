@@ -56,5 +56,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newPolicyCmd())
 	root.AddCommand(newTrustCmd())
 	root.AddCommand(newSessionsCmd())
+	root.AddCommand(newMCPCmd())
 	return root
 }

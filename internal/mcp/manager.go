@@ -186,6 +186,14 @@ func (s *server) start(client *sdk.Client, o Options) error {
 	timer := time.AfterFunc(s.cfg.StartupTimeout, func() { close(timedOut); s.cancel() })
 	defer timer.Stop()
 	describe := func(what string, err error) error {
+		if s.proc != nil {
+			// A server that died during the handshake: give its exit a
+			// moment to be reported, for the message.
+			select {
+			case <-s.proc.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
 		select {
 		case <-timedOut:
 			return fmt.Errorf("%s: no answer within %s (startup_timeout_seconds)%s", what, s.cfg.StartupTimeout, s.stderrNote())
@@ -269,7 +277,12 @@ func (s *server) watch() {
 	default:
 		s.err = fmt.Sprintf("exited with status %d", res.ExitCode)
 	}
-	s.err += s.stderrNoteLocked()
+	if tail := strings.TrimSpace(s.proc.StderrTail()); tail != "" {
+		if len(tail) > 1024 {
+			tail = "…" + tail[len(tail)-1024:]
+		}
+		s.err += "; its stderr ends with: " + tail
+	}
 	if len(res.Violations) > 0 {
 		s.err += fmt.Sprintf(" (it created protected paths, which were removed: %s)", strings.Join(res.Violations, ", "))
 	}
@@ -286,14 +299,24 @@ func (s *server) stderrNoteLocked() string {
 	if s.proc == nil {
 		return ""
 	}
+	exit := ""
+	select {
+	case <-s.proc.Done():
+		if res, err := s.proc.Wait(); err != nil {
+			exit = "; the jail reported: " + err.Error()
+		} else if !res.Canceled {
+			exit = fmt.Sprintf("; the server exited with status %d", res.ExitCode)
+		}
+	default:
+	}
 	tail := strings.TrimSpace(s.proc.StderrTail())
 	if tail == "" {
-		return ""
+		return exit
 	}
 	if len(tail) > 1024 {
 		tail = "…" + tail[len(tail)-1024:]
 	}
-	return "; its stderr ends with: " + tail
+	return exit + "; its stderr ends with: " + tail
 }
 
 func (s *server) fail(err error) {

@@ -252,6 +252,9 @@ func TestStdioServerJailed(t *testing.T) {
 	if r := call(t, m, "open__dial", map[string]string{"addr": addr}); r.IsError {
 		t.Fatalf("the server with network could not connect: %+v", r)
 	}
+	for deadline := time.Now().Add(3 * time.Second); hits.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond) // the accept loop counts after the dial returned
+	}
 	if hits.Load() != 1 {
 		t.Fatalf("listener saw %d connections, want 1", hits.Load())
 	}
@@ -512,4 +515,45 @@ func TestServerDiesWithBrig(t *testing.T) {
 	}
 	cmd.Wait()
 	waitGone(t, token)
+}
+
+// npmServerDir is where `make test-deps` installs the reference MCP
+// servers (BRIG_TEST_NPM_PREFIX overrides it).
+func npmServerDir() string {
+	if d := os.Getenv("BRIG_TEST_NPM_PREFIX"); d != "" {
+		return d
+	}
+	return "/var/tmp/brig-test-npm"
+}
+
+// TestThirdPartyServer runs the official filesystem server from npm,
+// jailed, and tells it that a directory outside the workspace is its to
+// read: its tools list and work on the workspace, and the kernel still
+// refuses the canary and any write.
+func TestThirdPartyServer(t *testing.T) {
+	prefix := npmServerDir()
+	bin := filepath.Join(prefix, "node_modules", ".bin", "mcp-server-filesystem")
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("the npm reference server is not installed (make test-deps): %v", err)
+	}
+	e := newKernelEnv(t, policy.ModeAsk)
+	m := e.start(t, Server{
+		Name: "fs", Transport: Stdio, Mode: ModeReadOnly, Command: bin, Args: []string{e.ws, e.outside},
+		Read: []string{prefix}, StartupTimeout: 30 * time.Second, ToolTimeout: 10 * time.Second,
+	})
+	if st := m.Status()[0]; st.State != StateRunning || len(st.Tools) < 5 {
+		t.Fatalf("status %+v", st)
+	}
+	if r := call(t, m, "fs__read_text_file", map[string]string{"path": e.ws + "/notes.txt"}); r.IsError || !strings.Contains(r.Text, "WORKSPACE-CONTROL") {
+		t.Fatalf("workspace read: %+v", r)
+	}
+	if r := call(t, m, "fs__read_text_file", map[string]string{"path": e.outside + "/canary"}); !r.IsError || strings.Contains(r.Text, "CANARY") {
+		t.Fatalf("canary: %+v", r)
+	}
+	if r := call(t, m, "fs__write_file", map[string]string{"path": e.ws + "/planted.txt", "content": "x"}); !r.IsError {
+		t.Fatalf("write: %+v", r)
+	}
+	if _, err := os.Stat(e.ws + "/planted.txt"); err == nil {
+		t.Fatal("the read-only server wrote into the workspace")
+	}
 }
