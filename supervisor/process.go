@@ -125,8 +125,8 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 // exited by itself.
 func (p *Process) Kill() {
 	p.killOnce.Do(func() {
+		p.killed.Store(true) // before stdin closes: the command may end on that EOF
 		p.Stdin.Close()
-		p.killed.Store(true)
 		select {
 		case <-p.done:
 			return
