@@ -4,7 +4,7 @@ BIN     := bin/brig
 PKGS    := ./...
 export CGO_ENABLED := 1
 
-.PHONY: all build run test bench vet fmt clean
+.PHONY: all build run test test-deps bench vet fmt clean
 
 all: build
 
@@ -20,8 +20,16 @@ vet:
 
 # Every test: unit, kernel (the real jail on this kernel), escape suite (as
 # root and as an unprivileged user), end-to-end.
-test: build vet
+test: build vet test-deps
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+# A real third-party MCP server for internal/mcp's tests (skipped without
+# it): the official filesystem server from npm, outside the repository.
+NPM_TEST_PREFIX ?= /var/tmp/brig-test-npm
+test-deps:
+	@command -v npm >/dev/null 2>&1 && test -x $(NPM_TEST_PREFIX)/node_modules/.bin/mcp-server-filesystem || \
+	  { command -v npm >/dev/null 2>&1 && npm install --silent --no-audit --no-fund --prefix $(NPM_TEST_PREFIX) @modelcontextprotocol/server-filesystem@2026.8.31; } || \
+	  echo "test-deps: npm unavailable; the third-party MCP server test will be skipped"
 
 # Jail spawn overhead against a plain exec (and bubblewrap when installed),
 # then the Go benchmarks.

@@ -127,7 +127,8 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 	}
 	var spec *jail.Spec
 	var callTmp string
-	if prep.Def.Runs != tools.InSupervisor {
+	inJail := prep.Def.Runs == tools.InJail || prep.Def.Runs == tools.JailCommand
+	if inJail {
 		if !e.Policy.Machine.Namespaces {
 			dir, err := os.MkdirTemp("", "brig-call-")
 			if err != nil {
@@ -170,10 +171,16 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 			}
 		}
 	}
-	if prep.Def.Runs == tools.InSupervisor {
+	switch prep.Def.Runs {
+	case tools.InSupervisor:
 		e.mu.Lock()
 		o.Result = e.plan.Update(args)
 		e.mu.Unlock()
+		return o
+	case tools.External:
+		// An MCP tool: its server runs in its own jail (stdio) or
+		// elsewhere (HTTP); the source calls it.
+		o.Result = prep.Def.RunExternal(ctx, args)
 		return o
 	}
 	var stdout, stderr io.Writer
@@ -190,7 +197,49 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 		return o
 	}
 	o.Result, o.Err = tools.FromJail(res, err)
+	if o.Err == nil && o.Result.Meta.Redirect != "" {
+		o.Result, o.Err = e.followRedirects(ctx, mode, name, args, call.Host, o.Result)
+	}
 	return o
+}
+
+// followRedirects follows a web_fetch redirect chain. Every hop is a new
+// call decided by the policy: a host this chain was already allowed to
+// reach, or one the policy allows without asking, is fetched in a new
+// jail; any other host is not, and the model is told where the redirect
+// points so it can ask for that URL itself.
+func (e *Executor) followRedirects(ctx context.Context, mode policy.Mode, name string, args json.RawMessage, host string, res tools.Result) (tools.Result, error) {
+	reached := map[string]bool{host: true}
+	for hop := 1; res.Meta.Redirect != ""; hop++ {
+		from, to := res.Meta.URL, res.Meta.Redirect
+		if hop > tools.MaxFetchRedirects {
+			return tools.Result{Text: fmt.Sprintf("stopped after %d redirects; the last one, from %s, pointed at %s", tools.MaxFetchRedirects, from, to), IsError: true, Meta: res.Meta}, nil
+		}
+		next, err := tools.RedirectArgs(args, to)
+		if err != nil {
+			return tools.Result{Text: fmt.Sprintf("%s redirected to %s, which cannot be fetched: %v", from, to, err), IsError: true, Meta: res.Meta}, nil
+		}
+		prep, refused := e.Registry.Prepare(mode, name, next)
+		if refused != nil {
+			return tools.Result{Text: fmt.Sprintf("%s redirected to %s, which cannot be fetched: %s", from, to, refused.Text), IsError: true, Meta: res.Meta}, nil
+		}
+		v := e.Policy.Decide(prep.Call)
+		h := prep.Call.Host
+		if v.Tier == policy.Deny || (v.Tier != policy.Allow && !reached[h]) {
+			return tools.Result{Text: fmt.Sprintf("%s redirected to %s, on host %s, which this fetch may not reach (%s). The redirect was not followed. To fetch it, call web_fetch with that URL; the user may be asked to allow %s.", from, to, h, v.Reason, h), IsError: true, Meta: res.Meta}, nil
+		}
+		reached[h] = true
+		spec, err := e.Policy.Compile(v, "")
+		if err != nil {
+			return tools.Result{Text: fmt.Sprintf("%s redirected to %s, which cannot be granted: %v", from, to, err), IsError: true, Meta: res.Meta}, nil
+		}
+		jr, err := e.Runner.Run(ctx, spec, prep.Invocation, supervisor.IO{})
+		if res, err = tools.FromJail(jr, err); err != nil {
+			return res, err
+		}
+		args = next
+	}
+	return res, nil
 }
 
 func (e *Executor) ask(ctx context.Context, req ApprovalRequest) (Approval, error) {

@@ -55,6 +55,12 @@ type execEnv struct {
 // outside /tmp (the jail's /tmp is private).
 func newExecEnv(t *testing.T, mode policy.Mode) *execEnv {
 	t.Helper()
+	return newExecEnvConfig(t, mode, "")
+}
+
+// newExecEnvConfig is newExecEnv with a global config file's content.
+func newExecEnvConfig(t *testing.T, mode policy.Mode, config string) *execEnv {
+	t.Helper()
 	if jail.LandlockABI() < 1 {
 		t.Skip("Landlock unavailable on this kernel")
 	}
@@ -79,6 +85,14 @@ func newExecEnv(t *testing.T, mode policy.Mode) *execEnv {
 		t.Fatal(err)
 	}
 	files := policy.FilesFor(root+"/config", ws)
+	if config != "" {
+		if err := os.MkdirAll(root+"/config", 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(files.Global, []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	loaded, err := policy.Load(files)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"brig/agent/provider"
-	"brig/policy"
 	"brig/tools"
 )
 
@@ -418,7 +417,7 @@ func (a *Agent) readOnly(u provider.ToolUse) bool {
 		return false
 	}
 	d, ok := a.cfg.Executor.Registry.Lookup(u.Name)
-	return ok && (d.Effect == policy.EffectRead || d.Effect == policy.EffectNone)
+	return ok && d.ReadOnly()
 }
 
 // runTool runs one call and turns its outcome into a tool_result block.

@@ -62,7 +62,7 @@ A refusal from the sandbox or the policy is final for that call: do not try to w
 
 func networkText(on bool) string {
 	if on {
-		return "bash calls have network access in this workspace (the user's [sandbox] setting);"
+		return "bash calls have network access in this workspace (the user's [sandbox] setting); web_fetch reads a web page from a host the user allows;"
 	}
-	return "there is no network: package installs and downloads fail unless the user grants them;"
+	return "bash calls have no network: package installs and downloads fail unless the user grants them; web_fetch reads a web page from a host the user allows (a redirect to another host is reported, not followed);"
 }

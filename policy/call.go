@@ -21,6 +21,10 @@ const (
 	EffectExec Effect = "exec"
 	// EffectNetwork reaches a host (web_fetch).
 	EffectNetwork Effect = "network"
+	// EffectMCP calls a tool of an MCP server (named SERVER__TOOL): it is
+	// decided by Mcp rules alone, Ask by default. The server's own jail is
+	// fixed by its configuration, not by the call.
+	EffectMCP Effect = "mcp"
 )
 
 // Call is one tool call in the terms the policy decides on: what it reads,

@@ -175,6 +175,11 @@ func (p *Policy) Decide(call Call) Verdict {
 		}
 	case EffectExec:
 		p.decideBash(&v, rs, mode)
+	case EffectMCP:
+		if !strings.Contains(call.Tool, "__") {
+			v.note(Deny, fmt.Sprintf("%q is not an MCP tool name (SERVER__TOOL)", call.Tool))
+		}
+		// Decided by the Mcp rules below.
 	case EffectNetwork:
 		d := rs.DecideHost(call.Host, Ask)
 		v.note(d.Tier, ruleReason(d, "no rule for host "+call.Host))

@@ -63,6 +63,12 @@ func (s *Supervisor) refill(flags uintptr) {
 // startChild spawns init with fresh output pipes, a control socket on fd 3
 // and, for a root supervisor, a cgroup bounding the call's processes.
 func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) {
+	return s.startChildStdin(flags, lim, nil)
+}
+
+// startChildStdin is startChild with init's (and so the worker's) stdin
+// given: nil means /dev/null. Long-lived processes (Start) pass a pipe.
+func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.File) (*child, error) {
 	cg, err := s.cgroups.get(lim.Processes, lim.Memory*2)
 	if err != nil {
 		return nil, fmt.Errorf("%w: bound the process count of a root call: %v", jail.ErrUnenforceable, err)
@@ -109,6 +115,9 @@ func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) 
 		Stderr:      errW,
 		ExtraFiles:  []*os.File{childEnd, workerChildEnd}, // fds 3 and 4 (jail.ControlFD, jail.StartFD)
 		SysProcAttr: &syscall.SysProcAttr{Cloneflags: flags},
+	}
+	if stdin != nil {
+		cmd.Stdin = stdin
 	}
 	if flags&unix.CLONE_NEWUSER != 0 {
 		uid, gid := os.Getuid(), os.Getgid()

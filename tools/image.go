@@ -74,6 +74,18 @@ func loadImage(path string) Result {
 	return res
 }
 
+// CapImage prepares an image that did not come from a file (an MCP tool's
+// result) exactly as view_image prepares a file: formats models take pass
+// through when small enough, others are re-encoded, orientation applied,
+// the long side at most MaxImageSide. note says what was changed.
+func CapImage(raw []byte) (img Image, note string, err error) {
+	if len(raw) > MaxImageFileBytes {
+		return Image{}, "", fmt.Errorf("the image is %s, more than the %d MiB limit", humanBytes(int64(len(raw))), MaxImageFileBytes>>20)
+	}
+	img, n, err := prepareImage(raw)
+	return img, n.text, err
+}
+
 type imageNote struct {
 	text         string
 	origW, origH int

@@ -47,6 +47,17 @@ const (
 	DefaultBashTimeout    = 2 * time.Minute
 	MaxBashTimeout        = 10 * time.Minute
 
+	// web_fetch.
+	MaxFetchBodyBytes = 5 << 20   // raw body read from the server; the rest is dropped
+	MaxFetchTextBytes = 100 << 10 // converted text (Markdown or plain) shown to the model
+	MaxFetchRedirects = 5         // redirects followed, each decided by the policy again
+	FetchTimeout      = 30 * time.Second
+
+	// MCP tools (results come from servers brig does not control).
+	MaxMCPTextBytes = 100 << 10 // text of one MCP result shown to the model
+	MaxMCPImages    = 4         // images of one MCP result (each capped like view_image)
+	MaxMCPArgsBytes = 1 << 20   // arguments sent to a server in one call
+
 	// Every result.
 	MaxResultJSONBytes = 3584 << 10 // a Go tool's whole result, below the jail's 4 MiB message
 	MaxErrorTextBytes  = 4 << 10

@@ -20,8 +20,8 @@ import (
 // Name is a native tool's name. Dispatch goes by Name, never by raw strings.
 type Name string
 
-// The native tools. (web_fetch joins them with network grants; MCP tools are
-// named server__tool and are not Names.)
+// The native tools. (MCP tools are named server__tool and come from a
+// Source.)
 const (
 	ReadFile        Name = "read_file"
 	WriteFile       Name = "write_file"
@@ -37,6 +37,7 @@ const (
 	DeletePath      Name = "delete_path"
 	ViewImage       Name = "view_image"
 	UpdatePlan      Name = "update_plan"
+	WebFetch        Name = "web_fetch"
 )
 
 // Runner says where a tool runs.
@@ -50,6 +51,9 @@ const (
 	// InSupervisor: no jail; the tool touches nothing outside brig
 	// (update_plan).
 	InSupervisor
+	// External: a tool of a Source (an MCP server), run by the source
+	// through RunExternal after the policy allowed the call.
+	External
 )
 
 // Definition is everything about one tool.
@@ -62,9 +66,65 @@ type Definition struct {
 	Effect policy.Effect
 	Runs   Runner
 
-	call   func(json.RawMessage) (policy.Call, error)
-	invoke func(json.RawMessage) (jail.Invocation, error)
-	run    func(context.Context, json.RawMessage) Result // InJail only
+	call     func(json.RawMessage) (policy.Call, error)
+	invoke   func(json.RawMessage) (jail.Invocation, error)
+	run      func(context.Context, json.RawMessage) Result // InJail only
+	external func(context.Context, json.RawMessage) Result // External only
+	// readOnly marks an External tool as changing nothing (an MCP server
+	// configured read_only): offered in plan mode, run alongside others.
+	readOnly bool
+}
+
+// Offered reports whether mode offers the tool to the model (and lets it
+// run): plan mode hides native tools that write and every External tool
+// that is not read-only.
+func (d Definition) Offered(mode policy.Mode) bool {
+	if d.Runs == External {
+		return mode != policy.ModePlan || d.readOnly
+	}
+	return mode.Advertises(d.Effect)
+}
+
+// ReadOnly reports whether the tool changes nothing, so a call may run
+// alongside its neighbours.
+func (d Definition) ReadOnly() bool {
+	if d.Runs == External {
+		return d.readOnly
+	}
+	return d.Effect == policy.EffectRead || d.Effect == policy.EffectNone || d.Effect == policy.EffectNetwork
+}
+
+// RunExternal runs an External tool (after the policy allowed the call).
+func (d Definition) RunExternal(ctx context.Context, args json.RawMessage) Result {
+	if d.external == nil {
+		return errorf("%s is not an external tool", d.Name)
+	}
+	return d.external(ctx, args)
+}
+
+// NewExternal describes a tool of a Source: check validates the arguments
+// (an error is a model-facing message), run performs the call. Its
+// policy.Call is EffectMCP under the tool's own name, decided by Mcp rules.
+func NewExternal(name, description string, schema json.RawMessage, readOnly bool, check func(json.RawMessage) error, run func(context.Context, json.RawMessage) Result) Definition {
+	return Definition{
+		Name: Name(name), Description: description, Schema: schema, Effect: policy.EffectMCP, Runs: External,
+		readOnly: readOnly, external: run,
+		call: func(raw json.RawMessage) (policy.Call, error) {
+			if check != nil {
+				if err := check(raw); err != nil {
+					return policy.Call{}, err
+				}
+			}
+			return policy.Call{Tool: name, Effect: policy.EffectMCP}, nil
+		},
+	}
+}
+
+// Source is a set of tools from outside brig's native set (the MCP
+// manager). Its tools are named so that they never collide with native
+// ones (server__tool).
+type Source interface {
+	Tools() []Definition
 }
 
 // Call decodes and checks the arguments and returns what the call needs,
@@ -173,11 +233,16 @@ func expandHome(p, home string) string {
 	return p
 }
 
-// Registry holds the native tools.
+// Registry holds the native tools and the sources of external ones.
 type Registry struct {
-	order  []Name
-	byName map[Name]Definition
+	order   []Name
+	byName  map[Name]Definition
+	sources []Source
 }
+
+// AddSource adds external tools (MCP). Call it while setting up, before
+// the registry is used.
+func (r *Registry) AddSource(s Source) { r.sources = append(r.sources, s) }
 
 // NewRegistry returns a registry of every native tool.
 func NewRegistry() *Registry {
@@ -186,7 +251,7 @@ func NewRegistry() *Registry {
 		readFileDef(), writeFileDef(), editFileDef(), multiEditDef(),
 		listDirectoryDef(), globDef(), searchCodeDef(), bashDef(),
 		createDirectoryDef(), movePathDef(), copyPathDef(), deletePathDef(),
-		viewImageDef(), updatePlanDef(),
+		viewImageDef(), updatePlanDef(), webFetchDef(),
 	} {
 		r.order = append(r.order, d.Name)
 		r.byName[d.Name] = d
@@ -194,32 +259,49 @@ func NewRegistry() *Registry {
 	return r
 }
 
-// Definitions returns every tool, in a stable order.
+// Definitions returns every tool, native ones first, in a stable order.
 func (r *Registry) Definitions() []Definition {
 	out := make([]Definition, 0, len(r.order))
 	for _, n := range r.order {
 		out = append(out, r.byName[n])
 	}
+	for _, s := range r.sources {
+		for _, d := range s.Tools() {
+			if _, native := r.byName[d.Name]; !native {
+				out = append(out, d)
+			}
+		}
+	}
 	return out
 }
 
 // Advertised returns the tools offered to the model in mode (plan mode
-// hides every tool that writes).
+// hides every tool that writes, and external tools not marked read-only).
 func (r *Registry) Advertised(mode policy.Mode) []Definition {
-	return slices.DeleteFunc(r.Definitions(), func(d Definition) bool { return !mode.Advertises(d.Effect) })
+	return slices.DeleteFunc(r.Definitions(), func(d Definition) bool { return !d.Offered(mode) })
 }
 
 // Lookup finds a tool by the name the model used.
 func (r *Registry) Lookup(name string) (Definition, bool) {
-	d, ok := r.byName[Name(name)]
-	return d, ok
+	if d, ok := r.byName[Name(name)]; ok {
+		return d, true
+	}
+	for _, s := range r.sources {
+		for _, d := range s.Tools() {
+			if string(d.Name) == name {
+				return d, true
+			}
+		}
+	}
+	return Definition{}, false
 }
 
 // Prepared is a call that passed the registry's checks.
 type Prepared struct {
 	Def  Definition
 	Call policy.Call
-	// Invocation is what the jail runs; zero for InSupervisor tools.
+	// Invocation is what the jail runs; zero for InSupervisor and
+	// External tools.
 	Invocation jail.Invocation
 }
 
@@ -233,7 +315,7 @@ func (r *Registry) Prepare(mode policy.Mode, name string, args json.RawMessage) 
 		res := errorf("unknown tool %q; the available tools are: %s", name, strings.Join(r.names(mode), ", "))
 		return Prepared{}, &res
 	}
-	if !mode.Advertises(d.Effect) {
+	if !d.Offered(mode) {
 		res := errorf("%s is not available in %s mode, which is read-only; describe the change instead, or ask the user to switch modes", name, mode)
 		return Prepared{}, &res
 	}
@@ -243,7 +325,7 @@ func (r *Registry) Prepare(mode policy.Mode, name string, args json.RawMessage) 
 		return Prepared{}, &res
 	}
 	p := Prepared{Def: d, Call: c}
-	if d.Runs != InSupervisor {
+	if d.Runs == InJail || d.Runs == JailCommand {
 		if p.Invocation, err = d.Invocation(args); err != nil {
 			res := errorf("%s: %v", name, err)
 			return Prepared{}, &res

@@ -55,6 +55,12 @@ type Meta struct {
 	// Commands.
 	ExitCode *int `json:"exit_code,omitempty"`
 	TimedOut bool `json:"timed_out,omitempty"`
+	// web_fetch: the URL fetched, its status and type, and where a
+	// redirect pointed (the executor decides that host before following).
+	URL         string `json:"url,omitempty"`
+	Status      int    `json:"status,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	Redirect    string `json:"redirect,omitempty"`
 	// Images: the size before any resize.
 	OrigWidth  int `json:"orig_width,omitempty"`
 	OrigHeight int `json:"orig_height,omitempty"`
@@ -82,6 +88,10 @@ func fsError(op, path string, err error) Result {
 	}
 	return errorf("%s %s: %v", op, path, err)
 }
+
+// CapText cuts s to at most n bytes on a rune boundary, saying so (for
+// results built outside this package: MCP).
+func CapText(s string, n int) string { return capText(s, n) }
 
 // capText cuts s to at most n bytes on a rune boundary, saying so.
 func capText(s string, n int) string {

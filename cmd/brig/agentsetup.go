@@ -9,6 +9,7 @@ import (
 	"brig/agent/provider/connect"
 	"brig/internal/credentials"
 	"brig/internal/instructions"
+	"brig/internal/mcp"
 	"brig/internal/session"
 	"brig/policy"
 	"brig/supervisor"
@@ -27,13 +28,16 @@ type agentRun struct {
 	Session      *session.Session
 	Supervisor   *supervisor.Supervisor
 	Instructions *instructions.Set
+	// MCP is the session's MCP servers (nil when none is configured).
+	MCP *mcp.Manager
 	// Resumed is the saved state when a session was resumed (nil for a new
 	// one): a front end shows its display history.
 	Resumed *session.State
 	closers []func()
 }
 
-// Close releases the session file and the supervisor's warm child.
+// Close stops the MCP servers and releases the session file and the
+// supervisor's warm child.
 func (r *agentRun) Close() {
 	for i := len(r.closers) - 1; i >= 0; i-- {
 		r.closers[i]()
@@ -119,7 +123,16 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
-	ex := &agent.Executor{Registry: tools.NewRegistry(), Policy: wp.Policy, Runner: sup, Approver: approver}
+	reg := tools.NewRegistry()
+	mcpServers, err := startMCP(ctx, o.procEnv, wp, sup)
+	if err != nil {
+		return nil, err
+	}
+	if mcpServers != nil {
+		run.closers = append(run.closers, mcpServers.Close) // before the supervisor's
+		reg.AddSource(mcpServers)
+	}
+	ex := &agent.Executor{Registry: reg, Policy: wp.Policy, Runner: sup, Approver: approver}
 	rec := &agent.Recorder{Session: sess, Model: model}
 	a := agent.New(agent.Config{
 		Client: client, Model: client.Model, System: sys, Executor: ex,
@@ -137,7 +150,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	*run = agentRun{
 		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
-		Session: sess, Supervisor: sup, Instructions: instr, Resumed: st, closers: run.closers,
+		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, closers: run.closers,
 	}
 	return run, nil
 }

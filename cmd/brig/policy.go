@@ -97,7 +97,7 @@ func (o *policyCheckOptions) checkCall() (policy.Call, error) {
 		return policy.Call{}, fmt.Errorf("unknown tool %q (native tools: %s, web_fetch; MCP tools are SERVER__TOOL)", o.Tool, strings.Join(names, ", "))
 	}
 	if !ok {
-		eff = policy.EffectNone
+		eff = policy.EffectMCP
 	}
 	c := policy.Call{Tool: o.Tool, Effect: eff, Host: o.Host, Confirm: o.Tool == "delete_path", Programs: o.Tool == "search_code"}
 	switch eff {
@@ -165,7 +165,7 @@ func runPolicyCheck(ctx context.Context, o *policyCheckOptions) error {
 		rep.Warnings = append(rep.Warnings, w.String())
 	}
 	rep.Warnings = append(rep.Warnings, wp.Policy.ProtectedRuleWarnings()...)
-	if v.Tier != policy.Deny && v.Call.Effect != policy.EffectNone {
+	if v.Tier != policy.Deny && v.Call.Effect != policy.EffectNone && v.Call.Effect != policy.EffectMCP {
 		tmp := ""
 		if !wp.Policy.Machine.Namespaces {
 			tmp = os.TempDir() + "/brig-call-XXXX" // shown only; a real call creates its own

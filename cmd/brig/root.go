@@ -57,5 +57,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newPolicyCmd())
 	root.AddCommand(newTrustCmd())
 	root.AddCommand(newSessionsCmd())
+	root.AddCommand(newMCPCmd())
 	return root
 }

@@ -1,0 +1,234 @@
+package mcp
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"brig/jail"
+	"brig/policy"
+)
+
+type configFixture struct {
+	src Sources
+	ws  string
+}
+
+func newConfigFixture(t *testing.T) configFixture {
+	t.Helper()
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, ".brig"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := policy.FilesFor(filepath.Join(root, "config"), ws)
+	if err := os.MkdirAll(filepath.Dir(files.User), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return configFixture{ws: ws, src: Sources{Files: files, TrustStore: TrustStorePath(filepath.Join(root, "config")), Env: []string{"MY_TOKEN=tok-123"}}}
+}
+
+func names(c Config) []string {
+	var out []string
+	for _, s := range c.Servers {
+		out = append(out, s.Name+"@"+filepath.Base(s.Source))
+	}
+	return out
+}
+
+func hasWarning(c Config, part string) bool {
+	return slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, part) })
+}
+
+func TestLoadLayers(t *testing.T) {
+	f := newConfigFixture(t)
+	write(t, f.src.Files.Global, `
+[mcp.servers.files]
+command = "mcp-server-filesystem"
+args = ["."]
+env = { GITHUB_PERSONAL_ACCESS_TOKEN = "${MY_TOKEN}", PLAIN = "v" }
+mode = "read_only"
+network = true
+
+[mcp.servers.remote]
+url = "https://example.com/mcp"
+headers = { Authorization = "Bearer ${MY_TOKEN}" }
+
+[mcp.servers.shadowed]
+command = "global-one"
+`)
+	write(t, f.src.Files.User, `
+[mcp.servers.shadowed]
+command = "workspace-one"
+`)
+	write(t, f.src.Files.Repo, `
+[mcp.servers.fromrepo]
+command = "repo-server"
+env = { T = "${MY_TOKEN}" }
+`)
+	write(t, MCPJSONPath(f.ws), `{"mcpServers": {"fromjson": {"command": "json-server", "args": ["--x"]}}}`)
+
+	// Untrusted repository config and .mcp.json: neither is used.
+	c, err := Load(f.src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(names(c), " "); got != "shadowed@"+filepath.Base(f.src.Files.User)+" files@config.toml remote@config.toml" {
+		t.Fatalf("servers %s", got)
+	}
+	if !hasWarning(c, "ignored until you trust it") || !hasWarning(c, "is not trusted") || !hasWarning(c, "takes precedence") {
+		t.Fatalf("warnings %v", c.Warnings)
+	}
+	files := c.Servers[1]
+	if files.Env["GITHUB_PERSONAL_ACCESS_TOKEN"] != "tok-123" || files.Env["PLAIN"] != "v" || files.Mode != ModeReadOnly || !files.Network || files.Transport != Stdio {
+		t.Fatalf("files %+v", files)
+	}
+	if r := c.Servers[2]; r.Transport != HTTP || r.Headers["Authorization"] != "Bearer tok-123" || r.Mode != ModeAllow {
+		t.Fatalf("remote %+v", r)
+	}
+
+	// Trusted repository config: used, but ${} stays literal there.
+	f.src.RepoTrusted = true
+	if c, err = Load(f.src); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(c.Servers, func(s Server) bool { return s.Name == "fromrepo" })
+	if i < 0 || c.Servers[i].Env["T"] != "${MY_TOKEN}" {
+		t.Fatalf("repo server %v", c.Servers)
+	}
+
+	// .mcp.json once pinned; a changed byte unpins it.
+	ctx := context.Background()
+	if _, servers, err := TrustMCPJSON(ctx, f.src.TrustStore, f.ws); err != nil || len(servers) != 1 {
+		t.Fatalf("trust: %v %v", servers, err)
+	}
+	if c, err = Load(f.src); err != nil || !c.MCPJSON.Trusted || !slices.Contains(names(c), "fromjson@.mcp.json") {
+		t.Fatalf("pinned: %v %+v %v", names(c), c.MCPJSON, err)
+	}
+	write(t, MCPJSONPath(f.ws), `{"mcpServers": {"fromjson": {"command": "evil-server"}}}`)
+	if c, err = Load(f.src); err != nil || c.MCPJSON.Trusted || slices.Contains(names(c), "fromjson@.mcp.json") {
+		t.Fatalf("changed: %v %+v %v", names(c), c.MCPJSON, err)
+	}
+	if _, _, err := TrustMCPJSON(ctx, f.src.TrustStore, f.ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := UntrustMCPJSON(ctx, f.src.TrustStore, f.ws); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ = Load(f.src); c.MCPJSON.Trusted {
+		t.Fatal("still trusted after revoke")
+	}
+}
+
+func TestInvalidServers(t *testing.T) {
+	for _, tc := range []struct {
+		table, want string
+	}{
+		{`[mcp.servers.a__b]
+command = "x"`, "separator"},
+		{`[mcp.servers._x]
+command = "x"`, "letters, digits"},
+		{`[mcp.servers.x]
+args = ["y"]`, "give command"},
+		{`[mcp.servers.x]
+command = "a"
+url = "http://b"`, "not both"},
+		{`[mcp.servers.x]
+url = "ftp://b"`, "not http"},
+		{`[mcp.servers.x]
+url = "http://b"
+network = true`, "for stdio servers"},
+		{`[mcp.servers.x]
+command = "a"
+mode = "yolo"`, "not disabled, read_only or allow"},
+		{`[mcp.servers.x]
+command = "a"
+env = { K = "${UNSET_VAR}" }`, "UNSET_VAR, which is not set"},
+		{`[mcp.servers.x]
+command = "a"
+comand = "typo"`, `unknown key "mcp.servers.x.comand"`},
+	} {
+		f := newConfigFixture(t)
+		write(t, f.src.Files.Global, tc.table)
+		c, err := Load(f.src)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.table, err)
+		}
+		if !hasWarning(c, tc.want) {
+			t.Errorf("%s: warnings %v, want %q", tc.table, c.Warnings, tc.want)
+		}
+	}
+	f := newConfigFixture(t)
+	write(t, f.src.Files.Global, "[mcp.servers.x\ncommand = 1")
+	if _, err := Load(f.src); err == nil {
+		t.Fatal("a malformed file loaded")
+	}
+}
+
+// TestStdioSpec: the server's jail from its config.
+func TestStdioSpec(t *testing.T) {
+	root := t.TempDir()
+	ws, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
+	for _, d := range []string{ws + "/.git/hooks", ws + "/data", home + "/.ssh", home + "/notes", root + "/config"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loaded, _ := policy.Load(policy.FilesFor(root+"/config", ws))
+	pol, err := policy.New(ws, loaded, policy.ModeAsk, policy.Machine{
+		Home: home, Env: []string{"PATH=/usr/bin", "HOME=" + home, "OPENAI_API_KEY=sk-x", "LANG=C"}, Namespaces: true,
+		BrigDirs: []string{root + "/config"}, Limits: jail.DefaultLimits(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	access := func(spec jail.Spec, path string) jail.Access {
+		var a jail.Access
+		for _, r := range spec.Paths {
+			if r.Path == path {
+				a = r.Access
+			}
+		}
+		return a
+	}
+	base := Server{Name: "s", Transport: Stdio, Command: "x", Env: map[string]string{"API_TOKEN": "configured", "LANG": "fr_FR.UTF-8"}}
+	spec, err := StdioSpec(base, pol, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if access(spec, ws) != jail.Exec || spec.Network || spec.Limits.Timeout != 0 || spec.Dir != ws {
+		t.Fatalf("default spec: ws %q network %v timeout %v dir %s", access(spec, ws), spec.Network, spec.Limits.Timeout, spec.Dir)
+	}
+	env := strings.Join(spec.Env, " ")
+	if !strings.Contains(env, "API_TOKEN=configured") || !strings.Contains(env, "LANG=fr_FR.UTF-8") || strings.Contains(env, "OPENAI") || strings.Contains(env, "LANG=C ") {
+		t.Fatalf("env %v", spec.Env)
+	}
+
+	grant := base
+	grant.Write, grant.Read, grant.Network, grant.Dir = []string{"."}, []string{"~/notes"}, true, "data"
+	spec, err = StdioSpec(grant, pol, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if access(spec, ws) != jail.Write || access(spec, home+"/notes") != jail.Exec || !spec.Network || spec.Dir != ws+"/data" || !slices.Contains(spec.Protected, ws+"/.git/hooks") {
+		t.Fatalf("granted spec: %+v", spec)
+	}
+
+	for _, tc := range []struct {
+		s    Server
+		want string
+	}{
+		{Server{Name: "s", Transport: Stdio, Read: []string{"~/.ssh"}}, "never granted"},
+		{Server{Name: "s", Transport: Stdio, Read: []string{root + "/config"}}, "never granted"},
+		{Server{Name: "s", Transport: Stdio, Write: []string{".git/hooks"}}, "never granted"},
+		{Server{Name: "s", Transport: Stdio, Read: []string{"missing"}}, "does not exist"},
+		{Server{Name: "s", Transport: Stdio, Dir: home + "/notes"}, "outside the workspace"},
+	} {
+		if _, err := StdioSpec(tc.s, pol, ""); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.s, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"net"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The test binary doubles as a fake MCP stdio server (argv[1] ==
+// fakeServerArg) so that tests run a real server process through the real
+// jail. Its tools report what the server can see and do.
+const fakeServerArg = "__brig_fake_mcp_server"
+
+type fakeArgs struct {
+	Text string `json:"text"`
+	Path string `json:"path"`
+	Addr string `json:"addr"`
+}
+
+func fakeTool(s *sdk.Server, name, desc string, h func(a fakeArgs) *sdk.CallToolResult) {
+	s.AddTool(&sdk.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"path":{"type":"string"},"addr":{"type":"string"}}}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var a fakeArgs
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			return h(a), nil
+		})
+}
+
+func text(format string, a ...any) *sdk.CallToolResult {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(format, a...)}}}
+}
+
+func fail(format string, a ...any) *sdk.CallToolResult {
+	r := text(format, a...)
+	r.IsError = true
+	return r
+}
+
+// fakeServerMain serves until stdin closes.
+func fakeServerMain() int {
+	s := sdk.NewServer(&sdk.Implementation{Name: "fake", Version: "1"}, nil)
+	fakeTool(s, "echo", "Echo the text", func(a fakeArgs) *sdk.CallToolResult { return text("echo: %s", a.Text) })
+	fakeTool(s, "env", "List the environment", func(fakeArgs) *sdk.CallToolResult {
+		env := os.Environ()
+		sort.Strings(env)
+		return text("%s", strings.Join(env, "\n"))
+	})
+	fakeTool(s, "read", "Read a file", func(a fakeArgs) *sdk.CallToolResult {
+		b, err := os.ReadFile(a.Path)
+		if err != nil {
+			return fail("read %s: %v", a.Path, err)
+		}
+		return text("%s", b)
+	})
+	fakeTool(s, "dial", "Connect to a TCP address and say hello", func(a fakeArgs) *sdk.CallToolResult {
+		c, err := net.DialTimeout("tcp", a.Addr, 2*time.Second)
+		if err != nil {
+			return fail("dial %s: %v", a.Addr, err)
+		}
+		defer c.Close()
+		fmt.Fprintln(c, "hello from the MCP server")
+		return text("connected to %s", a.Addr)
+	})
+	fakeTool(s, "image", "A wide PNG", func(fakeArgs) *sdk.CallToolResult {
+		var buf bytes.Buffer
+		_ = png.Encode(&buf, image.NewGray(image.Rect(0, 0, 4000, 20)))
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a picture"}, &sdk.ImageContent{Data: buf.Bytes(), MIMEType: "image/png"}}}
+	})
+	fakeTool(s, "crash", "Exit at once", func(fakeArgs) *sdk.CallToolResult {
+		fmt.Fprintln(os.Stderr, "fake server: crashing on purpose")
+		os.Exit(3)
+		return nil
+	})
+	fakeTool(s, "hang", "Never answer", func(fakeArgs) *sdk.CallToolResult {
+		select {}
+	})
+	fakeTool(s, "flood", "Write a line longer than any message may be", func(fakeArgs) *sdk.CallToolResult {
+		big := bytes.Repeat([]byte("x"), maxLine+1024)
+		os.Stdout.Write(big)
+		os.Stdout.Write([]byte("\n"))
+		return text("flooded")
+	})
+	fakeTool(s, "bad__name", "A name with the separator", func(fakeArgs) *sdk.CallToolResult { return text("never") })
+	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "fake server:", err)
+		return 1
+	}
+	return 0
+}

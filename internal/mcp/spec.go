@@ -1,0 +1,108 @@
+package mcp
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"brig/jail"
+	"brig/policy"
+)
+
+// StdioSpec compiles a stdio server's own jail from its configuration: the
+// system and toolchain roots bash gets, the workspace read-only unless the
+// server's write grants name it, exactly the extra read and write paths it
+// configures, network only when configured, no limit on its lifetime, and
+// an environment of the jail's allowlist plus the variables configured for
+// this server (nothing else of brig's: no API key crosses). Paths are
+// relative to the workspace; a secret, one of brig's own directories, or a
+// protected path to write is refused with an error naming it. tmp is the
+// server's private TMPDIR where there is no mount namespace.
+func StdioSpec(s Server, pol *policy.Policy, tmp string) (jail.Spec, error) {
+	if s.Transport != Stdio {
+		return jail.Spec{}, fmt.Errorf("MCP server %s is not a stdio server", s.Name)
+	}
+	pl, m := pol.Places, pol.Machine
+	lim := m.Limits
+	lim.Timeout = 0 // long-lived: it dies with brig, not on a clock
+	prof := policy.Profile{
+		Workspace: pl.Workspace, Dir: pl.Workspace, ReadOnly: true, Network: s.Network,
+		Home: m.Home, ParentEnv: m.Env, Limits: lim, Namespaces: m.Namespaces,
+		CacheRoot: m.CacheRoot, CallTmp: tmp, BrigDirs: m.BrigDirs,
+	}
+	resolve := func(given string, write bool) (string, error) {
+		r, exists, err := policy.ResolvePath(given, pl.Workspace, m.Home)
+		if err != nil {
+			return "", fmt.Errorf("MCP server %s: path %q: %w", s.Name, given, err)
+		}
+		if !exists {
+			return "", fmt.Errorf("MCP server %s: path %q (%s) does not exist; create it or remove it from the server's config", s.Name, given, r)
+		}
+		c := pl.Classify(r)
+		if c == policy.ClassSecret || slices.ContainsFunc(pl.BrigDirs, func(d string) bool { return within(r, d) }) || (write && c == policy.ClassProtected) {
+			return "", fmt.Errorf("MCP server %s: path %q (%s) is %s and is never granted to a server; remove it from the config", s.Name, given, r, c)
+		}
+		return r, nil
+	}
+	for _, w := range s.Write {
+		r, err := resolve(w, true)
+		if err != nil {
+			return jail.Spec{}, err
+		}
+		if r == pl.Workspace {
+			prof.ReadOnly = false
+			continue
+		}
+		prof.Write = append(prof.Write, r)
+	}
+	for _, given := range s.Read {
+		r, err := resolve(given, false)
+		if err != nil {
+			return jail.Spec{}, err
+		}
+		if !within(r, pl.Workspace) {
+			prof.Read = append(prof.Read, r)
+		}
+	}
+	if s.Dir != "" {
+		d, err := resolve(s.Dir, false)
+		if err != nil {
+			return jail.Spec{}, err
+		}
+		granted := within(d, pl.Workspace) || slices.ContainsFunc(append(slices.Clone(prof.Read), prof.Write...), func(g string) bool { return within(d, g) })
+		if !granted {
+			return jail.Spec{}, fmt.Errorf("MCP server %s: cwd %s is outside the workspace and not in its read or write grants", s.Name, d)
+		}
+		prof.Dir = d
+	}
+	spec, err := prof.Spec()
+	if err != nil {
+		return jail.Spec{}, fmt.Errorf("MCP server %s: %w", s.Name, err)
+	}
+	spec.Env = withEnv(spec.Env, s.Env)
+	return spec, spec.Validate()
+}
+
+// withEnv sets the server's configured variables over the jail's base
+// environment. They are the user's explicit choice for this server, so the
+// credential filter that guards the allowlist does not apply to them.
+func withEnv(base []string, add map[string]string) []string {
+	out := slices.DeleteFunc(slices.Clone(base), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		_, overridden := add[name]
+		return overridden
+	})
+	keys := make([]string, 0, len(add))
+	for k := range add {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+add[k])
+	}
+	return out
+}
+
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}

@@ -1,0 +1,175 @@
+package supervisor
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"brig/jail"
+	"brig/policy"
+)
+
+// processesWith lists the host pids whose command line contains token.
+func processesWith(t *testing.T, token string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), token) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// waitGone waits (bounded) until no process carries token.
+func waitGone(t *testing.T, token string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if len(processesWith(t, token)) == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("processes carrying %q outlived the handle: %v", token, processesWith(t, token))
+}
+
+// TestStartLongLived runs a jailed shell that talks over its pipes: it
+// cannot read a canary outside its grant but reads the workspace (the
+// control), and its whole tree (including a setsid'd grandchild) dies with
+// Kill and with the start context.
+func TestStartLongLived(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prewarm: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	ws := t.TempDir()
+	// Outside /tmp, so that Landlock (not the private /tmp) is what
+	// refuses it.
+	outside, err := os.MkdirTemp("/var/tmp", "brig-canary-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	if err := os.WriteFile(filepath.Join(ws, "control"), []byte("CONTROL-OK"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	canary := filepath.Join(outside, "canary")
+	if err := os.WriteFile(canary, []byte("CANARY-SECRET"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prof := policy.Profile{Workspace: ws, Dir: ws, ReadOnly: true, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
+	if !prof.Namespaces {
+		prof.CallTmp = t.TempDir()
+	}
+	spec, err := prof.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Limits.Timeout = 0
+
+	for _, how := range []string{"kill", "context"} {
+		t.Run(how, func(t *testing.T) {
+			token := fmt.Sprintf("98765%d.%d", os.Getpid()%1000, time.Now().UnixNano()%100000)
+			script := fmt.Sprintf(`cat %s 2>/dev/null || echo canary-refused
+cat control; echo
+setsid sleep %s &
+while read line; do echo "got:$line"; done`, canary, token)
+			pctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			p, err := sup.Start(pctx, spec, jail.Invocation{Argv: []string{"sh", "-c", script}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Kill()
+			out := bufio.NewReader(p.Stdout)
+			readLine := func() string {
+				t.Helper()
+				l, err := out.ReadString('\n')
+				if err != nil {
+					t.Fatalf("read: %v (stderr %q)", err, p.StderrTail())
+				}
+				return strings.TrimSpace(l)
+			}
+			if got := readLine(); got != "canary-refused" || strings.Contains(got, "CANARY") {
+				t.Fatalf("canary line %q", got)
+			}
+			if got := readLine(); got != "CONTROL-OK" {
+				t.Fatalf("control line %q", got)
+			}
+			if _, err := fmt.Fprintln(p.Stdin, "ping"); err != nil {
+				t.Fatal(err)
+			}
+			if got := readLine(); got != "got:ping" {
+				t.Fatalf("echo %q", got)
+			}
+			if len(processesWith(t, token)) == 0 {
+				t.Fatal("the grandchild is not running (the test would prove nothing)")
+			}
+			switch how {
+			case "kill":
+				p.Kill()
+			case "context":
+				cancel()
+			}
+			res, err := p.Wait()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Canceled {
+				t.Fatalf("result %+v", res)
+			}
+			waitGone(t, token)
+			if _, err := out.ReadString('\n'); err == nil {
+				t.Fatal("stdout still open after the tree died")
+			}
+		})
+	}
+}
+
+// TestStartExitsByItself: a process that ends on its own reports its exit
+// status and the tail of its standard error.
+func TestStartExitsByItself(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	prof := policy.Profile{Workspace: ws, Dir: ws, ReadOnly: true, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
+	if !prof.Namespaces {
+		prof.CallTmp = t.TempDir()
+	}
+	spec, err := prof.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sup.Start(ctx, spec, jail.Invocation{Argv: []string{"sh", "-c", "read x; echo \"bye $x\" >&2; exit 3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(p.Stdin, "now")
+	res, err := p.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 3 || res.Canceled || strings.TrimSpace(string(res.Stderr)) != "bye now" {
+		t.Fatalf("result %+v stderr %q", res, res.Stderr)
+	}
+	p.Kill() // after exit: a no-op
+}
