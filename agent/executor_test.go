@@ -53,13 +53,13 @@ type execEnv struct {
 
 // newExecEnv builds a real supervisor and policy over a workspace kept
 // outside /tmp (the jail's /tmp is private).
-func newExecEnv(t *testing.T, mode policy.Mode) *execEnv {
+func newExecEnv(t testing.TB, mode policy.Mode) *execEnv {
 	t.Helper()
 	return newExecEnvConfig(t, mode, "")
 }
 
 // newExecEnvConfig is newExecEnv with a global config file's content.
-func newExecEnvConfig(t *testing.T, mode policy.Mode, config string) *execEnv {
+func newExecEnvConfig(t testing.TB, mode policy.Mode, config string) *execEnv {
 	t.Helper()
 	if jail.LandlockABI() < 1 {
 		t.Skip("Landlock unavailable on this kernel")

@@ -177,6 +177,27 @@ func (a *Agent) add(ctx context.Context, m provider.Message) error {
 	return nil
 }
 
+// addAsync is add, with the write to the session in the background when
+// async is set; the returned function waits for it and reports its error.
+func (a *Agent) addAsync(ctx context.Context, m provider.Message, async bool) func() error {
+	if !async || a.cfg.Persist == nil {
+		err := a.add(ctx, m)
+		return func() error { return err }
+	}
+	a.mu.Lock()
+	a.history = append(a.history, m)
+	a.mu.Unlock()
+	a.emit(Event{Kind: EventMessage, Message: &m})
+	done := make(chan error, 1)
+	go func() { done <- a.cfg.Persist(context.WithoutCancel(ctx), m) }()
+	return func() error {
+		if err := <-done; err != nil {
+			return fmt.Errorf("save the session: %w", err)
+		}
+		return nil
+	}
+}
+
 // Run sends the user's message (nil continues from the history as it is,
 // e.g. to retry after a failed request) and runs the turn to its end: the
 // model answers, its tool calls run, their results go back, until the
@@ -217,15 +238,21 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 			return a.failed(ctx, tr, resp, err)
 		}
 		msg := resp.Message
-		if err := a.add(ctx, msg); err != nil {
-			return tr, err
-		}
+		// An answer with tool calls is saved while its calls run (the
+		// write and the jail overlap); it is on disk before their results
+		// are, and before the next request leaves.
+		saved := a.addAsync(ctx, msg, len(msg.ToolUses()) > 0)
 		a.mu.Lock()
 		a.lastContext = resp.Usage.Input + resp.Usage.CacheRead + resp.Usage.CacheWrite + resp.Usage.Output
 		a.lastLen = sent + 1
 		a.mu.Unlock()
 		tr.Text = msg.PlainText()
 		uses := msg.ToolUses()
+		if len(uses) == 0 {
+			if err := saved(); err != nil {
+				return tr, err
+			}
+		}
 		switch {
 		case resp.StopReason == provider.StopPause:
 			continue // a paused server-side tool turn: send it back as is
@@ -242,6 +269,9 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 		}
 		results := a.runTools(ctx, uses, resp.StopReason == provider.StopMaxTokens)
 		tr.ToolCalls += len(uses)
+		if err := saved(); err != nil {
+			return tr, err
+		}
 		if a.cfg.Inbox != nil && ctx.Err() == nil {
 			results = append(results, a.cfg.Inbox()...)
 		}

@@ -36,7 +36,7 @@ func call(name string, input string) fakeprovider.ToolCall {
 	return fakeprovider.ToolCall{Name: name, Input: json.RawMessage(input)}
 }
 
-func startFake(t *testing.T, turns ...fakeprovider.Turn) *fakeprovider.Server {
+func startFake(t testing.TB, turns ...fakeprovider.Turn) *fakeprovider.Server {
 	t.Helper()
 	srv, err := fakeprovider.Start(fakeprovider.Script{Turns: turns})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"brig/agent/provider"
 	"brig/internal/session"
@@ -14,23 +15,33 @@ import (
 // message with what the user saw of it (before the next request leaves, as
 // Config.Persist), and each response's usage and brig's notices (from the
 // event stream). A front end chains Recorder.Event into its own Emit.
+//
+// Usage and notices wait for the next message and go to disk in the same
+// write (one fsync per message, not three); Flush writes what is still
+// waiting when a turn ends.
 type Recorder struct {
 	Session *session.Session
 	Model   string
 	Logger  *slog.Logger
+
+	mu      sync.Mutex
+	pending []session.Record
 }
 
-// Persist saves one message and its display records. It is Config.Persist.
+// Persist saves one message and its display records, with the usage and
+// notices that came before it. It is Config.Persist.
 func (r *Recorder) Persist(ctx context.Context, m provider.Message) error {
-	recs := []session.Record{session.MessageRecord(m)}
+	r.mu.Lock()
+	recs := append(r.pending, session.MessageRecord(m))
+	r.pending = nil
+	r.mu.Unlock()
 	for _, d := range displayOf(m) {
 		recs = append(recs, session.DisplayRecord(d))
 	}
 	return r.Session.Append(ctx, recs...)
 }
 
-// Event saves usage and notices. A failure is logged, not fatal: the
-// messages, which are what a resume needs, are saved by Persist.
+// Event keeps usage and notices for the next write.
 func (r *Recorder) Event(ev Event) {
 	var rec session.Record
 	switch ev.Kind {
@@ -41,7 +52,23 @@ func (r *Recorder) Event(ev Event) {
 	default:
 		return
 	}
-	if err := r.Session.Append(context.Background(), rec); err != nil {
+	r.mu.Lock()
+	r.pending = append(r.pending, rec)
+	r.mu.Unlock()
+}
+
+// Flush writes the usage and notices still waiting (a turn that ended
+// without a message after them, e.g. a failed request). A failure is
+// logged, not fatal: the messages a resume needs are saved by Persist.
+func (r *Recorder) Flush(ctx context.Context) {
+	r.mu.Lock()
+	recs := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	if len(recs) == 0 {
+		return
+	}
+	if err := r.Session.Append(ctx, recs...); err != nil {
 		l := r.Logger
 		if l == nil {
 			l = slog.Default()
@@ -95,6 +122,10 @@ func oneLine(s string, n int) string {
 
 // Compacted saves a compaction. It is Config.Compacted.
 func (r *Recorder) Compacted(ctx context.Context, c Compaction) error {
-	return r.Session.Append(ctx, session.CompactionRecord(c.Replaced, c.Summary, c.Reason),
-		session.DisplayRecord(session.Display{Kind: session.DisplayNotice, Text: fmt.Sprintf("compacted (%s): %d earlier messages replaced", c.Reason, c.Replaced)}))
+	r.mu.Lock()
+	recs := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	return r.Session.Append(ctx, append(recs, session.CompactionRecord(c.Replaced, c.Summary, c.Reason),
+		session.DisplayRecord(session.Display{Kind: session.DisplayNotice, Text: fmt.Sprintf("compacted (%s): %d earlier messages replaced", c.Reason, c.Replaced)}))...)
 }

@@ -134,6 +134,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	ex := &agent.Executor{Registry: reg, Policy: wp.Policy, Runner: sup, Approver: approver}
 	rec := &agent.Recorder{Session: sess, Model: model}
+	run.closers = append(run.closers, func() { rec.Flush(context.Background()) }) // runs before the session closes
 	a := agent.New(agent.Config{
 		Client: client, Model: client.Model, System: sys, Executor: ex,
 		MaxIterations: o.MaxIterations, Effort: provider.Effort(o.Effort), WebSearch: o.WebSearch || wc.Loaded.Agent.WebSearch,

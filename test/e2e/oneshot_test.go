@@ -302,7 +302,16 @@ func TestCrashThenContinue(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	c.Process.Kill() // SIGKILL: no chance to clean up
+	// The answer that started the call is written while the call starts
+	// (the write and the jail overlap); give that write its moment, then
+	// SIGKILL: no chance to clean up.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(e.run(t, "sessions", "list", "--json").stdout, `"messages": 4`); {
+		if time.Now().After(deadline) {
+			break // the assertions below say what is missing
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.Process.Kill()
 	c.Wait()
 
 	r := e.run(t, "sessions", "list", "--json")

@@ -25,8 +25,9 @@ import (
 func main() {
 	calls := flag.Int("calls", 50, "tool calls in the scripted session")
 	runs := flag.Int("runs", 5, "sessions to run (the median is reported)")
+	chunkDelay := flag.Int("chunk-delay-ms", 4, "the fake model's delay between stream chunks (a real model takes far longer; 0 makes calls arrive faster than the supervisor can prewarm the next jail child)")
 	flag.Parse()
-	if err := run(*calls, *runs); err != nil {
+	if err := run(*calls, *runs, *chunkDelay); err != nil {
 		fmt.Fprintln(os.Stderr, "agent bench:", err)
 		os.Exit(1)
 	}
@@ -37,7 +38,7 @@ type sample struct {
 	maxRSSKiB                           int64
 }
 
-func run(calls, runs int) error {
+func run(calls, runs, chunkDelay int) error {
 	dir, err := os.MkdirTemp("", "brig-bench-agent-")
 	if err != nil {
 		return err
@@ -57,7 +58,7 @@ func run(calls, runs int) error {
 	}
 	var samples []sample
 	for range runs {
-		s, err := once(bin, ws, calls)
+		s, err := once(bin, ws, calls, chunkDelay)
 		if err != nil {
 			return err
 		}
@@ -76,7 +77,7 @@ func run(calls, runs int) error {
 		rss = append(rss, s.maxRSSKiB)
 	}
 	slices.Sort(rss)
-	fmt.Printf("brig -p, %d tool calls (read_file, one per request), %d sessions, medians:\n", calls, runs)
+	fmt.Printf("brig -p, %d tool calls (read_file, one per request; the fake model waits %d ms between chunks), %d sessions, medians:\n", calls, chunkDelay, runs)
 	fmt.Printf("  start to first request     %8.2f ms  (target < 50 ms)\n", ms(med(func(s sample) time.Duration { return s.firstRequest })))
 	fmt.Printf("  harness overhead per call  %8.2f ms  (target < 5 ms on top of the jail)\n", ms(med(func(s sample) time.Duration { return s.overheadPerCall })))
 	fmt.Printf("  session wall time          %8.2f ms\n", ms(med(func(s sample) time.Duration { return s.wall })))
@@ -84,10 +85,10 @@ func run(calls, runs int) error {
 	return nil
 }
 
-func once(bin, ws string, calls int) (sample, error) {
+func once(bin, ws string, calls, chunkDelay int) (sample, error) {
 	var turns []fakeprovider.Turn
 	for range calls {
-		turns = append(turns, fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: "read_file", Input: json.RawMessage(`{"path":"a.txt"}`)}}})
+		turns = append(turns, fakeprovider.Turn{ChunkDelayMS: chunkDelay, ToolCalls: []fakeprovider.ToolCall{{Name: "read_file", Input: json.RawMessage(`{"path":"a.txt"}`)}}})
 	}
 	turns = append(turns, fakeprovider.Turn{Text: "done"})
 	srv, err := fakeprovider.Start(fakeprovider.Script{Turns: turns})
