@@ -324,7 +324,7 @@ func (m *Model) maybeBanner() tea.Cmd {
 		return nil
 	}
 	m.banner = true
-	m.print(m.bannerText())
+	m.print(wrap(m.bannerText(), m.width))
 	return nil
 }
 
@@ -483,7 +483,11 @@ func (m *Model) flushLive(all bool) {
 	if strings.TrimSpace(text[:cut]) == "" {
 		return
 	}
-	m.print(m.md.render(inert(text[:cut]), m.width))
+	out := m.md.render(inert(text[:cut]), m.width)
+	if !all {
+		out += "\n" // the block ended at a blank line: keep it
+	}
+	m.print(out)
 }
 
 // flushThinking prints the model's reasoning, dimmed and capped.

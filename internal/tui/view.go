@@ -266,7 +266,7 @@ func (m *Model) sandboxBanner() string {
 			mark, st = "✗", stErr
 		}
 		b.WriteString("             " + st.Render(mark+" "+g.Name) + "\n")
-		b.WriteString("               " + stDim.Render(wrap(g.Why, max(m.width-16, 20))) + "\n")
+		b.WriteString(stDim.Render(indent(wrap(g.Why, max(m.width-16, 20)), "               ")) + "\n")
 	}
 	return b.String()
 }
