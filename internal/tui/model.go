@@ -547,11 +547,11 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if s == "ctrl+c" {
 		return m.ctrlCPressed()
 	}
+	if m.approval != nil { // an approval comes first: the agent waits on it
+		return m.approvalKey(k)
+	}
 	if m.picker != nil {
 		return m.pickerKey(s)
-	}
-	if m.approval != nil {
-		return m.approvalKey(k)
 	}
 	if popup := m.popupItems(); len(popup) > 0 {
 		switch s {

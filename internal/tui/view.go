@@ -47,10 +47,10 @@ func (m *Model) View() tea.View {
 func (m *Model) frameText() string {
 	var bottom []string
 	switch {
-	case m.picker != nil:
-		bottom = append(bottom, m.picker.view(m.width))
 	case m.approval != nil:
 		bottom = append(bottom, m.approvalView(m.approval.req))
+	case m.picker != nil:
+		bottom = append(bottom, m.picker.view(m.width))
 	default:
 		for _, q := range m.inbox.pending() {
 			bottom = append(bottom, stDim.Render(fit("queued › "+strings.ReplaceAll(inert(q), "\n", " ⏎ "), m.width)))
