@@ -138,7 +138,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	a := agent.New(agent.Config{
 		Client: client, Model: client.Model, System: sys, Executor: ex,
 		MaxIterations: o.MaxIterations, Effort: provider.Effort(o.Effort), WebSearch: o.WebSearch || wc.Loaded.Agent.WebSearch,
-		CacheKey: sess.ID(), Persist: rec.Persist, Compacted: rec.Compacted,
+		CacheKey: sess.ID(), Persist: rec.Persist, Compacted: rec.Compacted, Inbox: o.Inbox,
 		Emit: func(ev agent.Event) {
 			rec.Event(ev)
 			if emit != nil {

@@ -49,6 +49,9 @@ type agentOptions struct {
 	Continue      bool      // resume the latest session of this workspace
 	Resume        string    // resume this session id
 	Stdin         io.Reader // piped input, appended to the prompt; nil when a terminal
+	// Inbox is the agent's Config.Inbox: messages queued while it works
+	// (the TUI's), taken at each tool boundary; nil for one-shot runs.
+	Inbox func() []provider.Block
 	procEnv
 	// Executable is the brig binary the jail re-executes (tests use the
 	// test binary); empty means /proc/self/exe.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"brig/policy"
@@ -15,9 +16,15 @@ func newRootCmd() *cobra.Command {
 		Short:         "A terminal coding agent whose tool calls run in a kernel-enforced jail",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args:          cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := resumeArg(o, args); err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("prompt") {
+				if o.Resume == resumePick {
+					return errors.New("--resume needs a session id with -p (brig sessions list)")
+				}
 				pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
 				if err != nil {
 					return err
@@ -27,14 +34,7 @@ func newRootCmd() *cobra.Command {
 				o.ModeSet = cmd.Flags().Changed("mode")
 				return runOneShot(cmd.Context(), o)
 			}
-			// The interactive terminal UI is a separate issue; until it
-			// lands, say so instead of pretending.
-			fmt.Fprintln(cmd.OutOrStdout(), "brig: the interactive terminal UI is not available in this build yet.")
-			fmt.Fprintln(cmd.OutOrStdout(), "Available now:")
-			fmt.Fprintln(cmd.OutOrStdout(), "  brig -p PROMPT            one-shot: run a task and print the answer")
-			fmt.Fprintln(cmd.OutOrStdout(), "  brig sandbox -- COMMAND   run a command in the jail (no provider or API key needed)")
-			fmt.Fprintln(cmd.OutOrStdout(), "  brig doctor               what this machine enforces")
-			return nil
+			return runTUI(cmd, o)
 		},
 	}
 	f := root.Flags()
@@ -51,7 +51,8 @@ func newRootCmd() *cobra.Command {
 	f.BoolVar(&o.WebSearch, "web-search", false, "let the model use the provider's own web search")
 	f.BoolVarP(&o.Continue, "continue", "c", false, "resume the latest session of this workspace")
 	f.BoolVar(&o.Compact, "compact", false, "with --continue or --resume: summarise the earlier conversation first (then run the prompt, if any)")
-	f.StringVar(&o.Resume, "resume", "", "resume the session with this `ID` (brig sessions list)")
+	f.StringVar(&o.Resume, "resume", "", "resume the session with this `ID` (brig sessions list); with no id, pick one")
+	f.Lookup("resume").NoOptDefVal = resumePick
 	root.AddCommand(newSandboxCmd())
 	root.AddCommand(newDoctorCmd())
 	root.AddCommand(newPolicyCmd())
@@ -59,4 +60,22 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newSessionsCmd())
 	root.AddCommand(newMCPCmd())
 	return root
+}
+
+// resumePick is --resume's value when no id follows it: the TUI opens the
+// session picker. It cannot be a session id.
+const resumePick = " pick"
+
+// resumeArg lets `--resume ID` (with a space) keep working although the
+// flag's value is optional: the id then arrives as the one positional
+// argument.
+func resumeArg(o *agentOptions, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if o.Resume != resumePick {
+		return fmt.Errorf("unexpected argument %q (a prompt goes after -p)", args[0])
+	}
+	o.Resume = args[0]
+	return nil
 }

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/charmbracelet/colorprofile"
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"brig/internal/doctor"
+	"brig/internal/session"
+	"brig/internal/tui"
+	"brig/jail"
+	"brig/policy"
+)
+
+// runTUI opens the interactive terminal UI. It needs a terminal on both
+// sides; scripts use -p.
+func runTUI(cmd *cobra.Command, o *agentOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
+		return errors.New("the interactive UI needs a terminal on standard input and output; for scripts and pipes use brig -p PROMPT")
+	}
+	ctx := cmd.Context()
+	pe, err := currentProcEnv(cmd.OutOrStdout(), io.Discard) // config warnings show in the UI
+	if err != nil {
+		return err
+	}
+	o.procEnv = pe
+	ws, err := resolveWorkspace(o.Workspace, pe.Cwd)
+	if err != nil {
+		return err
+	}
+	dirs := dirsFor(pe)
+	// Diagnostics go to a file while the terminal belongs to the UI.
+	if err := os.MkdirAll(dirs.State, 0o700); err == nil {
+		if f, err := os.OpenFile(filepath.Join(dirs.State, "tui.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+			defer f.Close()
+			prev := slog.Default()
+			slog.SetDefault(slog.New(slog.NewTextHandler(f, nil)))
+			defer slog.SetDefault(prev)
+		}
+	}
+	initial := tui.StartRequest{Model: o.Model, Continue: o.Continue}
+	if o.Resume != resumePick {
+		initial.Resume = o.Resume
+	}
+	if cmd.Flags().Changed("mode") {
+		initial.Mode = policy.Mode(o.Mode)
+	}
+	store := session.NewStore(dirs.State)
+	cfg := tui.Config{
+		Start:       tuiStarter(o),
+		Initial:     initial,
+		PickSession: o.Resume == resumePick,
+		Sessions: func(ctx context.Context) ([]session.Summary, error) {
+			list, _, err := store.List(ctx, session.Filter{Workspace: ws})
+			return list, err
+		},
+		Sandbox: func(ctx context.Context) doctor.Report {
+			return doctor.Build(jail.DetectFeatures(ctx), pe.Env, pe.Home)
+		},
+		Workspace: ws,
+		Profile:   colorprofile.Detect(os.Stdout, pe.Env),
+	}
+	sum, err := tui.Run(ctx, cfg, tui.Options{Env: pe.Env})
+	fmt.Fprintln(cmd.OutOrStdout(), sum)
+	return err
+}
+
+// tuiStarter builds the TUI's runs with the same set-up as one-shot mode.
+func tuiStarter(base *agentOptions) tui.Starter {
+	return func(ctx context.Context, req tui.StartRequest, h tui.Hooks) (*tui.Conn, error) {
+		o := *base
+		o.Resume, o.Continue = req.Resume, req.Continue && req.Resume == ""
+		if req.Model != "" {
+			o.Model = req.Model
+		}
+		o.ModeSet = req.Mode != ""
+		if o.ModeSet {
+			o.Mode = string(req.Mode)
+		}
+		o.Inbox = h.Inbox
+		run, err := setupAgent(ctx, &o, h.Approver, h.Emit)
+		if err != nil {
+			return nil, err
+		}
+		return &tui.Conn{
+			Agent: run.Agent, Executor: run.Executor, Policy: run.Policy, Session: run.Session,
+			Model: run.Client.Model, Provider: run.Client.Provider(), Resumed: run.Resumed,
+			Instructions: run.Instructions.Banner(), Close: run.Close,
+		}, nil
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

@@ -1,0 +1,198 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	tea "charm.land/bubbletea/v2"
+
+	"brig/agent"
+	"brig/agent/provider"
+	"brig/internal/session"
+	"brig/policy"
+)
+
+// Conn is one agent and what it stands on (a connected run), as the
+// caller built it.
+type Conn struct {
+	Agent    *agent.Agent
+	Executor *agent.Executor
+	Policy   *policy.Policy
+	Session  *session.Session
+	Model    provider.Model
+	Provider provider.Name
+	// Resumed is the saved state when the run reopened a session (its
+	// display history is replayed).
+	Resumed *session.State
+	// Instructions are the banner lines about the instruction files.
+	Instructions []string
+	Close        func()
+}
+
+// StartRequest says which run to build: the model ("" for the default),
+// the session to reopen ("" for a new one) and the mode ("" for the
+// default, or the reopened session's own).
+type StartRequest struct {
+	Model    string
+	Resume   string
+	Continue bool // reopen the workspace's latest session
+	Mode     policy.Mode
+}
+
+// Hooks are what the TUI gives every run it asks for: the approver, the
+// event sink and the inbox of queued messages.
+type Hooks struct {
+	Approver agent.Approver
+	Emit     func(agent.Event)
+	Inbox    func() []provider.Block
+}
+
+// Starter builds a run (cmd/brig does it with the provider, supervisor,
+// policy and session set-up). An error with no provider configured is shown
+// in the banner; brig still opens.
+type Starter func(ctx context.Context, req StartRequest, h Hooks) (*Conn, error)
+
+// The messages the agent side sends the UI, in order, on one channel.
+type (
+	// eventsMsg is a batch of agent events drained at once.
+	eventsMsg []agent.Event
+	// approvalMsg is a call waiting for the user's answer.
+	approvalMsg struct{ p *pending }
+	// deliveredMsg is queued messages the agent took at a tool boundary.
+	deliveredMsg []string
+	// turnDoneMsg ends a turn.
+	turnDoneMsg struct {
+		res agent.TurnResult
+		err error
+	}
+)
+
+// bridge carries everything from the agent's goroutine to the UI on one
+// buffered channel, so order is kept (a tool's start comes before its
+// approval, the turn's end after its last event). A full channel blocks the
+// sender: the agent waits for the UI rather than losing an event.
+type bridge struct {
+	ch chan tea.Msg
+}
+
+// bridgeBuffer is the channel's capacity: events the agent may run ahead
+// of the UI before it waits.
+const bridgeBuffer = 256
+
+func newBridge() *bridge { return &bridge{ch: make(chan tea.Msg, bridgeBuffer)} }
+
+// emit is Config.Emit: text and tool events become one message each.
+func (b *bridge) emit(ev agent.Event) { b.ch <- eventsMsg{ev} }
+
+// wait is the command that takes the next message, merging consecutive
+// event batches that are already waiting so a fast stream costs one frame,
+// not one per delta.
+func (b *bridge) wait() tea.Cmd {
+	return func() tea.Msg {
+		first := <-b.ch
+		evs, ok := first.(eventsMsg)
+		if !ok {
+			return first
+		}
+		for len(evs) < bridgeBuffer {
+			select {
+			case next := <-b.ch:
+				if more, ok := next.(eventsMsg); ok {
+					evs = append(evs, more...)
+					continue
+				}
+				// Keep order: deliver what was merged, then this one.
+				return batchThen{evs, next}
+			default:
+				return evs
+			}
+		}
+		return evs
+	}
+}
+
+// batchThen is a merged batch followed by one other message.
+type batchThen struct {
+	evs  eventsMsg
+	next tea.Msg
+}
+
+// pending is one approval request and its answer. The first answer wins;
+// a later one (a second key press, the context ending) is dropped.
+type pending struct {
+	req   agent.ApprovalRequest
+	once  sync.Once
+	reply chan agent.Approval
+}
+
+func (p *pending) answer(a agent.Approval) {
+	p.once.Do(func() { p.reply <- a })
+}
+
+// broker is the agent.Approver of the TUI: it puts the request on the
+// bridge and waits for the user's answer or the turn's context.
+type broker struct{ b *bridge }
+
+// Approve implements agent.Approver.
+func (br broker) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
+	p := &pending{req: req, reply: make(chan agent.Approval, 1)}
+	select {
+	case br.b.ch <- approvalMsg{p}:
+	case <-ctx.Done():
+		return agent.Approval{}, ctx.Err()
+	}
+	select {
+	case a := <-p.reply:
+		return a, nil
+	case <-ctx.Done():
+		p.answer(agent.Approval{Answer: agent.AnswerDeny}) // the prompt goes away unanswered
+		return agent.Approval{}, ctx.Err()
+	}
+}
+
+// inbox holds the messages typed while the agent works. The agent takes
+// them at its next tool boundary (Config.Inbox); what is left when the turn
+// ends is sent as the next turn.
+type inbox struct {
+	mu    sync.Mutex
+	queue []string
+	b     *bridge
+}
+
+func (in *inbox) push(s string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.queue = append(in.queue, s)
+}
+
+func (in *inbox) pending() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return append([]string(nil), in.queue...)
+}
+
+// take empties the queue.
+func (in *inbox) take() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	q := in.queue
+	in.queue = nil
+	return q
+}
+
+// drain is Config.Inbox: the queued messages as one text block, and a note
+// to the UI that they were delivered.
+func (in *inbox) drain() []provider.Block {
+	q := in.take()
+	if len(q) == 0 {
+		return nil
+	}
+	in.b.ch <- deliveredMsg(q)
+	return []provider.Block{provider.Text(queuedText(q))}
+}
+
+// queuedText is how queued messages reach the model.
+func queuedText(q []string) string {
+	return "[The user sent this while you were working]\n" + strings.Join(q, "\n\n")
+}

@@ -1,0 +1,110 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"brig/agent"
+)
+
+// TestBridgeOrderAndMerge: events waiting together arrive as one batch, in
+// order, and a non-event message after them keeps its place.
+func TestBridgeOrderAndMerge(t *testing.T) {
+	b := newBridge()
+	for i := range 5 {
+		b.emit(agent.Event{Kind: agent.EventText, Text: string(rune('a' + i))})
+	}
+	b.ch <- turnDoneMsg{}
+	b.emit(agent.Event{Kind: agent.EventText, Text: "z"})
+	first := b.wait()()
+	bt, ok := first.(batchThen)
+	if !ok {
+		t.Fatalf("got %T, want the batch then the turn's end", first)
+	}
+	var got strings.Builder
+	for _, ev := range bt.evs {
+		got.WriteString(ev.Text)
+	}
+	if got.String() != "abcde" {
+		t.Errorf("batch %q", got.String())
+	}
+	if _, ok := bt.next.(turnDoneMsg); !ok {
+		t.Errorf("next %T", bt.next)
+	}
+	if evs, ok := b.wait()().(eventsMsg); !ok || len(evs) != 1 || evs[0].Text != "z" {
+		t.Errorf("after: %+v", evs)
+	}
+}
+
+// TestBridgeBackpressure: when the UI falls behind by a full buffer the
+// agent's Emit waits (nothing is dropped) and goes on once the UI reads.
+func TestBridgeBackpressure(t *testing.T) {
+	b := newBridge()
+	for range bridgeBuffer {
+		b.emit(agent.Event{Kind: agent.EventText, Text: "x"})
+	}
+	sent := make(chan struct{})
+	go func() {
+		b.emit(agent.Event{Kind: agent.EventText, Text: "last"})
+		close(sent)
+	}()
+	select {
+	case <-sent:
+		t.Fatal("Emit did not wait on a full channel")
+	case <-time.After(50 * time.Millisecond):
+	}
+	total := 0
+	for total < bridgeBuffer+1 {
+		msg := b.wait()()
+		evs, ok := msg.(eventsMsg)
+		if !ok {
+			t.Fatalf("got %T", msg)
+		}
+		total += len(evs)
+		if total == bridgeBuffer+1 && evs[len(evs)-1].Text != "last" {
+			t.Errorf("the last event is %q", evs[len(evs)-1].Text)
+		}
+	}
+	<-sent
+}
+
+// TestBrokerContext: an approval whose turn is cancelled returns the
+// context's error, and a late answer is dropped.
+func TestBrokerContext(t *testing.T) {
+	b := newBridge()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := broker{b}.Approve(ctx, agent.ApprovalRequest{Tool: "bash"})
+		errc <- err
+	}()
+	msg := (<-b.ch).(approvalMsg)
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v", err)
+	}
+	msg.p.answer(agent.Approval{Answer: agent.AnswerOnce}) // must not block or panic
+}
+
+// TestBrokerAnswer: the user's answer is returned to the agent.
+func TestBrokerAnswer(t *testing.T) {
+	b := newBridge()
+	got := make(chan agent.Approval, 1)
+	go func() {
+		a, _ := broker{b}.Approve(context.Background(), agent.ApprovalRequest{Tool: "bash"})
+		got <- a
+	}()
+	msg := (<-b.ch).(approvalMsg)
+	msg.p.answer(agent.Approval{Answer: agent.AnswerAlways})
+	msg.p.answer(agent.Approval{Answer: agent.AnswerDeny}) // second answer dropped
+	if a := <-got; a.Answer != agent.AnswerAlways {
+		t.Errorf("answer %v", a.Answer)
+	}
+}
+
+var _ tea.Msg = batchThen{}

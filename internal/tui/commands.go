@@ -1,0 +1,489 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"brig/agent/provider"
+	"brig/internal/session"
+	"brig/policy"
+)
+
+// slashCommand is one command of the popup and /help.
+type slashCommand struct {
+	name, args, help string
+}
+
+var slashCommands = []slashCommand{
+	{"mode", "[plan|ask|edit|auto]", "change the safety mode (told to the model; plan hides write tools)"},
+	{"model", "[id]", "switch model (picker; models of another provider are greyed out)"},
+	{"resume", "[id]", "reopen a saved session of this workspace (picker)"},
+	{"clear", "", "start a new session (the current one stays saved)"},
+	{"compact", "", "summarise the conversation to free context"},
+	{"cost", "", "tokens and cost of this session and since brig started"},
+	{"permissions", "", "the rules in effect and where each comes from"},
+	{"plan", "", "the model's current plan checklist"},
+	{"help", "", "commands and keys"},
+	{"exit", "", "quit brig (also /quit)"},
+}
+
+// popupItems are the commands matching what is typed, while the input is
+// a lone "/word".
+func (m *Model) popupItems() []slashCommand {
+	v := m.input.Value()
+	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \n") {
+		return nil
+	}
+	word := strings.ToLower(v[1:])
+	var prefix, inside []slashCommand
+	for _, c := range slashCommands {
+		switch {
+		case strings.HasPrefix(c.name, word):
+			prefix = append(prefix, c)
+		case strings.Contains(c.name, word):
+			inside = append(inside, c)
+		}
+	}
+	return append(prefix, inside...)
+}
+
+func (m *Model) popupView(items []slashCommand) string {
+	var b strings.Builder
+	for i, c := range items {
+		line := fmt.Sprintf("  /%-12s %s", c.name+" "+c.args, c.help)
+		if c.args != "" {
+			line = fmt.Sprintf("  /%s %s  %s", c.name, c.args, c.help)
+		}
+		if i == m.popupIdx {
+			b.WriteString(stAccent.Render(fit("›"+line[1:], m.width)))
+		} else {
+			b.WriteString(stDim.Render(fit(line, m.width)))
+		}
+		if i < len(items)-1 {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// command runs a slash command.
+func (m *Model) command(line string) tea.Cmd {
+	name, arg, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
+	arg = strings.TrimSpace(arg)
+	switch name {
+	case "mode":
+		if arg == "" {
+			m.picker = m.modePicker()
+			return nil
+		}
+		mode, err := policy.ParseMode(arg)
+		if err != nil {
+			m.print(stErr.Render("/mode: ") + inert(err.Error()))
+			return nil
+		}
+		return m.setMode(mode)
+	case "model":
+		if arg == "" {
+			m.picker = m.modelPicker()
+			return nil
+		}
+		return m.switchModel(arg)
+	case "resume":
+		if !m.idle("/resume") {
+			return nil
+		}
+		m.resumeWanted = arg
+		return m.listSessions()
+	case "clear":
+		if !m.idle("/clear") {
+			return nil
+		}
+		m.print(stDim.Render("── new session (the previous one stays saved; /resume reopens it) ──"))
+		m.lastInput = 0
+		return m.restart(StartRequest{Model: m.current.Model, Mode: m.modeOf()})
+	case "compact":
+		m.print(stWarn.Render("/compact: ") + "compaction is not available in this build yet (the agent has no summarising step), so nothing was changed. " +
+			"To free context, /clear starts a new session; the current one stays saved and /resume reopens it.")
+	case "cost":
+		m.print(m.costText())
+	case "permissions":
+		m.print(m.permissionsText())
+	case "plan":
+		m.print(m.planText())
+	case "help":
+		m.print(m.helpText())
+	case "exit", "quit", "q":
+		m.quitting = true
+		if m.cancel != nil {
+			m.cancel()
+		}
+		return tea.Quit
+	default:
+		m.print(stWarn.Render("unknown command /"+inert(name)) + stDim.Render(" (/help lists them)"))
+	}
+	return nil
+}
+
+// setMode changes the mode: the run is reopened on the same session with
+// the new mode, so the session records it and the system prompt tells the
+// model (and the tools it advertises change).
+func (m *Model) setMode(mode policy.Mode) tea.Cmd {
+	if !m.idle("/mode") {
+		return nil
+	}
+	m.print(stAccent.Render("mode "+string(mode)) + stDim.Render(" — "+modeHelp[mode]))
+	if m.run == nil {
+		m.cfg.Initial.Mode = mode
+		return nil
+	}
+	if m.run.Policy.Mode() == mode {
+		return nil
+	}
+	req := m.current
+	req.Mode = mode
+	return m.restart(req)
+}
+
+// switchModel reopens the session with another model.
+func (m *Model) switchModel(id string) tea.Cmd {
+	if !m.idle("/model") {
+		return nil
+	}
+	if m.run == nil {
+		req := m.cfg.Initial
+		req.Model = id
+		return m.startCmd(req)
+	}
+	if m.run.Model.ID == id {
+		return nil
+	}
+	if md, err := provider.Lookup(id, false); err == nil && md.Provider != m.run.Provider {
+		if err := m.canCross(md.Provider); err != nil {
+			m.print(stErr.Render("/model: ") + inert(err.Error()))
+			return nil
+		}
+	}
+	m.print(stAccent.Render("model " + id))
+	req := m.current
+	req.Model = id
+	return m.restart(req)
+}
+
+// canCross says whether the conversation can move to another provider.
+func (m *Model) canCross(target provider.Name) error {
+	st := &session.State{Summary: session.Summary{ID: m.run.Session.ID(), Provider: m.run.Provider, Model: m.run.Model.ID}, Messages: m.run.Agent.History()}
+	return session.CheckResume(st, target)
+}
+
+// sessionsListed opens the session picker, or resumes the id given.
+func (m *Model) sessionsListed(msg sessionsMsg) tea.Cmd {
+	startup := m.cfg.PickSession && !m.banner && m.run == nil && !m.starting
+	want := m.resumeWanted
+	m.resumeWanted = ""
+	if msg.err != nil {
+		m.print(stErr.Render("/resume: ") + inert(msg.err.Error()))
+		if startup {
+			return m.startCmd(StartRequest{Model: m.cfg.Initial.Model, Mode: m.cfg.Initial.Mode})
+		}
+		return nil
+	}
+	if want != "" {
+		for _, s := range msg.list {
+			if s.ID == want {
+				return m.resume(s)
+			}
+		}
+		m.print(stErr.Render("/resume: ") + "no session " + inert(want) + " in this workspace (brig sessions list)")
+		return nil
+	}
+	p := &picker{title: "resume a session of this workspace", startup: startup}
+	for _, s := range msg.list {
+		it := pickItem{
+			label:  s.Title,
+			detail: fmt.Sprintf("%s · %s · %d messages · $%.4f", s.Updated.Local().Format(time.DateTime), s.Model, s.Messages, s.Cost),
+			value:  s.ID,
+		}
+		if it.label == "" {
+			it.label = "(no prompt yet)"
+		}
+		if m.run != nil && s.ID == m.run.Session.ID() {
+			it.disabled, it.why = true, "open now"
+		}
+		p.items = append(p.items, it)
+		p.summaries = append(p.summaries, s)
+	}
+	if len(p.items) == 0 {
+		m.print(stDim.Render("no saved sessions in this workspace"))
+		if startup {
+			return m.startCmd(StartRequest{Model: m.cfg.Initial.Model, Mode: m.cfg.Initial.Mode})
+		}
+		return nil
+	}
+	p.onPick = func(i int) tea.Cmd { return m.resume(p.summaries[i]) }
+	p.first()
+	m.picker = p
+	return nil
+}
+
+// resume reopens a saved session with its own model and mode.
+func (m *Model) resume(s session.Summary) tea.Cmd {
+	req := StartRequest{Resume: s.ID, Model: s.Model}
+	if m.cfg.Initial.Model != "" && m.run == nil {
+		req.Model = m.cfg.Initial.Model
+	}
+	if m.run == nil {
+		m.prev = nil
+		return m.startCmd(req)
+	}
+	return m.restart(req)
+}
+
+func (m *Model) modePicker() *picker {
+	p := &picker{title: "mode"}
+	cur := m.modeOf()
+	for _, md := range []policy.Mode{policy.ModePlan, policy.ModeAsk, policy.ModeEdit, policy.ModeAuto} {
+		it := pickItem{label: string(md), detail: modeHelp[md], value: string(md)}
+		if md == cur {
+			it.why = "current"
+		}
+		p.items = append(p.items, it)
+	}
+	p.onPick = func(i int) tea.Cmd { return m.setMode(policy.Mode(p.items[i].value)) }
+	for i, it := range p.items {
+		if it.value == string(cur) {
+			p.idx = i
+		}
+	}
+	return p
+}
+
+// modelPicker lists the known models; those of another provider are greyed
+// out unless the conversation can move there.
+func (m *Model) modelPicker() *picker {
+	p := &picker{title: "model"}
+	for _, md := range provider.Models() {
+		it := pickItem{
+			label:  md.ID,
+			detail: fmt.Sprintf("%s · %s context · $%g/$%g per Mtok", md.Provider, tokens(md.ContextWindow), md.Price.Input, md.Price.Output),
+			value:  md.ID,
+		}
+		if m.run != nil {
+			switch {
+			case md.ID == m.run.Model.ID:
+				it.why = "current"
+			case md.Provider != m.run.Provider && m.canCross(md.Provider) != nil:
+				it.disabled, it.why = true, "another provider: this conversation holds "+string(m.run.Provider)+"-only blocks; /clear first"
+			}
+		}
+		p.items = append(p.items, it)
+	}
+	p.onPick = func(i int) tea.Cmd { return m.switchModel(p.items[i].value) }
+	p.first()
+	for i, it := range p.items {
+		if it.why == "current" {
+			p.idx = i
+		}
+	}
+	return p
+}
+
+// pickItem is one row of a picker.
+type pickItem struct {
+	label, detail, value string
+	disabled             bool
+	why                  string
+}
+
+// picker is a modal list: ↑/↓ move (skipping greyed-out rows), Enter
+// chooses, Esc cancels.
+type picker struct {
+	title     string
+	items     []pickItem
+	idx       int
+	onPick    func(i int) tea.Cmd
+	summaries []session.Summary
+	startup   bool // the --resume picker: Esc starts a new session
+}
+
+func (p *picker) first() {
+	for i, it := range p.items {
+		if !it.disabled {
+			p.idx = i
+			return
+		}
+	}
+}
+
+func (p *picker) move(d int) {
+	for i := p.idx + d; i >= 0 && i < len(p.items); i += d {
+		if !p.items[i].disabled {
+			p.idx = i
+			return
+		}
+	}
+}
+
+// pickerRows is how many rows a picker shows at once.
+const pickerRows = 10
+
+func (p *picker) view(width int) string {
+	var b strings.Builder
+	b.WriteString(stAccent.Render(p.title) + stDim.Render("  ↑/↓ move · Enter choose · Esc cancel") + "\n")
+	start := max(0, min(p.idx-pickerRows/2, len(p.items)-pickerRows))
+	end := min(len(p.items), start+pickerRows)
+	if start > 0 {
+		b.WriteString(stDim.Render(fmt.Sprintf("   ↑ %d more", start)) + "\n")
+	}
+	for i := start; i < end; i++ {
+		it := p.items[i]
+		mark := "  "
+		if i == p.idx {
+			mark = "› "
+		}
+		line := mark + inert(it.label)
+		detail := "  " + it.detail
+		if it.why != "" {
+			detail += " (" + it.why + ")"
+		}
+		switch {
+		case it.disabled:
+			b.WriteString(stDim.Render(fit(line+detail, width)))
+		case i == p.idx:
+			b.WriteString(fit(stAccent.Render(line)+stDim.Render(detail), width))
+		default:
+			b.WriteString(fit(line+stDim.Render(detail), width))
+		}
+		b.WriteString("\n")
+	}
+	if end < len(p.items) {
+		b.WriteString(stDim.Render(fmt.Sprintf("   ↓ %d more", len(p.items)-end)) + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (m *Model) pickerKey(k string) tea.Cmd {
+	p := m.picker
+	switch k {
+	case "up", "ctrl+p", "k":
+		p.move(-1)
+	case "down", "ctrl+n", "j":
+		p.move(1)
+	case "enter":
+		if len(p.items) == 0 || p.items[p.idx].disabled {
+			return nil
+		}
+		m.picker = nil
+		return p.onPick(p.idx)
+	case "esc", "q":
+		m.picker = nil
+		if p.startup {
+			return m.startCmd(StartRequest{Model: m.cfg.Initial.Model, Mode: m.cfg.Initial.Mode})
+		}
+	}
+	return nil
+}
+
+func (m *Model) costText() string {
+	var b strings.Builder
+	b.WriteString(stBold.Render("cost") + "\n")
+	fmt.Fprintf(&b, "  this session   $%.4f\n", m.sessCost)
+	fmt.Fprintf(&b, "  since start    $%.4f · %s in (%s cached read, %s cache write) / %s out tokens\n", m.spent,
+		tokens(m.usage.Input), tokens(m.usage.CacheRead), tokens(m.usage.CacheWrite), tokens(m.usage.Output))
+	if m.run != nil {
+		md := m.run.Model
+		if md.Known {
+			fmt.Fprintf(&b, "  %s prices  $%g in · $%g out · $%g cache read · $%g cache write per million tokens\n", md.ID, md.Price.Input, md.Price.Output, md.Price.CacheRead, md.Price.CacheWrite)
+		} else {
+			fmt.Fprintf(&b, "  %s has no known price: its cost shows as $0\n", md.ID)
+		}
+		if md.ContextWindow > 0 {
+			fmt.Fprintf(&b, "  context        %s of %s tokens used by the last request\n", tokens(m.lastInput), tokens(md.ContextWindow))
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (m *Model) permissionsText() string {
+	if m.run == nil {
+		return stWarn.Render("/permissions: ") + "no workspace policy is loaded (no model connected)"
+	}
+	pol := m.run.Policy
+	var b strings.Builder
+	b.WriteString(stBold.Render("permissions") + fmt.Sprintf(" · mode %s — %s\n", pol.Mode(), modeHelp[pol.Mode()]))
+	b.WriteString("  rule files\n")
+	for _, l := range pol.Layers {
+		state := "missing"
+		switch {
+		case l.Exists && l.Trusted:
+			state = "in effect"
+		case l.Exists:
+			state = stWarn.Render("untrusted: only its deny and ask rules apply (brig trust to trust it)")
+		}
+		fmt.Fprintf(&b, "    %-10s %s  %s\n", l.Kind, l.File, state)
+		for _, ig := range l.Ignored {
+			b.WriteString("      " + stWarn.Render("ignored: ") + inert(ig) + "\n")
+		}
+	}
+	b.WriteString("  rules in effect (deny beats ask beats allow)\n")
+	n := 0
+	for _, t := range []struct {
+		tier  policy.Tier
+		rules []policy.Rule
+	}{{policy.Deny, pol.Rules.Deny}, {policy.Ask, pol.Rules.Ask}, {policy.Allow, pol.Rules.Allow}} {
+		for _, r := range t.rules {
+			n++
+			fmt.Fprintf(&b, "    %-5s %s  %s\n", t.tier, inert(r.String()), stDim.Render(r.Source.String()))
+		}
+	}
+	if n == 0 {
+		b.WriteString(stDim.Render("    none from files") + "\n")
+	}
+	b.WriteString(stDim.Render("    plus brig's built-in command lists and protected paths; answers \"for this session\" last until brig exits; `brig policy check` explains one call") + "\n")
+	for _, w := range pol.Warnings {
+		b.WriteString("  " + stWarn.Render("warning: ") + inert(w.String()) + "\n")
+	}
+	for _, w := range pol.ProtectedRuleWarnings() {
+		b.WriteString("  " + stWarn.Render("warning: ") + inert(w) + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (m *Model) planText() string {
+	if m.run == nil {
+		return stDim.Render("no plan: no model is connected")
+	}
+	p := m.run.Executor.Plan()
+	if len(p.Steps) == 0 {
+		return stDim.Render("no plan yet: the model has not called update_plan in this session")
+	}
+	var b strings.Builder
+	b.WriteString(stBold.Render("plan") + "\n")
+	if p.Explanation != "" {
+		b.WriteString("  " + inert(p.Explanation) + "\n")
+	}
+	b.WriteString(indent(inert(strings.TrimRight(p.Checklist(), "\n")), "  "))
+	return b.String()
+}
+
+func (m *Model) helpText() string {
+	var b strings.Builder
+	b.WriteString(stBold.Render("commands") + "\n")
+	for _, c := range slashCommands {
+		fmt.Fprintf(&b, "  /%-26s %s\n", strings.TrimSpace(c.name+" "+c.args), c.help)
+	}
+	b.WriteString(stBold.Render("keys") + "\n")
+	for _, k := range [][2]string{
+		{"Enter", "send (while the agent works: queue it for the next tool boundary)"},
+		{"Alt+Enter, Ctrl+J", "new line"},
+		{"Up / Down", "recall earlier input"},
+		{"Esc", "interrupt the turn (everything under it stops); on a prompt: deny"},
+		{"Ctrl+C twice", "exit with a cost summary"},
+		{"Tab", "complete a slash command"},
+	} {
+		fmt.Fprintf(&b, "  %-27s %s\n", k[0], k[1])
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

@@ -1,0 +1,741 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"charm.land/bubbles/v2/textarea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"brig/agent"
+	"brig/agent/provider"
+	"brig/internal/doctor"
+	"brig/internal/session"
+	"brig/policy"
+)
+
+// Config is what the TUI needs from its caller.
+type Config struct {
+	Start   Starter
+	Initial StartRequest
+	// PickSession opens the session picker before starting (--resume with
+	// no id).
+	PickSession bool
+	// Sessions lists this workspace's sessions, newest first (the /resume
+	// picker).
+	Sessions func(ctx context.Context) ([]session.Summary, error)
+	// Sandbox reports what the jail can guarantee on this machine (the
+	// checks of brig doctor). It is called once, off the UI's path.
+	Sandbox   func(ctx context.Context) doctor.Report
+	Workspace string
+	// Profile is the terminal's colour profile (NO_COLOR gives ASCII).
+	Profile colorprofile.Profile
+}
+
+// Summary is what a TUI session spent, for the line printed on exit.
+type Summary struct {
+	Session string
+	Cost    float64
+	Usage   provider.Usage
+	Turns   int
+}
+
+// String is the exit line.
+func (s Summary) String() string {
+	line := fmt.Sprintf("brig: %d turn(s) · %d in / %d out tokens · $%.4f", s.Turns, s.Usage.Input+s.Usage.CacheRead+s.Usage.CacheWrite, s.Usage.Output, s.Cost)
+	if s.Session != "" {
+		line += fmt.Sprintf(" · resume with: brig --resume %s", s.Session)
+	}
+	return line
+}
+
+// toolView is a tool call on screen while it runs.
+type toolView struct {
+	ev     agent.ToolEvent
+	start  time.Time
+	output strings.Builder // live output, the tail kept
+}
+
+// Model is the Bubble Tea model of the TUI.
+type Model struct {
+	cfg    Config
+	ctx    context.Context
+	bridge *bridge
+	inbox  *inbox
+
+	run      *Conn
+	current  StartRequest  // what the run was started with
+	prev     *StartRequest // the run a switch replaced, reopened if the switch fails
+	starting bool
+	startErr error
+	sandbox  *doctor.Report
+	banner   bool // printed
+
+	width, height int
+	profile       colorprofile.Profile
+	md            *markdown
+	hl            *highlighter
+	out           func(string) // prints above the live area, in order
+	wg            *sync.WaitGroup
+
+	input   textarea.Model
+	history []string
+	histIdx int
+	draft   string
+
+	// The turn in progress.
+	busy      bool
+	cancel    context.CancelFunc
+	turnStart time.Time
+	live      strings.Builder // the answer's text not yet printed
+	thinking  strings.Builder
+	tools     map[string]*toolView
+	order     []string
+	approval  *pending
+	denying   bool // typing a message to go with a denial
+	denyInput textinput.Model
+	frame     int
+	liveC     liveCache
+
+	popupIdx     int
+	picker       *picker
+	resumeWanted string // /resume ID: the id to find in the listing
+
+	lastInput int // input tokens of the last response: the context used
+	spent     float64
+	usage     provider.Usage
+	sessCost  float64
+	turns     int
+
+	ctrlC    time.Time
+	quitting bool
+	status   string // a transient note under the input
+}
+
+// New builds the model. The run starts asynchronously (the prompt is
+// usable at once); a Starter error is shown in the banner.
+func New(ctx context.Context, cfg Config) *Model {
+	b := newBridge()
+	ta := textarea.New()
+	ta.Prompt = "› "
+	ta.Placeholder = "Ask brig… (Enter send · Alt+Enter newline · / commands)"
+	ta.ShowLineNumbers = false
+	ta.DynamicHeight = true
+	ta.MinHeight = 1
+	ta.MaxHeight = 8
+	ta.CharLimit = 0
+	ta.MaxWidth = 0
+	ta.KeyMap.InsertNewline.SetKeys("alt+enter", "ctrl+j")
+	st := textarea.DefaultDarkStyles()
+	st.Focused.CursorLine = st.Focused.Text
+	st.Cursor.Blink = false
+	ta.SetStyles(st)
+	ta.Focus()
+	di := textinput.New()
+	di.Prompt = "message to the model: "
+	m := &Model{
+		cfg: cfg, ctx: ctx, bridge: b, inbox: &inbox{b: b},
+		width: 80, height: 24, profile: cfg.Profile,
+		md: newMarkdown(cfg.Profile), hl: newHighlighter(),
+		input: ta, denyInput: di, tools: map[string]*toolView{},
+		starting: !cfg.PickSession, wg: &sync.WaitGroup{},
+		out: func(string) {},
+	}
+	m.input.SetWidth(m.width)
+	return m
+}
+
+// hooks are given to every run.
+func (m *Model) hooks() Hooks {
+	return Hooks{Approver: broker{m.bridge}, Emit: m.bridge.emit, Inbox: m.inbox.drain}
+}
+
+type (
+	startedMsg struct {
+		run *Conn
+		err error
+		req StartRequest
+	}
+	sandboxMsg  doctor.Report
+	sessionsMsg struct {
+		list []session.Summary
+		err  error
+	}
+	tickMsg   struct{}
+	ctrlCMsg  struct{}
+	statusMsg struct{}
+)
+
+// Init starts the run (or the session picker), the sandbox probe and the
+// bridge.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.bridge.wait(), m.probeSandbox()}
+	if m.cfg.PickSession {
+		cmds = append(cmds, m.listSessions())
+	} else {
+		cmds = append(cmds, m.startCmd(m.cfg.Initial))
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) probeSandbox() tea.Cmd {
+	if m.cfg.Sandbox == nil {
+		return nil
+	}
+	ctx := m.ctx
+	return func() tea.Msg { return sandboxMsg(m.cfg.Sandbox(ctx)) }
+}
+
+func (m *Model) listSessions() tea.Cmd {
+	if m.cfg.Sessions == nil {
+		return func() tea.Msg { return sessionsMsg{err: errors.New("sessions are not available")} }
+	}
+	ctx := m.ctx
+	return func() tea.Msg {
+		l, err := m.cfg.Sessions(ctx)
+		return sessionsMsg{l, err}
+	}
+}
+
+// startCmd builds a run off the UI goroutine.
+func (m *Model) startCmd(req StartRequest) tea.Cmd {
+	m.starting = true
+	ctx, start, h := m.ctx, m.cfg.Start, m.hooks()
+	return func() tea.Msg {
+		if start == nil {
+			return startedMsg{err: errors.New("no agent can be started"), req: req}
+		}
+		r, err := start(ctx, req, h)
+		return startedMsg{r, err, req}
+	}
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
+		m.input.SetWidth(m.width)
+		m.denyInput.SetWidth(m.width)
+		return m, nil
+	case tea.ColorProfileMsg:
+		if m.cfg.Profile == colorprofile.Unknown {
+			m.profile = msg.Profile
+			m.md = newMarkdown(msg.Profile)
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	case tea.PasteMsg:
+		return m, m.paste(msg.Content)
+	case startedMsg:
+		return m, m.started(msg)
+	case sandboxMsg:
+		r := doctor.Report(msg)
+		m.sandbox = &r
+		return m, m.maybeBanner()
+	case sessionsMsg:
+		return m, m.sessionsListed(msg)
+	case eventsMsg:
+		m.events(msg)
+		return m, m.bridge.wait()
+	case batchThen:
+		m.events(msg.evs)
+		return m.Update(msg.next)
+	case approvalMsg:
+		m.approval, m.denying = msg.p, false
+		return m, m.bridge.wait()
+	case deliveredMsg:
+		for _, q := range msg {
+			m.print(stUser.Render("› ") + stDim.Render("(queued, sent at a tool boundary) ") + inert(q))
+		}
+		return m, m.bridge.wait()
+	case turnDoneMsg:
+		return m, tea.Batch(m.turnDone(msg), m.bridge.wait())
+	case tickMsg:
+		if !m.busy {
+			return m, nil
+		}
+		m.frame++
+		return m, tick()
+	case ctrlCMsg:
+		if time.Since(m.ctrlC) >= ctrlCWindow {
+			m.status = ""
+		}
+		return m, nil
+	}
+	return m, nil
+}
+
+func tick() tea.Cmd {
+	return tea.Tick(120*time.Millisecond, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// ctrlCWindow is how soon a second Ctrl+C must follow the first to exit.
+const ctrlCWindow = 2 * time.Second
+
+// started installs a new run (or shows why there is none). A failed
+// switch (/model, /mode, /resume, /clear) goes back to the run that was
+// there.
+func (m *Model) started(msg startedMsg) tea.Cmd {
+	m.starting = false
+	if msg.err != nil {
+		if !m.banner {
+			m.startErr = msg.err
+			return m.maybeBanner()
+		}
+		m.print(stErr.Render("brig: ") + inert(msg.err.Error()))
+		if m.prev != nil {
+			prev := *m.prev
+			m.prev = nil
+			return m.startCmd(prev)
+		}
+		m.startErr = msg.err
+		return nil
+	}
+	sameSession := m.current.Resume != "" && m.current.Resume == msg.run.Session.ID()
+	m.run, m.current, m.prev, m.startErr = msg.run, msg.req, nil, nil
+	m.current.Resume, m.current.Continue = msg.run.Session.ID(), false
+	m.lastInput, m.sessCost = 0, 0
+	if st := msg.run.Resumed; st != nil {
+		m.sessCost = st.Cost
+		m.lastInput = st.Last.Input + st.Last.CacheRead + st.Last.CacheWrite
+	}
+	cmd := m.maybeBanner()
+	if msg.run.Resumed != nil && !sameSession {
+		m.print(m.replay(msg.run.Resumed))
+	}
+	if q := m.inbox.take(); len(q) > 0 {
+		return tea.Batch(cmd, m.submit(strings.Join(q, "\n\n")))
+	}
+	return cmd
+}
+
+// maybeBanner prints the banner once the run (or its error) and the
+// sandbox report are both known.
+func (m *Model) maybeBanner() tea.Cmd {
+	if m.banner || m.starting || (m.sandbox == nil && m.cfg.Sandbox != nil) || m.picker != nil {
+		return nil
+	}
+	m.banner = true
+	m.print(wrap(m.bannerText(), m.width))
+	return nil
+}
+
+// idle refuses a command that needs the agent idle.
+func (m *Model) idle(what string) bool {
+	switch {
+	case m.busy:
+		m.print(stWarn.Render(what + ": the agent is working; wait for the turn to end or press Esc to interrupt it"))
+		return false
+	case m.starting:
+		m.print(stWarn.Render(what + ": brig is still starting"))
+		return false
+	}
+	return true
+}
+
+// restart replaces the run: the old one is closed first (it holds the
+// session file and the supervisor), then the Starter builds the new one.
+// If that fails, the old one is reopened.
+func (m *Model) restart(req StartRequest) tea.Cmd {
+	if m.run != nil {
+		prev := m.current
+		m.prev = &prev
+		m.run.Close()
+		m.run = nil
+	}
+	return m.startCmd(req)
+}
+
+// submit sends the user's text: as a new turn, or queued for the agent's
+// next tool boundary while it works.
+func (m *Model) submit(text string) tea.Cmd {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	if m.busy || m.starting {
+		m.inbox.push(text)
+		return nil
+	}
+	if m.run == nil {
+		m.print(stWarn.Render("brig: no model is connected; ") + "configure a provider (see the banner above) and pick a model with /model")
+		return nil
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.cancel, m.busy, m.turnStart, m.frame, m.status = cancel, true, time.Now(), 0, ""
+	m.turns++
+	a, b := m.run.Agent, m.bridge
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		res, err := a.Run(ctx, []provider.Block{provider.Text(text)})
+		b.ch <- turnDoneMsg{res, err}
+	}()
+	m.print(stUser.Render("› ") + inert(text))
+	return tick()
+}
+
+// turnDone ends a turn: what is left of the answer is printed, and
+// messages still queued become the next turn.
+func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
+	m.flushThinking()
+	m.flushLive(true)
+	for _, id := range m.order {
+		m.print(stDim.Render("  ⎿ " + m.tools[id].ev.Name + ": ended without a result"))
+	}
+	m.tools, m.order = map[string]*toolView{}, nil
+	m.busy, m.approval, m.denying, m.status = false, nil, false, ""
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	elapsed := time.Since(m.turnStart).Round(100 * time.Millisecond)
+	switch {
+	case msg.res.Stop == agent.StopInterrupted:
+		m.print(stWarn.Render("⏹ interrupted") + stDim.Render(fmt.Sprintf(" after %s; the conversation is kept, say what to do next", elapsed)))
+	case msg.err != nil:
+		m.print(stErr.Render("✗ the turn failed: ") + inert(msg.err.Error()) + stDim.Render(" (your message is kept; send again to retry)"))
+	case msg.res.Stop == agent.StopBound, msg.res.Stop == agent.StopCut, msg.res.Stop == agent.StopRefused:
+		m.print(stWarn.Render("turn ended: " + string(msg.res.Stop)))
+	}
+	if q := m.inbox.take(); len(q) > 0 && !m.quitting {
+		return m.submit(strings.Join(q, "\n\n"))
+	}
+	return nil
+}
+
+// events applies a batch of agent events.
+func (m *Model) events(evs eventsMsg) {
+	for _, ev := range evs {
+		switch ev.Kind {
+		case agent.EventText:
+			m.flushThinking()
+			m.live.WriteString(ev.Text)
+			m.flushLive(false)
+		case agent.EventThinking:
+			m.thinking.WriteString(ev.Text)
+		case agent.EventServerTool:
+			m.flushLive(true)
+			m.print(stAccent.Render("⌕ ") + inert(ev.Text))
+		case agent.EventToolStart:
+			m.flushThinking()
+			m.flushLive(true)
+			m.tools[ev.Tool.ID] = &toolView{ev: *ev.Tool, start: time.Now()}
+			m.order = append(m.order, ev.Tool.ID)
+		case agent.EventToolOutput:
+			if tv := m.tools[ev.Tool.ID]; tv != nil {
+				tv.output.WriteString(ev.Text)
+				if tv.output.Len() > 64<<10 { // keep the tail only
+					tail := tv.output.String()[tv.output.Len()-32<<10:]
+					tv.output.Reset()
+					tv.output.WriteString(tail)
+				}
+			}
+		case agent.EventToolEnd:
+			m.print(m.toolDone(*ev.Tool))
+			delete(m.tools, ev.Tool.ID)
+			for i, id := range m.order {
+				if id == ev.Tool.ID {
+					m.order = append(m.order[:i], m.order[i+1:]...)
+					break
+				}
+			}
+			if m.approval != nil && m.approval.req.ToolUseID == ev.Tool.ID {
+				m.approval = nil
+			}
+		case agent.EventUsage:
+			m.lastInput = ev.Usage.Input + ev.Usage.CacheRead + ev.Usage.CacheWrite
+			m.usage = m.usage.Add(*ev.Usage)
+			m.spent += ev.Cost
+			m.sessCost += ev.Cost
+		case agent.EventNotice:
+			m.flushLive(true)
+			m.print(stWarn.Render("brig: ") + inert(ev.Text))
+		case agent.EventMessage:
+			if ev.Message != nil && ev.Message.Role == provider.Assistant {
+				m.flushThinking()
+				m.flushLive(true)
+			}
+		}
+	}
+}
+
+// flushLive prints the complete part of the streaming answer (all of it
+// when the message is over).
+func (m *Model) flushLive(all bool) {
+	text := m.live.String()
+	cut := len(text)
+	if !all {
+		cut = stableSplit(text)
+	}
+	if cut == 0 {
+		return
+	}
+	m.live.Reset()
+	m.live.WriteString(text[cut:])
+	if strings.TrimSpace(text[:cut]) == "" {
+		return
+	}
+	out := m.md.render(inert(text[:cut]), m.width)
+	if !all {
+		out += "\n" // the block ended at a blank line: keep it
+	}
+	m.print(out)
+}
+
+// flushThinking prints the model's reasoning, dimmed and capped.
+func (m *Model) flushThinking() {
+	t := strings.TrimSpace(m.thinking.String())
+	m.thinking.Reset()
+	if t == "" {
+		return
+	}
+	kept, dropped := capLines(wrap(inert(t), m.width-2), 6)
+	if dropped > 0 {
+		kept = fmt.Sprintf("… (%d earlier lines of reasoning)\n", dropped) + kept
+	}
+	m.print(stDim.Italic(true).Render(kept))
+}
+
+// replay renders a saved session's display history.
+func (m *Model) replay(st *session.State) string {
+	var b strings.Builder
+	b.WriteString(stDim.Render(fmt.Sprintf("── resumed session %s: %s (%d messages) ──", st.ID, inert(st.Title), st.Summary.Messages)) + "\n")
+	for _, e := range st.Display {
+		switch e.Kind {
+		case session.DisplayUser:
+			b.WriteString(stUser.Render("› ") + inert(e.Text) + "\n")
+		case session.DisplayAssistant:
+			b.WriteString(m.md.render(inert(e.Text), m.width) + "\n")
+		case session.DisplayThinking:
+			kept, _ := capLines(inert(e.Text), 3)
+			b.WriteString(stDim.Italic(true).Render(kept) + "\n")
+		case session.DisplayToolCall:
+			b.WriteString(stAccent.Render("● ") + e.Tool + " " + stDim.Render(fit(inert(e.Text), m.width-len(e.Tool)-4)) + "\n")
+		case session.DisplayToolResult:
+			line := firstLine(inert(e.Text))
+			if e.IsError {
+				b.WriteString(stErr.Render("  ⎿ ") + fit(line, m.width-4) + "\n")
+			} else {
+				b.WriteString(stDim.Render("  ⎿ "+fit(line, m.width-4)) + "\n")
+			}
+		case session.DisplayNotice:
+			b.WriteString(stDim.Render("brig: "+inert(e.Text)) + "\n")
+		case session.DisplayError:
+			b.WriteString(stErr.Render("✗ ") + inert(e.Text) + "\n")
+		}
+	}
+	b.WriteString(stDim.Render("── end of the resumed history ──"))
+	return b.String()
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+// key handles one key press.
+func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
+	s := k.String()
+	if s == "ctrl+c" {
+		return m.ctrlCPressed()
+	}
+	if m.approval != nil { // an approval comes first: the agent waits on it
+		return m.approvalKey(k)
+	}
+	if m.picker != nil {
+		return m.pickerKey(s)
+	}
+	if popup := m.popupItems(); len(popup) > 0 {
+		switch s {
+		case "up":
+			m.popupIdx = (m.popupIdx + len(popup) - 1) % len(popup)
+			return nil
+		case "down":
+			m.popupIdx = (m.popupIdx + 1) % len(popup)
+			return nil
+		case "tab":
+			m.input.SetValue("/" + popup[m.popupIdx].name + " ")
+			m.input.CursorEnd()
+			return nil
+		case "enter":
+			name := popup[m.popupIdx].name
+			if v := strings.TrimSpace(m.input.Value()); strings.Contains(v, " ") || v == "/"+name {
+				break // a complete command: run it as typed
+			}
+			m.input.Reset()
+			m.popupIdx = 0
+			return m.command("/" + name)
+		case "esc":
+			m.input.Reset()
+			return nil
+		}
+	}
+	switch s {
+	case "enter":
+		text := m.input.Value()
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		m.input.Reset()
+		m.popupIdx = 0
+		m.remember(text)
+		if strings.HasPrefix(text, "/") && !strings.Contains(firstLine(text), "\n") {
+			return m.command(strings.TrimSpace(text))
+		}
+		return m.submit(text)
+	case "esc":
+		if m.busy && m.cancel != nil {
+			m.cancel()
+			m.status = "interrupting…"
+		}
+		return nil
+	case "up":
+		if m.input.Line() == 0 && len(m.history) > 0 {
+			if m.histIdx == len(m.history) {
+				m.draft = m.input.Value()
+			}
+			if m.histIdx > 0 {
+				m.histIdx--
+			}
+			m.input.SetValue(m.history[m.histIdx])
+			return nil
+		}
+	case "down":
+		if m.input.Line() == m.input.LineCount()-1 && m.histIdx < len(m.history) {
+			m.histIdx++
+			if m.histIdx == len(m.history) {
+				m.input.SetValue(m.draft)
+			} else {
+				m.input.SetValue(m.history[m.histIdx])
+			}
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(k)
+	m.popupIdx = min(m.popupIdx, max(len(m.popupItems())-1, 0))
+	return cmd
+}
+
+// remember adds a line to the input history.
+func (m *Model) remember(text string) {
+	if n := len(m.history); n == 0 || m.history[n-1] != text {
+		m.history = append(m.history, text)
+	}
+	m.histIdx, m.draft = len(m.history), ""
+}
+
+// paste inserts pasted text with its control characters made inert.
+func (m *Model) paste(s string) tea.Cmd {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	if m.approval != nil && m.denying {
+		m.denyInput.SetValue(m.denyInput.Value() + strings.ReplaceAll(inert(s), "\n", " "))
+		m.denyInput.CursorEnd()
+		return nil
+	}
+	if m.approval != nil || m.picker != nil {
+		return nil
+	}
+	m.input.InsertString(inert(s))
+	return nil
+}
+
+func (m *Model) ctrlCPressed() tea.Cmd {
+	if !m.ctrlC.IsZero() && time.Since(m.ctrlC) < ctrlCWindow {
+		m.quitting = true
+		if m.cancel != nil {
+			m.cancel()
+		}
+		if m.approval != nil {
+			m.approval.answer(agent.Approval{Answer: agent.AnswerDeny})
+		}
+		return tea.Quit
+	}
+	m.ctrlC = time.Now()
+	m.input.Reset()
+	m.status = "press Ctrl+C again to exit"
+	return tea.Tick(ctrlCWindow, func(time.Time) tea.Msg { return ctrlCMsg{} })
+}
+
+// approvalKey answers the pending approval.
+func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
+	p := m.approval
+	if m.denying {
+		switch k.String() {
+		case "enter":
+			msg := strings.TrimSpace(m.denyInput.Value())
+			return m.answer(p, agent.Approval{Answer: agent.AnswerDeny, Message: msg})
+		case "esc":
+			m.denying = false
+			return nil
+		}
+		var cmd tea.Cmd
+		m.denyInput, cmd = m.denyInput.Update(k)
+		return cmd
+	}
+	switch k.String() {
+	case "1", "y", "enter":
+		return m.answer(p, agent.Approval{Answer: agent.AnswerOnce})
+	case "2", "s":
+		return m.answer(p, agent.Approval{Answer: agent.AnswerSession})
+	case "3", "a":
+		if len(p.req.Verdict.Always) == 0 {
+			m.status = "always allow is not offered for this call"
+			return nil
+		}
+		return m.answer(p, agent.Approval{Answer: agent.AnswerAlways})
+	case "4", "n", "esc":
+		return m.answer(p, agent.Approval{Answer: agent.AnswerDeny})
+	case "5", "m":
+		m.denying = true
+		m.denyInput.Reset()
+		return m.denyInput.Focus()
+	}
+	return nil
+}
+
+func (m *Model) answer(p *pending, a agent.Approval) tea.Cmd {
+	p.answer(a)
+	m.approval, m.denying = nil, false
+	m.denyInput.Blur()
+	what := map[agent.Answer]string{
+		agent.AnswerOnce: "allowed once", agent.AnswerSession: "allowed for this session",
+		agent.AnswerAlways: "always allowed (" + strings.Join(p.req.Verdict.Always, ", ") + " saved to your rules for this workspace)",
+		agent.AnswerDeny:   "denied",
+	}[a.Answer]
+	if a.Message != "" {
+		what += ": " + a.Message
+	}
+	st := stOK
+	if a.Answer == agent.AnswerDeny {
+		st = stWarn
+	}
+	m.print(st.Render("  ⎿ " + p.req.Tool + " " + inert(what)))
+	return nil
+}
+
+// modeOf is the current mode, or the requested one before a run exists.
+func (m *Model) modeOf() policy.Mode {
+	if m.run != nil {
+		return m.run.Policy.Mode()
+	}
+	if m.cfg.Initial.Mode != "" {
+		return m.cfg.Initial.Mode
+	}
+	return policy.ModeAsk
+}
+
+// print puts finished output above the live area (into the terminal's
+// scrollback), converted to the terminal's colour profile.
+func (m *Model) print(s string) {
+	m.out(downsample(s, m.profile))
+}

@@ -1,0 +1,583 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+
+	"brig/agent"
+	"brig/agent/provider"
+	"brig/internal/credentials"
+	"brig/internal/doctor"
+	"brig/internal/session"
+	"brig/jail"
+	"brig/policy"
+	"brig/tools"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// golden compares got with testdata/name.golden (-update rewrites it).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update creates it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// harness is a Model driven by hand: messages in, printed lines and the
+// live frame out.
+type harness struct {
+	t       *testing.T
+	m       *Model
+	printed []string
+	ws      string
+}
+
+func allHold() doctor.Report {
+	return doctor.Report{LandlockABI: 7, Seccomp: true, UserNS: true, MountNS: true, PIDNS: true, NetNS: true, OK: true, Guarantees: []doctor.Guarantee{
+		{ID: "fs-confined", Name: "files outside the granted paths cannot be read or written", Status: doctor.Holds, Baseline: true},
+		{ID: "network-off", Name: "no network unless the call is granted it", Status: doctor.Holds, Baseline: true},
+		{ID: "tree-killed", Name: "no process outlives its call", Status: doctor.Holds, Baseline: true},
+	}}
+}
+
+func oneMissing() doctor.Report {
+	r := allHold()
+	r.LandlockABI, r.OK = 0, false
+	r.Guarantees[0].Status = doctor.Missing
+	r.Guarantees[0].Why = "Landlock is not available: use a kernel >= 5.13 with landlock in the LSM list"
+	r.Guarantees[2].Status = doctor.Degraded
+	r.Guarantees[2].Why = "no PID namespace: a process group kill only"
+	return r
+}
+
+// newHarness builds a model at width x 30 with the given sandbox report.
+func newHarness(t *testing.T, width int, profile colorprofile.Profile, sandbox doctor.Report) *harness {
+	t.Helper()
+	h := &harness{t: t}
+	h.m = New(context.Background(), Config{Workspace: "/home/dev/project", Profile: profile})
+	h.m.out = func(s string) { h.printed = append(h.printed, s) }
+	h.m.Update(tea.WindowSizeMsg{Width: width, Height: 30})
+	h.m.Update(sandboxMsg(sandbox))
+	return h
+}
+
+// conn builds a real policy, session and agent (with no provider behind
+// it) in a temporary workspace.
+func (h *harness) conn(mode policy.Mode, client provider.Client, history ...provider.Message) *Conn {
+	t := h.t
+	t.Helper()
+	root := t.TempDir()
+	h.ws = filepath.Join(root, "ws")
+	if err := os.MkdirAll(h.ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.New(h.ws, policy.Loaded{}, mode, policy.Machine{Home: root, Limits: jail.DefaultLimits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := session.NewStore(filepath.Join(root, "state"))
+	sess, err := store.Create(context.Background(), session.Header{Workspace: h.ws, Provider: provider.Anthropic, Model: "claude-sonnet-4-5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	md, _ := provider.Lookup("claude-sonnet-4-5", false)
+	ex := &agent.Executor{Registry: tools.NewRegistry(), Policy: pol, Approver: broker{h.m.bridge}}
+	a := agent.New(agent.Config{Client: client, Model: md, Executor: ex, Emit: h.m.bridge.emit, Inbox: h.m.inbox.drain}, history)
+	return &Conn{Agent: a, Executor: ex, Policy: pol, Session: sess, Model: md, Provider: provider.Anthropic,
+		Instructions: []string{"instructions: AGENTS.md (1.2 KiB)", "  untrusted workspace: these are the repository author's words"}, Close: func() {}}
+}
+
+func (h *harness) start(c *Conn) {
+	h.send(startedMsg{run: c})
+}
+
+// send delivers one message and runs the commands it returns that finish
+// at once (prints, not ticks or the bridge).
+func (h *harness) send(msg tea.Msg) tea.Cmd {
+	_, cmd := h.m.Update(msg)
+	return cmd
+}
+
+func (h *harness) keys(ks ...string) {
+	for _, k := range ks {
+		h.send(keyMsg(k))
+	}
+}
+
+func (h *harness) typeText(s string) {
+	for _, r := range s {
+		h.send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+}
+
+func keyMsg(k string) tea.KeyPressMsg {
+	switch k {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	case "ctrl+j":
+		return tea.KeyPressMsg{Code: 'j', Mod: tea.ModCtrl}
+	case "alt+enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter, Mod: tea.ModAlt}
+	}
+	r := []rune(k)[0]
+	return tea.KeyPressMsg{Code: r, Text: k}
+}
+
+// frame is what the terminal shows: the printed history, then the live
+// area, escape sequences stripped, the workspace path made stable.
+func (h *harness) frame() string {
+	out := strings.Join(h.printed, "\n") + "\n─── live area ───\n" + ansi.Strip(h.m.frameText()) + "\n"
+	if h.ws != "" {
+		out = strings.ReplaceAll(out, h.ws, "<ws>")
+	}
+	var lines []string
+	for l := range strings.SplitSeq(out, "\n") {
+		lines = append(lines, strings.TrimRight(l, " "))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (h *harness) printedText() string { return strings.Join(h.printed, "\n") }
+
+func TestBannerGolden(t *testing.T) {
+	t.Run("provider", func(t *testing.T) {
+		h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+		h.start(h.conn(policy.ModeAsk, nil))
+		golden(t, "banner_provider", h.frame())
+	})
+	t.Run("no_provider", func(t *testing.T) {
+		h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+		h.send(startedMsg{err: &credentials.MissingError{File: "/home/dev/.config/brig/credentials.toml"}})
+		golden(t, "banner_no_provider", h.frame())
+		// /help and /exit still work; a prompt says how to connect.
+		h.typeText("/help")
+		h.keys("enter")
+		if !strings.Contains(h.printedText(), "/permissions") {
+			t.Errorf("/help printed nothing useful:\n%s", h.printedText())
+		}
+		h.typeText("hello")
+		h.keys("enter")
+		if !strings.Contains(h.printedText(), "no model is connected") {
+			t.Errorf("a prompt without a provider was not explained:\n%s", h.printedText())
+		}
+		h.typeText("/exit")
+		if cmd := h.send(keyMsg("enter")); cmd == nil || !isQuit(cmd) {
+			t.Error("/exit did not quit")
+		}
+	})
+	t.Run("missing_guarantee", func(t *testing.T) {
+		h := newHarness(t, 100, colorprofile.NoTTY, oneMissing())
+		h.start(h.conn(policy.ModePlan, nil))
+		golden(t, "banner_missing_guarantee", h.frame())
+	})
+}
+
+// TestBannerWarningColours: a guarantee that does not hold is in warning
+// colours (and NO_COLOR's profile drops the colour, not the words).
+func TestBannerWarningColours(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.TrueColor, oneMissing())
+	h.start(h.conn(policy.ModeAsk, nil))
+	banner := h.printed[0]
+	missing := stErr.Render("✗ " + oneMissing().Guarantees[0].Name)
+	if !strings.Contains(banner, missing) {
+		t.Errorf("the missing guarantee is not in the error colour:\n%q", banner)
+	}
+	h2 := newHarness(t, 100, colorprofile.ASCII, oneMissing())
+	h2.start(h2.conn(policy.ModeAsk, nil))
+	if strings.Contains(h2.printed[0], "38;2;") || strings.Contains(h2.printed[0], "38;5;") {
+		t.Errorf("colour escapes with the ASCII (NO_COLOR) profile:\n%q", h2.printed[0])
+	}
+	if !strings.Contains(h2.printed[0], "✗ "+oneMissing().Guarantees[0].Name) {
+		t.Error("the missing guarantee is not named without colour")
+	}
+}
+
+func isQuit(cmd tea.Cmd) bool {
+	_, ok := cmd().(tea.QuitMsg)
+	return ok
+}
+
+func bashRequest(ws string) agent.ApprovalRequest {
+	return agent.ApprovalRequest{
+		ToolUseID: "t1", Tool: "bash", Args: json.RawMessage(`{"command":"go test ./... && rm -rf build"}`),
+		Verdict: policy.Verdict{Tier: policy.Ask, Reason: "rm is not on an allow list", Always: []string{"Bash(go test:*)"},
+			Commands: []policy.CommandVerdict{{Words: []string{"go", "test", "./..."}, Tier: policy.Allow}, {Words: []string{"rm", "-rf", "build"}, Tier: policy.Ask, Reason: "deletes files"}}},
+		Grant: &jail.Spec{Workspace: ws, Dir: ws, Paths: []jail.PathRule{
+			{Path: ws, Access: jail.Write}, {Path: "/usr", Access: jail.Exec}, {Path: "/etc", Access: jail.Read}, {Path: "/dev/null", Access: jail.Write},
+			{Path: "/root/go/pkg/mod", Access: jail.Read},
+		}, Protected: []string{ws + "/.git/hooks", ws + "/.brig"}, Limits: jail.Limits{Timeout: 2 * time.Minute}},
+	}
+}
+
+func TestApprovalGolden(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	c := h.conn(policy.ModeAsk, nil)
+	h.start(c)
+	h.printed = nil
+	h.send(eventsMsg{{Kind: agent.EventToolStart, Tool: &agent.ToolEvent{ID: "t1", Name: "bash", Args: bashRequest(h.ws).Args}}})
+	p := &pending{req: bashRequest(h.ws), reply: make(chan agent.Approval, 1)}
+	h.send(approvalMsg{p})
+	golden(t, "approval_bash", h.frame())
+
+	edit := &pending{reply: make(chan agent.Approval, 1), req: agent.ApprovalRequest{
+		ToolUseID: "t2", Tool: "edit_file", Args: json.RawMessage(`{"path":"main.go","old_string":"println(\"hello\")","new_string":"println(\"brig\")\nos.Exit(0)"}`),
+		Verdict: policy.Verdict{Tier: policy.Ask, Reason: "main.go: writes inside the workspace", Always: []string{"Write(./main.go)"}},
+		Grant:   &jail.Spec{Workspace: h.ws, Dir: h.ws, Paths: []jail.PathRule{{Path: h.ws + "/main.go", Access: jail.Write}}, Limits: jail.Limits{Timeout: time.Minute}},
+	}}
+	h.send(approvalMsg{edit})
+	golden(t, "approval_edit", h.frame())
+}
+
+func TestApprovalAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		keys []string
+		text string
+		want agent.Approval
+	}{
+		{"once", []string{"1"}, "", agent.Approval{Answer: agent.AnswerOnce}},
+		{"session", []string{"2"}, "", agent.Approval{Answer: agent.AnswerSession}},
+		{"always", []string{"3"}, "", agent.Approval{Answer: agent.AnswerAlways}},
+		{"deny", []string{"4"}, "", agent.Approval{Answer: agent.AnswerDeny}},
+		{"esc denies", []string{"esc"}, "", agent.Approval{Answer: agent.AnswerDeny}},
+		{"deny with a message", []string{"5"}, "use make instead", agent.Approval{Answer: agent.AnswerDeny, Message: "use make instead"}},
+		{"first answer wins", []string{"1", "4"}, "", agent.Approval{Answer: agent.AnswerOnce}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+			h.start(h.conn(policy.ModeAsk, nil))
+			p := &pending{req: bashRequest("/ws"), reply: make(chan agent.Approval, 1)}
+			h.send(approvalMsg{p})
+			h.keys(tc.keys...)
+			if tc.text != "" {
+				h.typeText(tc.text)
+				h.keys("enter")
+			}
+			select {
+			case got := <-p.reply:
+				if got != tc.want {
+					t.Errorf("answer %+v, want %+v", got, tc.want)
+				}
+			default:
+				t.Fatal("no answer")
+			}
+			if h.m.approval != nil {
+				t.Error("the prompt stayed up after the answer")
+			}
+		})
+	}
+}
+
+// TestAlwaysNotOffered: no "always" for a call the policy will not save a
+// rule for (interpreters); pressing 3 does not answer.
+func TestAlwaysNotOffered(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	req := bashRequest("/ws")
+	req.Verdict.Always = nil
+	p := &pending{req: req, reply: make(chan agent.Approval, 1)}
+	h.send(approvalMsg{p})
+	if !strings.Contains(h.frame(), "always allow: not offered") {
+		t.Errorf("the prompt does not say always is not offered:\n%s", h.frame())
+	}
+	h.keys("3")
+	select {
+	case a := <-p.reply:
+		t.Fatalf("3 answered %+v", a)
+	default:
+	}
+}
+
+func intp(i int) *int { return &i }
+
+func TestDiffGolden(t *testing.T) {
+	h := newHarness(t, 90, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeEdit, nil))
+	h.printed = nil
+	diff := "--- a/main.go\n+++ b/main.go\n@@ -1,5 +1,6 @@\n package main\n \n-func main() { println(\"hello\") }\n+func main() {\n+\tprintln(\"brig\")\n+}\n \n // end\n@@ -40,3 +41,3 @@\n func helper() {\n-\treturn 1\n+\treturn 2\n }\n"
+	h.send(eventsMsg{
+		{Kind: agent.EventToolStart, Tool: &agent.ToolEvent{ID: "e1", Name: "edit_file", Args: json.RawMessage(`{"path":"main.go"}`)}},
+		{Kind: agent.EventToolEnd, Tool: &agent.ToolEvent{ID: "e1", Name: "edit_file", Args: json.RawMessage(`{"path":"main.go"}`), Outcome: &agent.Outcome{
+			Result: tools.Result{Text: "edited main.go", Meta: tools.Meta{Path: "main.go", Diff: diff, Added: 4, Removed: 2}}}}},
+		{Kind: agent.EventToolStart, Tool: &agent.ToolEvent{ID: "b1", Name: "bash", Args: json.RawMessage(`{"command":"seq 1 30"}`)}},
+		{Kind: agent.EventToolEnd, Tool: &agent.ToolEvent{ID: "b1", Name: "bash", Args: json.RawMessage(`{"command":"seq 1 30"}`), Outcome: &agent.Outcome{
+			Result: tools.Result{Text: seq(30), Meta: tools.Meta{ExitCode: intp(0)}}, Duration: 1500 * time.Millisecond}}},
+		{Kind: agent.EventToolStart, Tool: &agent.ToolEvent{ID: "r1", Name: "read_file", Args: json.RawMessage(`{"path":"/root/.ssh/id_rsa"}`)}},
+		{Kind: agent.EventToolEnd, Tool: &agent.ToolEvent{ID: "r1", Name: "read_file", Args: json.RawMessage(`{"path":"/root/.ssh/id_rsa"}`), Outcome: &agent.Outcome{
+			Verdict: &policy.Verdict{Tier: policy.Deny}, Result: tools.Result{IsError: true, Text: "denied by brig's policy: ~/.ssh is never readable"}}}},
+	})
+	golden(t, "tool_results", h.frame())
+}
+
+func seq(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		b.WriteString(strings.Repeat("x", i%7) + "line\n")
+	}
+	return b.String()
+}
+
+// thinkingClient is a provider.Client stub that is never called; the
+// pickers only read the history.
+type thinkingClient struct{ provider.Client }
+
+func TestPickersGolden(t *testing.T) {
+	t.Run("model", func(t *testing.T) {
+		h := newHarness(t, 110, colorprofile.NoTTY, allHold())
+		// Anthropic reasoning in the history: OpenAI models are greyed out.
+		hist := []provider.Message{
+			{Role: provider.User, Content: []provider.Block{provider.Text("hi")}},
+			{Role: provider.Assistant, Content: []provider.Block{{Type: provider.BlockThinking, Thinking: &provider.Thinking{Provider: provider.Anthropic, Text: "hm", Signature: "sig"}}, provider.Text("hello")}},
+		}
+		h.start(h.conn(policy.ModeAsk, thinkingClient{}, hist...))
+		h.printed = nil
+		h.typeText("/model")
+		h.keys("enter")
+		if h.m.picker == nil {
+			t.Fatal("no picker")
+		}
+		h.keys("down", "down", "down", "down", "down", "down", "down", "down", "down", "down")
+		// The cursor never lands on a greyed-out row.
+		if it := h.m.picker.items[h.m.picker.idx]; it.disabled {
+			t.Errorf("cursor on a disabled row %q", it.label)
+		}
+		golden(t, "picker_model", h.frame())
+		h.keys("esc")
+		if h.m.picker != nil {
+			t.Error("Esc did not close the picker")
+		}
+	})
+	t.Run("session", func(t *testing.T) {
+		h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+		h.start(h.conn(policy.ModeAsk, nil))
+		h.printed = nil
+		when := time.Date(2026, 11, 20, 9, 30, 0, 0, time.Local)
+		h.send(sessionsMsg{list: []session.Summary{
+			{ID: "2026-11-20-aaaaaa", Title: "fix the flaky test in parser_test.go", Updated: when, Model: "claude-sonnet-4-5", Messages: 12, Cost: 0.1234},
+			{ID: h.m.run.Session.ID(), Title: "", Updated: when, Model: "claude-sonnet-4-5"},
+			{ID: "2026-11-19-bbbbbb", Title: "add a --json flag", Updated: when.Add(-24 * time.Hour), Model: "gpt-5", Messages: 4, Cost: 0.01},
+		}})
+		if h.m.picker == nil {
+			t.Fatal("no picker")
+		}
+		out := strings.ReplaceAll(h.frame(), h.m.run.Session.ID(), "<current>")
+		golden(t, "picker_session", out)
+	})
+}
+
+// TestStreamedMarkdownAndANSI: the answer streams in, complete blocks are
+// printed as they finish, and escape sequences from the model are shown,
+// never sent.
+func TestStreamedMarkdownAndANSI(t *testing.T) {
+	h := newHarness(t, 80, colorprofile.TrueColor, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.printed = nil
+	for _, d := range []string{"# Title\n\nSome **bold", "** text.\n\n", "```go\nfunc x() {}\n", "```\n\nevil \x1b[2J\x1b]0;pwned\x07 end"} {
+		h.send(eventsMsg{{Kind: agent.EventText, Text: d}})
+	}
+	if n := len(h.printed); n != 3 {
+		t.Errorf("%d blocks printed while streaming, want 3 (title, paragraph, code)", n)
+	}
+	live := h.m.frameText()
+	if !strings.Contains(ansi.Strip(live), "evil") {
+		t.Errorf("the unfinished paragraph is not live:\n%s", live)
+	}
+	h.send(turnDoneMsg{res: agent.TurnResult{Stop: agent.StopDone}})
+	all := h.printedText() + live
+	for _, raw := range []string{"\x1b[2J", "\x1b]0;", "\x07"} {
+		if strings.Contains(all, raw) {
+			t.Errorf("the model's %q reached the terminal", raw)
+		}
+	}
+	if !strings.Contains(ansi.Strip(h.printedText()), "␛[2J") {
+		t.Errorf("the escape is not shown inert:\n%s", ansi.Strip(h.printedText()))
+	}
+}
+
+func TestPasteIsInert(t *testing.T) {
+	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.send(tea.PasteMsg{Content: "ls\x1b[31m red\x07\r\nsecond\tline"})
+	v := h.m.input.Value()
+	if strings.ContainsAny(v, "\x1b\x07\r\t") {
+		t.Errorf("control characters in the input: %q", v)
+	}
+	if !strings.Contains(v, "␛[31m") || !strings.Contains(v, "\nsecond") {
+		t.Errorf("paste = %q", v)
+	}
+}
+
+// TestNarrowTerminal: at 40 columns no line of the live area or of the
+// printed history is wider than the terminal.
+func TestNarrowTerminal(t *testing.T) {
+	h := newHarness(t, 40, colorprofile.NoTTY, oneMissing())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.send(eventsMsg{{Kind: agent.EventToolStart, Tool: &agent.ToolEvent{ID: "t1", Name: "bash", Args: bashRequest("/ws").Args}}})
+	h.send(approvalMsg{&pending{req: bashRequest("/a/rather/long/workspace/path"), reply: make(chan agent.Approval, 1)}})
+	h.send(eventsMsg{{Kind: agent.EventText, Text: "A long paragraph of text that has to wrap at forty columns, with `code` in it.\n\n"}})
+	for _, part := range []string{h.m.frameText()} {
+		for l := range strings.SplitSeq(part, "\n") {
+			if w := ansi.StringWidth(l); w > 40 {
+				t.Errorf("live line %d columns wide: %q", w, ansi.Strip(l))
+			}
+		}
+	}
+	last := h.printed[len(h.printed)-1]
+	for l := range strings.SplitSeq(last, "\n") {
+		if w := ansi.StringWidth(l); w > 40 {
+			t.Errorf("printed line %d columns wide: %q", w, l)
+		}
+	}
+	// A resize re-wraps.
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
+	if h.m.width != 120 || h.m.input.Width() > 120 {
+		t.Errorf("resize not applied: width %d, input %d", h.m.width, h.m.input.Width())
+	}
+}
+
+func TestInputKeys(t *testing.T) {
+	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	// Alt+Enter and Ctrl+J insert a newline; they do not send.
+	h.typeText("one")
+	h.keys("alt+enter")
+	h.typeText("two")
+	h.keys("ctrl+j")
+	h.typeText("three")
+	if got := h.m.input.Value(); got != "one\ntwo\nthree" {
+		t.Fatalf("input %q", got)
+	}
+	// Up/Down recall history.
+	h.m.input.Reset()
+	h.m.remember("first")
+	h.m.remember("second")
+	h.typeText("draft")
+	h.keys("up")
+	if got := h.m.input.Value(); got != "second" {
+		t.Errorf("up: %q", got)
+	}
+	h.keys("up")
+	if got := h.m.input.Value(); got != "first" {
+		t.Errorf("up up: %q", got)
+	}
+	h.keys("down", "down")
+	if got := h.m.input.Value(); got != "draft" {
+		t.Errorf("back down to the draft: %q", got)
+	}
+}
+
+func TestSlashPopup(t *testing.T) {
+	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.typeText("/m")
+	items := h.m.popupItems()
+	if len(items) < 2 || items[0].name != "mode" || items[1].name != "model" {
+		t.Fatalf("popup for /m: %+v", items)
+	}
+	if !strings.Contains(ansi.Strip(h.m.frameText()), "/mode") {
+		t.Error("popup not drawn")
+	}
+	h.keys("down", "tab")
+	if got := h.m.input.Value(); got != "/model " {
+		t.Errorf("tab completed to %q", got)
+	}
+	h.m.input.Reset()
+	h.printed = nil
+	h.typeText("/comp")
+	h.keys("enter")
+	if !strings.Contains(h.printedText(), "compaction is not available") {
+		t.Errorf("/compact: %s", h.printedText())
+	}
+	h.printed = nil
+	h.typeText("/permissions")
+	h.keys("enter")
+	if !strings.Contains(h.printedText(), "rule files") || !strings.Contains(h.printedText(), "rules in effect") {
+		t.Errorf("/permissions: %s", h.printedText())
+	}
+	h.printed = nil
+	h.typeText("/plan")
+	h.keys("enter")
+	if !strings.Contains(h.printedText(), "no plan yet") {
+		t.Errorf("/plan: %s", h.printedText())
+	}
+	h.printed = nil
+	h.typeText("/nope")
+	h.keys("enter")
+	if !strings.Contains(h.printedText(), "unknown command /nope") {
+		t.Errorf("unknown: %s", h.printedText())
+	}
+}
+
+// TestQueuedAndCtrlC: Enter while the agent works queues the message; the
+// inbox hands it to the agent once; Ctrl+C twice quits.
+func TestQueuedAndCtrlC(t *testing.T) {
+	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.m.busy = true
+	h.typeText("also update the docs")
+	h.keys("enter")
+	if !strings.Contains(ansi.Strip(h.m.frameText()), "queued › also update the docs") {
+		t.Errorf("queued message not shown:\n%s", ansi.Strip(h.m.frameText()))
+	}
+	go func() { <-h.m.bridge.ch }() // the delivery note
+	blocks := h.m.inbox.drain()
+	if len(blocks) != 1 || !strings.Contains(blocks[0].Text, "also update the docs") {
+		t.Fatalf("inbox gave %+v", blocks)
+	}
+	if again := h.m.inbox.drain(); again != nil {
+		t.Errorf("delivered twice: %+v", again)
+	}
+	h.send(keyMsg("ctrl+c"))
+	if !h.m.ctrlC.After(time.Time{}) || h.m.status == "" {
+		t.Fatal("the first Ctrl+C did not ask for a second")
+	}
+	cmd := h.send(keyMsg("ctrl+c"))
+	if cmd == nil || !isQuit(cmd) {
+		t.Fatal("the second Ctrl+C did not quit")
+	}
+}
+
+func TestStartErrorIsShown(t *testing.T) {
+	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h.send(startedMsg{err: errors.New("session x belongs to /elsewhere")})
+	if !strings.Contains(h.printedText(), "not connected: session x belongs to /elsewhere") {
+		t.Errorf("banner: %s", h.printedText())
+	}
+}

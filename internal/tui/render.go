@@ -1,0 +1,362 @@
+package tui
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"charm.land/glamour/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/alecthomas/chroma/v2"
+	"github.com/alecthomas/chroma/v2/lexers"
+	"github.com/alecthomas/chroma/v2/styles"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// inert makes untrusted text (the model's, a tool's, a paste) safe to put
+// on a terminal: escape sequences and other control characters are shown as
+// visible symbols (ESC as ␛) and never sent; a carriage return keeps only
+// what a terminal would have left on the line; tabs become spaces; invalid
+// UTF-8 becomes U+FFFD. Newlines stay.
+func inert(s string) string {
+	if !needsCleaning(s) {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	var b strings.Builder
+	b.Grow(len(s))
+	for line := range strings.SplitAfterSeq(s, "\n") {
+		if i := strings.LastIndexByte(strings.TrimSuffix(line, "\n"), '\r'); i >= 0 {
+			line = line[i+1:]
+		}
+		for _, r := range line {
+			switch {
+			case r == '\n':
+				b.WriteRune(r)
+			case r == '\t':
+				b.WriteString("    ")
+			case r < 0x20:
+				b.WriteRune(0x2400 + r) // the Unicode control pictures: ␛ for ESC
+			case r == 0x7f:
+				b.WriteRune('␡')
+			case r >= 0x80 && r < 0xa0:
+				b.WriteRune('\uFFFD') // C1 controls (CSI as one byte in some terminals)
+			default:
+				b.WriteRune(r)
+			}
+		}
+	}
+	return b.String()
+}
+
+// needsCleaning reports whether inert has anything to do.
+func needsCleaning(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	for _, r := range s {
+		if (r < 0x20 && r != '\n') || (r >= 0x7f && r < 0xa0) {
+			return true
+		}
+	}
+	return false
+}
+
+// palette is brig's colours. Text is styled in full colour and converted to
+// the terminal's profile on the way out (NO_COLOR strips the colour).
+var (
+	colAccent = lipgloss.Color("#7aa2f7")
+	colDim    = lipgloss.Color("#737aa2")
+	colOK     = lipgloss.Color("#9ece6a")
+	colWarn   = lipgloss.Color("#e0af68")
+	colErr    = lipgloss.Color("#f7768e")
+	colAddBg  = lipgloss.Color("#1d3b24")
+	colDelBg  = lipgloss.Color("#4b1c22")
+)
+
+var (
+	stBold   = lipgloss.NewStyle().Bold(true)
+	stAccent = lipgloss.NewStyle().Foreground(colAccent).Bold(true)
+	stDim    = lipgloss.NewStyle().Foreground(colDim)
+	stOK     = lipgloss.NewStyle().Foreground(colOK)
+	stWarn   = lipgloss.NewStyle().Foreground(colWarn).Bold(true)
+	stErr    = lipgloss.NewStyle().Foreground(colErr).Bold(true)
+	stUser   = lipgloss.NewStyle().Foreground(colAccent)
+)
+
+// downsample converts styled text to what the terminal's colour profile
+// shows (NoTTY strips every escape, ASCII keeps no colour).
+func downsample(s string, p colorprofile.Profile) string {
+	if p == colorprofile.TrueColor || p == colorprofile.Unknown {
+		return s
+	}
+	var b strings.Builder
+	w := &colorprofile.Writer{Forward: &b, Profile: p}
+	_, _ = w.Write([]byte(s))
+	return b.String()
+}
+
+// markdown renders Markdown through glamour, with one renderer per width
+// (a renderer is built on first use, not at start-up).
+type markdown struct {
+	style string // glamour standard style: "dark", or "notty" without colour
+	width int
+	r     *glamour.TermRenderer
+}
+
+func newMarkdown(p colorprofile.Profile) *markdown {
+	style := "dark"
+	if p <= colorprofile.ASCII && p != colorprofile.Unknown {
+		style = "notty"
+	}
+	return &markdown{style: style}
+}
+
+// render renders src (already made inert) to width columns. On a renderer
+// error the text is shown as it is.
+func (md *markdown) render(src string, width int) string {
+	if width < 20 {
+		width = 20
+	}
+	if md.r == nil || md.width != width {
+		r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(md.style), glamour.WithWordWrap(width-2), glamour.WithChromaFormatter("terminal16m"))
+		if err != nil {
+			return src
+		}
+		md.r, md.width = r, width
+	}
+	out, err := md.r.Render(src)
+	if err != nil {
+		return src
+	}
+	return trimBlankLines(out)
+}
+
+// trimBlankLines drops the blank lines glamour puts around a document.
+func trimBlankLines(s string) string {
+	lines := strings.Split(s, "\n")
+	blank := func(l string) bool { return strings.TrimSpace(ansi.Strip(l)) == "" }
+	for len(lines) > 0 && blank(lines[0]) {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && blank(lines[len(lines)-1]) {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// stableSplit returns the length of the prefix of a streaming Markdown
+// text that is complete: up to the last blank line outside a code fence.
+// That part can be rendered once and printed; the rest stays live.
+func stableSplit(s string) int {
+	cut, inFence, off := 0, false, 0
+	for line := range strings.SplitAfterSeq(s, "\n") {
+		off += len(line)
+		if !strings.HasSuffix(line, "\n") {
+			break // the last, unfinished line
+		}
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inFence = !inFence
+			continue
+		}
+		if t == "" && !inFence {
+			cut = off
+		}
+	}
+	return cut
+}
+
+// highlighter colours code by file name with chroma, keeping one style per
+// token type.
+type highlighter struct {
+	style  *chroma.Style
+	cache  map[chroma.TokenType]lipgloss.Style
+	lexers map[string]chroma.Lexer
+}
+
+func newHighlighter() *highlighter {
+	return &highlighter{style: styles.Get("monokai"), cache: map[chroma.TokenType]lipgloss.Style{}, lexers: map[string]chroma.Lexer{}}
+}
+
+func (h *highlighter) lexer(path string) chroma.Lexer {
+	base := filepath.Base(path)
+	if l, ok := h.lexers[base]; ok {
+		return l
+	}
+	l := lexers.Match(base)
+	if l != nil {
+		l = chroma.Coalesce(l)
+	}
+	h.lexers[base] = l
+	return l
+}
+
+// line colours one line of code; bg, when set, is the line's background.
+func (h *highlighter) line(path, code string, bg lipgloss.Style) string {
+	l := h.lexer(path)
+	if l == nil {
+		return bg.Render(code)
+	}
+	it, err := l.Tokenise(nil, code)
+	if err != nil {
+		return bg.Render(code)
+	}
+	var b strings.Builder
+	for _, tok := range it.Tokens() {
+		st, ok := h.cache[tok.Type]
+		if !ok {
+			st = lipgloss.NewStyle()
+			if e := h.style.Get(tok.Type); e.Colour.IsSet() {
+				st = st.Foreground(lipgloss.Color(e.Colour.String()))
+			}
+			h.cache[tok.Type] = st
+		}
+		b.WriteString(st.Inherit(bg).Render(strings.TrimRight(tok.Value, "\n")))
+	}
+	return b.String()
+}
+
+// diffLine is one line of a unified diff with its line numbers (0 where
+// the line has none on that side).
+type diffLine struct {
+	old, new int
+	op       byte // ' ', '-', '+', or '@' for a hunk separator
+	text     string
+}
+
+// parseUnified reads a unified diff (as tools.Meta.Diff holds it).
+func parseUnified(d string) []diffLine {
+	var out []diffLine
+	oldN, newN := 0, 0
+	for _, l := range strings.Split(strings.TrimRight(d, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "--- "), strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, `\`):
+		case strings.HasPrefix(l, "@@"):
+			o, n, ok := hunkStarts(l)
+			if ok {
+				if len(out) > 0 {
+					out = append(out, diffLine{op: '@'})
+				}
+				oldN, newN = o, n
+			}
+		case l == "":
+			out = append(out, diffLine{old: oldN, new: newN, op: ' '})
+			oldN++
+			newN++
+		default:
+			dl := diffLine{op: l[0], text: l[1:]}
+			switch l[0] {
+			case '-':
+				dl.old = oldN
+				oldN++
+			case '+':
+				dl.new = newN
+				newN++
+			default:
+				dl.op, dl.old, dl.new = ' ', oldN, newN
+				oldN++
+				newN++
+			}
+			out = append(out, dl)
+		}
+	}
+	return out
+}
+
+// hunkStarts reads "@@ -a,b +c,d @@".
+func hunkStarts(h string) (old, new int, ok bool) {
+	f := strings.Fields(h)
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	num := func(s, sign string) (int, bool) {
+		s = strings.TrimPrefix(s, sign)
+		s, _, _ = strings.Cut(s, ",")
+		n, err := strconv.Atoi(s)
+		return n, err == nil
+	}
+	o, ok1 := num(f[1], "-")
+	n, ok2 := num(f[2], "+")
+	return o, n, ok1 && ok2
+}
+
+// renderDiff shows a unified diff with old and new line numbers, the code
+// syntax-coloured and the changed lines on a red or green background, at
+// most maxLines lines (a note says how many more there are).
+func (h *highlighter) renderDiff(path, unified string, width, maxLines int) string {
+	lines := parseUnified(unified)
+	var b strings.Builder
+	del := lipgloss.NewStyle().Background(colDelBg)
+	add := lipgloss.NewStyle().Background(colAddBg)
+	gutter := func(n int) string {
+		if n == 0 {
+			return "    "
+		}
+		return fmt.Sprintf("%4d", n)
+	}
+	codeWidth := max(width-12, 10)
+	for i, dl := range lines {
+		if i == maxLines {
+			fmt.Fprintf(&b, "%s\n", stDim.Render(fmt.Sprintf("     … %d more diff lines", len(lines)-maxLines)))
+			break
+		}
+		if dl.op == '@' {
+			b.WriteString(stDim.Render("     ⋮") + "\n")
+			continue
+		}
+		code := ansi.Truncate(inert(dl.text), codeWidth, "…")
+		var bg lipgloss.Style
+		switch dl.op {
+		case '-':
+			bg = del
+		case '+':
+			bg = add
+		}
+		sign := string(dl.op)
+		b.WriteString(stDim.Render(gutter(dl.old)+" "+gutter(dl.new)) + " " + bg.Render(sign+" ") + h.line(path, code, bg) + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// capLines keeps the last n lines of s and says how many were left out.
+func capLines(s string, n int) (kept string, dropped int) {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return "", 0
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) <= n {
+		return s, 0
+	}
+	return strings.Join(lines[len(lines)-n:], "\n"), len(lines) - n
+}
+
+// fit truncates every line of s to width columns.
+func fit(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if ansi.StringWidth(l) > width {
+			lines[i] = ansi.Truncate(l, width, "…")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// wrap soft-wraps plain or styled text to width columns.
+func wrap(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	return ansi.Wrap(s, width, " ")
+}

@@ -1,0 +1,93 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+)
+
+func TestInert(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain text\nsecond", "plain text\nsecond"},
+		{"\x1b[31mred\x1b[0m", "␛[31mred␛[0m"},
+		{"title\x1b]0;pwned\x07", "title␛]0;pwned␇"},
+		{"progress 10%\rprogress 100%\n", "progress 100%\n"},
+		{"a\tb", "a    b"},
+		{"crlf\r\nline", "crlf\nline"},
+		{"bad \xff byte", "bad \uFFFD byte"},
+		{"c1 \u009b31m", "c1 \uFFFD31m"},
+		{"del\x7f", "del␡"},
+	} {
+		if got := inert(tc.in); got != tc.want {
+			t.Errorf("inert(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if strings.ContainsAny(inert(tc.in), "\x1b\x07\r\x7f") {
+			t.Errorf("inert(%q) kept a control character", tc.in)
+		}
+	}
+}
+
+func TestStableSplit(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{"no blank line yet", 0},
+		{"para one\n\npara two", len("para one\n\n")},
+		{"```\ncode\n\nmore code\n", 0},
+		{"```\ncode\n\n```\n\nafter", len("```\ncode\n\n```\n\n")},
+		{"a\n\nb\n\nc", len("a\n\nb\n\n")},
+	} {
+		if got := stableSplit(tc.in); got != tc.want {
+			t.Errorf("stableSplit(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParseUnified(t *testing.T) {
+	d := "--- a/x.go\n+++ b/x.go\n@@ -3,3 +3,4 @@\n ctx\n-old\n+new\n+added\n ctx2\n\\ No newline at end of file\n"
+	got := parseUnified(d)
+	want := []diffLine{{3, 3, ' ', "ctx"}, {4, 0, '-', "old"}, {0, 4, '+', "new"}, {0, 5, '+', "added"}, {5, 6, ' ', "ctx2"}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestDiffIsSyntaxColoured: a Go diff gets chroma's colours and the
+// changed lines their backgrounds; NoTTY strips all of it.
+func TestDiffIsSyntaxColoured(t *testing.T) {
+	h := newHighlighter()
+	out := h.renderDiff("x.go", "@@ -1,1 +1,1 @@\n-func a() {}\n+func b() {}\n", 80, 10)
+	if !strings.Contains(out, "\x1b[") || !strings.Contains(out, "48;2;") {
+		t.Errorf("no colour in the diff: %q", out)
+	}
+	plain := downsample(out, colorprofile.NoTTY)
+	if strings.Contains(plain, "\x1b") || !strings.Contains(plain, "- func a() {}") || !strings.Contains(plain, "+ func b() {}") {
+		t.Errorf("plain diff: %q", plain)
+	}
+}
+
+func TestMarkdownNoColour(t *testing.T) {
+	md := newMarkdown(colorprofile.ASCII)
+	out := md.render("# Head\n\n```go\nfunc main() {}\n```\n", 60)
+	if strings.Contains(out, "38;5;") || strings.Contains(out, "38;2;") {
+		t.Errorf("colour with NO_COLOR: %q", out)
+	}
+	if !strings.Contains(ansi.Strip(out), "func main() {}") {
+		t.Errorf("code lost: %q", out)
+	}
+}
+
+func TestCapLines(t *testing.T) {
+	kept, dropped := capLines("1\n2\n3\n4\n", 2)
+	if kept != "3\n4" || dropped != 2 {
+		t.Errorf("capLines = %q, %d", kept, dropped)
+	}
+}

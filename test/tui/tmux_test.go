@@ -1,0 +1,374 @@
+// Package tui drives the real brig binary in a real terminal (tmux) against
+// the fake provider: keys go in with send-keys, the screen comes back with
+// capture-pane, and each test waits for what it expects with a deadline
+// (never a fixed sleep as an assertion).
+package tui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"brig/test/fakeprovider"
+)
+
+var brig string
+
+func TestMain(m *testing.M) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		fmt.Println("tmux is not installed: the real-terminal tests need it (apt-get install tmux)")
+		os.Exit(1)
+	}
+	dir, err := os.MkdirTemp("", "brig-tui-bin-")
+	if err != nil {
+		panic(err)
+	}
+	brig = filepath.Join(dir, "brig")
+	build := exec.Command("go", "build", "-o", brig, "brig/cmd/brig")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic("build brig: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var sockets atomic.Int32
+
+// term is one workspace, home and fake provider, and a tmux server to run
+// brig in.
+type term struct {
+	t        *testing.T
+	root     string
+	ws, home string
+	srv      *fakeprovider.Server
+	sock     string
+	n        int
+}
+
+func newTerm(t *testing.T, turns ...fakeprovider.Turn) *term {
+	t.Helper()
+	root, err := os.MkdirTemp("/var/tmp", "brig-tui-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ = filepath.EvalSymlinks(root)
+	tm := &term{t: t, root: root, ws: root + "/ws", home: root + "/home"}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	for _, d := range []string{tm.ws + "/.git", tm.home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(tm.ws+"/main.go", []byte("package main\n\nfunc main() { println(\"hello\") }\n"), 0o644)
+	if tm.srv, err = fakeprovider.Start(fakeprovider.Script{Turns: turns}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tm.srv.Close() })
+	return tm
+}
+
+// launch starts brig with args in a new tmux window of 100x40 and waits for
+// its input prompt.
+func (tm *term) launch(args ...string) {
+	tm.t.Helper()
+	tm.n++
+	script := filepath.Join(tm.root, fmt.Sprintf("run%d.sh", tm.n))
+	var q []string
+	for _, a := range append([]string{brig, "--model", "claude-sonnet-4-5"}, args...) {
+		q = append(q, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	body := fmt.Sprintf("#!/bin/sh\ncd %s\nexec env -i PATH=/usr/bin:/bin HOME=%s TERM=xterm-256color LANG=C.UTF-8 ANTHROPIC_API_KEY=sk-ant-tui-test ANTHROPIC_BASE_URL=%s %s\n",
+		tm.ws, tm.home, tm.srv.URL(), strings.Join(q, " "))
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		tm.t.Fatal(err)
+	}
+	if tm.sock != "" {
+		tm.tmux("kill-server") // one brig at a time
+	}
+	tm.sock = fmt.Sprintf("brig-tui-%d-%d", os.Getpid(), sockets.Add(1))
+	sock := tm.sock
+	tm.t.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	if out, err := exec.Command("tmux", "-L", tm.sock, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "100", "-y", "40",
+		"sh -c '"+script+"; echo \"[brig exited $?]\"; sleep 600'").CombinedOutput(); err != nil {
+		tm.t.Fatalf("tmux: %v\n%s", err, out)
+	}
+}
+
+func (tm *term) tmux(args ...string) string {
+	out, _ := exec.Command("tmux", append([]string{"-L", tm.sock}, args...)...).CombinedOutput()
+	return string(out)
+}
+
+// screen is the pane with its scrollback.
+func (tm *term) screen() string {
+	return tm.tmux("capture-pane", "-p", "-J", "-S", "-3000", "-t", "main")
+}
+
+// waitFor polls the screen until it holds every want, or fails.
+func (tm *term) waitFor(timeout time.Duration, want ...string) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		s := tm.screen()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("the screen never showed %q:\n%s", missing, s)
+		}
+		time.Sleep(40 * time.Millisecond)
+	}
+}
+
+// typeLine types text literally, then Enter.
+func (tm *term) typeLine(text string) {
+	tm.tmux("send-keys", "-t", "main", "-l", text)
+	tm.tmux("send-keys", "-t", "main", "Enter")
+}
+
+func (tm *term) keys(keys ...string) {
+	tm.tmux(append([]string{"send-keys", "-t", "main"}, keys...)...)
+}
+
+// quit exits brig with Ctrl+C twice and waits for it to be gone.
+func (tm *term) quit() string {
+	tm.t.Helper()
+	tm.keys("C-c")
+	tm.waitFor(5*time.Second, "press Ctrl+C again")
+	tm.keys("C-c")
+	return tm.waitFor(15*time.Second, "[brig exited 0]")
+}
+
+// requestBody is the decoded body of the fake provider's i-th request.
+func (tm *term) request(i int) map[string]any {
+	tm.t.Helper()
+	reqs := tm.srv.Requests()
+	if len(reqs) <= i {
+		tm.t.Fatalf("%d requests, want more than %d", len(reqs), i)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(reqs[i].Body, &m); err != nil {
+		tm.t.Fatal(err)
+	}
+	return m
+}
+
+func toolNames(body map[string]any) []string {
+	var names []string
+	tools, _ := body["tools"].([]any)
+	for _, t := range tools {
+		if m, ok := t.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+func tc(name, input string) fakeprovider.ToolCall {
+	return fakeprovider.ToolCall{Name: name, Input: json.RawMessage(input)}
+}
+
+// waitRequests waits until the fake provider has had n requests.
+func (tm *term) waitRequests(n int, timeout time.Duration) {
+	tm.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for len(tm.srv.Requests()) < n {
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("%d requests, want %d\n%s", len(tm.srv.Requests()), n, tm.screen())
+		}
+		time.Sleep(40 * time.Millisecond)
+	}
+}
+
+// TestEditApprovedOnce: the model asks to edit a file; the prompt shows the
+// edit and the grant; "1" allows it once and the file changes.
+func TestEditApprovedOnce(t *testing.T) {
+	tm := newTerm(t,
+		fakeprovider.Turn{Text: "I will change the greeting.", ToolCalls: []fakeprovider.ToolCall{tc("edit_file", `{"path":"main.go","old_string":"hello","new_string":"brig"}`)}},
+		fakeprovider.Turn{Text: "Done: main.go prints **brig**.", Usage: &fakeprovider.Usage{Input: 2000, Output: 30}},
+	)
+	tm.launch()
+	tm.waitFor(10*time.Second, "sandbox", "› Ask brig")
+	tm.typeLine("say brig instead of hello")
+	s := tm.waitFor(10*time.Second, "approve edit_file?", "jail grant", "+ brig", "1 allow once")
+	if !strings.Contains(s, "write    "+tm.ws) {
+		t.Errorf("the grant does not name the write path:\n%s", s)
+	}
+	if data, _ := os.ReadFile(tm.ws + "/main.go"); bytes.Contains(data, []byte("brig")) {
+		t.Fatal("the file changed before the approval")
+	}
+	tm.keys("1")
+	tm.waitFor(10*time.Second, "allowed once", "Done: main.go prints brig.")
+	if data, _ := os.ReadFile(tm.ws + "/main.go"); !bytes.Contains(data, []byte(`println("brig")`)) {
+		t.Errorf("main.go after the approval:\n%s", data)
+	}
+	out := tm.quit()
+	if !strings.Contains(out, "brig: 1 turn(s)") || !strings.Contains(out, "resume with: brig --resume") {
+		t.Errorf("no cost summary on exit:\n%s", out)
+	}
+}
+
+// TestEscDuringBash: Esc during a long command ends the call and its
+// process tree; the next prompt works.
+func TestEscDuringBash(t *testing.T) {
+	marker := "brig-tui-sleep-" + filepath.Base(t.TempDir())
+	tm := newTerm(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"(exec -a `+marker+`-child sleep 60) & exec -a `+marker+` sleep 60"}`)}},
+		fakeprovider.Turn{Text: "after the interrupt, all good"},
+	)
+	tm.launch("--mode", "auto")
+	tm.waitFor(10*time.Second, "› Ask brig")
+	tm.typeLine("run the long thing")
+	deadline := time.Now().Add(20 * time.Second)
+	for !running(marker) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command never started\n%s", tm.screen())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tm.waitFor(5*time.Second, "working")
+	tm.keys("Escape")
+	tm.waitFor(10*time.Second, "interrupted")
+	for deadline := time.Now().Add(5 * time.Second); running(marker); {
+		if time.Now().After(deadline) {
+			t.Fatal("a process of the interrupted call is still running")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tm.typeLine("carry on")
+	tm.waitFor(10*time.Second, "after the interrupt, all good")
+	// The second request is provider-valid: the interrupted call has its
+	// result (the fake provider refuses a history without it).
+	if r := tm.srv.Requests()[1]; r.Status != 200 {
+		t.Errorf("the request after the interrupt was refused: %d %s", r.Status, r.Reject)
+	}
+	tm.quit()
+}
+
+func running(name string) bool {
+	out, _ := exec.Command("pgrep", "-f", "^"+name).Output()
+	return len(bytes.TrimSpace(out)) > 0
+}
+
+// TestQueuedMessage: a message typed while a command runs reaches the
+// model with the tool results, at the next tool boundary.
+func TestQueuedMessage(t *testing.T) {
+	marker := "brig-tui-wait-" + filepath.Base(t.TempDir())
+	tm := newTerm(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"exec -a `+marker+` sleep 2"}`)}},
+		fakeprovider.Turn{Text: "noted the extra request"},
+	)
+	tm.launch("--mode", "auto")
+	tm.waitFor(10*time.Second, "› Ask brig")
+	tm.typeLine("wait a bit")
+	deadline := time.Now().Add(20 * time.Second)
+	for !running(marker) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command never started\n%s", tm.screen())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tm.typeLine("also update the README")
+	tm.waitFor(5*time.Second, "queued › also update the README")
+	tm.waitFor(15*time.Second, "(queued, sent at a tool boundary) also update the README", "noted the extra request")
+	body, _ := json.Marshal(tm.request(1)["messages"])
+	if !bytes.Contains(body, []byte("also update the README")) || !bytes.Contains(body, []byte("tool_result")) {
+		t.Errorf("the queued message did not go with the tool results:\n%s", body)
+	}
+	if n := len(tm.srv.Requests()); n != 2 {
+		t.Errorf("%d requests: the queued message was also sent as a turn of its own", n)
+	}
+	tm.quit()
+}
+
+// TestModePlanHidesWriteTools: after /mode plan the next request
+// advertises no write tool.
+func TestModePlanHidesWriteTools(t *testing.T) {
+	tm := newTerm(t, fakeprovider.Turn{Text: "first answer"}, fakeprovider.Turn{Text: "planning only"})
+	tm.launch()
+	tm.waitFor(10*time.Second, "› Ask brig")
+	tm.typeLine("hello")
+	tm.waitFor(10*time.Second, "first answer")
+	if names := strings.Join(toolNames(tm.request(0)), " "); !strings.Contains(names, "edit_file") || !strings.Contains(names, "write_file") {
+		t.Fatalf("ask mode advertises %s", names)
+	}
+	tm.typeLine("/mode plan")
+	tm.waitFor(10*time.Second, "mode plan —", "· mode plan ·")
+	tm.typeLine("what would you do?")
+	tm.waitFor(10*time.Second, "planning only")
+	names := toolNames(tm.request(1))
+	for _, n := range names {
+		switch n {
+		case "edit_file", "write_file", "multi_edit", "delete_path", "move_path", "copy_path", "create_directory":
+			t.Errorf("plan mode advertises %s (all: %v)", n, names)
+		}
+	}
+	if !strings.Contains(strings.Join(names, " "), "read_file") {
+		t.Errorf("plan mode lost the read tools: %v", names)
+	}
+	sys, _ := json.Marshal(tm.request(1)["system"])
+	if !bytes.Contains(bytes.ToLower(sys), []byte("plan")) {
+		t.Errorf("the system prompt does not tell the model about plan mode")
+	}
+	tm.quit()
+}
+
+// TestResumeRestoresSession: a second brig reopens the first one's
+// session, with /resume and with --resume and no id (the picker): the
+// history is shown and the model gets it back.
+func TestResumeRestoresSession(t *testing.T) {
+	tm := newTerm(t,
+		fakeprovider.Turn{Text: "I will remember zebra."},
+		fakeprovider.Turn{Text: "The word was zebra."},
+		fakeprovider.Turn{Text: "Still zebra."},
+	)
+	tm.launch()
+	tm.waitFor(10*time.Second, "› Ask brig")
+	tm.typeLine("remember the word zebra")
+	tm.waitFor(10*time.Second, "I will remember zebra.")
+	tm.quit()
+
+	tm.launch()
+	tm.waitFor(10*time.Second, "› Ask brig")
+	tm.typeLine("/resume")
+	tm.waitFor(10*time.Second, "resume a session of this workspace", "remember the word zebra")
+	tm.keys("Enter")
+	tm.waitFor(10*time.Second, "resumed session", "end of the resumed history")
+	tm.typeLine("which word?")
+	tm.waitFor(10*time.Second, "The word was zebra.")
+	body, _ := json.Marshal(tm.request(1)["messages"])
+	if !bytes.Contains(body, []byte("remember the word zebra")) || !bytes.Contains(body, []byte("I will remember zebra.")) {
+		t.Errorf("the resumed request lacks the earlier turn:\n%s", body)
+	}
+	tm.quit()
+
+	tm.launch("--resume")
+	tm.waitFor(10*time.Second, "resume a session of this workspace")
+	tm.keys("Enter")
+	tm.waitFor(10*time.Second, "end of the resumed history", "sandbox")
+	tm.typeLine("and now?")
+	tm.waitFor(10*time.Second, "Still zebra.")
+	body, _ = json.Marshal(tm.request(2)["messages"])
+	if !bytes.Contains(body, []byte("which word?")) {
+		t.Errorf("--resume lost the second turn:\n%s", body)
+	}
+	tm.quit()
+}
