@@ -82,6 +82,13 @@ func (p *Policy) AllowForSession(rules ...Rule) {
 	p.session.Allow = append(p.session.Allow, rules...)
 }
 
+// SessionRules are the rules answered "allow for this session" so far.
+func (p *Policy) SessionRules() []Rule {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.session.Allow)
+}
+
 // rules is the rule set in effect: the config files plus session answers.
 func (p *Policy) rules() RuleSet {
 	p.mu.Lock()

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -105,8 +106,7 @@ func (m *Model) command(line string) tea.Cmd {
 		m.lastInput = 0
 		return m.restart(StartRequest{Model: m.current.Model, Mode: m.modeOf()})
 	case "compact":
-		m.print(stWarn.Render("/compact: ") + "compaction is not available in this build yet (the agent has no summarising step), so nothing was changed. " +
-			"To free context, /clear starts a new session; the current one stays saved and /resume reopens it.")
+		return m.compact()
 	case "cost":
 		m.print(m.costText())
 	case "permissions":
@@ -441,6 +441,9 @@ func (m *Model) permissionsText() string {
 	if n == 0 {
 		b.WriteString(stDim.Render("    none from files") + "\n")
 	}
+	for _, r := range pol.SessionRules() {
+		fmt.Fprintf(&b, "    %-5s %s  %s\n", policy.Allow, inert(r.String()), stDim.Render("answered for this session"))
+	}
 	b.WriteString(stDim.Render("    plus brig's built-in command lists and protected paths; answers \"for this session\" last until brig exits; `brig policy check` explains one call") + "\n")
 	for _, w := range pol.Warnings {
 		b.WriteString("  " + stWarn.Render("warning: ") + inert(w.String()) + "\n")
@@ -486,4 +489,50 @@ func (m *Model) helpText() string {
 		fmt.Fprintf(&b, "  %-27s %s\n", k[0], k[1])
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// compactDoneMsg ends a /compact.
+type compactDoneMsg struct {
+	before, after int
+	err           error
+}
+
+// compact summarises the older part of the conversation (the provider
+// writes the summary), like a turn: Esc cancels it and nothing changes.
+func (m *Model) compact() tea.Cmd {
+	if !m.idle("/compact") {
+		return nil
+	}
+	if m.run == nil {
+		m.print(stWarn.Render("/compact: ") + "no session is open")
+		return nil
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.cancel, m.busy, m.turnStart, m.frame, m.status = cancel, true, time.Now(), 0, "compacting"
+	a, b := m.run.Agent, m.bridge
+	before := a.ContextUsed()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		err := a.Compact(ctx)
+		b.ch <- compactDoneMsg{before: before, after: a.ContextUsed(), err: err}
+	}()
+	m.print(stDim.Render("compacting the conversation…"))
+	return tick()
+}
+
+// compactDone reports a /compact.
+func (m *Model) compactDone(msg compactDoneMsg) tea.Cmd {
+	m.busy, m.status = false, ""
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	if msg.err != nil {
+		m.print(stWarn.Render("/compact: ") + inert(msg.err.Error()))
+		return nil
+	}
+	m.lastInput = msg.after
+	m.print(stDim.Render(fmt.Sprintf("compacted: about %d → %d tokens of context (the display history above is unchanged)", msg.before, msg.after)))
+	return nil
 }

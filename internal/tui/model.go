@@ -72,6 +72,7 @@ type Model struct {
 	run      *Conn
 	current  StartRequest  // what the run was started with
 	prev     *StartRequest // the run a switch replaced, reopened if the switch fails
+	carry    *carried      // session answers to hand to the next run of the same session
 	starting bool
 	startErr error
 	sandbox  *doctor.Report
@@ -256,6 +257,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.print(stUser.Render("› ") + stDim.Render("(queued, sent at a tool boundary) ") + inert(q))
 		}
 		return m, m.bridge.wait()
+	case compactDoneMsg:
+		return m, tea.Batch(m.compactDone(msg), m.bridge.wait())
 	case turnDoneMsg:
 		return m, tea.Batch(m.turnDone(msg), m.bridge.wait())
 	case tickMsg:
@@ -300,6 +303,10 @@ func (m *Model) started(msg startedMsg) tea.Cmd {
 		return nil
 	}
 	sameSession := m.current.Resume != "" && m.current.Resume == msg.run.Session.ID()
+	if c := m.carry; c != nil && c.session == msg.run.Session.ID() {
+		msg.run.Policy.AllowForSession(c.rules...)
+	}
+	m.carry = nil
 	m.run, m.current, m.prev, m.startErr = msg.run, msg.req, nil, nil
 	m.current.Resume, m.current.Continue = msg.run.Session.ID(), false
 	m.lastInput, m.sessCost = 0, 0
@@ -341,6 +348,12 @@ func (m *Model) idle(what string) bool {
 	return true
 }
 
+// carried is what a restart keeps from the run it replaces.
+type carried struct {
+	session string
+	rules   []policy.Rule
+}
+
 // restart replaces the run: the old one is closed first (it holds the
 // session file and the supervisor), then the Starter builds the new one.
 // If that fails, the old one is reopened.
@@ -348,6 +361,9 @@ func (m *Model) restart(req StartRequest) tea.Cmd {
 	if m.run != nil {
 		prev := m.current
 		m.prev = &prev
+		// "Allow for this session" answers outlive a /mode or /model
+		// switch on the same session.
+		m.carry = &carried{session: m.run.Session.ID(), rules: m.run.Policy.SessionRules()}
 		m.run.Close()
 		m.run = nil
 	}

@@ -522,7 +522,7 @@ func TestSlashPopup(t *testing.T) {
 	h.printed = nil
 	h.typeText("/comp")
 	h.keys("enter")
-	if !strings.Contains(h.printedText(), "compaction is not available") {
+	if !strings.Contains(h.printedText(), "compacting the conversation") {
 		t.Errorf("/compact: %s", h.printedText())
 	}
 	h.printed = nil
