@@ -9,13 +9,12 @@ package anthropic
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"brig/agent/provider"
-	"brig/agent/provider/internal/sse"
+	"brig/agent/provider/internal/endpoint"
 	"brig/internal/credentials"
 )
 
@@ -39,12 +38,7 @@ type Options struct {
 
 // Client talks to one Anthropic endpoint. It is safe for concurrent use.
 type Client struct {
-	base      string
-	url       string
-	key       credentials.Secret
-	keySource string
-	hc        *http.Client
-	retry     provider.Retry
+	ep endpoint.Endpoint
 }
 
 // New returns a client.
@@ -58,14 +52,22 @@ func New(o Options) *Client {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{base: base, url: root + "/v1/messages", key: o.APIKey, keySource: o.KeySource, hc: hc, retry: o.Retry}
+	headers := http.Header{}
+	headers.Set("anthropic-version", APIVersion)
+	if !o.APIKey.IsZero() {
+		headers.Set("x-api-key", o.APIKey.Reveal())
+	}
+	return &Client{ep: endpoint.Endpoint{
+		Provider: provider.Anthropic, Base: base, URL: root + "/v1/messages", Key: o.APIKey, KeySource: o.KeySource,
+		HC: hc, Retry: o.Retry, Headers: headers, DecodeError: decodeError, Parse: parseStream,
+	}}
 }
 
 // Provider implements provider.Client.
 func (c *Client) Provider() provider.Name { return provider.Anthropic }
 
 // String names the endpoint, never the key.
-func (c *Client) String() string { return "anthropic client for " + c.base }
+func (c *Client) String() string { return "anthropic client for " + c.ep.Base }
 
 // Stream implements provider.Client.
 func (c *Client) Stream(ctx context.Context, req provider.Request, emit func(provider.Event) error) (provider.Response, error) {
@@ -73,56 +75,6 @@ func (c *Client) Stream(ctx context.Context, req provider.Request, emit func(pro
 	if err != nil {
 		return provider.Response{}, fmt.Errorf("anthropic: building the request: %w", err)
 	}
-	headers := http.Header{}
-	headers.Set("anthropic-version", APIVersion)
-	if !c.key.IsZero() {
-		headers.Set("x-api-key", c.key.Reveal())
-	}
-	return c.retry.Run(ctx, emit, func(ctx context.Context, emit func(provider.Event) error) (provider.Response, error) {
-		resp, err := sse.Post(ctx, c.hc, c.url, headers, body)
-		if err != nil {
-			return provider.Response{}, provider.NetworkError(ctx, provider.Anthropic, c.base, err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			return provider.Response{}, c.httpError(req.Model, resp)
-		}
-		out, err := parseStream(ctx, resp.Body, emit)
-		if err != nil {
-			var pe *provider.Error
-			if errors.As(err, &pe) {
-				c.fill(pe, req.Model)
-			}
-		}
-		return out, err
-	})
+	return c.ep.Stream(ctx, req.Model, body, emit)
 }
 
-func (c *Client) fill(e *provider.Error, model string) {
-	e.Provider = provider.Anthropic
-	e.BaseURL = c.base
-	e.Model = model
-	e.KeySource = c.keySource
-	e.Message = provider.Scrub(e.Message, c.key.Reveal())
-}
-
-func (c *Client) httpError(model string, resp *http.Response) *provider.Error {
-	body := sse.ReadErrorBody(resp)
-	typ, msg := decodeError(body)
-	kind := provider.Classify(resp.StatusCode, typ, msg)
-	if typ == "" && msg == "" {
-		msg = strings.TrimSpace(string(body))
-		if len(msg) > 300 {
-			msg = msg[:300] + "…"
-		}
-	}
-	e := &provider.Error{
-		Kind:       kind,
-		Status:     resp.StatusCode,
-		Type:       typ,
-		Message:    msg,
-		RetryAfter: provider.RetryAfter(resp.Header, timeNow()),
-	}
-	c.fill(e, model)
-	return e
-}

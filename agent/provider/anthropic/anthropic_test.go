@@ -76,7 +76,7 @@ func TestBaseURL(t *testing.T) {
 		"https://proxy.example/v1":        "https://proxy.example/v1/messages",
 		"https://proxy.example/anthropic": "https://proxy.example/anthropic/v1/messages",
 	} {
-		if got := New(Options{BaseURL: in}).url; got != want {
+		if got := New(Options{BaseURL: in}).ep.URL; got != want {
 			t.Errorf("%q: %s, want %s", in, got, want)
 		}
 	}

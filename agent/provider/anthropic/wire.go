@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"brig/agent/provider"
 	"brig/agent/provider/internal/sse"
 )
 
-var timeNow = time.Now
 
 // ---- request ----
 

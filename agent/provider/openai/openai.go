@@ -10,14 +10,12 @@ package openai
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"brig/agent/provider"
-	"brig/agent/provider/internal/sse"
+	"brig/agent/provider/internal/endpoint"
 	"brig/internal/credentials"
 )
 
@@ -38,14 +36,9 @@ type Options struct {
 
 // Client talks to one Responses endpoint. It is safe for concurrent use.
 type Client struct {
-	base      string
-	key       credentials.Secret
-	keySource string
-	hc        *http.Client
-	retry     provider.Retry
+	ep endpoint.Endpoint
 }
 
-var timeNow = time.Now
 
 // New returns a client.
 func New(o Options) *Client {
@@ -57,14 +50,17 @@ func New(o Options) *Client {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{base: base, key: o.APIKey, keySource: o.KeySource, hc: hc, retry: o.Retry}
+	return &Client{ep: endpoint.Endpoint{
+		Provider: provider.OpenAI, Base: base, URL: base + "/responses", Key: o.APIKey, KeySource: o.KeySource,
+		HC: hc, Retry: o.Retry, Headers: endpoint.Bearer(o.APIKey), DecodeError: decodeError, Parse: parseStream,
+	}}
 }
 
 // Provider implements provider.Client.
 func (c *Client) Provider() provider.Name { return provider.OpenAI }
 
 // String names the endpoint, never the key.
-func (c *Client) String() string { return "openai responses client for " + c.base }
+func (c *Client) String() string { return "openai responses client for " + c.ep.Base }
 
 // Stream implements provider.Client.
 func (c *Client) Stream(ctx context.Context, req provider.Request, emit func(provider.Event) error) (provider.Response, error) {
@@ -72,53 +68,6 @@ func (c *Client) Stream(ctx context.Context, req provider.Request, emit func(pro
 	if err != nil {
 		return provider.Response{}, fmt.Errorf("openai: building the request: %w", err)
 	}
-	headers := http.Header{}
-	if !c.key.IsZero() {
-		headers.Set("Authorization", "Bearer "+c.key.Reveal())
-	}
-	return c.retry.Run(ctx, emit, func(ctx context.Context, emit func(provider.Event) error) (provider.Response, error) {
-		resp, err := sse.Post(ctx, c.hc, c.base+"/responses", headers, body)
-		if err != nil {
-			return provider.Response{}, provider.NetworkError(ctx, provider.OpenAI, c.base, err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			return provider.Response{}, c.httpError(req.Model, resp)
-		}
-		out, err := parseStream(ctx, resp.Body, emit)
-		var pe *provider.Error
-		if errors.As(err, &pe) {
-			c.fill(pe, req.Model)
-		}
-		return out, err
-	})
+	return c.ep.Stream(ctx, req.Model, body, emit)
 }
 
-func (c *Client) fill(e *provider.Error, model string) {
-	e.Provider = provider.OpenAI
-	e.BaseURL = c.base
-	e.Model = model
-	e.KeySource = c.keySource
-	e.Message = provider.Scrub(e.Message, c.key.Reveal())
-}
-
-func (c *Client) httpError(model string, resp *http.Response) *provider.Error {
-	body := sse.ReadErrorBody(resp)
-	typ, msg := decodeError(body)
-	kind := provider.Classify(resp.StatusCode, typ, msg)
-	if typ == "" && msg == "" {
-		msg = strings.TrimSpace(string(body))
-		if len(msg) > 300 {
-			msg = msg[:300] + "…"
-		}
-	}
-	e := &provider.Error{
-		Kind:       kind,
-		Status:     resp.StatusCode,
-		Type:       typ,
-		Message:    msg,
-		RetryAfter: provider.RetryAfter(resp.Header, timeNow()),
-	}
-	c.fill(e, model)
-	return e
-}

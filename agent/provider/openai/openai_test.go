@@ -74,7 +74,7 @@ func TestBaseURL(t *testing.T) {
 		"":                           "https://api.openai.com/v1",
 		"http://127.0.0.1:11434/v1/": "http://127.0.0.1:11434/v1",
 	} {
-		if got := New(Options{BaseURL: in}).base; got != want {
+		if got := New(Options{BaseURL: in}).ep.Base; got != want {
 			t.Errorf("%q: %s, want %s", in, got, want)
 		}
 	}
