@@ -77,4 +77,3 @@ func (c *Client) Stream(ctx context.Context, req provider.Request, emit func(pro
 	}
 	return c.ep.Stream(ctx, req.Model, body, emit)
 }
-

@@ -13,7 +13,6 @@ import (
 	"brig/agent/provider/internal/sse"
 )
 
-
 // ---- request ----
 
 type wireRequest struct {

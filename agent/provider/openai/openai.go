@@ -39,7 +39,6 @@ type Client struct {
 	ep endpoint.Endpoint
 }
 
-
 // New returns a client.
 func New(o Options) *Client {
 	base := strings.TrimSuffix(o.BaseURL, "/")
@@ -70,4 +69,3 @@ func (c *Client) Stream(ctx context.Context, req provider.Request, emit func(pro
 	}
 	return c.ep.Stream(ctx, req.Model, body, emit)
 }
-

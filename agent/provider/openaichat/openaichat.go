@@ -39,10 +39,9 @@ type Options struct {
 // Client talks to one Chat Completions endpoint. It is safe for concurrent
 // use.
 type Client struct {
-	ep endpoint.Endpoint
+	ep     endpoint.Endpoint
 	openAI bool // the endpoint is api.openai.com itself
 }
-
 
 // New returns a client.
 func New(o Options) *Client {
@@ -75,4 +74,3 @@ func (c *Client) Stream(ctx context.Context, req provider.Request, emit func(pro
 	}
 	return c.ep.Stream(ctx, req.Model, body, emit)
 }
-
