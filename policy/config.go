@@ -2,8 +2,6 @@ package policy
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"brig/internal/pin"
 )
 
 // Warning is a problem in a config file that does not stop it from loading
@@ -185,10 +185,7 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 }
 
 // contentHash is the hex SHA-256 that trust is pinned to.
-func contentHash(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
-}
+func contentHash(data []byte) string { return pin.Hash(data) }
 
 // ruleLine finds the line on which a rule's string is written (the decoder
 // does not report positions of array elements). Each occurrence is used

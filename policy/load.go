@@ -1,19 +1,11 @@
 package policy
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"slices"
-	"time"
 
-	"github.com/BurntSushi/toml"
-
-	"brig/internal/fsutil"
+	"brig/internal/pin"
 )
 
 // Files names the config files one workspace's policy is read from (SPEC §7).
@@ -110,42 +102,15 @@ func Load(f Files) (Loaded, error) {
 	return out, nil
 }
 
-// trustFile is the trust store: one entry per workspace.
-type trustFile struct {
-	Workspace []trustEntry `toml:"workspace"`
-}
-
-type trustEntry struct {
-	Path    string    `toml:"path"`
-	SHA256  string    `toml:"sha256"`
-	Trusted time.Time `toml:"trusted"`
-}
-
-func readTrust(path string) (trustFile, error) {
-	var tf trustFile
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return tf, nil
-	}
-	if err != nil {
-		return tf, fmt.Errorf("read the trust store %s: %w", path, err)
-	}
-	if _, err := toml.Decode(string(data), &tf); err != nil {
-		return tf, fmt.Errorf("the trust store %s is corrupt (%v); remove it and run `brig trust` again", path, err)
-	}
-	return tf, nil
+// trustStore is where repository configs are pinned.
+func trustStore(f Files) pin.Store {
+	return pin.Store{Path: f.Trust, Command: "brig trust", Header: "Repository configs the user trusted, pinned to their content (written by `brig trust`)."}
 }
 
 // IsTrusted reports whether the user trusted the repository config of f's
 // workspace with exactly the content whose hash is sum.
 func IsTrusted(f Files, sum string) (bool, error) {
-	tf, err := readTrust(f.Trust)
-	if err != nil {
-		return false, err
-	}
-	return slices.ContainsFunc(tf.Workspace, func(e trustEntry) bool {
-		return e.Path == f.Workspace && e.SHA256 == sum
-	}), nil
+	return trustStore(f).Pinned(f.Workspace, sum)
 }
 
 // Trust pins the repository config's current content: from now on it counts
@@ -160,31 +125,10 @@ func Trust(ctx context.Context, f Files) (string, error) {
 	if sum == "" {
 		return "", fmt.Errorf("%s does not exist: there is no repository config to trust", f.Repo)
 	}
-	return sum, updateTrust(ctx, f, func(es []trustEntry) []trustEntry {
-		es = slices.DeleteFunc(es, func(e trustEntry) bool { return e.Path == f.Workspace })
-		return append(es, trustEntry{Path: f.Workspace, SHA256: sum, Trusted: time.Now().UTC().Truncate(time.Second)})
-	})
+	return sum, trustStore(f).Pin(ctx, f.Workspace, sum)
 }
 
 // Untrust forgets any trust in the workspace's repository config.
 func Untrust(ctx context.Context, f Files) error {
-	return updateTrust(ctx, f, func(es []trustEntry) []trustEntry {
-		return slices.DeleteFunc(es, func(e trustEntry) bool { return e.Path == f.Workspace })
-	})
-}
-
-func updateTrust(ctx context.Context, f Files, change func([]trustEntry) []trustEntry) error {
-	return fsutil.WithLock(ctx, f.Trust, func() error {
-		tf, err := readTrust(f.Trust)
-		if err != nil {
-			return err
-		}
-		tf.Workspace = change(tf.Workspace)
-		var buf bytes.Buffer
-		buf.WriteString("# Repository configs the user trusted, pinned to their content (written by `brig trust`).\n")
-		if err := toml.NewEncoder(&buf).Encode(tf); err != nil {
-			return fmt.Errorf("encode the trust store: %w", err)
-		}
-		return fsutil.WriteFileAtomic(f.Trust, buf.Bytes(), 0o600)
-	})
+	return trustStore(f).Unpin(ctx, f.Workspace)
 }

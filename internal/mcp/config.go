@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"brig/internal/pin"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -234,7 +235,7 @@ func loadMCPJSON(workspace, store string) (JSONState, []Server, []string, error)
 	if err != nil {
 		return st, nil, nil, fmt.Errorf("read %s: %w", st.Path, err)
 	}
-	st.Exists, st.SHA256 = true, hashOf(data)
+	st.Exists, st.SHA256 = true, pin.Hash(data)
 	if st.Trusted, err = pinned(store, workspace, st.SHA256); err != nil || !st.Trusted {
 		return st, nil, nil, err
 	}
