@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"brig/policy"
@@ -23,7 +22,9 @@ func newRootCmd() *cobra.Command {
 			}
 			if cmd.Flags().Changed("prompt") {
 				if o.Resume == resumePick {
-					return errors.New("--resume needs a session id with -p (brig sessions list)")
+					// No one to pick in one-shot mode: the latest session
+					// of this workspace, as --continue.
+					o.Resume, o.Continue = "", true
 				}
 				pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
 				if err != nil {

@@ -376,3 +376,25 @@ func TestWebSearchFromConfig(t *testing.T) {
 		t.Fatalf("the user's config did not turn web search on (exit %d)\n%s", r.code, r.stderr)
 	}
 }
+
+// TestResumeWithoutIDIsTheLatest: in one-shot mode there is no picker, so
+// --resume with no id continues the workspace's latest session.
+func TestResumeWithoutIDIsTheLatest(t *testing.T) {
+	e := newEnv(t, "anthropic", fakeprovider.Turn{Text: "first"}, fakeprovider.Turn{Text: "second"})
+	session := func(r result) string {
+		var s struct{ Session string }
+		if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || s.Session == "" {
+			t.Fatalf("no session in %q (exit %d, %s)", r.stdout, r.code, r.stderr)
+		}
+		return s.Session
+	}
+	first := session(e.run(t, "--model", "claude-sonnet-4-5", "-p", "one", "--output", "json"))
+	r := e.run(t, "--model", "claude-sonnet-4-5", "-p", "two", "--output", "json", "--resume")
+	if got := session(r); got != first || !strings.Contains(r.stdout, "second") {
+		t.Fatalf("--resume continued %s, want %s:\n%s", got, first, r.stdout)
+	}
+	reqs := e.srv.Requests()
+	if !bytes.Contains(reqs[len(reqs)-1].Body, []byte(`"one"`)) {
+		t.Fatal("the resumed request lost the first turn")
+	}
+}
