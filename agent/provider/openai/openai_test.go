@@ -1,10 +1,6 @@
 package openai
 
 import (
-	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"brig/agent/provider"
@@ -37,31 +33,7 @@ func TestRequestGolden(t *testing.T) {
 	}
 }
 
-func TestStreamGolden(t *testing.T) {
-	files, err := filepath.Glob("testdata/stream_*.sse")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no stream fixtures: %v", err)
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".sse")
-		t.Run(name, func(t *testing.T) {
-			in, err := os.Open(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer in.Close()
-			var rec providertest.Recorded
-			rec.Response, err = parseStream(context.Background(), in, func(ev provider.Event) error {
-				rec.Events = append(rec.Events, ev)
-				return nil
-			})
-			if err != nil {
-				rec.Error = err.Error()
-			}
-			providertest.Golden(t, name, providertest.JSON(t, rec))
-		})
-	}
-}
+func TestStreamGolden(t *testing.T) { providertest.StreamGolden(t, parseStream) }
 
 func TestAgainstFakeProvider(t *testing.T) {
 	providertest.RunSuite(t, fakeprovider.WireResponses, "gpt-5", func(root string, key credentials.Secret, source string, retry provider.Retry) provider.Client {

@@ -7,10 +7,13 @@ package providertest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"brig/agent/provider"
@@ -114,4 +117,37 @@ type Recorded struct {
 	Events   []provider.Event  `json:"events"`
 	Response provider.Response `json:"response"`
 	Error    string            `json:"error,omitempty"`
+}
+
+// StreamParser is a client's stream parser.
+type StreamParser func(ctx context.Context, r io.Reader, emit func(provider.Event) error) (provider.Response, error)
+
+// StreamGolden parses every testdata/stream_*.sse fixture of the calling
+// package and compares the events, the response and the error with the
+// golden files.
+func StreamGolden(t *testing.T, parse StreamParser) {
+	t.Helper()
+	files, err := filepath.Glob("testdata/stream_*.sse")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no stream fixtures: %v", err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".sse")
+		t.Run(name, func(t *testing.T) {
+			in, err := os.Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			var rec Recorded
+			rec.Response, err = parse(context.Background(), in, func(ev provider.Event) error {
+				rec.Events = append(rec.Events, ev)
+				return nil
+			})
+			if err != nil {
+				rec.Error = err.Error()
+			}
+			Golden(t, name, JSON(t, rec))
+		})
+	}
 }
