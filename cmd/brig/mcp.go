@@ -54,17 +54,7 @@ func newMCPListCmd(runF func(context.Context, *mcpListOptions) error) *cobra.Com
 		Use:   "list",
 		Short: "Start the configured MCP servers and show their status, jail and tools",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			o.procEnv = pe
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return runMCPList(cmd.Context(), o)
-		},
+		RunE:  commandRun(o, &o.procEnv, nil, runF, runMCPList),
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the servers as JSON")
 	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
@@ -81,14 +71,7 @@ its servers until you trust it. brig mcp trust shows the servers it defines
 and pins the file's SHA-256; one changed byte makes it untrusted again.
 Its servers still run jailed, with the defaults or the grants they ask for.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			o.procEnv = pe
-			return runMCPTrust(cmd.Context(), o)
-		},
+		RunE: commandRun(o, &o.procEnv, nil, nil, runMCPTrust),
 	}
 	cmd.Flags().BoolVar(&o.Revoke, "revoke", false, "forget the trust in this workspace's .mcp.json")
 	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")

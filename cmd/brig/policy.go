@@ -47,15 +47,7 @@ func newPolicyCheckCmd() *cobra.Command {
 		Example: `  brig policy check -- 'go test ./... && git push'
   brig policy check --mode plan --json -- 'make build > out.log'
   brig policy check --tool write_file --path .git/hooks/pre-commit`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			o.procEnv = pe
-			o.Command = strings.Join(args, " ")
-			return runPolicyCheck(cmd.Context(), o)
-		},
+		RunE: commandRun(o, &o.procEnv, func(args []string) { o.Command = strings.Join(args, " ") }, nil, runPolicyCheck),
 	}
 	f := cmd.Flags()
 	f.SetInterspersed(false)

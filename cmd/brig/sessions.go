@@ -58,17 +58,7 @@ func newSessionsListCmd(runF func(context.Context, *sessionsListOptions) error) 
 		Use:   "list",
 		Short: "List the saved sessions of this workspace (--all: of every workspace), newest first",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			o.procEnv = pe
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return runSessionsList(cmd.Context(), o)
-		},
+		RunE:  commandRun(o, &o.procEnv, nil, runF, runSessionsList),
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.All, "all", false, "list the sessions of every workspace")
@@ -84,17 +74,7 @@ func newSessionsShowCmd(runF func(context.Context, *sessionsShowOptions) error) 
 		Short:   "Print a session's history as it was shown, with its model, mode, tokens and cost",
 		Example: "  brig sessions show 2026-11-22-ab12cd",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			o.procEnv, o.ID = pe, args[0]
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return runSessionsShow(cmd.Context(), o)
-		},
+		RunE:    commandRun(o, &o.procEnv, func(args []string) { o.ID = args[0] }, runF, runSessionsShow),
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the whole saved state as JSON (display history, provider-facing messages, counters)")
 	return cmd
@@ -106,17 +86,7 @@ func newSessionsRmCmd(runF func(context.Context, *sessionsRmOptions) error) *cob
 		Use:   "rm ID",
 		Short: "Delete a saved session",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			o.procEnv, o.ID = pe, args[0]
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return runSessionsRm(cmd.Context(), o)
-		},
+		RunE:  commandRun(o, &o.procEnv, func(args []string) { o.ID = args[0] }, runF, runSessionsRm),
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, `print {"removed": ID} as JSON`)
 	return cmd

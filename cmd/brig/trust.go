@@ -25,14 +25,7 @@ func newTrustCmd() *cobra.Command {
 only its deny and ask rules apply. brig trust shows what it asks for and pins
 its SHA-256; changing one byte of the file makes it untrusted again.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			o.procEnv = pe
-			return runTrust(cmd.Context(), o)
-		},
+		RunE: commandRun(o, &o.procEnv, nil, nil, runTrust),
 	}
 	cmd.Flags().BoolVar(&o.Revoke, "revoke", false, "forget the trust in this workspace's repository config")
 	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")

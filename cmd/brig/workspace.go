@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/spf13/cobra"
 
 	"brig/internal/xdg"
 	"brig/jail"
@@ -99,3 +102,23 @@ func canonicalHome(home string) string {
 
 // dirsFor is brig's config, state and cache directories for a process.
 func dirsFor(pe procEnv) xdg.Dirs { return xdg.Resolve(pe.Env, canonicalHome(pe.Home)) }
+
+// commandRun is the RunE of a command with an Options struct o: it fills
+// o's process environment (pe points into o), lets set take the positional
+// arguments, and runs runF when a test gave one, else run.
+func commandRun[O any](o *O, pe *procEnv, set func(args []string), runF, run func(context.Context, *O) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		env, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		*pe = env
+		if set != nil {
+			set(args)
+		}
+		if runF != nil {
+			return runF(cmd.Context(), o)
+		}
+		return run(cmd.Context(), o)
+	}
+}
