@@ -5,6 +5,7 @@
 package e2e
 
 import (
+	"brig/test/brigbin"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -21,19 +22,7 @@ import (
 var brig string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "brig-e2e-bin-")
-	if err != nil {
-		panic(err)
-	}
-	brig = filepath.Join(dir, "brig")
-	build := exec.Command("go", "build", "-o", brig, "brig/cmd/brig")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		panic("build brig: " + err.Error())
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	brigbin.Main(m, &brig)
 }
 
 // env is a workspace and a home for one run, with the provider variables

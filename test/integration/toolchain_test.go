@@ -4,6 +4,7 @@
 package integration
 
 import (
+	"brig/test/brigbin"
 	"bytes"
 	"os"
 	"os/exec"
@@ -15,19 +16,7 @@ import (
 var brig string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "brig-integration-bin-")
-	if err != nil {
-		panic(err)
-	}
-	brig = filepath.Join(dir, "brig")
-	build := exec.Command("go", "build", "-o", brig, "brig/cmd/brig")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		panic("build brig: " + err.Error())
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	brigbin.Main(m, &brig)
 }
 
 // workspace makes a git repository at a stable path, so the jail's

@@ -5,6 +5,7 @@
 package tui
 
 import (
+	"brig/test/brigbin"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -26,19 +27,7 @@ func TestMain(m *testing.M) {
 		fmt.Println("tmux is not installed: the real-terminal tests need it (apt-get install tmux)")
 		os.Exit(1)
 	}
-	dir, err := os.MkdirTemp("", "brig-tui-bin-")
-	if err != nil {
-		panic(err)
-	}
-	brig = filepath.Join(dir, "brig")
-	build := exec.Command("go", "build", "-o", brig, "brig/cmd/brig")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		panic("build brig: " + err.Error())
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	brigbin.Main(m, &brig)
 }
 
 var sockets atomic.Int32

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"brig/test/brigbin"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -39,15 +40,11 @@ type sample struct {
 }
 
 func run(calls, runs, chunkDelay int) error {
-	dir, err := os.MkdirTemp("", "brig-bench-agent-")
+	bin, cleanup, err := brigbin.Build()
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "brig")
-	if out, err := exec.Command("go", "build", "-o", bin, "brig/cmd/brig").CombinedOutput(); err != nil {
-		return fmt.Errorf("build: %v\n%s", err, out)
-	}
+	defer cleanup()
 	ws, err := os.MkdirTemp("/var/tmp", "brig-bench-ws-")
 	if err != nil {
 		return err

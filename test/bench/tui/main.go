@@ -9,6 +9,7 @@
 package main
 
 import (
+	"brig/test/brigbin"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -39,15 +40,11 @@ func main() {
 }
 
 func run(runs, turns int) error {
-	dir, err := os.MkdirTemp("", "brig-bench-tui-")
+	bin, cleanup, err := brigbin.Build()
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "brig")
-	if out, err := exec.Command("go", "build", "-o", bin, "brig/cmd/brig").CombinedOutput(); err != nil {
-		return fmt.Errorf("build: %v\n%s", err, out)
-	}
+	defer cleanup()
 	ws, err := os.MkdirTemp("/var/tmp", "brig-bench-tui-ws-")
 	if err != nil {
 		return err
