@@ -329,10 +329,10 @@ func TestStageErrorsAreTyped(t *testing.T) {
 		{"unknown tool", func() jail.Spec { return e.spec(t, nil) }, jail.Invocation{Tool: "nope"}, jail.StageTool, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.sup.Run(ctx, tc.spec(), tc.inv, supervisor.IO{})
+			res, err := e.sup.Run(ctx, tc.spec(), tc.inv, supervisor.IO{})
 			var se *jail.StageError
 			if !errors.As(err, &se) {
-				t.Fatalf("got %v, want a *jail.StageError", err)
+				t.Fatalf("got %v, want a *jail.StageError (result: exit %d, signal %q, stderr %q)", err, res.ExitCode, res.Signal, res.Stderr)
 			}
 			if se.Stage != tc.stage {
 				t.Fatalf("stage %q, want %q (%v)", se.Stage, tc.stage, se)

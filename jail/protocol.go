@@ -118,11 +118,21 @@ func (c *conn) recvBytes() ([]byte, error) {
 	}
 	var size int
 	var perr error
-	if err := rc.Read(func(fd uintptr) bool {
-		size, _, perr = unix.Recvfrom(int(fd), nil, unix.MSG_PEEK|unix.MSG_TRUNC)
-		return perr != unix.EAGAIN
-	}); err != nil {
-		return nil, err
+	// ECONNRESET means the peer exited with a message of ours unread (say,
+	// a worker that failed and exited as init told it the view was
+	// ready). The kernel reports that once and clears it; what the peer
+	// sent before it went is still queued and comes next, so it must not
+	// be taken for the end of the conversation.
+	for resets := 0; ; resets++ {
+		if err := rc.Read(func(fd uintptr) bool {
+			size, _, perr = unix.Recvfrom(int(fd), nil, unix.MSG_PEEK|unix.MSG_TRUNC)
+			return perr != unix.EAGAIN
+		}); err != nil {
+			return nil, err
+		}
+		if perr != unix.ECONNRESET || resets > 0 {
+			break
+		}
 	}
 	if perr != nil {
 		return nil, perr
