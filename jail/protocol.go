@@ -2,6 +2,7 @@ package jail
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -145,6 +146,9 @@ func (c *conn) recvBytes() ([]byte, error) {
 	}
 	buf := make([]byte, size)
 	n, err := c.f.Read(buf)
+	if n == 0 && errors.Is(err, unix.ECONNRESET) {
+		n, err = c.f.Read(buf) // the reset arrived between the peek and the read
+	}
 	if n == 0 {
 		if err == nil {
 			err = errEOF
