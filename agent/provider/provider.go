@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
 // Name identifies a provider wire format. Blocks only one provider can accept
@@ -97,6 +98,27 @@ type ToolResult struct {
 	ToolUseID string  `json:"tool_use_id"`
 	IsError   bool    `json:"is_error,omitempty"`
 	Content   []Block `json:"content"` // BlockText and BlockImage only
+}
+
+// Split returns the result's text blocks joined by newlines, prefixed with
+// "Error: " when the result is an error (for wire formats whose tool output
+// is a plain string without an error flag), and its images.
+func (r ToolResult) Split() (string, []*Image) {
+	var texts []string
+	var images []*Image
+	for _, c := range r.Content {
+		switch {
+		case c.Type == BlockText:
+			texts = append(texts, c.Text)
+		case c.Type == BlockImage && c.Image != nil:
+			images = append(images, c.Image)
+		}
+	}
+	s := strings.Join(texts, "\n")
+	if r.IsError {
+		s = "Error: " + s
+	}
+	return s, images
 }
 
 // Thinking is reasoning content, opaque to everything but the provider that

@@ -157,19 +157,10 @@ func encodeMessage(m provider.Message) []any {
 		case provider.BlockToolResult:
 			if r := b.ToolResult; r != nil {
 				flush()
-				var out []string
-				for _, c := range r.Content {
-					switch {
-					case c.Type == provider.BlockText:
-						out = append(out, c.Text)
-					case c.Type == provider.BlockImage && c.Image != nil:
-						toolImages = append(toolImages, wirePart{Type: "input_text", Text: "Image from tool call " + r.ToolUseID + ":"},
-							wirePart{Type: "input_image", ImageURL: dataURL(c.Image)})
-					}
-				}
-				s := strings.Join(out, "\n")
-				if r.IsError {
-					s = "Error: " + s
+				s, images := r.Split()
+				for _, img := range images {
+					toolImages = append(toolImages, wirePart{Type: "input_text", Text: "Image from tool call " + r.ToolUseID + ":"},
+						wirePart{Type: "input_image", ImageURL: dataURL(img)})
 				}
 				items = append(items, wireFunctionOutput{Type: "function_call_output", CallID: r.ToolUseID, Output: s})
 			}

@@ -159,19 +159,10 @@ func encodeMessage(m provider.Message) []wireMessage {
 			if r == nil {
 				continue
 			}
-			var texts []string
-			for _, c := range r.Content {
-				switch {
-				case c.Type == provider.BlockText:
-					texts = append(texts, c.Text)
-				case c.Type == provider.BlockImage && c.Image != nil:
-					parts = append(parts, wirePart{Type: "text", Text: "Image from tool call " + r.ToolUseID + ":"},
-						wirePart{Type: "image_url", ImageURL: dataURL(c.Image)})
-				}
-			}
-			s := strings.Join(texts, "\n")
-			if r.IsError {
-				s = "Error: " + s
+			s, images := r.Split()
+			for _, img := range images {
+				parts = append(parts, wirePart{Type: "text", Text: "Image from tool call " + r.ToolUseID + ":"},
+					wirePart{Type: "image_url", ImageURL: dataURL(img)})
 			}
 			out = append(out, wireMessage{Role: "tool", ToolCallID: r.ToolUseID, Content: s})
 		}
