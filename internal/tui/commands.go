@@ -523,7 +523,8 @@ func (m *Model) compact() tea.Cmd {
 
 // compactDone reports a /compact.
 func (m *Model) compactDone(msg compactDoneMsg) tea.Cmd {
-	m.busy, m.status = false, ""
+	m.busy = false
+	m.clearStatus()
 	if m.cancel != nil {
 		m.cancel()
 		m.cancel = nil

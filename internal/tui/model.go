@@ -268,9 +268,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.frame++
 		return m, tick()
 	case ctrlCMsg:
-		if time.Since(m.ctrlC) >= ctrlCWindow {
-			m.status = ""
-		}
+		m.clearStatus()
 		return m, nil
 	}
 	return m, nil
@@ -278,6 +276,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func tick() tea.Cmd {
 	return tea.Tick(120*time.Millisecond, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// clearStatus clears the status line unless it still asks for a second
+// Ctrl+C: a turn that ends inside the window must not hide that prompt.
+func (m *Model) clearStatus() {
+	if m.ctrlC.IsZero() || time.Since(m.ctrlC) >= ctrlCWindow {
+		m.status = ""
+	}
 }
 
 // ctrlCWindow is how soon a second Ctrl+C must follow the first to exit.
@@ -407,7 +413,8 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 		m.print(stDim.Render("  ⎿ " + m.tools[id].ev.Name + ": ended without a result"))
 	}
 	m.tools, m.order = map[string]*toolView{}, nil
-	m.busy, m.approval, m.denying, m.status = false, nil, false, ""
+	m.busy, m.approval, m.denying = false, nil, false
+	m.clearStatus()
 	if m.cancel != nil {
 		m.cancel()
 		m.cancel = nil

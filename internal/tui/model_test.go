@@ -574,6 +574,23 @@ func TestQueuedAndCtrlC(t *testing.T) {
 	}
 }
 
+// TestCtrlCSurvivesTurnEnd: a turn that ends between the two presses keeps
+// the prompt for the second (seen in CI: the answer's last words were on the
+// screen before the turn's end arrived and wiped the status line).
+func TestCtrlCSurvivesTurnEnd(t *testing.T) {
+	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.m.busy = true
+	h.send(keyMsg("ctrl+c"))
+	h.send(turnDoneMsg{res: agent.TurnResult{Stop: agent.StopDone}})
+	if !strings.Contains(ansi.Strip(h.m.frameText()), "press Ctrl+C again") {
+		t.Fatalf("the end of the turn hid the Ctrl+C prompt:\n%s", ansi.Strip(h.m.frameText()))
+	}
+	if cmd := h.send(keyMsg("ctrl+c")); cmd == nil || !isQuit(cmd) {
+		t.Fatal("the second Ctrl+C did not quit")
+	}
+}
+
 func TestStartErrorIsShown(t *testing.T) {
 	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
 	h.send(startedMsg{err: errors.New("session x belongs to /elsewhere")})
