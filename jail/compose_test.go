@@ -107,6 +107,39 @@ func TestComposeGrantsSkipsSymlinksWhenSplitting(t *testing.T) {
 	}
 }
 
+// TestComposeGrantsCarvesSymlinkTargets: a protected or hidden path that is a
+// symlink carves what it names too, since Landlock judges the file a path
+// resolves to; otherwise the target would keep the whole grant.
+func TestComposeGrantsCarvesSymlinkTargets(t *testing.T) {
+	ws := mkTree(t, "real-hooks/x", "secret-target", "src/a")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{".git/hooks": "../real-hooks", "hidden-link": "secret-target"} {
+		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := Spec{
+		Paths:     []PathRule{{Path: ws, Access: Write}},
+		Protected: []string{filepath.Join(ws, ".git/hooks")},
+		Hidden:    []string{filepath.Join(ws, "hidden-link")},
+	}
+	gs, err := composeGrants(spec, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := accessOf(gs, filepath.Join(ws, "real-hooks")); got != fsExec {
+		t.Errorf("the protected link's target: %v, want read-only %v", got, fsExec)
+	}
+	if got, ok := accessOf(gs, filepath.Join(ws, "secret-target")); ok {
+		t.Errorf("the hidden link's target is granted %v", got)
+	}
+	if got, _ := accessOf(gs, filepath.Join(ws, "src")); got != fsWrite {
+		t.Errorf("control: an ordinary directory got %v, want %v", got, fsWrite)
+	}
+}
+
 func TestComposeGrantsRequiredPathMissing(t *testing.T) {
 	spec := Spec{Paths: []PathRule{{Path: "/nonexistent-brig-test", Access: Read}}}
 	if _, err := composeGrants(spec, false); err == nil {

@@ -264,11 +264,21 @@ func composeGrants(spec Spec, carve bool) ([]grant, error) {
 	var carved map[string]landlock.AccessFSSet
 	if carve {
 		carved = map[string]landlock.AccessFSSet{}
+		// A carved symlink carves what it names as well: Landlock checks
+		// the file a path resolves to, so carving only the link would
+		// leave its target as granted as before (the mounts of a view
+		// follow the link the same way).
+		carve := func(p string, keep landlock.AccessFSSet) {
+			carved[p] = keep
+			if target, err := filepath.EvalSymlinks(p); err == nil && target != p {
+				carved[target] = keep
+			}
+		}
 		for _, p := range spec.Protected {
-			carved[p] = fsExec // read-only
+			carve(p, fsExec) // read-only
 		}
 		for _, p := range spec.Hidden {
-			carved[p] = 0 // nothing at all
+			carve(p, 0) // nothing at all
 		}
 	}
 	var out []grant
