@@ -222,6 +222,60 @@ func TestEveryThreadIsRestricted(t *testing.T) {
 	}
 }
 
+// TestHiddenPathsAreMasked: hidden paths inside a granted tree cannot be
+// read, whether a file (two of them: the second mask is bound from the
+// first), a directory or a symlink (its target is masked), nor made
+// readable with chmod; their siblings stay readable.
+func TestHiddenPathsAreMasked(t *testing.T) {
+	e := newEnv(t)
+	const canary = "canary-hidden-bytes"
+	dir := e.outside
+	for _, f := range []string{"s1", "s2", "d/k", "s3"} {
+		p := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(canary+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "open.txt"), []byte("visible-sibling\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("s3", filepath.Join(dir, "l")); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []bool{true, false} {
+		if ns && !e.sup.Namespaces() {
+			continue
+		}
+		t.Run(fmt.Sprintf("namespaces=%v", ns), func(t *testing.T) {
+			spec := e.spec(t, func(p *policy.Profile) {
+				p.Read = []string{dir}
+				if !ns {
+					p.Namespaces, p.CallTmp = false, t.TempDir()
+				}
+			})
+			spec.Layers.NoNamespaces = !ns
+			for _, h := range []string{"s1", "s2", "d", "l", "missing"} {
+				spec.Hidden = append(spec.Hidden, filepath.Join(dir, h))
+			}
+			res := e.sh(t, spec, "cd "+dir+` || exit 99
+cat open.txt; cat s1 s2 d/k l s3; ls d; chmod 644 s1 s2 d/k s3; cat s1 s2 d/k s3; exit 0`)
+			if res.ExitCode != 0 {
+				t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
+			}
+			out := string(res.Stdout)
+			if strings.Contains(out, canary) {
+				t.Errorf("a hidden path was read:\n%s\nstderr:\n%s", out, res.Stderr)
+			}
+			if !strings.Contains(out, "visible-sibling") {
+				t.Errorf("control: the hidden paths' sibling could not be read:\nstdout:\n%s\nstderr:\n%s", out, res.Stderr)
+			}
+		})
+	}
+}
+
 func TestExitStatusAndSignals(t *testing.T) {
 	e := newEnv(t)
 	spec := e.spec(t, nil)
