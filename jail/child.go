@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"strconv"
-	"sync"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -74,8 +71,10 @@ func initMain() int {
 	// If the supervisor dies, SIGTERM reaches us and we still clean up the
 	// tree before exiting (a SIGKILL would leave it behind without a PID
 	// namespace).
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+	term, err := notifyTermination()
+	if err != nil {
+		return fail(stageErr(StageSession, err))
+	}
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err != nil {
 		return fail(stageErr(StageSession, fmt.Errorf("PR_SET_PDEATHSIG: %w", err)))
 	}
@@ -105,10 +104,13 @@ func initMain() int {
 		return fail(stageErr(StageWorker, err))
 	}
 	// From here on the worker exists: every exit path must kill the tree.
-	// One goroutine owns every wait4 so no status is stolen.
-	rp := newReaper(worker)
-	go rp.run()
-	killTree := func() { killDomain(pidNS, scoped, worker, rp.empty) }
+	rp, err := newReaper(worker, pidNS, scoped)
+	if err != nil {
+		_ = unix.Kill(worker, unix.SIGKILL)
+		return fail(stageErr(StageWorker, err))
+	}
+	defer rp.close()
+	killTree := rp.killAll
 	// The worker joins the call's cgroups before it can fork anything: it
 	// starts a command or a Go tool only after this init says the view is
 	// ready, which comes after this. It may already have failed on its own
@@ -123,8 +125,9 @@ func initMain() int {
 			return fail(stageErr(StageRlimit, fmt.Errorf("move the worker into cgroup %s: %w", procs, err)))
 		}
 	}
+	mask := -1
 	if pidNS {
-		if err := sealNamespace(); err != nil {
+		if mask, err = sealNamespace(); err != nil {
 			killTree()
 			return fail(stageErr(StageMount, err))
 		}
@@ -143,16 +146,16 @@ func initMain() int {
 		killTree()
 		return fail(&StageError{Stage: StageScope, Msg: "neither a PID namespace nor Landlock scoping (ABI 6) is available, so the call's process tree cannot be contained"})
 	}
-	// The worker got the same message from the supervisor and prepares
-	// what does not depend on the view while init builds it; it waits for
-	// {ready} for the rest.
+	// The worker got the whole call from the supervisor (init only the
+	// part that shapes the view) and prepares what does not depend on the
+	// view while init builds it; it waits for {ready} for the rest.
 	start, err := decodeStart(raw)
 	if err != nil {
 		killTree()
 		return fail(stageErr(StageProtocol, err))
 	}
 	if start.Namespaces {
-		if err := setupView(start.Spec); err != nil {
+		if err := setupView(start.Spec, mask); err != nil {
 			killTree()
 			return fail(stageErr(StageMount, err))
 		}
@@ -167,7 +170,7 @@ func initMain() int {
 		killTree()
 	}
 
-	res, stageFail := superviseWorker(sup, wconn, rp, term, killTree)
+	res, stageFail := superviseWorker(sup, wconn, rp, term)
 	if stageFail == nil && readyErr != nil {
 		stageFail = stageErr(StageProtocol, fmt.Errorf("tell the worker the view is ready: %w", readyErr))
 	}
@@ -298,194 +301,4 @@ func startWorker() (int, *conn, error) {
 		null.Close()
 	}
 	return pid, &conn{f: parent}, nil
-}
-
-// superviseWorker waits for the call to end, relays the worker's stage
-// errors and tool output, honours cancellation, and kills the tree when the
-// call ends. The call ends when the command the worker started ({exec})
-// exits, or, when the worker started none (a Go tool, a failed stage, a
-// crash), when the worker has exited and said all it had to say.
-func superviseWorker(sup, wconn *conn, rp *reaper, term <-chan os.Signal, killTree func()) (Result, *StageError) {
-	type workerMsg struct {
-		m   message
-		err error
-	}
-	fromWorker := make(chan workerMsg, 1)
-	go func() {
-		for {
-			m, err := wconn.recv()
-			fromWorker <- workerMsg{m, err}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	canceled := make(chan struct{})
-	go func() {
-		// Any message or EOF from the supervisor now means "stop".
-		_, _ = sup.recv()
-		close(canceled)
-	}()
-	var (
-		res          Result
-		stageFail    *StageError
-		status       unix.WaitStatus
-		command      int  // the command's pid, once the worker has named it
-		workerGone   bool // reaped
-		workerSilent bool // its control socket reached EOF: nothing more will come
-		workerStatus unix.WaitStatus
-	)
-	for {
-		if command != 0 {
-			if ws, ok := rp.take(command); ok {
-				status = ws
-				break
-			}
-		} else if workerGone && workerSilent {
-			status = workerStatus
-			break
-		}
-		select {
-		case wm := <-fromWorker:
-			switch {
-			case wm.err != nil:
-				fromWorker, workerSilent = nil, true
-			case wm.m.Error != nil:
-				stageFail = wm.m.Error
-			case wm.m.Output != nil:
-				res.Output = wm.m.Output.Data
-				if wm.m.Output.Error != "" {
-					stageFail = &StageError{Stage: StageTool, Msg: wm.m.Output.Error}
-				}
-			case wm.m.Exec > 0:
-				command = wm.m.Exec
-				rp.watch(command)
-			}
-		case <-rp.reaped:
-			if !workerGone {
-				workerStatus, workerGone = rp.take(rp.worker)
-			}
-		case <-canceled:
-			res.Canceled = true
-			killTree()
-			canceled = nil
-		case <-term:
-			res.Canceled = true
-			killTree()
-		}
-	}
-	killTree()
-	switch {
-	case status.Exited():
-		res.ExitCode = status.ExitStatus()
-	case status.Signaled():
-		res.ExitCode = 128 + int(status.Signal())
-		res.Signal = unix.SignalName(status.Signal())
-	}
-	if stageFail != nil && !res.Canceled {
-		return res, stageFail
-	}
-	return res, nil
-}
-
-// reaper reaps every child of init (a subreaper or PID 1, so orphans of the
-// tree come to it) and keeps the statuses the call's outcome depends on:
-// the worker's, and the command's. The command's pid is known only once the
-// worker names it, and the command may already have exited by then, so
-// until then every status is kept; afterwards only those two.
-type reaper struct {
-	worker int
-	// reaped gets a token whenever a status was kept.
-	reaped chan struct{}
-	// empty is closed when no child is left. Every process of the call
-	// descends from init, so that means the call's tree is gone.
-	empty chan struct{}
-
-	mu      sync.Mutex
-	command int
-	status  map[int]unix.WaitStatus
-}
-
-func newReaper(worker int) *reaper {
-	return &reaper{
-		worker: worker,
-		reaped: make(chan struct{}, 1),
-		empty:  make(chan struct{}),
-		status: map[int]unix.WaitStatus{},
-	}
-}
-
-func (r *reaper) run() {
-	defer close(r.empty)
-	for {
-		var ws unix.WaitStatus
-		got, err := unix.Wait4(-1, &ws, 0, nil)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return
-		}
-		r.mu.Lock()
-		keep := got == r.worker || r.command == 0 || got == r.command
-		if keep {
-			r.status[got] = ws
-		}
-		r.mu.Unlock()
-		if keep {
-			select {
-			case r.reaped <- struct{}{}:
-			default:
-			}
-		}
-	}
-}
-
-// watch names the command and forgets every other status but the worker's.
-func (r *reaper) watch(command int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.command = command
-	for pid := range r.status {
-		if pid != command && pid != r.worker {
-			delete(r.status, pid)
-		}
-	}
-}
-
-// take returns pid's status if it has been reaped.
-func (r *reaper) take(pid int) (unix.WaitStatus, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ws, ok := r.status[pid]
-	return ws, ok
-}
-
-// killDomain kills every process of the call and waits until the reaper has
-// collected them all. In a PID namespace kill(-1) reaches only that
-// namespace; otherwise Landlock's signal scoping limits it to our own domain
-// and the worker's nested one. Without either it would reach every process
-// of the user, so it is never used then (initMain refuses such a call).
-func killDomain(pidNS, scoped bool, worker int, empty <-chan struct{}) {
-	if !pidNS && !scoped {
-		_ = unix.Kill(worker, unix.SIGKILL)
-		return
-	}
-	// Repeat: a process that was forking when the signal went out may
-	// leave a child that missed it. Outside a PID namespace kill(-1)
-	// returns 0 as long as any process exists, so success says nothing;
-	// the reaper closing empty does.
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(10 * time.Second)
-	for {
-		_ = unix.Kill(-1, unix.SIGKILL)
-		select {
-		case <-empty:
-			return
-		case <-deadline:
-			return
-		case <-tick.C:
-		}
-	}
 }

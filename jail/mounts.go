@@ -9,15 +9,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// setupView builds the call's filesystem view inside its fresh mount
-// namespace (run by init, which holds capabilities only over namespaces it
-// owns):
+// setupView builds the call's view inside its fresh mount namespace (run by
+// init, which holds capabilities only over namespaces it owns):
 //   - /tmp and /dev/shm become fresh tmpfs, with granted paths under them
 //     (a workspace in /tmp, say) carried over as bind mounts;
+//   - each hidden path is masked (mask is the detached mount of an empty
+//     file that sealNamespace made);
 //   - each directory on the way to a protected path becomes a mount point
 //     (so it cannot be renamed away and replaced), and each existing
 //     protected path is bound read-only over itself.
-func setupView(spec Spec) error {
+func setupView(spec Spec, mask int) error {
 	if err := restoreWrites(spec); err != nil {
 		return err
 	}
@@ -26,17 +27,18 @@ func setupView(spec Spec) error {
 			return err
 		}
 	}
-	if err := hide(spec.Hidden); err != nil {
+	if err := hide(spec.Hidden, mask); err != nil {
 		return err
 	}
 	return protect(spec)
 }
 
 // hide masks each existing hidden path: a directory by an empty read-only
-// tmpfs of mode 000, a file by an empty file of mode 000. With every
-// capability dropped in the worker, both refuse to be read.
-func hide(paths []string) error {
-	var files []string
+// tmpfs of mode 000, a file by the empty read-only file of mode 000 that
+// mask (a detached mount) holds. With every capability dropped in the
+// worker, both refuse to be read.
+func hide(paths []string, mask int) error {
+	first := "" // the first masked file, from which the others are bound
 	for _, p := range paths {
 		fi, err := os.Lstat(p)
 		switch {
@@ -46,33 +48,49 @@ func hide(paths []string) error {
 			if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=000,size=4k"); err != nil {
 				return fmt.Errorf("mask %s: %w", p, err)
 			}
+		case first == "":
+			// A detached mount can be attached once; like mount(2), follow
+			// a symlink to what it names.
+			if err := unix.MoveMount(mask, "", unix.AT_FDCWD, p, unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_SYMLINKS); err != nil {
+				return fmt.Errorf("mask %s: %w", p, err)
+			}
+			first = p
 		default:
-			files = append(files, p)
-		}
-	}
-	if len(files) == 0 {
-		return nil
-	}
-	// One empty file on a scratch tmpfs serves as the mask for every file.
-	// The scratch tmpfs sits over /tmp for a moment (any directory would
-	// do, and /tmp exists everywhere; an ordinary user's namespace cannot
-	// create directories in /dev) and is detached afterwards: the binds
-	// keep the mask file alive.
-	const scratch = "/tmp"
-	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=700,size=4k"); err != nil {
-		return fmt.Errorf("mask scratch tmpfs: %w", err)
-	}
-	defer unix.Unmount(scratch, unix.MNT_DETACH)
-	mask := filepath.Join(scratch, ".brig-mask")
-	if err := os.WriteFile(mask, nil, 0); err != nil {
-		return fmt.Errorf("mask file: %w", err)
-	}
-	for _, p := range files {
-		if err := unix.Mount(mask, p, "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("mask %s: %w", p, err)
+			if err := unix.Mount(first, p, "", unix.MS_BIND, ""); err != nil {
+				return fmt.Errorf("mask %s: %w", p, err)
+			}
 		}
 	}
 	return nil
+}
+
+// makeMask makes the empty file of mode 000 that masks hidden files, as a
+// detached read-only mount of it (read-only, so that not even its owner can
+// chmod it and write into it). It is made on a scratch tmpfs over /tmp
+// (any directory would do, and /tmp exists everywhere; an ordinary user's
+// namespace cannot create directories in /dev) that is detached at once.
+// Detaching a mount waits for an RCU grace period, a few hundred
+// microseconds, which is why this happens before the call is known.
+func makeMask() (int, error) {
+	const scratch = "/tmp"
+	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=700,size=4k"); err != nil {
+		return -1, fmt.Errorf("mask scratch tmpfs: %w", err)
+	}
+	defer unix.Unmount(scratch, unix.MNT_DETACH)
+	path := filepath.Join(scratch, ".brig-mask")
+	if err := os.WriteFile(path, nil, 0); err != nil {
+		return -1, fmt.Errorf("mask file: %w", err)
+	}
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("detach the mask file: %w", err)
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("make the mask read-only: %w", err)
+	}
+	return fd, nil
 }
 
 // prepareNamespace runs first in an init that is PID 1 of fresh namespaces,
@@ -96,13 +114,18 @@ func prepareNamespace() error {
 //   - every mount becomes read-only (restoreWrites puts the call's write
 //     grants back);
 //   - loopback comes up when the network namespace is private (on the
-//     host's network it is up already and nothing changes).
-func sealNamespace() error {
+//     host's network it is up already and nothing changes);
+//   - the mask for hidden files is made (makeMask); its descriptor is
+//     returned.
+func sealNamespace() (mask int, err error) {
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &attr); err != nil {
-		return fmt.Errorf("make the filesystem read-only: %w", err)
+		return -1, fmt.Errorf("make the filesystem read-only: %w", err)
 	}
-	return loopbackUp()
+	if err := loopbackUp(); err != nil {
+		return -1, err
+	}
+	return makeMask()
 }
 
 // restoreWrites puts the write grants back writable on top of the

@@ -27,25 +27,39 @@ func NewParent(initEnd, workerEnd *os.File) *Parent {
 	return &Parent{c: &conn{f: initEnd}, w: &conn{f: workerEnd}}
 }
 
-// Start sends the call to the worker and to init, which both start on it
-// at once.
+// Start sends the call to the worker, and to init what it needs of it to
+// build the view (Spec.viewPart); both start on it at once.
 func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions) error {
-	b, err := json.Marshal(message{Start: &startMsg{
+	toWorker, err := encodeStart(startMsg{
 		Spec: spec, Invocation: inv, Seccomp: o.Seccomp,
 		Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
-	}})
+	})
 	if err != nil {
-		return fmt.Errorf("encode the start message: %w", err)
-	}
-	if len(b) > maxMessage {
-		return fmt.Errorf("start message of %d bytes exceeds the %d-byte limit", len(b), maxMessage)
+		return err
 	}
 	// The worker has the longer way to go.
-	if err := p.w.sendRaw(b); err != nil {
+	if err := p.w.sendRaw(toWorker); err != nil {
 		return fmt.Errorf("to the worker: %w", err)
 	}
 	_ = p.w.close() // nothing else goes that way
-	return p.c.sendRaw(b)
+	toInit, err := encodeStart(startMsg{
+		Spec: spec.viewPart(), Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
+	})
+	if err != nil {
+		return err
+	}
+	return p.c.sendRaw(toInit)
+}
+
+func encodeStart(m startMsg) ([]byte, error) {
+	b, err := json.Marshal(message{Start: &m})
+	if err != nil {
+		return nil, fmt.Errorf("encode the start message: %w", err)
+	}
+	if len(b) > maxMessage {
+		return nil, fmt.Errorf("start message of %d bytes exceeds the %d-byte limit", len(b), maxMessage)
+	}
+	return b, nil
 }
 
 // Wait blocks until init reports how the call ended. A set-up failure comes

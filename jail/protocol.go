@@ -168,6 +168,10 @@ func decodeMessage(b []byte) (message, error) {
 
 func (c *conn) close() error { return c.f.Close() }
 
+// fd is the socket's descriptor, for poll(2). The socket is blocking (it
+// was never handed to Go's poller), so using the number leaves it as it is.
+func (c *conn) fd() int { return int(c.f.Fd()) }
+
 var errEOF = fmt.Errorf("peer closed the control socket")
 
 // SocketPair returns a connected SOCK_SEQPACKET pair, both close-on-exec.

@@ -112,6 +112,27 @@ type Invocation struct {
 
 func (s Spec) privateTmpWanted() bool { return s.PrivateTmp }
 
+// viewPart is what init needs of the Spec to build the call's view
+// (setupView): the write grants, every grant on /tmp and /dev/shm, the
+// protected and hidden paths, and the private /tmp's size. Init is sent
+// only that: decoding the start message is on the call's critical path, and
+// the environment, the other grants and the seccomp program are the
+// worker's business alone.
+func (s Spec) viewPart() Spec {
+	v := Spec{
+		Workspace: s.Workspace, Dir: s.Dir,
+		Protected: s.Protected, Hidden: s.Hidden,
+		PrivateTmp: s.PrivateTmp, Layers: s.Layers,
+		Limits: Limits{TmpBytes: s.Limits.TmpBytes},
+	}
+	for _, r := range s.Paths {
+		if r.Access == Write || within(r.Path, "/tmp") || within(r.Path, "/dev/shm") {
+			v.Paths = append(v.Paths, r)
+		}
+	}
+	return v
+}
+
 // viewDependent reports whether path may name a different file once init
 // has built the call's view (setupView) than before: anything on the fresh
 // /tmp and /dev/shm, and anything masked as hidden. A Landlock rule binds to
