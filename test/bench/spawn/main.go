@@ -27,8 +27,9 @@ func main() {
 	}
 	runs := flag.Int("runs", 400, "timed runs per variant")
 	warm := flag.Int("warmup", 20, "untimed runs per variant first")
+	other := flag.String("child", "", "also time prewarmed calls whose jail child is this binary (another build of this bench): an A/B of a jail-side change in one run")
 	flag.Parse()
-	if err := run(*runs, *warm); err != nil {
+	if err := run(*runs, *warm, *other); err != nil {
 		fmt.Fprintln(os.Stderr, "spawn:", err)
 		os.Exit(1)
 	}
@@ -44,7 +45,7 @@ type variant struct {
 	d      []time.Duration
 }
 
-func run(runs, warm int) error {
+func run(runs, warm int, other string) error {
 	ctx := context.Background()
 	truePath, err := exec.LookPath("true")
 	if err != nil {
@@ -83,6 +84,16 @@ func run(runs, warm int) error {
 		{name: "brig jail, prewarmed", call: func() error {
 			return jailTrue(ctx, warmSup, spec, truePath)
 		}, settle: 40 * time.Millisecond},
+	}
+	if other != "" {
+		otherSup, err := supervisor.New(ctx, supervisor.Options{Prewarm: true, Executable: other})
+		if err != nil {
+			return err
+		}
+		defer otherSup.Close()
+		vs = append(vs, &variant{name: "prewarmed, -child binary", call: func() error {
+			return jailTrue(ctx, otherSup, spec, truePath)
+		}, settle: 40 * time.Millisecond})
 	}
 	if bw, err := exec.LookPath("bwrap"); err == nil {
 		vs = append(vs, &variant{name: "bwrap --unshare-all, true", call: func() error {
