@@ -6,8 +6,9 @@
 // unix-socket access, limits and environment additions. The supervisor sends
 // a Spec and an [Invocation] to a re-executed copy of the brig binary; that
 // child applies, in order, a new session with no terminal, the parent-death
-// signal, rlimits, capability drop, no_new_privs, Landlock and seccomp, and
-// only then runs the tool. Nothing here reads brig's configuration or keys,
+// signal, rlimits, capability drop, no_new_privs, seccomp (a base filter
+// loaded before the call is known, and a narrowing one for the call) and
+// Landlock, and only then runs the tool. Nothing here reads brig's configuration or keys,
 // talks to a provider, or decides policy: the policy layer builds Specs.
 //
 // Every jailed call is two processes of this binary, plus the command:
@@ -17,7 +18,7 @@
 //	    │                  ├──fd 3──► worker (unprivileged; builds the Landlock
 //	    └──────fd 4────────┼─────────►        ruleset, runs a Go tool itself)
 //	                       └── command (started by the worker as init's child:
-//	                                    Landlock, seccomp, then exec)
+//	                                    Landlock, narrowing seccomp, then exec)
 //
 // The init process is trusted code: it mounts the namespace view, waits for
 // the call to end and, when it ends for any reason, kills every process
@@ -29,8 +30,11 @@
 // Either way the command's own scoped domain keeps it from signalling or
 // tracing init and the worker.
 //
-// The worker gets the Spec from the supervisor at the same time as init
-// (init hands the socket, its fd 4, down and closes it) and, while init
+// The worker loads the base seccomp filter the supervisor sends it as soon
+// as it starts (loading the large filter is not on the call's clock). It
+// gets the call from the supervisor at the same time as init gets the part
+// of the Spec that shapes the view (init hands the worker's socket, its fd
+// 4, down and closes it) and, while init
 // builds the view, applies rlimits, checks that it holds no privilege, and
 // builds the Landlock ruleset (rules on paths the view changes, /tmp and /dev/shm,
 // wait for init's {ready}). A Go tool then runs in the worker after
@@ -47,9 +51,10 @@
 //
 //	| from       | to         | fd | message          | when                                   |
 //	|------------|------------|----|------------------|----------------------------------------|
-//	| supervisor | worker     | 4  | {start}          | once: Spec, Invocation, seccomp BPF;   |
+//	| supervisor | worker     | 4  | {prepare}        | at start-up: the base seccomp filter   |
+//	| supervisor | worker     | 4  | {start}          | once: Spec, Invocation, narrowing BPF; |
 //	|            |            |    |                  | then the supervisor closes fd 4        |
-//	| supervisor | init       | 3  | {start}          | the same bytes, right after            |
+//	| supervisor | init       | 3  | {start}          | right after: the Spec's view part      |
 //	| init       | worker     | 3  | {ready}          | the view is built                      |
 //	| worker     | init       | 3  | {error}          | a stage failed; the worker exits 126/7 |
 //	| worker     | init       | 3  | {output}         | a Go tool finished                     |

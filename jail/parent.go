@@ -10,7 +10,7 @@ import (
 // StartOptions are the parts of a start message that the supervisor decides
 // from what the kernel offers, not from policy.
 type StartOptions struct {
-	Seccomp     []byte // raw BPF from BuildFilter
+	Seccomp     []byte // raw BPF from BuildNarrowingFilter, stacked on the base filter (Prepare)
 	Namespaces  bool   // init runs in fresh user, mount and PID namespaces
 	PrivateNet  bool   // ... and a fresh network namespace
 	LandlockABI int
@@ -25,6 +25,13 @@ type Parent struct{ c, w *conn }
 // worker's StartFD).
 func NewParent(initEnd, workerEnd *os.File) *Parent {
 	return &Parent{c: &conn{f: initEnd}, w: &conn{f: workerEnd}}
+}
+
+// Prepare sends the worker the base seccomp filter, which it loads before
+// its call is known. It must come before Start; a child that never gets it
+// refuses every call that wants the seccomp layer.
+func (p *Parent) Prepare(baseSeccomp []byte) error {
+	return p.w.send(message{Prepare: &prepareMsg{Seccomp: baseSeccomp}})
 }
 
 // Start sends the call to the worker, and to init what it needs of it to

@@ -38,7 +38,10 @@ func InitArgs(cgroupProcs ...string) []string { return append([]string{initArg},
 
 // message is one packet of the fd-3 protocol. Exactly one field is set.
 type message struct {
-	Start  *startMsg   `json:"start,omitempty"`
+	// Prepare comes first on the worker's start socket, before any call is
+	// known.
+	Prepare *prepareMsg `json:"prepare,omitempty"`
+	Start   *startMsg   `json:"start,omitempty"`
 	Error  *StageError `json:"error,omitempty"`
 	Output *toolOutput `json:"output,omitempty"`
 	Result *Result     `json:"result,omitempty"`
@@ -49,11 +52,21 @@ type message struct {
 	Exec int `json:"exec,omitempty"`
 }
 
+// prepareMsg is what the worker can do before its call is known.
+type prepareMsg struct {
+	// Seccomp is the base filter (BuildFilter(BaseFilterOptions())); the
+	// worker loads it at once, and the call's narrowing filter
+	// (startMsg.Seccomp) is stacked on it.
+	Seccomp []byte `json:"seccomp"`
+}
+
 // startMsg is everything a child needs to run one call.
 type startMsg struct {
 	Spec       Spec       `json:"spec"`
 	Invocation Invocation `json:"invocation"`
-	// Seccomp is the raw BPF program compiled by the supervisor.
+	// Seccomp is the raw BPF program, compiled by the supervisor, that
+	// narrows the base filter down to the call (BuildNarrowingFilter);
+	// empty when the base filter is all the call needs.
 	Seccomp []byte `json:"seccomp,omitempty"`
 	// Namespaces tells init it runs in fresh user, mount, PID (and maybe
 	// network) namespaces and must build the view.

@@ -93,12 +93,38 @@ func runSeccompSubprocess(t *testing.T, fn func(t *testing.T)) {
 // the jail child does. Only ever called inside runSeccompSubprocess.
 func installSeccomp(t *testing.T, opts FilterOptions) {
 	t.Helper()
-	if os.Getenv(seccompSubprocessEnv) != t.Name() {
-		t.Fatal("installSeccomp outside runSeccompSubprocess would restrict the whole test binary")
-	}
 	prog, err := BuildFilter(opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	loadSeccomp(t, prog)
+}
+
+// installStackedSeccomp loads the base filter and then the narrowing filter
+// for opts, the way a jail child does.
+func installStackedSeccomp(t *testing.T, opts FilterOptions) {
+	t.Helper()
+	base, err := BuildFilter(BaseFilterOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow, err := BuildNarrowingFilter(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (narrow == nil) != (opts == BaseFilterOptions()) {
+		t.Fatalf("narrowing filter for %+v: %d bytes", opts, len(narrow))
+	}
+	loadSeccomp(t, base)
+	if narrow != nil {
+		loadSeccomp(t, narrow)
+	}
+}
+
+func loadSeccomp(t *testing.T, prog []byte) {
+	t.Helper()
+	if os.Getenv(seccompSubprocessEnv) != t.Name() {
+		t.Fatal("loading a filter outside runSeccompSubprocess would restrict the whole test binary")
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -597,56 +623,68 @@ func TestSeccompSocket(t *testing.T) {
 			seccompSockCase(false, unix.AF_INET6, dgram, 0, ok),
 		}},
 	}
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) {
-			runSeccompSubprocess(t, func(t *testing.T) {
-				cases := append(append([]seccompCase{}, common...), v.cases...)
-				// Every other family, and anything above the table, is refused.
-				allowed := map[uint64]bool{}
-				if v.opts.AllowUnix {
-					allowed[unix.AF_UNIX] = true
-				}
-				if v.opts.AllowInet {
-					allowed[unix.AF_INET], allowed[unix.AF_INET6], allowed[unix.AF_NETLINK] = true, true, true
-				}
-				for fam := uint64(0); fam <= maxSocketFamily; fam++ {
-					if !allowed[fam] {
-						c := seccompSockCase(false, fam, dgram, 0, noAF)
-						c.control = false // most of them are EAFNOSUPPORT anyway
-						cases = append(cases, c)
+	// Each variant holds for the single filter and for the base filter with
+	// the narrowing one stacked on it (what a jail child loads).
+	for _, stacked := range []bool{false, true} {
+		for _, v := range variants {
+			name := v.name
+			if stacked {
+				name = "stacked-" + name
+			}
+			t.Run(name, func(t *testing.T) {
+				runSeccompSubprocess(t, func(t *testing.T) {
+					cases := append(append([]seccompCase{}, common...), v.cases...)
+					// Every other family, and anything above the table, is refused.
+					allowed := map[uint64]bool{}
+					if v.opts.AllowUnix {
+						allowed[unix.AF_UNIX] = true
 					}
-					if fam != unix.AF_UNIX {
-						c := seccompSockCase(true, fam, stream, 0, noAF)
-						c.control = false
-						cases = append(cases, c)
+					if v.opts.AllowInet {
+						allowed[unix.AF_INET], allowed[unix.AF_INET6], allowed[unix.AF_NETLINK] = true, true, true
 					}
-				}
-				for _, fam := range []uint64{64, 0x7fffffff, 0x80000000, 0xffffffff, hi, ^uint64(0)} {
-					for _, pair := range []bool{false, true} {
-						c := seccompSockCase(pair, fam, stream, 0, noAF)
-						c.control = false
-						cases = append(cases, c)
+					for fam := uint64(0); fam <= maxSocketFamily; fam++ {
+						if !allowed[fam] {
+							c := seccompSockCase(false, fam, dgram, 0, noAF)
+							c.control = false // most of them are EAFNOSUPPORT anyway
+							cases = append(cases, c)
+						}
+						if fam != unix.AF_UNIX {
+							c := seccompSockCase(true, fam, stream, 0, noAF)
+							c.control = false
+							cases = append(cases, c)
+						}
 					}
-				}
+					for _, fam := range []uint64{64, 0x7fffffff, 0x80000000, 0xffffffff, hi, ^uint64(0)} {
+						for _, pair := range []bool{false, true} {
+							c := seccompSockCase(pair, fam, stream, 0, noAF)
+							c.control = false
+							cases = append(cases, c)
+						}
+					}
 
-				seccompCheckControls(t, cases)
-				installSeccomp(t, v.opts)
-				seccompCheckFiltered(t, cases)
+					seccompCheckControls(t, cases)
+					if stacked {
+						installStackedSeccomp(t, v.opts)
+					} else {
+						installSeccomp(t, v.opts)
+					}
+					seccompCheckFiltered(t, cases)
 
-				if v.opts.AllowInet {
-					// Real consumers: netlink RIB dumps (SOCK_RAW) and a TCP
-					// listener, which Go first tries as MPTCP.
-					if _, err := net.Interfaces(); err != nil {
-						t.Errorf("net.Interfaces under the filter: %v", err)
+					if v.opts.AllowInet {
+						// Real consumers: netlink RIB dumps (SOCK_RAW) and a TCP
+						// listener, which Go first tries as MPTCP.
+						if _, err := net.Interfaces(); err != nil {
+							t.Errorf("net.Interfaces under the filter: %v", err)
+						}
+						ln, err := net.Listen("tcp", "127.0.0.1:0")
+						if err != nil {
+							t.Fatalf("net.Listen under the filter: %v", err)
+						}
+						ln.Close()
 					}
-					ln, err := net.Listen("tcp", "127.0.0.1:0")
-					if err != nil {
-						t.Fatalf("net.Listen under the filter: %v", err)
-					}
-					ln.Close()
-				}
+				})
 			})
-		})
+		}
 	}
 }
 

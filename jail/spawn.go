@@ -8,7 +8,6 @@ package jail
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <linux/filter.h>
@@ -89,29 +88,26 @@ fail:
 	_exit(127);
 }
 
+// brig_spawn_stack is the new process's stack while it runs
+// brig_spawn_child. A worker starts one command, once, so one static stack
+// serves (mapping and unmapping a fresh one cost tens of microseconds per
+// call).
+static char brig_spawn_stack[64 * 1024] __attribute__((aligned(64)));
+
 // brig_spawn starts the command as a sibling of the calling process (a
 // child of init, CLONE_PARENT) and returns its pid once it has exec'd, or
 // -1 with fail_step and fail_errno set.
 static pid_t brig_spawn(struct brig_spawn *a) {
-	const size_t stack_size = 64 * 1024;
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &a->mask);
 	a->fail_step = BRIG_STEP_NONE;
 	a->fail_errno = 0;
-	pid_t pid = -1;
-	void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (stack == MAP_FAILED) {
+	int flags = CLONE_VM | CLONE_VFORK | (a->sibling ? CLONE_PARENT : SIGCHLD);
+	pid_t pid = clone(brig_spawn_child, brig_spawn_stack + sizeof brig_spawn_stack, flags, a);
+	if (pid < 0) {
 		a->fail_step = BRIG_STEP_CLONE;
 		a->fail_errno = errno;
-	} else {
-		int flags = CLONE_VM | CLONE_VFORK | (a->sibling ? CLONE_PARENT : SIGCHLD);
-		pid = clone(brig_spawn_child, (char *)stack + stack_size, flags, a);
-		if (pid < 0) {
-			a->fail_step = BRIG_STEP_CLONE;
-			a->fail_errno = errno;
-		}
-		munmap(stack, stack_size);
 	}
 	pthread_sigmask(SIG_SETMASK, &a->mask, NULL);
 	if (a->fail_step != BRIG_STEP_NONE) return -1;
@@ -123,6 +119,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -179,7 +176,9 @@ func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter,
 		fprog.filter = filter
 		a.prog = fprog
 	}
+	spawnStackMu.Lock()
 	pid := C.brig_spawn(a)
+	spawnStackMu.Unlock()
 	if pid > 0 {
 		return int(pid), nil
 	}
@@ -201,6 +200,10 @@ func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter,
 	}
 	return 0, se
 }
+
+// spawnStackMu serialises spawns in one process: they share
+// brig_spawn_stack (a worker spawns once; tests spawn many times).
+var spawnStackMu sync.Mutex
 
 // cStrings returns a NULL-terminated array of C copies of ss, itself in C
 // memory (C memory may not hold Go pointers).

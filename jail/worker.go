@@ -29,10 +29,24 @@ func workerMain(tools map[string]ToolFunc) int {
 	runtime.LockOSThread()
 	warmCodec()
 	warmLandlock()
-	// The start message comes straight from the supervisor; nothing else
-	// does, so its socket is closed right after.
+	// The start message comes straight from the supervisor, after the
+	// base seccomp filter; nothing else does, so its socket is closed
+	// right after.
 	startConn := newConn(StartFD, "supervisor")
 	m, err := startConn.recv()
+	baseSeccomp := false
+	if err == nil && m.Prepare != nil {
+		// Loading a filter costs the kernel a pass over every syscall
+		// number and a JIT compilation; the base filter is the large
+		// one, so it is loaded now, before the call is known, on every
+		// thread. The worker needs nothing it refuses.
+		if err := LoadFilter(m.Prepare.Seccomp); err != nil {
+			startConn.close()
+			return fail(stageErr(StageSeccomp, err), exitSetupFailed)
+		}
+		baseSeccomp = true
+		m, err = startConn.recv()
+	}
 	startConn.close()
 	if err != nil {
 		if errors.Is(err, errEOF) {
@@ -47,9 +61,9 @@ func workerMain(tools map[string]ToolFunc) int {
 	spec := st.Spec
 
 	// Init builds the view meanwhile, so everything that does not depend
-	// on the view happens now: limits, the privilege
-	// check, most of the Landlock ruleset (built, not applied), decoding
-	// the seccomp program.
+	// on the view happens now: limits, the privilege check, most of the
+	// Landlock ruleset (built, not applied), decoding the call's narrowing
+	// seccomp program.
 	if err := applyRlimits(spec.Limits); err != nil {
 		return fail(stageErr(StageRlimit, err), exitSetupFailed)
 	}
@@ -66,11 +80,13 @@ func workerMain(tools map[string]ToolFunc) int {
 		}
 		defer rs.close()
 	}
-	var prog []unix.SockFilter
-	if !spec.Layers.NoSeccomp {
-		if len(st.Seccomp) == 0 {
-			return fail(&StageError{Stage: StageSeccomp, Msg: "no seccomp program in the spec"}, exitSetupFailed)
-		}
+	var prog []unix.SockFilter // the narrowing filter, stacked on the base
+	switch {
+	case !spec.Layers.NoSeccomp && !baseSeccomp:
+		return fail(&StageError{Stage: StageSeccomp, Msg: "the base seccomp filter was never sent to this child, so the call would run without one"}, exitSetupFailed)
+	case spec.Layers.NoSeccomp && baseSeccomp:
+		return fail(&StageError{Stage: StageSeccomp, Msg: "the spec switches seccomp off but this child already loaded the base filter"}, exitSetupFailed)
+	case len(st.Seccomp) > 0:
 		if prog, err = decodeBPF(st.Seccomp); err != nil {
 			return fail(stageErr(StageSeccomp, fmt.Errorf("jail: seccomp: load filter: %w", err)), exitSetupFailed)
 		}

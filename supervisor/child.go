@@ -20,14 +20,16 @@ type child struct {
 	outR, errR *os.File
 }
 
-// acquire returns a child for a call with the given clone flags: the warm
-// one when there is one, else a fresh one. The caller refills the pool
-// after its call, so the next child's start-up does not compete with it.
-func (s *Supervisor) acquire(flags uintptr, lim jail.Limits) (*child, error) {
-	if s.prewarm {
+// acquire returns a child for a call planned as p: the warm one when there
+// is one, else a fresh one. Warm children have the base seccomp filter
+// loaded, so a call without the seccomp layer (tests of the other layers)
+// always gets a fresh child. The caller refills the pool after its call, so
+// the next child's start-up does not compete with it.
+func (s *Supervisor) acquire(p plan, lim jail.Limits) (*child, error) {
+	if s.prewarm && p.base != nil {
 		s.mu.Lock()
-		c := s.warm[flags]
-		delete(s.warm, flags)
+		c := s.warm[p.flags]
+		delete(s.warm, p.flags)
 		s.mu.Unlock()
 		if c != nil {
 			if err := c.cg.setLimits(lim.Processes, lim.Memory*2); err == nil {
@@ -36,7 +38,7 @@ func (s *Supervisor) acquire(flags uintptr, lim jail.Limits) (*child, error) {
 			c.discard()
 		}
 	}
-	return s.startChild(flags, lim)
+	return s.startChildStdin(p.flags, lim, nil, p.base)
 }
 
 // refill starts a warm child for flags unless one is there already.
@@ -44,7 +46,12 @@ func (s *Supervisor) refill(flags uintptr) {
 	if !s.prewarm {
 		return
 	}
-	c, err := s.startChild(flags, jail.DefaultLimits())
+	base, err := s.filter(jail.BaseFilterOptions(), false)
+	if err != nil {
+		s.log.Debug("prewarm a jail child", "err", err)
+		return
+	}
+	c, err := s.startChildStdin(flags, jail.DefaultLimits(), nil, base)
 	if err != nil {
 		s.log.Debug("prewarm a jail child", "err", err)
 		return
@@ -60,15 +67,12 @@ func (s *Supervisor) refill(flags uintptr) {
 	}
 }
 
-// startChild spawns init with fresh output pipes, a control socket on fd 3
-// and, for a root supervisor, a cgroup bounding the call's processes.
-func (s *Supervisor) startChild(flags uintptr, lim jail.Limits) (*child, error) {
-	return s.startChildStdin(flags, lim, nil)
-}
-
-// startChildStdin is startChild with init's (and so the worker's) stdin
-// given: nil means /dev/null. Long-lived processes (Start) pass a pipe.
-func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.File) (*child, error) {
+// startChildStdin spawns init with fresh output pipes, a control socket on
+// fd 3 and, for a root supervisor, a cgroup bounding the call's processes.
+// stdin is init's (and so the worker's) standard input: nil means
+// /dev/null; long-lived processes (Start) pass a pipe. base is the seccomp
+// filter the worker loads as soon as it starts (nil: none).
+func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.File, base []byte) (*child, error) {
 	cg, err := s.cgroups.get(lim.Processes, lim.Memory*2)
 	if err != nil {
 		return nil, fmt.Errorf("%w: bound the process count of a root call: %v", jail.ErrUnenforceable, err)
@@ -142,7 +146,14 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		errR.Close()
 		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", s.exe, err)}
 	}
-	return &child{cmd: cmd, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR}, nil
+	c := &child{cmd: cmd, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR}
+	if base != nil {
+		if err := c.parent.Prepare(base); err != nil {
+			c.discard()
+			return nil, &jail.StageError{Stage: jail.StageProtocol, Msg: fmt.Sprintf("send the base seccomp filter to the worker: %v", err)}
+		}
+	}
+	return c, nil
 }
 
 // wait reaps init.

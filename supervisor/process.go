@@ -67,7 +67,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
-	c, err := s.startChildStdin(pl.flags, spec.Limits, inR)
+	c, err := s.startChildStdin(pl.flags, spec.Limits, inR, pl.base)
 	inR.Close() // init holds it now
 	if err != nil {
 		inW.Close()

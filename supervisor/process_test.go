@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -172,4 +173,57 @@ func TestStartExitsByItself(t *testing.T) {
 		t.Fatalf("result %+v stderr %q", res, res.Stderr)
 	}
 	p.Kill() // after exit: a no-op
+}
+
+// TestChildSeccompBaseMustMatch: a child that never got the base seccomp
+// filter refuses a call that wants the seccomp layer (it would otherwise run
+// with the narrowing filter alone), and one that loaded it refuses a call
+// that switches the layer off; with the base filter sent, the call runs.
+func TestChildSeccompBaseMustMatch(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	prof := policy.Profile{Workspace: ws, Dir: ws, Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
+	if !prof.Namespaces {
+		prof.CallTmp = t.TempDir()
+	}
+	spec, err := prof.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := sup.filter(jail.BaseFilterOptions(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(spec jail.Spec, base []byte) (jail.Result, error) {
+		p, err := sup.plan(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := sup.startChildStdin(p.flags, spec.Limits, nil, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.discard()
+		return sup.converse(ctx, c, spec, jail.Invocation{Argv: []string{"/bin/true"}}, p)
+	}
+	wantSeccompRefusal := func(name string, err error) {
+		t.Helper()
+		var se *jail.StageError
+		if !errors.As(err, &se) || se.Stage != jail.StageSeccomp {
+			t.Errorf("%s: got %v, want a seccomp stage error", name, err)
+		}
+	}
+	_, err = run(spec, nil)
+	wantSeccompRefusal("no base filter", err)
+	off := spec
+	off.Layers.NoSeccomp = true
+	_, err = run(off, base)
+	wantSeccompRefusal("base filter on a call without seccomp", err)
+	if res, err := run(spec, base); err != nil || res.ExitCode != 0 {
+		t.Errorf("control: %+v %v", res, err)
+	}
 }

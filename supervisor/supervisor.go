@@ -60,7 +60,7 @@ type Supervisor struct {
 	dumpMu  sync.Mutex // serialises the dumpable window of startInUserNS
 
 	mu      sync.Mutex
-	filters map[jail.FilterOptions][]byte
+	filters map[filterKey][]byte
 	warm    map[uintptr]*child // by clone flags; only with prewarm
 	closed  bool
 	cgroups cgroupPool // empty call cgroups for reuse (root only)
@@ -79,7 +79,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		log:           o.Logger,
 		grace:         o.KillGrace,
 		landlockABI:   jail.LandlockABI(),
-		filters:       map[jail.FilterOptions][]byte{},
+		filters:       map[filterKey][]byte{},
 		warm:          map[uintptr]*child{},
 		prewarm:       o.Prewarm,
 	}
@@ -157,7 +157,7 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	}
 	defer cancelTimeout()
 
-	c, err := s.acquire(plan.flags, spec.Limits)
+	c, err := s.acquire(plan, spec.Limits)
 	if err != nil {
 		return jail.Result{}, err
 	}
@@ -209,9 +209,11 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 
 // plan is what the kernel can give a Spec, decided before spawning.
 type plan struct {
-	opts   jail.StartOptions
-	flags  uintptr
-	filter jail.FilterOptions
+	opts  jail.StartOptions // opts.Seccomp: the narrowing filter, stacked on base
+	flags uintptr
+	// base is the base seccomp filter the child loads before its call,
+	// nil when the Spec switches the seccomp layer off.
+	base []byte
 }
 
 func (s *Supervisor) plan(spec jail.Spec) (plan, error) {
@@ -235,31 +237,46 @@ func (s *Supervisor) plan(spec jail.Spec) (plan, error) {
 			p.flags |= unix.CLONE_NEWNET
 		}
 	}
-	// In a private network namespace inet sockets reach only the call's own
-	// loopback; on the host network they are allowed only when granted.
-	p.filter = jail.FilterOptions{AllowInet: spec.Network || p.opts.PrivateNet, AllowUnix: spec.UnixSockets}
 	if !spec.Layers.NoSeccomp {
-		bpf, err := s.filter(p.filter)
-		if err != nil {
+		// In a private network namespace inet sockets reach only the
+		// call's own loopback; on the host network they are allowed only
+		// when granted.
+		opts := jail.FilterOptions{AllowInet: spec.Network || p.opts.PrivateNet, AllowUnix: spec.UnixSockets}
+		var err error
+		if p.base, err = s.filter(jail.BaseFilterOptions(), false); err != nil {
 			return p, err
 		}
-		p.opts.Seccomp = bpf
+		if p.opts.Seccomp, err = s.filter(opts, true); err != nil {
+			return p, err
+		}
 	}
 	return p, nil
 }
 
-// filter returns the compiled seccomp program for opts, compiling it once.
-func (s *Supervisor) filter(opts jail.FilterOptions) ([]byte, error) {
+// filterKey names a compiled seccomp program: the full filter for opts, or
+// the one narrowing the base filter down to opts.
+type filterKey struct {
+	opts      jail.FilterOptions
+	narrowing bool
+}
+
+// filter returns a compiled seccomp program, compiling it once.
+func (s *Supervisor) filter(opts jail.FilterOptions, narrowing bool) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if b, ok := s.filters[opts]; ok {
+	key := filterKey{opts, narrowing}
+	if b, ok := s.filters[key]; ok {
 		return b, nil
 	}
-	b, err := jail.BuildFilter(opts)
+	build := jail.BuildFilter
+	if narrowing {
+		build = jail.BuildNarrowingFilter
+	}
+	b, err := build(opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: compile the seccomp filter: %v", jail.ErrUnenforceable, err)
 	}
-	s.filters[opts] = b
+	s.filters[key] = b
 	return b, nil
 }
 

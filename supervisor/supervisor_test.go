@@ -86,7 +86,7 @@ func TestPlanFailsClosed(t *testing.T) {
 		{"namespaces with old Landlock", 1, true, spec, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Supervisor{landlockABI: tc.abi, userNS: tc.userNS, filters: map[jail.FilterOptions][]byte{}}
+			s := &Supervisor{landlockABI: tc.abi, userNS: tc.userNS, filters: map[filterKey][]byte{}}
 			tc.spec.Layers.NoSeccomp = true // the filter is not what is tested here
 			_, err := s.plan(tc.spec)
 			if refused := errors.Is(err, jail.ErrUnenforceable); refused != tc.refuse {
