@@ -42,10 +42,10 @@ type message struct {
 	// known.
 	Prepare *prepareMsg `json:"prepare,omitempty"`
 	Start   *startMsg   `json:"start,omitempty"`
-	Error  *StageError `json:"error,omitempty"`
-	Output *toolOutput `json:"output,omitempty"`
-	Result *Result     `json:"result,omitempty"`
-	Cancel bool        `json:"cancel,omitempty"`
+	Error   *StageError `json:"error,omitempty"`
+	Output  *toolOutput `json:"output,omitempty"`
+	Result  *Result     `json:"result,omitempty"`
+	Cancel  bool        `json:"cancel,omitempty"`
 	// Ready tells the worker that init has built the call's view.
 	Ready bool `json:"ready,omitempty"`
 	// Exec is the pid of the command the worker started (a child of init).
