@@ -125,9 +125,9 @@ func initMain() int {
 			return fail(stageErr(StageRlimit, fmt.Errorf("move the worker into cgroup %s: %w", procs, err)))
 		}
 	}
-	mask := -1
+	hidden := masks{dir: -1, file: -1}
 	if pidNS {
-		if mask, err = sealNamespace(); err != nil {
+		if hidden, err = sealNamespace(); err != nil {
 			killTree()
 			return fail(stageErr(StageMount, err))
 		}
@@ -155,7 +155,7 @@ func initMain() int {
 		return fail(stageErr(StageProtocol, err))
 	}
 	if start.Namespaces {
-		if err := setupView(start.Spec, mask); err != nil {
+		if err := setupView(start.Spec, hidden); err != nil {
 			killTree()
 			return fail(stageErr(StageMount, err))
 		}

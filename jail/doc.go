@@ -37,7 +37,9 @@
 // 4, down and closes it) and, while init
 // builds the view, applies rlimits, checks that it holds no privilege, and
 // builds the Landlock ruleset (rules on paths the view changes, /tmp and /dev/shm,
-// wait for init's {ready}). A Go tool then runs in the worker after
+// wait for init's {ready}). It starts the tool only after the supervisor's
+// {go}, which follows the supervisor's record of the protected paths (what
+// it sweeps after the call must be recorded before the tool can act). A Go tool then runs in the worker after
 // Landlock (psx: every thread) and seccomp (TSYNC: every thread). A command
 // starts in a single-threaded copy of the worker (clone with CLONE_VM,
 // CLONE_VFORK and CLONE_PARENT) that applies, in order, the parent-death
@@ -52,9 +54,10 @@
 //	| from       | to         | fd | message          | when                                   |
 //	|------------|------------|----|------------------|----------------------------------------|
 //	| supervisor | worker     | 4  | {prepare}        | at start-up: the base seccomp filter   |
-//	| supervisor | worker     | 4  | {start}          | once: Spec, Invocation, narrowing BPF; |
-//	|            |            |    |                  | then the supervisor closes fd 4        |
+//	| supervisor | worker     | 4  | {start}          | once: Spec, Invocation, narrowing BPF  |
 //	| supervisor | init       | 3  | {start}          | right after: the Spec's view part      |
+//	| supervisor | worker     | 4  | {go}             | the supervisor has recorded the        |
+//	|            |            |    |                  | protected paths; then it closes fd 4   |
 //	| init       | worker     | 3  | {ready}          | the view is built                      |
 //	| worker     | init       | 3  | {error}          | a stage failed; the worker exits 126/7 |
 //	| worker     | init       | 3  | {output}         | a Go tool finished                     |

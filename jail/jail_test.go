@@ -223,14 +223,14 @@ func TestEveryThreadIsRestricted(t *testing.T) {
 }
 
 // TestHiddenPathsAreMasked: hidden paths inside a granted tree cannot be
-// read, whether a file (two of them: the second mask is bound from the
-// first), a directory or a symlink (its target is masked), nor made
-// readable with chmod; their siblings stay readable.
+// read, whether files or directories (two of each: the second mask of a
+// kind is bound from the first) or a symlink (its target is masked), nor
+// made readable with chmod; their siblings stay readable.
 func TestHiddenPathsAreMasked(t *testing.T) {
 	e := newEnv(t)
 	const canary = "canary-hidden-bytes"
 	dir := e.outside
-	for _, f := range []string{"s1", "s2", "d/k", "s3"} {
+	for _, f := range []string{"s1", "s2", "d/k", "d2/k", "s3"} {
 		p := filepath.Join(dir, f)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -257,11 +257,11 @@ func TestHiddenPathsAreMasked(t *testing.T) {
 				}
 			})
 			spec.Layers.NoNamespaces = !ns
-			for _, h := range []string{"s1", "s2", "d", "l", "missing"} {
+			for _, h := range []string{"s1", "d", "s2", "d2", "l", "missing"} {
 				spec.Hidden = append(spec.Hidden, filepath.Join(dir, h))
 			}
 			res := e.sh(t, spec, "cd "+dir+` || exit 99
-cat open.txt; cat s1 s2 d/k l s3; ls d; chmod 644 s1 s2 d/k s3; cat s1 s2 d/k s3; exit 0`)
+cat open.txt; cat s1 s2 d/k d2/k l s3; ls d d2; chmod 755 d d2; chmod 644 s1 s2 d/k d2/k s3; cat s1 s2 d/k d2/k s3; exit 0`)
 			if res.ExitCode != 0 {
 				t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
 			}

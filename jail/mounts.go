@@ -13,12 +13,11 @@ import (
 // init, which holds capabilities only over namespaces it owns):
 //   - /tmp and /dev/shm become fresh tmpfs, with granted paths under them
 //     (a workspace in /tmp, say) carried over as bind mounts;
-//   - each hidden path is masked (mask is the detached mount of an empty
-//     file that sealNamespace made);
+//   - each hidden path is masked (with the masks sealNamespace made);
 //   - each directory on the way to a protected path becomes a mount point
 //     (so it cannot be renamed away and replaced), and each existing
 //     protected path is bound read-only over itself.
-func setupView(spec Spec, mask int) error {
+func setupView(spec Spec, m masks) error {
 	if err := restoreWrites(spec); err != nil {
 		return err
 	}
@@ -27,70 +26,98 @@ func setupView(spec Spec, mask int) error {
 			return err
 		}
 	}
-	if err := hide(spec.Hidden, mask); err != nil {
+	if err := hide(spec.Hidden, m); err != nil {
 		return err
 	}
 	return protect(spec)
 }
 
-// hide masks each existing hidden path: a directory by an empty read-only
-// tmpfs of mode 000, a file by the empty read-only file of mode 000 that
-// mask (a detached mount) holds. With every capability dropped in the
-// worker, both refuse to be read.
-func hide(paths []string, mask int) error {
-	first := "" // the first masked file, from which the others are bound
+// hide masks each existing hidden path with one of the masks: a directory
+// by the empty directory, anything else by the empty file, both read-only
+// and of mode 000. With every capability dropped in the worker, neither can
+// be read, listed or reopened with chmod.
+func hide(paths []string, m masks) error {
+	// A detached mount can be attached once: each mask goes over the first
+	// path of its kind, and the others are bound from there.
+	var firstDir, firstFile string
+	place := func(mask int, first *string, p string) error {
+		var err error
+		if *first == "" {
+			// Like mount(2), follow a symlink to what it names.
+			err = unix.MoveMount(mask, "", unix.AT_FDCWD, p, unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_SYMLINKS)
+			*first = p
+		} else {
+			err = unix.Mount(*first, p, "", unix.MS_BIND, "")
+		}
+		if err != nil {
+			return fmt.Errorf("mask %s: %w", p, err)
+		}
+		return nil
+	}
 	for _, p := range paths {
-		fi, err := os.Lstat(p)
+		fi, err := os.Stat(p)
 		switch {
 		case err != nil:
-			continue // nothing there to read
+			continue // nothing there to read (a dangling link included)
 		case fi.IsDir():
-			if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=000,size=4k"); err != nil {
-				return fmt.Errorf("mask %s: %w", p, err)
-			}
-		case first == "":
-			// A detached mount can be attached once; like mount(2), follow
-			// a symlink to what it names.
-			if err := unix.MoveMount(mask, "", unix.AT_FDCWD, p, unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_SYMLINKS); err != nil {
-				return fmt.Errorf("mask %s: %w", p, err)
-			}
-			first = p
+			err = place(m.dir, &firstDir, p)
 		default:
-			if err := unix.Mount(first, p, "", unix.MS_BIND, ""); err != nil {
-				return fmt.Errorf("mask %s: %w", p, err)
-			}
+			err = place(m.file, &firstFile, p)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// makeMask makes the empty file of mode 000 that masks hidden files, as a
-// detached read-only mount of it (read-only, so that not even its owner can
-// chmod it and write into it). It is made on a scratch tmpfs over /tmp
-// (any directory would do, and /tmp exists everywhere; an ordinary user's
-// namespace cannot create directories in /dev) that is detached at once.
-// Detaching a mount waits for an RCU grace period, a few hundred
-// microseconds, which is why this happens before the call is known.
-func makeMask() (int, error) {
+// masks are detached read-only mounts of an empty directory and an empty
+// file, both of mode 000, that hide puts over hidden paths.
+type masks struct{ dir, file int }
+
+func (m masks) close() {
+	unix.Close(m.dir)
+	unix.Close(m.file)
+}
+
+// makeMasks makes the masks on a scratch tmpfs over /tmp (any directory
+// would do, and /tmp exists everywhere; an ordinary user's namespace cannot
+// create directories in /dev) that is detached at once. Detaching a mount
+// waits for an RCU grace period, a few hundred microseconds, and making a
+// tmpfs per hidden directory costs a superblock each: both happen here,
+// before the call is known. Read-only, so that not even their owner can
+// chmod them and write into them.
+func makeMasks() (masks, error) {
+	m := masks{dir: -1, file: -1}
 	const scratch = "/tmp"
 	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=700,size=4k"); err != nil {
-		return -1, fmt.Errorf("mask scratch tmpfs: %w", err)
+		return m, fmt.Errorf("mask scratch tmpfs: %w", err)
 	}
 	defer unix.Unmount(scratch, unix.MNT_DETACH)
-	path := filepath.Join(scratch, ".brig-mask")
-	if err := os.WriteFile(path, nil, 0); err != nil {
-		return -1, fmt.Errorf("mask file: %w", err)
+	dir, file := filepath.Join(scratch, "dir"), filepath.Join(scratch, "file")
+	if err := os.Mkdir(dir, 0); err != nil {
+		return m, fmt.Errorf("mask directory: %w", err)
 	}
-	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
-	if err != nil {
-		return -1, fmt.Errorf("detach the mask file: %w", err)
+	if err := os.WriteFile(file, nil, 0); err != nil {
+		return m, fmt.Errorf("mask file: %w", err)
 	}
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
-	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("make the mask read-only: %w", err)
+	for _, t := range []struct {
+		fd   *int
+		path string
+	}{{&m.dir, dir}, {&m.file, file}} {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, t.path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			m.close()
+			return masks{dir: -1, file: -1}, fmt.Errorf("detach the mask %s: %w", t.path, err)
+		}
+		*t.fd = fd
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+			m.close()
+			return masks{dir: -1, file: -1}, fmt.Errorf("make the mask %s read-only: %w", t.path, err)
+		}
 	}
-	return fd, nil
+	return m, nil
 }
 
 // prepareNamespace runs first in an init that is PID 1 of fresh namespaces,
@@ -115,17 +142,16 @@ func prepareNamespace() error {
 //     grants back);
 //   - loopback comes up when the network namespace is private (on the
 //     host's network it is up already and nothing changes);
-//   - the mask for hidden files is made (makeMask); its descriptor is
-//     returned.
-func sealNamespace() (mask int, err error) {
+//   - the masks for hidden paths are made (makeMasks).
+func sealNamespace() (masks, error) {
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &attr); err != nil {
-		return -1, fmt.Errorf("make the filesystem read-only: %w", err)
+		return masks{}, fmt.Errorf("make the filesystem read-only: %w", err)
 	}
 	if err := loopbackUp(); err != nil {
-		return -1, err
+		return masks{}, err
 	}
-	return makeMask()
+	return makeMasks()
 }
 
 // restoreWrites puts the write grants back writable on top of the

@@ -35,8 +35,13 @@ func (p *Parent) Prepare(baseSeccomp []byte) error {
 }
 
 // Start sends the call to the worker, and to init what it needs of it to
-// build the view (Spec.viewPart); both start on it at once.
-func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions) error {
+// build the view (Spec.viewPart); both start on it at once. It then runs
+// beforeTool (nil: nothing), and only once that has returned lets the
+// worker start the tool: what beforeTool records (the supervisor's snapshot
+// of the protected paths) is recorded before the tool can change anything,
+// yet off the call's critical path, while the child builds the view and
+// the Landlock ruleset.
+func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool func()) error {
 	toWorker, err := encodeStart(startMsg{
 		Spec: spec, Invocation: inv, Seccomp: o.Seccomp,
 		Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
@@ -48,14 +53,23 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions) error {
 	if err := p.w.sendRaw(toWorker); err != nil {
 		return fmt.Errorf("to the worker: %w", err)
 	}
-	_ = p.w.close() // nothing else goes that way
 	toInit, err := encodeStart(startMsg{
 		Spec: spec.viewPart(), Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
 	})
 	if err != nil {
 		return err
 	}
-	return p.c.sendRaw(toInit)
+	if err := p.c.sendRaw(toInit); err != nil {
+		return err
+	}
+	if beforeTool != nil {
+		beforeTool()
+	}
+	defer p.w.close() // nothing else goes that way
+	if err := p.w.send(message{Go: true}); err != nil {
+		return fmt.Errorf("let the worker start the tool: %w", err)
+	}
+	return nil
 }
 
 func encodeStart(m startMsg) ([]byte, error) {

@@ -50,6 +50,9 @@ type message struct {
 	Ready bool `json:"ready,omitempty"`
 	// Exec is the pid of the command the worker started (a child of init).
 	Exec int `json:"exec,omitempty"`
+	// Go lets the worker start the tool: the supervisor has recorded what
+	// it checks after the call.
+	Go bool `json:"go,omitempty"`
 }
 
 // prepareMsg is what the worker can do before its call is known.

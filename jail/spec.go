@@ -22,6 +22,21 @@ const (
 	Write Access = "write"
 )
 
+// Includes reports whether a grants everything b does (read < exec < write).
+func (a Access) Includes(b Access) bool { return accessRank(a) >= accessRank(b) }
+
+func accessRank(a Access) int {
+	switch a {
+	case Write:
+		return 3
+	case Exec:
+		return 2
+	case Read:
+		return 1
+	}
+	return 0
+}
+
 // PathRule grants one access on a file or directory tree.
 type PathRule struct {
 	Path   string `json:"path"`

@@ -30,9 +30,10 @@ func workerMain(tools map[string]ToolFunc) int {
 	warmCodec()
 	warmLandlock()
 	// The start message comes straight from the supervisor, after the
-	// base seccomp filter; nothing else does, so its socket is closed
-	// right after.
+	// base seccomp filter; then, once the supervisor has recorded what it
+	// checks after the call, {go}.
 	startConn := newConn(StartFD, "supervisor")
+	defer startConn.close()
 	m, err := startConn.recv()
 	baseSeccomp := false
 	if err == nil && m.Prepare != nil {
@@ -41,13 +42,11 @@ func workerMain(tools map[string]ToolFunc) int {
 		// one, so it is loaded now, before the call is known, on every
 		// thread. The worker needs nothing it refuses.
 		if err := LoadFilter(m.Prepare.Seccomp); err != nil {
-			startConn.close()
 			return fail(stageErr(StageSeccomp, err), exitSetupFailed)
 		}
 		baseSeccomp = true
 		m, err = startConn.recv()
 	}
-	startConn.close()
 	if err != nil {
 		if errors.Is(err, errEOF) {
 			return 0 // the supervisor dropped a warm child
@@ -107,6 +106,15 @@ func workerMain(tools map[string]ToolFunc) int {
 			return fail(stageErr(StageLandlock, err), exitSetupFailed)
 		}
 	}
+
+	// The supervisor's go-ahead usually arrived long ago.
+	if m, err := startConn.recv(); err != nil || !m.Go {
+		if errors.Is(err, errEOF) {
+			return exitSetupFailed // the supervisor gave up on the call
+		}
+		return fail(&StageError{Stage: StageProtocol, Msg: fmt.Sprintf("expected the supervisor's go-ahead (%v)", err)}, exitSetupFailed)
+	}
+	startConn.close()
 
 	if inv := st.Invocation; inv.Tool != "" {
 		if rs != nil {

@@ -68,7 +68,21 @@ func (p Profile) Spec() (jail.Spec, error) {
 		return jail.Spec{}, fmt.Errorf("the workspace %s contains your home directory %s; run brig inside a project directory", p.Workspace, p.Home)
 	}
 	var paths []jail.PathRule
+	// One rule per path (PATH often repeats a directory, or names one a
+	// toolchain root already grants): the stronger access, and required
+	// if any of its sources requires it. Every rule costs the jail a few
+	// system calls per call.
+	index := map[string]int{}
 	add := func(path string, a jail.Access, optional bool) {
+		if i, ok := index[path]; ok {
+			r := &paths[i]
+			if a.Includes(r.Access) {
+				r.Access = a
+			}
+			r.Optional = r.Optional && optional
+			return
+		}
+		index[path] = len(paths)
 		paths = append(paths, jail.PathRule{Path: path, Access: a, Optional: optional})
 	}
 

@@ -103,3 +103,34 @@ func TestProfileRefusesHomeAsWorkspace(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestProfileOneRulePerPath: a directory named twice (PATH repeats, a
+// system root on PATH, a --read of the workspace) gets one rule with the
+// stronger access, required when any source requires it.
+func TestProfileOneRulePerPath(t *testing.T) {
+	p := testProfile(t)
+	p.ParentEnv = []string{"PATH=/usr/bin:/bin:/usr/bin:/opt"}
+	p.Read = []string{p.Workspace, "/opt"}
+	s, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, r := range s.Paths {
+		seen[r.Path]++
+	}
+	for path, n := range seen {
+		if n > 1 {
+			t.Errorf("%s has %d rules", path, n)
+		}
+	}
+	if r, _ := rule(s, p.Workspace); r.Access != jail.Write {
+		t.Errorf("workspace (write, and read by --read): %+v", r)
+	}
+	if r, _ := rule(s, "/opt"); r.Access != jail.Exec || r.Optional {
+		t.Errorf("/opt (an optional system root and a required --read): %+v", r)
+	}
+	if r, ok := rule(s, "/usr/bin"); !ok || r.Access != jail.Exec {
+		t.Errorf("control: /usr/bin from PATH: %+v %v", r, ok)
+	}
+}

@@ -61,7 +61,6 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	if !pl.opts.Namespaces && spec.Limits.Processes > 0 && os.Geteuid() != 0 {
 		spec.Limits.Processes += userProcesses(os.Getuid()) // see Run
 	}
-	before := snapshotProtected(spec.Protected)
 
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -84,7 +83,8 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	}
 	go p.stderr.drain(c.errR)
 	started := time.Now()
-	if err := c.parent.Start(spec, inv, pl.opts); err != nil {
+	var before map[string]protectedState
+	if err := c.parent.Start(spec, inv, pl.opts, func() { before = snapshotProtected(spec.Protected) }); err != nil {
 		stop()
 		_ = c.cmd.Process.Kill()
 		c.wait()

@@ -208,7 +208,7 @@ func TestChildSeccompBaseMustMatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.discard()
-		return sup.converse(ctx, c, spec, jail.Invocation{Argv: []string{"/bin/true"}}, p)
+		return sup.converse(ctx, c, spec, jail.Invocation{Argv: []string{"/bin/true"}}, p, nil)
 	}
 	wantSeccompRefusal := func(name string, err error) {
 		t.Helper()
@@ -225,5 +225,44 @@ func TestChildSeccompBaseMustMatch(t *testing.T) {
 	wantSeccompRefusal("base filter on a call without seccomp", err)
 	if res, err := run(spec, base); err != nil || res.ExitCode != 0 {
 		t.Errorf("control: %+v %v", res, err)
+	}
+}
+
+// TestToolWaitsForTheSnapshot: the tool starts only after what runs before
+// it (the snapshot of the protected paths) has finished, however slow:
+// a file that step writes last is there when the command starts.
+func TestToolWaitsForTheSnapshot(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	prof := policy.Profile{Workspace: ws, Dir: ws, Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
+	if !prof.Namespaces {
+		prof.CallTmp = t.TempDir()
+	}
+	spec, err := prof.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sup.plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sup.startChildStdin(p.flags, spec.Limits, nil, p.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.discard()
+	marker := filepath.Join(ws, "snapshot-done")
+	res, err := sup.converse(ctx, c, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", "test -e " + marker}}, p, func() {
+		time.Sleep(300 * time.Millisecond)
+		if err := os.WriteFile(marker, nil, 0o644); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("the command started before the step before it had finished: %+v %v", res, err)
 	}
 }

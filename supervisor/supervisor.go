@@ -140,7 +140,6 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	if err != nil {
 		return jail.Result{}, err
 	}
-	before := snapshotProtected(spec.Protected)
 	if !plan.opts.Namespaces && spec.Limits.Processes > 0 && os.Geteuid() != 0 {
 		// Without a user namespace RLIMIT_NPROC counts every process of
 		// the user, not just the call's: allow the call its own budget on
@@ -169,7 +168,10 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	go func() { defer copies.Done(); stdout.drain(c.outR) }()
 	go func() { defer copies.Done(); stderr.drain(c.errR) }()
 
-	res, runErr := s.converse(runCtx, c, spec, inv, plan)
+	// The protected paths are recorded while the child builds the view;
+	// the tool starts only after that (see jail.Parent.Start).
+	var before map[string]protectedState
+	res, runErr := s.converse(runCtx, c, spec, inv, plan, func() { before = snapshotProtected(spec.Protected) })
 	if runErr != nil {
 		// Init failed or was killed: collect it now, and do not reuse a
 		// cgroup that may still hold something (rmdir refuses then).
@@ -281,8 +283,9 @@ func (s *Supervisor) filter(opts jail.FilterOptions, narrowing bool) ([]byte, er
 }
 
 // converse sends the call and waits for its end, cancelling on ctx.
-func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv jail.Invocation, p plan) (jail.Result, error) {
-	if err := c.parent.Start(spec, inv, p.opts); err != nil {
+// beforeTool runs after the call is sent and before the tool may start.
+func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv jail.Invocation, p plan, beforeTool func()) (jail.Result, error) {
+	if err := c.parent.Start(spec, inv, p.opts, beforeTool); err != nil {
 		_ = c.cmd.Process.Kill()
 		return jail.Result{}, &jail.StageError{Stage: jail.StageProtocol, Msg: fmt.Sprintf("send the spec to init: %v", err)}
 	}
