@@ -517,7 +517,10 @@ func TestCrashedInitIsAnErrorNotAHang(t *testing.T) {
 			}
 			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
 			cmd, _ := os.ReadFile(filepath.Join("/proc", en.Name(), "cmdline"))
-			if len(f) > 1 && f[1] == fmt.Sprint(os.Getpid()) && strings.HasPrefix(string(cmd), "brig-jail-init") {
+			// This call's init has its worker (running the hang tool) as a
+			// child; the init of an earlier test may still be exiting.
+			kids, _ := os.ReadFile(filepath.Join("/proc", en.Name(), "task", en.Name(), "children"))
+			if len(f) > 1 && f[1] == fmt.Sprint(os.Getpid()) && strings.HasPrefix(string(cmd), "brig-jail-init") && len(strings.TrimSpace(string(kids))) > 0 {
 				fmt.Sscan(en.Name(), &initPID)
 			}
 		}

@@ -111,9 +111,11 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 	}
 	defer workerChildEnd.Close()
 	cmd := &exec.Cmd{
-		Path:        s.exe,
-		Args:        append([]string{"brig-jail-init"}, jail.InitArgs(cg.procFiles()...)...),
-		Env:         []string{},
+		Path: s.exe,
+		Args: append([]string{"brig-jail-init"}, jail.InitArgs(cg.procFiles()...)...),
+		// One P: init runs one loop on one thread, and a second P only
+		// makes each wake-up start a spinning thread looking for work.
+		Env:         []string{"GOMAXPROCS=1"},
 		Dir:         "/",
 		Stdout:      outW,
 		Stderr:      errW,

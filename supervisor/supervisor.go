@@ -289,36 +289,49 @@ func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv
 		_ = c.cmd.Process.Kill()
 		return jail.Result{}, &jail.StageError{Stage: jail.StageProtocol, Msg: fmt.Sprintf("send the spec to init: %v", err)}
 	}
-	type outcome struct {
-		res jail.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		r, err := c.parent.Wait()
-		done <- outcome{r, err}
-	}()
-	select {
-	case o := <-done:
-		return o.res, o.err
-	case <-ctx.Done():
-	}
-	// Cancel: init kills the tree and reports; if it does not within the
-	// grace period, kill init (in a PID namespace that takes the tree too).
-	_ = c.parent.Cancel()
-	select {
-	case o := <-done:
-		o.res.Canceled = true
-		if o.err != nil {
-			return jail.Result{Canceled: true}, nil
+	// Init's report is read on this goroutine (one wake-up, no hand-off).
+	// A cancelled ctx makes init kill the tree and report; if it does not
+	// within the grace period, init is killed (in a PID namespace that
+	// takes the tree too), which ends the wait as well.
+	var (
+		mu       sync.Mutex
+		grace    *time.Timer
+		killed   bool
+		reported bool // Wait has returned: no grace period is needed any more
+	)
+	stop := context.AfterFunc(ctx, func() {
+		_ = c.parent.Cancel()
+		mu.Lock()
+		defer mu.Unlock()
+		if reported {
+			return
 		}
-		return o.res, nil
-	case <-time.After(s.grace):
-		s.log.Warn("jail init did not stop in time; killing it", "pid", c.cmd.Process.Pid)
-		_ = c.cmd.Process.Kill()
-		<-done
-		return jail.Result{Canceled: true, ExitCode: 128 + int(unix.SIGKILL), Signal: "SIGKILL"}, nil
+		grace = time.AfterFunc(s.grace, func() {
+			mu.Lock()
+			killed = true
+			mu.Unlock()
+			s.log.Warn("jail init did not stop in time; killing it", "pid", c.cmd.Process.Pid)
+			_ = c.cmd.Process.Kill()
+		})
+	})
+	res, err := c.parent.Wait()
+	if stop() {
+		return res, err // not cancelled
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	reported = true
+	if grace != nil {
+		grace.Stop()
+	}
+	switch {
+	case killed:
+		return jail.Result{Canceled: true, ExitCode: 128 + int(unix.SIGKILL), Signal: "SIGKILL"}, nil
+	case err != nil:
+		return jail.Result{Canceled: true}, nil
+	}
+	res.Canceled = true
+	return res, nil
 }
 
 // protectedState is what a protected path was before a call: absent, or a
