@@ -227,11 +227,11 @@ func unprivilegeForkThread() error {
 	return nil
 }
 
-// warmCodec encodes and decodes a start message of a typical size and shape
-// so that encoding/json has built its encoders and decoders, and the heap
-// has grown, before the real one arrives: a fresh process pays for that
-// reflection and those page faults once, which a prewarmed child should
-// not do on the clock.
+// warmCodec encodes and decodes a start message of a typical size and shape,
+// and the JSON messages of a call, so that encoding/json has built its
+// encoders and decoders, and the heap has grown, before the real ones
+// arrive: a fresh process pays for that reflection and those page faults
+// once, which a prewarmed child should not do on the clock.
 func warmCodec() {
 	spec := Spec{Dir: "/", Workspace: "/", Limits: DefaultLimits()}
 	for i := range 60 {
@@ -242,29 +242,16 @@ func warmCodec() {
 		spec.Protected = append(spec.Protected, "/warm/protected/"+strconv.Itoa(i))
 		spec.Hidden = append(spec.Hidden, "/warm/hidden/"+strconv.Itoa(i))
 	}
-	b, err := json.Marshal(message{Start: &startMsg{Spec: spec, Invocation: Invocation{Argv: []string{"warm"}}, Seccomp: make([]byte, 4096)}})
-	if err != nil {
-		return
+	if b, err := encodeStart(startMsg{Spec: spec, Invocation: Invocation{Argv: []string{"warm"}}, Seccomp: make([]byte, 512)}); err == nil {
+		_, _ = decodeStart(b)
 	}
 	var m message
-	_ = json.Unmarshal(b, &m)
 	_, _ = json.Marshal(message{Result: &Result{}})
 	_, _ = json.Marshal(message{Exec: 1})
 	_, _ = json.Marshal(message{Error: &StageError{Stage: StageExec, Msg: "warm"}})
 	_ = json.Unmarshal([]byte(`{"ready":true}`), &m)
+	_ = json.Unmarshal([]byte(`{"go":true}`), &m)
 	_ = json.Unmarshal([]byte(`{"exec":1}`), &m)
-}
-
-// decodeStart decodes the supervisor's start message.
-func decodeStart(raw []byte) (*startMsg, error) {
-	m, err := decodeMessage(raw)
-	if err != nil {
-		return nil, err
-	}
-	if m.Start == nil {
-		return nil, errors.New("expected a start message")
-	}
-	return m.Start, nil
 }
 
 // startWorker re-executes this binary as the worker with fds 0-2 and the

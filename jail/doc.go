@@ -48,8 +48,9 @@
 // address space with unrestricted code, and the worker's other threads run
 // none of its code. The worker then names the command to init and exits.
 //
-// Protocol on fd 3 and fd 4 (SOCK_SEQPACKET socketpairs, one JSON [message]
-// per packet):
+// Protocol on fd 3 and fd 4 (SOCK_SEQPACKET socketpairs, one message per
+// packet: JSON, except {start}, which is binary (codec.go) because it is
+// decoded on the call's critical path):
 //
 //	| from       | to         | fd | message          | when                                   |
 //	|------------|------------|----|------------------|----------------------------------------|

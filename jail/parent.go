@@ -1,7 +1,6 @@
 package jail
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -70,17 +69,6 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 		return fmt.Errorf("let the worker start the tool: %w", err)
 	}
 	return nil
-}
-
-func encodeStart(m startMsg) ([]byte, error) {
-	b, err := json.Marshal(message{Start: &m})
-	if err != nil {
-		return nil, fmt.Errorf("encode the start message: %w", err)
-	}
-	if len(b) > maxMessage {
-		return nil, fmt.Errorf("start message of %d bytes exceeds the %d-byte limit", len(b), maxMessage)
-	}
-	return b, nil
 }
 
 // Wait blocks until init reports how the call ended. A set-up failure comes

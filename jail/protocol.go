@@ -39,9 +39,8 @@ func InitArgs(cgroupProcs ...string) []string { return append([]string{initArg},
 // message is one packet of the fd-3 protocol. Exactly one field is set.
 type message struct {
 	// Prepare comes first on the worker's start socket, before any call is
-	// known.
+	// known. (The start message itself is not JSON: see codec.go.)
 	Prepare *prepareMsg `json:"prepare,omitempty"`
-	Start   *startMsg   `json:"start,omitempty"`
 	Error   *StageError `json:"error,omitempty"`
 	Output  *toolOutput `json:"output,omitempty"`
 	Result  *Result     `json:"result,omitempty"`
@@ -63,7 +62,7 @@ type prepareMsg struct {
 	Seccomp []byte `json:"seccomp"`
 }
 
-// startMsg is everything a child needs to run one call.
+// startMsg is everything a child needs to run one call (encodeStart).
 type startMsg struct {
 	Spec       Spec       `json:"spec"`
 	Invocation Invocation `json:"invocation"`

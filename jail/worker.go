@@ -34,9 +34,13 @@ func workerMain(tools map[string]ToolFunc) int {
 	// checks after the call, {go}.
 	startConn := newConn(StartFD, "supervisor")
 	defer startConn.close()
-	m, err := startConn.recv()
+	raw, err := startConn.recvBytes()
 	baseSeccomp := false
-	if err == nil && m.Prepare != nil {
+	if err == nil && len(raw) > 0 && raw[0] == '{' {
+		m, err := decodeMessage(raw)
+		if err != nil || m.Prepare == nil {
+			return fail(&StageError{Stage: StageProtocol, Msg: fmt.Sprintf("expected the base seccomp filter (%v)", err)}, exitSetupFailed)
+		}
 		// Loading a filter costs the kernel a pass over every syscall
 		// number and a JIT compilation; the base filter is the large
 		// one, so it is loaded now, before the call is known, on every
@@ -45,7 +49,7 @@ func workerMain(tools map[string]ToolFunc) int {
 			return fail(stageErr(StageSeccomp, err), exitSetupFailed)
 		}
 		baseSeccomp = true
-		m, err = startConn.recv()
+		raw, err = startConn.recvBytes()
 	}
 	if err != nil {
 		if errors.Is(err, errEOF) {
@@ -53,10 +57,10 @@ func workerMain(tools map[string]ToolFunc) int {
 		}
 		return fail(stageErr(StageProtocol, err), exitSetupFailed)
 	}
-	if m.Start == nil {
-		return fail(&StageError{Stage: StageProtocol, Msg: "expected a start message"}, exitSetupFailed)
+	st, err := decodeStart(raw)
+	if err != nil {
+		return fail(stageErr(StageProtocol, err), exitSetupFailed)
 	}
-	st := m.Start
 	spec := st.Spec
 
 	// Init builds the view meanwhile, so everything that does not depend
