@@ -64,10 +64,13 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 	if beforeTool != nil {
 		beforeTool()
 	}
-	defer p.w.close() // nothing else goes that way
-	if err := p.w.send(message{Go: true}); err != nil {
-		return fmt.Errorf("let the worker start the tool: %w", err)
-	}
+	// Nothing else goes that way. A worker that cannot hear {go} has
+	// already failed (a grant that does not exist, say) and exited: its
+	// own report reaches the supervisor through init, which is worth more
+	// than this send's EPIPE; and without {go} a worker never starts the
+	// tool.
+	_ = p.w.send(message{Go: true})
+	_ = p.w.close()
 	return nil
 }
 

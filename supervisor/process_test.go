@@ -266,3 +266,40 @@ func TestToolWaitsForTheSnapshot(t *testing.T) {
 		t.Fatalf("the command started before the step before it had finished: %+v %v", res, err)
 	}
 }
+
+// TestWorkerFailureWinsOverTheGoAhead: a worker that fails before the
+// supervisor's go-ahead (a required grant that does not exist, with a slow
+// snapshot) is reported with its own stage and reason, not as the failed
+// send of {go}.
+func TestWorkerFailureWinsOverTheGoAhead(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	prof := policy.Profile{Workspace: ws, Dir: ws, Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
+	if !prof.Namespaces {
+		prof.CallTmp = t.TempDir()
+	}
+	spec, err := prof.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const missing = "/nonexistent-brig-grant"
+	spec.Paths = append(spec.Paths, jail.PathRule{Path: missing, Access: jail.Read})
+	p, err := sup.plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sup.startChildStdin(p.flags, spec.Limits, nil, p.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.discard()
+	_, err = sup.converse(ctx, c, spec, jail.Invocation{Argv: []string{"/bin/true"}}, p, func() { time.Sleep(300 * time.Millisecond) })
+	var se *jail.StageError
+	if !errors.As(err, &se) || se.Stage != jail.StageLandlock || !strings.Contains(se.Msg, missing) {
+		t.Fatalf("got %v, want the worker's landlock stage error naming %s", err, missing)
+	}
+}
