@@ -41,6 +41,12 @@ func (p *Parent) Prepare(baseSeccomp []byte) error {
 // yet off the call's critical path, while the child builds the view and
 // the Landlock ruleset.
 func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool func()) error {
+	toInit, err := encodeStart(startMsg{
+		Spec: spec.viewPart(), Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
+	})
+	if err != nil {
+		return err
+	}
 	toWorker, err := encodeStart(startMsg{
 		Spec: spec, Invocation: inv, Seccomp: o.Seccomp,
 		Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
@@ -48,18 +54,12 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 	if err != nil {
 		return err
 	}
-	// The worker has the longer way to go.
-	if err := p.w.sendRaw(toWorker); err != nil {
-		return fmt.Errorf("to the worker: %w", err)
-	}
-	toInit, err := encodeStart(startMsg{
-		Spec: spec.viewPart(), Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
-	})
-	if err != nil {
-		return err
-	}
+	// Both wake at once; init's mount view is the longer way.
 	if err := p.c.sendRaw(toInit); err != nil {
 		return err
+	}
+	if err := p.w.sendRaw(toWorker); err != nil {
+		return fmt.Errorf("to the worker: %w", err)
 	}
 	if beforeTool != nil {
 		beforeTool()
