@@ -175,13 +175,19 @@ func TestStartExitsByItself(t *testing.T) {
 	p.Kill() // after exit: a no-op
 }
 
-// TestChildSeccompBaseMustMatch: a child that never got the base seccomp
-// filter refuses a call that wants the seccomp layer (it would otherwise run
-// with the narrowing filter alone), and one that loaded it refuses a call
-// that switches the layer off; with the base filter sent, the call runs.
-func TestChildSeccompBaseMustMatch(t *testing.T) {
-	ctx := context.Background()
-	sup, err := New(ctx, Options{})
+// converseRig drives one call through converse on a fresh child, so that a
+// test can choose the child's base seccomp filter and what runs before the
+// tool starts.
+type converseRig struct {
+	t    *testing.T
+	sup  *Supervisor
+	ws   string
+	spec jail.Spec // the workspace profile's Spec
+}
+
+func newConverseRig(t *testing.T) converseRig {
+	t.Helper()
+	sup, err := New(context.Background(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,22 +200,41 @@ func TestChildSeccompBaseMustMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := sup.filter(jail.BaseFilterOptions(), false)
+	return converseRig{t: t, sup: sup, ws: ws, spec: spec}
+}
+
+// base is the base seccomp filter a child gets before its call.
+func (r converseRig) base() []byte {
+	r.t.Helper()
+	b, err := r.sup.filter(jail.BaseFilterOptions(), false)
 	if err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
-	run := func(spec jail.Spec, base []byte) (jail.Result, error) {
-		p, err := sup.plan(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := sup.startChildStdin(p.flags, spec.Limits, nil, base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.discard()
-		return sup.converse(ctx, c, spec, jail.Invocation{Argv: []string{"/bin/true"}}, p, nil)
+	return b
+}
+
+// run runs argv under spec on a child that got base (nil: none), with
+// beforeTool run before the tool may start.
+func (r converseRig) run(spec jail.Spec, base []byte, argv []string, beforeTool func()) (jail.Result, error) {
+	r.t.Helper()
+	p, err := r.sup.plan(spec)
+	if err != nil {
+		r.t.Fatal(err)
 	}
+	c, err := r.sup.startChildStdin(p.flags, spec.Limits, nil, base)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer c.discard()
+	return r.sup.converse(context.Background(), c, spec, jail.Invocation{Argv: argv}, p, beforeTool)
+}
+
+// TestChildSeccompBaseMustMatch: a child that never got the base seccomp
+// filter refuses a call that wants the seccomp layer (it would otherwise run
+// with the narrowing filter alone), and one that loaded it refuses a call
+// that switches the layer off; with the base filter sent, the call runs.
+func TestChildSeccompBaseMustMatch(t *testing.T) {
+	r := newConverseRig(t)
 	wantSeccompRefusal := func(name string, err error) {
 		t.Helper()
 		var se *jail.StageError
@@ -217,13 +242,14 @@ func TestChildSeccompBaseMustMatch(t *testing.T) {
 			t.Errorf("%s: got %v, want a seccomp stage error", name, err)
 		}
 	}
-	_, err = run(spec, nil)
+	trueCmd := []string{"/bin/true"}
+	_, err := r.run(r.spec, nil, trueCmd, nil)
 	wantSeccompRefusal("no base filter", err)
-	off := spec
+	off := r.spec
 	off.Layers.NoSeccomp = true
-	_, err = run(off, base)
+	_, err = r.run(off, r.base(), trueCmd, nil)
 	wantSeccompRefusal("base filter on a call without seccomp", err)
-	if res, err := run(spec, base); err != nil || res.ExitCode != 0 {
+	if res, err := r.run(r.spec, r.base(), trueCmd, nil); err != nil || res.ExitCode != 0 {
 		t.Errorf("control: %+v %v", res, err)
 	}
 }
@@ -232,31 +258,9 @@ func TestChildSeccompBaseMustMatch(t *testing.T) {
 // it (the snapshot of the protected paths) has finished, however slow:
 // a file that step writes last is there when the command starts.
 func TestToolWaitsForTheSnapshot(t *testing.T) {
-	ctx := context.Background()
-	sup, err := New(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := t.TempDir()
-	prof := policy.Profile{Workspace: ws, Dir: ws, Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
-	if !prof.Namespaces {
-		prof.CallTmp = t.TempDir()
-	}
-	spec, err := prof.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := sup.plan(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := sup.startChildStdin(p.flags, spec.Limits, nil, p.base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.discard()
-	marker := filepath.Join(ws, "snapshot-done")
-	res, err := sup.converse(ctx, c, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", "test -e " + marker}}, p, func() {
+	r := newConverseRig(t)
+	marker := filepath.Join(r.ws, "snapshot-done")
+	res, err := r.run(r.spec, r.base(), []string{"/bin/sh", "-c", "test -e " + marker}, func() {
 		time.Sleep(300 * time.Millisecond)
 		if err := os.WriteFile(marker, nil, 0o644); err != nil {
 			t.Error(err)
@@ -272,32 +276,11 @@ func TestToolWaitsForTheSnapshot(t *testing.T) {
 // snapshot) is reported with its own stage and reason, not as the failed
 // send of {go}.
 func TestWorkerFailureWinsOverTheGoAhead(t *testing.T) {
-	ctx := context.Background()
-	sup, err := New(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := t.TempDir()
-	prof := policy.Profile{Workspace: ws, Dir: ws, Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
-	if !prof.Namespaces {
-		prof.CallTmp = t.TempDir()
-	}
-	spec, err := prof.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newConverseRig(t)
 	const missing = "/nonexistent-brig-grant"
+	spec := r.spec
 	spec.Paths = append(spec.Paths, jail.PathRule{Path: missing, Access: jail.Read})
-	p, err := sup.plan(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := sup.startChildStdin(p.flags, spec.Limits, nil, p.base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.discard()
-	_, err = sup.converse(ctx, c, spec, jail.Invocation{Argv: []string{"/bin/true"}}, p, func() { time.Sleep(300 * time.Millisecond) })
+	_, err := r.run(spec, r.base(), []string{"/bin/true"}, func() { time.Sleep(300 * time.Millisecond) })
 	var se *jail.StageError
 	if !errors.As(err, &se) || se.Stage != jail.StageLandlock || !strings.Contains(se.Msg, missing) {
 		t.Fatalf("got %v, want the worker's landlock stage error naming %s", err, missing)
