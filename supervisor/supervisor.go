@@ -172,6 +172,8 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	// the tool starts only after that (see jail.Parent.Start).
 	var before map[string]protectedState
 	res, runErr := s.converse(runCtx, c, spec, inv, plan, func() { before = snapshotProtected(spec.Protected) })
+	undo := func() []string { return append(s.sweep(before), s.sweepNewRepositories(spec)...) }
+	var violations []string
 	if runErr != nil {
 		// Init failed or was killed: collect it now, and do not reuse a
 		// cgroup that may still hold something (rmdir refuses then).
@@ -180,9 +182,11 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	} else {
 		// Init reports only after the whole tree is dead; its own exit
 		// (and the namespace teardown) need not delay the caller. The
-		// empty cgroup (init is not in it) can serve a later call.
+		// empty cgroup (init is not in it) can serve a later call. The
+		// sweep can start at once, while the pipes reach their end.
 		go c.wait()
 		s.cgroups.put(c.cg)
+		violations = undo()
 	}
 	// The tree is dead, so the pipes reach EOF; bound the wait anyway so a
 	// bug can never hang the caller.
@@ -205,7 +209,10 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		res.TimedOut = true
 		res.Canceled = false
 	}
-	res.Violations = append(s.sweep(before), s.sweepNewRepositories(spec)...)
+	if runErr != nil {
+		violations = undo() // only now is the tree surely gone
+	}
+	res.Violations = violations
 	return res, runErr
 }
 
