@@ -36,9 +36,7 @@ func TestRequestGolden(t *testing.T) {
 func TestStreamGolden(t *testing.T) { providertest.StreamGolden(t, parseStream) }
 
 func TestAgainstFakeProvider(t *testing.T) {
-	providertest.RunSuite(t, fakeprovider.WireAnthropic, "claude-sonnet-4-5", func(root string, key credentials.Secret, source string, retry provider.Retry) provider.Client {
-		return New(Options{BaseURL: root, APIKey: key, KeySource: source, Retry: retry})
-	})
+	providertest.RunSuite(t, fakeprovider.WireAnthropic, "claude-sonnet-4-5", newTestClient)
 }
 
 func TestBaseURL(t *testing.T) {
@@ -55,7 +53,11 @@ func TestBaseURL(t *testing.T) {
 }
 
 func BenchmarkStream(b *testing.B) {
-	providertest.Bench(b, fakeprovider.WireAnthropic, "claude-sonnet-4-5", func(root string, key credentials.Secret, source string, retry provider.Retry) provider.Client {
-		return New(Options{BaseURL: root, APIKey: key, KeySource: source, Retry: retry})
-	})
+	providertest.Bench(b, fakeprovider.WireAnthropic, "claude-sonnet-4-5", newTestClient)
+}
+
+// newTestClient is the client the suite and the benchmark talk to the fake
+// provider with.
+func newTestClient(root string, key credentials.Secret, source string, retry provider.Retry) provider.Client {
+	return New(Options{BaseURL: root, APIKey: key, KeySource: source, Retry: retry})
 }
