@@ -81,7 +81,8 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 		stderr: &tailBuffer{limit: MaxStderrTail, log: s.log, name: firstArg(inv)},
 		done:   make(chan struct{}),
 	}
-	go p.stderr.drain(c.errR)
+	stderrDone := make(chan struct{})
+	go func() { p.stderr.drain(c.errR); close(stderrDone) }()
 	started := time.Now()
 	var before map[string]protectedState
 	if err := c.parent.Start(spec, inv, pl.opts, func() { before = snapshotProtected(spec.Protected) }); err != nil {
@@ -102,6 +103,15 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 		}
 		c.wait()
 		c.cg.remove()
+		// The tree is dead, so standard error reaches its end: read it to
+		// the last byte (a crash's reason is usually there) before the
+		// process is reported gone; bound the wait so a bug cannot hang.
+		select {
+		case <-stderrDone:
+		case <-time.After(5 * time.Second):
+			c.errR.Close()
+			<-stderrDone
+		}
 		c.errR.Close()
 		res.Duration = time.Since(started)
 		res.Stderr = p.stderr.bytes()

@@ -286,3 +286,38 @@ func TestWorkerFailureWinsOverTheGoAhead(t *testing.T) {
 		t.Fatalf("got %v, want the worker's landlock stage error naming %s", err, missing)
 	}
 }
+
+// TestStartKeepsTheLastStderr: a process that writes its reason to standard
+// error and exits at once is reported with that reason, every time: the
+// stream is read to its end before the process counts as gone (an MCP
+// server's crash once came back without its stderr).
+func TestStartKeepsTheLastStderr(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prewarm: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	ws := t.TempDir()
+	prof := policy.Profile{Workspace: ws, Dir: ws, ReadOnly: true, Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
+	if !prof.Namespaces {
+		prof.CallTmp = t.TempDir()
+	}
+	spec, err := prof.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		p, err := sup.Start(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", "echo crashing on purpose >&2; exit 3"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-p.Done()
+		if tail := p.StderrTail(); !strings.Contains(tail, "crashing on purpose") {
+			t.Fatalf("run %d: the stderr tail at the end is %q", i, tail)
+		}
+		if res, _ := p.Wait(); res.ExitCode != 3 {
+			t.Fatalf("run %d: control: exit %d", i, res.ExitCode)
+		}
+	}
+}
