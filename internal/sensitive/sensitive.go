@@ -1,0 +1,299 @@
+// Package sensitive is the one list of paths that matter to brig's security
+// outside of any grant: where credentials live (never read by a call unless
+// a rule of the user's names them) and what a later process outside the
+// jail executes or obeys (never written by a call unless a rule of the
+// user's names them). Every entry carries the reason it is on the list.
+//
+// The policy (classification, decisions), the jail's grant composition and
+// the supervisor's post-call sweep all read these lists; none of them keeps
+// a copy. This package is data and matching only: it must not touch the
+// filesystem, decide tiers or import other brig packages.
+package sensitive
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Kind says what a call may not do with an entry.
+type Kind int
+
+// The kinds.
+const (
+	// Secret: credentials or private data. Neither read nor written.
+	Secret Kind = iota + 1
+	// LaterExec: a program outside the jail later runs it or reads it as
+	// configuration (and so can be made to run something). Read is fine;
+	// writing it plants code that runs unjailed.
+	LaterExec
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Secret:
+		return "secret"
+	case LaterExec:
+		return "later-executed"
+	}
+	return "unknown"
+}
+
+// Entry is one path on a list.
+type Entry struct {
+	// Path is relative to the base its list names (the home directory,
+	// the filesystem root, or a repository's root), slash-separated and
+	// clean. The entry covers the path and everything below it.
+	Path   string
+	Kind   Kind
+	Reason string
+}
+
+// Home lists entries relative to the user's home directory.
+func Home() []Entry {
+	return []Entry{
+		// Credentials.
+		{".ssh", Secret, "SSH keys, known hosts, and config/rc that ssh obeys"},
+		{".gnupg", Secret, "GnuPG private keys"},
+		{".aws", Secret, "AWS access keys"},
+		{".azure", Secret, "Azure CLI tokens"},
+		{".config/gcloud", Secret, "Google Cloud credentials"},
+		{".kube", Secret, "Kubernetes cluster credentials"},
+		{".docker", Secret, "Docker registry auth (config.json)"},
+		{".netrc", Secret, "passwords for ftp/curl/git over http"},
+		{".git-credentials", Secret, "git credential-store's default file"},
+		{".config/git/credentials", Secret, "git credential-store's XDG file"},
+		{".password-store", Secret, "pass(1) password store"},
+		{".config/gh", Secret, "GitHub CLI tokens"},
+		{".config/hub", Secret, "hub's GitHub token"},
+		{".config/glab-cli", Secret, "GitLab CLI tokens"},
+		{".npmrc", Secret, "npm auth tokens"},
+		{".yarnrc.yml", Secret, "yarn registry auth tokens"},
+		{".pypirc", Secret, "PyPI upload tokens"},
+		{".config/pip/pip.conf", Secret, "pip index URLs with passwords"},
+		{".cargo/credentials", Secret, "crates.io token"},
+		{".cargo/credentials.toml", Secret, "crates.io token"},
+		{".gem/credentials", Secret, "RubyGems API key"},
+		{".m2/settings.xml", Secret, "Maven repository passwords"},
+		{".m2/settings-security.xml", Secret, "Maven master password"},
+		{".gradle/gradle.properties", Secret, "Gradle signing and repository secrets"},
+		{".terraform.d", Secret, "Terraform Cloud tokens"},
+		{".vault-token", Secret, "HashiCorp Vault token"},
+		{".local/share/keyrings", Secret, "GNOME keyring"},
+		{".local/share/kwalletd", Secret, "KDE wallet"},
+		{".mozilla", Secret, "Firefox profiles: cookies and saved passwords"},
+		{".config/google-chrome", Secret, "Chrome profiles: cookies and saved passwords"},
+		{".config/chromium", Secret, "Chromium profiles: cookies and saved passwords"},
+		{".bash_history", Secret, "shell history often holds pasted secrets"},
+		{".zsh_history", Secret, "shell history often holds pasted secrets"},
+		{".local/share/fish/fish_history", Secret, "shell history often holds pasted secrets"},
+		{".python_history", Secret, "interpreter history"},
+		{".psql_history", Secret, "database client history"},
+		{".mysql_history", Secret, "database client history"},
+		{".pgpass", Secret, "PostgreSQL passwords"},
+		{".my.cnf", Secret, "MySQL passwords"},
+		{".config/brig", Secret, "brig's own config, rules and credentials"},
+		{".local/state/brig", Secret, "brig's sessions and audit log"},
+
+		// Run later, outside the jail.
+		{".bashrc", LaterExec, "run by every interactive bash"},
+		{".bash_profile", LaterExec, "run by bash login shells"},
+		{".bash_login", LaterExec, "run by bash login shells"},
+		{".bash_logout", LaterExec, "run when a bash login shell exits"},
+		{".bash_aliases", LaterExec, "sourced by Debian's default .bashrc"},
+		{".profile", LaterExec, "run by sh and bash login shells"},
+		{".zshrc", LaterExec, "run by every interactive zsh"},
+		{".zshenv", LaterExec, "run by every zsh"},
+		{".zprofile", LaterExec, "run by zsh login shells"},
+		{".zlogin", LaterExec, "run by zsh login shells"},
+		{".zlogout", LaterExec, "run when a zsh login shell exits"},
+		{".oh-my-zsh", LaterExec, "zsh plugins sourced at shell start"},
+		{".config/fish", LaterExec, "fish configuration and functions"},
+		{".inputrc", LaterExec, "readline bindings can run commands"},
+		{".xprofile", LaterExec, "run by the display manager at login"},
+		{".xinitrc", LaterExec, "run by startx"},
+		{".xsession", LaterExec, "run at graphical login"},
+		{".pam_environment", LaterExec, "environment set at login (LD_PRELOAD)"},
+		{".config/environment.d", LaterExec, "systemd user environment (LD_PRELOAD)"},
+		{".config/autostart", LaterExec, "desktop programs started at login"},
+		{".config/systemd", LaterExec, "systemd user units and timers"},
+		{".local/share/systemd", LaterExec, "systemd user units"},
+		{".config/brig", LaterExec, "brig's own config decides what calls may do"},
+		{".local/bin", LaterExec, "on PATH: a planted program shadows a real one"},
+		{"bin", LaterExec, "on PATH in many setups: a planted program shadows a real one"},
+		{"go/bin", LaterExec, "on PATH for Go users: a planted program shadows a real one"},
+		{".cargo/bin", LaterExec, "on PATH for Rust users"},
+		{".cargo/config.toml", LaterExec, "cargo obeys it (build.rustc-wrapper runs a program)"},
+		{".cargo/config", LaterExec, "cargo obeys it (build.rustc-wrapper runs a program)"},
+		{".npm-global/bin", LaterExec, "on PATH for npm global installs"},
+		{".gitconfig", LaterExec, "git obeys it (core.fsmonitor, aliases, hooksPath run programs)"},
+		{".config/git", LaterExec, "git's XDG config, attributes and hooks"},
+		{".ssh/rc", LaterExec, "run by sshd at every login"},
+		{".ssh/config", LaterExec, "ProxyCommand and LocalCommand run programs"},
+		{".vimrc", LaterExec, "vim runs it at start"},
+		{".vim", LaterExec, "vim plugins"},
+		{".config/nvim", LaterExec, "neovim config and plugins"},
+		{".local/share/nvim", LaterExec, "neovim plugins"},
+		{".emacs", LaterExec, "emacs runs it at start"},
+		{".emacs.d", LaterExec, "emacs init and packages"},
+		{".config/emacs", LaterExec, "emacs init and packages"},
+		{".config/Code/User", LaterExec, "VS Code settings and tasks"},
+		{".vscode", LaterExec, "VS Code extensions"},
+		{".config/direnv", LaterExec, "direnv's own rc runs at every cd"},
+		{".tmux.conf", LaterExec, "tmux runs commands from it"},
+		{".config/tmux", LaterExec, "tmux runs commands from it"},
+		{".pythonrc", LaterExec, "PYTHONSTARTUP file of many setups"},
+		{".config/pip", LaterExec, "pip obeys it (index URL)"},
+		{".condarc", LaterExec, "conda obeys it"},
+		{".gemrc", LaterExec, "gem obeys it"},
+		{".config/containers", LaterExec, "podman obeys it"},
+		{".mailcap", LaterExec, "programs run to open attachments"},
+		{".config/mimeapps.list", LaterExec, "decides which program opens a file"},
+		{".local/share/applications", LaterExec, "desktop entries run programs"},
+	}
+}
+
+// System lists absolute entries.
+func System() []Entry {
+	return []Entry{
+		{"etc/shadow", Secret, "password hashes"},
+		{"etc/shadow-", Secret, "password hashes (backup)"},
+		{"etc/gshadow", Secret, "group password hashes"},
+		{"etc/gshadow-", Secret, "group password hashes (backup)"},
+		{"etc/sudoers", Secret, "who may run what as root"},
+		{"etc/sudoers.d", Secret, "who may run what as root"},
+		{"etc/ssh", Secret, "host private keys"},
+		{"etc/ssl/private", Secret, "TLS private keys"},
+		{"etc/security/opasswd", Secret, "old password hashes"},
+		{"etc/krb5.keytab", Secret, "Kerberos host keys"},
+		{"etc/wireguard", Secret, "VPN private keys"},
+		{"etc/NetworkManager", Secret, "Wi-Fi and VPN passwords"},
+		{"etc/ipsec.secrets", Secret, "VPN secrets"},
+		{"etc/docker", Secret, "Docker daemon TLS keys"},
+		{"etc/containers/auth.json", Secret, "registry credentials"},
+		{"etc/machine-id", Secret, "a stable machine identifier (tracking)"},
+
+		{"etc/profile", LaterExec, "run by every login shell"},
+		{"etc/profile.d", LaterExec, "run by every login shell"},
+		{"etc/bash.bashrc", LaterExec, "run by every interactive bash"},
+		{"etc/zsh", LaterExec, "run by every zsh"},
+		{"etc/environment", LaterExec, "environment of every login"},
+		{"etc/cron.d", LaterExec, "system cron jobs"},
+		{"etc/cron.hourly", LaterExec, "system cron jobs"},
+		{"etc/cron.daily", LaterExec, "system cron jobs"},
+		{"etc/cron.weekly", LaterExec, "system cron jobs"},
+		{"etc/cron.monthly", LaterExec, "system cron jobs"},
+		{"etc/crontab", LaterExec, "system cron table"},
+		{"var/spool/cron", LaterExec, "users' crontabs"},
+		{"etc/systemd", LaterExec, "system units"},
+		{"etc/xdg/autostart", LaterExec, "programs started at every graphical login"},
+		{"etc/ld.so.preload", LaterExec, "a library loaded into every program"},
+		{"etc/ld.so.conf", LaterExec, "where every program finds its libraries"},
+		{"etc/ld.so.conf.d", LaterExec, "where every program finds its libraries"},
+		{"etc/gitconfig", LaterExec, "git's system config (fsmonitor, hooksPath)"},
+		{"etc/sudoers", LaterExec, "who may run what as root"},
+		{"etc/pam.d", LaterExec, "login modules"},
+		{"etc/apt/apt.conf.d", LaterExec, "apt runs hooks from it"},
+		{"usr/local/bin", LaterExec, "on every PATH before /usr/bin"},
+		{"usr/local/sbin", LaterExec, "on root's PATH before /usr/sbin"},
+	}
+}
+
+// Workspace lists entries relative to the root of a workspace or of any
+// repository inside it: files a program outside the jail (an editor, git,
+// a hook manager, direnv, another agent) runs or obeys later. Git's own
+// control files (hooks, config, the directory core.hooksPath names) are
+// found from the repository itself, not from this list.
+func Workspace() []Entry {
+	return []Entry{
+		{".brig", LaterExec, "brig's repository config and instructions"},
+		{".envrc", LaterExec, "direnv runs it on cd"},
+		{".mcp.json", LaterExec, "MCP servers other agents start"},
+		{".vscode", LaterExec, "VS Code tasks and settings run programs"},
+		{".idea", LaterExec, "JetBrains run configurations"},
+		{".claude", LaterExec, "Claude Code settings and hooks"},
+		{".codex", LaterExec, "Codex config"},
+		{".gemini", LaterExec, "Gemini CLI settings"},
+		{".cursor", LaterExec, "Cursor settings and rules"},
+		{".devcontainer", LaterExec, "dev container commands run on open"},
+		{".husky", LaterExec, "husky's git hooks"},
+		{".pre-commit-config.yaml", LaterExec, "pre-commit's hooks run at commit"},
+		{".pre-commit-hooks.yaml", LaterExec, "pre-commit hook definitions"},
+		{"lefthook.yml", LaterExec, "lefthook's hooks run at commit"},
+		{"lefthook.yaml", LaterExec, "lefthook's hooks run at commit"},
+		{".lefthook.yml", LaterExec, "lefthook's hooks run at commit"},
+		{".lefthook.yaml", LaterExec, "lefthook's hooks run at commit"},
+		{"lefthook-local.yml", LaterExec, "lefthook's local hooks run at commit"},
+		{".lefthook", LaterExec, "lefthook's hook scripts"},
+		{".lintstagedrc", LaterExec, "lint-staged runs its commands at commit"},
+		{".lintstagedrc.json", LaterExec, "lint-staged runs its commands at commit"},
+		{".lintstagedrc.yaml", LaterExec, "lint-staged runs its commands at commit"},
+		{".lintstagedrc.yml", LaterExec, "lint-staged runs its commands at commit"},
+		{".lintstagedrc.js", LaterExec, "lint-staged runs its commands at commit"},
+		{".lintstagedrc.mjs", LaterExec, "lint-staged runs its commands at commit"},
+		{".lintstagedrc.cjs", LaterExec, "lint-staged runs its commands at commit"},
+		{"lint-staged.config.js", LaterExec, "lint-staged runs its commands at commit"},
+		{"lint-staged.config.mjs", LaterExec, "lint-staged runs its commands at commit"},
+		{"lint-staged.config.cjs", LaterExec, "lint-staged runs its commands at commit"},
+		{".simple-git-hooks.json", LaterExec, "simple-git-hooks installs its hooks"},
+		{".simple-git-hooks.js", LaterExec, "simple-git-hooks installs its hooks"},
+		{".simple-git-hooks.cjs", LaterExec, "simple-git-hooks installs its hooks"},
+		{"simple-git-hooks.json", LaterExec, "simple-git-hooks installs its hooks"},
+		{"simple-git-hooks.js", LaterExec, "simple-git-hooks installs its hooks"},
+		{"simple-git-hooks.cjs", LaterExec, "simple-git-hooks installs its hooks"},
+		{".overcommit.yml", LaterExec, "overcommit's hooks run at commit"},
+		{".git-hooks", LaterExec, "overcommit's and others' hook scripts"},
+		{".githooks", LaterExec, "a common core.hooksPath directory"},
+	}
+}
+
+// WorkspaceNames are the Workspace entries' paths.
+func WorkspaceNames() []string {
+	es := Workspace()
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.Path
+	}
+	return out
+}
+
+// Match finds the entry of kind k that covers the absolute, clean path p,
+// given the user's home directory (may be empty). The first match of the
+// Home list, then the System list, wins.
+func Match(p, home string, k Kind) (Entry, bool) {
+	p = filepath.Clean(p)
+	if home != "" {
+		for _, e := range Home() {
+			if e.Kind == k && within(p, filepath.Join(home, e.Path)) {
+				return e, true
+			}
+		}
+	}
+	for _, e := range System() {
+		if e.Kind == k && within(p, "/"+e.Path) {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Abs returns the absolute paths of the Home and System entries of kind k.
+func Abs(home string, k Kind) []string {
+	var out []string
+	if home != "" {
+		for _, e := range Home() {
+			if e.Kind == k {
+				out = append(out, filepath.Join(home, e.Path))
+			}
+		}
+	}
+	for _, e := range System() {
+		if e.Kind == k {
+			out = append(out, "/"+e.Path)
+		}
+	}
+	return out
+}
+
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
