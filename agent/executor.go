@@ -183,17 +183,18 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 		o.Result = prep.Def.RunExternal(ctx, args)
 		return o
 	}
-	var stdout, stderr io.Writer
-	if out != nil {
-		stdout, stderr = out, out
+	stdio := supervisor.IO{Stdout: out, Stderr: out}
+	if prep.Def.Runs == tools.JailCommand {
+		// The model's copy of the output is kept apart from the live one.
+		stdio.Keep = supervisor.Keep{Head: tools.CommandHeadBytes, Tail: tools.CommandTailBytes}
 	}
-	res, err := e.Runner.Run(ctx, *spec, prep.Invocation, supervisor.IO{Stdout: stdout, Stderr: stderr})
+	res, err := e.Runner.Run(ctx, *spec, prep.Invocation, stdio)
 	if prep.Def.Runs == tools.JailCommand {
 		if err != nil {
 			o.Err = err
 			return o
 		}
-		o.Result = tools.CommandResult(res)
+		o.Result = tools.CommandResult(res, spec)
 		return o
 	}
 	o.Result, o.Err = tools.FromJail(res, err)

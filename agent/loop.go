@@ -484,14 +484,18 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
+// ModelText is the text of a tool result as the model receives it.
+func ModelText(r tools.Result) string {
+	if r.Text == "" && len(r.Images) == 0 {
+		return "(no output)"
+	}
+	return r.Text
+}
+
 // resultBlock is a tool result as the model sees it: its text and images.
 func resultBlock(id string, r tools.Result) provider.Block {
 	var content []provider.Block
-	text := r.Text
-	if text == "" && len(r.Images) == 0 {
-		text = "(no output)"
-	}
-	if text != "" {
+	if text := ModelText(r); text != "" {
 		content = append(content, provider.Text(text))
 	}
 	for _, img := range r.Images {

@@ -216,9 +216,58 @@ type Result struct {
 	Stderr          []byte `json:"-"`
 	StdoutTruncated bool   `json:"stdout_truncated,omitempty"`
 	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
+	// Transcript is the command's output as the model is shown it, kept
+	// whether or not the output was also streamed (see supervisor.IO).
+	Transcript Transcript `json:"-"`
 	// Violations lists protected paths the call created or replaced; the
 	// supervisor undid each after the call (see the README's security
 	// model).
 	Violations []string      `json:"violations,omitempty"`
 	Duration   time.Duration `json:"duration"`
+}
+
+// Transcript is a command's standard output and error together, in the
+// order the supervisor read them: the first bytes (Head) and the last
+// (Tail), with what lies between them counted but not kept.
+type Transcript struct {
+	Head, Tail []Chunk
+	// Omitted bytes (OmittedLines of them newlines) lie between Head and
+	// Tail.
+	Omitted      int64
+	OmittedLines int
+	// Stdout and Stderr count every byte the command wrote to each, kept
+	// or not.
+	Stdout, Stderr int64
+}
+
+// Chunk is a run of bytes from one stream.
+type Chunk struct {
+	Stderr bool
+	Data   []byte
+}
+
+// Allows reports whether the Spec grants access a on path (absolute and
+// clean; compared lexically, as the grant was written), and when it does
+// not, why: "hidden", "protected" or "outside the grant".
+func (s Spec) Allows(path string, a Access) (bool, string) {
+	for _, h := range s.Hidden {
+		if within(path, h) {
+			return false, "hidden"
+		}
+	}
+	if a == Write {
+		for _, p := range s.Protected {
+			if within(path, p) {
+				return false, "protected"
+			}
+		}
+	}
+	// Landlock rules add up: any rule that covers the path with the
+	// access grants it.
+	for _, r := range s.Paths {
+		if within(path, r.Path) && r.Access.Includes(a) {
+			return true, ""
+		}
+	}
+	return false, "outside the grant"
 }

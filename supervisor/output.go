@@ -15,6 +15,9 @@ type cappedStream struct {
 	name  string
 	w     io.Writer // nil: capture
 	limit int64
+	// also receives every byte, past the cap too (nil: none).
+	also   *transcript
+	stderr bool
 
 	mu        sync.Mutex
 	buf       bytes.Buffer
@@ -31,6 +34,7 @@ func (c *cappedStream) drain(r io.Reader) {
 	for {
 		k, err := r.Read(chunk)
 		if k > 0 {
+			c.also.write(c.stderr, chunk[:k])
 			c.write(chunk[:k])
 		}
 		if err != nil {

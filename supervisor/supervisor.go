@@ -120,9 +120,12 @@ func (s *Supervisor) Namespaces() bool { return s.userNS }
 func (s *Supervisor) LandlockABI() int { return s.landlockABI }
 
 // IO says where a call's output goes. A nil writer captures the stream into
-// the Result (up to the Spec's OutputBytes).
+// the Result (up to the Spec's OutputBytes). Independently of the writers,
+// Keep asks for the Result's Transcript: both streams in the order they
+// came, bounded at both ends (what a model is shown of a command).
 type IO struct {
 	Stdout, Stderr io.Writer
+	Keep           Keep
 }
 
 // Run executes inv under spec and returns how it ended. A *jail.StageError
@@ -161,8 +164,20 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		return jail.Result{}, err
 	}
 	defer func() { go s.refill(plan.flags) }()
+	tr := newTranscript(stdio.Keep)
+	if tr != nil {
+		// The transcript is the caller's copy: streams nobody watches
+		// need no second one.
+		if stdio.Stdout == nil {
+			stdio.Stdout = io.Discard
+		}
+		if stdio.Stderr == nil {
+			stdio.Stderr = io.Discard
+		}
+	}
 	stdout := newCappedStream("stdout", stdio.Stdout, spec.Limits.OutputBytes)
 	stderr := newCappedStream("stderr", stdio.Stderr, spec.Limits.OutputBytes)
+	stdout.also, stderr.also, stderr.stderr = tr, tr, true
 	var copies sync.WaitGroup
 	copies.Add(2)
 	go func() { defer copies.Done(); stdout.drain(c.outR) }()
@@ -205,6 +220,7 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	res.Duration = time.Since(started)
 	res.Stdout, res.StdoutTruncated = stdout.result()
 	res.Stderr, res.StderrTruncated = stderr.result()
+	res.Transcript = tr.result()
 	if errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		res.TimedOut = true
 		res.Canceled = false

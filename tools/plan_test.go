@@ -35,36 +35,6 @@ func TestPlanUpdate(t *testing.T) {
 	}
 }
 
-func TestCommandResult(t *testing.T) {
-	long := strings.Repeat("x", MaxCommandOutputBytes) + "THE END"
-	tests := []struct {
-		name    string
-		res     jail.Result
-		isError bool
-		has     []string
-	}{
-		{"ok", jail.Result{Stdout: []byte("hi\n")}, false, []string{"hi\n[exit code 0]"}},
-		{"fails", jail.Result{ExitCode: 2, Stdout: []byte("out"), Stderr: []byte("err\n")}, true, []string{"out\nerr\n[exit code 2]"}},
-		{"long output keeps head and tail", jail.Result{Stdout: []byte("START" + long)}, false, []string{"START", "THE END", "bytes omitted"}},
-		{"timeout", jail.Result{TimedOut: true, ExitCode: 137}, true, []string{"timed out"}},
-		{"violations", jail.Result{Violations: []string{"/ws/.git/hooks/pre-commit"}}, false, []string{"protected paths", "pre-commit"}},
-	}
-	for _, tt := range tests {
-		r := CommandResult(tt.res)
-		if r.IsError != tt.isError {
-			t.Errorf("%s: IsError = %v", tt.name, r.IsError)
-		}
-		for _, h := range tt.has {
-			if !strings.Contains(r.Text, h) {
-				t.Errorf("%s: %q lacks %q", tt.name, tail(r.Text), h)
-			}
-		}
-		if len(r.Text) > MaxCommandOutputBytes+512 {
-			t.Errorf("%s: %d bytes", tt.name, len(r.Text))
-		}
-	}
-}
-
 func TestFromJail(t *testing.T) {
 	out, _ := json.Marshal(Result{Text: "fine"})
 	if r, err := FromJail(jail.Result{Output: out}, nil); err != nil || r.Text != "fine" {

@@ -74,6 +74,41 @@ type oneShotSummary struct {
 	// SessionCostUSD is the whole session's cost, resumed turns included.
 	SessionCostUSD float64 `json:"session_cost_usd"`
 	DurationMS     int64   `json:"duration_ms"`
+	// Calls are this run's tool calls, each with the result as the model
+	// received it.
+	Calls []callRecord `json:"calls"`
+}
+
+// callRecord is one tool call in --output json, and the tool_end line of
+// stream-json.
+type callRecord struct {
+	ID      string          `json:"id"`
+	Name    string          `json:"name"`
+	Args    json.RawMessage `json:"args"`
+	Tier    policy.Tier     `json:"tier,omitempty"`
+	Answer  agent.Answer    `json:"answer,omitempty"` // how an Ask was answered
+	IsError bool            `json:"is_error"`
+	// Result is the text the model received; Images how many images
+	// came with it.
+	Result     string `json:"result"`
+	Images     int    `json:"images,omitempty"`
+	ExitCode   *int   `json:"exit_code,omitempty"`
+	DurationUS int64  `json:"duration_us"`
+}
+
+func newCallRecord(te agent.ToolEvent) callRecord {
+	c := callRecord{ID: te.ID, Name: te.Name, Args: te.Args}
+	if o := te.Outcome; o != nil {
+		c.IsError, c.Result, c.Images = o.Result.IsError, agent.ModelText(o.Result), len(o.Result.Images)
+		c.ExitCode, c.DurationUS = o.Result.Meta.ExitCode, o.Duration.Microseconds()
+		if o.Verdict != nil {
+			c.Tier = o.Verdict.Tier
+		}
+		if o.Approval != nil {
+			c.Answer = o.Approval.Answer
+		}
+	}
+	return c
 }
 
 func (o *agentOptions) validate() error {
@@ -170,6 +205,7 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 		sum.Error = runErr.Error()
 	}
 	_, sum.SessionCostUSD = a.Totals()
+	sum.Calls = pr.calls
 	pr.finish(sum)
 	switch {
 	case tr.Stop == agent.StopInterrupted:
@@ -248,44 +284,45 @@ type printer struct {
 	out, err io.Writer
 	enc      *json.Encoder
 	midLine  bool
+	calls    []callRecord // every finished call (for --output json)
 }
 
 func newPrinter(format string, out, errw io.Writer) *printer {
 	return &printer{format: format, out: out, err: errw, enc: json.NewEncoder(out)}
 }
 
-// streamRecord is one line of --output stream-json.
+// streamRecord is one line of --output stream-json (tool_end lines are
+// callRecords).
 type streamRecord struct {
-	Type    string          `json:"type"`
-	Text    string          `json:"text,omitempty"`
-	ID      string          `json:"id,omitempty"`
-	Name    string          `json:"name,omitempty"`
-	Args    json.RawMessage `json:"args,omitempty"`
-	Tier    policy.Tier     `json:"tier,omitempty"`
-	IsError bool            `json:"is_error,omitempty"`
-	Usage   *provider.Usage `json:"usage,omitempty"`
-	Cost    float64         `json:"cost_usd,omitempty"`
-	// DurationUS is a tool call's time from decision to result.
-	DurationUS int64 `json:"duration_us,omitempty"`
+	Type  string          `json:"type"`
+	Text  string          `json:"text,omitempty"`
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Args  json.RawMessage `json:"args,omitempty"`
+	Usage *provider.Usage `json:"usage,omitempty"`
+	Cost  float64         `json:"cost_usd,omitempty"`
 }
 
 func (p *printer) event(ev agent.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if ev.Kind == agent.EventToolEnd {
+		p.calls = append(p.calls, newCallRecord(*ev.Tool))
+	}
 	if p.format == outputStreamJSON {
-		rec := streamRecord{Type: string(ev.Kind), Text: ev.Text, Usage: ev.Usage, Cost: ev.Cost}
 		if ev.Kind == agent.EventMessage {
 			return // the deltas already carried it
 		}
+		if ev.Kind == agent.EventToolEnd {
+			_ = p.enc.Encode(struct {
+				Type string `json:"type"`
+				callRecord
+			}{string(ev.Kind), p.calls[len(p.calls)-1]})
+			return
+		}
+		rec := streamRecord{Type: string(ev.Kind), Text: ev.Text, Usage: ev.Usage, Cost: ev.Cost}
 		if ev.Tool != nil {
 			rec.ID, rec.Name, rec.Args = ev.Tool.ID, ev.Tool.Name, ev.Tool.Args
-			if o := ev.Tool.Outcome; o != nil {
-				rec.Text, rec.IsError = capString(o.Result.Text, 4096), o.Result.IsError
-				rec.DurationUS = o.Duration.Microseconds()
-				if o.Verdict != nil {
-					rec.Tier = o.Verdict.Tier
-				}
-			}
 		}
 		_ = p.enc.Encode(rec)
 		return
@@ -302,16 +339,41 @@ func (p *printer) event(ev agent.Event) {
 			fmt.Fprintln(p.out)
 			p.midLine = false
 		}
-		o := ev.Tool.Outcome
-		status := "ok"
-		if o.Result.IsError {
-			status = "error: " + firstLine(o.Result.Text)
-		}
-		fmt.Fprintf(p.err, "▸ %s %s — %s\n", ev.Tool.Name, capString(string(ev.Tool.Args), 160), status)
+		p.toolEnd(*ev.Tool)
 	case agent.EventNotice:
 		fmt.Fprintf(p.err, "brig: %s\n", ev.Text)
 	}
 }
+
+// toolEnd shows a finished call on stderr: the call, then the last lines
+// of a command's output or the first line of another tool's result.
+func (p *printer) toolEnd(te agent.ToolEvent) {
+	o := te.Outcome
+	status := "ok"
+	if o.Result.IsError {
+		status = "error"
+	}
+	if c := o.Result.Meta.ExitCode; c != nil {
+		status = fmt.Sprintf("exit %d", *c)
+	}
+	fmt.Fprintf(p.err, "▸ %s %s — %s\n", te.Name, capString(string(te.Args), 160), status)
+	text := strings.TrimRight(o.Result.Text, "\n")
+	lines := strings.Split(text, "\n")
+	if te.Name != "bash" {
+		lines = lines[:1]
+	} else if n := len(lines); n > maxShownLines {
+		fmt.Fprintf(p.err, "  │ … %d earlier lines (the model received them; --output json has the whole result)\n", n-maxShownLines)
+		lines = lines[n-maxShownLines:]
+	}
+	for _, l := range lines {
+		if l != "" {
+			fmt.Fprintf(p.err, "  │ %s\n", capString(l, 300))
+		}
+	}
+}
+
+// maxShownLines is how much of a command's output -p shows on stderr.
+const maxShownLines = 12
 
 func (p *printer) finish(s oneShotSummary) {
 	p.mu.Lock()
@@ -342,10 +404,6 @@ func capString(s string, n int) string {
 	return s[:n] + "…"
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return capString(line, 200)
-}
 
 // stdinIfPiped returns standard input when it is not a terminal.
 func stdinIfPiped() io.Reader {

@@ -484,6 +484,7 @@ func (m *Model) helpText() string {
 		{"Up / Down", "recall earlier input"},
 		{"Esc", "interrupt the turn (everything under it stops); on a prompt: deny"},
 		{"Ctrl+C twice", "exit with a cost summary"},
+		{"Ctrl+O", "show the whole output of the last command, as the model got it"},
 		{"Tab", "complete a slash command"},
 	} {
 		fmt.Fprintf(&b, "  %-27s %s\n", k[0], k[1])

@@ -18,6 +18,7 @@ import (
 	"brig/internal/doctor"
 	"brig/internal/session"
 	"brig/policy"
+	"brig/tools"
 )
 
 // Config is what the TUI needs from its caller.
@@ -107,6 +108,10 @@ type Model struct {
 	popupIdx     int
 	picker       *picker
 	resumeWanted string // /resume ID: the id to find in the listing
+
+	// lastOutput is the last finished command's whole result, which
+	// Ctrl+O prints (the transcript shows its tail).
+	lastOutput *agent.ToolEvent
 
 	lastInput int // input tokens of the last response: the context used
 	spent     float64
@@ -463,6 +468,9 @@ func (m *Model) events(evs eventsMsg) {
 			}
 		case agent.EventToolEnd:
 			m.print(m.toolDone(*ev.Tool))
+			if ev.Tool.Name == string(tools.Bash) && ev.Tool.Outcome != nil {
+				m.lastOutput = ev.Tool
+			}
 			delete(m.tools, ev.Tool.ID)
 			for i, id := range m.order {
 				if id == ev.Tool.ID {
@@ -602,6 +610,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	switch s {
+	case "ctrl+o":
+		m.expandLastOutput()
+		return nil
 	case "enter":
 		text := m.input.Value()
 		if strings.TrimSpace(text) == "" {
@@ -646,6 +657,19 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	m.input, cmd = m.input.Update(k)
 	m.popupIdx = min(m.popupIdx, max(len(m.popupItems())-1, 0))
 	return cmd
+}
+
+// expandLastOutput prints the whole result of the last command, as the
+// model received it.
+func (m *Model) expandLastOutput() {
+	te := m.lastOutput
+	if te == nil {
+		m.status = "no command has finished yet"
+		return
+	}
+	head := stAccent.Render("▾ output of ") + toolTarget(te.Name, te.Args)
+	body := inert(strings.TrimRight(te.Outcome.Result.Text, "\n"))
+	m.print(fit(head, m.width) + "\n" + stDim.Render(indent(wrap(body, m.width-4), "  │ ")))
 }
 
 // remember adds a line to the input history.

@@ -344,6 +344,14 @@ func TestDiffGolden(t *testing.T) {
 			Verdict: &policy.Verdict{Tier: policy.Deny}, Result: tools.Result{IsError: true, Text: "denied by brig's policy: ~/.ssh is never readable"}}}},
 	})
 	golden(t, "tool_results", h.frame())
+
+	// Ctrl+O prints the last command's whole result, earlier lines too.
+	h.printed = nil
+	h.send(tea.KeyPressMsg{Code: 'o', Mod: tea.ModCtrl})
+	out := h.printedText()
+	if !strings.Contains(out, "output of $ seq 1 30") || strings.Count(out, "line") != 30 {
+		t.Errorf("Ctrl+O printed:\n%s", out)
+	}
 }
 
 func seq(n int) string {

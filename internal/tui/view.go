@@ -382,7 +382,7 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 	case te.Name == string(tools.Bash):
 		kept, dropped := capLines(inert(r.Text), 10)
 		if dropped > 0 {
-			lines = append(lines, stDim.Render(fmt.Sprintf("  ⎿ … %d earlier lines not shown (the model got the whole output, up to the jail's caps)", dropped)))
+			lines = append(lines, stDim.Render(fmt.Sprintf("  ⎿ … %d earlier lines (Ctrl+O shows all of it, as the model got it)", dropped)))
 		}
 		for l := range strings.SplitSeq(kept, "\n") {
 			if kept != "" {

@@ -57,6 +57,12 @@ type Turn struct {
 	ChunkDelayMS int `json:"chunk_delay_ms,omitempty"`
 	// ChunkSize is the size of text and argument pieces, default 16 bytes.
 	ChunkSize int `json:"chunk_size,omitempty"`
+
+	// Check asserts what the tool results of the previous turn's calls
+	// said before this turn is answered; Capture keeps values from them
+	// for later turns (see Check and Capture).
+	Check   []Check   `json:"check,omitempty"`
+	Capture []Capture `json:"capture,omitempty"`
 }
 
 // ToolCall is one tool call of a turn.

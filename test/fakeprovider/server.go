@@ -50,6 +50,8 @@ type Server struct {
 	mu       sync.Mutex
 	next     int
 	requests []Request
+	vars     map[string]string // captured values (Capture)
+	failures []Failure         // checks that did not hold (Check)
 }
 
 // Option configures a Server.
@@ -70,7 +72,7 @@ func Listen(addr string, script Script, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fakeprovider: %w", err)
 	}
-	s := &Server{script: script, listener: l}
+	s := &Server{script: script, listener: l, vars: map[string]string{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -178,7 +180,16 @@ func (s *Server) handler(wire Wire) http.HandlerFunc {
 		s.mu.Lock()
 		s.requests[slot] = rec
 		s.mu.Unlock()
-		turn := s.script.Turns[n]
+		turn, fails := s.react(wire, rec.Decoded, n)
+		if len(fails) > 0 {
+			var msg []string
+			for _, f := range fails {
+				msg = append(msg, f.Error())
+			}
+			rec.Status, rec.Reject = 400, "scenario check failed"
+			writeError(w, wire, ErrorReply{Status: 400, Type: "invalid_request_error", Message: "fake provider: scenario check failed: " + strings.Join(msg, "; ")})
+			return
+		}
 		if turn.Error != nil {
 			rec.Status = turn.Error.Status
 			writeError(w, wire, *turn.Error)

@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"brig/test/fakeprovider"
+	"brig/test/scenario"
+)
+
+// TestFixTask runs a whole task — look, read, run the failing tests, fix,
+// rerun, commit, inspect the commit by the hash the commit printed —
+// through brig -p in every wire format, output format and unattended mode.
+// Each scripted step checks what the model received from the step before,
+// so the run only finishes when the model sees its tools' output.
+func TestFixTask(t *testing.T) {
+	for _, wire := range []string{"anthropic", "openai", "openaichat"} {
+		for _, output := range []string{"text", "json", "stream-json"} {
+			for _, mode := range []string{"edit", "auto"} {
+				t.Run(wire+"/"+output+"/"+mode, func(t *testing.T) {
+					e := newEnv(t, wire, scenario.FixTask()...)
+					if err := scenario.Repo(e.ws); err != nil {
+						t.Fatal(err)
+					}
+					args := append(modelArgs(wire), "-p", "make the tests pass and commit", "--mode", mode, "--output", output)
+					if mode == "edit" {
+						args = append(args, "--yes") // bash asks in edit mode; --yes answers within the mode's profile
+					}
+					r := e.run(t, args...)
+					e.srv.Verify(t)
+					if r.code != 0 {
+						t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+					}
+					if b, _ := os.ReadFile(e.ws + "/calc.py"); !strings.Contains(string(b), "return a + b") {
+						t.Fatalf("calc.py was not fixed: %q", b)
+					}
+					checkOutput(t, output, r)
+				})
+			}
+		}
+	}
+}
+
+// checkOutput: every output format carries each call's result as the
+// model received it.
+func checkOutput(t *testing.T, output string, r result) {
+	t.Helper()
+	switch output {
+	case "text":
+		// The answer on stdout; the calls and a short view of their
+		// results on stderr.
+		if !strings.Contains(r.stdout, "both tests pass, committed as ") {
+			t.Errorf("final answer missing from stdout:\n%s", r.stdout)
+		}
+		if !strings.Contains(r.stderr, "FAILED (failures=1)") {
+			t.Errorf("the failing test run is not shown on stderr:\n%s", r.stderr)
+		}
+	case "json":
+		var sum struct {
+			Result    string `json:"result"`
+			ToolCalls []struct {
+				Name    string `json:"name"`
+				Result  string `json:"result"`
+				IsError bool   `json:"is_error"`
+			} `json:"calls"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+			t.Fatalf("%v: %q", err, r.stdout)
+		}
+		if len(sum.ToolCalls) != 7 {
+			t.Fatalf("%d calls in the JSON summary, want 7: %s", len(sum.ToolCalls), r.stdout)
+		}
+		if c := sum.ToolCalls[2]; c.Name != "bash" || !c.IsError || !strings.Contains(c.Result, "AssertionError: -1 != 5") {
+			t.Errorf("the failing test run in the JSON summary: %+v", c)
+		}
+	case "stream-json":
+		var results []string
+		sc := bufio.NewScanner(strings.NewReader(r.stdout))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var ev struct {
+				Type   string `json:"type"`
+				Name   string `json:"name"`
+				Result string `json:"result"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+				t.Fatalf("%v: %q", err, sc.Text())
+			}
+			if ev.Type == "tool_end" {
+				results = append(results, ev.Result)
+			}
+		}
+		if len(results) != 7 || !strings.Contains(results[2], "FAILED (failures=1)") || !strings.Contains(results[4], "Ran 2 tests") {
+			t.Errorf("tool_end events do not carry the results (%d events): %q", len(results), results)
+		}
+	}
+}
+
+// TestFixTaskThenResume: after the task, a continued session sends the
+// model the earlier tool results with their content.
+func TestFixTaskThenResume(t *testing.T) {
+	turns := append(scenario.FixTask(), fakeprovider.Turn{Text: "The first run failed in test_add."})
+	e := newEnv(t, "anthropic", turns...)
+	if err := scenario.Repo(e.ws); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run(t, append(modelArgs("anthropic"), "-p", "fix it", "--mode", "auto")...); r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := e.run(t, append(modelArgs("anthropic"), "-c", "-p", "what did the first test run say?")...); r.code != 0 {
+		t.Fatalf("continue: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	reqs := e.srv.Requests()
+	last := reqs[len(reqs)-1]
+	var texts []string
+	for _, tr := range last.ToolResults() {
+		texts = append(texts, tr.Text)
+	}
+	all := strings.Join(texts, "\n---\n")
+	for _, want := range []string{"calc.py", "return a - b", "AssertionError: -1 != 5", "Ran 2 tests", "calc: add adds"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the resumed request lacks %q in its tool results:\n%s", want, all)
+		}
+	}
+}
+
+// TestScenarioFailsBlind: the check machinery itself — a model that acts
+// on a result it did not get cannot finish the script, and the failure
+// names the result it got.
+func TestScenarioFailsBlind(t *testing.T) {
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{scenario.Bash("echo one")}},
+		fakeprovider.Turn{Check: []fakeprovider.Check{scenario.Has(0, "two")}, Text: "never"},
+	)
+	r := e.run(t, append(modelArgs("anthropic"), "-p", "x", "--mode", "auto")...)
+	fails := e.srv.Failures()
+	if r.code == 0 || len(fails) != 1 || !strings.Contains(fails[0].Result, "one") {
+		t.Fatalf("exit %d, failures %+v\n%s", r.code, fails, r.stderr)
+	}
+}
+

@@ -1,0 +1,140 @@
+package tools
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+
+	"brig/jail"
+)
+
+// CommandResult formats a finished command (bash) for the model: what it
+// wrote to stdout and stderr in the order it came (each run labelled when
+// both streams were used), the middle left out with its size when long,
+// how it ended, and what the jail refused (see denialNotes). grant is the
+// Spec the command ran under (nil: no notes).
+func CommandResult(res jail.Result, grant *jail.Spec) Result {
+	t := res.Transcript
+	if len(t.Head) == 0 && len(t.Tail) == 0 && (len(res.Stdout) > 0 || len(res.Stderr) > 0) {
+		t = transcriptOf(res.Stdout, res.Stderr)
+	}
+	both := t.Stdout > 0 && t.Stderr > 0
+	var b strings.Builder
+	w := chunkWriter{b: &b, label: both}
+	for _, c := range t.Head {
+		w.write(c)
+	}
+	if t.Omitted > 0 {
+		w.newline()
+		fmt.Fprintf(&b, "[… %s (%d lines) left out here; the whole output was %s. To see a part, rerun with `| tail -n 100`, `| head -n 100` or `| grep PATTERN`, or redirect it (`> out.log 2>&1`) and read_file out.log with an offset …]\n",
+			humanBytes(t.Omitted), t.OmittedLines, humanBytes(t.Stdout+t.Stderr))
+		w.last = -1 // label the tail's first run again
+	}
+	for _, c := range t.Tail {
+		w.write(c)
+	}
+	output := b.String()
+	if t.Stdout+t.Stderr == 0 {
+		b.WriteString("(no output)\n")
+	} else {
+		w.newline()
+	}
+	code := res.ExitCode
+	r := Result{Meta: Meta{ExitCode: &code, TimedOut: res.TimedOut, Truncated: t.Omitted > 0}}
+	switch {
+	case res.TimedOut:
+		fmt.Fprintf(&b, "[timed out after %s: the command and everything it started were killed. If it needs longer, set timeout_seconds (at most %d); or run less at once]", res.Duration.Round(time.Second), int(MaxBashTimeout/time.Second))
+		r.IsError = true
+	case res.Canceled:
+		b.WriteString("[interrupted by the user: the command and everything it started were killed]")
+		r.IsError = true
+	case res.Signal != "":
+		fmt.Fprintf(&b, "[killed by %s (exit code %d)]", res.Signal, code)
+		r.IsError = true
+	default:
+		fmt.Fprintf(&b, "[exit code %d]", code)
+		r.IsError = code != 0
+	}
+	if len(res.Violations) > 0 {
+		fmt.Fprintf(&b, "\n[the command created or changed protected paths; brig undid it: %s]", strings.Join(res.Violations, ", "))
+	}
+	if !res.Canceled {
+		for _, n := range denialNotes(output, grant) {
+			b.WriteString("\n" + n)
+		}
+	}
+	r.Text = strings.ToValidUTF8(b.String(), "\uFFFD")
+	return r
+}
+
+// chunkWriter writes runs of output, labelling each run with its stream
+// when both were used.
+type chunkWriter struct {
+	b     *strings.Builder
+	label bool
+	last  int // 0 stdout, 1 stderr, -1 none yet
+	mid   bool
+}
+
+func (w *chunkWriter) write(c jail.Chunk) {
+	stream := 0
+	if c.Stderr {
+		stream = 1
+	}
+	if w.label && (w.b.Len() == 0 || stream != w.last) {
+		w.newline()
+		w.b.WriteString([]string{"[stdout]\n", "[stderr]\n"}[stream])
+	}
+	w.last = stream
+	w.b.Write(c.Data)
+	w.mid = len(c.Data) > 0 && c.Data[len(c.Data)-1] != '\n'
+}
+
+// newline ends a line the output left open.
+func (w *chunkWriter) newline() {
+	if w.mid {
+		w.b.WriteByte('\n')
+		w.mid = false
+	}
+}
+
+// transcriptOf makes a transcript of separately captured streams (stdout
+// first), cut to the model's budget.
+func transcriptOf(stdout, stderr []byte) jail.Transcript {
+	t := jail.Transcript{Stdout: int64(len(stdout)), Stderr: int64(len(stderr))}
+	var all []jail.Chunk
+	if len(stdout) > 0 {
+		all = append(all, jail.Chunk{Data: stdout})
+	}
+	if len(stderr) > 0 {
+		all = append(all, jail.Chunk{Stderr: true, Data: stderr})
+	}
+	headRoom := CommandHeadBytes
+	total := len(stdout) + len(stderr)
+	if total <= MaxCommandOutputBytes {
+		t.Head = all
+		return t
+	}
+	skip := total - CommandHeadBytes - CommandTailBytes
+	for _, c := range all {
+		d := c.Data
+		if headRoom > 0 {
+			n := min(headRoom, len(d))
+			t.Head = append(t.Head, jail.Chunk{Stderr: c.Stderr, Data: d[:n]})
+			headRoom -= n
+			d = d[n:]
+		}
+		if skip > 0 && len(d) > 0 {
+			n := min(skip, len(d))
+			t.Omitted += int64(n)
+			t.OmittedLines += bytes.Count(d[:n], []byte{'\n'})
+			skip -= n
+			d = d[n:]
+		}
+		if len(d) > 0 {
+			t.Tail = append(t.Tail, jail.Chunk{Stderr: c.Stderr, Data: d})
+		}
+	}
+	return t
+}

@@ -1,0 +1,112 @@
+package tools
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"brig/jail"
+)
+
+func chunk(stderr bool, s string) jail.Chunk { return jail.Chunk{Stderr: stderr, Data: []byte(s)} }
+
+func TestCommandResult(t *testing.T) {
+	long := strings.Repeat("x\n", MaxCommandOutputBytes) + "THE END"
+	tests := []struct {
+		name    string
+		res     jail.Result
+		isError bool
+		want    string // the whole text, when set
+		has     []string
+	}{
+		{name: "stdout only", res: jail.Result{Transcript: jail.Transcript{Head: []jail.Chunk{chunk(false, "hi\n")}, Stdout: 3}},
+			want: "hi\n[exit code 0]"},
+		{name: "stderr only, failing", res: jail.Result{ExitCode: 1, Transcript: jail.Transcript{Head: []jail.Chunk{chunk(true, "main.c:1: error: x")}, Stderr: 18}},
+			isError: true, want: "main.c:1: error: x\n[exit code 1]"},
+		{name: "interleaved streams are labelled", res: jail.Result{ExitCode: 2, Transcript: jail.Transcript{
+			Head:   []jail.Chunk{chunk(false, "building\n"), chunk(true, "warning: w\n"), chunk(false, "linking")},
+			Stdout: 16, Stderr: 11}},
+			isError: true, want: "[stdout]\nbuilding\n[stderr]\nwarning: w\n[stdout]\nlinking\n[exit code 2]"},
+		{name: "no output", res: jail.Result{}, want: "(no output)\n[exit code 0]"},
+		{name: "separately captured streams", res: jail.Result{ExitCode: 2, Stdout: []byte("out"), Stderr: []byte("err\n")},
+			isError: true, want: "[stdout]\nout\n[stderr]\nerr\n[exit code 2]"},
+		{name: "long output keeps head and tail and says how to see the rest", res: jail.Result{Stdout: []byte("START" + long)},
+			has: []string{"START", "THE END", "left out here", "lines) left out", "| tail -n 100", "read_file"}},
+		{name: "omitted middle", res: jail.Result{Transcript: jail.Transcript{
+			Head: []jail.Chunk{chunk(false, "head\n")}, Tail: []jail.Chunk{chunk(false, "tail\n")}, Omitted: 3 << 20, OmittedLines: 1000, Stdout: 3<<20 + 10}},
+			has: []string{"head\n[… 3.0 MiB (1000 lines) left out here; the whole output was 3.0 MiB", "…]\ntail\n[exit code 0]"}},
+		{name: "timeout", res: jail.Result{TimedOut: true, ExitCode: 137, Duration: 5 * time.Second}, isError: true,
+			has: []string{"timed out after 5s", "everything it started were killed", "timeout_seconds"}},
+		{name: "interrupted", res: jail.Result{Canceled: true, ExitCode: 137}, isError: true, has: []string{"interrupted by the user"}},
+		{name: "signal", res: jail.Result{Signal: "SIGSEGV", ExitCode: 139}, isError: true, has: []string{"killed by SIGSEGV (exit code 139)"}},
+		{name: "violations", res: jail.Result{Violations: []string{"/ws/.git/hooks/pre-commit"}}, has: []string{"protected paths", "pre-commit"}},
+	}
+	for _, tt := range tests {
+		r := CommandResult(tt.res, nil)
+		if r.IsError != tt.isError {
+			t.Errorf("%s: IsError = %v", tt.name, r.IsError)
+		}
+		if tt.want != "" && r.Text != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, r.Text, tt.want)
+		}
+		for _, h := range tt.has {
+			if !strings.Contains(r.Text, h) {
+				t.Errorf("%s: %q lacks %q", tt.name, tail(r.Text), h)
+			}
+		}
+		if len(r.Text) > MaxCommandOutputBytes+1024 {
+			t.Errorf("%s: %d bytes", tt.name, len(r.Text))
+		}
+	}
+}
+
+func TestDenialNotes(t *testing.T) {
+	grant := &jail.Spec{
+		Dir: "/ws",
+		Paths: []jail.PathRule{
+			{Path: "/ws", Access: jail.Write}, {Path: "/usr", Access: jail.Exec}, {Path: "/etc", Access: jail.Read},
+			{Path: "/tmp", Access: jail.Write},
+		},
+		Protected: []string{"/ws/.git/hooks", "/ws/.git/config"},
+		Hidden:    []string{"/etc/shadow"},
+		Env:       []string{"HOME=/home/u"},
+	}
+	tests := []struct {
+		name, output string
+		want         []string // substrings, one per expected note; none: no note
+	}{
+		{"read outside", "cat: /home/u/.ssh/id_rsa: Permission denied", []string{"/home/u/.ssh/id_rsa is outside what this call may read"}},
+		{"tilde", "cat: ~/notes.txt: Permission denied", []string{"/home/u/notes.txt is outside what this call may read"}},
+		{"python quoted", "PermissionError: [Errno 13] Permission denied: '/var/lib/x'", []string{"/var/lib/x is outside"}},
+		{"node", "Error: EACCES: permission denied, open '/opt/data/f.json'", []string{"/opt/data/f.json is outside"}},
+		{"go", "open /srv/app/cfg: permission denied", []string{"/srv/app/cfg is outside"}},
+		{"write to a read-only grant", "touch: cannot touch '/usr/local/bin/x': Permission denied", []string{"/usr/local/bin/x may be read but not written"}},
+		{"gnu quotes", "mkdir: cannot create directory ‘/etc/new’: Permission denied", []string{"/etc/new may be read but not written"}},
+		{"protected", "error: could not lock config file .git/config: Read-only file system", []string{".git/config is protected"}},
+		{"protected dir entry", "cp: cannot create regular file '.git/hooks/pre-commit': Read-only file system", []string{"/ws/.git/hooks/pre-commit is protected"}},
+		{"hidden", "cat: /etc/shadow: Permission denied", []string{"/etc/shadow is hidden"}},
+		{"granted: not the jail", "cat: secret.txt: Permission denied\ncat: /tmp/x: Permission denied", nil},
+		{"missing: not a denial", "cat: /home/u/nothing: No such file or directory", nil},
+		{"network off", "curl: (6) Could not resolve host: example.com", []string{"this call had no network"}},
+		{"go proxy", "dial tcp: lookup proxy.golang.org: no such host", []string{"no network"}},
+		{"loopback", "curl: (7) Failed to connect to localhost port 8080: Connection refused", []string{"private loopback"}},
+		{"seccomp", "strace: test_ptrace_get_syscall_info: PTRACE_TRACEME: Operation not permitted", []string{"refuses this kind of system call"}},
+		{"plain EPERM is not claimed", "kill: (1) - Operation not permitted", nil},
+		{"one note per path", "cat: /x/a: Permission denied\ncat: /x/a: Permission denied", []string{"/x/a is outside"}},
+	}
+	for _, tt := range tests {
+		got := denialNotes(tt.output, grant)
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: %d notes, want %d: %q", tt.name, len(got), len(tt.want), got)
+			continue
+		}
+		for i, w := range tt.want {
+			if !strings.Contains(got[i], w) {
+				t.Errorf("%s: note %q lacks %q", tt.name, got[i], w)
+			}
+		}
+	}
+	if n := denialNotes("curl: (6) Could not resolve host: x", &jail.Spec{Network: true}); len(n) != 0 {
+		t.Errorf("a call with network got a network note: %q", n)
+	}
+}

@@ -1,0 +1,147 @@
+package tools
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"brig/jail"
+)
+
+// maxDenialNotes bounds the notes added to one result.
+const maxDenialNotes = 5
+
+// Error texts, as commands print them, of the failures a jail causes.
+var (
+	reAccess  = regexp.MustCompile(`(?i)permission denied|\bEACCES\b|operation not permitted|\bEPERM\b`)
+	reROFS    = regexp.MustCompile(`(?i)read-only file system|\bEROFS\b`)
+	reNetwork = regexp.MustCompile(`(?i)network is unreachable|temporary failure in name resolution|could not resolve host|name or service not known|no such host|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|failed to resolve|could not resolve|\bENETUNREACH\b|unable to access '[a-z]+://`)
+	reRefused = regexp.MustCompile(`(?i)connection refused|\bECONNREFUSED\b`)
+	reLocal   = regexp.MustCompile(`127\.0\.0\.1|localhost|\[::1\]`)
+	// System calls the seccomp filter refuses, as their users name them.
+	reSyscall = regexp.MustCompile(`(?i)ptrace|unshare|setns|\bmount\b|chroot|pivot_root|\bbpf\b|perf_event|keyctl|io_uring`)
+	// Quoted path-like strings: '…', ‘…’, "…", `…'.
+	reQuoted = regexp.MustCompile("'([^'\\n]+)'|‘([^’\\n]+)’|\"([^\"\\n]+)\"|`([^'`\\n]+)'")
+)
+
+// denialNotes explains, in words a model can act on, failures in a
+// command's output that the call's jail caused: a path outside its grant
+// (or protected, or hidden), the network it does not have, a system call
+// it may not make. A note is given only when the output reports the
+// failure AND the grant shows the jail is the reason, so a file that is
+// merely missing, or unreadable for another reason, gets none.
+func denialNotes(output string, grant *jail.Spec) []string {
+	if grant == nil || output == "" {
+		return nil
+	}
+	var notes []string
+	seen := map[string]bool{}
+	add := func(key, note string) {
+		if !seen[key] && len(notes) < maxDenialNotes {
+			seen[key] = true
+			notes = append(notes, note)
+		}
+	}
+	home := envValue(grant.Env, "HOME")
+	for _, line := range strings.Split(output, "\n") {
+		rofs := reROFS.MatchString(line)
+		if rofs || reAccess.MatchString(line) {
+			pathNoted := false
+			for _, p := range pathsIn(line, grant.Dir, home) {
+				key, note := pathNote(p, rofs, grant)
+				if note != "" {
+					add(key, note)
+					pathNoted = true
+				}
+			}
+			if !pathNoted && !rofs && reSyscall.MatchString(line) && strings.Contains(strings.ToLower(line), "not permitted") {
+				add("syscall", "[brig: the jail refuses this kind of system call to every command (ptrace, mount, namespaces, bpf, keyrings, io_uring …); no approval changes that, so do it another way]")
+			}
+		}
+		if !grant.Network {
+			if reNetwork.MatchString(line) {
+				add("network", "[brig: this call had no network: the jail gives commands no network access unless the user grants it. Work offline (vendored or cached dependencies), or tell the user what must be downloaded and from where]")
+			} else if reRefused.MatchString(line) && reLocal.MatchString(line) {
+				add("loopback", "[brig: the call runs with its own private loopback: servers on the user's machine (localhost) are not reachable, and a server it needs must be started within the same command]")
+			}
+		}
+	}
+	return notes
+}
+
+// pathNote is the note for a path that an error line names, or "" when
+// the grant allows what failed.
+func pathNote(p string, rofs bool, grant *jail.Spec) (string, string) {
+	if ok, why := grant.Allows(p, jail.Read); !ok {
+		if why == "hidden" {
+			return p, fmt.Sprintf("[brig: %s is hidden from every call (it holds secrets); it cannot be read, whatever is approved]", p)
+		}
+		return p, fmt.Sprintf("[brig: %s is outside what this call may read, so the jail refused it. Do not retry as is: if the task needs it, ask the user to grant it (a Read rule in their brig config, --add-dir for brig -p, or approving a call that names it)]", p)
+	}
+	ok, why := grant.Allows(p, jail.Write)
+	if ok {
+		// Writable: if the kernel still refused, the parent directory
+		// may be the protected one (creating an entry in it).
+		if rofs {
+			if dok, dwhy := grant.Allows(filepath.Dir(p), jail.Write); !dok && dwhy == "protected" {
+				return p, protectedNote(filepath.Dir(p))
+			}
+		}
+		return "", ""
+	}
+	if why == "protected" {
+		return p, protectedNote(p)
+	}
+	return p, fmt.Sprintf("[brig: %s may be read but not written by this call; if writing it is what failed, the jail refused it. Do not retry as is: write inside the workspace, or ask the user to grant it (a Write rule, --add-dir for brig -p, or approving a call that names it)]", p)
+}
+
+func protectedNote(p string) string {
+	return fmt.Sprintf("[brig: %s is protected: no call may change it in any mode, because a program outside the jail runs or obeys it later (git hooks and config, editor tasks, brig's own config). Leave it to the user]", p)
+}
+
+// pathsIn finds the paths an error line names: quoted strings, and words
+// that look like paths, made absolute against dir (and ~ against home).
+func pathsIn(line, dir, home string) []string {
+	var cands []string
+	for _, m := range reQuoted.FindAllStringSubmatch(line, -1) {
+		for _, g := range m[1:] {
+			if g != "" {
+				cands = append(cands, g)
+			}
+		}
+	}
+	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' }) {
+		f = strings.TrimRight(strings.Trim(f, "'\"‘’`()[]:;"), ".")
+		if strings.Contains(f, "/") && !strings.Contains(f, "://") {
+			cands = append(cands, f)
+		}
+	}
+	var out []string
+	for _, c := range cands {
+		c = strings.TrimSpace(c)
+		if c == "" || strings.ContainsAny(c, " \t") && !strings.HasPrefix(c, "/") {
+			continue // a quoted phrase, not a path
+		}
+		switch {
+		case strings.HasPrefix(c, "~/") && home != "":
+			c = filepath.Join(home, c[2:])
+		case !filepath.IsAbs(c):
+			if dir == "" {
+				continue
+			}
+			c = filepath.Join(dir, c)
+		}
+		out = append(out, filepath.Clean(c))
+	}
+	return out
+}
+
+func envValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
