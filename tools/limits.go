@@ -43,8 +43,8 @@ const (
 	MaxImageBytes = 2560 << 10
 
 	// bash.
-	MaxCommandOutputBytes = 30 << 10 // stdout+stderr shown to the model (head and tail kept)
-	CommandHeadBytes      = 8 << 10  // of which the beginning
+	MaxCommandOutputBytes = 30 << 10                                 // stdout+stderr shown to the model (head and tail kept)
+	CommandHeadBytes      = 8 << 10                                  // of which the beginning
 	CommandTailBytes      = MaxCommandOutputBytes - CommandHeadBytes // and the end, where results and errors are
 	DefaultBashTimeout    = 2 * time.Minute
 	MaxBashTimeout        = 10 * time.Minute

@@ -404,7 +404,6 @@ func capString(s string, n int) string {
 	return s[:n] + "…"
 }
 
-
 // stdinIfPiped returns standard input when it is not a terminal.
 func stdinIfPiped() io.Reader {
 	fi, err := os.Stdin.Stat()

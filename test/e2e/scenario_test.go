@@ -141,4 +141,3 @@ func TestScenarioFailsBlind(t *testing.T) {
 		t.Fatalf("exit %d, failures %+v\n%s", r.code, fails, r.stderr)
 	}
 }
-
