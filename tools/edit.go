@@ -84,7 +84,13 @@ func runWriteFile(_ context.Context, a writeArgs) Result {
 			res.Meta.Diff, res.Meta.DiffTruncated, res.Meta.Added, res.Meta.Removed = d.meta, d.metaCut, d.added, d.removed
 		}
 	}
-	res.Text = fmt.Sprintf("%s %s (%d bytes, %d lines)\n[hash %s]", verb, a.Path, len(a.Content), res.Meta.Lines, res.Meta.Hash)
+	res.Text = fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, a.Path, len(a.Content), res.Meta.Lines)
+	if existed && res.Meta.Diff != "" {
+		res.Text += fmt.Sprintf("; against the old content: +%d -%d lines", res.Meta.Added, res.Meta.Removed)
+	} else if existed && len(old) > 0 {
+		res.Text += "; the content is unchanged"
+	}
+	res.Text += fmt.Sprintf("\n[hash %s]", res.Meta.Hash)
 	return res
 }
 
@@ -229,11 +235,7 @@ func runEdits(_ context.Context, path string, edits []edit, expectedHash string)
 		Path: path, Hash: newHash, Bytes: int64(len(content)), Atomic: &atomic,
 		Diff: d.meta, DiffTruncated: d.metaCut, Added: d.added, Removed: d.removed,
 	}}
-	plural := "s"
-	if replacements == 1 {
-		plural = ""
-	}
-	res.Text = fmt.Sprintf("Edited %s: %d replacement%s (+%d -%d lines)\n%s[hash %s]", path, replacements, plural, d.added, d.removed, d.model, newHash)
+	res.Text = fmt.Sprintf("Edited %s: %s (+%d -%d lines)\n%s[hash %s]", path, plural(replacements, "replacement", "replacements"), d.added, d.removed, d.model, newHash)
 	return res
 }
 

@@ -49,7 +49,7 @@ func runListDirectory(_ context.Context, a listArgs) Result {
 	var b strings.Builder
 	for i, e := range entries {
 		if i == MaxListEntries {
-			fmt.Fprintf(&b, "[… %d more entries not shown]\n", len(entries)-i)
+			fmt.Fprintf(&b, "[… %d more entries not shown (%d in all); use glob with a pattern to find the ones you need]\n", len(entries)-i, len(entries))
 			break
 		}
 		name := e.Name()

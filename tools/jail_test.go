@@ -241,7 +241,7 @@ func TestKernelSearchCodeEngines(t *testing.T) {
 	// Read on the workspace only: rg cannot be executed, the Go engine
 	// answers the same way.
 	res := e.run(t, e.spec(t, read), tools.SearchCode, map[string]any{"pattern": "findme"})
-	if res.IsError || res.Text != "a.go:2:// findme here\n[1 matches in 1 files]" || res.Meta.Engine != "go" {
+	if res.IsError || res.Text != "a.go:2:// findme here\n[1 match in 1 file]" || res.Meta.Engine != "go" {
 		t.Fatalf("go engine in the jail: %+v", res)
 	}
 	if _, err := os.Stat("/usr/bin/rg"); err != nil {
@@ -253,7 +253,7 @@ func TestKernelSearchCodeEngines(t *testing.T) {
 		sys = append(sys, jail.PathRule{Path: d, Access: jail.Exec, Optional: true})
 	}
 	res = e.run(t, e.spec(t, append(sys, read)...), tools.SearchCode, map[string]any{"pattern": "findme"})
-	if res.IsError || res.Text != "a.go:2:// findme here\n[1 matches in 1 files]" || res.Meta.Engine != "ripgrep" {
+	if res.IsError || res.Text != "a.go:2:// findme here\n[1 match in 1 file]" || res.Meta.Engine != "ripgrep" {
 		t.Fatalf("ripgrep in the jail: %+v", res)
 	}
 }

@@ -155,3 +155,11 @@ func FromJail(res jail.Result, runErr error) (Result, error) {
 	}
 	return r, nil
 }
+
+// plural is "1 file", "2 files".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

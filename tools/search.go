@@ -171,9 +171,9 @@ func formatSearch(a searchArgs, out searchOutcome) Result {
 	case len(out.matches) == 0:
 		b.WriteString("no matches")
 	case out.more || cut:
-		fmt.Fprintf(&b, "[showing the first %d matches in %d files; there are more: narrow the pattern, path or glob]", shown, len(files))
+		fmt.Fprintf(&b, "[showing the first %s in %s; there are more: narrow the pattern, path or glob]", plural(shown, "match", "matches"), plural(len(files), "file", "files"))
 	default:
-		fmt.Fprintf(&b, "[%d matches in %d files]", shown, len(files))
+		fmt.Fprintf(&b, "[%s in %s]", plural(shown, "match", "matches"), plural(len(files), "file", "files"))
 	}
 	return Result{Text: b.String(), Meta: Meta{Path: a.Path, Matches: shown, Truncated: out.more || cut, Engine: out.engine}}
 }

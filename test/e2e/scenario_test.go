@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -139,5 +140,53 @@ func TestScenarioFailsBlind(t *testing.T) {
 	fails := e.srv.Failures()
 	if r.code == 0 || len(fails) != 1 || !strings.Contains(fails[0].Result, "one") {
 		t.Fatalf("exit %d, failures %+v\n%s", r.code, fails, r.stderr)
+	}
+}
+
+// TestEdgeResults: what the model gets from the hard cases — a flood of
+// output, stderr alone, a timeout, a jail refusal, huge and binary files.
+func TestEdgeResults(t *testing.T) {
+	for _, wire := range []string{"anthropic", "openai", "openaichat"} {
+		t.Run(wire, func(t *testing.T) {
+			e := newEnv(t, wire)
+			canary, err := scenario.Fixtures(e.ws, filepath.Join(filepath.Dir(e.ws), "outside"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.srv.SetScript(fakeprovider.Script{Turns: scenario.Edges(canary)})
+			r := e.run(t, append(modelArgs(wire), "-p", "x", "--mode", "auto")...)
+			e.srv.Verify(t)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+		})
+	}
+}
+
+// TestToolTour: every native tool's result as the model receives it.
+func TestToolTour(t *testing.T) {
+	e := newEnv(t, "anthropic")
+	if _, err := scenario.Fixtures(e.ws, filepath.Join(filepath.Dir(e.ws), "outside")); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.SetScript(fakeprovider.Script{Turns: scenario.ToolTour()})
+	r := e.run(t, append(modelArgs("anthropic"), "-p", "x", "--mode", "auto", "--yes")...)
+	e.srv.Verify(t)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestDenialReachesTheModel: with nobody to ask, a call that needs
+// approval is answered with why it did not run.
+func TestDenialReachesTheModel(t *testing.T) {
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{scenario.Bash("touch made-by-the-model")}},
+		fakeprovider.Turn{Check: []fakeprovider.Check{scenario.Failed(0, true), scenario.Has(0, "the user denied this call: this is a non-interactive run")}, Text: "ok"},
+	)
+	r := e.run(t, append(modelArgs("anthropic"), "-p", "x", "--mode", "ask")...)
+	e.srv.Verify(t)
+	if _, err := os.Stat(e.ws + "/made-by-the-model"); r.code != 0 || err == nil {
+		t.Fatalf("exit %d, file made: %v\n%s", r.code, err == nil, r.stderr)
 	}
 }

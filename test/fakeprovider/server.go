@@ -460,3 +460,11 @@ func usage(t Turn, bodyLen int) Usage {
 	}
 	return Usage{Input: bodyLen/4 + 1, Output: out/4 + 1}
 }
+
+// SetScript replaces the script (and starts it from its first turn): for a
+// test that must know its environment before it can write the script.
+func (s *Server) SetScript(script Script) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script, s.next = script, 0
+}

@@ -10,11 +10,15 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"brig/test/fakeprovider"
 )
@@ -121,4 +125,149 @@ func FixTask() []fakeprovider.Turn {
 			Text:  "Fixed `add` (it subtracted), both tests pass, committed as {{commit}}.",
 		},
 	}
+}
+
+// Fixtures makes the files the edge-case and tool scripts use: a large
+// text file, a binary, a PNG, many small files, and a canary outside the
+// workspace (returned) that no call may read.
+func Fixtures(ws, outside string) (canary string, err error) {
+	var big strings.Builder
+	for i := 1; i <= 60000; i++ {
+		fmt.Fprintf(&big, "line %d of a large log\n", i)
+	}
+	files := map[string][]byte{
+		"big.log":   []byte(big.String()),
+		"blob.bin":  append([]byte("\x7fELF\x02\x01\x01\x00"), make([]byte, 4096)...),
+		"pixel.png": tinyPNG(),
+		"notes.txt": []byte("alpha\nbeta\ngamma\n"),
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "many"), 0o755); err != nil {
+		return "", err
+	}
+	for i := 0; i < 520; i++ {
+		files[fmt.Sprintf("many/f%03d.txt", i)] = []byte("x\n")
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(ws, name), body, 0o644); err != nil {
+			return "", err
+		}
+	}
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		return "", err
+	}
+	canary = filepath.Join(outside, "secret.txt")
+	return canary, os.WriteFile(canary, []byte(CanaryText), 0o644)
+}
+
+// CanaryText is the content of the canary outside the workspace.
+const CanaryText = "CANARY-outside-bytes-7f3a"
+
+func tinyPNG() []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 4, 3))
+	var b bytes.Buffer
+	_ = png.Encode(&b, img)
+	return b.Bytes()
+}
+
+// Edges are the commands whose results are hardest to get right: output
+// far over the cap, a failure on stderr alone, a timeout, a read the jail
+// refuses (the canary from Fixtures), a huge file and a binary file.
+func Edges(canary string) []fakeprovider.Turn {
+	return []fakeprovider.Turn{
+		{ToolCalls: []fakeprovider.ToolCall{Bash("seq 1 200000")}},
+		{
+			// The head, the real end, how much was left out and how to
+			// see it.
+			Check: []fakeprovider.Check{
+				Match(0, `^1\n2\n3\n`), Match(0, `199999\n200000\n\[exit code 0\]$`),
+				Has(0, "[… 1.2 MiB (194922 lines) left out here; the whole output was 1.2 MiB."), Has(0, "| tail -n 100"),
+			},
+			ToolCalls: []fakeprovider.ToolCall{Bash("python3 -c 'print(1'")},
+		},
+		{
+			Check: []fakeprovider.Check{
+				Has(0, "SyntaxError: '(' was never closed"), Has(0, "[exit code 1]"), Lacks(0, "[stdout]"), Failed(0, true),
+			},
+			ToolCalls: []fakeprovider.ToolCall{Call("bash", `{"command":"echo started; sleep 60","timeout_seconds":1}`)},
+		},
+		{
+			Check: []fakeprovider.Check{
+				Has(0, "started\n"), Has(0, "[timed out after 1s: the command and everything it started were killed"), Has(0, "timeout_seconds"), Failed(0, true),
+			},
+			// The policy sees no path here; the kernel refuses the read.
+			ToolCalls: []fakeprovider.ToolCall{Bash(fmt.Sprintf(`python3 -c "print(open('%s').read())"`, canary))},
+		},
+		{
+			Check: []fakeprovider.Check{
+				Lacks(0, CanaryText), Has(0, "Permission denied"),
+				Has(0, "[brig: "+canary+" is outside what this call may read, so the jail refused it"),
+			},
+			ToolCalls: []fakeprovider.ToolCall{Call("read_file", `{"path":"big.log"}`)},
+		},
+		{
+			Check: []fakeprovider.Check{
+				Match(0, `^\s+1\tline 1 of a large log\n`), Has(0, "2000\tline 2000 of a large log\n"),
+				Lacks(0, "line 2001 "), Has(0, "[lines 1-2000 of 60000; continue with offset=2001]"),
+			},
+			ToolCalls: []fakeprovider.ToolCall{Call("read_file", `{"path":"big.log","offset":59999}`)},
+		},
+		{
+			Check:     []fakeprovider.Check{Has(0, "59999\tline 59999 of a large log\n"), Has(0, "60000\tline 60000"), Has(0, "[lines 59999-60000 of 60000]")},
+			ToolCalls: []fakeprovider.ToolCall{Call("read_file", `{"path":"blob.bin"}`)},
+		},
+		{
+			Check: []fakeprovider.Check{Has(0, "binary file (4104 bytes"), Lacks(0, "ELF"), Failed(0, true)},
+			Text:  "Seen all of it.",
+		},
+	}
+}
+
+// ToolTour calls every native file tool once and checks what each says.
+func ToolTour() []fakeprovider.Turn {
+	steps := []struct {
+		call  fakeprovider.ToolCall
+		check []fakeprovider.Check
+	}{
+		{Call("read_file", `{"path":"notes.txt","offset":2,"limit":1}`),
+			[]fakeprovider.Check{Match(0, `^\s+2\tbeta\n\[lines 2-2 of 3; continue with offset=3\]\n\[hash [0-9a-f]+\]$`)}},
+		{Call("write_file", `{"path":"new.txt","content":"one\ntwo\n"}`),
+			[]fakeprovider.Check{Match(0, `^Created new.txt \(8 bytes, 2 lines\)\n\[hash [0-9a-f]+\]$`)}},
+		{Call("write_file", `{"path":"notes.txt","content":"alpha\nBETA\ngamma\n"}`),
+			[]fakeprovider.Check{Has(0, "Overwrote notes.txt (17 bytes, 3 lines); against the old content: +1 -1 lines")}},
+		{Call("edit_file", `{"path":"notes.txt","old_string":"gamma","new_string":"delta"}`),
+			[]fakeprovider.Check{Has(0, "Edited notes.txt: 1 replacement (+1 -1 lines)"), Has(0, "@@ -1,3 +1,3 @@\n alpha\n BETA\n-gamma\n+delta\n")}},
+		{Call("edit_file", `{"path":"notes.txt","old_string":"nowhere","new_string":"x"}`),
+			[]fakeprovider.Check{Failed(0, true), Has(0, "not found")}},
+		{Call("multi_edit", `{"path":"notes.txt","edits":[{"old_string":"alpha","new_string":"A"},{"old_string":"delta","new_string":"D"}]}`),
+			[]fakeprovider.Check{Has(0, "Edited notes.txt: 2 replacements (+2 -2 lines)"), Has(0, "-alpha\n+A\n")}},
+		{Call("list_directory", `{"path":"many"}`),
+			[]fakeprovider.Check{Has(0, "f000.txt (2 B)\n"), Lacks(0, "f519.txt"), Has(0, "[… 20 more entries not shown (520 in all); use glob")}},
+		{Call("glob", `{"pattern":"many/f51*.txt"}`),
+			[]fakeprovider.Check{Match(0, `^many/f510.txt\n(many/f51[1-9].txt\n){8}many/f519.txt$`)}},
+		{Call("search_code", `{"pattern":"line 5999\\d"}`),
+			[]fakeprovider.Check{Has(0, "big.log:59990:line 59990 of a large log\n"), Has(0, "[10 matches in 1 file]")}},
+		{Call("create_directory", `{"path":"sub/dir"}`), []fakeprovider.Check{Has(0, "Created directory sub/dir")}},
+		{Call("move_path", `{"source":"new.txt","destination":"sub/moved.txt"}`), []fakeprovider.Check{Has(0, "Moved new.txt to sub/moved.txt")}},
+		{Call("copy_path", `{"source":"sub/moved.txt","destination":"copy.txt"}`), []fakeprovider.Check{Has(0, "Copied sub/moved.txt to copy.txt")}},
+		{Call("delete_path", `{"path":"copy.txt"}`), []fakeprovider.Check{Has(0, "Deleted file copy.txt")}},
+		{Call("read_file", `{"path":"copy.txt"}`), []fakeprovider.Check{Failed(0, true), Has(0, "no such file or directory")}},
+		{Call("view_image", `{"path":"pixel.png"}`), []fakeprovider.Check{Has(0, "Image pixel.png: 4×3 image/png")}},
+		{Call("update_plan", `{"plan":[{"step":"look","status":"completed"},{"step":"fix","status":"in_progress"}]}`),
+			[]fakeprovider.Check{Has(0, "Plan updated: 1 of 2 steps completed; in progress: fix")}},
+		{Call("read_file", `{"path":"~/.ssh/id_ed25519"}`),
+			[]fakeprovider.Check{Failed(0, true), Has(0, "denied by brig's policy"), Has(0, "holds credentials"), Lacks(0, "canary-key-bytes")}},
+		{Bash("echo planted > .git/hooks/pre-commit"),
+			[]fakeprovider.Check{Failed(0, true), Has(0, "denied by brig's policy"), Has(0, "git hooks")}},
+		{Bash("curl -sS https://example.com"),
+			[]fakeprovider.Check{Has(0, "Could not resolve host"), Has(0, "[brig: this call had no network")}},
+	}
+	var turns []fakeprovider.Turn
+	for i, s := range steps {
+		t := fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{s.call}}
+		if i > 0 {
+			t.Check = steps[i-1].check
+		}
+		turns = append(turns, t)
+	}
+	return append(turns, fakeprovider.Turn{Check: steps[len(steps)-1].check, Text: "Toured every tool."})
 }
