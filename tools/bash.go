@@ -48,8 +48,8 @@ func ParseBashArgs(raw json.RawMessage) (BashArgs, error) { return decodeArgs[Ba
 
 func bashDef() Definition {
 	d := define(Bash, policy.EffectExec,
-		fmt.Sprintf("Run a bash command in the workspace, in a jail: it sees only the paths it was granted, has no network unless granted, and leaves no process behind. Output (stdout then stderr) is cut in the middle beyond %d KiB; the exit code is reported. Default timeout %s, at most %s. Prefer the file tools for reading, searching and editing files.",
-			MaxCommandOutputBytes>>10, DefaultBashTimeout, MaxBashTimeout),
+		fmt.Sprintf("Run a bash command in the workspace, in a jail: it sees only the paths it was granted, has no network unless granted, and leaves no process behind. The result is stdout and stderr in the order they came (each run labelled [stdout]/[stderr] when both were used), then the exit status; beyond %d KiB the middle is left out (the first %d KiB and the last %d KiB are kept) and a note says how much. When the jail refused a path or the network, a [brig: …] note says so. Default timeout %s, at most %s. Prefer the file tools for reading, searching and editing files.",
+			MaxCommandOutputBytes>>10, CommandHeadBytes>>10, CommandTailBytes>>10, DefaultBashTimeout, MaxBashTimeout),
 		`{"type":"object","properties":{`+
 			`"command":{"type":"string","description":"The command line, run with bash -c"},`+
 			`"timeout_seconds":{"type":"integer","minimum":1,"maximum":`+fmt.Sprint(int(MaxBashTimeout/time.Second))+`},`+

@@ -41,6 +41,7 @@ type term struct {
 	srv      *fakeprovider.Server
 	sock     string
 	n        int
+	wire     string // the provider brig talks to; default anthropic
 }
 
 func newTerm(t *testing.T, turns ...fakeprovider.Turn) *term {
@@ -72,11 +73,18 @@ func (tm *term) launch(args ...string) {
 	tm.n++
 	script := filepath.Join(tm.root, fmt.Sprintf("run%d.sh", tm.n))
 	var q []string
-	for _, a := range append([]string{brig, "--model", "claude-sonnet-4-5"}, args...) {
+	model, provider := "claude-sonnet-4-5", "ANTHROPIC_API_KEY=sk-ant-tui-test ANTHROPIC_BASE_URL="+tm.srv.URL()
+	switch tm.wire {
+	case "openai":
+		model, provider = "gpt-5", "OPENAI_API_KEY=sk-tui-test OPENAI_BASE_URL="+tm.srv.URL()+"/v1"
+	case "openaichat":
+		model, provider = "qwen3-coder", "OPENAI_BASE_URL="+tm.srv.URL()+"/v1"
+	}
+	for _, a := range append([]string{brig, "--model", model}, args...) {
 		q = append(q, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
 	}
-	body := fmt.Sprintf("#!/bin/sh\ncd %s\nexec env -i PATH=/usr/bin:/bin HOME=%s TERM=xterm-256color LANG=C.UTF-8 ANTHROPIC_API_KEY=sk-ant-tui-test ANTHROPIC_BASE_URL=%s %s\n",
-		tm.ws, tm.home, tm.srv.URL(), strings.Join(q, " "))
+	body := fmt.Sprintf("#!/bin/sh\ncd %s\nexec env -i PATH=/usr/bin:/bin HOME=%s TERM=xterm-256color LANG=C.UTF-8 %s %s\n",
+		tm.ws, tm.home, provider, strings.Join(q, " "))
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		tm.t.Fatal(err)
 	}
