@@ -6,6 +6,8 @@ package integration
 import (
 	"brig/test/brigbin"
 	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,10 +22,13 @@ func TestMain(m *testing.M) {
 }
 
 // workspace makes a git repository at a stable path, so the jail's
-// per-workspace toolchain cache is reused from one run to the next.
+// per-workspace toolchain cache is reused from one run to the next. The
+// path is per checkout, so two checkouts' test runs do not collide.
 func workspace(t *testing.T, name string) string {
 	t.Helper()
-	ws := filepath.Join(os.TempDir(), "brig-integration-"+name)
+	wd, _ := os.Getwd()
+	sum := sha256.Sum256([]byte(wd))
+	ws := filepath.Join(os.TempDir(), fmt.Sprintf("brig-integration-%s-%x", name, sum[:4]))
 	if err := os.RemoveAll(ws); err != nil {
 		t.Fatal(err)
 	}
