@@ -211,6 +211,10 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 		return tr, err
 	}
 	if len(user) > 0 {
+		if err := a.fits(user); err != nil {
+			tr.Stop = StopFailed
+			return tr, err
+		}
 		if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: user}); err != nil {
 			return tr, err
 		}
@@ -284,6 +288,22 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 			return tr, ctx.Err()
 		}
 	}
+}
+
+// fits refuses a message that cannot fit the model's context window with
+// the system prompt, whatever is compacted: sending it would only earn a
+// provider error after paying for the upload (or a silent cut by servers
+// that truncate).
+func (a *Agent) fits(user []provider.Block) error {
+	window := a.cfg.Model.ContextWindow
+	if window <= 0 {
+		return nil
+	}
+	need := EstimateTokens([]provider.Message{{Role: provider.User, Content: user}}) + len(a.cfg.System)/4
+	if need <= window {
+		return nil
+	}
+	return fmt.Errorf("the message is about %d tokens (with brig's instructions), more than the %d-token context window of %s; nothing was sent. Send less (one file, or a narrower diff), or use a model with a larger window", need, window, a.cfg.Model.ID)
 }
 
 // answerDangling answers the tool calls of a last assistant message that

@@ -9,6 +9,7 @@ import (
 
 	"brig/agent/provider"
 	"brig/internal/session"
+	"brig/tools"
 )
 
 // Recorder saves a conversation to its session file as it happens: each
@@ -26,6 +27,14 @@ type Recorder struct {
 
 	mu      sync.Mutex
 	pending []session.Record
+	saved   map[provider.Role]int // messages saved, by role
+}
+
+// Saved is how many messages of role were saved.
+func (r *Recorder) Saved(role provider.Role) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.saved[role]
 }
 
 // Persist saves one message and its display records, with the usage and
@@ -38,7 +47,16 @@ func (r *Recorder) Persist(ctx context.Context, m provider.Message) error {
 	for _, d := range displayOf(m) {
 		recs = append(recs, session.DisplayRecord(d))
 	}
-	return r.Session.Append(ctx, recs...)
+	if err := r.Session.Append(ctx, recs...); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if r.saved == nil {
+		r.saved = map[provider.Role]int{}
+	}
+	r.saved[m.Role]++
+	r.mu.Unlock()
+	return nil
 }
 
 // Event keeps usage and notices for the next write.
@@ -92,7 +110,7 @@ func displayOf(m provider.Message) []session.Display {
 		case b.Type == provider.BlockThinking && b.Thinking != nil && b.Thinking.Text != "":
 			out = append(out, session.Display{Kind: session.DisplayThinking, Text: b.Thinking.Text})
 		case b.Type == provider.BlockToolUse && b.ToolUse != nil:
-			out = append(out, session.Display{Kind: session.DisplayToolCall, Tool: b.ToolUse.Name, ToolUseID: b.ToolUse.ID, Text: oneLine(string(b.ToolUse.Input), 200)})
+			out = append(out, session.Display{Kind: session.DisplayToolCall, Tool: b.ToolUse.Name, ToolUseID: b.ToolUse.ID, Text: oneLine(tools.Describe(b.ToolUse.Name, b.ToolUse.Input), 200)})
 		case b.Type == provider.BlockToolResult && b.ToolResult != nil:
 			var text strings.Builder
 			for _, c := range b.ToolResult.Content {

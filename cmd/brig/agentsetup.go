@@ -34,7 +34,13 @@ type agentRun struct {
 	// one): a front end shows its display history.
 	Resumed *session.State
 	closers []func()
+	// discard reports whether Close removes the (new) session; nil for a
+	// resumed one.
+	discard func() bool
 }
+
+// Kept reports whether the session outlives Close (see setupAgent).
+func (r *agentRun) Kept() bool { return r.discard == nil || !r.discard() }
 
 // Close stops the MCP servers and releases the session file and the
 // supervisor's warm child.
@@ -98,6 +104,21 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
+	rec := &agent.Recorder{Session: sess, Model: model}
+	if st == nil {
+		// A new session that never got an answer is not kept (it would
+		// be what --continue picks): one never used at all, and in
+		// one-shot mode one whose first request failed (the prompt is
+		// still in the user's shell).
+		run.discard = func() bool {
+			return rec.Saved(provider.Assistant) == 0 && (rec.Saved(provider.User) == 0 || !o.Interactive)
+		}
+		run.closers = append(run.closers, func() {
+			if run.discard() {
+				_ = session.NewStore(dirs.State).Remove(context.WithoutCancel(ctx), sess.ID())
+			}
+		})
+	}
 	run.closers = append(run.closers, func() { sess.Close() })
 	if st != nil && !o.ModeSet {
 		mode = st.Mode
@@ -133,7 +154,6 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		reg.AddSource(mcpServers)
 	}
 	ex := &agent.Executor{Registry: reg, Policy: wp.Policy, Runner: sup, Approver: approver}
-	rec := &agent.Recorder{Session: sess, Model: model}
 	run.closers = append(run.closers, func() { rec.Flush(context.Background()) }) // runs before the session closes
 	a := agent.New(agent.Config{
 		Client: client, Model: client.Model, System: sys, Executor: ex,
@@ -151,7 +171,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	*run = agentRun{
 		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
-		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, closers: run.closers,
+		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, closers: run.closers, discard: run.discard,
 	}
 	return run, nil
 }

@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"brig/jail"
 	"brig/tools"
 )
@@ -24,10 +26,37 @@ func main() {
 		jail.ChildMain(tools.JailTools())
 		return // not reached: ChildMain exits
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if s, ok := <-sigs; ok {
+			cancel(stopSignal{s.(syscall.Signal)})
+		}
+	}()
 	code := run(ctx, os.Args[1:])
-	stop()
+	signal.Stop(sigs)
 	os.Exit(code)
+}
+
+// stopSignal is the cause of the context's end when a signal stopped brig.
+type stopSignal struct{ sig syscall.Signal }
+
+func (s stopSignal) Error() string {
+	if s.sig == syscall.SIGINT {
+		return "interrupted (Ctrl-C)"
+	}
+	return "stopped by " + unix.SignalName(s.sig)
+}
+
+// interruptStatus is the exit status of a run that ctx's end stopped: 128
+// plus the signal's number (130 for Ctrl-C, 143 for SIGTERM).
+func interruptStatus(ctx context.Context) (int, string) {
+	var s stopSignal
+	if errors.As(context.Cause(ctx), &s) {
+		return 128 + int(s.sig), s.Error()
+	}
+	return 130, "interrupted"
 }
 
 // exitError carries a specific exit status out of a command.

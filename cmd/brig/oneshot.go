@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"brig/internal/credentials"
 	"brig/internal/session"
 	"brig/policy"
+	"brig/tools"
 )
 
 // Exit statuses of `brig -p`.
@@ -25,7 +27,6 @@ const (
 	exitFailed       = 1 // a provider or setup error ended the task
 	exitBound        = 3 // the iteration bound was hit (a summary was printed)
 	exitIncomplete   = 4 // the answer was cut by max_tokens or refused
-	exitInterrupt    = 130
 	outputText       = "text"
 	outputJSON       = "json"
 	outputStreamJSON = "stream-json"
@@ -45,6 +46,7 @@ type agentOptions struct {
 	Effort        string
 	WebSearch     bool
 	Compact       bool      // compact the (resumed) conversation before the prompt
+	Interactive   bool      // the TUI: a session whose first request failed is kept
 	ModeSet       bool      // --mode was given (else a resumed session keeps its own)
 	Continue      bool      // resume the latest session of this workspace
 	Resume        string    // resume this session id
@@ -166,17 +168,11 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 		return err
 	}
 	start := time.Now()
-	prompt := o.Prompt
-	if o.Stdin != nil {
-		data, err := io.ReadAll(io.LimitReader(o.Stdin, 1<<20))
-		if err != nil {
-			return fmt.Errorf("read standard input: %w", err)
-		}
-		if len(data) > 0 {
-			prompt += "\n\n<stdin>\n" + string(data) + "\n</stdin>"
-		}
+	user, err := promptBlocks(o.Prompt, o.Stdin)
+	if err != nil {
+		return err
 	}
-	if strings.TrimSpace(prompt) == "" && !o.Compact {
+	if len(user) == 0 && !o.Compact {
 		return errors.New("-p needs a prompt (or input on stdin)")
 	}
 	pr := newPrinter(o.Output, o.Stdout, o.Stderr)
@@ -192,11 +188,11 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 			return fmt.Errorf("--compact: %w", err)
 		}
 		fmt.Fprintf(o.Stderr, "brig: compacted session %s: about %d → %d tokens of context\n", sess.ID(), before, a.ContextUsed())
-		if strings.TrimSpace(prompt) == "" {
+		if len(user) == 0 {
 			return nil
 		}
 	}
-	tr, runErr := a.Run(ctx, []provider.Block{provider.Text(prompt)})
+	tr, runErr := a.Run(ctx, user)
 	sum := oneShotSummary{
 		Result: tr.Text, Stop: tr.Stop, Session: sess.ID(), Model: model, Mode: mode, Iterations: tr.Iterations,
 		ToolCalls: tr.ToolCalls, Usage: tr.Usage, CostUSD: tr.Cost, DurationMS: time.Since(start).Milliseconds(),
@@ -206,10 +202,17 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 	}
 	_, sum.SessionCostUSD = a.Totals()
 	sum.Calls = pr.calls
+	if !run.Kept() {
+		sum.Session = "" // nothing was answered: the session is not kept
+	}
 	pr.finish(sum)
 	switch {
 	case tr.Stop == agent.StopInterrupted:
-		return exitError{exitInterrupt}
+		code, why := interruptStatus(ctx)
+		if o.Output == outputText {
+			fmt.Fprintf(o.Stderr, "brig: %s; the running call's processes were killed and the session stays resumable (brig -c)\n", why)
+		}
+		return exitError{code}
 	case runErr != nil:
 		if o.Output == outputText {
 			fmt.Fprintln(o.Stderr, "brig:", runErr)
@@ -237,7 +240,8 @@ func openSession(ctx context.Context, o *agentOptions, stateDir, ws string, clie
 		id = latest.ID
 	}
 	if id == "" {
-		s, err := store.Create(ctx, session.Header{Workspace: ws, Provider: client.Provider(), Model: client.Model.ID})
+		mode, _ := policy.ParseMode(o.Mode)
+		s, err := store.Create(ctx, session.Header{Workspace: ws, Provider: client.Provider(), Model: client.Model.ID, Mode: mode})
 		return s, nil, err
 	}
 	if err := session.ValidateID(id); err != nil {
@@ -356,7 +360,7 @@ func (p *printer) toolEnd(te agent.ToolEvent) {
 	if c := o.Result.Meta.ExitCode; c != nil {
 		status = fmt.Sprintf("exit %d", *c)
 	}
-	fmt.Fprintf(p.err, "▸ %s %s — %s\n", te.Name, capString(string(te.Args), 160), status)
+	fmt.Fprintf(p.err, "▸ %s %s — %s\n", te.Name, capString(tools.Describe(te.Name, te.Args), 160), status)
 	text := strings.TrimRight(o.Result.Text, "\n")
 	lines := strings.Split(text, "\n")
 	if te.Name != "bash" {
@@ -392,9 +396,22 @@ func (p *printer) finish(s oneShotSummary) {
 		if p.midLine {
 			fmt.Fprintln(p.out)
 		}
-		fmt.Fprintf(p.err, "brig: %s · %d requests, %d tool calls · %d in / %d out tokens · $%.4f (session %s: $%.4f) · %s\n",
-			s.Stop, s.Iterations, s.ToolCalls, s.Usage.Input+s.Usage.CacheRead+s.Usage.CacheWrite, s.Usage.Output, s.CostUSD, s.Session, s.SessionCostUSD, time.Duration(s.DurationMS)*time.Millisecond)
+		sess := "no session kept (nothing was answered)"
+		if s.Session != "" {
+			sess = fmt.Sprintf("session %s: $%.4f", s.Session, s.SessionCostUSD)
+		}
+		fmt.Fprintf(p.err, "brig: %s · %s, %s · %d in / %d out tokens · $%.4f (%s) · %s\n",
+			s.Stop, count(s.Iterations, "request"), count(s.ToolCalls, "tool call"), s.Usage.Input+s.Usage.CacheRead+s.Usage.CacheWrite, s.Usage.Output,
+			s.CostUSD, sess, time.Duration(s.DurationMS)*time.Millisecond)
 	}
+}
+
+// count is "1 request", "2 requests".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func capString(s string, n int) string {
@@ -402,6 +419,33 @@ func capString(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// MaxStdinBytes is how much piped input -p takes. More is refused, not cut:
+// a review of half a diff is worse than none.
+const MaxStdinBytes = 8 << 20
+
+// promptBlocks is the user's message: the prompt, then piped input as a
+// block of its own (so the session's title is the prompt).
+func promptBlocks(prompt string, stdin io.Reader) ([]provider.Block, error) {
+	var out []provider.Block
+	if strings.TrimSpace(prompt) != "" {
+		out = append(out, provider.Text(prompt))
+	}
+	if stdin == nil {
+		return out, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(stdin, MaxStdinBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read standard input: %w", err)
+	}
+	if len(data) > MaxStdinBytes {
+		return nil, fmt.Errorf("standard input is larger than %d MiB; brig does not cut it (the model would miss the rest without knowing): pass less, e.g. one file or `git diff -- PATH`", MaxStdinBytes>>20)
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		out = append(out, provider.Text("<stdin>\n"+strings.ToValidUTF8(string(data), "\uFFFD")+"\n</stdin>"))
+	}
+	return out, nil
 }
 
 // stdinIfPiped returns standard input when it is not a terminal.

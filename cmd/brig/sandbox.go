@@ -91,7 +91,6 @@ const (
 	exitCannotRun     = 126 // the jail could not be set up
 	exitNotFound      = 127 // the command does not exist inside the jail
 	exitTimedOut      = 124
-	exitInterrupted   = 130
 )
 
 func runSandbox(ctx context.Context, o *sandboxOptions) error {
@@ -155,7 +154,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 		}
 	}
 	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: o.Argv}, supervisor.IO{Stdout: o.Stdout, Stderr: o.Stderr})
-	return sandboxOutcome(o, res, err)
+	return sandboxOutcome(ctx, o, res, err)
 }
 
 // explained is the Spec plus what the kernel layer adds, for --explain.
@@ -174,7 +173,7 @@ func explained(spec jail.Spec, sup *supervisor.Supervisor) any {
 }
 
 // sandboxOutcome maps a call's end to brig's exit status and messages.
-func sandboxOutcome(o *sandboxOptions, res jail.Result, err error) error {
+func sandboxOutcome(ctx context.Context, o *sandboxOptions, res jail.Result, err error) error {
 	for _, v := range res.Violations {
 		fmt.Fprintf(o.Stderr, "brig: the command created the protected path %s; it was removed from the workspace (kept under %s when it could be moved there)\n", v, filepath.Join(xdg.Resolve(o.Env, o.Home).State, "quarantine"))
 	}
@@ -195,8 +194,9 @@ func sandboxOutcome(o *sandboxOptions, res jail.Result, err error) error {
 		fmt.Fprintf(o.Stderr, "brig: timed out after %s; every process of the command was killed\n", o.Timeout)
 		return exitError{exitTimedOut}
 	case res.Canceled:
-		fmt.Fprintln(o.Stderr, "brig: interrupted; every process of the command was killed")
-		return exitError{exitInterrupted}
+		code, why := interruptStatus(ctx)
+		fmt.Fprintf(o.Stderr, "brig: %s; every process of the command was killed\n", why)
+		return exitError{code}
 	case res.ExitCode != 0:
 		return exitError{res.ExitCode}
 	}

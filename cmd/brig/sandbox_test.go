@@ -200,19 +200,19 @@ func TestSandboxUnsafeRunsWithoutJailAndSaysSo(t *testing.T) {
 
 func TestSandboxOutcomeMapsFailures(t *testing.T) {
 	o, _, errb := sandboxFixture(t)
-	err := sandboxOutcome(o, jail.Result{}, fmt.Errorf("%w: Landlock is not available", jail.ErrUnenforceable))
+	err := sandboxOutcome(context.Background(), o, jail.Result{}, fmt.Errorf("%w: Landlock is not available", jail.ErrUnenforceable))
 	if code := exitCode(t, err); code != exitUnenforceable || !strings.Contains(errb.String(), "brig doctor") || !strings.Contains(errb.String(), "--unsafe-no-sandbox") {
 		t.Fatalf("unenforceable: exit %d, %q", code, errb)
 	}
 	errb.Reset()
-	err = sandboxOutcome(o, jail.Result{}, &jail.StageError{Stage: jail.StageLandlock, Msg: "boom"})
+	err = sandboxOutcome(context.Background(), o, jail.Result{}, &jail.StageError{Stage: jail.StageLandlock, Msg: "boom"})
 	if code := exitCode(t, err); code != exitCannotRun || !strings.Contains(errb.String(), "landlock") {
 		t.Fatalf("stage error: exit %d, %q", code, errb)
 	}
-	if code := exitCode(t, sandboxOutcome(o, jail.Result{TimedOut: true}, nil)); code != exitTimedOut {
+	if code := exitCode(t, sandboxOutcome(context.Background(), o, jail.Result{TimedOut: true}, nil)); code != exitTimedOut {
 		t.Fatalf("timeout: exit %d", code)
 	}
-	if code := exitCode(t, sandboxOutcome(o, jail.Result{ExitCode: 137, Signal: "SIGKILL"}, nil)); code != 137 {
+	if code := exitCode(t, sandboxOutcome(context.Background(), o, jail.Result{ExitCode: 137, Signal: "SIGKILL"}, nil)); code != 137 {
 		t.Fatalf("signal: exit %d", code)
 	}
 }

@@ -173,8 +173,8 @@ func runSessionsShow(ctx context.Context, o *sessionsShowOptions) error {
 	fmt.Fprintf(w, "model %s (%s) · mode %s · started %s · updated %s\n", st.Model, st.Provider, st.Mode,
 		st.Created.Local().Format("2006-01-02 15:04"), st.Updated.Local().Format("2006-01-02 15:04"))
 	u := st.Usage
-	fmt.Fprintf(w, "%d messages, %d model calls, %d compactions · tokens: %d in, %d out, %d cache read, %d cache write · cost %s\n\n",
-		st.Summary.Messages, st.Turns, st.Compactions, u.Input, u.Output, u.CacheRead, u.CacheWrite, sessionCost(st.Cost))
+	fmt.Fprintf(w, "%s, %s, %s · tokens: %d in, %d out, %d cache read, %d cache write · cost %s\n\n",
+		count(st.Summary.Messages, "message"), count(st.Turns, "model call"), count(st.Compactions, "compaction"), u.Input, u.Output, u.CacheRead, u.CacheWrite, sessionCost(st.Cost))
 	if len(st.Display) == 0 {
 		fmt.Fprintln(w, "(no display history was recorded)")
 	}
@@ -199,7 +199,7 @@ func printDisplayEntry(w io.Writer, e session.Entry) {
 	case session.DisplayThinking:
 		indent("  (thinking) ", e.Text)
 	case session.DisplayToolCall:
-		indent("• ", e.Text)
+		indent("• "+e.Tool+" ", e.Text)
 	case session.DisplayToolResult:
 		mark := "  ↳ "
 		if e.IsError {

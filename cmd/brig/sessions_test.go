@@ -46,7 +46,7 @@ func sessionsFixture(t *testing.T) (pe procEnv, out, errOut *bytes.Buffer, store
 		err = s.Append(ctx,
 			session.DisplayRecord(session.Display{Kind: session.DisplayUser, Text: prompt}),
 			session.MessageRecord(provider.Message{Role: provider.User, Content: []provider.Block{provider.Text(prompt)}}),
-			session.DisplayRecord(session.Display{Kind: session.DisplayToolCall, Tool: "bash", Text: "bash: go test ./..."}),
+			session.DisplayRecord(session.Display{Kind: session.DisplayToolCall, Tool: "bash", Text: "$ go test ./..."}),
 			session.DisplayRecord(session.Display{Kind: session.DisplayToolResult, Tool: "bash", Text: "exit 1", IsError: true}),
 			session.DisplayRecord(session.Display{Kind: session.DisplayAssistant, Text: "The test fails.\nHere is why."}),
 			session.UsageRecord("claude-sonnet-4-5", provider.Usage{Input: 1000, Output: 200}, 0.0123))
@@ -136,7 +136,7 @@ func TestSessionsShow(t *testing.T) {
 	if err := runSessionsShow(ctx, &sessionsShowOptions{ID: mine.ID(), procEnv: pe}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"> why does the test fail?", "• bash: go test ./...", "  ✗ exit 1", "The test fails.\nHere is why.", "mode ask", "1000 in, 200 out", "$0.0123"} {
+	for _, want := range []string{"> why does the test fail?", "• bash $ go test ./...", "1 message, 1 model call, 0 compactions", "  ✗ exit 1", "The test fails.\nHere is why.", "mode ask", "1000 in, 200 out", "$0.0123"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("show lacks %q:\n%s", want, out)
 		}

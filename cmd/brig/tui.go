@@ -88,7 +88,7 @@ func tuiStarter(base *agentOptions) tui.Starter {
 		if o.ModeSet {
 			o.Mode = string(req.Mode)
 		}
-		o.Inbox = h.Inbox
+		o.Inbox, o.Interactive = h.Inbox, true
 		run, err := setupAgent(ctx, &o, h.Approver, h.Emit)
 		if err != nil {
 			return nil, err

@@ -74,7 +74,14 @@ func (s *Summary) apply(r Record, n int) error {
 		s.Messages++
 		s.Context++
 		if s.Title == "" && r.Message.Role == provider.User {
-			s.Title = Title(r.Message.PlainText())
+			// The first text block is what the user typed; piped input
+			// and attachments follow it as blocks of their own.
+			for _, b := range r.Message.Content {
+				if b.Type == provider.BlockText && strings.TrimSpace(b.Text) != "" {
+					s.Title = Title(b.Text)
+					break
+				}
+			}
 		}
 	case KindDisplay:
 		if s.Title == "" && r.Display.Kind == DisplayUser {

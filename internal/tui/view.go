@@ -312,27 +312,7 @@ func parseArgs(raw json.RawMessage) args {
 
 // toolTarget is what a call will touch, on one line.
 func toolTarget(name string, raw json.RawMessage) string {
-	a := parseArgs(raw)
-	var s string
-	switch {
-	case name == string(tools.Bash):
-		s = "$ " + strings.ReplaceAll(a.Command, "\n", " ⏎ ")
-	case a.Source != "" || a.Destination != "":
-		s = a.Source + " → " + a.Destination
-	case a.URL != "":
-		s = a.URL
-	case a.Pattern != "" && a.Path != "":
-		s = a.Pattern + " in " + a.Path
-	case a.Pattern != "":
-		s = a.Pattern
-	case a.Path != "":
-		s = a.Path
-	case name == string(tools.UpdatePlan):
-		s = "the plan"
-	default:
-		s = string(raw)
-	}
-	return inert(s)
+	return inert(tools.Describe(name, raw))
 }
 
 // toolDone is a finished call, compactly: a status line, then the diff of

@@ -227,38 +227,47 @@ func TestIterationBound(t *testing.T) {
 	}
 }
 
-// TestInterruptLeavesNothingRunning: SIGINT during a long tool call ends the
-// run with 130, and the call's process is gone.
+// TestInterruptLeavesNothingRunning: SIGINT (or SIGTERM) during a long
+// tool call ends the run with 130 (143), saying which, and the call's
+// process is gone.
 func TestInterruptLeavesNothingRunning(t *testing.T) {
-	marker := "brig-e2e-sleep-" + filepath.Base(t.TempDir())
-	e := newEnv(t, "anthropic",
-		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"exec -a `+marker+` sleep 60"}`)}},
-		fakeprovider.Turn{Text: "never reached"},
-	)
-	c := e.cmd("--model", "claude-sonnet-4-5", "-p", "sleep", "--mode", "auto")
-	var errb bytes.Buffer
-	c.Stderr = &errb
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for !running(marker) {
-		if time.Now().After(deadline) {
-			c.Process.Kill()
-			t.Fatalf("the tool call never started\n%s", errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	c.Process.Signal(syscall.SIGINT)
-	err := c.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
-		t.Fatalf("exit: %v\n%s", err, errb.String())
-	}
-	for deadline := time.Now().Add(5 * time.Second); running(marker); {
-		if time.Now().After(deadline) {
-			t.Fatal("the interrupted call's process is still running")
-		}
-		time.Sleep(20 * time.Millisecond)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			marker := "brig-e2e-sleep-" + filepath.Base(t.TempDir())
+			e := newEnv(t, "anthropic",
+				fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"exec -a `+marker+` sleep 60"}`)}},
+				fakeprovider.Turn{Text: "never reached"},
+			)
+			c := e.cmd("--model", "claude-sonnet-4-5", "-p", "sleep", "--mode", "auto")
+			var errb bytes.Buffer
+			c.Stderr = &errb
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for !running(marker) {
+				if time.Now().After(deadline) {
+					c.Process.Kill()
+					t.Fatalf("the tool call never started\n%s", errb.String())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			c.Process.Signal(sig)
+			err := c.Wait()
+			want, says := 130, "brig: interrupted (Ctrl-C)"
+			if sig == syscall.SIGTERM {
+				want, says = 143, "brig: stopped by SIGTERM"
+			}
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != want || !strings.Contains(errb.String(), says) {
+				t.Fatalf("exit: %v (want %d and %q)\n%s", err, want, says, errb.String())
+			}
+			for deadline := time.Now().Add(5 * time.Second); running(marker); {
+				if time.Now().After(deadline) {
+					t.Fatal("the interrupted call's process is still running")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"brig/test/fakeprovider"
+)
+
+// sessionsList is `brig sessions list` in the env's workspace.
+func (e *env) sessionsList(t *testing.T) string {
+	t.Helper()
+	r := e.run(t, "sessions", "list")
+	if r.code != 0 {
+		t.Fatalf("sessions list: exit %d\n%s", r.code, r.stderr)
+	}
+	return r.stdout
+}
+
+// TestStdinIsNeverCut: input over the cap is refused with a message, not
+// cut; nothing is sent and no session is left.
+func TestStdinIsNeverCut(t *testing.T) {
+	e := newEnv(t, "anthropic", fakeprovider.Turn{Text: "never"})
+	c := e.cmd("--model", "claude-sonnet-4-5", "-p", "review this")
+	c.Stdin = bytes.NewReader(bytes.Repeat([]byte("x"), 8<<20+1))
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	if err == nil || !strings.Contains(errb.String(), "standard input is larger than 8 MiB; brig does not cut it") {
+		t.Fatalf("err %v\n%s", err, errb.String())
+	}
+	if n := len(e.srv.Requests()); n != 0 {
+		t.Errorf("%d requests were sent", n)
+	}
+}
+
+// TestTooLargeForTheContext: a message that cannot fit the model's window
+// is refused before anything is sent, and leaves no session.
+func TestTooLargeForTheContext(t *testing.T) {
+	e := newEnv(t, "anthropic", fakeprovider.Turn{Text: "never"})
+	c := e.cmd("--model", "claude-sonnet-4-5", "-p", "review this")
+	c.Stdin = strings.NewReader(strings.Repeat("word ", 250_000)) // ~1.2 MB, ~300k tokens
+	var errb bytes.Buffer
+	c.Stderr = &errb
+	err := c.Run()
+	if err == nil || !strings.Contains(errb.String(), "more than the 200000-token context window of claude-sonnet-4-5; nothing was sent") {
+		t.Fatalf("err %v\n%s", err, errb.String())
+	}
+	if n := len(e.srv.Requests()); n != 0 {
+		t.Errorf("%d requests were sent", n)
+	}
+	if l := e.sessionsList(t); strings.Contains(l, "review this") {
+		t.Errorf("a session was kept:\n%s", l)
+	}
+}
+
+// TestSessionRecords: a session records the mode it ran in, its title is
+// the prompt (not the piped input), and a run whose first request failed
+// leaves no session behind.
+func TestSessionRecords(t *testing.T) {
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{Error: &fakeprovider.ErrorReply{Status: 400, Message: "bad request"}},
+		fakeprovider.Turn{Text: "Looks fine."},
+	)
+	if r := e.run(t, "--model", "claude-sonnet-4-5", "-p", "first try"); r.code != 1 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if l := e.sessionsList(t); strings.Contains(l, "first try") {
+		t.Errorf("the failed run's session was kept:\n%s", l)
+	}
+	c := e.cmd("--model", "claude-sonnet-4-5", "-p", "review the diff", "--mode", "auto")
+	c.Stdin = strings.NewReader("diff --git a/x b/x\n+secret stuff from stdin\n")
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	l := e.sessionsList(t)
+	if !strings.Contains(l, "review the diff") || strings.Contains(l, "stdin") {
+		t.Errorf("the title is not the prompt:\n%s", l)
+	}
+	show := e.run(t, "sessions", "show", strings.Fields(strings.Split(l, "\n")[1])[0])
+	if !strings.Contains(show.stdout, "mode auto") {
+		t.Errorf("sessions show does not say the mode it ran in:\n%s%s\nlist:\n%s", show.stdout, show.stderr, l)
+	}
+}
