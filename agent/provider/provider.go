@@ -134,6 +134,10 @@ type Thinking struct {
 	// does not store responses server-side, so the content travels with it).
 	ID               string `json:"id,omitempty"`
 	EncryptedContent string `json:"encrypted_content,omitempty"`
+	// Chat Completions: the delta field the reasoning streamed in
+	// ("reasoning_content", "reasoning"); it goes back to the server only
+	// under the name the server itself used.
+	Field string `json:"field,omitempty"`
 }
 
 // ServerTool is a provider-side tool block (web search), as the provider's

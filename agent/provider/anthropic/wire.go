@@ -254,6 +254,11 @@ type wireEvent struct {
 		ID    string    `json:"id"`
 		Model string    `json:"model"`
 		Usage wireUsage `json:"usage"`
+		// Content and StopReason are empty in Anthropic's own streams,
+		// except for a response that is whole from the start (a tool call
+		// made by programmatic tool calling) and at some gateways.
+		Content    []json.RawMessage `json:"content"`
+		StopReason string            `json:"stop_reason"`
 	} `json:"message"`
 	Index        int             `json:"index"`
 	ContentBlock json.RawMessage `json:"content_block"`
@@ -289,14 +294,17 @@ type blockStart struct {
 
 // block is a content block being assembled.
 type block struct {
-	kind    string // the wire type
-	text    strings.Builder
-	json    strings.Builder // tool input
-	sig     string
-	data    string
-	id      string
-	name    string
-	raw     map[string]json.RawMessage // a server tool block as received
+	kind string // the wire type
+	text strings.Builder
+	json strings.Builder // tool input
+	sig  string
+	data string
+	id   string
+	name string
+	raw  map[string]json.RawMessage // a server tool block as received
+	// input is a tool_use's input as content_block_start gave it: {} when
+	// it streams in deltas, the whole input when it does not.
+	input   json.RawMessage
 	stopped bool
 }
 
@@ -327,6 +335,55 @@ func parseStream(ctx context.Context, body io.Reader, emit func(provider.Event) 
 		}
 		return blocks[i], nil
 	}
+	startBlock := func(index int, raw json.RawMessage) error {
+		var bs blockStart
+		if err := json.Unmarshal(raw, &bs); err != nil {
+			return streamErr("undecodable content block: %v", err)
+		}
+		if index < 0 || index > maxBlocks {
+			return streamErr("content block index %d out of range", index)
+		}
+		for len(blocks) <= index {
+			blocks = append(blocks, nil)
+		}
+		b := &block{kind: bs.Type, id: bs.ID, name: bs.Name, sig: bs.Signature, data: bs.Data, input: bs.Input}
+		b.text.WriteString(bs.Text + bs.Thinking)
+		blocks[index] = b
+		switch bs.Type {
+		case "text":
+			if bs.Text != "" {
+				return emit(provider.Event{Type: provider.EventText, Index: index, Text: bs.Text})
+			}
+		case "thinking":
+			if bs.Thinking != "" {
+				return emit(provider.Event{Type: provider.EventThinking, Index: index, Text: bs.Thinking})
+			}
+		case "tool_use":
+			return emit(provider.Event{Type: provider.EventToolStart, Index: index, ToolUse: &provider.ToolUse{ID: bs.ID, Name: bs.Name}})
+		case "redacted_thinking":
+		default: // server_tool_use, web_search_tool_result, mcp_tool_use and other server blocks
+			if err := json.Unmarshal(raw, &b.raw); err != nil {
+				return streamErr("undecodable %s block: %v", bs.Type, err)
+			}
+		}
+		return nil
+	}
+	stopBlock := func(index int) error {
+		b, err := at(index)
+		if err != nil {
+			return err
+		}
+		b.stopped = true
+		switch b.kind {
+		case "tool_use":
+			tu := toolUse(b)
+			return emit(provider.Event{Type: provider.EventToolEnd, Index: index, ToolUse: &tu})
+		case "server_tool_use":
+			st := serverTool(b)
+			return emit(provider.Event{Type: provider.EventServerTool, Index: index, Text: st.Summary})
+		}
+		return nil
+	}
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -351,39 +408,24 @@ func parseStream(ctx context.Context, body io.Reader, emit func(provider.Event) 
 			}
 			return finish(), &provider.Error{Kind: provider.Classify(0, e.Type, e.Message), Type: e.Type, Message: e.Message}
 		case "message_start":
-			if we.Message != nil {
-				resp.ID, resp.Model = we.Message.ID, we.Message.Model
-				usage = we.Message.Usage
+			if m := we.Message; m != nil {
+				resp.ID, resp.Model = m.ID, m.Model
+				usage = m.Usage
+				if m.StopReason != "" {
+					stop = m.StopReason
+				}
+				// Blocks given whole in the message: each starts and stops.
+				for i, c := range m.Content {
+					if err := startBlock(i, c); err != nil {
+						return finish(), err
+					}
+					if err := stopBlock(i); err != nil {
+						return finish(), err
+					}
+				}
 			}
 		case "content_block_start":
-			var bs blockStart
-			if err := json.Unmarshal(we.ContentBlock, &bs); err != nil {
-				return finish(), streamErr("undecodable content block: %v", err)
-			}
-			for len(blocks) <= we.Index {
-				blocks = append(blocks, nil)
-			}
-			b := &block{kind: bs.Type, id: bs.ID, name: bs.Name, sig: bs.Signature, data: bs.Data}
-			b.text.WriteString(bs.Text + bs.Thinking)
-			blocks[we.Index] = b
-			switch bs.Type {
-			case "text":
-				if bs.Text != "" {
-					err = emit(provider.Event{Type: provider.EventText, Index: we.Index, Text: bs.Text})
-				}
-			case "thinking":
-				if bs.Thinking != "" {
-					err = emit(provider.Event{Type: provider.EventThinking, Index: we.Index, Text: bs.Thinking})
-				}
-			case "tool_use":
-				err = emit(provider.Event{Type: provider.EventToolStart, Index: we.Index, ToolUse: &provider.ToolUse{ID: bs.ID, Name: bs.Name}})
-			case "redacted_thinking":
-			default: // server_tool_use, web_search_tool_result and other server blocks
-				if err := json.Unmarshal(we.ContentBlock, &b.raw); err != nil {
-					return finish(), streamErr("undecodable %s block: %v", bs.Type, err)
-				}
-			}
-			if err != nil {
+			if err := startBlock(we.Index, we.ContentBlock); err != nil {
 				return finish(), err
 			}
 		case "content_block_delta":
@@ -414,20 +456,7 @@ func parseStream(ctx context.Context, body io.Reader, emit func(provider.Event) 
 				return finish(), err
 			}
 		case "content_block_stop":
-			b, err := at(we.Index)
-			if err != nil {
-				return finish(), err
-			}
-			b.stopped = true
-			switch b.kind {
-			case "tool_use":
-				tu := toolUse(b)
-				err = emit(provider.Event{Type: provider.EventToolEnd, Index: we.Index, ToolUse: &tu})
-			case "server_tool_use":
-				st := serverTool(b)
-				err = emit(provider.Event{Type: provider.EventServerTool, Index: we.Index, Text: st.Summary})
-			}
-			if err != nil {
+			if err := stopBlock(we.Index); err != nil {
 				return finish(), err
 			}
 		case "message_delta":
@@ -461,8 +490,15 @@ func streamErr(format string, args ...any) *provider.Error {
 	return &provider.Error{Kind: provider.ErrStream, Message: fmt.Sprintf(format, args...)}
 }
 
+// maxBlocks bounds a content block index (a hostile or broken stream must
+// not make brig allocate without limit).
+const maxBlocks = 10_000
+
 func toolUse(b *block) provider.ToolUse {
 	in := b.json.String()
+	if in == "" && isObject(b.input) {
+		in = string(b.input) // given whole in content_block_start, no deltas
+	}
 	if in == "" && b.stopped {
 		in = "{}"
 	}
@@ -474,10 +510,10 @@ func toolUse(b *block) provider.ToolUse {
 
 func serverTool(b *block) provider.ServerTool {
 	raw := b.raw
-	if b.kind == "server_tool_use" {
-		if in := b.json.String(); in != "" && json.Valid([]byte(in)) {
-			raw["input"] = json.RawMessage(in)
-		}
+	// The input of server_tool_use, mcp_tool_use and the like streams in
+	// deltas after an empty input in the block's start.
+	if in := b.json.String(); in != "" && json.Valid([]byte(in)) {
+		raw["input"] = json.RawMessage(in)
 	}
 	enc, _ := json.Marshal(raw)
 	st := provider.ServerTool{Provider: provider.Anthropic, Name: b.kind, Raw: enc}

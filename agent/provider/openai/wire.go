@@ -72,9 +72,13 @@ type wireSummary struct {
 	Text string `json:"text"`
 }
 
+// wireReasoningItem is a reasoning item sent back. It has no id: requests
+// are stateless (store false), so the service cannot look an id up, and
+// has been recorded refusing a history where a reasoning item carries one
+// and the item after it does not ("provided without its required following
+// item"). The encrypted content is what it needs.
 type wireReasoningItem struct {
 	Type             string        `json:"type"`
-	ID               string        `json:"id"`
 	Summary          []wireSummary `json:"summary"`
 	EncryptedContent string        `json:"encrypted_content,omitempty"`
 }
@@ -166,19 +170,21 @@ func encodeMessage(m provider.Message) []any {
 			}
 		case provider.BlockThinking:
 			t := b.Thinking
-			if t == nil || t.Provider != provider.OpenAI || t.ID == "" || t.EncryptedContent == "" {
+			if t == nil || t.Provider != provider.OpenAI || t.EncryptedContent == "" {
 				continue // without its encrypted content a stateless request cannot use it
 			}
 			flush()
-			item := wireReasoningItem{Type: "reasoning", ID: t.ID, Summary: []wireSummary{}, EncryptedContent: t.EncryptedContent}
+			item := wireReasoningItem{Type: "reasoning", Summary: []wireSummary{}, EncryptedContent: t.EncryptedContent}
 			if t.Text != "" {
 				item.Summary = []wireSummary{{Type: "summary_text", Text: t.Text}}
 			}
 			items = append(items, item)
 		case provider.BlockServerTool:
-			if st := b.ServerTool; st != nil && st.Provider == provider.OpenAI && json.Valid(st.Raw) {
-				flush()
-				items = append(items, st.Raw)
+			if st := b.ServerTool; st != nil && st.Provider == provider.OpenAI {
+				if raw, ok := withoutID(st.Raw); ok {
+					flush()
+					items = append(items, raw)
+				}
 			}
 		}
 	}
@@ -187,6 +193,18 @@ func encodeMessage(m provider.Message) []any {
 		items = append(items, wireMessage{Role: "user", Content: toolImages})
 	}
 	return items
+}
+
+// withoutID returns a provider-side item as received, less its "id" (see
+// wireReasoningItem), or false when it is not a JSON object.
+func withoutID(raw json.RawMessage) (json.RawMessage, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return nil, false
+	}
+	delete(obj, "id")
+	out, err := json.Marshal(obj)
+	return out, err == nil
 }
 
 // ---- stream ----
@@ -211,9 +229,9 @@ type wireResponse struct {
 }
 
 type wireError struct {
-	Code    string `json:"code"`
-	Type    string `json:"type"`
-	Message string `json:"message"`
+	Code    *string `json:"code"` // null in some events
+	Type    string  `json:"type"`
+	Message string  `json:"message"`
 }
 
 type wireItem struct {
@@ -234,8 +252,11 @@ type wireEvent struct {
 	Delta       string          `json:"delta"`
 	Item        json.RawMessage `json:"item"`
 	Response    *wireResponse   `json:"response"`
-	Code        string          `json:"code"`
-	Message     string          `json:"message"`
+	// An "error" event nests {type, code, message} under error; the API
+	// reference also shows them at the top level, so both are read.
+	Error   *wireError `json:"error"`
+	Code    *string    `json:"code"`
+	Message string     `json:"message"`
 }
 
 // item is an output item being assembled.
@@ -375,13 +396,17 @@ func parseStream(ctx context.Context, body io.Reader, emit func(provider.Event) 
 			}
 			return out, nil
 		case "response.failed":
-			e := &wireError{Code: "server_error", Message: "response failed"}
+			e := &wireError{Type: "server_error", Message: "response failed"}
 			if we.Response != nil && we.Response.Error != nil {
 				e = we.Response.Error
 			}
-			return finish(), streamError(e.Code, e.Message)
+			return finish(), streamError(e)
 		case "error":
-			return finish(), streamError(we.Code, we.Message)
+			e := we.Error
+			if e == nil {
+				e = &wireError{Code: we.Code, Message: we.Message}
+			}
+			return finish(), streamError(e)
 		}
 		if emitErr != nil {
 			return finish(), emitErr
@@ -389,12 +414,20 @@ func parseStream(ctx context.Context, body io.Reader, emit func(provider.Event) 
 	}
 }
 
-func streamError(code, msg string) *provider.Error {
-	kind := provider.Classify(0, code, msg)
-	if kind == provider.ErrInvalidRequest && (code == "" || code == "server_error") {
+// streamError types an error sent in the stream by its code (else its
+// type) and message: insufficient_quota is a quota error, an invalid
+// request stays one (neither is retried), and an error the service does
+// not call an invalid request is the server's.
+func streamError(e *wireError) *provider.Error {
+	typ := e.Type
+	if e.Code != nil && *e.Code != "" {
+		typ = *e.Code
+	}
+	kind := provider.Classify(0, typ, e.Message)
+	if kind == provider.ErrInvalidRequest && !strings.Contains(typ, "invalid") {
 		kind = provider.ErrServer
 	}
-	return &provider.Error{Kind: kind, Type: code, Message: msg}
+	return &provider.Error{Kind: kind, Type: typ, Message: e.Message}
 }
 
 func (it *item) toolUse() provider.ToolUse {
@@ -483,9 +516,9 @@ func decodeError(body []byte) (typ, msg string) {
 	if json.Unmarshal(body, &w) != nil || w.Error == nil {
 		return "", ""
 	}
-	typ = w.Error.Code
-	if typ == "" {
-		typ = w.Error.Type
+	typ = w.Error.Type
+	if w.Error.Code != nil && *w.Error.Code != "" {
+		typ = *w.Error.Code
 	}
 	return typ, w.Error.Message
 }

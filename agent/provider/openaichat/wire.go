@@ -44,10 +44,14 @@ type wireFunction struct {
 }
 
 type wireMessage struct {
-	Role       string         `json:"role"`
-	Content    any            `json:"content"` // string, parts, or null
-	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Role    string `json:"role"`
+	Content any    `json:"content"` // string, parts, or null
+	// ReasoningContent goes back on an assistant turn that called tools
+	// when the server streamed its reasoning under that name: DeepSeek,
+	// Kimi and others refuse a tool-call turn of a thinking model without it.
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string         `json:"tool_call_id,omitempty"`
 }
 
 type wirePart struct {
@@ -113,10 +117,13 @@ func dataURL(im *provider.Image) *imageURL {
 // the images of its tool results.
 func encodeMessage(m provider.Message) []wireMessage {
 	if m.Role == provider.Assistant {
-		var text strings.Builder
+		var text, reasoning strings.Builder
 		var calls []wireToolCall
 		for _, b := range m.Content {
 			switch {
+			case b.Type == provider.BlockThinking && b.Thinking != nil && b.Thinking.Provider == provider.OpenAIChat &&
+				b.Thinking.Field == fieldReasoningContent:
+				reasoning.WriteString(b.Thinking.Text)
 			case b.Type == provider.BlockText:
 				text.WriteString(b.Text)
 			case b.Type == provider.BlockServerTool && b.ServerTool != nil && b.ServerTool.Summary != "":
@@ -139,6 +146,9 @@ func encodeMessage(m provider.Message) []wireMessage {
 		msg := wireMessage{Role: "assistant", ToolCalls: calls}
 		if text.Len() > 0 {
 			msg.Content = text.String()
+		}
+		if len(calls) > 0 {
+			msg.ReasoningContent = reasoning.String()
 		}
 		return []wireMessage{msg}
 	}
@@ -185,11 +195,13 @@ type wireChunk struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Delta struct {
-			Content          *string        `json:"content"`
-			ReasoningContent *string        `json:"reasoning_content"`
-			Reasoning        *string        `json:"reasoning"`
-			Refusal          *string        `json:"refusal"`
-			ToolCalls        []wireToolCall `json:"tool_calls"`
+			// Content is a string, or (Mistral) an array of text and
+			// thinking parts.
+			Content          json.RawMessage `json:"content"`
+			ReasoningContent *string         `json:"reasoning_content"`
+			Reasoning        *string         `json:"reasoning"`
+			Refusal          *string         `json:"refusal"`
+			ToolCalls        []wireToolCall  `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
@@ -207,6 +219,52 @@ type wireError struct {
 	Message string `json:"message"`
 	Type    string `json:"type"`
 	Code    any    `json:"code"` // a string at OpenAI, a number at some servers
+	// StatusCode is the HTTP status the error stands for (Groq, in errors
+	// sent inside a 200 stream).
+	StatusCode int `json:"status_code"`
+}
+
+// The delta fields reasoning streams in.
+const (
+	fieldReasoningContent = "reasoning_content" // DeepSeek, xAI, Qwen, Kimi, llama.cpp
+	fieldReasoning        = "reasoning"         // Groq, OpenRouter, Ollama, vLLM
+	fieldThinkingPart     = "content.thinking"  // Mistral: thinking parts inside content
+)
+
+// deltaContent splits a delta's content into text and thinking: a string
+// is text; an array holds text parts and thinking parts (whose own text
+// parts are the thinking).
+func deltaContent(raw json.RawMessage) (text, thinking string, err error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", "", nil
+	}
+	if raw[0] == '"' {
+		err = json.Unmarshal(raw, &text)
+		return text, "", err
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		Thinking []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"thinking"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", "", err
+	}
+	var t, th strings.Builder
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			t.WriteString(p.Text)
+		case "thinking":
+			for _, q := range p.Thinking {
+				th.WriteString(q.Text)
+			}
+		}
+	}
+	return t.String(), th.String(), nil
 }
 
 // Block indices in events: thinking, text, then one per tool call.
@@ -234,6 +292,8 @@ func parseStream(ctx context.Context, body io.Reader, emit func(provider.Event) 
 	r := sse.NewReader(body)
 	var resp provider.Response
 	var thinking, text strings.Builder
+	thinkingField := ""
+	refused := false // the text is a refusal (delta.refusal)
 	calls := map[int]*call{}
 	finish := ""
 	var usage provider.Usage
@@ -252,7 +312,7 @@ func parseStream(ctx context.Context, body io.Reader, emit func(provider.Event) 
 	complete := func() provider.Response {
 		m := provider.Message{Role: provider.Assistant}
 		if thinking.Len() > 0 {
-			m.Content = append(m.Content, provider.Block{Type: provider.BlockThinking, Thinking: &provider.Thinking{Provider: provider.OpenAIChat, Text: thinking.String()}})
+			m.Content = append(m.Content, provider.Block{Type: provider.BlockThinking, Thinking: &provider.Thinking{Provider: provider.OpenAIChat, Text: thinking.String(), Field: thinkingField}})
 		}
 		if text.Len() > 0 {
 			m.Content = append(m.Content, provider.Text(text.String()))
@@ -263,7 +323,7 @@ func parseStream(ctx context.Context, body io.Reader, emit func(provider.Event) 
 		}
 		resp.Message = m
 		resp.Usage = usage
-		resp.StopReason = stopReason(finish, len(calls) > 0)
+		resp.StopReason = stopReason(finish, len(calls) > 0, refused)
 		return resp
 	}
 	done := func() (provider.Response, error) {
@@ -304,15 +364,7 @@ func parseStream(ctx context.Context, body io.Reader, emit func(provider.Event) 
 			return complete(), &provider.Error{Kind: provider.ErrStream, Message: fmt.Sprintf("undecodable chunk: %v", err)}
 		}
 		if ch.Error != nil {
-			code := codeString(ch.Error.Code)
-			if code == "" {
-				code = ch.Error.Type
-			}
-			kind := provider.Classify(0, code, ch.Error.Message)
-			if kind == provider.ErrInvalidRequest {
-				kind = provider.ErrServer // an error mid-stream is the server's
-			}
-			return complete(), &provider.Error{Kind: kind, Type: code, Message: ch.Error.Message}
+			return complete(), streamError(ch.Error)
 		}
 		if resp.ID == "" {
 			resp.ID, resp.Model = ch.ID, ch.Model
@@ -326,14 +378,27 @@ func parseStream(ctx context.Context, body io.Reader, emit func(provider.Event) 
 		}
 		for _, choice := range ch.Choices {
 			d := choice.Delta
+			content, contentThinking, err := deltaContent(d.Content)
+			if err != nil {
+				return complete(), &provider.Error{Kind: provider.ErrStream, Message: fmt.Sprintf("undecodable delta content: %v", err)}
+			}
 			var events []provider.Event
-			for _, r := range []*string{d.ReasoningContent, d.Reasoning} {
-				if r != nil && *r != "" {
-					thinking.WriteString(*r)
-					events = append(events, provider.Event{Type: provider.EventThinking, Index: indexThinking, Text: *r})
+			for _, r := range []struct {
+				field string
+				text  *string
+			}{{fieldReasoningContent, d.ReasoningContent}, {fieldReasoning, d.Reasoning}, {fieldThinkingPart, &contentThinking}} {
+				if r.text != nil && *r.text != "" {
+					if thinkingField == "" {
+						thinkingField = r.field
+					}
+					thinking.WriteString(*r.text)
+					events = append(events, provider.Event{Type: provider.EventThinking, Index: indexThinking, Text: *r.text})
 				}
 			}
-			for _, t := range []*string{d.Content, d.Refusal} {
+			if d.Refusal != nil && *d.Refusal != "" {
+				refused = true
+			}
+			for _, t := range []*string{&content, d.Refusal} {
 				if t != nil && *t != "" {
 					text.WriteString(*t)
 					events = append(events, provider.Event{Type: provider.EventText, Index: indexText, Text: *t})
@@ -400,13 +465,15 @@ func sortedKeys(m map[int]*call) []int {
 	return keys
 }
 
-func stopReason(finish string, hasCalls bool) provider.StopReason {
-	switch finish {
-	case "":
+func stopReason(finish string, hasCalls, refused bool) provider.StopReason {
+	switch {
+	case finish == "":
 		return ""
-	case "length":
+	case finish == "length":
 		return provider.StopMaxTokens
-	case "content_filter":
+	case finish == "content_filter" || refused:
+		// A refusal streamed in delta.refusal ends with "stop"; it means
+		// what the Responses API's refusal means.
 		return provider.StopRefusal
 	}
 	if hasCalls {
@@ -414,6 +481,27 @@ func stopReason(finish string, hasCalls bool) provider.StopReason {
 		return provider.StopToolUse
 	}
 	return provider.StopEndTurn
+}
+
+// streamError turns an error sent inside the stream into a typed error.
+// Its status (a numeric code, or Groq's status_code) classifies it like
+// the HTTP error it stands for; without one, an error the server does not
+// call an invalid request is the server's.
+func streamError(e *wireError) *provider.Error {
+	code := codeString(e.Code)
+	status := e.StatusCode
+	if n, ok := e.Code.(float64); ok && status == 0 && n >= 400 && n < 600 {
+		status = int(n)
+		code = ""
+	}
+	if code == "" {
+		code = e.Type
+	}
+	kind := provider.Classify(status, code, e.Message)
+	if kind == provider.ErrInvalidRequest && status == 0 && !strings.Contains(code, "invalid") {
+		kind = provider.ErrServer
+	}
+	return &provider.Error{Kind: kind, Status: status, Type: code, Message: e.Message}
 }
 
 func codeString(v any) string {

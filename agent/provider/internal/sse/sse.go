@@ -33,7 +33,13 @@ const maxLine = 16 << 20
 func NewReader(r io.Reader) *Reader { return &Reader{r: bufio.NewReaderSize(r, 32<<10)} }
 
 // Next returns the next event. At a clean end of stream it returns io.EOF; a
-// stream that ends inside an event returns io.ErrUnexpectedEOF.
+// stream that ends inside a line returns io.ErrUnexpectedEOF.
+//
+// It is lenient about framing and strict about content: an event whose
+// lines all arrived whole is dispatched even when the stream ends before
+// the blank line that should close it (servers end with "data: [DONE]\n"),
+// while a line cut short is an error. Whether the stream as a whole is
+// complete is for the caller to judge from what the events said.
 func (r *Reader) Next() (Event, error) {
 	var ev Event
 	var data bytes.Buffer
@@ -41,11 +47,9 @@ func (r *Reader) Next() (Event, error) {
 	for {
 		line, err := r.readLine()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				if seen {
-					return Event{}, io.ErrUnexpectedEOF
-				}
-				return Event{}, io.EOF
+			if errors.Is(err, io.EOF) && seen {
+				ev.Data = data.Bytes()
+				return ev, nil
 			}
 			return Event{}, err
 		}

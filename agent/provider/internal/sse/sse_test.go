@@ -18,7 +18,9 @@ func TestReader(t *testing.T) {
 		{"crlf, comments, multi-line data", ": ping\r\n\r\ndata: one\r\ndata: two\r\n\r\n", []Event{{"", []byte("one\ntwo")}}, io.EOF},
 		{"no space after colon", "data:[DONE]\n\n", []Event{{"", []byte("[DONE]")}}, io.EOF},
 		{"cut inside an event", "event: a\ndata: {\"x\"", nil, io.ErrUnexpectedEOF},
-		{"cut after a complete line", "event: a\ndata: 1\n", nil, io.ErrUnexpectedEOF},
+		{"complete lines, no blank line at the end", "event: a\ndata: 1\n", []Event{{"a", []byte("1")}}, io.EOF},
+		{"[DONE] without the blank line", "data: {}\n\ndata: [DONE]\n", []Event{{"", []byte("{}")}, {"", []byte("[DONE]")}}, io.EOF},
+		{"cut inside a line after an event", "data: {}\n\ndata: [DO", []Event{{"", []byte("{}")}}, io.ErrUnexpectedEOF},
 		{"long line", "data: " + strings.Repeat("x", 100_000) + "\n\n", []Event{{"", []byte(strings.Repeat("x", 100_000))}}, io.EOF},
 	}
 	for _, tt := range tests {
