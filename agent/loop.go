@@ -349,6 +349,8 @@ func (a *Agent) request(ctx context.Context, tr *TurnResult, withTools bool) (pr
 			a.emit(Event{Kind: EventThinking, Text: ev.Text})
 		case provider.EventServerTool:
 			a.emit(Event{Kind: EventServerTool, Text: ev.Text})
+		case provider.EventRetry:
+			a.emit(Event{Kind: EventNotice, Text: ev.Text})
 		}
 		return nil
 	})

@@ -93,6 +93,28 @@ const (
 	unknownMaxOutput     = 4_096
 )
 
+// Unlisted describes a model the registry does not know, served over wire:
+// no price, and a context window assumed from what that API's models
+// usually have (a local Chat Completions server: small).
+func Unlisted(id string, wire Name) Model {
+	m := Model{ID: strings.TrimSpace(id), Provider: wire, ContextWindow: unknownContextWindow, MaxOutput: unknownMaxOutput}
+	switch wire {
+	case Anthropic:
+		m.ContextWindow, m.MaxOutput = 200_000, 32_000
+	case OpenAI:
+		m.ContextWindow, m.MaxOutput = 200_000, 32_000
+	}
+	return m
+}
+
+// Note says what brig does not know about an unlisted model, for the user.
+func (m Model) Note() string {
+	if m.Known {
+		return ""
+	}
+	return fmt.Sprintf("model %s is not in brig's registry: its price is unknown (costs show as $0) and its context window is assumed to be %d tokens", m.ID, m.ContextWindow)
+}
+
 // dated matches a snapshot suffix: -20250514 or -2025-08-07.
 var dated = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2})$`)
 
@@ -142,9 +164,9 @@ func Lookup(id string, explicitBaseURL bool) (Model, error) {
 		return Model{}, fmt.Errorf("no model given; known models: %s", strings.Join(append(KnownIDs(Anthropic), KnownIDs(OpenAI)...), ", "))
 	}
 	if explicitBaseURL {
-		return Model{ID: id, Provider: OpenAIChat, ContextWindow: unknownContextWindow, MaxOutput: unknownMaxOutput}, nil
+		return Unlisted(id, OpenAIChat), nil
 	}
-	return Model{}, fmt.Errorf("unknown model %q; known models: %s (a model served by a local or other OpenAI-compatible server needs --base-url)",
+	return Model{}, fmt.Errorf("unknown model %q; known models: %s (for another model say which API serves it: --provider, and --base-url for another server)",
 		id, strings.Join(append(KnownIDs(Anthropic), KnownIDs(OpenAI)...), ", "))
 }
 

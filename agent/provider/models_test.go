@@ -22,7 +22,7 @@ func TestLookup(t *testing.T) {
 		{id: "gpt-4.1-2025-04-14", wantID: "gpt-4.1", provider: OpenAI, known: true},
 		{id: "gpt-5", baseURL: true, wantID: "gpt-5", provider: OpenAI, known: true},
 		{id: "qwen3:8b", baseURL: true, wantID: "qwen3:8b", provider: OpenAIChat},
-		{id: "qwen3:8b", wantErr: "needs --base-url"},
+		{id: "qwen3:8b", wantErr: "say which API serves it: --provider"},
 		{id: "", wantErr: "no model given"},
 	}
 	for _, tt := range tests {

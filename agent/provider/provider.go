@@ -274,6 +274,9 @@ const (
 	EventToolEnd                         // ToolUse: complete (or Incomplete) call
 	EventServerTool                      // Text: a server-side tool ran (e.g. "web_search: query")
 	EventUsage                           // Usage: the request's final usage
+	// EventRetry: Text says that the request failed and is tried again
+	// (nothing of it had arrived); it is not part of the answer.
+	EventRetry
 )
 
 // Event is one streamed piece of a response.
@@ -301,7 +304,7 @@ type Client interface {
 
 var eventNames = map[EventType]string{
 	EventText: "text", EventThinking: "thinking", EventToolStart: "tool_start", EventToolDelta: "tool_delta",
-	EventToolEnd: "tool_end", EventServerTool: "server_tool", EventUsage: "usage",
+	EventToolEnd: "tool_end", EventServerTool: "server_tool", EventUsage: "usage", EventRetry: "retry",
 }
 
 // String names the event type.

@@ -3,8 +3,10 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -96,7 +98,10 @@ func (r Retry) Run(ctx context.Context, emit func(Event) error, attempt Attempt)
 			}
 			wait = pe.RetryAfter
 		}
-		r.Logger.Info("provider: retrying", "provider", pe.Provider, "kind", pe.Kind, "status", pe.Status, "attempt", n, "wait", wait)
+		r.Logger.Debug("provider: retrying", "provider", pe.Provider, "kind", pe.Kind, "status", pe.Status, "attempt", n, "wait", wait)
+		// Said to the caller without counting as delivered: the answer
+		// has not started.
+		_ = emit(Event{Type: EventRetry, Text: fmt.Sprintf("%s: %s%s; retrying in %s (attempt %d of %d)", pe.Provider, strings.ReplaceAll(string(pe.Kind), "_", " "), pe.detail(), wait.Round(100*time.Millisecond), n+1, r.MaxAttempts)})
 		if err := r.Sleep(ctx, wait); err != nil {
 			return resp, err
 		}

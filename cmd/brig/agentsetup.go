@@ -81,7 +81,11 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 			return nil, credentials.None(dirs)
 		}
 	}
-	client, err := connect.New(connect.Config{Model: model, BaseURL: o.BaseURL, Env: o.Env, Credentials: creds})
+	wire, err := wireOf(o.Provider)
+	if err != nil {
+		return nil, err
+	}
+	client, err := connect.New(connect.Config{Model: model, BaseURL: o.BaseURL, Wire: wire, Env: o.Env, Credentials: creds})
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,7 @@ type agentOptions struct {
 	Output        string
 	Model         string
 	BaseURL       string
+	Provider      string // --provider: the wire format for a model the registry does not list
 	Mode          string
 	Yes, No       bool
 	MaxIterations int
@@ -128,12 +129,33 @@ func (o *agentOptions) validate() error {
 	if _, err := policy.ParseMode(o.Mode); err != nil {
 		return err
 	}
+	if _, err := wireOf(o.Provider); err != nil {
+		return err
+	}
+	if o.MaxIterations < 1 {
+		return fmt.Errorf("--max-iterations %d: want at least 1 (tool iterations per task before brig asks the model to sum up)", o.MaxIterations)
+	}
 	switch provider.Effort(o.Effort) {
 	case provider.EffortNone, provider.EffortMinimal, provider.EffortLow, provider.EffortMedium, provider.EffortHigh:
 	default:
 		return fmt.Errorf("--effort %q: want minimal, low, medium or high", o.Effort)
 	}
 	return nil
+}
+
+// wireOf reads --provider.
+func wireOf(s string) (provider.Name, error) {
+	switch s {
+	case "":
+		return "", nil
+	case "anthropic":
+		return provider.Anthropic, nil
+	case "openai":
+		return provider.OpenAI, nil
+	case "openai-chat", "openaichat":
+		return provider.OpenAIChat, nil
+	}
+	return "", fmt.Errorf("--provider %q: want anthropic (Anthropic Messages), openai (OpenAI Responses) or openai-chat (Chat Completions)", s)
 }
 
 // defaultModel picks a model for the keys that are configured.
@@ -182,6 +204,9 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 	}
 	defer run.Close()
 	a, model, mode, sess := run.Agent, run.Model, run.Policy.Mode(), run.Session
+	if note := run.Client.Model.Note(); note != "" && o.Output == outputText {
+		fmt.Fprintf(o.Stderr, "brig: %s\n", note)
+	}
 	if o.Compact {
 		before := a.ContextUsed()
 		if err := a.Compact(ctx); err != nil {

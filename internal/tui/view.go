@@ -189,7 +189,10 @@ func (m *Model) bannerText() string {
 	}
 	switch {
 	case m.run != nil:
-		row("model", fmt.Sprintf("%s (%s)", m.run.Model.ID, m.run.Provider))
+		row("model", fmt.Sprintf("%s (%s)", inert(m.run.Model.ID), m.run.Provider))
+		if note := m.run.Model.Note(); note != "" {
+			b.WriteString("             " + stWarn.Render(inert(note)) + "\n")
+		}
 	case m.startErr != nil:
 		var missing *credentials.MissingError
 		if errors.As(m.startErr, &missing) {

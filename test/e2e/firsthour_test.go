@@ -83,3 +83,56 @@ func TestSessionRecords(t *testing.T) {
 		t.Errorf("sessions show does not say the mode it ran in:\n%s%s\nlist:\n%s", show.stdout, show.stderr, l)
 	}
 }
+
+// TestAnyModelAnyEndpoint: a model id brig does not list works wherever
+// the API it is served over is clear — from the base URL variable, the
+// key, or --provider — and brig says its price is unknown; where it is not
+// clear, brig asks for --provider.
+func TestAnyModelAnyEndpoint(t *testing.T) {
+	type tc struct {
+		name    string
+		env     func(url string) []string
+		args    []string
+		wire    fakeprovider.Wire // "" when brig must refuse
+		refusal string
+	}
+	cases := []tc{
+		{name: "alias behind ANTHROPIC_BASE_URL", env: func(u string) []string { return []string{"ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL=" + u} },
+			args: []string{"--model", "team-sonnet"}, wire: fakeprovider.WireAnthropic},
+		{name: "--provider anthropic with --base-url", env: func(u string) []string { return []string{"ANTHROPIC_API_KEY=k"} },
+			args: []string{"--model", "gw-model", "--provider", "anthropic", "--base-url", "{url}"}, wire: fakeprovider.WireAnthropic},
+		{name: "--provider openai (Responses)", env: func(u string) []string { return []string{"OPENAI_API_KEY=k"} },
+			args: []string{"--model", "gpt-next", "--provider", "openai", "--base-url", "{url}/v1"}, wire: fakeprovider.WireResponses},
+		{name: "a local server, no key", env: func(u string) []string { return nil },
+			args: []string{"--model", "llama9", "--base-url", "{url}/v1"}, wire: fakeprovider.WireChat},
+		{name: "--base-url with only an Anthropic key", env: func(u string) []string { return []string{"ANTHROPIC_API_KEY=k"} },
+			args: []string{"--model", "gw-model", "--base-url", "{url}"}, refusal: "say which API serves it with --provider anthropic"},
+		{name: "a bad --provider", env: func(u string) []string { return []string{"ANTHROPIC_API_KEY=k"} },
+			args: []string{"--model", "x", "--provider", "bedrock"}, refusal: `--provider "bedrock": want anthropic`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, "none", fakeprovider.Turn{Text: "served"})
+			url := e.srv.URL()
+			e.vars = append(e.vars, c.env(url)...)
+			var args []string
+			for _, a := range c.args {
+				args = append(args, strings.ReplaceAll(a, "{url}", url))
+			}
+			r := e.run(t, append(args, "-p", "hi")...)
+			if c.wire == "" {
+				if r.code != 2 || !strings.Contains(r.stderr, c.refusal) || len(e.srv.Requests()) != 0 {
+					t.Fatalf("exit %d, %d requests\n%s", r.code, len(e.srv.Requests()), r.stderr)
+				}
+				return
+			}
+			reqs := e.srv.Requests()
+			if r.code != 0 || !strings.Contains(r.stdout, "served") || len(reqs) != 1 || reqs[0].Wire != c.wire {
+				t.Fatalf("exit %d, requests %+v\n%s\n%s", r.code, reqs, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "is not in brig's registry: its price is unknown") {
+				t.Errorf("no word that the price is unknown:\n%s", r.stderr)
+			}
+		})
+	}
+}

@@ -8,6 +8,9 @@ import (
 	"brig/test/brigbin"
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,6 +196,27 @@ func TestRetryThenSuccess(t *testing.T) {
 	r := e.run(t, "--model", "claude-sonnet-4-5", "-p", "hi")
 	if r.code != 0 || !strings.Contains(r.stdout, "fine now") || len(e.srv.Requests()) != 3 {
 		t.Fatalf("exit %d, %d requests\n%s\n%s", r.code, len(e.srv.Requests()), r.stdout, r.stderr)
+	}
+	// Each retry is one line for people, not a log record.
+	if !strings.Contains(r.stderr, "brig: anthropic: rate limit (429 rate_limit_error") || !strings.Contains(r.stderr, "retrying in") ||
+		!strings.Contains(r.stderr, "(attempt 3 of 4)") || strings.Contains(r.stderr, "level=") {
+		t.Errorf("retry notices:\n%s", r.stderr)
+	}
+}
+
+// TestWebPageIsNotAnAPI: a base URL that serves a web page fails at once
+// with what it is, not as a broken stream after every retry.
+func TestWebPageIsNotAnAPI(t *testing.T) {
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<!doctype html><title>Router login</title>")
+	}))
+	defer page.Close()
+	e := newEnv(t, "anthropic")
+	r := e.run(t, "--model", "claude-sonnet-4-5", "--base-url", page.URL, "-p", "hi")
+	if r.code != 1 || !strings.Contains(r.stderr, "answered with a web page (text/html; charset=utf-8), not an event stream") ||
+		!strings.Contains(r.stderr, "check --base-url") || strings.Contains(r.stderr, "retrying") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 }
 

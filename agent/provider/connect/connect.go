@@ -50,21 +50,23 @@ type Client struct {
 func New(cfg Config) (*Client, error) {
 	wire := cfg.Wire
 	model, err := provider.Lookup(cfg.Model, false)
-	if err == nil && wire == "" {
-		wire = model.Provider
+	known := err == nil
+	if !known && strings.TrimSpace(cfg.Model) == "" {
+		return nil, err
 	}
-	if err != nil && wire == "" {
-		wire = provider.OpenAIChat // an unknown model is served by a compatible server
+	if wire == "" {
+		if known {
+			wire = model.Provider
+		} else if wire, err = guessWire(cfg); err != nil {
+			return nil, err
+		}
 	}
 	base := cfg.BaseURL
 	if base == "" {
 		base = envBase(cfg.Env, wire)
 	}
-	if err != nil {
-		if base == "" {
-			return nil, err
-		}
-		model, _ = provider.Lookup(cfg.Model, true)
+	if !known {
+		model = provider.Unlisted(cfg.Model, wire)
 	}
 	var keyProvider string
 	switch wire {
@@ -92,6 +94,42 @@ func New(cfg Config) (*Client, error) {
 		out.Client = openaichat.New(openaichat.Options{BaseURL: base, APIKey: cred.Key, KeySource: cred.Source, HTTPClient: cfg.HTTPClient, Retry: cfg.Retry})
 	}
 	return out, nil
+}
+
+// guessWire picks the wire format for a model id the registry does not
+// list (a new model, a proxy's alias, a local model) when none was given.
+// It guesses only where the choice is unambiguous and otherwise says how
+// to choose.
+func guessWire(cfg Config) (provider.Name, error) {
+	ask := func(why string) error {
+		return fmt.Errorf("model %q is not in brig's registry (known: %s), and %s; say which API serves it with --provider anthropic (Anthropic Messages), openai (OpenAI Responses) or openai-chat (Chat Completions)",
+			cfg.Model, strings.Join(append(provider.KnownIDs(provider.Anthropic), provider.KnownIDs(provider.OpenAI)...), ", "), why)
+	}
+	anthBase, oaBase := envBase(cfg.Env, provider.Anthropic), envBase(cfg.Env, provider.OpenAI)
+	_, anthKey := cfg.Credentials.Lookup(credentials.Anthropic)
+	_, oaKey := cfg.Credentials.Lookup(credentials.OpenAI)
+	id := strings.ToLower(cfg.Model)
+	switch {
+	case cfg.BaseURL != "":
+		// A server given on the command line: most often a local
+		// OpenAI-compatible one (Ollama, llama.cpp, vLLM). With only an
+		// Anthropic key it may as well be an Anthropic proxy.
+		if anthKey && !oaKey {
+			return "", ask("--base-url does not say which API it speaks (only an Anthropic key is set)")
+		}
+		return provider.OpenAIChat, nil
+	case anthBase != "" && oaBase != "":
+		return "", ask("both ANTHROPIC_BASE_URL and OPENAI_BASE_URL are set")
+	case anthBase != "":
+		return provider.Anthropic, nil
+	case oaBase != "":
+		return provider.OpenAIChat, nil
+	case strings.HasPrefix(id, "claude"):
+		return provider.Anthropic, nil
+	case strings.HasPrefix(id, "gpt-") || len(id) > 1 && id[0] == 'o' && id[1] >= '0' && id[1] <= '9':
+		return provider.OpenAI, nil
+	}
+	return "", ask("nothing says where it is served; for a local or other OpenAI-compatible server also give --base-url")
 }
 
 // envBase is the base URL variable's value for a wire format.

@@ -38,7 +38,16 @@ func TestNew(t *testing.T) {
 		{name: "local model needs no key", cfg: Config{Model: "qwen3:8b", BaseURL: "http://127.0.0.1:11434/v1"}, wire: provider.OpenAIChat, base: "http://127.0.0.1:11434/v1"},
 		{name: "local model via OPENAI_BASE_URL", cfg: Config{Model: "qwen3:8b", Env: []string{"OPENAI_BASE_URL=http://127.0.0.1:8080/v1"}}, wire: provider.OpenAIChat, base: "http://127.0.0.1:8080/v1"},
 		{name: "known model forced to chat", cfg: Config{Model: "gpt-5", Wire: provider.OpenAIChat, BaseURL: "http://127.0.0.1:11434/v1"}, wire: provider.OpenAIChat, base: "http://127.0.0.1:11434/v1"},
-		{name: "unknown model without base URL", cfg: Config{Model: "qwen3:8b", Env: append(both, "ANTHROPIC_BASE_URL=http://proxy")}, wantErr: "needs --base-url"},
+		// A model the registry does not list: the wire is chosen when it
+		// is unambiguous, and asked for when it is not.
+		{name: "alias on an Anthropic proxy", cfg: Config{Model: "team-sonnet", Env: append(both, "ANTHROPIC_BASE_URL=http://proxy")}, wire: provider.Anthropic, base: "http://proxy", keySource: "environment variable ANTHROPIC_API_KEY"},
+		{name: "a new Claude id", cfg: Config{Model: "claude-sonnet-9", Env: both}, wire: provider.Anthropic, keySource: "environment variable ANTHROPIC_API_KEY"},
+		{name: "a new OpenAI id", cfg: Config{Model: "gpt-7", Env: both}, wire: provider.OpenAI, keySource: "environment variable OPENAI_API_KEY"},
+		{name: "an o-series id", cfg: Config{Model: "o9-mini", Env: both}, wire: provider.OpenAI, keySource: "environment variable OPENAI_API_KEY"},
+		{name: "--provider decides", cfg: Config{Model: "my-alias", Wire: provider.Anthropic, BaseURL: "http://gw", Env: both}, wire: provider.Anthropic, base: "http://gw", keySource: "environment variable ANTHROPIC_API_KEY"},
+		{name: "--base-url with only an Anthropic key is ambiguous", cfg: Config{Model: "my-alias", BaseURL: "http://gw", Env: []string{"ANTHROPIC_API_KEY=a"}}, wantErr: "--provider anthropic"},
+		{name: "both base URLs are ambiguous", cfg: Config{Model: "my-alias", Env: append(both, "ANTHROPIC_BASE_URL=http://a", "OPENAI_BASE_URL=http://o/v1")}, wantErr: "both ANTHROPIC_BASE_URL and OPENAI_BASE_URL"},
+		{name: "nothing says where", cfg: Config{Model: "qwen3:8b", Env: both}, wantErr: "--provider anthropic"},
 		{name: "no key", cfg: Config{Model: "claude-sonnet-4-5", Env: []string{"OPENAI_API_KEY=o"}}, wantErr: "ANTHROPIC_API_KEY"},
 		{name: "no openai key for the real endpoint", cfg: Config{Model: "gpt-5", Wire: provider.OpenAIChat}, wantErr: "--base-url"},
 	}
@@ -57,6 +66,9 @@ func TestNew(t *testing.T) {
 			}
 			if c.Provider() != tt.wire || c.BaseURL != tt.base || c.KeySource != tt.keySource {
 				t.Errorf("got %s %q %q, want %s %q %q", c.Provider(), c.BaseURL, c.KeySource, tt.wire, tt.base, tt.keySource)
+			}
+			if _, err := provider.Lookup(tt.cfg.Model, false); err != nil && (c.Model.Known || c.Model.Note() == "" || c.Model.ID != tt.cfg.Model) {
+				t.Errorf("an unlisted model is not said to be unknown: %+v", c.Model)
 			}
 		})
 	}

@@ -49,6 +49,12 @@ func (e *Endpoint) Stream(ctx context.Context, model string, body []byte, emit f
 		if resp.StatusCode/100 != 2 {
 			return provider.Response{}, e.httpError(model, resp)
 		}
+		if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(strings.ToLower(ct), "text/html") {
+			// A web page, not an API: retrying will not change that.
+			pe := &provider.Error{Kind: provider.ErrNoEndpoint, Status: resp.StatusCode, Message: "the server answered with a web page (" + ct + "), not an event stream"}
+			e.fill(pe, model)
+			return provider.Response{}, pe
+		}
 		out, err := e.Parse(ctx, resp.Body, emit)
 		var pe *provider.Error
 		if errors.As(err, &pe) {
