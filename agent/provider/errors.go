@@ -197,15 +197,46 @@ func Scrub(s, key string) string {
 	if key == "" || s == "" {
 		return s
 	}
+	const minPiece = 8
+	if len(key) < minPiece {
+		// Not a real provider key, but still the user's secret: replaced
+		// where it stands as a word of its own, so that text containing
+		// the same letters stays readable.
+		return scrubWord(s, key)
+	}
 	s = strings.ReplaceAll(s, key, "[REDACTED]")
 	// A partial echo such as "sk-ant-api03-abcd...wxyz": any 8+ character
 	// piece from either end is removed too.
-	const minPiece = 8
 	for n := len(key) - 1; n >= minPiece; n-- {
 		s = strings.ReplaceAll(s, key[:n], "[REDACTED]")
 		s = strings.ReplaceAll(s, key[len(key)-n:], "[REDACTED]")
 	}
 	return s
+}
+
+// scrubWord replaces key in s wherever no letter, digit, '-' or '_' touches
+// it on either side.
+func scrubWord(s, key string) string {
+	word := func(b byte) bool {
+		return b == '-' || b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, key)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(key)
+		alone := (i == 0 || !word(s[i-1])) && (end == len(s) || !word(s[end]))
+		b.WriteString(s[:i])
+		if alone {
+			b.WriteString("[REDACTED]")
+		} else {
+			b.WriteString(key)
+		}
+		s = s[end:]
+	}
 }
 
 // RetryAfter reads how long the server asked to wait: retry-after-ms, then

@@ -88,6 +88,14 @@ func TestScrub(t *testing.T) {
 	if Scrub("nothing here", key) != "nothing here" || Scrub("x", "") != "x" {
 		t.Error("Scrub changed text without the key")
 	}
+	// A very short key is removed where it stands alone, and the words
+	// that merely contain its letters are left whole.
+	if got := Scrub("invalid key k: check the key (k)", "k"); got != "invalid key [REDACTED]: check the key ([REDACTED])" {
+		t.Errorf("short key: %q", got)
+	}
+	if got := Scrub("Incorrect API key provided: abc", "abc"); got != "Incorrect API key provided: [REDACTED]" {
+		t.Errorf("short key at the end: %q", got)
+	}
 }
 
 func TestRetryAfter(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"brig/policy"
 
@@ -20,7 +21,10 @@ func newRootCmd() *cobra.Command {
 			if err := resumeArg(o, args); err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("prompt") {
+			// --compact with no prompt and no terminal (a script, the
+			// README's `brig -c --compact`) compacts and exits.
+			oneShot := cmd.Flags().Changed("prompt") || o.Compact && !isTerminal(os.Stdout)
+			if oneShot {
 				if o.Resume == resumePick {
 					// No one to pick in one-shot mode: the latest session
 					// of this workspace, as --continue.
@@ -53,7 +57,7 @@ func newRootCmd() *cobra.Command {
 	f.BoolVar(&o.WebSearch, "web-search", false, "let the model use the provider's own web search")
 	f.BoolVarP(&o.Continue, "continue", "c", false, "resume the latest session of this workspace")
 	f.BoolVar(&o.Compact, "compact", false, "with --continue or --resume: summarise the earlier conversation first (then run the prompt, if any)")
-	f.StringVar(&o.Resume, "resume", "", "resume the session with this `ID` (brig sessions list); with no id, pick one")
+	f.StringVar(&o.Resume, "resume", "", "resume the session with this `ID` (brig sessions list); --resume alone opens the session picker (with -p: the latest session)")
 	f.Lookup("resume").NoOptDefVal = resumePick
 	root.AddCommand(newSandboxCmd())
 	root.AddCommand(newDoctorCmd())
@@ -65,8 +69,8 @@ func newRootCmd() *cobra.Command {
 }
 
 // resumePick is --resume's value when no id follows it: the TUI opens the
-// session picker. It cannot be a session id.
-const resumePick = " pick"
+// session picker. It cannot be a session id (ids start with a date).
+const resumePick = "pick"
 
 // resumeArg lets `--resume ID` (with a space) keep working although the
 // flag's value is optional: the id then arrives as the one positional

@@ -55,7 +55,12 @@ directory) readable and writable, the system and toolchains readable and
 executable, and nothing else: no home directory secrets, no network, no
 terminal, no way to signal processes outside the call, and nothing left
 running when it ends. The exit status is the command's own.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("no command given: brig sandbox [flags] -- COMMAND [ARG...], e.g. brig sandbox -- make test")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Argv = args
 			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()

@@ -69,18 +69,36 @@ func syncDir(dir string) error {
 }
 
 // WithLock runs fn while holding an exclusive advisory lock on path+".lock"
-// (created when missing). It waits for another holder until ctx is done.
+// (created when missing, and removed again when fn returns, so no lock
+// files are left beside the user's files). It waits for another holder
+// until ctx is done.
 func WithLock(ctx context.Context, path string, fn func() error) error {
 	lockPath := path + ".lock"
 	if err := os.MkdirAll(filepath.Dir(lockPath), 0o700); err != nil {
 		return fmt.Errorf("lock %s: %w", lockPath, err)
 	}
-	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return fmt.Errorf("lock %s: %w", lockPath, err)
+	for {
+		f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return fmt.Errorf("lock %s: %w", lockPath, err)
+		}
+		again := false
+		err = WithFileLock(ctx, f, func() error {
+			// The holder before us may have removed the file we locked:
+			// then the lock guards nothing, and we start over.
+			var held, named unix.Stat_t
+			if unix.Fstat(int(f.Fd()), &held) != nil || unix.Lstat(lockPath, &named) != nil || held.Ino != named.Ino || held.Dev != named.Dev {
+				again = true
+				return nil
+			}
+			defer os.Remove(lockPath) // while still holding it
+			return fn()
+		})
+		f.Close()
+		if !again {
+			return err
+		}
 	}
-	defer f.Close()
-	return WithFileLock(ctx, f, fn)
 }
 
 // WithFileLock runs fn while holding an exclusive advisory lock (flock) on

@@ -60,6 +60,9 @@ func TestWithLockSerialises(t *testing.T) {
 	if b[0] != 160 {
 		t.Fatalf("counter %d, want 160: a read-modify-write was not serialised", b[0])
 	}
+	if _, err := os.Lstat(p + ".lock"); !os.IsNotExist(err) {
+		t.Errorf("the lock file was left behind: %v", err)
+	}
 }
 
 func TestWithLockHonoursContext(t *testing.T) {

@@ -103,7 +103,7 @@ func checkOutput(t *testing.T, output string, r result) {
 // TestFixTaskThenResume: after the task, a continued session sends the
 // model the earlier tool results with their content.
 func TestFixTaskThenResume(t *testing.T) {
-	turns := append(scenario.FixTask(), fakeprovider.Turn{Text: "The first run failed in test_add."})
+	turns := append(scenario.FixTask(), fakeprovider.Turn{Text: "The first run failed in test_add."}, fakeprovider.Turn{Text: "Summary: add was fixed and committed."})
 	e := newEnv(t, "anthropic", turns...)
 	if err := scenario.Repo(e.ws); err != nil {
 		t.Fatal(err)
@@ -125,6 +125,11 @@ func TestFixTaskThenResume(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("the resumed request lacks %q in its tool results:\n%s", want, all)
 		}
+	}
+	// The README's `brig -c --compact`, without a terminal: it compacts
+	// and exits.
+	if r := e.run(t, append(modelArgs("anthropic"), "-c", "--compact")...); r.code != 0 || !strings.Contains(r.stderr, "brig: compacted session") {
+		t.Fatalf("-c --compact: exit %d\n%s", r.code, r.stderr)
 	}
 }
 
