@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -100,6 +101,10 @@ func nativeToolNames() []string {
 
 // startMCP starts a workspace's servers for a session (nil when none is
 // configured) and prints what is not available.
+// mcpWait is how long a session waits for its MCP servers before it goes
+// on without the slow ones.
+const mcpWait = 3 * time.Second
+
 func startMCP(ctx context.Context, pe procEnv, wp *workspacePolicy, sup *supervisor.Supervisor) (*mcp.Manager, error) {
 	cfg, err := loadMCPConfig(pe, wp)
 	if err != nil {
@@ -111,9 +116,21 @@ func startMCP(ctx context.Context, pe procEnv, wp *workspacePolicy, sup *supervi
 	if len(cfg.Servers) == 0 {
 		return nil, nil
 	}
-	m := mcp.Start(ctx, cfg, mcp.Options{Starter: sup, Policy: wp.Policy, Native: nativeToolNames(), Logger: slog.New(slog.DiscardHandler)})
+	// A slow server does not hold the session up: after a short wait the
+	// run goes on, and its tools join when it is ready.
+	late := func(name, err string) {
+		if err != "" {
+			fmt.Fprintf(pe.Stderr, "brig: warning: MCP server %s failed: %s\n", name, err)
+		} else {
+			fmt.Fprintf(pe.Stderr, "brig: MCP server %s is ready; its tools are offered from the next request\n", name)
+		}
+	}
+	m := mcp.Start(ctx, cfg, mcp.Options{Starter: sup, Policy: wp.Policy, Native: nativeToolNames(), Logger: slog.New(slog.DiscardHandler), Wait: mcpWait, Late: late})
 	for _, w := range m.Warnings() {
 		fmt.Fprintf(pe.Stderr, "brig: warning: %s\n", w)
+	}
+	for _, name := range m.Starting() {
+		fmt.Fprintf(pe.Stderr, "brig: MCP server %s is still starting after %s; going on without its tools until it is ready\n", name, mcpWait)
 	}
 	return m, nil
 }

@@ -52,6 +52,14 @@ type Options struct {
 	Logger     *slog.Logger
 	// Version is brig's version, sent in the MCP handshake.
 	Version string
+	// Wait is how long Start waits for the servers before it returns with
+	// the ones that are ready; the rest keep starting, and their tools are
+	// offered from the first request after they are ready. Zero waits for
+	// all of them (each bounded by its startup timeout).
+	Wait time.Duration
+	// Late is told about each server that was not ready when Start
+	// returned, once it is (its error is "" then) or has failed.
+	Late func(server string, err string)
 }
 
 // State is where a server is in its life.
@@ -60,6 +68,7 @@ type State string
 // The states.
 const (
 	StateDisabled State = "disabled" // mode disabled: not started
+	StateStarting State = "starting" // started, not yet connected and listed
 	StateRunning  State = "running"
 	StateFailed   State = "failed" // could not start, connect or list its tools
 	StateExited   State = "exited" // was running and ended (crashed, or killed)
@@ -131,9 +140,11 @@ func Start(ctx context.Context, cfg Config, o Options) *Manager {
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "brig", Version: orDefault(o.Version, "dev")}, &sdk.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
 	var wg sync.WaitGroup
+	var started sync.Mutex // Start has returned: later servers are late
+	returned := false
 	for _, c := range cfg.Servers {
 		sctx, scancel := context.WithCancel(life)
-		s := &server{cfg: c, ctx: sctx, cancel: scancel, log: m.log.With("mcp_server", c.Name)}
+		s := &server{cfg: c, ctx: sctx, cancel: scancel, log: m.log.With("mcp_server", c.Name), state: StateStarting}
 		m.servers = append(m.servers, s)
 		if c.Mode == ModeDisabled {
 			s.state = StateDisabled
@@ -142,14 +153,56 @@ func Start(ctx context.Context, cfg Config, o Options) *Manager {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.start(client, o); err != nil {
+			err := s.start(client, o)
+			if err != nil {
 				s.fail(err)
+			}
+			started.Lock()
+			late := returned
+			if late {
+				m.register(o.Native)
+			}
+			started.Unlock()
+			if late && o.Late != nil {
+				msg := ""
+				if err != nil {
+					msg = err.Error()
+				}
+				o.Late(c.Name, msg)
 			}
 		}()
 	}
-	wg.Wait()
+	all := make(chan struct{})
+	go func() { wg.Wait(); close(all) }()
+	if o.Wait > 0 {
+		t := time.NewTimer(o.Wait)
+		defer t.Stop()
+		select {
+		case <-all:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	} else {
+		<-all
+	}
+	started.Lock()
+	returned = true
 	m.register(o.Native)
+	started.Unlock()
 	return m
+}
+
+// Starting lists the servers still starting.
+func (m *Manager) Starting() []string {
+	var out []string
+	for _, s := range m.servers {
+		s.mu.Lock()
+		if s.state == StateStarting {
+			out = append(out, s.cfg.Name)
+		}
+		s.mu.Unlock()
+	}
+	return out
 }
 
 func orDefault(s, d string) string {
@@ -340,6 +393,7 @@ func (m *Manager) register(native []string) {
 		s.mu.Lock()
 		for i := range s.tools {
 			ti := &s.tools[i]
+			ti.Refused = "" // decided anew: a server that came later may have taken a name
 			switch {
 			case strings.Contains(ti.Tool, Separator):
 				ti.Refused = fmt.Sprintf("its name contains %q, the separator of server and tool names", Separator)

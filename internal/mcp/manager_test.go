@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -555,5 +556,48 @@ func TestThirdPartyServer(t *testing.T) {
 	}
 	if _, err := os.Stat(e.ws + "/planted.txt"); err == nil {
 		t.Fatal("the read-only server wrote into the workspace")
+	}
+}
+
+// TestSlowServerDoesNotHoldTheSessionUp: Start returns after its Wait with
+// a server that never answers the handshake still starting; that server
+// fails later at its own startup timeout (Late says so), and a good
+// server's tools are offered once it is ready.
+func TestSlowServerDoesNotHoldTheSessionUp(t *testing.T) {
+	e := newKernelEnv(t, policy.ModeAsk)
+	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
+	mute := Server{Name: "mute", Transport: Stdio, Mode: ModeAllow, Command: "/bin/sleep", Args: []string{"600"}, StartupTimeout: 2 * time.Second, ToolTimeout: time.Second}
+	late := make(chan [2]string, 2)
+	start := time.Now()
+	m := Start(context.Background(), Config{Servers: []Server{mute, e.fakeServer("fake", token)}}, Options{
+		Starter: e.sup, Policy: e.pol, Native: nativeNames(), Wait: 100 * time.Millisecond,
+		Late: func(name, err string) { late <- [2]string{name, err} },
+	})
+	t.Cleanup(m.Close)
+	if !slices.Contains(m.Starting(), "mute") {
+		t.Fatalf("Start waited for the mute server (%s; starting: %v)", time.Since(start), m.Starting())
+	}
+	for got := map[string]bool{}; !got["mute"]; {
+		select {
+		case l := <-late:
+			got[l[0]] = true
+			if l[0] == "mute" && !strings.Contains(l[1], "start") {
+				t.Errorf("the mute server's failure: %q", l[1])
+			}
+			if l[0] == "fake" && l[1] != "" {
+				t.Errorf("the good server failed: %q", l[1])
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("the mute server never failed")
+		}
+	}
+	for deadline := time.Now().Add(time.Minute); !slices.Contains(toolNames(m), "fake__echo"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the good server's tools were never offered: %v", toolNames(m))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(m.Starting()) != 0 {
+		t.Errorf("still starting: %v", m.Starting())
 	}
 }
