@@ -206,8 +206,8 @@ func TestCheck(t *testing.T) {
 func TestCheckTreeNamesFileAndLine(t *testing.T) {
 	for _, tc := range []struct {
 		name, data, key string
-		line           int
-		json           bool
+		line            int
+		json            bool
 	}{
 		{"toml_u_escape", "[permissions]\nallow = [\n  \"Bash(go test:*)\",\n  \"Bash(*)\\u001b[1A\\u001b[2K\",\n]\n", "permissions.allow[1]", 4, false},
 		{"toml_U_escape", "[sandbox]\nread = [\"~/x\"]\nwrite = [\"\\U0000001B[2J\"]\n", "sandbox.write[0]", 3, false},
