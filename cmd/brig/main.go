@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"brig/internal/termsafe"
 	"brig/jail"
 	"brig/tools"
 )
@@ -46,6 +47,7 @@ func run(ctx context.Context, args []string) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "brig:", err)
+	// An error may quote a provider, a server or a config file.
+	fmt.Fprintln(os.Stderr, "brig:", termsafe.Text(err.Error()))
 	return 2
 }

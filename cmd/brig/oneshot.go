@@ -10,12 +10,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"brig/agent"
 	"brig/agent/provider"
 	"brig/agent/provider/connect"
 	"brig/internal/credentials"
 	"brig/internal/session"
+	"brig/internal/termsafe"
 	"brig/policy"
 )
 
@@ -144,6 +146,13 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 	if strings.TrimSpace(prompt) == "" && !o.Compact {
 		return errors.New("-p needs a prompt (or input on stdin)")
 	}
+	// Everything a one-shot run prints passes the terminal sanitiser: the
+	// model's answer, tool results, notices and errors that quote them. In
+	// json and stream-json the text stays exact (JSON-escaped).
+	stdout, stderr := termsafe.NewWriter(o.Stdout), termsafe.NewWriter(o.Stderr)
+	defer stdout.Flush()
+	defer stderr.Flush()
+	o.Stdout, o.Stderr = stdout, stderr
 	pr := newPrinter(o.Output, o.Stdout, o.Stderr)
 	run, err := setupAgent(ctx, o, nonInteractive(o.Yes, o.Stderr), pr.event)
 	if err != nil {
@@ -338,6 +347,9 @@ func (p *printer) finish(s oneShotSummary) {
 func capString(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // cut between characters, not inside one
 	}
 	return s[:n] + "…"
 }
