@@ -245,7 +245,9 @@ func reach(p string, tree, write bool, pl policy.Places) (string, bool) {
 	if tree {
 		what = p + " and everything under it"
 	}
-	covers := func(dir string) bool { return dir != "" && (p == dir || strings.HasPrefix(dir, strings.TrimSuffix(p, "/")+"/")) }
+	covers := func(dir string) bool {
+		return dir != "" && (p == dir || strings.HasPrefix(dir, strings.TrimSuffix(p, "/")+"/"))
+	}
 	if covers(pl.Home) {
 		return what + ": your home directory, credentials included", true
 	}
