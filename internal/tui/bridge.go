@@ -122,6 +122,7 @@ type batchThen struct {
 // a later one (a second key press, the context ending) is dropped.
 type pending struct {
 	req   agent.ApprovalRequest
+	prev  *preview // the diff and targets the prompt shows, computed once
 	once  sync.Once
 	reply chan agent.Approval
 }
@@ -136,7 +137,9 @@ type broker struct{ b *bridge }
 
 // Approve implements agent.Approver.
 func (br broker) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
-	p := &pending{req: req, reply: make(chan agent.Approval, 1)}
+	// The preview reads the file a call would change: done here, on the
+	// agent's goroutine, not the UI's.
+	p := &pending{req: req, prev: buildPreview(req), reply: make(chan agent.Approval, 1)}
 	select {
 	case br.b.ch <- approvalMsg{p}:
 	case <-ctx.Done():
