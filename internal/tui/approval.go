@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -256,12 +257,10 @@ func (m *Model) bodyRows(req agent.ApprovalRequest, a args, pv *preview, w int) 
 		}
 		return rows
 	case strings.Contains(req.Tool, "__") || name == tools.UpdatePlan:
-		var v any
 		pretty := string(req.Args)
-		if json.Unmarshal(req.Args, &v) == nil {
-			if b, err := json.MarshalIndent(v, "", "  "); err == nil {
-				pretty = string(b)
-			}
+		var b bytes.Buffer
+		if json.Indent(&b, req.Args, "", "  ") == nil {
+			pretty = b.String() // the strings as the model wrote them
 		}
 		var rows []string
 		for l := range strings.SplitSeq(pretty, "\n") {
@@ -459,6 +458,9 @@ func isSystemRoot(p string) bool {
 func (m *Model) grantLines(req agent.ApprovalRequest, w int) []string {
 	g := req.Grant
 	if g == nil {
+		if server, _, ok := strings.Cut(req.Tool, "__"); ok {
+			return wrapIndent(stDim.Render("  if allowed, brig sends the call to the MCP server ")+strict(server)+stDim.Render(", which runs in its own jail with the grants of its configuration (a stdio server) or elsewhere (an HTTP server); brig mcp list shows them"), w, "    ")
+		}
 		return []string{stDim.Render("  if allowed, it runs in brig itself, not in a jail")}
 	}
 	// Every path it may write is listed; of what it may read, the paths

@@ -327,3 +327,18 @@ func TestAlwaysSavesWhatWouldAllow(t *testing.T) {
 		t.Errorf("the install's rule is not offered:\n%s", f)
 	}
 }
+
+// TestApprovalMCPTool: an MCP tool's arguments are shown in full, and the
+// prompt says where the call goes instead of naming a jail it does not have.
+func TestApprovalMCPTool(t *testing.T) {
+	h := approvalHarness(t)
+	req := agent.ApprovalRequest{Tool: "gh__create_issue", Args: json.RawMessage(`{"title":"bug \u001b]0;x\u0007","body":"line one\nline two"}`),
+		Verdict: h.m.run.Policy.Decide(policy.Call{Tool: "gh__create_issue", Effect: policy.EffectMCP})}
+	h.ask(req)
+	f := h.stableFrame()
+	for _, want := range []string{`"title": "bug \u001b]0;x\u0007"`, `"body": "line one\nline two"`, "the MCP server gh", "3 always allow (saves Mcp(gh__create_issue))"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, f)
+		}
+	}
+}
