@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"brig/agent/provider"
+	"brig/internal/mcp"
 	"brig/internal/session"
+	"brig/internal/termsafe"
 	"brig/internal/termsafe/termsafetest"
 	"brig/internal/xdg"
 	"brig/policy"
@@ -318,4 +320,26 @@ func TestMCPTrustShowsEverythingAndAsks(t *testing.T) {
 		t.Fatalf("got %v, want a refusal at .mcp.json:5\n%s", err, out)
 	}
 	inert(t, "the refusal", err.Error()+out)
+}
+
+// TestMCPListIsInert: what a server reports (its tools' names and
+// descriptions, its error) and what its configuration says are printed
+// through the same gate as every subcommand: inert, in text and JSON.
+func TestMCPListIsInert(t *testing.T) {
+	var rep mcpListReport
+	for _, c := range termsafetest.Corpus {
+		rep.Servers = append(rep.Servers, mcp.ServerStatus{
+			Server: mcp.Server{Name: "srv", Transport: mcp.Stdio, Command: "server", Args: []string{c.Text}, Source: "/ws/.mcp.json"},
+			Error:  "server said: " + c.Text,
+			Tools:  []mcp.ToolInfo{{Name: "srv__tool", Description: c.Name + ": " + c.Text}},
+		})
+	}
+	var out bytes.Buffer
+	w := termsafe.NewWriter(&out)
+	printMCPList(w, rep)
+	w.Flush()
+	inert(t, "mcp list", out.String())
+	if !strings.Contains(out.String(), "osc52_clipboard: copied ␛]52;c;") {
+		t.Errorf("a description is not shown inert:\n%s", out.String())
+	}
 }
