@@ -66,7 +66,10 @@ func (m *Model) approvalView(p *pending) string {
 		head = append(head, wrapIndent(stWarn.Render("⚠ this call holds characters a terminal would not show as they act (control, bidi or invisible ones); they are shown as marked symbols"), w, "  ")...)
 	}
 	head = append(head, m.targetLines(req, a, pv, w)...)
-	body := m.bodyRows(req, a, pv, w)
+	if p.rows == nil || p.rowsWidth != w { // highlighting is the costly part: once per width
+		p.rows, p.rowsWidth = capRows(m.bodyRows(req, a, pv, w)), w
+	}
+	body := p.rows
 	why := whyLines(req.Verdict, w)
 	grant := m.grantLines(req, w)
 	answers := packRows("  ", "  ", answerItems(req.Verdict), "  ", w)
@@ -92,6 +95,17 @@ func (m *Model) approvalView(p *pending) string {
 
 	out := slices.Concat(head, body, why, grant, answers, tail)
 	return strings.Join(out, "\n")
+}
+
+// maxBodyRows bounds what a prompt lays out: a file's content of more rows
+// is cut with a note (the jail and the diff after the call are unaffected).
+const maxBodyRows = 5000
+
+func capRows(rows []string) []string {
+	if len(rows) <= maxBodyRows {
+		return rows
+	}
+	return append(rows[:maxBodyRows:maxBodyRows], stWarn.Render(fmt.Sprintf("    … %d more rows not laid out here", len(rows)-maxBodyRows)))
 }
 
 // fold fits body rows into room rows: all of them when they fit; else the
@@ -463,9 +477,10 @@ func (m *Model) grantLines(req agent.ApprovalRequest, w int) []string {
 		}
 		return []string{stDim.Render("  if allowed, it runs in brig itself, not in a jail")}
 	}
-	// Every path it may write is listed; of what it may read, the paths
-	// this call names (the ones a human judges), and the system and
-	// toolchain roots every call of its kind gets are counted.
+	// Every path it may write is listed; of what it may read, the
+	// workspace and the paths this call names (the ones a human judges);
+	// the system and toolchain roots every call of its kind gets are
+	// counted.
 	named := map[string]bool{}
 	for _, pv := range req.Verdict.Paths {
 		named[pv.Resolved] = true
@@ -497,24 +512,24 @@ func (m *Model) grantLines(req agent.ApprovalRequest, w int) []string {
 			hidden++
 		case r.Access == jail.Write:
 			write = append(write, label(r.Path))
-		case named[r.Path] || (!isSystemRoot(r.Path) && r.Access == jail.Read && !strings.HasPrefix(r.Path, g.Workspace+"/") && len(req.Verdict.Paths) == 0):
+		case r.Path == g.Workspace, named[r.Path]:
 			read = append(read, label(r.Path))
 		default:
 			hidden++
 		}
 	}
 	rows := []string{stBold.Render("  if allowed, it runs in a jail that may:")}
-	list := func(verb string, ps []string) {
+	list := func(verb string, ps []string, none string) {
 		if len(ps) == 0 {
-			ps = []string{stDim.Render("nothing")}
+			ps = []string{stDim.Render(none)}
 		}
 		for i := range ps[:len(ps)-1] {
 			ps[i] += ","
 		}
 		rows = append(rows, packRows(fmt.Sprintf("    %-8s ", verb), strings.Repeat(" ", 13), ps, " ", w)...)
 	}
-	list("write", write)
-	list("read", read)
+	list("write", write, "nothing")
+	list("read", read, "no other path")
 	net := "none"
 	switch {
 	case g.Network && tools.Name(req.Tool) == tools.WebFetch:

@@ -342,3 +342,16 @@ func TestApprovalMCPTool(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalPlanModeGrant: in plan mode the workspace is read-only, and
+// the prompt says so (it is listed under read, nothing under write but the
+// call's private temporary directory).
+func TestApprovalPlanModeGrant(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModePlan, nil))
+	h.ask(h.request("bash", `{"command":"npm run deploy"}`))
+	f := h.stableFrame()
+	if !strings.Contains(f, "read     <ws> (the workspace)") || strings.Contains(f, "write    <ws>") {
+		t.Errorf("the read-only workspace is not said:\n%s", f)
+	}
+}

@@ -123,6 +123,9 @@ type batchThen struct {
 type pending struct {
 	req   agent.ApprovalRequest
 	prev  *preview // the diff and targets the prompt shows, computed once
+	// rows is the prompt's body laid out for rowsWidth columns.
+	rows      []string
+	rowsWidth int
 	once  sync.Once
 	reply chan agent.Approval
 }
