@@ -121,13 +121,13 @@ type batchThen struct {
 // pending is one approval request and its answer. The first answer wins;
 // a later one (a second key press, the context ending) is dropped.
 type pending struct {
-	req   agent.ApprovalRequest
-	prev  *preview // the diff and targets the prompt shows, computed once
+	req  agent.ApprovalRequest
+	prev *preview // the diff and targets the prompt shows, computed once
 	// rows is the prompt's body laid out for rowsWidth columns.
 	rows      []string
 	rowsWidth int
-	once  sync.Once
-	reply chan agent.Approval
+	once      sync.Once
+	reply     chan agent.Approval
 }
 
 func (p *pending) answer(a agent.Approval) {
