@@ -11,6 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"brig/internal/pin"
+	"brig/internal/termsafe"
 )
 
 // Warning is a problem in a config file that does not stop it from loading
@@ -144,6 +145,16 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 			return Config{}, nil, fmt.Errorf("%s:%d: %s", file, pe.Position.Line, pe.Message)
 		}
 		return Config{}, nil, fmt.Errorf("%s: %w", file, err)
+	}
+	// Every key and string in the file must read on the screen the way it
+	// acts (a rule, a sandbox path, an MCP server's command): refused with
+	// the line it is written on.
+	var tree map[string]any
+	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&tree); err != nil {
+		return Config{}, nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if err := termsafe.CheckTree(file, data, tree); err != nil {
+		return Config{}, nil, err
 	}
 	var warnings []Warning
 	for _, k := range md.Undecoded() {

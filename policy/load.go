@@ -128,6 +128,20 @@ func Trust(ctx context.Context, f Files) (string, error) {
 	return sum, trustStore(f).Pin(ctx, f.Workspace, sum)
 }
 
+// TrustReviewed pins the repository config if its content still has the
+// hash sum the user reviewed: a file changed since is refused, so what is
+// trusted is exactly what was shown.
+func TrustReviewed(ctx context.Context, f Files, sum string) error {
+	_, now, _, err := LoadConfig(f.Repo)
+	if err != nil {
+		return err
+	}
+	if now != sum {
+		return fmt.Errorf("%s changed while you were reviewing it (sha256 %s, reviewed %s); nothing was trusted, run brig trust again", f.Repo, now, sum)
+	}
+	return trustStore(f).Pin(ctx, f.Workspace, sum)
+}
+
 // Untrust forgets any trust in the workspace's repository config.
 func Untrust(ctx context.Context, f Files) error {
 	return trustStore(f).Unpin(ctx, f.Workspace)

@@ -174,3 +174,28 @@ func TestSandboxTableAndUnknownKeys(t *testing.T) {
 		t.Fatalf("want one warning for sandbox.writable on line 5 (other tables belong to other parts): %v", w)
 	}
 }
+
+// TestTrustReviewedPinsOnlyWhatWasShown: a repository config changed
+// between the review and the answer is not pinned.
+func TestTrustReviewedPinsOnlyWhatWasShown(t *testing.T) {
+	f, _ := loadFixture(t)
+	ctx := context.Background()
+	_, reviewed, _, err := LoadConfig(f.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, f.Repo, hostileRepoConfig+"\n# one more line\n")
+	if err := TrustReviewed(ctx, f, reviewed); err == nil || !strings.Contains(err.Error(), "changed while you were reviewing") {
+		t.Fatalf("a changed file: %v", err)
+	}
+	if l, _ := Load(f); l.Layers[2].Trusted {
+		t.Fatal("the changed file was trusted")
+	}
+	_, now, _, _ := LoadConfig(f.Repo)
+	if err := TrustReviewed(ctx, f, now); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := Load(f); !l.Layers[2].Trusted {
+		t.Fatal("the reviewed file was not trusted")
+	}
+}

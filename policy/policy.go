@@ -158,11 +158,36 @@ func (v *Verdict) finish(fallback string) {
 	}
 }
 
-// Decide gives a call its tier in the current mode.
+// Decide gives a call its tier in the current mode. A verdict that asks
+// proposes, in Always, exactly the rules that would have allowed this call;
+// it proposes none when no saved rule would (a part decided only at run
+// time, a deletion, which asks every time).
 func (p *Policy) Decide(call Call) Verdict {
+	rs := p.rules()
+	v := p.decide(call, rs)
+	if v.Tier == Ask && len(v.Always) > 0 && !p.allowedBy(call, rs, v.Always) {
+		v.Always = nil
+	}
+	return v
+}
+
+// allowedBy reports whether the call would be allowed with the rules texts
+// added to rs.
+func (p *Policy) allowedBy(call Call, rs RuleSet, texts []string) bool {
+	var add RuleSet
+	for _, t := range texts {
+		r, err := ParseRule(t, Source{File: "(proposed)"})
+		if err != nil {
+			return false
+		}
+		add.Allow = append(add.Allow, r)
+	}
+	return p.decide(call, rs.Merge(add)).Tier == Allow
+}
+
+func (p *Policy) decide(call Call, rs RuleSet) Verdict {
 	mode := p.Mode()
 	v := Verdict{Call: call, Mode: mode, Tier: Allow, Commands: []CommandVerdict{}, Paths: []PathVerdict{}}
-	rs := p.rules()
 	switch call.Effect {
 	case EffectNone:
 		v.note(Allow, "touches nothing outside brig")
@@ -212,7 +237,8 @@ func (p *Policy) applyMode(v *Verdict, mode Mode) {
 	case v.Tier == Deny:
 		return
 	case v.Call.Confirm:
-		v.Tier, v.Reason = Ask, "asks for confirmation in every mode: "+v.Reason
+		// No rule can spare the question, so none is proposed.
+		v.Tier, v.Reason, v.Always = Ask, "asks for confirmation in every mode: "+v.Reason, nil
 		return
 	case v.Tier != Ask:
 		return

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -328,5 +329,49 @@ func TestWriteGrantNeverWidensToAnAncestor(t *testing.T) {
 	spec, err := p.Compile(v, "")
 	if err != nil || !slices.ContainsFunc(spec.Paths, func(r jail.PathRule) bool { return r.Path == root+"/out" && r.Access == jail.Write }) {
 		t.Fatalf("control: a new file in an existing outside directory: %+v, %v", spec.Paths, err)
+	}
+}
+
+// TestAlwaysIsExactlyWhatWouldAllow: "always" proposes the rules that
+// would have allowed this very call, or nothing: not for a deletion (it
+// asks in every mode), not for a command line with a part decided only at
+// run time, not for a path no rule can name.
+func TestAlwaysIsExactlyWhatWouldAllow(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		call  Call
+		offer bool
+	}{
+		{"write in the workspace", Call{Tool: "write_file", Effect: EffectWrite, Write: []string{"src/new.go"}}, true},
+		{"an install", Call{Tool: "bash", Effect: EffectExec, Command: "npm install left-pad"}, true},
+		{"an install and an outside write", Call{Tool: "bash", Effect: EffectExec, Command: "npm install x > ../out/log"}, true},
+		{"delete asks every time", Call{Tool: "delete_path", Effect: EffectWrite, Write: []string{"src/a.go"}, Confirm: true}, false},
+		{"a part known only at run time", Call{Tool: "bash", Effect: EffectExec, Command: "npm install x && $(cat cmd)"}, false},
+		{"a path with a control character", Call{Tool: "write_file", Effect: EffectWrite, Write: []string{"src/a\x1b[2J.go"}}, false},
+		{"web fetch", Call{Tool: "web_fetch", Effect: EffectNetwork, Host: "go.dev"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _, _, _ := testPolicy(t, ModeAsk, "")
+			v := p.Decide(tc.call)
+			if v.Tier != Ask {
+				t.Fatalf("tier %s (%s), want ask", v.Tier, v.Reason)
+			}
+			if !tc.offer {
+				if len(v.Always) > 0 {
+					t.Fatalf("always = %v, want nothing offered", v.Always)
+				}
+				return
+			}
+			if len(v.Always) == 0 {
+				t.Fatal("nothing offered")
+			}
+			// What is offered, saved, allows the same call.
+			if err := p.Remember(context.Background(), false, v.Always...); err != nil {
+				t.Fatal(err)
+			}
+			if w := p.Decide(tc.call); w.Tier != Allow {
+				t.Fatalf("after saving %v: %s (%s)", v.Always, w.Tier, w.Reason)
+			}
+		})
 	}
 }

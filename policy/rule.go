@@ -24,6 +24,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"brig/internal/termsafe"
 )
 
 // Scope is what a rule governs.
@@ -92,6 +94,12 @@ func (e *RuleError) Error() string {
 func ParseRule(text string, src Source) (Rule, error) {
 	fail := func(format string, a ...any) (Rule, error) {
 		return Rule{}, &RuleError{Source: src, Rule: text, Msg: fmt.Sprintf(format, a...)}
+	}
+	if err := termsafe.Check(text); err != nil {
+		// A rule must read on the screen the way it matches: a control
+		// character could erase the lines around it, a bidi override
+		// reorder it, a zero-width space split a word unseen.
+		return fail("%v; write the rule without it", err)
 	}
 	t := strings.TrimSpace(text)
 	name, arg, hasArg := strings.Cut(t, "(")

@@ -163,3 +163,25 @@ func FuzzParseRule(f *testing.F) {
 		_ = r.MatchTool(text)
 	})
 }
+
+// TestParseRuleRefusesHiddenCharacters: a rule that would not read on the
+// screen the way it matches is refused, and the error shows it inert.
+func TestParseRuleRefusesHiddenCharacters(t *testing.T) {
+	for text, want := range map[string]string{
+		"Bash(*)\x1b[1A\x1b[2K":       "U+001B ESC",
+		"Read(~/.ssh/id_rsa\r)":       "CARRIAGE RETURN",
+		"Bash(git\u200b push:*)":      "ZERO WIDTH SPACE",
+		"Write(./docs/\u202etxt.exe)": "RIGHT-TO-LEFT OVERRIDE",
+		"Bash(make\u009b2J)":          "U+009B CSI",
+	} {
+		_, err := ParseRule(text, Source{File: "/ws/.brig/config.toml", Line: 3})
+		var re *RuleError
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "config.toml:3") {
+			t.Errorf("ParseRule(%q) = %v, want a RuleError at config.toml:3 saying %q", text, err, want)
+			continue
+		}
+		if strings.ContainsAny(err.Error(), "\x1b\r\u200b\u202e\u009b") {
+			t.Errorf("the error quotes the character raw: %q", err)
+		}
+	}
+}

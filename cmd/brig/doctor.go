@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"brig/internal/doctor"
+	"brig/internal/termsafe"
 	"brig/jail"
 	"brig/policy"
 )
@@ -65,6 +66,10 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 	if out == nil {
 		out = os.Stdout
 	}
+	// The report quotes config files and their rules: foreign text.
+	safe := termsafe.NewWriter(out)
+	defer safe.Flush()
+	out = safe
 	feat := detect(ctx)
 	report := doctor.Build(feat, opts.Env, opts.Home)
 	if opts.Cwd != "" {

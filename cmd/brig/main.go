@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/termsafe"
 	"brig/jail"
 	"brig/tools"
 )
@@ -75,6 +76,7 @@ func run(ctx context.Context, args []string) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "brig:", err)
+	// An error may quote a provider, a server or a config file.
+	fmt.Fprintln(os.Stderr, "brig:", termsafe.Text(err.Error()))
 	return 2
 }

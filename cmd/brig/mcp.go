@@ -29,8 +29,10 @@ type mcpListOptions struct {
 // mcpTrustOptions are the inputs of `brig mcp trust`.
 type mcpTrustOptions struct {
 	Revoke    bool
+	Yes       bool
 	Workspace string
 	procEnv
+	confirmIn
 }
 
 func newMCPCmd() *cobra.Command {
@@ -64,17 +66,24 @@ func newMCPListCmd(runF func(context.Context, *mcpListOptions) error) *cobra.Com
 
 func newMCPTrustCmd() *cobra.Command {
 	o := &mcpTrustOptions{}
+	run := commandRun(o, &o.procEnv, nil, nil, runMCPTrust)
 	cmd := &cobra.Command{
 		Use:   "trust",
 		Short: "Use this workspace's .mcp.json (pinned to its current content)",
 		Long: `A workspace's .mcp.json comes with the repository: brig never starts
-its servers until you trust it. brig mcp trust shows the servers it defines
-and pins the file's SHA-256; one changed byte makes it untrusted again.
-Its servers still run jailed, with the defaults or the grants they ask for.`,
+its servers until you trust it. brig mcp trust shows every server it defines
+(command, arguments, environment, grants), asks, and pins the file's
+SHA-256; one changed byte makes it untrusted again. Without a terminal it
+pins only with --yes. Its servers still run jailed, with the defaults or the
+grants they ask for.`,
 		Args: cobra.NoArgs,
-		RunE: commandRun(o, &o.procEnv, nil, nil, runMCPTrust),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.confirmIn = stdinConfirm(cmd)
+			return run(cmd, args)
+		},
 	}
 	cmd.Flags().BoolVar(&o.Revoke, "revoke", false, "forget the trust in this workspace's .mcp.json")
+	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "trust without asking (for scripts: review the file first)")
 	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
 	return cmd
 }
@@ -261,8 +270,8 @@ func orNone(names []string) string {
 
 func shortLine(s string, n int) string {
 	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > n {
-		s = s[:n] + "…"
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n]) + "…"
 	}
 	return s
 }
@@ -281,20 +290,30 @@ func runMCPTrust(ctx context.Context, o *mcpTrustOptions) error {
 		fmt.Fprintf(o.Stdout, "brig: %s is untrusted: its servers are not started\n", path)
 		return nil
 	}
-	sum, servers, err := mcp.TrustMCPJSON(ctx, store, wp.Workspace)
+	r, err := mcp.ReviewMCPJSON(wp.Workspace)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Stdout, "brig: trusted %s (sha256 %s)\n", path, sum)
-	fmt.Fprintln(o.Stdout, "Its servers will be started (each in its own jail):")
-	for _, s := range servers {
-		switch s.Transport {
-		case mcp.Stdio:
-			fmt.Fprintf(o.Stdout, "  %s: %s (mode %s, network %v, env %s)\n", s.Name, strings.Join(append([]string{s.Command}, s.Args...), " "), s.Mode, s.Network, strings.Join(s.EnvKeys, " "))
-		case mcp.HTTP:
-			fmt.Fprintf(o.Stdout, "  %s: %s (mode %s, called from brig)\n", s.Name, s.URL, s.Mode)
+	w := o.Stdout
+	fmt.Fprintf(w, "%s (sha256 %s) comes with the repository; brig starts none of its servers until you trust it.\n", path, r.SHA256)
+	if len(r.Servers) == 0 {
+		fmt.Fprintln(w, "It defines no server brig would start.")
+	} else {
+		fmt.Fprintln(w, "Trusting it starts these servers with every session of this workspace (each stdio server in its own jail):")
+		for _, s := range r.Servers {
+			printServer(w, s, "  ")
 		}
 	}
-	fmt.Fprintln(o.Stdout, "Any change to the file makes it untrusted again; `brig mcp trust --revoke` undoes this.")
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	if err := confirm(o.procEnv, o.confirmIn, o.Yes, "Trust this file as it is now, and start these servers?", "brig mcp trust --yes"); err != nil {
+		return err
+	}
+	if err := mcp.PinMCPJSON(ctx, store, wp.Workspace, r.SHA256); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "brig: trusted %s (sha256 %s)\n", path, r.SHA256)
+	fmt.Fprintln(w, "Any change to the file makes it untrusted again; `brig mcp trust --revoke` undoes this.")
 	return nil
 }

@@ -11,12 +11,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"brig/agent"
 	"brig/agent/provider"
 	"brig/agent/provider/connect"
 	"brig/internal/credentials"
 	"brig/internal/session"
+	"brig/internal/termsafe"
 	"brig/policy"
 	"brig/tools"
 )
@@ -197,6 +199,13 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 	if len(user) == 0 && !o.Compact {
 		return errors.New("-p needs a prompt (or input on stdin)")
 	}
+	// Everything a one-shot run prints passes the terminal sanitiser: the
+	// model's answer, tool results, notices and errors that quote them. In
+	// json and stream-json the text stays exact (JSON-escaped).
+	stdout, stderr := termsafe.NewWriter(o.Stdout), termsafe.NewWriter(o.Stderr)
+	defer stdout.Flush()
+	defer stderr.Flush()
+	o.Stdout, o.Stderr = stdout, stderr
 	pr := newPrinter(o.Output, o.Stdout, o.Stderr)
 	run, err := setupAgent(ctx, o, nonInteractive(o.Yes, o.Stderr), pr.event)
 	if err != nil {
@@ -442,6 +451,9 @@ func count(n int, noun string) string {
 func capString(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // cut between characters, not inside one
 	}
 	return s[:n] + "…"
 }

@@ -83,7 +83,7 @@ func TestTrustThenChangeOneByte(t *testing.T) {
 		t.Fatalf("before trust, the repo's Read(~/.ssh/**) must not apply: %s (%s)", r.Tier, r.Reason)
 	}
 	out.Reset()
-	if err := runTrust(context.Background(), &trustOptions{procEnv: pe}); err != nil {
+	if err := runTrust(context.Background(), &trustOptions{procEnv: pe, Yes: true}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "Write(./.git/**)") || !strings.Contains(out.String(), "never writable") {

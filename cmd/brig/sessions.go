@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"brig/internal/session"
+	"brig/internal/termsafe"
 	"brig/internal/xdg"
 )
 
@@ -145,11 +146,13 @@ func runSessionsList(ctx context.Context, o *sessionsListOptions) error {
 	}
 	fmt.Fprintln(tw, head+"TITLE")
 	for _, s := range list {
-		row := fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), s.Model, s.Messages, sessionCost(s.Cost))
+		// One row per session: a title or path with a newline or a tab
+		// shows it as a symbol instead of breaking the table.
+		row := fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), termsafe.Line(s.Model), s.Messages, sessionCost(s.Cost))
 		if o.All {
-			row += s.Workspace + "\t"
+			row += termsafe.Line(s.Workspace) + "\t"
 		}
-		fmt.Fprintln(tw, row+s.Title)
+		fmt.Fprintln(tw, row+termsafe.Line(s.Title))
 	}
 	return tw.Flush()
 }

@@ -1,33 +1,61 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"brig/internal/mcp"
 	"brig/policy"
 )
 
 // trustOptions are the inputs of `brig trust`.
 type trustOptions struct {
 	Revoke    bool
+	Yes       bool
 	Workspace string
 	procEnv
+	confirmIn
+}
+
+// confirmIn is where a trust command reads the user's answer.
+type confirmIn struct {
+	In io.Reader
+	// Interactive says In is a terminal someone types at; without it a
+	// trust command only pins with --yes.
+	Interactive bool
+}
+
+// stdinConfirm is the process's own standard input.
+func stdinConfirm(cmd *cobra.Command) confirmIn {
+	return confirmIn{In: cmd.InOrStdin(), Interactive: isTerminal(os.Stdin)}
 }
 
 func newTrustCmd() *cobra.Command {
 	o := &trustOptions{}
+	run := commandRun(o, &o.procEnv, nil, nil, runTrust)
 	cmd := &cobra.Command{
 		Use:   "trust",
-		Short: "Accept this repository's .brig/config.toml in full (pinned to its current content)",
+		Short: "Accept this repository's .brig/config.toml in full (pinned to its current content), after showing what it grants",
 		Long: `A repository's .brig/config.toml is untrusted input: until you trust it,
-only its deny and ask rules apply. brig trust shows what it asks for and pins
-its SHA-256; changing one byte of the file makes it untrusted again.`,
+only its deny and ask rules apply. brig trust shows what trusting it would
+change (allow rules, sandbox grants, agent settings, MCP servers, each with
+what it reaches), asks, and pins the file's SHA-256; changing one byte of the
+file makes it untrusted again. Without a terminal it pins only with --yes.`,
 		Args: cobra.NoArgs,
-		RunE: commandRun(o, &o.procEnv, nil, nil, runTrust),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.confirmIn = stdinConfirm(cmd)
+			return run(cmd, args)
+		},
 	}
 	cmd.Flags().BoolVar(&o.Revoke, "revoke", false, "forget the trust in this workspace's repository config")
+	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "trust without asking (for scripts: review the file first)")
 	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
 	return cmd
 }
@@ -44,36 +72,293 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 		fmt.Fprintf(o.Stdout, "brig: %s is untrusted: only its deny and ask rules apply\n", wp.Files.Repo)
 		return nil
 	}
-	c, _, _, err := policy.LoadConfig(wp.Files.Repo)
+	c, sum, warnings, err := policy.LoadConfig(wp.Files.Repo)
 	if err != nil {
 		return err
 	}
-	sum, err := policy.Trust(ctx, wp.Files)
+	if sum == "" {
+		return fmt.Errorf("%s does not exist: there is no repository config to trust", wp.Files.Repo)
+	}
+	servers, serverWarnings, err := mcp.ServersIn(wp.Files.Repo)
+	if err != nil {
+		return err
+	}
+	// What the repository's rules would try on protected paths, judged on
+	// its rules alone.
+	alone, err := policy.New(wp.Workspace, policy.Loaded{Rules: c.Rules}, policy.ModeAsk, wp.Policy.Machine)
 	if err != nil {
 		return err
 	}
 	w := o.Stdout
+	for _, l := range wp.Policy.Layers {
+		if l.Kind == "repository" && l.Trusted {
+			fmt.Fprintf(w, "brig: %s is already trusted as it is (sha256 %s); nothing to do\n", wp.Files.Repo, sum)
+			return nil
+		}
+	}
+	fmt.Fprintf(w, "%s (sha256 %s) comes with the repository.\n", wp.Files.Repo, sum)
+	fmt.Fprintln(w, "Until you trust it, only its deny and ask rules apply.")
+	adds := printTrustChanges(w, c, servers, wp.Policy.Places)
+	if len(c.Rules.Ask)+len(c.Rules.Deny) > 0 {
+		fmt.Fprintln(w, "\nAlready in effect (a repository may always tighten):")
+		for _, group := range []struct {
+			name  string
+			rules []policy.Rule
+		}{{"ask", c.Rules.Ask}, {"deny", c.Rules.Deny}} {
+			for _, r := range group.rules {
+				fmt.Fprintf(w, "  %-5s %s  (line %d)\n", group.name, r, r.Source.Line)
+			}
+		}
+	}
+	for _, warn := range warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	for _, warn := range serverWarnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	for _, warn := range alone.ProtectedRuleWarnings() {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	if !adds {
+		fmt.Fprintln(w, "\nTrusting it adds nothing: everything in it only tightens.")
+	}
+	if err := confirm(o.procEnv, o.confirmIn, o.Yes, "Trust this file as it is now, and apply all of the above?", "brig trust --yes"); err != nil {
+		return err
+	}
+	if err := policy.TrustReviewed(ctx, wp.Files, sum); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "brig: trusted %s (sha256 %s)\n", wp.Files.Repo, sum)
-	fmt.Fprintln(w, "It now applies in full:")
-	for _, group := range []struct {
-		name  string
-		rules []policy.Rule
-	}{{"allow", c.Rules.Allow}, {"ask", c.Rules.Ask}, {"deny", c.Rules.Deny}} {
-		for _, r := range group.rules {
-			fmt.Fprintf(w, "  %-5s %s\n", group.name, r)
+	fmt.Fprintln(w, "Any change to the file makes it untrusted again; `brig trust --revoke` undoes this.")
+	return nil
+}
+
+// printTrustChanges shows what trusting a repository config adds: its
+// allow rules, sandbox grants, agent settings and MCP servers, each with
+// what it reaches. It reports whether there is anything.
+func printTrustChanges(w io.Writer, c policy.Config, servers []mcp.Server, pl policy.Places) bool {
+	adds := false
+	section := func(title string) {
+		if !adds {
+			fmt.Fprintln(w, "Trusting it adds:")
+		}
+		adds = true
+		fmt.Fprintf(w, "\n  %s\n", title)
+	}
+	if len(c.Rules.Allow) > 0 {
+		section("allow rules — calls they match run without asking:")
+		for _, r := range c.Rules.Allow {
+			fmt.Fprintf(w, "    %-28s %s  (line %d)\n", r, ruleReach(r, pl), r.Source.Line)
 		}
 	}
 	s := c.Sandbox
 	if s.Network || s.UnixSockets || len(s.Read)+len(s.Write)+len(s.Env) > 0 {
-		fmt.Fprintf(w, "  sandbox: network=%v unix_sockets=%v read=%v write=%v env=%v\n", s.Network, s.UnixSockets, s.Read, s.Write, s.Env)
+		section("sandbox — every bash call of this workspace gets:")
+		if s.Network {
+			fmt.Fprintln(w, "    network       ⚠ the host network (any host, any port)")
+		}
+		if s.UnixSockets {
+			fmt.Fprintln(w, "    unix sockets  ⚠ may create unix sockets (and reach host sockets such as a container daemon's)")
+		}
+		for _, p := range s.Read {
+			fmt.Fprintf(w, "    read          %s\n", pathReach(p, false, pl))
+		}
+		for _, p := range s.Write {
+			fmt.Fprintf(w, "    write         %s\n", pathReach(p, true, pl))
+		}
+		if len(s.Env) > 0 {
+			fmt.Fprintf(w, "    environment   %s (passed through; credential-like names never are)\n", strings.Join(s.Env, " "))
+		}
 	}
-	// Reload: the warnings are about the policy as it now stands.
-	if wp, err = openPolicy(o.procEnv, o.Workspace, policy.ModeAsk, false); err != nil {
-		return err
+	if c.Agent != (policy.Agent{}) {
+		section("agent settings (a flag still overrides them):")
+		if c.Agent.Model != "" {
+			fmt.Fprintf(w, "    model         %s\n", c.Agent.Model)
+		}
+		if c.Agent.WebSearch {
+			fmt.Fprintln(w, "    web_search    on: the model may use the provider's own web search")
+		}
 	}
-	for _, warn := range wp.Policy.ProtectedRuleWarnings() {
-		fmt.Fprintf(w, "warning: %s\n", warn)
+	if len(servers) > 0 {
+		section("MCP servers — started with brig, each stdio server in its own jail:")
+		for _, sv := range servers {
+			printServer(w, sv, "    ")
+		}
 	}
-	fmt.Fprintln(w, "Any change to the file makes it untrusted again; `brig trust --revoke` undoes this.")
-	return nil
+	return adds
+}
+
+// ruleReach says in words what an allow rule lets calls do, with a ⚠ where
+// it reaches beyond the workspace.
+func ruleReach(r policy.Rule, pl policy.Places) string {
+	switch r.Scope {
+	case policy.ScopeBash:
+		if r.Pattern == "" || r.Pattern == "*" {
+			return "⚠ every command line (the jail still applies)"
+		}
+		return "these commands"
+	case policy.ScopeWebFetch:
+		if r.Pattern == "" {
+			return "⚠ web_fetch of any host"
+		}
+		return "web_fetch of this host"
+	case policy.ScopeMcp:
+		if r.Pattern == "" {
+			return "⚠ every MCP tool"
+		}
+		return "this MCP tool"
+	}
+	verb := "reads"
+	if r.Scope == policy.ScopeWrite {
+		verb = "writes"
+	}
+	pat, err := r.AbsPattern(policy.Context{Home: pl.Home, Workspace: pl.Workspace})
+	if err != nil {
+		return "⚠ " + err.Error()
+	}
+	root := globRoot(pat)
+	what, warn := reach(root, pat != root, r.Scope == policy.ScopeWrite, pl)
+	return mark(warn) + verb + " " + what
+}
+
+// pathReach shows a sandbox path as written, where it leads, and what it is.
+func pathReach(given string, write bool, pl policy.Places) string {
+	resolved, _, err := policy.ResolvePath(given, pl.Workspace, pl.Home)
+	if err != nil {
+		return "⚠ " + given + ": " + err.Error()
+	}
+	what, warn := reach(resolved, false, write, pl)
+	return mark(warn) + given + " → " + what
+}
+
+func mark(warn bool) string {
+	if warn {
+		return "⚠ "
+	}
+	return ""
+}
+
+// reach describes an absolute path (and everything under it when tree),
+// and whether it reaches beyond the workspace and the system's own files.
+func reach(p string, tree, write bool, pl policy.Places) (string, bool) {
+	what := p
+	if tree {
+		what = p + " and everything under it"
+	}
+	covers := func(dir string) bool {
+		return dir != "" && (p == dir || strings.HasPrefix(dir, strings.TrimSuffix(p, "/")+"/"))
+	}
+	if covers(pl.Home) {
+		return what + ": your home directory, credentials included", true
+	}
+	switch pl.Classify(p) {
+	case policy.ClassSecret:
+		return what + ": holds credentials", true
+	case policy.ClassProtected:
+		if write {
+			return what + ": protected, never writable (the rule does not apply there)", false
+		}
+		return what + " (inside the workspace)", false
+	case policy.ClassWorkspace:
+		return what + " (inside the workspace)", false
+	case policy.ClassSystem:
+		if write {
+			return what + ": a system path", true
+		}
+		return what + " (system files)", false
+	case policy.ClassTemp:
+		return what + " (temporary files)", false
+	}
+	return what + ": outside the workspace", true
+}
+
+// globRoot is the part of an absolute glob before its first wildcard.
+func globRoot(pat string) string {
+	segs := strings.Split(pat, "/")
+	for i, s := range segs {
+		if strings.ContainsAny(s, "*?[") {
+			if i <= 1 {
+				return "/"
+			}
+			return strings.Join(segs[:i], "/")
+		}
+	}
+	return pat
+}
+
+// printServer shows everything an MCP server entry would start or call.
+func printServer(w io.Writer, s mcp.Server, indent string) {
+	switch s.Transport {
+	case mcp.Stdio:
+		fmt.Fprintf(w, "%s%s: %s\n", indent, s.Name, shellJoin(append([]string{s.Command}, s.Args...)))
+		ws := "read-only"
+		for _, p := range s.Write {
+			if p == "." {
+				ws = "writable"
+			}
+		}
+		net := "off"
+		if s.Network {
+			net = "⚠ on (the host network)"
+		}
+		fmt.Fprintf(w, "%s    mode %s · workspace %s · network %s", indent, s.Mode, ws, net)
+		if s.Dir != "" {
+			fmt.Fprintf(w, " · cwd %s", s.Dir)
+		}
+		fmt.Fprintln(w)
+		if len(s.Read) > 0 {
+			fmt.Fprintf(w, "%s    read  %s\n", indent, strings.Join(s.Read, " "))
+		}
+		if len(s.Write) > 0 {
+			fmt.Fprintf(w, "%s    write %s\n", indent, strings.Join(s.Write, " "))
+		}
+		keys := make([]string, 0, len(s.Env))
+		for k := range s.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(w, "%s    env   %s=%s\n", indent, k, s.Env[k])
+		}
+	case mcp.HTTP:
+		fmt.Fprintf(w, "%s%s: %s (mode %s, called from brig itself", indent, s.Name, s.URL, s.Mode)
+		if len(s.HeaderKeys) > 0 {
+			fmt.Fprintf(w, ", headers %s", strings.Join(s.HeaderKeys, " "))
+		}
+		fmt.Fprintln(w, ")")
+	}
+}
+
+// shellJoin shows a command line with the words that need it quoted.
+func shellJoin(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		if w == "" || strings.ContainsAny(w, " \t\n'\"\\$`&|;<>()*?[]{}!#~") {
+			w = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+		out[i] = w
+	}
+	return strings.Join(out, " ")
+}
+
+// confirm asks question on a terminal (y/N); --yes answers for scripts.
+// Without a terminal and without --yes it refuses, saying how to go on.
+func confirm(pe procEnv, in confirmIn, yes bool, question, yesCommand string) error {
+	if yes {
+		return nil
+	}
+	if !in.Interactive || in.In == nil {
+		return fmt.Errorf("standard input is not a terminal, so there is no one to ask: review the above and run `%s` to trust this exact content", yesCommand)
+	}
+	fmt.Fprintf(pe.Stdout, "\n%s [y/N] ", question)
+	line, _ := bufio.NewReader(in.In).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return nil
+	}
+	if !strings.HasSuffix(line, "\n") {
+		fmt.Fprintln(pe.Stdout)
+	}
+	fmt.Fprintln(pe.Stdout, "brig: not trusted; nothing changed")
+	return exitError{code: 1}
 }

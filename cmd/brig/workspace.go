@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"brig/internal/termsafe"
 	"brig/internal/xdg"
 	"brig/jail"
 	"brig/policy"
@@ -108,7 +109,12 @@ func dirsFor(pe procEnv) xdg.Dirs { return xdg.Resolve(pe.Env, canonicalHome(pe.
 // arguments, and runs runF when a test gave one, else run.
 func commandRun[O any](o *O, pe *procEnv, set func(args []string), runF, run func(context.Context, *O) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		env, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
+		// Everything these commands print passes the terminal sanitiser:
+		// they quote config files, sessions and servers (JSON stays exact).
+		stdout, stderr := termsafe.NewWriter(cmd.OutOrStdout()), termsafe.NewWriter(cmd.ErrOrStderr())
+		defer stdout.Flush()
+		defer stderr.Flush()
+		env, err := currentProcEnv(stdout, stderr)
 		if err != nil {
 			return err
 		}

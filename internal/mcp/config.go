@@ -17,6 +17,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"brig/internal/termsafe"
 	"brig/policy"
 )
 
@@ -208,6 +209,13 @@ func loadTOML(path string, own bool, env []string) ([]Server, []string, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
+	var tree map[string]any
+	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&tree); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := termsafe.CheckTree(path, data, tree["mcp"]); err != nil {
+		return nil, nil, err
+	}
 	var warnings []string
 	for _, k := range md.Undecoded() {
 		if len(k) >= 4 && k[0] == "mcp" && k[1] == "servers" {
@@ -218,6 +226,13 @@ func loadTOML(path string, own bool, env []string) ([]Server, []string, error) {
 	}
 	servers, w := build(path, cf.MCP.Servers, own, env)
 	return servers, append(warnings, w...), nil
+}
+
+// ServersIn reads the [mcp.servers] tables of a repository's config file
+// (no ${NAME} expansion), for `brig trust` to show what trusting it would
+// start: the servers, and the entries that would be ignored.
+func ServersIn(path string) ([]Server, []string, error) {
+	return loadTOML(path, false, nil)
 }
 
 // jsonFile is the .mcp.json format other agents use.
@@ -247,6 +262,15 @@ func parseMCPJSON(path string, data []byte) ([]Server, []string, error) {
 	var jf jsonFile
 	if err := json.Unmarshal(data, &jf); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// A server entry must read on the screen the way it runs: a command
+	// holding "\u001b[2K\r" would show as something else.
+	var tree any
+	if err := json.Unmarshal(data, &tree); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := termsafe.CheckTree(path, data, tree); err != nil {
+		return nil, nil, err
 	}
 	servers, w := build(path, jf.MCPServers, false, nil)
 	return servers, w, nil

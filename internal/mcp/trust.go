@@ -31,20 +31,54 @@ func pinned(path, workspace, sum string) (bool, error) {
 	return store(path).Pinned(workspace, sum)
 }
 
-// TrustMCPJSON pins the current content of the workspace's .mcp.json and
-// returns the servers it defines (for the user to see what they trusted).
-func TrustMCPJSON(ctx context.Context, storePath, workspace string) (string, []Server, error) {
+// Review is what a workspace's .mcp.json asks for, read but not yet
+// trusted: the servers it defines, the entries that would be ignored, and
+// the hash of the content that was read.
+type Review struct {
+	Path     string
+	SHA256   string
+	Servers  []Server
+	Warnings []string
+}
+
+// ReviewMCPJSON reads and checks the workspace's .mcp.json without trusting
+// it, for the user to see what trusting it would start.
+func ReviewMCPJSON(workspace string) (Review, error) {
+	r := Review{Path: MCPJSONPath(workspace)}
+	data, err := os.ReadFile(r.Path)
+	if err != nil {
+		return r, fmt.Errorf("read %s: %w", r.Path, err)
+	}
+	r.Servers, r.Warnings, err = parseMCPJSON(r.Path, data)
+	if err != nil {
+		return r, err
+	}
+	r.SHA256 = pin.Hash(data)
+	return r, nil
+}
+
+// PinMCPJSON trusts the workspace's .mcp.json if its content still has the
+// hash sum the user reviewed; a file changed since is refused.
+func PinMCPJSON(ctx context.Context, storePath, workspace, sum string) error {
 	path := MCPJSONPath(workspace)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", nil, fmt.Errorf("read %s: %w", path, err)
+		return fmt.Errorf("read %s: %w", path, err)
 	}
-	servers, _, err := parseMCPJSON(path, data)
+	if now := pin.Hash(data); now != sum {
+		return fmt.Errorf("%s changed while you were reviewing it (sha256 %s, reviewed %s); nothing was trusted, run the command again", path, now, sum)
+	}
+	return store(storePath).Pin(ctx, workspace, sum)
+}
+
+// TrustMCPJSON pins the current content of the workspace's .mcp.json and
+// returns the servers it defines (ReviewMCPJSON, then PinMCPJSON).
+func TrustMCPJSON(ctx context.Context, storePath, workspace string) (string, []Server, error) {
+	r, err := ReviewMCPJSON(workspace)
 	if err != nil {
 		return "", nil, err
 	}
-	sum := pin.Hash(data)
-	return sum, servers, store(storePath).Pin(ctx, workspace, sum)
+	return r.SHA256, r.Servers, PinMCPJSON(ctx, storePath, workspace, r.SHA256)
 }
 
 // UntrustMCPJSON forgets the workspace's pinned .mcp.json.

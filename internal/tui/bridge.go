@@ -121,9 +121,13 @@ type batchThen struct {
 // pending is one approval request and its answer. The first answer wins;
 // a later one (a second key press, the context ending) is dropped.
 type pending struct {
-	req   agent.ApprovalRequest
-	once  sync.Once
-	reply chan agent.Approval
+	req  agent.ApprovalRequest
+	prev *preview // the diff and targets the prompt shows, computed once
+	// rows is the prompt's body laid out for rowsWidth columns.
+	rows      []string
+	rowsWidth int
+	once      sync.Once
+	reply     chan agent.Approval
 }
 
 func (p *pending) answer(a agent.Approval) {
@@ -136,7 +140,9 @@ type broker struct{ b *bridge }
 
 // Approve implements agent.Approver.
 func (br broker) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
-	p := &pending{req: req, reply: make(chan agent.Approval, 1)}
+	// The preview reads the file a call would change: done here, on the
+	// agent's goroutine, not the UI's.
+	p := &pending{req: req, prev: buildPreview(req), reply: make(chan agent.Approval, 1)}
 	select {
 	case br.b.ch <- approvalMsg{p}:
 	case <-ctx.Done():

@@ -422,7 +422,7 @@ func (m *Model) permissionsText() string {
 		case l.Exists:
 			state = stWarn.Render("untrusted: only its deny and ask rules apply (brig trust to trust it)")
 		}
-		fmt.Fprintf(&b, "    %-10s %s  %s\n", l.Kind, l.File, state)
+		fmt.Fprintf(&b, "    %-10s %s  %s\n", l.Kind, inert(l.File), state)
 		for _, ig := range l.Ignored {
 			b.WriteString("      " + stWarn.Render("ignored: ") + inert(ig) + "\n")
 		}
@@ -435,7 +435,7 @@ func (m *Model) permissionsText() string {
 	}{{policy.Deny, pol.Rules.Deny}, {policy.Ask, pol.Rules.Ask}, {policy.Allow, pol.Rules.Allow}} {
 		for _, r := range t.rules {
 			n++
-			fmt.Fprintf(&b, "    %-5s %s  %s\n", t.tier, inert(r.String()), stDim.Render(r.Source.String()))
+			fmt.Fprintf(&b, "    %-5s %s  %s\n", t.tier, inert(r.String()), stDim.Render(inert(r.Source.String())))
 		}
 	}
 	if n == 0 {

@@ -14,6 +14,11 @@
 // It must not build provider requests, run tools, decide policy or write
 // session files itself: every change goes through the agent, policy and
 // session APIs (or the Starter its caller provides, which builds agents).
-// Text from the model, tools and pastes is made inert before it reaches the
-// terminal: escape sequences and control characters are shown, never sent.
+// Text from the model, tools, servers, repositories and pastes is made inert
+// with internal/termsafe where it is inserted, and termsafe.Styled is the
+// last gate before the terminal: escape sequences and control characters
+// are shown, never sent; only brig's own SGR styling gets through. An
+// approval prompt shows the whole of what runs (approval.go); it reads the
+// file a call would change only to show the diff, without following links
+// (preview.go).
 package tui

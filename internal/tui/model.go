@@ -17,6 +17,7 @@ import (
 	"brig/agent/provider"
 	"brig/internal/doctor"
 	"brig/internal/session"
+	"brig/internal/termsafe"
 	"brig/policy"
 	"brig/tools"
 )
@@ -100,7 +101,8 @@ type Model struct {
 	tools     map[string]*toolView
 	order     []string
 	approval  *pending
-	denying   bool // typing a message to go with a denial
+	apState   approvalState // how the pending approval's prompt is shown
+	denying   bool          // typing a message to go with a denial
 	denyInput textinput.Model
 	frame     int
 	liveC     liveCache
@@ -255,7 +257,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.events(msg.evs)
 		return m.Update(msg.next)
 	case approvalMsg:
-		m.approval, m.denying = msg.p, false
+		m.approval, m.denying, m.apState = msg.p, false, approvalState{}
 		return m, m.bridge.wait()
 	case deliveredMsg:
 		for _, q := range msg {
@@ -732,14 +734,39 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
 	case "1", "y", "enter":
 		return m.answer(p, agent.Approval{Answer: agent.AnswerOnce})
-	case "2", "s":
-		return m.answer(p, agent.Approval{Answer: agent.AnswerSession})
-	case "3", "a":
-		if len(p.req.Verdict.Always) == 0 {
-			m.status = "always allow is not offered for this call"
+	case "2", "s", "3", "a":
+		if !offersRules(p.req.Verdict) {
+			m.status = "only 'allow once' is offered for this call: no rule would allow it as a whole"
+			if p.req.Verdict.Call.Confirm {
+				m.status = "only 'allow once' is offered: this call asks every time"
+			}
 			return nil
 		}
+		if s := k.String(); s == "2" || s == "s" {
+			return m.answer(p, agent.Approval{Answer: agent.AnswerSession})
+		}
 		return m.answer(p, agent.Approval{Answer: agent.AnswerAlways})
+	case "v":
+		m.apState.expanded, m.apState.scroll = !m.apState.expanded, 0
+		return nil
+	case "up", "k":
+		m.apState.scroll--
+		return nil
+	case "down", "j":
+		m.apState.scroll++
+		return nil
+	case "pgup":
+		m.apState.scroll -= max(m.height/2, 1)
+		return nil
+	case "pgdown", " ":
+		m.apState.scroll += max(m.height/2, 1)
+		return nil
+	case "home", "g":
+		m.apState.scroll = 0
+		return nil
+	case "end", "G":
+		m.apState.scroll = 1 << 30
+		return nil
 	case "4", "n", "esc":
 		return m.answer(p, agent.Approval{Answer: agent.AnswerDeny})
 	case "5", "m":
@@ -782,7 +809,8 @@ func (m *Model) modeOf() policy.Mode {
 }
 
 // print puts finished output above the live area (into the terminal's
-// scrollback), converted to the terminal's colour profile.
+// scrollback), converted to the terminal's colour profile. termsafe.Styled
+// is the last gate: only brig's own styling gets through as escapes.
 func (m *Model) print(s string) {
-	m.out(downsample(s, m.profile))
+	m.out(downsample(termsafe.Styled(s), m.profile))
 }

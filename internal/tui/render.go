@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"charm.land/glamour/v2"
 	"charm.land/lipgloss/v2"
@@ -14,56 +13,21 @@ import (
 	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
+
+	"brig/internal/termsafe"
 )
 
 // inert makes untrusted text (the model's, a tool's, a paste) safe to put
-// on a terminal: escape sequences and other control characters are shown as
-// visible symbols (ESC as ␛) and never sent; a carriage return keeps only
-// what a terminal would have left on the line; tabs become spaces; invalid
-// UTF-8 becomes U+FFFD. Newlines stay.
+// on a terminal with termsafe.Text, the one sanitiser: escape sequences and
+// other control characters are shown as visible symbols (ESC as ␛, CR as
+// ␍, never emulated), never sent. Tabs become spaces (the layout counts
+// columns); newlines stay.
 func inert(s string) string {
-	if !needsCleaning(s) {
-		return s
+	s = termsafe.Text(s)
+	if strings.ContainsRune(s, '\t') {
+		s = strings.ReplaceAll(s, "\t", "    ")
 	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	var b strings.Builder
-	b.Grow(len(s))
-	for line := range strings.SplitAfterSeq(s, "\n") {
-		if i := strings.LastIndexByte(strings.TrimSuffix(line, "\n"), '\r'); i >= 0 {
-			line = line[i+1:]
-		}
-		for _, r := range line {
-			switch {
-			case r == '\n':
-				b.WriteRune(r)
-			case r == '\t':
-				b.WriteString("    ")
-			case r < 0x20:
-				b.WriteRune(0x2400 + r) // the Unicode control pictures: ␛ for ESC
-			case r == 0x7f:
-				b.WriteRune('␡')
-			case r >= 0x80 && r < 0xa0:
-				b.WriteRune('\uFFFD') // C1 controls (CSI as one byte in some terminals)
-			default:
-				b.WriteRune(r)
-			}
-		}
-	}
-	return b.String()
-}
-
-// needsCleaning reports whether inert has anything to do.
-func needsCleaning(s string) bool {
-	if !utf8.ValidString(s) {
-		return true
-	}
-	for _, r := range s {
-		if (r < 0x20 && r != '\n') || (r >= 0x7f && r < 0xa0) {
-			return true
-		}
-	}
-	return false
+	return s
 }
 
 // palette is brig's colours. Text is styled in full colour and converted to
@@ -353,10 +317,22 @@ func fit(s string, width int) string {
 	return strings.Join(lines, "\n")
 }
 
-// wrap soft-wraps plain or styled text to width columns.
+// wrap soft-wraps plain or styled text to width columns. A row never ends
+// up wider than width (ansi.Wrap can leave the space it broke at).
 func wrap(s string, width int) string {
 	if width <= 0 {
 		return s
 	}
-	return ansi.Wrap(s, width, " ")
+	rows := strings.Split(ansi.Wrap(s, width, " "), "\n")
+	for i, r := range rows {
+		if ansi.StringWidth(r) <= width {
+			continue
+		}
+		if strings.TrimSpace(ansi.Strip(ansi.TruncateLeft(r, width, ""))) == "" {
+			rows[i] = ansi.Truncate(r, width, "") // only the break's space is over
+		} else {
+			rows[i] = ansi.Hardwrap(r, width, true)
+		}
+	}
+	return strings.Join(rows, "\n")
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 	"brig/agent"
 	"brig/internal/credentials"
 	"brig/internal/doctor"
-	"brig/jail"
+	"brig/internal/termsafe"
 	"brig/policy"
 	"brig/tools"
 )
@@ -39,7 +38,9 @@ func (m *Model) View() tea.View {
 	if m.quitting {
 		return v
 	}
-	v.SetContent(m.frameText())
+	// The last gate: only brig's own styling (SGR) reaches the terminal;
+	// foreign text was made inert where it was inserted.
+	v.SetContent(termsafe.Styled(m.frameText()))
 	return v
 }
 
@@ -48,7 +49,7 @@ func (m *Model) frameText() string {
 	var bottom []string
 	switch {
 	case m.approval != nil:
-		bottom = append(bottom, m.approvalView(m.approval.req))
+		bottom = append(bottom, m.approvalView(m.approval))
 	case m.picker != nil:
 		bottom = append(bottom, m.picker.view(m.width))
 	default:
@@ -211,7 +212,7 @@ func (m *Model) bannerText() string {
 	if m.run != nil {
 		ws = m.run.Policy.Places.Workspace
 	}
-	row("workspace", ws)
+	row("workspace", inert(ws))
 	if m.run != nil && m.run.Resumed != nil {
 		row("session", fmt.Sprintf("%s (resumed)", m.run.Session.ID()))
 	}
@@ -219,20 +220,20 @@ func (m *Model) bannerText() string {
 	if m.run != nil {
 		for _, l := range m.run.Instructions {
 			if strings.HasPrefix(l, "  ") {
-				b.WriteString("  " + stWarn.Render(strings.TrimSpace(l)) + "\n")
+				b.WriteString("  " + stWarn.Render(inert(strings.TrimSpace(l))) + "\n")
 			} else {
-				b.WriteString("  " + l + "\n")
+				b.WriteString("  " + inert(l) + "\n")
 			}
 		}
 		for _, w := range m.run.Policy.Warnings {
 			b.WriteString("  " + stWarn.Render("config warning: ") + inert(w.String()) + "\n")
 		}
 		for _, w := range m.run.Policy.ProtectedRuleWarnings() {
-			b.WriteString("  " + stWarn.Render("rule ignored: ") + w + "\n")
+			b.WriteString("  " + stWarn.Render("rule ignored: ") + inert(w) + "\n")
 		}
 		for _, l := range m.run.Policy.Layers {
 			if l.Exists && !l.Trusted {
-				b.WriteString("  " + stWarn.Render(fmt.Sprintf("%s is untrusted: only its deny and ask rules apply (%d grant(s) ignored; /permissions, brig trust)", l.File, len(l.Ignored))) + "\n")
+				b.WriteString("  " + stWarn.Render(fmt.Sprintf("%s is untrusted: only its deny and ask rules apply (%d grant(s) ignored; /permissions, brig trust)", inert(l.File), len(l.Ignored))) + "\n")
 			}
 		}
 	}
@@ -299,6 +300,7 @@ type args struct {
 	Destination string `json:"destination"`
 	URL         string `json:"url"`
 	Content     string `json:"content"`
+	Recursive   bool   `json:"recursive"`
 	OldString   string `json:"old_string"`
 	NewString   string `json:"new_string"`
 	Edits       []struct {
@@ -384,147 +386,4 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 
 func indent(s, pre string) string {
 	return pre + strings.ReplaceAll(s, "\n", "\n"+pre)
-}
-
-// approvalView is the approval prompt: the exact command or edit, why it
-// asks, the jail grant it would run under, and the answers.
-func (m *Model) approvalView(req agent.ApprovalRequest) string {
-	w := m.width
-	var b strings.Builder
-	b.WriteString(stWarn.Render("▲ approve "+req.Tool+"?") + stDim.Render(" — "+inert(req.Verdict.Reason)) + "\n")
-	a := parseArgs(req.Args)
-	switch {
-	case req.Tool == string(tools.Bash):
-		cmd, dropped := capLines(inert(a.Command), 8)
-		b.WriteString(stBold.Render(indent(wrap(cmd, w-4), "  $ ")) + "\n")
-		if dropped > 0 {
-			b.WriteString(stDim.Render(fmt.Sprintf("    … %d more lines", dropped)) + "\n")
-		}
-	case a.OldString != "" || a.NewString != "" || len(a.Edits) > 0:
-		b.WriteString("  " + inert(a.Path) + "\n")
-		edits := a.Edits
-		if len(edits) == 0 {
-			edits = append(edits, struct {
-				OldString string `json:"old_string"`
-				NewString string `json:"new_string"`
-			}{a.OldString, a.NewString})
-		}
-		var d strings.Builder
-		for _, e := range edits {
-			d.WriteString("@@ -1 +1 @@\n")
-			for l := range strings.SplitSeq(strings.TrimSuffix(e.OldString, "\n"), "\n") {
-				d.WriteString("-" + l + "\n")
-			}
-			for l := range strings.SplitSeq(strings.TrimSuffix(e.NewString, "\n"), "\n") {
-				d.WriteString("+" + l + "\n")
-			}
-		}
-		b.WriteString(m.hl.renderDiffPlain(a.Path, d.String(), w, 12) + "\n")
-	case req.Tool == string(tools.WriteFile):
-		content, dropped := capLines(inert(a.Content), 8)
-		b.WriteString("  " + inert(a.Path) + stDim.Render(fmt.Sprintf(" (%d bytes)", len(a.Content))) + "\n")
-		for l := range strings.SplitSeq(content, "\n") {
-			b.WriteString("  " + m.hl.line(a.Path, fit(l, w-4), lipgloss.NewStyle()) + "\n")
-		}
-		if dropped > 0 {
-			b.WriteString(stDim.Render(fmt.Sprintf("  … %d more lines", dropped)) + "\n")
-		}
-	default:
-		b.WriteString("  " + fit(toolTarget(req.Tool, req.Args), w-2) + "\n")
-	}
-	for _, c := range req.Verdict.Commands {
-		if c.Tier != policy.Allow {
-			b.WriteString(stDim.Render(fit(fmt.Sprintf("  %s: %s — %s", c.Tier, inert(strings.Join(c.Words, " ")), c.Reason), w)) + "\n")
-		}
-	}
-	b.WriteString(m.grantView(req.Grant))
-	b.WriteString(stAccent.Render("  1") + " allow once  " + stAccent.Render("2") + " allow for this session  ")
-	if len(req.Verdict.Always) > 0 {
-		b.WriteString(stAccent.Render("3") + " always allow (saves " + strings.Join(req.Verdict.Always, ", ") + ")  ")
-	} else {
-		b.WriteString(stDim.Render("3 always allow: not offered for this call  "))
-	}
-	b.WriteString(stAccent.Render("4") + " deny  " + stAccent.Render("5") + " deny with a message  " + stDim.Render("Esc deny"))
-	if m.denying {
-		b.WriteString("\n" + m.denyInput.View())
-	}
-	return wrap(b.String(), w)
-}
-
-// grantView shows the jail a call would run under: what it may write,
-// what it may read, the network.
-func (m *Model) grantView(g *jail.Spec) string {
-	if g == nil {
-		return stDim.Render("  runs in brig itself (no jail, touches no files)") + "\n"
-	}
-	system := []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/proc", "/dev", "/sys", "/run", "/var/lib", "/nix", "/snap"}
-	isSystem := func(p string) bool {
-		return slices.ContainsFunc(system, func(s string) bool { return p == s || strings.HasPrefix(p, s+"/") })
-	}
-	var write, read []string
-	hidden := 0
-	for _, r := range g.Paths {
-		switch {
-		case r.Access == jail.Write && !(r.Path == "/dev/null" || strings.HasPrefix(r.Path, "/dev/")):
-			write = append(write, r.Path)
-		case r.Access != jail.Write && !isSystem(r.Path):
-			read = append(read, r.Path)
-		default:
-			hidden++
-		}
-	}
-	var b strings.Builder
-	b.WriteString(stBold.Render("  jail grant") + "\n")
-	list := func(label string, ps []string) {
-		if len(ps) == 0 {
-			ps = []string{"nothing"}
-		}
-		b.WriteString(fit(fmt.Sprintf("    %-8s %s", label, strings.Join(ps, ", ")), m.width) + "\n")
-	}
-	list("write", write)
-	list("read", read)
-	net := "off"
-	if g.Network {
-		net = stWarn.Render("ON (host network)")
-	}
-	fmt.Fprintf(&b, "    %-8s %s", "network", net)
-	if g.Limits.Timeout > 0 {
-		fmt.Fprintf(&b, " · timeout %s", g.Limits.Timeout)
-	}
-	if len(g.Protected) > 0 {
-		fmt.Fprintf(&b, " · %d protected paths stay read-only", len(g.Protected))
-	}
-	b.WriteString("\n")
-	if hidden > 0 {
-		b.WriteString(stDim.Render(fmt.Sprintf("    + read/exec on %d system and toolchain roots (/usr, /etc …)", hidden)) + "\n")
-	}
-	return b.String()
-}
-
-// renderDiffPlain shows a preview diff without line numbers (an edit not
-// yet made has no line numbers brig could trust).
-func (h *highlighter) renderDiffPlain(path, unified string, width, maxLines int) string {
-	var b strings.Builder
-	lines := parseUnified(unified)
-	del := lipgloss.NewStyle().Background(colDelBg)
-	add := lipgloss.NewStyle().Background(colAddBg)
-	for i, dl := range lines {
-		if i == maxLines {
-			b.WriteString(stDim.Render(fmt.Sprintf("    … %d more lines", len(lines)-maxLines)) + "\n")
-			break
-		}
-		if dl.op == '@' {
-			b.WriteString(stDim.Render("    ⋮") + "\n")
-			continue
-		}
-		bg := lipgloss.NewStyle()
-		if dl.op == '-' {
-			bg = del
-		} else if dl.op == '+' {
-			bg = add
-		}
-		code := fit(inert(dl.text), max(width-6, 10))
-		b.WriteString("  " + bg.Render(string(dl.op)+" ") + h.line(path, code, bg) + "\n")
-	}
-	return strings.TrimRight(b.String(), "\n")
 }

@@ -205,7 +205,7 @@ func TestEditApprovedOnce(t *testing.T) {
 	tm.launch()
 	tm.waitFor(10*time.Second, "sandbox", "› Ask brig")
 	tm.typeLine("say brig instead of hello")
-	s := tm.waitFor(10*time.Second, "approve edit_file?", "jail grant", "+ brig", "1 allow once")
+	s := tm.waitFor(10*time.Second, "approve edit_file?", "if allowed, it runs in a jail", `3 + func main() { println("brig") }`, "1 allow once")
 	if !strings.Contains(s, "write    "+tm.ws) {
 		t.Errorf("the grant does not name the write path:\n%s", s)
 	}

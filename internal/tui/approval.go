@@ -1,0 +1,580 @@
+package tui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"brig/agent"
+	"brig/internal/termsafe"
+	"brig/jail"
+	"brig/policy"
+	"brig/tools"
+)
+
+// The approval prompt shows the whole of what runs. Every string in it that
+// the model, a tool or a repository wrote is shown with termsafe.Strict:
+// control characters, carriage returns, bidi controls and zero-width
+// characters appear as marked symbols, never emulated, and a line above the
+// call says so. A command, a diff or a file's content too long for the
+// screen keeps its head and folds its middle (v shows all of it, scrolled
+// with ↑/↓); the jail grant the answer would give is said in words; "always"
+// saves exactly the rule that would have allowed this call, and a call that
+// asks in every mode offers neither "session" nor "always".
+
+// approvalState is how the prompt of the pending approval is shown.
+type approvalState struct {
+	expanded bool // the whole body, scrolled, instead of head and tail
+	scroll   int
+}
+
+// strict shows a foreign string in a prompt, its hidden characters marked.
+func strict(s string) string {
+	return termsafe.StrictMarked(s, func(sym string) string { return stWarn.Render(sym) })
+}
+
+// code makes a line of a file's content safe to show as code: what Strict
+// shows, except tabs, which are expanded.
+func code(s string) string {
+	parts := strings.Split(s, "\t")
+	for i, p := range parts {
+		parts[i] = termsafe.Strict(p)
+	}
+	return strings.Join(parts, "    ")
+}
+
+// approvalView is the approval prompt for p, fitted to the width and to the
+// height the live area has.
+func (m *Model) approvalView(p *pending) string {
+	w := max(m.width, 20)
+	req := p.req
+	if p.prev == nil {
+		p.prev = buildPreview(req)
+	}
+	pv := p.prev
+	a := parseArgs(req.Args)
+
+	var head []string // the question, the warnings and the target
+	head = append(head, wrapIndent(stWarn.Render("▲ approve "+strict(req.Tool)+"?")+stDim.Render(" — ")+strict(req.Verdict.Reason), w, "  ")...)
+	if hiddenIn(req) {
+		head = append(head, wrapIndent(stWarn.Render("⚠ this call holds characters a terminal would not show as they act (control, bidi or invisible ones); they are shown as marked symbols"), w, "  ")...)
+	}
+	head = append(head, m.targetLines(req, a, pv, w)...)
+	if p.rows == nil || p.rowsWidth != w { // highlighting is the costly part: once per width
+		p.rows, p.rowsWidth = capRows(m.bodyRows(req, a, pv, w)), w
+	}
+	body := p.rows
+	why := whyLines(req.Verdict, w)
+	grant := m.grantLines(req, w)
+	answers := packRows("  ", "  ", answerItems(req.Verdict), "  ", w)
+	var tail []string
+	if m.denying {
+		tail = append(tail, m.denyInput.View())
+	}
+
+	room := m.height - 2 // the status line, and one spare
+	if m.status != "" {
+		room--
+	}
+	fixed := len(head) + len(why) + len(grant) + len(answers) + len(tail)
+	if room-fixed < 4 && len(grant) > 1 { // a small terminal: the grant on one line
+		grant = []string{fit(stDim.Render("  jail: "+grantSummary(req.Grant)), w)}
+		fixed = len(head) + len(why) + len(grant) + len(answers) + len(tail)
+	}
+	if room-fixed < 4 && len(why) > 1 {
+		why = why[:1]
+		fixed = len(head) + len(why) + len(grant) + len(answers) + len(tail)
+	}
+	body = m.fold(body, max(room-fixed, 4))
+
+	out := slices.Concat(head, body, why, grant, answers, tail)
+	return strings.Join(out, "\n")
+}
+
+// maxBodyRows bounds what a prompt lays out: a file's content of more rows
+// is cut with a note (the jail and the diff after the call are unaffected).
+const maxBodyRows = 5000
+
+func capRows(rows []string) []string {
+	if len(rows) <= maxBodyRows {
+		return rows
+	}
+	return append(rows[:maxBodyRows:maxBodyRows], stWarn.Render(fmt.Sprintf("    … %d more rows not laid out here", len(rows)-maxBodyRows)))
+}
+
+// fold fits body rows into room rows: all of them when they fit; else the
+// head, a folded middle and the last rows; expanded, a scrolled window.
+func (m *Model) fold(body []string, room int) []string {
+	st := &m.apState
+	if len(body) <= room {
+		st.expanded, st.scroll = false, 0
+		return body
+	}
+	if st.expanded {
+		n := room - 1
+		st.scroll = min(max(st.scroll, 0), len(body)-n)
+		win := slices.Clone(body[st.scroll : st.scroll+n])
+		return append(win, stDim.Render(fmt.Sprintf("    lines %d–%d of %d · ↑/↓ PgUp/PgDn scroll · v fold", st.scroll+1, st.scroll+n, len(body))))
+	}
+	tailN := min(2, room/4)
+	headN := room - 1 - tailN
+	hidden := len(body) - headN - tailN
+	out := slices.Clone(body[:headN])
+	out = append(out, stAccent.Render(fmt.Sprintf("    ⋯ %d more lines folded · v shows all", hidden)))
+	return append(out, body[len(body)-tailN:]...)
+}
+
+// hiddenIn reports whether anything foreign in the request has characters
+// Strict would show as symbols.
+func hiddenIn(req agent.ApprovalRequest) bool {
+	if termsafe.Hidden(string(req.Args)) || termsafe.Hidden(req.Tool) {
+		return true
+	}
+	var v map[string]any
+	if json.Unmarshal(req.Args, &v) == nil {
+		for _, x := range v {
+			if s, ok := x.(string); ok && hiddenText(s) {
+				return true
+			}
+		}
+	}
+	return slices.ContainsFunc(req.Verdict.Paths, func(p policy.PathVerdict) bool { return termsafe.Hidden(p.Given) || termsafe.Hidden(p.Resolved) })
+}
+
+// hiddenText is Hidden, tabs and newlines aside (a file's content has them).
+func hiddenText(s string) bool {
+	return termsafe.Hidden(strings.NewReplacer("\t", " ", "\n", " ").Replace(s))
+}
+
+// targetLines say what the call touches: the exact paths (and where a
+// symbolic link leads), the URL and its host.
+func (m *Model) targetLines(req agent.ApprovalRequest, a args, pv *preview, w int) []string {
+	var out []string
+	line := func(label, value string) {
+		out = append(out, wrapIndent(fmt.Sprintf("  %-6s %s", label, value), w, strings.Repeat(" ", 9))...)
+	}
+	name := tools.Name(req.Tool)
+	switch {
+	case name == tools.Bash:
+		if dir := parseBashDir(req.Args); dir != "" {
+			line("in", strict(dir))
+		}
+	case pv.target != "":
+		shown := strict(pv.target)
+		if pv.given != "" && !samePath(pv.given, pv.target, req.Grant) {
+			shown = strict(pv.given) + " → " + shown + stDim.Render(" (where it leads)")
+		}
+		verb := map[tools.Name]string{tools.EditFile: "edit", tools.MultiEdit: "edit", tools.WriteFile: "write", tools.DeletePath: "delete"}[name]
+		facts := ""
+		switch {
+		case pv.diff != nil:
+			facts = fmt.Sprintf(" (+%d −%d lines)", pv.diff.Added, pv.diff.Removed)
+		case name == tools.WriteFile && !pv.exists:
+			facts = fmt.Sprintf(" (a new file: %d bytes, %d lines)", len(a.Content), countLines(a.Content))
+		}
+		line(verb, shown+stDim.Render(facts))
+		if name == tools.DeletePath {
+			what := pv.deletes
+			if a.Recursive {
+				what += stDim.Render(" (recursive)")
+			}
+			line("", what)
+		}
+		if pv.note != "" && !(name == tools.WriteFile && !pv.exists) {
+			out = append(out, wrapIndent(stWarn.Render("  ⚠ ")+stDim.Render(strict(pv.note)), w, "    ")...)
+		}
+	case a.Source != "" || a.Destination != "":
+		src, dst := a.Source, a.Destination
+		for _, p := range req.Verdict.Paths {
+			switch p.Given {
+			case a.Source:
+				src = p.Resolved
+			case a.Destination:
+				dst = p.Resolved
+			}
+		}
+		line("from", strict(src))
+		line("to", strict(dst))
+	case a.URL != "":
+		line("GET", strict(a.URL))
+		if u, err := url.Parse(a.URL); err == nil {
+			line("host", strict(u.Hostname()))
+		}
+	case a.Path != "":
+		line("path", strict(a.Path))
+	}
+	return out
+}
+
+// samePath reports whether the given path names target without a link
+// in between (placed in the workspace when relative).
+func samePath(given, target string, g *jail.Spec) bool {
+	if given == target {
+		return true
+	}
+	if g != nil && g.Workspace != "" && !strings.HasPrefix(given, "/") && !strings.HasPrefix(given, "~") {
+		return strings.TrimSuffix(g.Workspace, "/")+"/"+strings.TrimPrefix(given, "./") == target
+	}
+	return false
+}
+
+func parseBashDir(raw json.RawMessage) string {
+	var a struct {
+		Dir string `json:"dir"`
+	}
+	_ = json.Unmarshal(raw, &a)
+	return a.Dir
+}
+
+func countLines(s string) int {
+	if s == "" {
+		return 0
+	}
+	return strings.Count(strings.TrimSuffix(s, "\n"), "\n") + 1
+}
+
+// bodyRows is what runs, row by row at width w: the whole command, the
+// diff of an edit or an overwrite with line numbers, a new file's content,
+// or an MCP tool's arguments.
+func (m *Model) bodyRows(req agent.ApprovalRequest, a args, pv *preview, w int) []string {
+	name := tools.Name(req.Tool)
+	switch {
+	case name == tools.Bash:
+		return commandRows(a.Command, w)
+	case pv.diff != nil:
+		return m.diffRows(pv.given, pv.diff.Diff, w)
+	case name == tools.WriteFile:
+		return m.contentRows(a.Path, a.Content, w)
+	case name == tools.EditFile || name == tools.MultiEdit:
+		// No diff (the file could not be read, or the edit would fail):
+		// what the model asked to replace, without line numbers.
+		edits := a.Edits
+		if len(edits) == 0 {
+			edits = append(edits, struct {
+				OldString string `json:"old_string"`
+				NewString string `json:"new_string"`
+			}{a.OldString, a.NewString})
+		}
+		var rows []string
+		for i, e := range edits {
+			if len(edits) > 1 {
+				rows = append(rows, stDim.Render(fmt.Sprintf("    edit %d of %d", i+1, len(edits))))
+			}
+			rows = append(rows, m.changeRows(a.Path, e.OldString, '-', w)...)
+			rows = append(rows, m.changeRows(a.Path, e.NewString, '+', w)...)
+		}
+		return rows
+	case strings.Contains(req.Tool, "__") || name == tools.UpdatePlan:
+		pretty := string(req.Args)
+		var b bytes.Buffer
+		if json.Indent(&b, req.Args, "", "  ") == nil {
+			pretty = b.String() // the strings as the model wrote them
+		}
+		var rows []string
+		for l := range strings.SplitSeq(pretty, "\n") {
+			rows = append(rows, wrapRows("    ", "    ", strict(l), w)...)
+		}
+		return rows
+	}
+	return nil
+}
+
+// commandRows shows a command line in full: each line of it (numbered when
+// there are several), long lines wrapped, never cut.
+func commandRows(cmd string, w int) []string {
+	lines := strings.Split(strings.TrimSuffix(cmd, "\n"), "\n")
+	var rows []string
+	for i, l := range lines {
+		first, cont := "  $ ", "    "
+		if len(lines) > 1 {
+			first = stDim.Render(fmt.Sprintf("  %3d │ ", i+1))
+			cont = stDim.Render("      │ ")
+		}
+		rows = append(rows, wrapRows(first, cont, strict(l), w)...)
+	}
+	return rows
+}
+
+// wrapRows hard-wraps styled text to width w after a first-row prefix,
+// continuing under cont.
+func wrapRows(first, cont, s string, w int) []string {
+	avail := max(w-ansi.StringWidth(first), 8)
+	parts := strings.Split(ansi.Hardwrap(s, avail, true), "\n")
+	for i := range parts {
+		if i == 0 {
+			parts[i] = first + parts[i]
+		} else {
+			parts[i] = cont + parts[i]
+		}
+	}
+	return parts
+}
+
+// wrapLines soft-wraps a styled line to width w, as rows.
+func wrapLines(s string, w int) []string {
+	return strings.Split(wrap(s, w), "\n")
+}
+
+// wrapIndent soft-wraps a styled line to width w, the rows after the first
+// indented by cont.
+func wrapIndent(s string, w int, cont string) []string {
+	cw := ansi.StringWidth(cont)
+	rows := strings.Split(wrap(s, max(w-cw, 10)), "\n")
+	for i := 1; i < len(rows); i++ {
+		rows[i] = cont + rows[i]
+	}
+	return rows
+}
+
+// packRows lays items out in rows of width w after a first-row prefix
+// (cont under it), separated by sep, breaking between items where it can.
+func packRows(first, cont string, items []string, sep string, w int) []string {
+	var rows []string
+	row, pre := "", first
+	flush := func() {
+		if row != "" {
+			rows = append(rows, wrapRows(pre, cont, row, w)...)
+			row, pre = "", cont
+		}
+	}
+	avail := max(w-ansi.StringWidth(first), 8)
+	for _, it := range items {
+		if row != "" && ansi.StringWidth(row+sep+it) > avail {
+			flush()
+		}
+		if row != "" {
+			row += sep
+		}
+		row += it
+	}
+	flush()
+	return rows
+}
+
+// diffRows shows a unified diff with old and new line numbers, the changed
+// lines on a red or green background, long lines wrapped.
+func (m *Model) diffRows(path, unified string, w int) []string {
+	var rows []string
+	del := lipgloss.NewStyle().Background(colDelBg)
+	add := lipgloss.NewStyle().Background(colAddBg)
+	num := func(n int) string {
+		if n == 0 {
+			return "    "
+		}
+		return fmt.Sprintf("%4d", n)
+	}
+	for _, dl := range parseUnified(unified) {
+		if dl.op == '@' {
+			rows = append(rows, stDim.Render("     ⋮"))
+			continue
+		}
+		bg := lipgloss.NewStyle()
+		switch dl.op {
+		case '-':
+			bg = del
+		case '+':
+			bg = add
+		}
+		gutter := stDim.Render(num(dl.old)+" "+num(dl.new)) + " " + bg.Render(string(dl.op)+" ")
+		rows = append(rows, wrapRows(gutter, strings.Repeat(" ", 10)+bg.Render("↪ "), m.hl.line(path, code(dl.text), bg), w)...)
+	}
+	return rows
+}
+
+// contentRows shows a new file's content, numbered, long lines wrapped.
+func (m *Model) contentRows(path, content string, w int) []string {
+	if content == "" {
+		return []string{stDim.Render("    (empty)")}
+	}
+	add := lipgloss.NewStyle().Background(colAddBg)
+	var rows []string
+	for i, l := range strings.Split(strings.TrimSuffix(content, "\n"), "\n") {
+		gutter := stDim.Render(fmt.Sprintf("%9d", i+1)) + " " + add.Render("+ ")
+		rows = append(rows, wrapRows(gutter, strings.Repeat(" ", 10)+add.Render("↪ "), m.hl.line(path, code(l), add), w)...)
+	}
+	return rows
+}
+
+// changeRows shows text the model wants removed or added, without line
+// numbers (there is no file to place it in).
+func (m *Model) changeRows(path, text string, op byte, w int) []string {
+	bg := lipgloss.NewStyle().Background(colDelBg)
+	if op == '+' {
+		bg = lipgloss.NewStyle().Background(colAddBg)
+	}
+	var rows []string
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		rows = append(rows, wrapRows("    "+bg.Render(string(op)+" "), "    "+bg.Render("↪ "), m.hl.line(path, code(l), bg), w)...)
+	}
+	return rows
+}
+
+// whyLines name the parts of a command line that are not allowed and why,
+// at most four (the rest counted).
+func whyLines(v policy.Verdict, w int) []string {
+	var rows []string
+	n := 0
+	for _, c := range v.Commands {
+		if c.Tier == policy.Allow {
+			continue
+		}
+		n++
+		if n <= 4 {
+			rows = append(rows, wrapIndent(stDim.Render("  "+string(c.Tier)+": ")+strict(strings.Join(c.Words, " "))+stDim.Render(" — "+termsafe.Line(c.Reason)), w, "    ")...)
+		}
+	}
+	if n > 4 {
+		rows = append(rows, stDim.Render(fmt.Sprintf("  … and %d more commands that are not allowed", n-4)))
+	}
+	return rows
+}
+
+// answerItems are the choices. "session" and "always" allow exactly the
+// rules the verdict proposes (the ones that would have allowed this call);
+// without such rules, or for a call that asks every time, only "once".
+func answerItems(v policy.Verdict) []string {
+	items := []string{stAccent.Render("1") + " allow once"}
+	if offersRules(v) {
+		rules := make([]string, len(v.Always))
+		for i, r := range v.Always {
+			rules[i] = strict(r)
+		}
+		items = append(items, stAccent.Render("2")+" allow for this session", stAccent.Render("3")+" always allow (saves "+strings.Join(rules, ", ")+")")
+	}
+	items = append(items, stAccent.Render("4")+" deny", stAccent.Render("5")+" deny with a message", stDim.Render("Esc deny"))
+	switch {
+	case v.Call.Confirm:
+		items = append(items, stDim.Render("· it asks every time, so there is no session or always answer"))
+	case len(v.Always) == 0:
+		items = append(items, stDim.Render("· no rule would allow this call as a whole, so there is no session or always answer"))
+	}
+	return items
+}
+
+// offersRules reports whether the prompt offers "session" and "always".
+func offersRules(v policy.Verdict) bool { return !v.Call.Confirm && len(v.Always) > 0 }
+
+// systemRoots are shown as a count, not one by one.
+var systemRoots = []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/proc", "/dev", "/sys", "/run", "/var/lib", "/nix", "/snap"}
+
+func isSystemRoot(p string) bool {
+	return slices.ContainsFunc(systemRoots, func(s string) bool { return p == s || strings.HasPrefix(p, s+"/") })
+}
+
+// grantLines say in words what the call could do if allowed: the paths it
+// may write and read, and the network, as the jail will enforce them.
+func (m *Model) grantLines(req agent.ApprovalRequest, w int) []string {
+	g := req.Grant
+	if g == nil {
+		if server, _, ok := strings.Cut(req.Tool, "__"); ok {
+			return wrapIndent(stDim.Render("  if allowed, brig sends the call to the MCP server ")+strict(server)+stDim.Render(", which runs in its own jail with the grants of its configuration (a stdio server) or elsewhere (an HTTP server); brig mcp list shows them"), w, "    ")
+		}
+		return []string{stDim.Render("  if allowed, it runs in brig itself, not in a jail")}
+	}
+	// Every path it may write is listed; of what it may read, the
+	// workspace and the paths this call names (the ones a human judges);
+	// the system and toolchain roots every call of its kind gets are
+	// counted.
+	named := map[string]bool{}
+	for _, pv := range req.Verdict.Paths {
+		named[pv.Resolved] = true
+	}
+	var write, read []string
+	hidden := 0
+	private := map[string]bool{}
+	for _, kv := range g.Env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+			private[v] = true
+		}
+	}
+	if g.PrivateTmp {
+		private["/tmp"], private["/dev/shm"] = true, true
+	}
+	label := func(p string) string {
+		s := strict(p)
+		switch {
+		case p == g.Workspace:
+			s += stDim.Render(" (the workspace)")
+		case private[p]:
+			s += stDim.Render(" (private to this call)")
+		}
+		return s
+	}
+	for _, r := range g.Paths {
+		switch {
+		case r.Access == jail.Write && strings.HasPrefix(r.Path, "/dev/"):
+			hidden++
+		case r.Access == jail.Write:
+			write = append(write, label(r.Path))
+		case r.Path == g.Workspace, named[r.Path]:
+			read = append(read, label(r.Path))
+		default:
+			hidden++
+		}
+	}
+	rows := []string{stBold.Render("  if allowed, it runs in a jail that may:")}
+	list := func(verb string, ps []string, none string) {
+		if len(ps) == 0 {
+			ps = []string{stDim.Render(none)}
+		}
+		for i := range ps[:len(ps)-1] {
+			ps[i] += ","
+		}
+		rows = append(rows, packRows(fmt.Sprintf("    %-8s ", verb), strings.Repeat(" ", 13), ps, " ", w)...)
+	}
+	list("write", write, "nothing")
+	list("read", read, "no other path")
+	net := "none"
+	switch {
+	case g.Network && tools.Name(req.Tool) == tools.WebFetch:
+		host := ""
+		if u, err := url.Parse(parseArgs(req.Args).URL); err == nil {
+			host = u.Hostname()
+		}
+		net = stWarn.Render("the whole network") + stDim.Render(" (the jail does not limit hosts; brig's fetcher itself connects only to "+strict(host)+" and asks before following a redirect elsewhere)")
+	case g.Network:
+		net = stWarn.Render("the whole network (any host, any port)")
+	}
+	rows = append(rows, wrapIndent(fmt.Sprintf("    %-8s %s", "network", net), w, strings.Repeat(" ", 13))...)
+	var more []string
+	if g.Limits.Timeout > 0 {
+		more = append(more, "timeout "+g.Limits.Timeout.String())
+	}
+	if len(g.Protected) > 0 {
+		more = append(more, fmt.Sprintf("%d protected paths stay read-only", len(g.Protected)))
+	}
+	if hidden > 0 {
+		more = append(more, fmt.Sprintf("read/exec on %d system and toolchain roots every such call gets (/usr, /etc … brig policy check lists them)", hidden))
+	}
+	if len(more) > 0 {
+		rows = append(rows, wrapIndent(stDim.Render("    "+strings.Join(more, " · ")), w, "    ")...)
+	}
+	return rows
+}
+
+// grantSummary is the grant on one line, for a small terminal.
+func grantSummary(g *jail.Spec) string {
+	if g == nil {
+		return "none (runs in brig itself)"
+	}
+	var write []string
+	for _, r := range g.Paths {
+		if r.Access == jail.Write && !strings.HasPrefix(r.Path, "/dev/") {
+			write = append(write, termsafe.Strict(r.Path))
+		}
+	}
+	net := "no network"
+	if g.Network {
+		net = "the whole network"
+	}
+	if len(write) == 0 {
+		write = []string{"nothing"}
+	}
+	return "write " + strings.Join(write, ", ") + " · " + net
+}
