@@ -98,17 +98,36 @@ func DecideBash(rs RuleSet, line string) BashDecision {
 	return d
 }
 
+// decideCommand decides one simple command: by the user's own rules and
+// the built-in lists, then an untrusted repository config's rules, which
+// only count where they are stricter.
 func decideCommand(rs RuleSet, builtins []BuiltinRule, c Command) CommandDecision {
-	cd := CommandDecision{Command: c}
+	own, tighten := rs.split()
+	cd := decideOwn(own, builtins, c)
+	t := commandRule(tighten, c)
+	if t.Rule != nil && stricter(t.Tier, cd.Tier) {
+		cd.Rule = t.Rule
+		cd.Tier, cd.Reason = t.Tier, fmt.Sprintf("%s by %s (%s, an untrusted repository config: it can only tighten)", verb(t.Tier), t.Rule, t.Rule.Source)
+	}
+	return cd
+}
+
+// commandRule is the rule of rs that decides c's words; a deny rule also
+// holds against the program's base name (/usr/bin/git push is git push).
+func commandRule(rs RuleSet, c Command) Decision {
 	user := rs.DecideCommand(c.Words, "")
-	// A deny rule also holds against the program's base name
-	// (/usr/bin/git push is git push).
 	if user.Tier != Deny && len(c.Words) > 0 && !c.Dynamic[0] && baseName(c.Words[0]) != c.Words[0] {
 		alt := append([]string{baseName(c.Words[0])}, c.Words[1:]...)
 		if d := rs.DecideCommand(alt, ""); d.Tier == Deny {
 			user = d
 		}
 	}
+	return user
+}
+
+func decideOwn(rs RuleSet, builtins []BuiltinRule, c Command) CommandDecision {
+	cd := CommandDecision{Command: c}
+	user := commandRule(rs, c)
 	if user.Rule != nil {
 		cd.Rule = user.Rule
 	}
