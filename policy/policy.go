@@ -248,6 +248,7 @@ func (p *Policy) Decide(call Call) Verdict {
 func (p *Policy) applyMode(v *Verdict, mode Mode) {
 	switch {
 	case v.Tier == Deny:
+		v.Beyond = nil // nothing to allow: it does not run
 		return
 	case len(v.Beyond) > 0:
 		var what []string
@@ -357,6 +358,10 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 	}
 	if p.brigOwn(resolved) {
 		def, reason, final = Deny, "brig's own config and state: never granted to a jail", true
+	}
+	if write && !bash && (resolved == p.Places.Workspace || slices.ContainsFunc(p.ExtraDirs(), func(d ExtraDir) bool { return resolved == d.Path })) {
+		// A file tool's grant would be write on the directory above it.
+		def, reason, final = Deny, "the root of the workspace (or of an added directory) itself: a call may change what is in it, not replace, move or remove it", true
 	}
 	pv.Tier, pv.Reason = def, reason
 	if !final {
