@@ -57,8 +57,10 @@ func (f *modeFixture) policy(t testing.TB, mode Mode) *Policy {
 	return p
 }
 
-func readCall(p string) Call  { return Call{Tool: "read_file", Effect: EffectRead, Read: []string{p}} }
-func writeCall(p string) Call { return Call{Tool: "write_file", Effect: EffectWrite, Write: []string{p}} }
+func readCall(p string) Call { return Call{Tool: "read_file", Effect: EffectRead, Read: []string{p}} }
+func writeCall(p string) Call {
+	return Call{Tool: "write_file", Effect: EffectWrite, Write: []string{p}}
+}
 func bashCall(cmd string) Call {
 	return Call{Tool: "bash", Effect: EffectExec, Command: cmd}
 }
