@@ -180,11 +180,12 @@ func verb(t Tier) string {
 }
 
 // noPrefix are the programs for which "always allow" is never saved as a
-// prefix rule: interpreters and wrappers run whatever follows, and these
-// others change or remove whatever they are pointed at.
+// prefix rule: interpreters and wrappers run whatever follows (sed and awk
+// included: GNU sed's e command and awk's system() run shell commands),
+// and these others change or remove whatever they are pointed at.
 var noPrefix = names(`sh bash dash zsh ksh mksh ash fish env sudo su doas pkexec runuser xargs eval exec
 	command builtin nohup timeout nice ionice stdbuf time setsid flock watch busybox find trap source .
-	node deno bun perl ruby php lua npx pnpx bunx uvx pipx
+	node deno bun perl ruby php lua npx pnpx bunx uvx pipx sed gsed awk gawk mawk nawk busybox
 	rm rmdir mv cp dd chmod chown chgrp ln shred truncate kill pkill killall curl wget ssh scp rsync tee`)
 
 // subcommandTools take a subcommand as their second word; the prefix

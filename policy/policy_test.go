@@ -276,6 +276,8 @@ func TestAlwaysForBashIsFromTheParsedCommand(t *testing.T) {
 		"FOO=1 go run ./cmd/x":  "Bash(go run:*)",
 		"npm install left-pad":  "Bash(npm install:*)",
 		"python3 -c 'print(1)'": "",
+		"sed -i s/a/b/ x":       "",
+		"awk '{print $1}' x":    "",
 	} {
 		v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: cmd})
 		if v.Tier != Ask {
