@@ -396,3 +396,36 @@ func (p *Policy) Exceeds(spec jail.Spec, mode Mode, callTmp string) ([]string, e
 	}
 	return out, nil
 }
+
+// LaterExecMarkdown renders the later-executed places outside the
+// workspace (internal/sensitive's list, and the directories on PATH) as
+// the paragraph the README shows. Each entry's reason is shown by `brig
+// policy check` when it denies.
+func LaterExecMarkdown() string {
+	var words []string
+	for _, e := range sens.Home() {
+		if e.Kind == sens.LaterExec {
+			words = append(words, "`~/"+e.Path+"`,")
+		}
+	}
+	for _, e := range sens.System() {
+		if e.Kind == sens.LaterExec && !slices.Contains(words, "`/"+e.Path+"`,") {
+			words = append(words, "`/"+e.Path+"`,")
+		}
+	}
+	words = append(words, "and", "every", "directory", "on", "your", "`PATH`.")
+	var b strings.Builder
+	line := 0
+	for _, w := range words {
+		if line > 0 && line+1+len(w) > 78 {
+			b.WriteString("\n")
+			line = 0
+		} else if line > 0 {
+			b.WriteString(" ")
+			line++
+		}
+		b.WriteString(w)
+		line += len(w)
+	}
+	return b.String() + "\n"
+}

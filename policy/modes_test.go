@@ -448,3 +448,15 @@ func FuzzNoGrantBeyondTheProfile(f *testing.F) {
 		}
 	})
 }
+
+// TestREADMEListsLaterExec keeps the README's table of later-executed
+// places identical to internal/sensitive's list.
+func TestREADMEListsLaterExec(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), LaterExecMarkdown()) {
+		t.Fatal("README.md's table of later-executed places differs from policy.LaterExecMarkdown(); paste the new table into the README")
+	}
+}
