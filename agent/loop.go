@@ -437,7 +437,7 @@ func (a *Agent) runTools(ctx context.Context, uses []provider.ToolUse, cut bool)
 	}
 	if limit := a.cfg.MaxToolCalls; len(uses) > limit {
 		for i := limit; i < len(uses); i++ {
-			results[i] = provider.ToolResultBlock(uses[i].ID, fmt.Sprintf("not run: your answer had %d tool calls and brig runs at most %d per answer (the first %d ran; this one and the %d after it did not). Ask again for the calls still needed, fewer at a time.", len(uses), limit, limit, len(uses)-i-1), true)
+			results[i] = provider.ToolResultBlock(uses[i].ID, fmt.Sprintf("not run: brig runs at most %d tool calls per answer and this one had %d (the first %d ran); ask again, fewer at a time, for the calls still needed", limit, len(uses), limit), true)
 		}
 		a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("the model asked for %d tool calls in one answer; the first %d ran (the limit per answer), the other %d were answered as not run", len(uses), limit, len(uses)-limit)})
 		uses = uses[:limit]
