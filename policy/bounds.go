@@ -181,13 +181,25 @@ type laterExec struct {
 // the directories on the user's PATH (a program planted there shadows a
 // real one). A PATH entry that is or holds the workspace is left out (the
 // workspace would be unwritable), as are relative entries.
-func (p *Policy) laterExecPaths() []laterExec {
+func (p *Policy) laterExecPaths() []laterExec { return p.later }
+
+// laterExecList is the sensitive list's later-executed entries (absolute,
+// with their reasons) followed by the PATH directories.
+func laterExecList(home string, path []laterExec) []laterExec {
 	var out []laterExec
-	for _, path := range sens.Abs(p.Places.Home, sens.LaterExec) {
-		e, _ := sens.Match(path, p.Places.Home, sens.LaterExec)
-		out = append(out, laterExec{path, e.Reason})
+	if home != "" {
+		for _, e := range sens.Home() {
+			if e.Kind == sens.LaterExec {
+				out = append(out, laterExec{filepath.Join(home, e.Path), e.Reason})
+			}
+		}
 	}
-	return append(out, p.pathDirs...)
+	for _, e := range sens.System() {
+		if e.Kind == sens.LaterExec {
+			out = append(out, laterExec{"/" + e.Path, e.Reason})
+		}
+	}
+	return append(out, path...)
 }
 
 // pathDirs lists the directories on PATH (resolved) as later-executed
@@ -274,7 +286,7 @@ func (p *Policy) classify(resolved string, write, bash bool) (c PathClass, entry
 		}
 		return c, e, why
 	}
-	if write && c != ClassProtected {
+	if write && c != ClassProtected && c != ClassTemp {
 		if l, ok := p.laterExecEntry(resolved); ok {
 			return ClassLaterExec, l.path, l.reason
 		}

@@ -35,8 +35,9 @@ type Policy struct {
 	mode    Mode
 	session RuleSet    // "allow for this session" answers
 	extra   []ExtraDir // added to the jail profile for this run (--add-dir)
-	// pathDirs are the directories on the user's PATH: later-executed.
-	pathDirs []laterExec
+	// later are the places a program outside the jail runs or obeys
+	// later: the sensitive list's and the directories on the user's PATH.
+	later []laterExec
 }
 
 // New builds the policy of a workspace from its loaded config. workspace and
@@ -60,7 +61,7 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 		Places:   Places{Workspace: workspace, Home: m.Home, Protected: protected, BrigDirs: m.BrigDirs},
 		Machine:  m,
 		mode:     mode,
-		pathDirs: pathDirs(m.Env, workspace),
+		later:    laterExecList(m.Home, pathDirs(m.Env, workspace)),
 	}, nil
 }
 
@@ -475,7 +476,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 }
 
 // deletes reports whether c is a command whose purpose is deleting files:
-// rm, rmdir, unlink, shred, find … -delete, git clean.
+// rm, rmdir, unlink, shred, find … -delete, git clean -f.
 func deletes(c Command) bool {
 	switch denyName(c) {
 	case "rm", "rmdir", "unlink", "shred":
@@ -483,8 +484,12 @@ func deletes(c Command) bool {
 	case "find":
 		return slices.Contains(c.Words, "-delete")
 	}
-	_, ok := isGit(c, denyName, "clean")
-	return ok
+	i, ok := isGit(c, denyName, "clean")
+	if !ok {
+		return false
+	}
+	rest := Command{Words: append([]string{"git"}, c.Words[i+1:]...)}
+	return hasShort(rest, "f") || hasWord(rest, "--force")
 }
 
 // ProtectedRuleWarnings reports the allow rules that try to grant writing a

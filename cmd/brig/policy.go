@@ -223,8 +223,10 @@ func printCheck(o *policyCheckOptions, r checkReport) {
 				rw = "write"
 			}
 			fmt.Fprintf(w, "  %-5s %s %s → %s [%s] — %s\n", p.Tier, rw, p.Given, p.Resolved, p.Class, p.Reason)
-			if p.Entry != "" {
+			if p.Entry != "" && p.EntryReason != "" {
 				fmt.Fprintf(w, "        list entry: %s (%s)\n", p.Entry, p.EntryReason)
+			} else if p.Entry != "" {
+				fmt.Fprintf(w, "        list entry: %s\n", p.Entry)
 			}
 		}
 	}
