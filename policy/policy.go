@@ -57,11 +57,11 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 		return nil, fmt.Errorf("find the protected paths of %s: %w", workspace, err)
 	}
 	return &Policy{
-		Loaded:   loaded,
-		Places:   Places{Workspace: workspace, Home: m.Home, Protected: protected, BrigDirs: m.BrigDirs},
-		Machine:  m,
-		mode:     mode,
-		later:    laterExecList(m.Home, pathDirs(m.Env, workspace)),
+		Loaded:  loaded,
+		Places:  Places{Workspace: workspace, Home: m.Home, Protected: protected, BrigDirs: m.BrigDirs},
+		Machine: m,
+		mode:    mode,
+		later:   laterExecList(m.Home, pathDirs(m.Env, workspace)),
 	}, nil
 }
 
