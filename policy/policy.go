@@ -351,7 +351,7 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 		if pv.EntryReason != "" {
 			what += " — " + pv.EntryReason
 		}
-		reason = what + ": " + reason
+		reason = what + ": " + strings.TrimSuffix(reason, ")") + ", such as " + pathRule(pv, p.Places) + " in ~/.config/brig/config.toml)"
 	case ClassAdded:
 		if d, _ := p.extraFor(resolved); write && d.ReadOnly {
 			def, reason = Ask, "writes "+d.Path+", which was added read-only"
