@@ -15,6 +15,13 @@ import (
 // DefaultMaxIterations bounds the tool iterations of one user turn.
 const DefaultMaxIterations = 200
 
+// DefaultMaxToolCalls bounds the tool calls run for one model answer; the
+// calls beyond it are answered as not run.
+const DefaultMaxToolCalls = 64
+
+// maxParallel bounds how many read-only calls of one answer run at once.
+const maxParallel = 8
+
 // EventKind is the kind of an agent event.
 type EventKind string
 
@@ -80,10 +87,14 @@ type Config struct {
 	Executor *Executor
 	// MaxIterations bounds tool iterations per user turn (default 200).
 	MaxIterations int
-	MaxTokens     int
-	Effort        provider.Effort
-	WebSearch     bool
-	CacheKey      string
+	// MaxToolCalls bounds the tool calls run for one model answer
+	// (default 64); each call beyond it is answered as not run, saying
+	// the limit.
+	MaxToolCalls int
+	MaxTokens    int
+	Effort       provider.Effort
+	WebSearch    bool
+	CacheKey     string
 	// Emit receives events; it must not block for long (a front end queues
 	// them). Nil drops them.
 	Emit func(Event)
@@ -125,6 +136,9 @@ type Agent struct {
 func New(cfg Config, history []provider.Message) *Agent {
 	if cfg.MaxIterations <= 0 {
 		cfg.MaxIterations = DefaultMaxIterations
+	}
+	if cfg.MaxToolCalls <= 0 {
+		cfg.MaxToolCalls = DefaultMaxToolCalls
 	}
 	return &Agent{cfg: cfg, history: append([]provider.Message(nil), history...)}
 }
@@ -272,7 +286,7 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 			return tr, nil
 		}
 		results := a.runTools(ctx, uses, resp.StopReason == provider.StopMaxTokens)
-		tr.ToolCalls += len(uses)
+		tr.ToolCalls += min(len(uses), a.cfg.MaxToolCalls)
 		if err := saved(); err != nil {
 			return tr, err
 		}
@@ -430,9 +444,10 @@ func (a *Agent) recover(ctx context.Context, tr TurnResult) (TurnResult, error) 
 }
 
 // runTools answers every tool call of one message, in order. Consecutive
-// calls of tools that only read run concurrently; the rest one at a time.
-// A message cut by max_tokens runs nothing. After an interrupt, the calls
-// not yet run are answered as interrupted.
+// calls of tools that only read run concurrently (a few at a time); the
+// rest one at a time. A message cut by max_tokens runs nothing; the calls
+// beyond MaxToolCalls are answered as not run. After an interrupt, the
+// calls not yet run are answered as interrupted.
 func (a *Agent) runTools(ctx context.Context, uses []provider.ToolUse, cut bool) []provider.Block {
 	results := make([]provider.Block, len(uses))
 	if cut {
@@ -442,6 +457,14 @@ func (a *Agent) runTools(ctx context.Context, uses []provider.ToolUse, cut bool)
 		a.emit(Event{Kind: EventNotice, Text: "the answer was cut by the output limit; its tool calls were not run"})
 		return results
 	}
+	if limit := a.cfg.MaxToolCalls; len(uses) > limit {
+		for i := limit; i < len(uses); i++ {
+			results[i] = provider.ToolResultBlock(uses[i].ID, fmt.Sprintf("not run: brig runs at most %d tool calls per answer and this one had %d (the first %d ran); ask again, fewer at a time, for the calls still needed", limit, len(uses), limit), true)
+		}
+		a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("the model asked for %d tool calls in one answer; the first %d ran (the limit per answer), the other %d were answered as not run", len(uses), limit, len(uses)-limit)})
+		uses = uses[:limit]
+	}
+	sem := make(chan struct{}, maxParallel)
 	for i := 0; i < len(uses); {
 		j := i + 1
 		if a.readOnly(uses[i]) {
@@ -452,8 +475,9 @@ func (a *Agent) runTools(ctx context.Context, uses []provider.ToolUse, cut bool)
 		var wg sync.WaitGroup
 		for k := i; k < j; k++ {
 			wg.Add(1)
+			sem <- struct{}{}
 			go func() {
-				defer wg.Done()
+				defer func() { <-sem; wg.Done() }()
 				results[k] = a.runTool(ctx, uses[k])
 			}()
 		}

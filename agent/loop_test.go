@@ -386,3 +386,36 @@ func TestLoopInboxAtToolBoundary(t *testing.T) {
 		t.Fatal("the queued message did not reach the model")
 	}
 }
+
+// TestLoopToolCallLimit: an answer with more tool calls than MaxToolCalls
+// runs the first ones, answers each of the rest as not run (saying the
+// limit), keeps every tool_use paired with its result, and tells the user.
+func TestLoopToolCallLimit(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	var calls []fakeprovider.ToolCall
+	for i := 0; i < 20; i++ {
+		calls = append(calls, fakeprovider.ToolCall{ID: "c" + strconv.Itoa(i), Name: "read_file", Input: json.RawMessage(`{"path":"a.txt"}`)})
+	}
+	srv := startFake(t, fakeprovider.Turn{ToolCalls: calls}, fakeprovider.Turn{Text: "ok"})
+	var ev events
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex, MaxToolCalls: 5, Emit: ev.add}, nil)
+	tr, err := a.Run(context.Background(), userText("read a lot"))
+	if err != nil || tr.Stop != StopDone || tr.ToolCalls != 5 {
+		t.Fatalf("turn: %+v, %v", tr, err)
+	}
+	h := a.History()
+	checkValid(t, h)
+	ran, skipped := 0, 0
+	for _, b := range h[2].Content {
+		text := b.ToolResult.Content[0].Text
+		switch {
+		case strings.Contains(text, "hello"):
+			ran++
+		case strings.Contains(text, "brig runs at most 5 tool calls per answer and this one had 20"):
+			skipped++
+		}
+	}
+	if ran != 5 || skipped != 15 || len(ev.kinds(EventToolStart)) != 5 || len(ev.kinds(EventNotice)) != 1 {
+		t.Fatalf("%d ran, %d skipped, %d started, notices %v", ran, skipped, len(ev.kinds(EventToolStart)), ev.kinds(EventNotice))
+	}
+}

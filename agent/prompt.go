@@ -30,7 +30,7 @@ func modeText(m policy.Mode) string {
 	case policy.ModeEdit:
 		return "edit: file edits inside the workspace are approved automatically; commands and anything outside the workspace may need the user's approval."
 	case policy.ModeAuto:
-		return "auto: calls are approved automatically unless the policy denies them (deletions still ask). The sandbox below still applies to every call."
+		return "auto: calls whose grant fits the sandbox below (the workspace, a private /tmp, no network) are approved automatically; deletions (delete_path, and rm, rmdir, unlink, shred, find -delete, git clean -f through bash) and anything outside the workspace or on the network still need the user's approval."
 	}
 	return "ask: calls that are not allowed by a rule wait for the user's approval; a denied call comes back as an error with the user's reason."
 }

@@ -98,17 +98,36 @@ func DecideBash(rs RuleSet, line string) BashDecision {
 	return d
 }
 
+// decideCommand decides one simple command: by the user's own rules and
+// the built-in lists, then an untrusted repository config's rules, which
+// only count where they are stricter.
 func decideCommand(rs RuleSet, builtins []BuiltinRule, c Command) CommandDecision {
-	cd := CommandDecision{Command: c}
+	own, tighten := rs.split()
+	cd := decideOwn(own, builtins, c)
+	t := commandRule(tighten, c)
+	if t.Rule != nil && stricter(t.Tier, cd.Tier) {
+		cd.Rule = t.Rule
+		cd.Tier, cd.Reason = t.Tier, fmt.Sprintf("%s by %s (%s, an untrusted repository config: it can only tighten)", verb(t.Tier), t.Rule, t.Rule.Source)
+	}
+	return cd
+}
+
+// commandRule is the rule of rs that decides c's words; a deny rule also
+// holds against the program's base name (/usr/bin/git push is git push).
+func commandRule(rs RuleSet, c Command) Decision {
 	user := rs.DecideCommand(c.Words, "")
-	// A deny rule also holds against the program's base name
-	// (/usr/bin/git push is git push).
 	if user.Tier != Deny && len(c.Words) > 0 && !c.Dynamic[0] && baseName(c.Words[0]) != c.Words[0] {
 		alt := append([]string{baseName(c.Words[0])}, c.Words[1:]...)
 		if d := rs.DecideCommand(alt, ""); d.Tier == Deny {
 			user = d
 		}
 	}
+	return user
+}
+
+func decideOwn(rs RuleSet, builtins []BuiltinRule, c Command) CommandDecision {
+	cd := CommandDecision{Command: c}
+	user := commandRule(rs, c)
 	if user.Rule != nil {
 		cd.Rule = user.Rule
 	}
@@ -161,11 +180,12 @@ func verb(t Tier) string {
 }
 
 // noPrefix are the programs for which "always allow" is never saved as a
-// prefix rule: interpreters and wrappers run whatever follows, and these
-// others change or remove whatever they are pointed at.
+// prefix rule: interpreters and wrappers run whatever follows (sed and awk
+// included: GNU sed's e command and awk's system() run shell commands),
+// and these others change or remove whatever they are pointed at.
 var noPrefix = names(`sh bash dash zsh ksh mksh ash fish env sudo su doas pkexec runuser xargs eval exec
 	command builtin nohup timeout nice ionice stdbuf time setsid flock watch busybox find trap source .
-	node deno bun perl ruby php lua npx pnpx bunx uvx pipx
+	node deno bun perl ruby php lua npx pnpx bunx uvx pipx sed gsed awk gawk mawk nawk busybox
 	rm rmdir mv cp dd chmod chown chgrp ln shred truncate kill pkill killall curl wget ssh scp rsync tee`)
 
 // subcommandTools take a subcommand as their second word; the prefix

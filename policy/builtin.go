@@ -553,30 +553,46 @@ func builtinTable() []BuiltinRule {
 		},
 
 		// ---- Allow ----
+		// Each entry accepts only the options listed for its programs
+		// (options.go): one that runs a program, writes a file the path
+		// analysis cannot see or changes configuration is left out, and
+		// the NoMatch examples try them.
 		{
-			Tier: Allow, Pattern: "read-only file and text tools (ls, cat, head, tail, wc, grep, rg, sort, diff, stat …) that write nothing",
-			Reason:  "only reads files",
-			Match:   []string{"ls -la", "cat go.mod", "head -n 20 main.go", "wc -l *.go", "grep -rn TODO .", "rg -n 'func main'", "sort names.txt", "diff a b", "ls 2>/dev/null"},
-			NoMatch: []string{"sort -o out.txt in.txt", "cat a > b", "rg --pre ./x pat", "ls >> list.txt", "./ls"},
+			Tier: Allow, Pattern: "read-only file and text tools (ls, cat, head, tail, wc, grep, rg, sort, diff, stat, jq …) with the options listed for each",
+			Reason:  "only reads files: options that run a program (sort --compress-program, rg --pre), write a file (sort -o, tree -o, file -C) or could hide one (a glob at a word's start for sort, rg, tree, file, uniq) are not on the lists",
+			Match:   []string{"ls -la", "cat go.mod", "head -n 20 main.go", "head -20 main.go", "wc -l *.go", "grep -rn TODO .", "grep -rn --include=*.go TODO .", "rg -n 'func main'", "rg -n --glob '*.go' pat", "sort names.txt", "sort -u -k2,2 names.txt", "diff a b", "diff -u a b", "ls 2>/dev/null", "tail -n +5 log.txt", "cat *.txt", "jq -r .name package.json", "LC_ALL=C sort x"},
+			NoMatch: []string{"sort -o out.txt in.txt", "sort --output=out.txt in.txt", "sort --compress-program=./x big.txt", "sort --compress-prog=./x big.txt", "sort -T /tmp big.txt", "sort $OPTS a", "sort * ", "cat a > b", "rg --pre ./x pat", "rg --pre=./x pat", "rg --hostname-bin=./x pat", "rg -z pat", "RIPGREP_CONFIG_PATH=./rc rg pat", "tree -o out.txt", "tree -R -H . -o x", "file -C -m magic", "uniq in.txt out.txt", "ls >> list.txt", "./ls"},
 			match: func(c Command) bool {
-				n := strict(c)
-				if !readOnlyTools[n] || writes(c) {
+				s, ok := readOnlySpecs[strict(c)]
+				return ok && !writes(c) && safeAssigns(c) && s.accepts(c, 1)
+			},
+		},
+		{
+			Tier: Allow, Pattern: "sed that only edits the stream it prints (-n, -E, -e SCRIPT …; no -i, no -f)",
+			Reason:  "reads files and prints: a script with e (runs a command), w or W (writes a file), r or R (reads one the analysis does not see), or one brig cannot read with certainty, is not allowed, nor is -i",
+			Match:   []string{"sed -n '1,20p' main.go", "sed -n '/func main/,/^}/p' main.go", "sed 's/foo/bar/g' a.txt", "sed -e 's|a|b|' -e '/^#/d' x", "sed -ne '5p' x", "sed -E 's/([a-z]+)/\\1!/' x"},
+			NoMatch: []string{"sed -i 's/a/b/' x", "sed -ie 's/a/b/' x", "sed '1e id' x", "sed 's/x/id/e' x", "sed 's/a/b/w out' x", "sed 'w out' x", "sed 'r /etc/passwd' x", "sed -f script.sed x", "sed \"$S\" x", "sed -n 1p x > out"},
+			match: func(c Command) bool {
+				if strict(c) != "sed" || writes(c) || !safeAssigns(c) || !sedOpts.accepts(c, 1) {
 					return false
 				}
-				switch n {
-				case "rg":
-					return !hasWord(c, "--pre")
-				case "tree":
-					return !hasWord(c, "-o")
+				scripts, known := sedScripts(c)
+				if !known || len(scripts) == 0 {
+					return false
+				}
+				for _, s := range scripts {
+					if !sedSafe(s) {
+						return false
+					}
 				}
 				return true
 			},
 		},
 		{
 			Tier: Allow, Pattern: "shell builtins and information commands (cd, echo, printf, test, export, pwd, which, uname, date, env without a command …)",
-			Reason:  "changes only the shell's own state or prints information",
-			Match:   []string{"cd src", "echo hello", "printf '%s\\n' x", "test -f go.mod", "export GOFLAGS_X=1", "pwd", "which go", "uname -a", "env", "true"},
-			NoMatch: []string{"echo x > file.txt", "date -s 2020-01-01", "hostname evil", "alias ls=rm", "eval ls"},
+			Reason:  "changes only the shell's own state or prints information: not date -s, hostname NAME, hash -p (makes a name run another program), nor printf -v or read into PATH and the like (those are asked about as risky)",
+			Match:   []string{"cd src", "echo hello", "printf '%s\\n' x", "test -f go.mod", "export GOFLAGS_X=1", "pwd", "which go", "uname -a", "env", "true", "hash -r", "read -r line"},
+			NoMatch: []string{"echo x > file.txt", "date -s 2020-01-01", "hostname evil", "alias ls=rm", "eval ls", "hash -p ./x ls", "printf -v PATH %s ./bin", "read PATH", "enable -f ./x.so x"},
 			match: func(c Command) bool {
 				n := strict(c)
 				if !infoCommands[n] || writes(c) {
@@ -590,221 +606,64 @@ func builtinTable() []BuiltinRule {
 				case "env":
 					return !c.Wrapper
 				}
-				return true
+				return varRisk(c) == ""
 			},
 		},
 		{
-			Tier: Allow, Pattern: "find without -delete, -fprint or -fls (commands of -exec are decided on their own)",
-			Reason:  "only lists files",
-			Match:   []string{"find . -name '*.go'", "find src -type f -newer go.mod", "find . -name '*.go' -exec grep -l TODO {} +"},
-			NoMatch: []string{"find . -delete", "find . -fprint out.txt"},
-			match: func(c Command) bool {
-				return strict(c) == "find" && !hasWord(c, "-delete", "-fprint", "-fprint0", "-fprintf", "-fls") && !writes(c)
-			},
+			Tier: Allow, Pattern: "find with tests, -print/-printf/-ls/-prune and -exec/-execdir (whose commands are decided on their own)",
+			Reason:  "only lists files: -delete, -fprint, -fprintf, -fls (write), -ok/-okdir and any expression word it does not know are not allowed; a command run by -exec is decided like any other",
+			Match:   []string{"find . -name '*.go'", "find src -type f -newer go.mod", "find . -name '*.go' -exec grep -l TODO {} +", "find -L . -maxdepth 2 -type d ! -name '.*' -print", "find . \\( -name a -o -name b \\) -prune"},
+			NoMatch: []string{"find . -delete", "find . -fprint out.txt", "find . -fprintf out.txt %p", "find . -fls out.txt", "find . -ok rm {} \\;", "find . -name x -newermt 2020 $EXTRA", "find . -frobnicate"},
+			match:   findAllowed,
 		},
 		{
-			Tier: Allow, Pattern: "wrappers whose command is analysed and decided on its own: env, timeout, nice, nohup, time, xargs, bash -c '…', git -C, go -C, uv run …",
-			Reason:  "runs another command, which is decided separately",
-			Match:   []string{"timeout 60 go test ./...", "env GOOS=linux go build", "bash -c 'go vet ./...'", "git -C sub status", "nohup go vet ./...", "nice -n 10 make"},
-			NoMatch: []string{"bash script.sh", "sudo ls", "timeout 5", "env"},
-			match: func(c Command) bool {
-				n := strict(c)
-				return c.Wrapper && n != "" && !names("sudo su doas pkexec runuser eval find")[n]
-			},
+			Tier: Allow, Pattern: "wrappers whose command is analysed and decided on its own: env, timeout, nice, nohup, time, xargs, bash -c '…', git -C, go -C, uv run … (with the wrapper options listed for each)",
+			Reason:  "runs another command, which is decided separately: not time -o (writes a file), flock (creates one), bash -i/-l/--rcfile (run startup files), git -c/--exec-path/--git-dir, uv run --with/--env-file/--python",
+			Match:   []string{"timeout 60 go test ./...", "env GOOS=linux go build", "bash -c 'go vet ./...'", "bash -euo pipefail -c 'go vet ./...'", "git -C sub status", "nohup go vet ./...", "nice -n 10 make", "uv run pytest -q"},
+			NoMatch: []string{"bash script.sh", "sudo ls", "timeout 5", "env", "bash --rcfile ./x -i -c 'ls'", "bash -l -c ls", "/usr/bin/time -o out.txt ls", "flock lock ls", "git -c core.pager=x status", "git --git-dir=x status", "uv run --with evil pytest", "uv run --env-file .env pytest"},
+			match:   wrapperAllowed,
 		},
 		{
-			Tier: Allow, Pattern: "git read-only: status, diff, log, show, blame, grep, rev-parse, ls-files, branch/tag (listing), remote -v, stash list/show, config --get …",
-			Reason:  "reads the repository without changing it",
-			Match:   []string{"git status", "git diff --stat", "git log --oneline -n 20", "git show HEAD:go.mod", "git branch -a", "git tag -l 'v*'", "git rev-parse HEAD", "git ls-files", "git blame main.go", "git stash list", "git remote -v", "git --no-pager log"},
-			NoMatch: []string{"git commit -m x", "git branch new-feature", "git tag v1.0", "git stash", "git diff --output=x.patch", "git checkout main", "git remote add a b"},
-			match: func(c Command) bool {
-				if strict(c) != "git" || writes(c) {
-					return false
-				}
-				i := gitSub(c)
-				if i < 0 {
-					return false
-				}
-				rest := Command{Words: append([]string{"git"}, c.Words[i+1:]...), Dynamic: c.Dynamic[i:]}
-				switch sub := c.Words[i]; sub {
-				case "status", "diff", "log", "show", "blame", "annotate", "shortlog", "describe", "rev-parse", "rev-list",
-					"ls-files", "ls-tree", "cat-file", "grep", "merge-base", "name-rev", "show-ref", "for-each-ref",
-					"count-objects", "check-ignore", "check-attr", "whatchanged", "help", "version", "show-branch", "range-diff", "cherry":
-					return true
-				case "branch":
-					listing := hasWord(rest, "--list", "-l", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at")
-					return !hasWord(rest, "-d", "-D", "-m", "-M", "-c", "-C", "-f", "--delete", "--move", "--copy", "--force", "-u",
-						"--set-upstream-to", "--unset-upstream", "--edit-description", "--track", "--no-track") &&
-						(listing || len(operands(rest, 1)) == 0)
-				case "tag":
-					listing := hasWord(rest, "--list", "-l", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at")
-					return !hasWord(rest, "-d", "-a", "-s", "-u", "-m", "-F", "-f", "--delete", "--annotate", "--sign", "--force", "--message", "--file") &&
-						(listing || len(operands(rest, 1)) == 0)
-				case "remote":
-					ops := operands(rest, 1)
-					return len(ops) == 0 || ops[0] == "get-url"
-				case "stash", "worktree", "reflog":
-					ops := operands(rest, 1)
-					return sub == "reflog" && (len(ops) == 0 || ops[0] == "show") ||
-						len(ops) > 0 && (ops[0] == "list" || sub == "stash" && ops[0] == "show")
-				case "config":
-					return !gitConfigWrites(c)
-				}
-				return false
-			},
+			Tier: Allow, Pattern: "git read-only: status, diff, log, show, blame, grep, rev-parse, ls-files, branch/tag (listing), remote -v, stash list/show, config --get … (with the options listed for each)",
+			Reason:  "reads the repository without changing it: git grep -O (runs a command), --output (writes a file), and any option not on a subcommand's list are not allowed",
+			Match:   []string{"git status", "git status --porcelain=v1 -uno", "git diff --stat", "git diff --cached -- a.go", "git log --oneline -n 20", "git log -5 --format='%h %s'", "git show HEAD:go.mod", "git branch -a", "git tag -l 'v*'", "git rev-parse HEAD", "git ls-files", "git blame -L 1,20 main.go", "git stash list", "git remote -v", "git --no-pager log", "git grep -n TODO -- '*.go'"},
+			NoMatch: []string{"git commit -m x", "git branch new-feature", "git tag v1.0", "git stash", "git diff --output=x.patch", "git log --output=x", "git checkout main", "git remote add a b", "git grep -O'sh -c \"rm main.go\"' pat", "git grep --open-files-in-pager=x pat", "git grep -nO'sh -c x' pat", "git log --frobnicate", "git branch -d x"},
+			match:   gitReadOnly,
 		},
 		{
-			Tier: Allow, Pattern: "go build, test, vet, list, version, env, doc, mod graph/why/verify; gofmt/goimports -l/-d; staticcheck; golangci-lint run",
-			Reason:  "builds, tests or inspects Go code in the workspace",
-			Match:   []string{"go build ./...", "go test -race ./...", "go vet ./...", "FOO=1 go test ./...", "go env GOPATH", "gofmt -l .", "go -C sub test ./...", "golangci-lint run"},
-			NoMatch: []string{"go run .", "go env -w GOFLAGS=x", "gofmt -w .", "go mod tidy", "go install x@latest", "golangci-lint run --fix"},
-			match: func(c Command) bool {
-				n, ops := strict(c), operands(c, 1)
-				switch n {
-				case "go":
-					if len(ops) == 0 || hasWord(c, "-C") {
-						return false
-					}
-					switch ops[0] {
-					case "build", "test", "vet", "list", "version", "doc", "help":
-						return true
-					case "env":
-						return !hasWord(c, "-w", "-u")
-					case "mod":
-						return len(ops) > 1 && names("graph why verify")[ops[1]]
-					}
-				case "gofmt", "goimports":
-					return !hasWord(c, "-w") && (hasWord(c, "-l") || hasWord(c, "-d"))
-				case "staticcheck":
-					return true
-				case "golangci-lint":
-					return len(ops) > 0 && ops[0] == "run" && !hasWord(c, "--fix")
-				}
-				return false
-			},
+			Tier: Allow, Pattern: "go build, test, vet, list, version, env, doc, mod graph/why/verify; gofmt/goimports -l/-d; staticcheck; golangci-lint run (with the options listed for each)",
+			Reason:  "builds, tests or inspects Go code in the workspace: -exec, -toolexec, -vettool, -overlay, -gcflags and -ldflags beyond -s/-w/-X (an external linker) would run another program, so they are not allowed",
+			Match:   []string{"go build ./...", "go test -race ./...", "go test -run TestX -count=1 -v ./pkg/...", "go vet ./...", "CGO_ENABLED=0 go build -ldflags '-s -w -X main.v=1' .", "CGO_ENABLED=0 go build -o bin/x .", "go env GOPATH", "gofmt -l .", "golangci-lint run", "go test ./... -args -update"},
+			NoMatch: []string{"go run .", "go env -w GOFLAGS=x", "gofmt -w .", "go mod tidy", "go install x@latest", "golangci-lint run --fix", "go test -exec ./x ./...", "go test -toolexec=./x ./...", "go vet -vettool=./x ./...", "go build -toolexec ./x .", "go build -ldflags='-extld=./x' .", "go build -overlay o.json .", "GOFLAGS=-toolexec=./x go build", "golangci-lint run -c ./x.yml"},
+			match:   goAllowed,
 		},
 		{
-			Tier: Allow, Pattern: "cargo build, check, test, clippy, doc, bench, tree, metadata, fmt --check; rustc/rustup --version",
-			Reason:  "builds, tests or inspects Rust code in the workspace",
-			Match:   []string{"cargo build --release", "cargo test", "cargo clippy -- -D warnings", "cargo fmt --check", "cargo fmt -- --check", "rustc --version"},
-			NoMatch: []string{"cargo run", "cargo fmt", "cargo clippy --fix", "cargo install ripgrep"},
-			match: func(c Command) bool {
-				n, ops := strict(c), operands(c, 1)
-				switch n {
-				case "cargo":
-					if len(ops) == 0 {
-						return hasWord(c, "--version", "-V")
-					}
-					switch ops[0] {
-					case "build", "b", "check", "c", "test", "t", "doc", "bench", "tree", "metadata":
-						return true
-					case "clippy":
-						return !hasWord(c, "--fix")
-					case "fmt":
-						return hasWord(c, "--check")
-					}
-				case "rustc", "rustup":
-					return hasWord(c, "--version", "-V") || n == "rustup" && len(ops) == 1 && ops[0] == "show"
-				}
-				return false
-			},
+			Tier: Allow, Pattern: "cargo build, check, test, clippy, doc, bench, tree, metadata, fmt --check; rustc/rustup --version (with the options listed for each)",
+			Reason:  "builds, tests or inspects Rust code in the workspace: --config and -Z (build.rustc-wrapper, a runner, a linker), --open, and rustc flags after clippy's -- other than lint levels are not allowed",
+			Match:   []string{"cargo build --release", "cargo test", "cargo test -p core -- --nocapture", "cargo clippy -- -D warnings", "cargo fmt --check", "cargo fmt -- --check", "rustc --version", "cargo check --all-targets --features x"},
+			NoMatch: []string{"cargo run", "cargo fmt", "cargo clippy --fix", "cargo install ripgrep", "cargo build --config 'build.rustc-wrapper=\"./x\"'", "cargo build -Zunstable-options", "cargo doc --open", "cargo clippy -- -C linker=./x", "RUSTFLAGS='-C linker=./x' cargo build", "CARGO_BUILD_RUSTC_WRAPPER=./x cargo build"},
+			match:   cargoAllowed,
 		},
 		{
-			Tier: Allow, Pattern: "npm/yarn/pnpm/bun test, run test|build|lint|check|typecheck (and test:*, build:* …), ls; node --version; tsc --noEmit; eslint; prettier --check; jest; vitest",
-			Reason:  "runs the project's own test, build or lint scripts (they run in the jail); other scripts may deploy or publish, so they ask",
-			Match:   []string{"npm test", "npm run build", "npm run test:unit", "pnpm lint", "yarn test", "npm ls", "tsc --noEmit", "eslint src", "prettier --check .", "npx --no-install jest"},
-			NoMatch: []string{"npm run deploy", "npm start", "eslint --fix src", "prettier --write .", "tsc", "npx create-react-app x", "node -e 'x'"},
-			match: func(c Command) bool {
-				n, ops := strict(c), operands(c, 1)
-				switch n {
-				case "npm", "yarn", "pnpm", "bun":
-					if len(ops) == 0 {
-						return hasWord(c, "--version", "-v")
-					}
-					switch {
-					case ops[0] == "test" || ops[0] == "t":
-						return true
-					case ops[0] == "run" || ops[0] == "run-script":
-						return len(ops) > 1 && npmScript(ops[1])
-					case ops[0] == "ls" || ops[0] == "list":
-						return n != "bun"
-					case n != "npm":
-						return npmScript(ops[0])
-					}
-				case "npx":
-					return hasWord(c, "--no-install", "--no") && len(ops) > 0 && names("jest vitest tsc eslint")[ops[0]] && !hasWord(c, "--fix", "--write", "-w")
-				case "node", "deno":
-					return len(c.Words) == 2 && hasWord(c, "--version", "-v")
-				case "tsc":
-					return hasWord(c, "--noEmit")
-				case "eslint":
-					return !hasWord(c, "--fix", "--fix-dry-run") && !writes(c) && !hasWord(c, "-o", "--output-file")
-				case "prettier":
-					return hasWord(c, "--check", "-c", "--list-different", "-l") && !hasWord(c, "--write", "-w")
-				case "jest", "vitest", "mocha":
-					return !hasWord(c, "-u", "--updateSnapshot", "--update")
-				}
-				return false
-			},
+			Tier: Allow, Pattern: "npm/yarn/pnpm/bun test, run test|build|lint|check|typecheck (and test:*, build:* …), ls; node --version; tsc --noEmit; eslint; prettier --check; jest; vitest (with the options listed for each)",
+			Reason:  "runs the project's own test, build or lint scripts (they run in the jail; arguments after -- go to the script); --script-shell, --node-options and other npm config flags, eslint --rulesdir/--plugin/-c, a formatter file, prettier --plugin, jest --config and the like would run another program, and other scripts may deploy or publish, so they ask",
+			Match:   []string{"npm test", "npm run build", "npm run test:unit", "npm test -- --watch=false", "pnpm lint", "yarn test", "npm ls", "tsc --noEmit", "eslint src", "prettier --check .", "npx --no-install jest", "jest -t parser"},
+			NoMatch: []string{"npm run deploy", "npm start", "eslint --fix src", "prettier --write .", "tsc", "npx create-react-app x", "node -e 'x'", "npm test --script-shell=./x", "npm test --script-sh=./x", "npm test --node-options='--require ./x'", "eslint --rulesdir ./x src", "eslint -f ./fmt.js src", "prettier --plugin ./x --check .", "jest --config ./x.js", "npm_config_script_shell=./x npm test"},
+			match:   nodeAllowed,
 		},
 		{
-			Tier: Allow, Pattern: "pytest, python -m pytest/unittest/mypy, python --version, pip list/show/freeze/check, ruff check, mypy, black --check, flake8, pylint",
-			Reason:  "runs the project's tests or linters, or inspects the Python environment",
-			Match:   []string{"pytest -q", "python3 -m pytest tests/", "python -m unittest", "python3 --version", "pip list", "pip3 show requests", "ruff check .", "mypy src", "black --check .", "flake8"},
-			NoMatch: []string{"python3 script.py", "python -c 'import os'", "pip install x", "ruff check --fix .", "black .", "python3 -m http.server"},
-			match: func(c Command) bool {
-				n, ops := strict(c), operands(c, 1)
-				if pythonName.MatchString(n) {
-					if len(c.Words) == 2 && hasWord(c, "--version", "-V") {
-						return true
-					}
-					for i := 1; i+1 < len(c.Words); i++ {
-						if c.Words[i] == "-m" {
-							mod := c.Words[i+1]
-							return names("pytest unittest mypy pyflakes flake8 pylint")[mod] ||
-								mod == "pip" && i+2 < len(c.Words) && names("list show freeze check --version")[c.Words[i+2]]
-						}
-						if !strings.HasPrefix(c.Words[i], "-") {
-							return false
-						}
-					}
-					return false
-				}
-				switch n {
-				case "pytest", "py.test", "mypy", "flake8", "pylint", "pyflakes":
-					return true
-				case "pip", "pip3":
-					return len(ops) > 0 && names("list show freeze check")[ops[0]] || len(ops) == 0 && hasWord(c, "--version", "-V")
-				case "ruff":
-					return len(ops) > 0 && (ops[0] == "check" && !hasWord(c, "--fix") || ops[0] == "format" && hasWord(c, "--check", "--diff"))
-				case "black", "isort":
-					return hasWord(c, "--check", "--diff", "--check-only", "-c")
-				}
-				return false
-			},
+			Tier: Allow, Pattern: "pytest, python -m pytest/unittest/mypy, python --version, pip list/show/freeze/check, ruff check, mypy, black --check, flake8, pylint (with the options listed for each)",
+			Reason:  "runs the project's tests or linters, or inspects the Python environment: pytest -p (except -p no:NAME), -c and -o (load plugins), -W and --basetemp, mypy --config-file (its plugins), pylint --load-plugins/--init-hook/--rcfile and the interpreter's -W, -X and -c are not allowed",
+			Match:   []string{"pytest -q", "pytest -x -k parser tests/", "pytest -p no:cacheprovider", "python3 -m pytest tests/", "python -m unittest", "python -m unittest discover -s tests", "python3 --version", "pip list", "pip3 show requests", "ruff check .", "mypy src", "black --check .", "flake8"},
+			NoMatch: []string{"python3 script.py", "python -c 'import os'", "pip install x", "ruff check --fix .", "black .", "python3 -m http.server", "pytest -p evil_plugin", "pytest -pevil", "pytest -o addopts='-p x'", "pytest -c evil.ini", "pytest --basetemp=/tmp/x", "PYTEST_ADDOPTS='-p x' pytest", "python -W error::evil.W -m pytest", "mypy --config-file evil.ini src", "pylint --load-plugins=evil src", "pylint --init-hook='import os' src"},
+			match:   pythonAllowed,
 		},
 		{
-			Tier: Allow, Pattern: "make, make all|build|test|tests|check|lint|vet|unit (with -j, -k, -s, -n and VAR=value)",
-			Reason:  "runs the project's own build or test targets (they run in the jail); other targets may install or deploy, so they ask",
-			Match:   []string{"make", "make test", "make -j4 build", "make check VERBOSE=1", "make -C sub test"},
-			NoMatch: []string{"make install", "make deploy", "make -f evil.mk release"},
-			match: func(c Command) bool {
-				if strict(c) != "make" {
-					return false
-				}
-				for i := 1; i < len(c.Words); i++ {
-					w := c.Words[i]
-					switch {
-					case w == "-C" || w == "-f" || w == "-j" && i+1 < len(c.Words) && isNumber(c.Words[i+1]):
-						i++
-					case strings.HasPrefix(w, "-"):
-					case isAssignWord(w):
-					case !makeTargets[w]:
-						return false
-					}
-				}
-				return true
-			},
+			Tier: Allow, Pattern: "make, make all|build|test|tests|check|lint|vet|unit (with -j, -k, -s, -n, -C DIR … and plain VAR=value)",
+			Reason:  "runs the project's own build or test targets (they run in the jail): --eval, -f/--file (another makefile), -I, and SHELL=, MAKEFLAGS= or a value that names a program or path would run something else; other targets may install or deploy, so they ask",
+			Match:   []string{"make", "make test", "make -j4 build", "make -j 4 test", "make check VERBOSE=1", "make -C sub test"},
+			NoMatch: []string{"make install", "make deploy", "make -f evil.mk release", "make -f evil.mk test", "make --eval='$(shell rm x)' test", "make -E 'x:=$(shell id)' test", "make SHELL=./x test", "make CC=./evil test", "make test PYTHON=sh", "make --file=x test", "MAKEFLAGS=--eval=x make test"},
+			match:   makeAllowed,
 		},
 	}
 }

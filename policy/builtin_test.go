@@ -147,3 +147,79 @@ func TestREADMEListsTheBuiltins(t *testing.T) {
 		t.Fatal("README.md's built-in command table differs from policy.BuiltinMarkdown(); paste the new table into the README")
 	}
 }
+
+// TestDangerousOptionsAsk: options that run a program of the caller's
+// choosing, write a file the analysis does not see, or change config are
+// never allowed without asking — not by the built-in lists, and (where
+// they are on the exec-option list) not by a prefix rule of the user's
+// that covers the command either. The same commands without the option
+// are the control.
+func TestDangerousOptionsAsk(t *testing.T) {
+	prefix := ruleSet(t, []string{"Bash(sort:*)", "Bash(git grep:*)", "Bash(make:*)", "Bash(go test:*)", "Bash(go vet:*)", "Bash(go build:*)",
+		"Bash(cargo build:*)", "Bash(npm test:*)", "Bash(pytest:*)", "Bash(rg:*)", "Bash(sed:*)", "Bash(tar:*)", "Bash(find:*)"}, nil, nil)
+	for _, tc := range []struct {
+		line, control string
+		risky         bool // asked even under the user's prefix rule
+	}{
+		{`git grep -O'sh -c "rm main.go"' pat`, "git grep pat", true},
+		{`git grep --open-files-in-pager='sh -c x' pat`, "git grep pat", true},
+		{`git grep --open-files='sh -c x' pat`, "git grep pat", true},
+		{"git -c core.pager=./x log", "git log", true},
+		{"git diff --output=out.patch", "git diff", true},
+		{"sort --compress-program=./x big.txt", "sort big.txt", true},
+		{"sort --compress-prog=./x big.txt", "sort big.txt", true},
+		{"sort -o out.txt in.txt", "sort in.txt", false},
+		{"find . -fprint out.txt", "find . -print", false}, // a write the path analysis sees
+		{"find . -delete", "find . -print", false},
+		{"sed '1e id' x", "sed 1p x", true},
+		{"sed 's/a/b/w out' x", "sed s/a/b/ x", true},
+		{"sed -i s/a/b/ x", "sed s/a/b/ x", false},
+		{"make --eval='$(shell rm main.go)' test", "make test", true},
+		{"make -f evil.mk test", "make test", false},
+		{"make SHELL=./x test", "make test", true},
+		{"go test -exec ./x ./...", "go test ./...", true},
+		{"go test -toolexec=./x ./...", "go test ./...", true},
+		{"go vet -vettool=./x ./...", "go vet ./...", true},
+		{"go build -toolexec ./x .", "go build .", true},
+		{`cargo build --config 'build.rustc-wrapper="./x"'`, "cargo build", true},
+		{"npm test --script-shell=./x", "npm test", true},
+		{"pytest -p evil_plugin", "pytest -p no:cacheprovider", true},
+		{"rg --pre ./x pat", "rg pat", true},
+		{"tar -xf a.tar --to-command='sh -c x'", "", true},
+		{"RUSTFLAGS='-C linker=./x' cargo build", "cargo build", true},
+		{"PYTEST_ADDOPTS='-p evil' pytest", "pytest", true},
+		{"printf -v PATH %s ./bin; ls", "printf %s ./bin; ls", true},
+		{"hash -p ./x ls; ls", "hash -r; ls", true},
+		{"for PATH in ./bin; do ls; done", "for x in ./bin; do ls; done", true},
+	} {
+		if d := DecideBash(RuleSet{}, tc.line); d.Tier == Allow {
+			t.Errorf("%q allowed by the built-ins: %s", tc.line, d.Reason)
+		}
+		if d := DecideBash(prefix, tc.line); tc.risky && d.Tier != Ask {
+			t.Errorf("%q under the user's prefix rules: %s (%s), want ask", tc.line, d.Tier, d.Reason)
+		}
+		if tc.control != "" {
+			if d := DecideBash(RuleSet{}, tc.control); d.Tier != Allow {
+				if d2 := DecideBash(prefix, tc.control); d2.Tier != Allow {
+					t.Errorf("control %q: %s (%s)", tc.control, d.Tier, d.Reason)
+				}
+			}
+		}
+	}
+}
+
+// TestSedSafe: the sed reader accepts what only edits the stream and
+// refuses e, w, W, r, R and the e and w flags of s, and what it cannot
+// read.
+func TestSedSafe(t *testing.T) {
+	for script, want := range map[string]bool{
+		"1,20p": true, "/re/,/^}/p": true, "s/a/b/g": true, "s|a/b|c|2": true, "s/a\\/b/c/": true, "$!N;P;D": true,
+		"/x/{s/a/b/;p}": true, "y/abc/xyz/": true, ":a;N;$!ba;s/\\n/ /g": true, "1i\\\nhello": true, "0~3d": true, "/a/I,+2d": true,
+		"1e id": false, "e": false, "s/x/id/e": false, "s/a/b/w out": false, "w out": false, "W out": false, "r /etc/passwd": false,
+		"R f": false, "s/a/b/gw out": false, "/x/!e id": false, "1,2{e id\n}": false, "s/a/b": false, "k": false, "s\\a\\b\\": false,
+	} {
+		if got := sedSafe(script); got != want {
+			t.Errorf("sedSafe(%q) = %v, want %v", script, got, want)
+		}
+	}
+}

@@ -36,10 +36,12 @@ func (p *Policy) Compile(v Verdict, callTmp string) (jail.Spec, error) {
 	return jail.Spec{}, fmt.Errorf("a %q call does not run in a jail", v.Call.Effect)
 }
 
-// BashProfile is the grant every bash call of this workspace starts from;
-// `brig sandbox` runs with it too, so what `policy check` shows is what the
-// jail does. The [sandbox] paths are resolved against the workspace; a
-// protected or secret one is refused with an error naming it.
+// BashProfile is the grant every bash call of this workspace starts from:
+// the mode's jail profile, the user's [sandbox] grants and the directories
+// added for this run (--add-dir). `brig sandbox` runs with it too, so what
+// `policy check` shows is what the jail does. The [sandbox] paths are
+// resolved against the workspace; a protected or secret one is refused
+// with an error naming it.
 func (p *Policy) BashProfile(readOnly bool, callTmp string) (Profile, error) {
 	m := p.Machine
 	prof := Profile{
@@ -71,6 +73,13 @@ func (p *Policy) BashProfile(readOnly bool, callTmp string) (Profile, error) {
 			*g.into = append(*g.into, r)
 		}
 	}
+	for _, d := range p.ExtraDirs() {
+		if d.ReadOnly {
+			prof.Read = append(prof.Read, d.Path)
+		} else {
+			prof.Write = append(prof.Write, d.Path)
+		}
+	}
 	return prof, nil
 }
 
@@ -97,6 +106,10 @@ func (p *Policy) bashSpec(v Verdict, callTmp string) (jail.Spec, error) {
 		case ClassSystem:
 			if !pv.Write {
 				continue
+			}
+		case ClassAdded:
+			if d, _ := p.extraFor(pv.Resolved); !pv.Write || !d.ReadOnly {
+				continue // the added directory's grant covers it
 			}
 		}
 		if pv.Write {

@@ -39,9 +39,13 @@ type configFile struct {
 //	[agent]
 //	model = "claude-sonnet-4-5"
 //	web_search = true   # the provider's own server-side web search
+//	max_tool_calls = 64 # tool calls run per model answer
 type Agent struct {
 	Model     string `toml:"model" json:"model,omitempty"`
 	WebSearch bool   `toml:"web_search" json:"web_search,omitempty"`
+	// MaxToolCalls bounds the tool calls run for one model answer (0: the
+	// agent's default).
+	MaxToolCalls int `toml:"max_tool_calls" json:"max_tool_calls,omitempty"`
 }
 
 // merge lets o's settings override s's.
@@ -50,6 +54,9 @@ func (a Agent) merge(o Agent) Agent {
 		a.Model = o.Model
 	}
 	a.WebSearch = a.WebSearch || o.WebSearch
+	if o.MaxToolCalls > 0 {
+		a.MaxToolCalls = o.MaxToolCalls
+	}
 	return a
 }
 
@@ -161,7 +168,7 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 		if len(k) == 0 {
 			continue
 		}
-		takes := map[string]string{"permissions": "allow, ask and deny", "sandbox": "network, unix_sockets, read, write and env", "agent": "model and web_search"}[k[0]]
+		takes := map[string]string{"permissions": "allow, ask and deny", "sandbox": "network, unix_sockets, read, write and env", "agent": "model, web_search and max_tool_calls"}[k[0]]
 		if takes != "" {
 			warnings = append(warnings, Warning{
 				Source: Source{File: file, Line: lineOf(data, k[len(k)-1])},

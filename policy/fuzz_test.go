@@ -2,6 +2,7 @@ package policy
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -112,6 +113,26 @@ func FuzzDecideBash(f *testing.F) {
 			if da := DecideBash(denyAll, line); da.Tier != Deny {
 				t.Fatalf("%q: %s under a blanket Deny", line, da.Tier)
 			}
+		}
+	})
+}
+
+// FuzzSedSafe: the sed reader ends on any script without panicking, a
+// script it accepts stays accepted with a harmless command appended, and
+// appending an e command is always refused (unless the line before ends
+// in a backslash, which makes the next line a/i/c text in GNU sed).
+func FuzzSedSafe(f *testing.F) {
+	for _, s := range []string{"1,20p", "s/a/b/g", "/x/{s/a/b/;p}", "y/ab/cd/", ":a;N;$!ba", "1i\\\nx", "s|a|b|w f", "1e id"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		var ok bool
+		inTime(t, script, func() { ok = sedSafe(script) })
+		if sedSafe(script+"\ne id") && !strings.HasSuffix(script, "\\") { // after a\ the next line is text
+			t.Fatalf("%q followed by an e command was accepted", script)
+		}
+		if ok && !sedSafe(script+"\np") && !strings.HasSuffix(script, "\\") {
+			t.Fatalf("%q was accepted but not with p after it", script)
 		}
 	})
 }

@@ -53,7 +53,9 @@ type Loaded struct {
 // Load reads the global, user-workspace and repository configs. The first two
 // are the user's own words and count in full. The repository's counts in full
 // only when `brig trust` pinned its current content hash; otherwise only its
-// deny and ask rules apply (they can only tighten). Any file that exists but
+// deny and ask rules apply, marked Source.Tighten: they can make a decision
+// stricter than the user's rules and brig's built-ins, never looser (an ask
+// never turns a built-in denial into a question). Any file that exists but
 // cannot be read or parsed is an error: the program must not start with a
 // half-read policy.
 func Load(f Files) (Loaded, error) {
@@ -86,7 +88,7 @@ func Load(f Files) (Loaded, error) {
 			out.Sandbox = out.Sandbox.merge(c.Sandbox)
 			out.Agent = out.Agent.merge(c.Agent)
 		} else {
-			out.Rules = out.Rules.Merge(RuleSet{Ask: c.Rules.Ask, Deny: c.Rules.Deny})
+			out.Rules = out.Rules.Merge(RuleSet{Ask: tightening(c.Rules.Ask), Deny: tightening(c.Rules.Deny)})
 			for _, r := range c.Rules.Allow {
 				layer.Ignored = append(layer.Ignored, fmt.Sprintf("allow %s (%s)", r, r.Source))
 			}
@@ -100,6 +102,16 @@ func Load(f Files) (Loaded, error) {
 	}
 	out.Layers = append(out.Layers, layer)
 	return out, nil
+}
+
+// tightening marks rules as coming from an untrusted repository config.
+func tightening(rules []Rule) []Rule {
+	out := make([]Rule, len(rules))
+	for i, r := range rules {
+		r.Source.Tighten = true
+		out[i] = r
+	}
+	return out
 }
 
 // trustStore is where repository configs are pinned.

@@ -33,7 +33,11 @@ type Policy struct {
 
 	mu      sync.Mutex
 	mode    Mode
-	session RuleSet // "allow for this session" answers
+	session RuleSet    // "allow for this session" answers
+	extra   []ExtraDir // added to the jail profile for this run (--add-dir)
+	// later are the places a program outside the jail runs or obeys
+	// later: the sensitive list's and the directories on the user's PATH.
+	later []laterExec
 }
 
 // New builds the policy of a workspace from its loaded config. workspace and
@@ -45,6 +49,9 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 	if _, err := ParseMode(string(mode)); err != nil {
 		return nil, err
 	}
+	if err := CheckWorkspace(workspace, m.Home); err != nil {
+		return nil, err
+	}
 	protected, err := jail.ProtectedPaths(workspace, m.BrigDirs...)
 	if err != nil {
 		return nil, fmt.Errorf("find the protected paths of %s: %w", workspace, err)
@@ -54,7 +61,22 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 		Places:  Places{Workspace: workspace, Home: m.Home, Protected: protected, BrigDirs: m.BrigDirs},
 		Machine: m,
 		mode:    mode,
+		later:   laterExecList(m.Home, pathDirs(m.Env, workspace)),
 	}, nil
+}
+
+// CheckWorkspace refuses a workspace that is, or holds, the home directory
+// (canonical paths): every file there — shell startup files, keys, brig's
+// own config — would be the workspace's to read and write.
+func CheckWorkspace(workspace, home string) error {
+	if home != "" && within(home, workspace) {
+		what := "is your home directory"
+		if home != workspace {
+			what = "holds your home directory " + home
+		}
+		return fmt.Errorf("the workspace %s %s, where your shell startup files and keys live; run brig in a project directory (cd ~/src/project && brig), or pass --workspace DIR", workspace, what)
+	}
+	return nil
 }
 
 // Mode is the current mode.
@@ -106,25 +128,36 @@ type PathVerdict struct {
 	Resolved string    `json:"resolved"`
 	Exists   bool      `json:"exists"`
 	Class    PathClass `json:"class"`
-	Write    bool      `json:"write"`
-	Tier     Tier      `json:"tier"`
-	Reason   string    `json:"reason"`
+	// Entry is the credential or later-executed place that decided a
+	// secret or later-exec class (from internal/sensitive, or a PATH
+	// directory); EntryReason why it is on the list.
+	Entry       string `json:"entry,omitempty"`
+	EntryReason string `json:"entry_reason,omitempty"`
+	Write       bool   `json:"write"`
+	Tier        Tier   `json:"tier"`
+	Reason      string `json:"reason"`
 }
 
 // Verdict is the decision on one call: its tier and why, the simple
 // commands and paths it was made from, and the rules an "always allow"
 // answer would save.
 type Verdict struct {
-	Call     Call              `json:"call"`
-	Mode     Mode              `json:"mode"`
-	Tier     Tier              `json:"tier"`
-	Reason   string            `json:"reason"`
-	Commands []CommandVerdict  `json:"commands"`
-	Paths    []PathVerdict     `json:"paths"`
-	Always   []string          `json:"always,omitempty"`
-	Network  bool              `json:"network"`
-	Risky    []string          `json:"risky,omitempty"`
-	notes    map[string]string // reasons by tier, first one wins
+	Call     Call             `json:"call"`
+	Mode     Mode             `json:"mode"`
+	Tier     Tier             `json:"tier"`
+	Reason   string           `json:"reason"`
+	Commands []CommandVerdict `json:"commands"`
+	Paths    []PathVerdict    `json:"paths"`
+	Always   []string         `json:"always,omitempty"`
+	Network  bool             `json:"network"`
+	Risky    []string         `json:"risky,omitempty"`
+	// Profile is the mode's jail profile; Beyond the parts of the call's
+	// grant that lie beyond it (each needs a human's answer, a rule of
+	// the user's or a flag naming it: no mode and no --yes approves them).
+	Profile JailProfile       `json:"profile"`
+	Beyond  []Beyond          `json:"beyond,omitempty"`
+	notes   map[string]string // reasons by tier, first one wins
+	deletes string            // a bash command that deletes files, asked in every mode
 }
 
 // CommandVerdict is the decision on one simple command of a bash call.
@@ -187,7 +220,7 @@ func (p *Policy) allowedBy(call Call, rs RuleSet, texts []string) bool {
 
 func (p *Policy) decide(call Call, rs RuleSet) Verdict {
 	mode := p.Mode()
-	v := Verdict{Call: call, Mode: mode, Tier: Allow, Commands: []CommandVerdict{}, Paths: []PathVerdict{}}
+	v := Verdict{Call: call, Mode: mode, Tier: Allow, Commands: []CommandVerdict{}, Paths: []PathVerdict{}, Profile: mode.Profile()}
 	switch call.Effect {
 	case EffectNone:
 		v.note(Allow, "touches nothing outside brig")
@@ -216,7 +249,11 @@ func (p *Policy) decide(call Call, rs RuleSet) Verdict {
 		d := rs.DecideHost(call.Host, Ask)
 		v.note(d.Tier, ruleReason(d, "no rule for host "+call.Host))
 		v.Network = d.Tier != Deny
-		v.Always = []string{fmt.Sprintf("WebFetch(domain:%s)", call.Host)}
+		rule := fmt.Sprintf("WebFetch(domain:%s)", call.Host)
+		v.Always = []string{rule}
+		if d.Tier == Ask {
+			v.Beyond = append(v.Beyond, Beyond{What: "reaches the host " + call.Host + " over the network", Rule: rule})
+		}
 	default:
 		v.note(Deny, fmt.Sprintf("unknown effect %q", call.Effect))
 	}
@@ -230,11 +267,22 @@ func (p *Policy) decide(call Call, rs RuleSet) Verdict {
 	return v
 }
 
-// applyMode turns Ask into Allow where the mode auto-approves, and keeps
-// confirmations.
+// applyMode turns Ask into Allow where the mode approves without asking:
+// never for a call whose grant goes beyond the mode's jail profile (a
+// human, a rule of the user's or a flag must name that), nor for a
+// confirmation (delete_path) or a bash command that deletes files.
 func (p *Policy) applyMode(v *Verdict, mode Mode) {
 	switch {
 	case v.Tier == Deny:
+		v.Beyond = nil // nothing to allow: it does not run
+		return
+	case len(v.Beyond) > 0:
+		var what []string
+		for _, b := range v.Beyond {
+			what = append(what, b.What)
+		}
+		v.Tier = Ask
+		v.Reason = fmt.Sprintf("%s — beyond the %s jail profile of %s mode, so only the user can allow it", strings.Join(what, "; "), mode.Profile(), mode)
 		return
 	case v.Call.Confirm:
 		// No rule can spare the question, so none is proposed.
@@ -242,13 +290,16 @@ func (p *Policy) applyMode(v *Verdict, mode Mode) {
 		return
 	case v.Tier != Ask:
 		return
+	case v.deletes != "":
+		v.Reason = fmt.Sprintf("%s deletes files: deletions ask in every mode unless a rule of yours allows the command", v.deletes)
+		return
 	}
 	switch mode {
 	case ModeAuto:
-		v.Tier, v.Reason = Allow, "auto mode approves it (the jail still applies): "+v.Reason
+		v.Tier, v.Reason = Allow, "auto mode approves it (its grant fits the workspace-write jail profile): "+v.Reason
 	case ModeEdit:
 		if v.Call.Effect == EffectWrite && !slices.ContainsFunc(v.Paths, func(pv PathVerdict) bool {
-			return pv.Tier == Ask && pv.Class != ClassWorkspace
+			return pv.Tier == Ask && pv.Class != ClassWorkspace && pv.Class != ClassAdded
 		}) {
 			v.Tier, v.Reason = Allow, "edit mode approves edits inside the workspace"
 		}
@@ -274,15 +325,21 @@ func pathDefault(c PathClass, write, bash bool) (t Tier, reason string, final bo
 		}
 		return Allow, "inside the workspace", false
 	case ClassSecret:
-		return Deny, "holds credentials (denied unless one of your rules names it)", false
-	case ClassWorkspace:
+		return Deny, "holds credentials (denied in every mode unless a rule of yours names it)", false
+	case ClassLaterExec:
+		return Deny, "runs later outside the jail (denied in every mode unless a rule of yours names it)", false
+	case ClassWorkspace, ClassAdded:
+		where := "inside the workspace"
+		if c == ClassAdded {
+			where = "inside a directory added with --add-dir"
+		}
 		if write && !bash {
-			return Ask, "writes inside the workspace", false
+			return Ask, "writes " + where, false
 		}
 		if write {
-			return Allow, "inside the workspace (the command's own tier decides)", false
+			return Allow, where + " (the command's own tier decides)", false
 		}
-		return Allow, "inside the workspace", false
+		return Allow, where, false
 	case ClassSystem:
 		if write {
 			return Ask, "writes a system path", false
@@ -295,7 +352,12 @@ func pathDefault(c PathClass, write, bash bool) (t Tier, reason string, final bo
 	return Ask, "reads outside the workspace", false
 }
 
-// decidePath resolves one path and records its verdict.
+// decidePath resolves one path and records its verdict. The user's own
+// rules (and this session's answers) may change the default, except for a
+// protected path or brig's own files; a credential or later-executed place
+// only by a rule that names it (its literal part lies within the entry, so
+// Read(/**) does not count); a rule of an untrusted repository config only
+// makes the decision stricter.
 func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write bool) PathVerdict {
 	pv := PathVerdict{Given: given, Write: write}
 	resolved, exists, err := ResolvePath(given, dir, p.Places.Home)
@@ -307,28 +369,57 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 	}
 	pv.Resolved, pv.Exists = resolved, exists
 	bash := v.Call.Effect == EffectExec
-	pv.Class = p.Places.Classify(resolved)
-	if bash && p.Machine.Namespaces && pv.Class == ClassOutside && (within(resolved, "/tmp") || within(resolved, "/dev/shm")) {
-		// A bash call gets a fresh /tmp: what it writes there is its own,
-		// and the host's files there are not visible unless granted.
-		pv.Class = ClassTemp
-	}
+	pv.Class, pv.Entry, pv.EntryReason = p.classify(resolved, write, bash)
 	def, reason, final := pathDefault(pv.Class, write, bash)
+	switch pv.Class {
+	case ClassSecret, ClassLaterExec:
+		what := p.display(pv.Entry)
+		if pv.EntryReason != "" {
+			what += " — " + pv.EntryReason
+		}
+		reason = what + ": " + strings.TrimSuffix(reason, ")") + ", such as " + pathRule(pv, p.Places) + " in ~/.config/brig/config.toml)"
+	case ClassAdded:
+		if d, _ := p.extraFor(resolved); write && d.ReadOnly {
+			def, reason = Ask, "writes "+d.Path+", which was added read-only"
+		}
+	}
 	if p.brigOwn(resolved) {
 		def, reason, final = Deny, "brig's own config and state: never granted to a jail", true
 	}
+	if write && !bash && (resolved == p.Places.Workspace || slices.ContainsFunc(p.ExtraDirs(), func(d ExtraDir) bool { return resolved == d.Path })) {
+		// A file tool's grant would be write on the directory above it.
+		def, reason, final = Deny, "the root of the workspace (or of an added directory) itself: a call may change what is in it, not replace, move or remove it", true
+	}
 	pv.Tier, pv.Reason = def, reason
 	if !final {
-		if d := rs.DecidePath(resolved, write, p.ctx(), def); d.Rule != nil {
+		own, tighten := rs.split()
+		if pv.Class == ClassSecret || pv.Class == ClassLaterExec {
+			own = own.naming(pv.Entry, p.ctx())
+		}
+		if d := own.DecidePath(resolved, write, p.ctx(), def); d.Rule != nil {
 			pv.Tier, pv.Reason = d.Tier, fmt.Sprintf("%s by %s (%s)", d.Tier, d.Rule, d.Rule.Source)
+		}
+		if d := tighten.DecidePath(resolved, write, p.ctx(), ""); d.Rule != nil && stricter(d.Tier, pv.Tier) {
+			pv.Tier, pv.Reason = d.Tier, fmt.Sprintf("%s by %s (%s, an untrusted repository config: it can only tighten)", d.Tier, d.Rule, d.Rule.Source)
 		}
 	}
 	v.Paths = append(v.Paths, pv)
 	v.note(pv.Tier, fmt.Sprintf("%s: %s", given, pv.Reason))
 	if pv.Tier == Ask {
 		v.Always = append(v.Always, pathRule(pv, p.Places))
+		if !p.inProfile(pv, v.Mode) {
+			v.Beyond = append(v.Beyond, beyondPath(pv, p.Places))
+		}
 	}
 	return pv
+}
+
+// display writes a path home-relative where it can be.
+func (p *Policy) display(path string) string {
+	if h := p.Places.Home; h != "" && within(path, h) && path != h {
+		return "~/" + strings.TrimPrefix(path, h+"/")
+	}
+	return path
 }
 
 func (p *Policy) brigOwn(path string) bool {
@@ -393,6 +484,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 			}
 			dir = d
 		}
+		deletesOwn := false
 		for _, pa := range c.Paths {
 			if pa.Dynamic {
 				continue // already Risky
@@ -401,8 +493,29 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 			if mode == ModePlan && pa.Write && pv.Tier != Deny && pv.Class != ClassTemp {
 				v.note(Deny, fmt.Sprintf("plan mode is read-only: %s writes %s", c.Name(), pa.Text))
 			}
+			deletesOwn = deletesOwn || pa.Write && pv.Class != ClassTemp
+		}
+		if cd.Tier != Allow && v.deletes == "" && deletes(c) && (deletesOwn || len(c.Paths) == 0) {
+			v.deletes = c.String()
 		}
 	}
+}
+
+// deletes reports whether c is a command whose purpose is deleting files:
+// rm, rmdir, unlink, shred, find … -delete, git clean -f.
+func deletes(c Command) bool {
+	switch denyName(c) {
+	case "rm", "rmdir", "unlink", "shred":
+		return true
+	case "find":
+		return slices.Contains(c.Words, "-delete")
+	}
+	i, ok := isGit(c, denyName, "clean")
+	if !ok {
+		return false
+	}
+	rest := Command{Words: append([]string{"git"}, c.Words[i+1:]...)}
+	return hasShort(rest, "f") || hasWord(rest, "--force")
 }
 
 // ProtectedRuleWarnings reports the allow rules that try to grant writing a

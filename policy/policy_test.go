@@ -49,7 +49,7 @@ deny  = ["Read(./secrets/**)"]
 	}{
 		{"workspace read", ModeAsk, read("src/a.go"), Allow, "inside the workspace"},
 		{"system read", ModeAsk, read("/usr/include"), Allow, "system"},
-		{"outside read asks", ModeAsk, read("../out/deep/x"), Ask, "reads outside"},
+		{"outside read asks", ModeAsk, read("../out/deep/x"), Ask, "outside the workspace — beyond the workspace-write"},
 		{"outside read by rule", ModeAsk, read("~/notes/n.md"), Allow, "Read(~/notes/**)"},
 		{"rule covers the dir itself", ModeAsk, read("~/notes"), Allow, "Read(~/notes/**)"},
 		{"symlink out to a key", ModeAsk, read("tokey"), Deny, "credentials"},
@@ -58,14 +58,17 @@ deny  = ["Read(./secrets/**)"]
 		{"deny rule", ModeAuto, read("secrets/db.txt"), Deny, "Read(./secrets/**)"},
 		{"workspace write asks", ModeAsk, write("src/a.go"), Ask, "writes inside"},
 		{"workspace write in edit", ModeEdit, write("src/a.go"), Allow, "edit mode"},
-		{"outside write in edit still asks", ModeEdit, write("../out/new.txt"), Ask, "writes outside"},
+		{"outside write in edit still asks", ModeEdit, write("../out/new.txt"), Ask, "outside the workspace — beyond"},
 		{"write by rule", ModeAsk, write("gen/x.go"), Allow, "Write(./gen/**)"},
 		{"hook write", ModeAuto, write(".git/hooks/pre-commit"), Deny, "protected"},
 		{"hook write through a symlink", ModeAuto, write("src/hooks/post-checkout"), Deny, "protected"},
 		{"brig dir write", ModeAuto, write(".brig/config.toml"), Deny, "protected"},
 		{"plan refuses writes", ModePlan, write("src/b.go"), Deny, "plan mode"},
 		{"plan reads", ModePlan, read("src/a.go"), Allow, "inside"},
-		{"auto approves outside write", ModeAuto, write("../out/new.txt"), Allow, "auto mode"},
+		{"auto never approves an outside write", ModeAuto, write("../out/new.txt"), Ask, "beyond the workspace-write jail profile of auto mode"},
+		{"auto never approves an outside read", ModeAuto, read("../out/deep/x"), Ask, "only the user can allow it"},
+		{"auto approves an outside read a rule names", ModeAuto, read("~/notes/n.md"), Allow, "Read(~/notes/**)"},
+		{"auto never approves a web fetch", ModeAuto, Call{Tool: "web_fetch", Effect: EffectNetwork, Host: "go.dev"}, Ask, "reaches the host go.dev"},
 		{"delete confirms in auto", ModeAuto, Call{Tool: "delete_path", Effect: EffectWrite, Write: []string{"src/a.go"}, Confirm: true}, Ask, "confirmation"},
 		{"mixed: one denied path denies", ModeAuto, read("src/a.go", "tokey"), Deny, "tokey"},
 		{"no path", ModeAsk, read(), Deny, "no path"},
@@ -202,15 +205,19 @@ func TestDecideBashWithPaths(t *testing.T) {
 		{ModeAsk, "go test ./...", Allow, ""},
 		{ModeAsk, "cat src/a.go | wc -l", Allow, ""},
 		{ModeAsk, "cat ~/.ssh/id_ed25519", Deny, "credentials"},
-		{ModeAuto, "cat tokey", Deny, "credentials"},             // a symlink in the workspace to a key
-		{ModeAsk, "cat ../out/deep/x", Ask, "reads outside"},     // a relative path out of the workspace
-		{ModeAsk, "cd src && cat up/out/deep/x", Ask, "outside"}, // through a symlink after cd
+		{ModeAuto, "cat tokey", Deny, "credentials"},                 // a symlink in the workspace to a key
+		{ModeAsk, "cat ../out/deep/x", Ask, "outside the workspace"}, // a relative path out of the workspace
+		{ModeAsk, "cd src && cat up/out/deep/x", Ask, "outside"},     // through a symlink after cd
 		{ModeAsk, "cd src && cat a.go", Allow, ""},
 		{ModeAuto, "echo x > .git/hooks/pre-commit", Deny, "hooks"},
 		{ModeAuto, "cp /etc/hosts src/hooks/post-merge", Deny, "protected"},
 		{ModeAuto, "echo x > ~/.config/brig/config.toml", Deny, ""},
 		{ModeAuto, "git push origin main", Deny, "publishes"},
-		{ModeAuto, "cat ../out/deep/x", Allow, "auto mode"},
+		{ModeAuto, "cat ../out/deep/x", Ask, "beyond the workspace-write jail profile"},
+		{ModeAuto, "cat src/a.go | sort -u | uniq -c", Allow, ""},
+		{ModeAuto, "curl -s https://example.com", Allow, "auto mode approves"}, // fits the profile: no network
+		{ModeAuto, "rm -rf build", Ask, "deletions ask in every mode"},
+		{ModeAuto, "rm -f /tmp/x", Allow, "auto mode"},   // the call's own private /tmp
 		{ModeAsk, "echo hi > /tmp/scratch.txt", Ask, ""}, // a write: the read-only allow does not apply; /tmp itself is private
 		{ModePlan, "go build -o bin/app .", Deny, "plan mode"},
 		{ModePlan, "go vet ./...", Allow, ""},
@@ -233,9 +240,10 @@ func TestDecideBashWithPaths(t *testing.T) {
 func TestBashGrantFollowsTheVerdict(t *testing.T) {
 	p, root, ws, _ := testPolicy(t, ModeAuto, "")
 	v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: "cat ../out/deep/x && make test > ../out/log.txt"})
-	if v.Tier != Allow {
-		t.Fatalf("%s: %s", v.Tier, v.Reason)
+	if v.Tier != Ask || len(v.Beyond) != 2 {
+		t.Fatalf("auto mode must leave outside paths to the user: %s: %s %+v", v.Tier, v.Reason, v.Beyond)
 	}
+	v.Tier = Allow // as the user answered
 	spec, err := p.Compile(v, "")
 	if err != nil {
 		t.Fatal(err)
@@ -269,6 +277,8 @@ func TestAlwaysForBashIsFromTheParsedCommand(t *testing.T) {
 		"FOO=1 go run ./cmd/x":  "Bash(go run:*)",
 		"npm install left-pad":  "Bash(npm install:*)",
 		"python3 -c 'print(1)'": "",
+		"sed -i s/a/b/ x":       "",
+		"awk '{print $1}' x":    "",
 	} {
 		v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: cmd})
 		if v.Tier != Ask {

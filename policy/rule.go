@@ -47,6 +47,10 @@ func scopes() []Scope { return []Scope{ScopeRead, ScopeWrite, ScopeBash, ScopeWe
 type Source struct {
 	File string // empty for built-in rules
 	Line int
+	// Tighten marks a rule of a repository config the user has not
+	// trusted: it may make a decision stricter, never looser, than the
+	// user's own rules and brig's built-ins.
+	Tighten bool
 }
 
 func (s Source) String() string {
@@ -224,6 +228,31 @@ func (r Rule) AbsPattern(ctx Context) (string, error) {
 	}
 	// Cleaned: ".." is resolved the way the kernel will see the path.
 	return path.Clean(p), nil
+}
+
+// literalBase is the part of a Read or Write rule's absolute pattern
+// before its first wildcard: the place the rule names.
+func (r Rule) literalBase(ctx Context) (string, bool) {
+	pat, err := r.AbsPattern(ctx)
+	if err != nil {
+		return "", false
+	}
+	base := "/"
+	for _, seg := range split(pat) {
+		if strings.ContainsAny(seg, `*?[\`) {
+			break
+		}
+		base = path.Join(base, seg)
+	}
+	return base, true
+}
+
+// Names reports whether a Read or Write rule names the place entry
+// explicitly: its literal part lies at or below entry, so Read(~/.ssh/**)
+// names ~/.ssh, while Read(~/**), Read(/**) and a bare Read do not.
+func (r Rule) Names(entry string, ctx Context) bool {
+	base, ok := r.literalBase(ctx)
+	return ok && (r.Scope == ScopeRead || r.Scope == ScopeWrite) && r.Pattern != "" && within(base, entry)
 }
 
 // MatchPath reports whether a Read or Write rule matches an absolute,

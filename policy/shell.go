@@ -308,6 +308,11 @@ func (a *analyzer) compound(cmd syntax.Command, c walkCtx, d dirState) (succ, an
 			for _, w := range l.Items {
 				a.lineSubst(w, c, d)
 			}
+			if l.Name != nil {
+				if r := riskyAssign(l.Name.Value); r != "" {
+					a.addRisky(r)
+				}
+			}
 		case *syntax.CStyleLoop:
 			a.lineSubst(l, c, d)
 		}
@@ -425,11 +430,86 @@ var riskyEnv = map[string]bool{
 	"NODE_OPTIONS": true, "PYTHONSTARTUP": true, "PYTHONPATH": true, "PERL5OPT": true,
 	"PERL5LIB": true, "RUBYOPT": true, "GOFLAGS": true, "CC": true, "CXX": true,
 	"RUSTC_WRAPPER": true, "RUSTC": true, "CARGO_BUILD_RUSTC_WRAPPER": true,
-	"npm_config_script_shell": true, "MAKEFLAGS": true, "MAKESHELL": true,
+	"npm_config_script_shell": true, "MAKEFLAGS": true, "MAKESHELL": true, "MAKEFILES": true,
+	"RIPGREP_CONFIG_PATH": true, "PYTEST_ADDOPTS": true, "PYTEST_PLUGINS": true, "RUSTFLAGS": true,
+	"RUSTDOCFLAGS": true, "RUSTC_WORKSPACE_WRAPPER": true, "JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true,
+	"JDK_JAVA_OPTIONS": true, "GOENV": true, "GOROOT": true, "HOME": true, "XDG_CONFIG_HOME": true,
+	"PYTHONWARNINGS": true, "PYTHONHOME": true, "PYTHONBREAKPOINT": true, "RUBYLIB": true, "PERL5DB": true,
+	"PERLLIB": true, "NODE_PATH": true, "ZDOTDIR": true, "GCONV_PATH": true, "MYPY_CONFIG_FILE_DIR": true,
+}
+
+// riskyPrefixes are variable prefixes whose names configure what a tool
+// runs (cargo's and npm's config, git's, the dynamic loader's, exported
+// bash functions).
+var riskyPrefixes = []string{"GIT_", "LD_", "CARGO_", "npm_config_", "NPM_CONFIG_", "BASH_FUNC_", "YARN_", "PNPM_"}
+
+// varRisk is why a builtin that sets a variable by name (printf -v, read,
+// mapfile, getopts) or a command's lookup (hash -p, enable -f) must be
+// asked about: it changes what later commands of the line run.
+func varRisk(c Command) string {
+	if len(c.Words) == 0 || c.Dynamic[0] {
+		return ""
+	}
+	switch c.Words[0] {
+	case "hash":
+		if hasShort(c, "p") {
+			return "hash -p makes a command name run another program"
+		}
+	case "enable":
+		if hasShort(c, "f") {
+			return "enable -f loads a builtin from a file"
+		}
+	case "printf", "read", "mapfile", "readarray", "getopts":
+		for _, i := range setVarNames(c) {
+			if c.Dynamic[i] {
+				return "sets a variable whose name is only known at run time"
+			}
+			if r := riskyAssign(c.Words[i]); r != "" {
+				return r
+			}
+		}
+	}
+	return ""
+}
+
+// setVarNames are the indexes of the words naming the variables a
+// printf -v, read, mapfile or getopts sets.
+func setVarNames(c Command) []int {
+	var out []int
+	switch c.Words[0] {
+	case "printf":
+		if len(c.Words) > 2 && c.Words[1] == "-v" {
+			out = append(out, 2)
+		}
+	case "getopts":
+		if len(c.Words) > 2 {
+			out = append(out, 2)
+		}
+	case "read", "mapfile", "readarray":
+		values := "dinNptuOsCc" // options that take a value
+		for i := 1; i < len(c.Words); i++ {
+			w := c.Words[i]
+			if strings.HasPrefix(w, "-") && len(w) > 1 && !c.Dynamic[i] {
+				if w == "-a" && i+1 < len(c.Words) {
+					out = append(out, i+1)
+					i++
+				} else if strings.ContainsRune(values, rune(w[len(w)-1])) {
+					i++
+				}
+				continue
+			}
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 func riskyAssign(name string) string {
-	if riskyEnv[name] || strings.HasPrefix(name, "GIT_CONFIG_") || strings.HasPrefix(name, "LD_") {
+	prefixed := slices.ContainsFunc(riskyPrefixes, func(p string) bool { return strings.HasPrefix(name, p) })
+	if prefixed && names("CARGO_TERM_COLOR CARGO_INCREMENTAL CARGO_TERM_VERBOSE CARGO_TERM_QUIET")[name] {
+		prefixed = false
+	}
+	if riskyEnv[name] || prefixed {
 		return "sets " + name + ", which changes what runs"
 	}
 	return ""
@@ -730,6 +810,11 @@ func (a *analyzer) finish(cmd *Command, d dirState) {
 		}
 		if isShell(cmd.Words[0]) && shellScriptFile(*cmd) >= 0 {
 			cmd.Risky = appendNew(cmd.Risky, riskScript)
+		}
+		for _, r := range []string{execOptionRisk(*cmd), sedRisk(*cmd), varRisk(*cmd)} {
+			if r != "" {
+				cmd.Risky = appendNew(cmd.Risky, r)
+			}
 		}
 	}
 	cmd.Paths = argPaths(*cmd)

@@ -90,6 +90,46 @@ func (s RuleSet) DecideTool(name string, def Tier) Decision {
 	return s.decide(def, func(r Rule) bool { return r.MatchTool(name) })
 }
 
+// split separates the rules of the user's own files and answers from
+// those of an untrusted repository config (Source.Tighten), which may only
+// make a decision stricter.
+func (s RuleSet) split() (own, tighten RuleSet) {
+	part := func(rules []Rule, t bool) []Rule {
+		var out []Rule
+		for _, r := range rules {
+			if r.Source.Tighten == t {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	own = RuleSet{Allow: part(s.Allow, false), Ask: part(s.Ask, false), Deny: part(s.Deny, false)}
+	tighten = RuleSet{Allow: nil, Ask: part(s.Ask, true), Deny: part(s.Deny, true)}
+	return own, tighten
+}
+
+// naming keeps every Deny rule and only the Allow and Ask rules that name
+// the place entry explicitly (see Rule.Names): what may open a credential
+// or a later-executed file.
+func (s RuleSet) naming(entry string, ctx Context) RuleSet {
+	keep := func(rules []Rule) []Rule {
+		var out []Rule
+		for _, r := range rules {
+			if r.Names(entry, ctx) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	return RuleSet{Allow: keep(s.Allow), Ask: keep(s.Ask), Deny: s.Deny}
+}
+
+// stricter reports whether tier a is stricter than b (Deny > Ask > Allow).
+func stricter(a, b Tier) bool {
+	rank := map[Tier]int{Allow: 1, Ask: 2, Deny: 3}
+	return rank[a] > rank[b]
+}
+
 // CombineTiers is the tier of a compound action from the tiers of its parts:
 // Deny if any part is denied, Allow only if every part is allowed, Ask
 // otherwise (and for no parts at all: nothing was analysed, so ask).

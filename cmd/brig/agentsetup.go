@@ -99,6 +99,9 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
+	if err := addDirs(wp.Policy, o.AddDirs, o.procEnv); err != nil {
+		return nil, err
+	}
 	trusted := len(wp.Policy.Layers) == 3 && wp.Policy.Layers[2].Exists && wp.Policy.Layers[2].Trusted
 	instr, err := instructions.Load(wp.Workspace, trusted)
 	if err != nil {
@@ -161,7 +164,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	run.closers = append(run.closers, func() { rec.Flush(context.Background()) }) // runs before the session closes
 	a := agent.New(agent.Config{
 		Client: client, Model: client.Model, System: sys, Executor: ex,
-		MaxIterations: o.MaxIterations, Effort: provider.Effort(o.Effort), WebSearch: o.WebSearch || wc.Loaded.Agent.WebSearch,
+		MaxIterations: o.MaxIterations, MaxToolCalls: maxToolCalls(o.MaxToolCalls, wc.Loaded.Agent.MaxToolCalls), Effort: provider.Effort(o.Effort), WebSearch: o.WebSearch || wc.Loaded.Agent.WebSearch,
 		CacheKey: sess.ID(), Persist: rec.Persist, Compacted: rec.Compacted, Inbox: o.Inbox,
 		Emit: func(ev agent.Event) {
 			rec.Event(ev)
@@ -178,4 +181,27 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, closers: run.closers, discard: run.discard,
 	}
 	return run, nil
+}
+
+// addDirs adds the --add-dir directories (relative to the working
+// directory) to the run's jail profile.
+func addDirs(p *policy.Policy, values []string, pe procEnv) error {
+	var dirs []policy.ExtraDir
+	for _, v := range values {
+		d, err := policy.ParseAddDir(v, pe.Cwd, canonicalHome(pe.Home))
+		if err != nil {
+			return err
+		}
+		dirs = append(dirs, d)
+	}
+	return p.AddDirs(dirs...)
+}
+
+// maxToolCalls is the flag's value, else the config's, else the agent's
+// default.
+func maxToolCalls(flag, config int) int {
+	if flag > 0 {
+		return flag
+	}
+	return config
 }

@@ -45,6 +45,8 @@ type agentOptions struct {
 	Mode          string
 	Yes, No       bool
 	MaxIterations int
+	MaxToolCalls  int      // per model answer; 0: [agent] max_tool_calls, else the default
+	AddDirs       []string // --add-dir: directories added to the jail profile
 	Workspace     string
 	Effort        string
 	WebSearch     bool
@@ -125,6 +127,9 @@ func (o *agentOptions) validate() error {
 	if o.Continue && o.Resume != "" {
 		return errors.New("--continue and --resume name two sessions; give one")
 	}
+	if o.MaxToolCalls < 0 {
+		return fmt.Errorf("--max-tool-calls %d: want a positive number", o.MaxToolCalls)
+	}
 	if o.Yes && o.No {
 		return errors.New("--yes and --no contradict each other; give one")
 	}
@@ -174,16 +179,30 @@ func defaultModel(creds credentials.Set, baseURL string) (string, error) {
 	return "", nil
 }
 
-// nonInteractive answers Ask without a human: --yes allows once, --no (and
-// the default) denies with a message telling the model why.
+// nonInteractive answers Ask without a human: --yes allows once a call
+// whose grant fits the mode's jail profile, --no (and the default) denies
+// with a message telling the model why. A call whose grant goes beyond the
+// profile is denied either way: --yes never widens the jail; the message
+// says what was outside and how the user can allow it.
 func nonInteractive(yes bool, stderr io.Writer) agent.Approver {
 	return agent.ApproverFunc(func(_ context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
+		v := req.Verdict
+		if len(v.Beyond) > 0 {
+			var parts []string
+			for _, b := range v.Beyond {
+				parts = append(parts, b.String())
+			}
+			fmt.Fprintf(stderr, "brig: denied (beyond the %s jail profile; --yes never widens it): %s — %s\n", v.Profile, req.Tool, strings.Join(parts, "; "))
+			return agent.Approval{Answer: agent.AnswerDeny, Message: fmt.Sprintf(
+				"this call needs a grant beyond the %s jail profile of %s mode (%s), which only the user can give, and this is a non-interactive run: %s. Do without it, or tell the user what you need and why",
+				v.Profile, v.Mode, v.Profile.Describe(), strings.Join(parts, "; "))}, nil
+		}
 		if yes {
-			fmt.Fprintf(stderr, "brig: approved (--yes): %s — %s\n", req.Tool, req.Verdict.Reason)
+			fmt.Fprintf(stderr, "brig: approved (--yes): %s — %s\n", req.Tool, v.Reason)
 			return agent.Approval{Answer: agent.AnswerOnce}, nil
 		}
-		fmt.Fprintf(stderr, "brig: denied (no one to ask; use --yes or --mode): %s — %s\n", req.Tool, req.Verdict.Reason)
-		return agent.Approval{Answer: agent.AnswerDeny, Message: "this is a non-interactive run and the call needs approval; do without it or explain what you need"}, nil
+		fmt.Fprintf(stderr, "brig: denied (no one to ask; use --yes or --mode): %s — %s\n", req.Tool, v.Reason)
+		return agent.Approval{Answer: agent.AnswerDeny, Message: "this is a non-interactive run and the call needs approval (" + v.Reason + "); do without it or explain what you need"}, nil
 	})
 }
 

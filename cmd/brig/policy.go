@@ -24,6 +24,7 @@ type policyCheckOptions struct {
 	Host      string
 	Workspace string
 	Command   string
+	AddDirs   []string
 	procEnv
 	// Namespaces says whether the jail has a mount namespace here; nil
 	// detects it.
@@ -57,6 +58,7 @@ func newPolicyCheckCmd() *cobra.Command {
 	f.StringArrayVar(&o.Paths, "path", nil, "a `PATH` the tool call touches (repeatable)")
 	f.StringVar(&o.Host, "host", "", "the host a web_fetch call reaches")
 	f.StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
+	f.StringArrayVar(&o.AddDirs, "add-dir", nil, "decide as brig -p --add-dir `DIR` would (DIR:ro to read only); repeatable")
 	return cmd
 }
 
@@ -126,6 +128,8 @@ type checkReport struct {
 	Commands []policy.CommandVerdict `json:"commands"`
 	Paths    []policy.PathVerdict    `json:"paths"`
 	Always   []string                `json:"always,omitempty"`
+	Profile  policy.JailProfile      `json:"profile"`
+	Beyond   []policy.Beyond         `json:"beyond,omitempty"`
 	Grant    *jail.Spec              `json:"grant"`
 	Layers   []policy.Layer          `json:"config"`
 	Warnings []string                `json:"warnings,omitempty"`
@@ -148,10 +152,13 @@ func runPolicyCheck(ctx context.Context, o *policyCheckOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := addDirs(wp.Policy, o.AddDirs, o.procEnv); err != nil {
+		return err
+	}
 	v := wp.Policy.Decide(call)
 	rep := checkReport{
 		Tier: v.Tier, Reason: v.Reason, Mode: v.Mode, Call: v.Call, Commands: v.Commands,
-		Paths: v.Paths, Always: v.Always, Layers: wp.Policy.Layers,
+		Paths: v.Paths, Always: v.Always, Profile: v.Profile, Beyond: v.Beyond, Layers: wp.Policy.Layers,
 	}
 	for _, w := range wp.Policy.Warnings {
 		rep.Warnings = append(rep.Warnings, w.String())
@@ -191,7 +198,10 @@ func envNames(env []string) []string {
 
 func printCheck(o *policyCheckOptions, r checkReport) {
 	w := o.Stdout
-	fmt.Fprintf(w, "tier:   %s\nreason: %s\nmode:   %s\n", r.Tier, r.Reason, r.Mode)
+	fmt.Fprintf(w, "tier:    %s\nreason:  %s\nmode:    %s — runs without asking: %s\nprofile: %s — %s\n", r.Tier, r.Reason, r.Mode, r.Mode.Approves(), r.Profile, r.Profile.Describe())
+	for _, b := range r.Beyond {
+		fmt.Fprintf(w, "beyond the profile: %s\n  to allow it: %s\n", b.What, b.Hint())
+	}
 	if len(r.Commands) > 0 {
 		fmt.Fprintln(w, "commands:")
 		for _, c := range r.Commands {
@@ -213,6 +223,11 @@ func printCheck(o *policyCheckOptions, r checkReport) {
 				rw = "write"
 			}
 			fmt.Fprintf(w, "  %-5s %s %s → %s [%s] — %s\n", p.Tier, rw, p.Given, p.Resolved, p.Class, p.Reason)
+			if p.Entry != "" && p.EntryReason != "" {
+				fmt.Fprintf(w, "        list entry: %s (%s)\n", p.Entry, p.EntryReason)
+			} else if p.Entry != "" {
+				fmt.Fprintf(w, "        list entry: %s\n", p.Entry)
+			}
 		}
 	}
 	if r.Grant != nil {

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"brig/agent"
 	"brig/jail"
+	"brig/policy"
 )
 
 // policyFixture is a workspace with a hostile repository config and a home
@@ -122,4 +124,70 @@ func TestPolicyCheckBadInput(t *testing.T) {
 		}
 	}
 	_ = out
+}
+
+// TestPolicyCheckShowsTheProfile: `policy check --mode auto` tells the
+// truth: a startup file is denied with the list entry that denied it, an
+// outside read is beyond the profile with the ways to allow it, and
+// --add-dir DIR:ro lets it through.
+func TestPolicyCheckShowsTheProfile(t *testing.T) {
+	pe, out, ws := policyFixture(t)
+	outside := filepath.Join(filepath.Dir(ws), "elsewhere")
+	os.MkdirAll(outside, 0o755)
+	os.WriteFile(outside+"/f.txt", []byte("x"), 0o644)
+	r := checkJSON(t, pe, out, policyCheckOptions{Tool: "write_file", Paths: []string{pe.Home + "/.bashrc"}, Mode: "auto"})
+	if r.Tier != "deny" || len(r.Paths) != 1 || r.Paths[0].Entry != pe.Home+"/.bashrc" || r.Paths[0].Class != "later-exec" || r.Profile != "workspace-write" {
+		t.Fatalf("~/.bashrc in auto mode: %+v", r)
+	}
+	r = checkJSON(t, pe, out, policyCheckOptions{Tool: "read_file", Paths: []string{outside + "/f.txt"}, Mode: "auto"})
+	if r.Tier != "ask" || len(r.Beyond) != 1 || r.Beyond[0].Flag != "--add-dir "+outside+":ro" || r.Grant == nil {
+		t.Fatalf("an outside read in auto mode: %+v", r)
+	}
+	r = checkJSON(t, pe, out, policyCheckOptions{Tool: "read_file", Paths: []string{outside + "/f.txt"}, Mode: "auto", AddDirs: []string{outside + ":ro"}})
+	if r.Tier != "allow" || len(r.Beyond) != 0 {
+		t.Fatalf("with --add-dir DIR:ro: %+v", r)
+	}
+	// The text form says the same.
+	out.Reset()
+	o := policyCheckOptions{Tool: "write_file", Paths: []string{pe.Home + "/.bashrc"}, Mode: "edit", procEnv: pe, Namespaces: func(context.Context) bool { return true }}
+	if err := runPolicyCheck(context.Background(), &o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"tier:    deny", "profile: workspace-write", "list entry: " + pe.Home + "/.bashrc (run by every interactive bash)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("the text lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestHomeIsNotAWorkspace: a workspace that is, or holds, the home
+// directory is refused with the fix in the message.
+func TestHomeIsNotAWorkspace(t *testing.T) {
+	pe, out, _ := policyFixture(t)
+	os.MkdirAll(pe.Home+"/.git", 0o755)
+	for _, ws := range []string{pe.Home, filepath.Dir(pe.Home)} {
+		o := policyCheckOptions{Tool: "write_file", Paths: []string{".bashrc"}, Mode: "edit", Workspace: ws, procEnv: pe, Namespaces: func(context.Context) bool { return true }}
+		pe.Cwd = ws
+		err := runPolicyCheck(context.Background(), &o)
+		if err == nil || !strings.Contains(err.Error(), "run brig in a project directory") {
+			t.Fatalf("workspace %s: %v\n%s", ws, err, out)
+		}
+	}
+}
+
+// TestNonInteractiveNeverWidens: --yes approves a call within the profile
+// and refuses one beyond it, telling the model what and how.
+func TestNonInteractiveNeverWidens(t *testing.T) {
+	var stderr bytes.Buffer
+	ap := nonInteractive(true, &stderr)
+	in := agent.ApprovalRequest{Tool: "bash", Verdict: policy.Verdict{Tier: policy.Ask, Mode: policy.ModeAsk, Profile: policy.ProfileWorkspaceWrite, Reason: "no rule"}}
+	if a, _ := ap.Approve(context.Background(), in); a.Answer != agent.AnswerOnce {
+		t.Fatalf("--yes within the profile: %+v", a)
+	}
+	beyond := in
+	beyond.Verdict.Beyond = []policy.Beyond{{What: "reads /x/y, outside the workspace", Rule: "Read(/x/y)", Flag: "--add-dir /x:ro"}}
+	a, _ := ap.Approve(context.Background(), beyond)
+	if a.Answer != agent.AnswerDeny || !strings.Contains(a.Message, "--add-dir /x:ro") || !strings.Contains(a.Message, "Read(/x/y)") {
+		t.Fatalf("--yes beyond the profile: %+v", a)
+	}
 }

@@ -77,6 +77,7 @@ running when it ends. The exit status is the command's own.`,
 	f.SetInterspersed(false)
 	f.StringArrayVar(&o.Write, "write", nil, "also grant write access to `PATH` (repeatable; must exist)")
 	f.StringArrayVar(&o.Read, "read", nil, "also grant read access to `PATH` (repeatable; must exist)")
+	f.Var(addDirFlag{o}, "add-dir", "the same as --write `DIR`, or --read DIR when written DIR:ro (as brig -p spells it)")
 	f.BoolVar(&o.ReadOnly, "read-only", false, "make the workspace read-only")
 	f.BoolVar(&o.Net, "net", false, "grant the host network")
 	f.BoolVar(&o.Unix, "unix-sockets", false, "allow creating unix sockets (reaches host sockets by path on kernels before Landlock ABI 9)")
@@ -88,6 +89,21 @@ running when it ends. The exit status is the command's own.`,
 	f.Uint64Var(&o.Memory, "memory", lim.Memory, "private memory per process in bytes (RLIMIT_DATA)")
 	f.Uint64Var(&o.Procs, "procs", lim.Processes, "processes for the call")
 	return cmd
+}
+
+// addDirFlag is --add-dir DIR[:ro], spelled as for brig -p: a write grant,
+// or a read grant with :ro.
+type addDirFlag struct{ o *sandboxOptions }
+
+func (f addDirFlag) String() string { return "" }
+func (f addDirFlag) Type() string   { return "stringArray" }
+func (f addDirFlag) Set(v string) error {
+	if p, ok := strings.CutSuffix(v, ":ro"); ok {
+		f.o.Read = append(f.o.Read, p)
+	} else {
+		f.o.Write = append(f.o.Write, strings.TrimSuffix(v, ":rw"))
+	}
+	return nil
 }
 
 // Exit statuses of `brig sandbox` when the command itself did not decide.

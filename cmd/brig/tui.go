@@ -39,6 +39,9 @@ func runTUI(cmd *cobra.Command, o *agentOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := policy.CheckWorkspace(ws, canonicalHome(pe.Home)); err != nil {
+		return err
+	}
 	dirs := dirsFor(pe)
 	// Diagnostics go to a file while the terminal belongs to the UI.
 	if err := os.MkdirAll(dirs.State, 0o700); err == nil {

@@ -26,7 +26,7 @@ var modeHelp = map[policy.Mode]string{
 	policy.ModePlan: "read-only: write tools are hidden and refused; commands run in a read-only jail",
 	policy.ModeAsk:  "you approve every write and every command not on an allow list",
 	policy.ModeEdit: "file edits in the workspace are approved; commands still ask",
-	policy.ModeAuto: "everything is approved without asking; the jail still applies",
+	policy.ModeAuto: "calls that stay in the workspace jail are approved; deletions and anything outside the workspace or on the network still ask",
 }
 
 // View renders the live area: the answer streaming in, the running tools,

@@ -1,0 +1,443 @@
+package policy
+
+// This file keeps two questions apart, as Codex keeps its sandbox policy
+// apart from its approval policy: what runs without asking (the Mode) and
+// what the jail may allow (the mode's JailProfile). A mode decides only
+// whether a call that fits its profile needs a question; nothing a mode
+// does, and no flag like --yes, widens the jail beyond the profile. A grant
+// beyond it — a path outside the workspace, a network host — comes only
+// from a human's answer, a rule in the user's own files, or a flag that
+// names it (--add-dir).
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	sens "brig/internal/sensitive"
+	"brig/jail"
+)
+
+// JailProfile is what a mode's calls may be granted without anyone
+// naming more: the default jail of the mode.
+type JailProfile string
+
+// The profiles.
+const (
+	// ProfileReadOnly reads the workspace, the system and the toolchains.
+	ProfileReadOnly JailProfile = "read-only"
+	// ProfileWorkspaceWrite is ProfileReadOnly plus writing the workspace
+	// and a private temporary directory.
+	ProfileWorkspaceWrite JailProfile = "workspace-write"
+)
+
+// Profile is the mode's default jail profile.
+func (m Mode) Profile() JailProfile {
+	if m == ModePlan {
+		return ProfileReadOnly
+	}
+	return ProfileWorkspaceWrite
+}
+
+// Describe says in words what the profile grants.
+func (jp JailProfile) Describe() string {
+	if jp == ProfileReadOnly {
+		return "read the workspace, the system and the toolchains; no writes, no network"
+	}
+	return "read the workspace, the system and the toolchains; write the workspace and a private temporary directory; no network"
+}
+
+// Approves says in words what runs in mode m without asking.
+func (m Mode) Approves() string {
+	switch m {
+	case ModePlan:
+		return "reads and the allow lists; nothing that writes"
+	case ModeEdit:
+		return "reads, the allow lists, and file edits inside the workspace"
+	case ModeAuto:
+		return "every call whose grant fits the profile, except deletions"
+	}
+	return "reads and the allow lists; everything else asks"
+}
+
+// The path classes this file adds to those of Classify.
+const (
+	// ClassLaterExec is a file that a program outside the jail later runs
+	// or obeys (a shell startup file, a systemd unit, a directory on
+	// PATH): never written unless a rule of the user's names it.
+	ClassLaterExec PathClass = "later-exec"
+	// ClassAdded is outside the workspace but inside a directory the user
+	// added to the profile for this run (--add-dir).
+	ClassAdded PathClass = "added"
+)
+
+// ExtraDir is a directory the user added to the jail profile for this run
+// (--add-dir PATH, or PATH:ro for reading only).
+type ExtraDir struct {
+	Path     string `json:"path"`
+	ReadOnly bool   `json:"read_only,omitempty"`
+}
+
+func (d ExtraDir) String() string {
+	if d.ReadOnly {
+		return d.Path + ":ro"
+	}
+	return d.Path
+}
+
+// ParseAddDir reads an --add-dir value: PATH, or PATH:ro for reading only
+// (PATH:rw is also accepted). Relative paths are relative to cwd; the path
+// is resolved and must exist.
+func ParseAddDir(value, cwd, home string) (ExtraDir, error) {
+	path, ro := value, false
+	if p, ok := strings.CutSuffix(value, ":ro"); ok {
+		path, ro = p, true
+	} else if p, ok := strings.CutSuffix(value, ":rw"); ok {
+		path = p
+	}
+	if path == "" {
+		return ExtraDir{}, fmt.Errorf("--add-dir %q: no path (write --add-dir PATH, or PATH:ro to read only)", value)
+	}
+	resolved, exists, err := ResolvePath(path, cwd, home)
+	if err != nil {
+		return ExtraDir{}, fmt.Errorf("--add-dir %s: %w", value, err)
+	}
+	if !exists {
+		return ExtraDir{}, fmt.Errorf("--add-dir %s: %s does not exist (create it first)", value, resolved)
+	}
+	return ExtraDir{Path: resolved, ReadOnly: ro}, nil
+}
+
+// AddDirs adds directories to the jail profile of this run: paths under a
+// read-write one are treated like the workspace, paths under a read-only
+// one are readable, and every bash call gets them. A directory that is, or
+// holds, a credential or brig's own files, or (read-write) a file that runs
+// later outside the jail, is refused with the rule to write instead; so is
+// one inside the workspace, which calls reach already.
+func (p *Policy) AddDirs(dirs ...ExtraDir) error {
+	for _, d := range dirs {
+		if err := p.checkExtra(d); err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.extra = append(p.extra, dirs...)
+	return nil
+}
+
+// ExtraDirs are the directories added with AddDirs.
+func (p *Policy) ExtraDirs() []ExtraDir {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.extra)
+}
+
+func (p *Policy) checkExtra(d ExtraDir) error {
+	home := p.Places.Home
+	switch {
+	case !filepath.IsAbs(d.Path):
+		return fmt.Errorf("--add-dir %s: not an absolute, resolved path", d)
+	case d.Path == "/":
+		return errors.New("--add-dir /: that is the whole machine; add the directory the task needs")
+	case within(d.Path, p.Places.Workspace):
+		return fmt.Errorf("--add-dir %s: it is inside the workspace %s, which every call reaches already", d, p.Places.Workspace)
+	case home != "" && within(home, d.Path):
+		return fmt.Errorf("--add-dir %s: it holds your home directory %s, with your keys and shell startup files; add the directory the task needs", d, home)
+	}
+	use := "a rule such as Read(" + d.Path + "/**) in your own config"
+	if !d.ReadOnly {
+		use = "a rule such as Write(" + d.Path + "/**) in your own config"
+	}
+	for _, s := range append(p.secretPaths(), p.Places.BrigDirs...) {
+		if within(s, d.Path) || within(d.Path, s) {
+			return fmt.Errorf("--add-dir %s: %s holds credentials or brig's own files and is never granted by a flag; if a call must reach it, name the exact path in %s", d, s, use)
+		}
+	}
+	if d.ReadOnly {
+		return nil
+	}
+	for _, l := range p.laterExecPaths() {
+		if within(l.path, d.Path) || within(d.Path, l.path) {
+			return fmt.Errorf("--add-dir %s: %s (%s) runs later outside the jail and is never made writable by a flag; add it read-only (%s:ro), or name the exact path in %s", d, l.path, l.reason, d.Path, use)
+		}
+	}
+	return nil
+}
+
+// secretPaths are the absolute credential entries of the sensitive list.
+func (p *Policy) secretPaths() []string {
+	return sens.Abs(p.Places.Home, sens.Secret)
+}
+
+// laterExec is one place a program outside the jail runs or obeys later.
+type laterExec struct {
+	path, reason string
+}
+
+// laterExecPaths are the later-executed entries of the sensitive list and
+// the directories on the user's PATH (a program planted there shadows a
+// real one). A PATH entry that is or holds the workspace is left out (the
+// workspace would be unwritable), as are relative entries.
+func (p *Policy) laterExecPaths() []laterExec { return p.later }
+
+// laterExecList is the sensitive list's later-executed entries (absolute,
+// with their reasons) followed by the PATH directories.
+func laterExecList(home string, path []laterExec) []laterExec {
+	var out []laterExec
+	if home != "" {
+		for _, e := range sens.Home() {
+			if e.Kind == sens.LaterExec {
+				out = append(out, laterExec{filepath.Join(home, e.Path), e.Reason})
+			}
+		}
+	}
+	for _, e := range sens.System() {
+		if e.Kind == sens.LaterExec {
+			out = append(out, laterExec{"/" + e.Path, e.Reason})
+		}
+	}
+	return append(out, path...)
+}
+
+// pathDirs lists the directories on PATH (resolved) as later-executed
+// places, except relative entries, / and those that are or hold the
+// workspace.
+func pathDirs(env []string, workspace string) []laterExec {
+	var out []laterExec
+	for _, d := range filepath.SplitList(envValue(env, "PATH")) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		d = filepath.Clean(d)
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			d = real
+		}
+		if d == "/" || within(workspace, d) || slices.ContainsFunc(out, func(l laterExec) bool { return l.path == d }) {
+			continue
+		}
+		out = append(out, laterExec{d, "a directory on your PATH: a program planted there runs instead of the real one"})
+	}
+	return out
+}
+
+// laterExecEntry finds the later-executed place that covers path, if
+// writing it would plant something that runs outside the jail. An entry
+// that holds the workspace itself (the user works on ~/.config/nvim) does
+// not count: the workspace's own files are protected by their shape.
+func (p *Policy) laterExecEntry(path string) (laterExec, bool) {
+	for _, l := range p.laterExecPaths() {
+		if within(path, l.path) && !within(p.Places.Workspace, l.path) {
+			return l, true
+		}
+	}
+	return laterExec{}, false
+}
+
+// secretEntry is the credential place that covers path: the sensitive
+// entry, or, for what Classify calls secret without one (brig's own
+// directories, say), the highest ancestor still classified secret.
+func (p *Policy) secretEntry(path string) string {
+	if e, ok := sens.Match(path, p.Places.Home, sens.Secret); ok {
+		if h := p.Places.Home; h != "" && within(path, filepath.Join(h, e.Path)) {
+			return filepath.Join(h, e.Path)
+		}
+		return "/" + e.Path
+	}
+	top := path
+	for d := filepath.Dir(path); d != "/" && p.Places.Classify(d) == ClassSecret; d = filepath.Dir(d) {
+		top = d
+	}
+	return top
+}
+
+// extraFor is the added directory that covers path, if any (read-write
+// ones first).
+func (p *Policy) extraFor(path string) (ExtraDir, bool) {
+	var found *ExtraDir
+	for _, d := range p.ExtraDirs() {
+		if within(path, d.Path) && (found == nil || found.ReadOnly && !d.ReadOnly) {
+			found = &d
+		}
+	}
+	if found == nil {
+		return ExtraDir{}, false
+	}
+	return *found, true
+}
+
+// classify places a resolved path for a call: Classify, then the private
+// /tmp of a bash call, a directory added with --add-dir, and (for a write)
+// a place that runs later outside the jail. entry is the sensitive entry
+// or PATH directory that decided a secret or later-executed class.
+func (p *Policy) classify(resolved string, write, bash bool) (c PathClass, entry, why string) {
+	c = p.Places.Classify(resolved)
+	if bash && p.Machine.Namespaces && c == ClassOutside && (within(resolved, "/tmp") || within(resolved, "/dev/shm")) {
+		// A bash call gets a fresh /tmp: what it writes there is its own,
+		// and the host's files there are not visible unless granted.
+		c = ClassTemp
+	}
+	if c == ClassSecret {
+		e := p.secretEntry(resolved)
+		if se, ok := sens.Match(resolved, p.Places.Home, sens.Secret); ok {
+			why = se.Reason
+		}
+		return c, e, why
+	}
+	if write && c != ClassProtected && c != ClassTemp {
+		if l, ok := p.laterExecEntry(resolved); ok {
+			return ClassLaterExec, l.path, l.reason
+		}
+	}
+	if c == ClassOutside || c == ClassSystem {
+		if _, ok := p.extraFor(resolved); ok {
+			c = ClassAdded
+		}
+	}
+	return c, "", ""
+}
+
+// inProfile reports whether touching pv fits the mode's jail profile (plus
+// the directories added for this run): what a mode may approve without a
+// human.
+func (p *Policy) inProfile(pv PathVerdict, mode Mode) bool {
+	switch pv.Class {
+	case ClassWorkspace, ClassTemp:
+		return !pv.Write || mode.Profile() == ProfileWorkspaceWrite
+	case ClassProtected:
+		return !pv.Write
+	case ClassSystem:
+		return !pv.Write
+	case ClassAdded:
+		d, _ := p.extraFor(pv.Resolved)
+		return !pv.Write || !d.ReadOnly && mode.Profile() == ProfileWorkspaceWrite
+	}
+	return false
+}
+
+// Beyond is one part of a call's grant that lies beyond the mode's jail
+// profile, and how the user can allow it. No mode and no --yes approves
+// it: only a human's answer, a rule of the user's, or a flag naming it.
+type Beyond struct {
+	// What is the part in words: "reads /x/y outside the workspace".
+	What string `json:"what"`
+	// Rule is the rule that would allow it; Flag the -p flag that would
+	// ("" when there is none, as for a host).
+	Rule string `json:"rule"`
+	Flag string `json:"flag,omitempty"`
+}
+
+// Hint says how the user can allow it.
+func (b Beyond) Hint() string {
+	ways := []string{"answer yes in the interactive UI (brig)"}
+	if b.Flag != "" {
+		ways = append(ways, "run brig -p with "+b.Flag)
+	}
+	ways = append(ways, "add "+b.Rule+" to the allow rules of ~/.config/brig/config.toml")
+	return strings.Join(ways, ", or ")
+}
+
+func (b Beyond) String() string { return b.What + " (to allow it: " + b.Hint() + ")" }
+
+// beyondPath describes a path verdict that lies beyond the profile.
+func beyondPath(pv PathVerdict, pl Places) Beyond {
+	verb, flag := "reads", ""
+	if pv.Write {
+		verb = "writes"
+	}
+	where := "outside the workspace"
+	switch pv.Class {
+	case ClassSystem:
+		where = "a system path"
+	case ClassWorkspace, ClassTemp:
+		where = "inside the workspace, in a read-only mode"
+	case ClassAdded:
+		where = "in a directory added read-only"
+	case ClassSecret:
+		where = "a credential path"
+	case ClassLaterExec:
+		where = "a file that runs later outside the jail"
+	}
+	dir := pv.Resolved
+	if !pv.Exists || !isDir(pv.Resolved) {
+		dir = filepath.Dir(pv.Resolved)
+	}
+	if pv.Class == ClassOutside || pv.Class == ClassAdded || pv.Class == ClassSystem && !pv.Write {
+		flag = "--add-dir " + dir
+		if !pv.Write {
+			flag += ":ro"
+		}
+	}
+	return Beyond{What: fmt.Sprintf("%s %s, %s", verb, pv.Resolved, where), Rule: pathRule(pv, pl), Flag: flag}
+}
+
+// Exceeds lists what spec grants beyond the jail profile of mode (plus the
+// user's [sandbox] grants and the added directories): the profile is the
+// grant a bash call of this workspace gets with nothing named, and every
+// path rule of spec must lie under one of its rules with at least the same
+// access, outside its hidden paths, and (for a write) outside its protected
+// paths; network and unix sockets only if it has them. callTmp is the
+// per-call temporary directory when there is no mount namespace.
+func (p *Policy) Exceeds(spec jail.Spec, mode Mode, callTmp string) ([]string, error) {
+	prof, err := p.BashProfile(mode.Profile() == ProfileReadOnly, callTmp)
+	if err != nil {
+		return nil, err
+	}
+	base, err := prof.Spec()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range spec.Paths {
+		covered := slices.ContainsFunc(base.Paths, func(b jail.PathRule) bool {
+			return within(r.Path, b.Path) && b.Access.Includes(r.Access)
+		})
+		hidden := slices.ContainsFunc(base.Hidden, func(h string) bool { return within(r.Path, h) })
+		protected := r.Access == jail.Write && slices.ContainsFunc(base.Protected, func(q string) bool { return within(r.Path, q) })
+		if !covered || hidden || protected {
+			out = append(out, fmt.Sprintf("%s %s", r.Access, r.Path))
+		}
+	}
+	if spec.Network && !base.Network {
+		out = append(out, "network")
+	}
+	if spec.UnixSockets && !base.UnixSockets {
+		out = append(out, "unix sockets")
+	}
+	return out, nil
+}
+
+// LaterExecMarkdown renders the later-executed places outside the
+// workspace (internal/sensitive's list, and the directories on PATH) as
+// the paragraph the README shows. Each entry's reason is shown by `brig
+// policy check` when it denies.
+func LaterExecMarkdown() string {
+	var words []string
+	for _, e := range sens.Home() {
+		if e.Kind == sens.LaterExec {
+			words = append(words, "`~/"+e.Path+"`,")
+		}
+	}
+	for _, e := range sens.System() {
+		if e.Kind == sens.LaterExec && !slices.Contains(words, "`/"+e.Path+"`,") {
+			words = append(words, "`/"+e.Path+"`,")
+		}
+	}
+	words = append(words, "and", "every", "directory", "on", "your", "`PATH`.")
+	var b strings.Builder
+	line := 0
+	for _, w := range words {
+		if line > 0 && line+1+len(w) > 78 {
+			b.WriteString("\n")
+			line = 0
+		} else if line > 0 {
+			b.WriteString(" ")
+			line++
+		}
+		b.WriteString(w)
+		line += len(w)
+	}
+	return b.String() + "\n"
+}

@@ -1,0 +1,462 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	sens "brig/internal/sensitive"
+	"brig/jail"
+)
+
+// modeFixture is the tree() fixture with the home's startup files, a
+// directory of its own on PATH, and rules (TOML; "" for none).
+type modeFixture struct {
+	root, ws, home, pathDir string
+	loaded                  Loaded
+	machine                 Machine
+}
+
+func newModeFixture(t testing.TB, rules string) *modeFixture {
+	t.Helper()
+	root, ws, home := tree(t)
+	f := &modeFixture{root: root, ws: ws, home: home, pathDir: filepath.Join(root, "tools", "bin")}
+	for _, d := range []string{f.pathDir, home + "/.config/systemd/user", home + "/.local/bin"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, file := range []string{home + "/.bashrc", home + "/.profile", f.pathDir + "/git"} {
+		if err := os.WriteFile(file, []byte("# original\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rules != "" {
+		c, _, err := ParseConfig("rules.toml", []byte(rules))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.loaded.Rules, f.loaded.Sandbox = c.Rules, c.Sandbox
+	}
+	f.machine = Machine{
+		Home: home, Env: []string{"PATH=" + f.pathDir + ":/usr/bin:/bin", "HOME=" + home},
+		Namespaces: true, CacheRoot: filepath.Join(root, "cache"),
+		BrigDirs: []string{filepath.Join(home, ".config", "brig")}, Limits: jail.DefaultLimits(),
+	}
+	return f
+}
+
+func (f *modeFixture) policy(t testing.TB, mode Mode) *Policy {
+	t.Helper()
+	p, err := New(f.ws, f.loaded, mode, f.machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func readCall(p string) Call { return Call{Tool: "read_file", Effect: EffectRead, Read: []string{p}} }
+func writeCall(p string) Call {
+	return Call{Tool: "write_file", Effect: EffectWrite, Write: []string{p}}
+}
+func bashCall(cmd string) Call {
+	return Call{Tool: "bash", Effect: EffectExec, Command: cmd}
+}
+
+// laterExecTargets is one path under every later-executed place of the
+// sensitive lists, and the fixture's own PATH directory.
+func laterExecTargets(f *modeFixture) map[string]string {
+	out := map[string]string{f.pathDir + "/git": "PATH"}
+	for _, e := range sens.Home() {
+		if e.Kind == sens.LaterExec && !slices.ContainsFunc(sens.Home(), func(o sens.Entry) bool {
+			return o.Kind == sens.Secret && within(filepath.Join(f.home, e.Path), filepath.Join(f.home, o.Path))
+		}) {
+			out[filepath.Join(f.home, e.Path, "planted")] = e.Reason
+		}
+	}
+	for _, e := range sens.System() {
+		if e.Kind == sens.LaterExec && !slices.ContainsFunc(sens.System(), func(o sens.Entry) bool {
+			return o.Kind == sens.Secret && within(e.Path, o.Path)
+		}) {
+			out["/"+e.Path+"/planted"] = e.Reason
+		}
+	}
+	return out
+}
+
+// TestModeDecisionTable: every mode against outside reads and writes,
+// every later-executed place, a workspace write, a protected workspace
+// path and the network, asserting the tier, whether the call is beyond the
+// mode's profile, and the grant it compiles to (what the user's "yes"
+// would run).
+func TestModeDecisionTable(t *testing.T) {
+	f := newModeFixture(t, "")
+	outside := f.root + "/out/deep/x"
+	type want struct {
+		tier   Tier
+		beyond bool
+	}
+	// Tiers in the order plan, ask, edit, auto.
+	all := func(t Tier, beyond bool) [4]want { return [4]want{{t, beyond}, {t, beyond}, {t, beyond}, {t, beyond}} }
+	cases := []struct {
+		name  string
+		call  Call
+		want  [4]want
+		grant func(t *testing.T, spec jail.Spec, exceeds []string)
+	}{
+		{"outside read", readCall(outside), all(Ask, true), func(t *testing.T, spec jail.Spec, ex []string) {
+			if len(spec.Paths) != 1 || spec.Paths[0].Path != outside || spec.Paths[0].Access != jail.Read || len(ex) != 1 {
+				t.Fatalf("the user's yes grants that one file, which is beyond the profile: %+v, exceeds %v", spec.Paths, ex)
+			}
+		}},
+		{"outside read through bash", bashCall("cat " + outside), all(Ask, true), func(t *testing.T, spec jail.Spec, ex []string) {
+			if !slices.Contains(ex, "exec "+outside) {
+				t.Fatalf("the grant must name the outside file and only it beyond the profile: exceeds %v", ex)
+			}
+		}},
+		{"outside write", writeCall("../out/new.txt"), [4]want{{Deny, false}, {Ask, true}, {Ask, true}, {Ask, true}}, func(t *testing.T, spec jail.Spec, ex []string) {
+			if !slices.Contains(ex, "write "+f.root+"/out") {
+				t.Fatalf("exceeds %v, spec %+v", ex, spec.Paths)
+			}
+		}},
+		{"outside write through bash", bashCall("echo x > ../out/new.txt"), [4]want{{Deny, false}, {Ask, true}, {Ask, true}, {Ask, true}}, func(t *testing.T, spec jail.Spec, ex []string) {
+			if !slices.Contains(ex, "write "+f.root+"/out") {
+				t.Fatalf("exceeds %v", ex)
+			}
+		}},
+		{"workspace write", writeCall("src/new.go"), [4]want{{Deny, false}, {Ask, false}, {Allow, false}, {Allow, false}}, func(t *testing.T, spec jail.Spec, ex []string) {
+			if len(ex) != 0 || len(spec.Paths) != 1 || spec.Paths[0].Path != f.ws+"/src" || spec.Paths[0].Access != jail.Write {
+				t.Fatalf("write on the file's directory, within the profile: %+v, exceeds %v", spec.Paths, ex)
+			}
+		}},
+		{"workspace write through bash", bashCall("go build -o bin/app ."), [4]want{{Deny, false}, {Allow, false}, {Allow, false}, {Allow, false}}, func(t *testing.T, spec jail.Spec, ex []string) {
+			if len(ex) != 0 || !slices.ContainsFunc(spec.Paths, func(r jail.PathRule) bool { return r.Path == f.ws && r.Access == jail.Write }) {
+				t.Fatalf("the workspace profile: %+v, exceeds %v", spec.Paths, ex)
+			}
+		}},
+		{"unknown command in the workspace", bashCall("./configure"), [4]want{{Ask, false}, {Ask, false}, {Ask, false}, {Allow, false}}, func(t *testing.T, spec jail.Spec, ex []string) {
+			if len(ex) != 0 || spec.Network {
+				t.Fatalf("the profile and nothing more: exceeds %v", ex)
+			}
+		}},
+		{"deletion through bash", bashCall("rm -rf build"), [4]want{{Deny, false}, {Ask, false}, {Ask, false}, {Ask, false}}, func(t *testing.T, spec jail.Spec, ex []string) {
+			if len(ex) != 0 {
+				t.Fatalf("exceeds %v", ex)
+			}
+		}},
+		{"protected workspace path", writeCall(".git/hooks/pre-commit"), all(Deny, false), nil},
+		{"protected workspace path through bash", bashCall("cp /etc/hosts .git/hooks/post-merge"), all(Deny, false), nil},
+		{"protected workspace path read", readCall(".git/hooks"), all(Allow, false), func(t *testing.T, spec jail.Spec, ex []string) {
+			if len(ex) != 0 {
+				t.Fatalf("exceeds %v", ex)
+			}
+		}},
+		{"credential read", readCall("~/.ssh/id_ed25519"), all(Deny, false), nil},
+		{"network host", Call{Tool: "web_fetch", Effect: EffectNetwork, Host: "go.dev"}, all(Ask, true), func(t *testing.T, spec jail.Spec, ex []string) {
+			if !spec.Network || !slices.Contains(ex, "network") {
+				t.Fatalf("the user's yes grants the network, which is beyond every profile: %v", ex)
+			}
+		}},
+		{"network through bash", bashCall("curl -s https://example.com"), [4]want{{Ask, false}, {Ask, false}, {Ask, false}, {Allow, false}}, func(t *testing.T, spec jail.Spec, ex []string) {
+			if spec.Network || len(ex) != 0 {
+				t.Fatalf("a command approved by the mode gets no network: %v", ex)
+			}
+		}},
+	}
+	for target, reason := range laterExecTargets(f) {
+		cases = append(cases,
+			struct {
+				name  string
+				call  Call
+				want  [4]want
+				grant func(t *testing.T, spec jail.Spec, exceeds []string)
+			}{"later-executed " + target + " (" + reason + ")", writeCall(target), all(Deny, false), nil},
+			struct {
+				name  string
+				call  Call
+				want  [4]want
+				grant func(t *testing.T, spec jail.Spec, exceeds []string)
+			}{"later-executed through bash " + target, bashCall("echo evil >> " + target), all(Deny, false), nil},
+		)
+	}
+	for i, mode := range Modes() {
+		p := f.policy(t, mode)
+		for _, c := range cases {
+			t.Run(string(mode)+"/"+c.name, func(t *testing.T) {
+				v := p.Decide(c.call)
+				w := c.want[i]
+				if v.Tier != w.tier || (len(v.Beyond) > 0) != w.beyond {
+					t.Fatalf("%s, beyond %v (%s); want %s, beyond %v", v.Tier, v.Beyond, v.Reason, w.tier, w.beyond)
+				}
+				if v.Profile != mode.Profile() {
+					t.Fatalf("profile %s", v.Profile)
+				}
+				if v.Tier == Deny {
+					if _, err := p.Compile(v, ""); err == nil {
+						t.Fatal("a denied call compiled")
+					}
+					if strings.HasPrefix(c.name, "later-executed") && mode != ModePlan && !strings.Contains(v.Reason, "runs later outside the jail") {
+						t.Fatalf("the reason does not say why: %s", v.Reason)
+					}
+					return
+				}
+				spec, err := p.Compile(v, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				ex, err := p.Exceeds(spec, mode, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if (len(ex) > 0) != w.beyond {
+					t.Fatalf("the grant exceeds the profile by %v, but the verdict says beyond=%v", ex, w.beyond)
+				}
+				if c.grant != nil {
+					c.grant(t, spec, ex)
+				}
+			})
+		}
+	}
+}
+
+// TestLaterExecNamedByAUserRule: a rule of the user's that names a
+// later-executed file (or a credential) opens it; one that only covers it
+// (Write(~/**), Read(/**)) does not, nor does any rule of an untrusted
+// repository config.
+func TestLaterExecNamedByAUserRule(t *testing.T) {
+	f := newModeFixture(t, `[permissions]
+allow = ["Write(~/**)", "Read(/**)", "Write(/**)", "Write(~/.profile)", "Read(~/.ssh/id_ed25519.pub)"]
+`)
+	p := f.policy(t, ModeAuto)
+	for _, c := range []struct {
+		call Call
+		want Tier
+	}{
+		{writeCall("~/.bashrc"), Deny},
+		{writeCall(f.pathDir + "/git"), Deny},
+		{readCall("~/.ssh/id_ed25519"), Deny},
+		{writeCall("~/.profile"), Allow},
+		{readCall("~/.ssh/id_ed25519.pub"), Allow},
+		{readCall("~/.bashrc"), Allow}, // reading a startup file is not writing it; Read(/**) covers it
+	} {
+		if v := p.Decide(c.call); v.Tier != c.want {
+			t.Errorf("%v: %s (%s), want %s", append(c.call.Read, c.call.Write...), v.Tier, v.Reason, c.want)
+		}
+	}
+	v := p.Decide(writeCall("~/.profile"))
+	spec, err := p.Compile(v, "")
+	if err != nil || !slices.ContainsFunc(spec.Paths, func(r jail.PathRule) bool { return r.Path == f.home && r.Access == jail.Write }) {
+		t.Fatalf("the named file's grant: %+v %v", spec.Paths, err)
+	}
+}
+
+// TestLaterExecWithHomeAsWorkspace: a workspace that is the home directory
+// is refused; and were a policy built over it anyway, its startup files
+// and systemd units would still be denied: the list holds wherever the
+// workspace is.
+func TestLaterExecWithHomeAsWorkspace(t *testing.T) {
+	f := newModeFixture(t, "")
+	if _, err := New(f.home, f.loaded, ModeEdit, f.machine); err == nil || !strings.Contains(err.Error(), "is your home directory") {
+		t.Fatalf("a workspace that is HOME: %v", err)
+	}
+	if _, err := New(f.root, f.loaded, ModeEdit, f.machine); err == nil || !strings.Contains(err.Error(), "holds your home directory") {
+		t.Fatalf("a workspace that holds HOME: %v", err)
+	}
+	p := f.policy(t, ModeEdit)
+	p.Places.Workspace = f.home // as if the check were bypassed
+	for _, path := range []string{".bashrc", ".config/systemd/user/x.service", ".local/bin/git"} {
+		if v := p.Decide(writeCall(path)); v.Tier != Deny || !strings.Contains(v.Reason, "runs later outside the jail") {
+			t.Errorf("%s in a HOME workspace: %s (%s)", path, v.Tier, v.Reason)
+		}
+	}
+	if v := p.Decide(writeCall("src/main.go")); v.Tier != Allow {
+		t.Errorf("control: an ordinary file of that workspace: %s (%s)", v.Tier, v.Reason)
+	}
+}
+
+// TestUntrustedRulesOnlyTighten: an untrusted repository's ask and allow
+// rules never loosen a built-in denial or a credential denial; its deny
+// and ask rules do tighten; the same rules in the user's own file do
+// loosen (the control).
+func TestUntrustedRulesOnlyTighten(t *testing.T) {
+	f := newModeFixture(t, "")
+	repo := `[permissions]
+ask = ["Read(~/.ssh/**)", "Bash(cat:*)", "Bash(git push:*)", "Bash(sudo:*)", "Bash(git config:*)", "Bash(rm -rf ~:*)", "Write(~/.bashrc)", "Bash(go test:*)"]
+deny = ["Read(./src/**)"]
+`
+	c, _, err := ParseConfig(filepath.Join(f.ws, ".brig/config.toml"), []byte(repo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loosening := []Call{
+		readCall("~/.ssh/id_ed25519"), bashCall("cat ~/.ssh/id_ed25519"), bashCall("git push origin main"),
+		bashCall("sudo id"), bashCall("git config core.fsmonitor 'touch /tmp/x'"), bashCall("rm -rf ~"),
+		writeCall("~/.bashrc"),
+	}
+	for _, tc := range []struct {
+		name    string
+		rules   RuleSet
+		loosens bool
+	}{
+		{"untrusted repository", RuleSet{Ask: tightening(c.Rules.Ask), Deny: tightening(c.Rules.Deny)}, false},
+		{"the user's own file", c.Rules, true},
+	} {
+		f.loaded.Rules = tc.rules
+		p := f.policy(t, ModeAuto)
+		for _, call := range loosening {
+			v := p.Decide(call)
+			if (v.Tier != Deny) != tc.loosens {
+				t.Errorf("%s: %s%v: %s (%s)", tc.name, call.Command, call.Read, v.Tier, v.Reason)
+			}
+		}
+		if v := p.Decide(readCall("src/a.go")); v.Tier != Deny {
+			t.Errorf("%s: a deny rule tightens: %s (%s)", tc.name, v.Tier, v.Reason)
+		}
+		f.loaded.Rules = RuleSet{}
+	}
+	// An untrusted ask makes a built-in allow ask (stricter), and says so.
+	f.loaded.Rules = RuleSet{Ask: tightening(c.Rules.Ask)}
+	p := f.policy(t, ModeAsk)
+	if v := p.Decide(bashCall("go test ./...")); v.Tier != Ask || !strings.Contains(v.Reason, "untrusted repository config") {
+		t.Errorf("an untrusted ask on an allowed command: %s (%s)", v.Tier, v.Reason)
+	}
+}
+
+// TestAddDirs: an added directory widens the profile for this run —
+// readable, or writable unless :ro — and directories that hold
+// credentials, brig's files, later-executed files or the home directory
+// are refused.
+func TestAddDirs(t *testing.T) {
+	f := newModeFixture(t, "")
+	p := f.policy(t, ModeAuto)
+	for _, bad := range []ExtraDir{
+		{Path: f.home}, {Path: f.root}, {Path: f.home + "/.ssh", ReadOnly: true}, {Path: f.home + "/.config/systemd"},
+		{Path: f.pathDir}, {Path: "/"}, {Path: f.ws + "/src"}, {Path: f.home + "/.config/brig", ReadOnly: true},
+	} {
+		if err := p.AddDirs(bad); err == nil {
+			t.Errorf("--add-dir %s was accepted", bad)
+		}
+	}
+	if err := p.AddDirs(ExtraDir{Path: f.pathDir, ReadOnly: true}); err != nil {
+		t.Errorf("a PATH directory read-only: %v", err)
+	}
+	if err := p.AddDirs(ExtraDir{Path: f.root + "/out/deep", ReadOnly: true}, ExtraDir{Path: f.home + "/notes"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		call   Call
+		tier   Tier
+		beyond bool
+	}{
+		{readCall(f.root + "/out/deep/x"), Allow, false},
+		{writeCall(f.root + "/out/deep/y"), Ask, true}, // added read-only
+		{writeCall("~/notes/n2.md"), Allow, false},
+		{bashCall("cp ~/notes/n.md ~/notes/n3.md"), Allow, false}, // cp asks as a command, but its grant fits the profile
+		{readCall(f.root + "/out/other"), Ask, true},
+		{writeCall("~/notes"), Deny, false}, // the added root itself
+	} {
+		v := p.Decide(c.call)
+		if v.Tier != c.tier || (len(v.Beyond) > 0) != c.beyond {
+			t.Errorf("%+v: %s, beyond %v (%s)", c.call, v.Tier, v.Beyond, v.Reason)
+		}
+	}
+	v := p.Decide(bashCall("cat ~/notes/n.md " + f.root + "/out/deep/x"))
+	spec, err := p.Compile(v, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(path string, a jail.Access) bool {
+		return slices.ContainsFunc(spec.Paths, func(r jail.PathRule) bool { return r.Path == path && r.Access == a })
+	}
+	if v.Tier != Allow || !has(f.home+"/notes", jail.Write) || !has(f.root+"/out/deep", jail.Exec) {
+		t.Fatalf("a bash call gets the added directories: %s %+v", v.Tier, spec.Paths)
+	}
+	if ex, _ := p.Exceeds(spec, ModeAuto, ""); len(ex) != 0 {
+		t.Fatalf("the added directories are part of the profile: %v", ex)
+	}
+}
+
+var profileFuzzPaths = []string{
+	"src/a.go", "src/new.go", "newdir/deeper/f", ".", "..", "../out/deep/x", "../out/new", "/", "~", "~/.bashrc",
+	"~/.ssh/id_ed25519", "~/notes/n.md", "~/.config/systemd/user/x.service", "~/.local/bin/git", "/etc/passwd",
+	"/etc/shadow", "/etc/cron.d/x", "/usr/bin/git", "/var/tmp/x", "/tmp/x", "/dev/shm/x", "tokey", "src/up/out/deep/x",
+	"inner/a.go", "dangling", "src/hooks/pre-commit", ".git/hooks/x", ".git/config", ".brig/config.toml", ".envrc",
+	"~/.config/brig/config.toml", "/proc/1/environ", "/sys/kernel", "/home", "/root/.bashrc", "/usr/local/bin/x",
+}
+
+// FuzzNoGrantBeyondTheProfile: with no rule of the user's and no human
+// answer, whatever the call, no mode approves (and --yes, which approves
+// only asks within the profile, would not run) a call whose compiled grant
+// exceeds the mode's jail profile.
+func FuzzNoGrantBeyondTheProfile(f *testing.F) {
+	f.Add(uint8(0), uint8(0), "go test ./...")
+	f.Add(uint8(6), uint8(5), "cat ../out/deep/x > src/copy")
+	f.Add(uint8(7), uint8(9), "echo x >> ~/.bashrc; cp /etc/hosts /var/tmp/x")
+	f.Add(uint8(3), uint8(3), "make test")
+	f.Add(uint8(8), uint8(1), "tar xf a.tar -C ../out")
+	fx := newModeFixture(f, "")
+	policies := map[Mode]*Policy{}
+	for _, m := range Modes() {
+		policies[m] = fx.policy(f, m)
+	}
+	f.Fuzz(func(t *testing.T, kind, pathIdx uint8, line string) {
+		path := profileFuzzPaths[int(pathIdx)%len(profileFuzzPaths)]
+		var call Call
+		switch kind % 10 {
+		case 0:
+			call = readCall(path)
+		case 1:
+			call = writeCall(path)
+		case 2:
+			call = Call{Tool: "list_directory", Effect: EffectRead, Read: []string{path}}
+		case 3:
+			call = Call{Tool: "search_code", Effect: EffectRead, Read: []string{path}, Programs: true}
+		case 4:
+			call = Call{Tool: "move_path", Effect: EffectWrite, Write: []string{path, "src/moved"}}
+		case 5:
+			call = Call{Tool: "delete_path", Effect: EffectWrite, Write: []string{path}, Confirm: true}
+		case 6:
+			call = bashCall("cat " + path + " && " + line)
+		case 7:
+			call = bashCall(line)
+		case 8:
+			call = bashCall("echo x > " + path + "; " + line)
+		case 9:
+			call = Call{Tool: "web_fetch", Effect: EffectNetwork, Host: strings.Trim(line, " /:")}
+		}
+		for _, mode := range Modes() {
+			p := policies[mode]
+			var v Verdict
+			inTime(t, line, func() { v = p.Decide(call) })
+			unasked := v.Tier == Allow || v.Tier == Ask && len(v.Beyond) == 0
+			if !unasked {
+				continue
+			}
+			spec, err := p.Compile(v, "")
+			if err != nil {
+				continue // nothing runs
+			}
+			ex, err := p.Exceeds(spec, mode, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ex) > 0 {
+				t.Fatalf("%s mode, %+v: %s without a human (%s), yet its grant exceeds the profile by %v", mode, call, v.Tier, v.Reason, ex)
+			}
+		}
+	})
+}
+
+// TestREADMEListsLaterExec keeps the README's table of later-executed
+// places identical to internal/sensitive's list.
+func TestREADMEListsLaterExec(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), LaterExecMarkdown()) {
+		t.Fatal("README.md's table of later-executed places differs from policy.LaterExecMarkdown(); paste the new table into the README")
+	}
+}
