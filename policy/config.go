@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -151,6 +152,9 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 		if errors.As(err, &pe) {
 			return Config{}, nil, fmt.Errorf("%s:%d: %s", file, pe.Position.Line, pe.Message)
 		}
+		if msg := typeMistake(err.Error()); msg != "" {
+			return Config{}, nil, fmt.Errorf("%s:%s", file, msg)
+		}
 		return Config{}, nil, fmt.Errorf("%s: %w", file, err)
 	}
 	// Every key and string in the file must read on the screen the way it
@@ -168,13 +172,26 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 		if len(k) == 0 {
 			continue
 		}
-		takes := map[string]string{"permissions": "allow, ask and deny", "sandbox": "network, unix_sockets, read, write and env", "agent": "model, web_search and max_tool_calls"}[k[0]]
-		if takes != "" {
-			warnings = append(warnings, Warning{
-				Source: Source{File: file, Line: lineOf(data, k[len(k)-1])},
-				Msg:    fmt.Sprintf("unknown key %q ignored (the [%s] table takes %s)", k.String(), k[0], takes),
-			})
+		line := lineOf(data, k[len(k)-1])
+		if k[0] == "mcp" {
+			continue // internal/mcp reads and checks it
 		}
+		takes := tableKeys[k[0]]
+		if takes == nil {
+			// A misspelled table ([permisions]) would leave its rules —
+			// deny rules too — silently out of force.
+			return Config{}, nil, fmt.Errorf("%s:%d: unknown table [%s]%s; brig reads [permissions], [sandbox], [agent] and [mcp] — fix the name (brig does not start with part of a config ignored)",
+				file, line, k[0], didYouMean(k[0], tableNames()))
+		}
+		if len(k) == 1 {
+			return Config{}, nil, fmt.Errorf("%s:%d: %s must be a table ([%s])", file, line, k[0], k[0])
+		}
+		msg := fmt.Sprintf("unknown key %q%s (the [%s] table takes %s)", k.String(), didYouMean(k[1], takes), k[0], strings.Join(takes, ", "))
+		if k[0] == "permissions" {
+			// A misspelled deny or ask would loosen the policy.
+			return Config{}, nil, fmt.Errorf("%s:%d: %s; fix it (brig does not start with a rule list ignored)", file, line, msg)
+		}
+		warnings = append(warnings, Warning{Source: Source{File: file, Line: line}, Msg: msg + "; ignored"})
 	}
 	used := map[int]bool{}
 	parse := func(texts []string) ([]Rule, error) {
@@ -200,6 +217,93 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 		return Config{}, nil, err
 	}
 	return Config{Rules: rs, Sandbox: pf.Sandbox, Agent: pf.Agent}, warnings, nil
+}
+
+// tableKeys are the keys of each table this package reads.
+var tableKeys = map[string][]string{
+	"permissions": {"allow", "ask", "deny"},
+	"sandbox":     {"network", "unix_sockets", "read", "write", "env"},
+	"agent":       {"model", "web_search", "max_tool_calls"},
+	"mcp":         {"servers"},
+}
+
+func tableNames() []string { return []string{"permissions", "sandbox", "agent", "mcp"} }
+
+// didYouMean suggests the known name closest to a misspelled one.
+func didYouMean(got string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := editDistance(got, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// typeMistake turns the TOML decoder's type error into what the user wrote
+// wrong and what is wanted ("LINE: KEY must be …"), or "".
+func typeMistake(msg string) string {
+	m := reTypeError.FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	line, key, got, want := m[1], m[2], m[3], m[4]
+	wants := map[string]string{"slice": "a list", "boolean": "true or false", "integer": "a whole number", "string": "a string"}
+	gots := map[string]string{"string": "a string", "int64": "a number", "float64": "a number", "bool": "true or false", "slice": "a list", "map": "a table"}
+	w, g := wants[want], gots[got]
+	if w == "" || g == "" {
+		return ""
+	}
+	if example := keyExamples[key]; example != "" {
+		w += ", e.g. " + example
+	}
+	if want == "string" && listKeys[key] {
+		return fmt.Sprintf("%s: every entry of %s must be a string (one entry is %s); e.g. %s", line, key, g, keyExamples[key])
+	}
+	return fmt.Sprintf("%s: %s must be %s, not %s", line, key, w, g)
+}
+
+var reTypeError = regexp.MustCompile(`line (\d+) \(last key "([^"]+)"\): incompatible types: TOML value has type (\w+); destination has type (\w+)`)
+
+// listKeys are the keys whose value is a list of strings.
+var listKeys = map[string]bool{"permissions.allow": true, "permissions.ask": true, "permissions.deny": true, "sandbox.read": true, "sandbox.write": true, "sandbox.env": true}
+
+var keyExamples = map[string]string{
+	"permissions.allow":    `allow = ["Bash(go test:*)", "Read(~/notes/**)"]`,
+	"permissions.ask":      `ask = ["Bash(npm install:*)"]`,
+	"permissions.deny":     `deny = ["Bash(git push:*)"]`,
+	"sandbox.network":      `network = true`,
+	"sandbox.unix_sockets": `unix_sockets = false`,
+	"sandbox.read":         `read = ["~/notes"]`,
+	"sandbox.write":        `write = ["../build-out"]`,
+	"sandbox.env":          `env = ["CC", "CFLAGS_*"]`,
+	"agent.model":          `model = "claude-sonnet-4-5"`,
+	"agent.web_search":     `web_search = true`,
+	"agent.max_tool_calls": `max_tool_calls = 64`,
 }
 
 // contentHash is the hex SHA-256 that trust is pinned to.

@@ -10,8 +10,8 @@ import (
 )
 
 const sample = `# global rules
-[model]
-name = "whatever" # another part of brig reads this
+[agent]
+model = "whatever" # another part of brig reads this
 
 [permissions]
 allow = [
@@ -20,7 +20,9 @@ allow = [
 ]
 deny  = ["Bash(git push:*)", 'Read(./secrets/**)']
 ask   = ["Bash(npm install:*)"]
-alow  = ["Bash(*)"]
+
+[sandbox]
+netwrok = true
 `
 
 func TestParseRules(t *testing.T) {
@@ -39,8 +41,9 @@ func TestParseRules(t *testing.T) {
 			t.Errorf("%s: source %v, want line %d", c.r, c.r.Source, c.line)
 		}
 	}
-	// The misspelt key warns (and is not taken as an allow list).
-	if len(warnings) != 1 || !strings.Contains(warnings[0].String(), "alow") || warnings[0].Source.Line != 12 {
+	// The misspelt sandbox key warns (a misspelt rule list stops the load:
+	// TestConfigMistakesAreSaid).
+	if len(warnings) != 1 || !strings.Contains(warnings[0].String(), "netwrok") || warnings[0].Source.Line != 14 {
 		t.Fatalf("warnings: %v", warnings)
 	}
 	if d := rs.DecideCommand([]string{"git", "push"}, Ask); d.Tier != Deny || !strings.Contains(d.String(), "config.toml:10") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"brig/internal/pin"
 )
@@ -157,4 +158,19 @@ func TrustReviewed(ctx context.Context, f Files, sum string) error {
 // Untrust forgets any trust in the workspace's repository config.
 func Untrust(ctx context.Context, f Files) error {
 	return trustStore(f).Unpin(ctx, f.Workspace)
+}
+
+// sandboxFiles names the files whose [sandbox] tables are in force, for an
+// error about one of their grants.
+func (l Loaded) sandboxFiles() string {
+	var files []string
+	for _, layer := range l.Layers {
+		if layer.Exists && layer.Trusted {
+			files = append(files, layer.File)
+		}
+	}
+	if len(files) == 0 {
+		return "no config file"
+	}
+	return "[sandbox] of " + strings.Join(files, " or ")
 }

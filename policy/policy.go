@@ -56,13 +56,19 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 	if err != nil {
 		return nil, fmt.Errorf("find the protected paths of %s: %w", workspace, err)
 	}
-	return &Policy{
+	p := &Policy{
 		Loaded:  loaded,
 		Places:  Places{Workspace: workspace, Home: m.Home, Protected: protected, BrigDirs: m.BrigDirs},
 		Machine: m,
 		mode:    mode,
 		later:   laterExecList(m.Home, pathDirs(m.Env, workspace)),
-	}, nil
+	}
+	// A [sandbox] grant that cannot be given would fail every bash call:
+	// refused now, not at the first call (nothing is created by this).
+	if _, err := p.BashProfile(false, ""); err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, loaded.sandboxFiles())
+	}
+	return p, nil
 }
 
 // CheckWorkspace refuses a workspace that is, or holds, the home directory

@@ -16,7 +16,7 @@ func TestSaveAllowKeepsTheFile(t *testing.T) {
 		name, before, after string
 	}{
 		{"new file", "", "[permissions]\nallow = [\"Bash(go test:*)\"]\n"},
-		{"other tables only", "# mine\n[model]\nname = \"x\"\n", "# mine\n[model]\nname = \"x\"\n\n[permissions]\nallow = [\"Bash(go test:*)\"]\n"},
+		{"other tables only", "# mine\n[agent]\nmodel = \"x\"\n", "# mine\n[agent]\nmodel = \"x\"\n\n[permissions]\nallow = [\"Bash(go test:*)\"]\n"},
 		{"no allow key", "[permissions] # rules\ndeny = [\"Bash(rm:*)\"]\n", "[permissions] # rules\nallow = [\"Bash(go test:*)\"]\ndeny = [\"Bash(rm:*)\"]\n"},
 		{"empty array", "[permissions]\nallow = []\n", "[permissions]\nallow = [\"Bash(go test:*)\"]\n"},
 		{"one line", "[permissions]\nallow = [\"Bash(ls)\"] # keep\n", "[permissions]\nallow = [\"Bash(ls)\", \"Bash(go test:*)\"] # keep\n"},

@@ -218,6 +218,11 @@ func TestTrustShowsWhatItAddsAndAsks(t *testing.T) {
 	if err := os.WriteFile(e.ws+"/.brig/config.toml", []byte(hostileRepo), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Its write grant exists (a trusted grant that does not is refused
+	// at start, see TestSandboxGrantThatCannotBeGiven).
+	if err := os.MkdirAll(filepath.Dir(e.ws)+"/build-out", 0o755); err != nil {
+		t.Fatal(err)
+	}
 	keyRead := func() policy.Tier {
 		t.Helper()
 		out, _, err := e.run(t, "", "policy", "check", "--json", "--tool", "read_file", "--path", "~/.ssh/id_rsa")

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -132,6 +133,30 @@ func TestAnyModelAnyEndpoint(t *testing.T) {
 			}
 			if !strings.Contains(r.stderr, "is not in brig's registry: its price is unknown") {
 				t.Errorf("no word that the price is unknown:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// TestConfigMistakesStopTheStart: a misspelled table (which would leave its
+// deny rules out of force) and a [sandbox] grant that every call would fail
+// on are refused at start, naming the file and the fix, before any request.
+func TestConfigMistakesStopTheStart(t *testing.T) {
+	for _, c := range []struct{ name, config, want string }{
+		{"misspelled table", "[permisions]\ndeny = [\"Bash(git push:*)\"]\n", `config.toml:1: unknown table [permisions] (did you mean "permissions"?)`},
+		{"missing sandbox path", "[sandbox]\nwrite = [\"/nonexistent/build-out\"]\n", `[sandbox] path "/nonexistent/build-out" (/nonexistent/build-out) does not exist; create it or remove it from the config`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, "anthropic", fakeprovider.Turn{Text: "never"})
+			if err := os.MkdirAll(e.home+"/.config/brig", 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(e.home+"/.config/brig/config.toml", []byte(c.config), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := e.run(t, "--model", "claude-sonnet-4-5", "-p", "hi")
+			if r.code != 2 || !strings.Contains(r.stderr, c.want) || len(e.srv.Requests()) != 0 {
+				t.Fatalf("exit %d, %d requests\n%s", r.code, len(e.srv.Requests()), r.stderr)
 			}
 		})
 	}

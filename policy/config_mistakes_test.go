@@ -1,0 +1,54 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestConfigMistakesAreSaid: every mistake in a config file is reported
+// with the file, the line and the fix, in the user's terms; a mistake that
+// could leave a rule out of force stops the load.
+func TestConfigMistakesAreSaid(t *testing.T) {
+	tests := []struct {
+		name, in string
+		err      string // the exact error, "" for none
+		warning  string
+	}{
+		{name: "misspelled table", in: "[permisions]\ndeny = [\"Bash(git push:*)\"]\n",
+			err: `f.toml:1: unknown table [permisions] (did you mean "permissions"?); brig reads [permissions], [sandbox], [agent] and [mcp] — fix the name (brig does not start with part of a config ignored)`},
+		{name: "misspelled sandbox table", in: "[sandbx]\nnetwork = true\n",
+			err: `f.toml:1: unknown table [sandbx] (did you mean "sandbox"?); brig reads [permissions], [sandbox], [agent] and [mcp] — fix the name (brig does not start with part of a config ignored)`},
+		{name: "unrelated table", in: "[colours]\nx = 1\n",
+			err: `f.toml:1: unknown table [colours]; brig reads [permissions], [sandbox], [agent] and [mcp] — fix the name (brig does not start with part of a config ignored)`},
+		{name: "misspelled deny", in: "[permissions]\ndeni = [\"Bash(git push:*)\"]\n",
+			err: `f.toml:2: unknown key "permissions.deni" (did you mean "deny"?) (the [permissions] table takes allow, ask, deny); fix it (brig does not start with a rule list ignored)`},
+		{name: "a string for a list", in: "[permissions]\nallow = \"Bash(x)\"\n",
+			err: `f.toml:2: permissions.allow must be a list, e.g. allow = ["Bash(go test:*)", "Read(~/notes/**)"], not a string`},
+		{name: "a number in a list", in: "[sandbox]\nread = [1]\n",
+			err: `f.toml:2: every entry of sandbox.read must be a string (one entry is a number); e.g. read = ["~/notes"]`},
+		{name: "a string for a boolean", in: "[sandbox]\nnetwork = \"yes\"\n",
+			err: `f.toml:2: sandbox.network must be true or false, e.g. network = true, not a string`},
+		{name: "a string for a number", in: "[agent]\nmax_tool_calls = \"5\"\n",
+			err: `f.toml:2: agent.max_tool_calls must be a whole number, e.g. max_tool_calls = 64, not a string`},
+		{name: "misspelled sandbox key warns", in: "[sandbox]\nnetwrk = true\n",
+			warning: `f.toml:2: unknown key "sandbox.netwrk" (did you mean "network"?) (the [sandbox] table takes network, unix_sockets, read, write, env); ignored`},
+		{name: "mcp is read elsewhere", in: "[mcp.servers.x]\ncommand = \"x\"\n"},
+	}
+	for _, tt := range tests {
+		_, w, err := ParseConfig("f.toml", []byte(tt.in))
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tt.err {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.err)
+		}
+		var ws []string
+		for _, x := range w {
+			ws = append(ws, x.String())
+		}
+		if strings.Join(ws, "\n") != tt.warning {
+			t.Errorf("%s: warnings %q, want %q", tt.name, ws, tt.warning)
+		}
+	}
+}
