@@ -10,10 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"brig/internal/audit"
 	"brig/jail"
 	"brig/tools"
 )
@@ -21,13 +23,21 @@ import (
 func main() {
 	// The jail entry runs first: before cobra, config, logging or the TUI.
 	if jail.IsChild() {
-		jail.ChildMain(tools.JailTools())
+		jail.ChildMain(jailTools())
 		return // not reached: ChildMain exits
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
+}
+
+// jailTools are the Go tools a jail worker of this binary can run: the
+// native tools and the audit's collector (which no model is offered).
+func jailTools() map[string]jail.ToolFunc {
+	m := tools.JailTools()
+	maps.Copy(m, audit.JailTools())
+	return m
 }
 
 // exitError carries a specific exit status out of a command.

@@ -51,7 +51,11 @@ func (r *Report) Transparency() string {
 	b.WriteString(". ")
 	if r.Collection != nil {
 		if values, in := r.Collection.Redactions(); values > 0 {
-			fmt.Fprintf(&b, "%d secret-looking value%s in %d file%s were replaced by %s before sending. ", values, plural(values), in, plural(in), Redacted)
+			verb := "were"
+			if values == 1 {
+				verb = "was"
+			}
+			fmt.Fprintf(&b, "%d secret-looking value%s in %d file%s %s replaced by %s before sending. ", values, plural(values), in, plural(in), verb, Redacted)
 		}
 	}
 	b.WriteString("No tools were offered to the model; nothing else left this machine.")
@@ -175,7 +179,7 @@ func (r *Report) skippedMarkdown(b *strings.Builder) {
 		}
 		return reasons[i] < reasons[j]
 	})
-	fmt.Fprintf(b, "## Not sent (%d entries)\n\n", len(r.Collection.Skipped))
+	fmt.Fprintf(b, "## Not sent (%d entr%s)\n\n", len(r.Collection.Skipped), map[bool]string{true: "y", false: "ies"}[len(r.Collection.Skipped) == 1])
 	b.WriteString("| reason | entries |\n| --- | --- |\n")
 	for _, k := range reasons {
 		fmt.Fprintf(b, "| %s | %d |\n", cell(k), len(byReason[k]))
