@@ -47,6 +47,9 @@ type Event struct {
 	Usage   *provider.Usage   `json:"usage,omitempty"`
 	Cost    float64           `json:"cost,omitempty"`
 	Message *provider.Message `json:"message,omitempty"`
+	// Parent is set on a subagent's events: the id of the task call that
+	// started it.
+	Parent string `json:"parent,omitempty"`
 }
 
 // Stop says how a turn ended.
@@ -80,6 +83,10 @@ type Config struct {
 	Executor *Executor
 	// MaxIterations bounds tool iterations per user turn (default 200).
 	MaxIterations int
+	// TokenBudget, when positive, bounds the tokens (input and output) a
+	// turn's requests may use: past it, as at the iteration bound, the
+	// model is asked to sum up.
+	TokenBudget int
 	MaxTokens     int
 	Effort        provider.Effort
 	WebSearch     bool
@@ -217,7 +224,7 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 	}
 	overflowRetried := false
 	for {
-		if tr.Iterations >= a.cfg.MaxIterations {
+		if tr.Iterations >= a.cfg.MaxIterations || (a.cfg.TokenBudget > 0 && tr.Usage.Total() >= a.cfg.TokenBudget) {
 			return a.recover(ctx, tr)
 		}
 		if a.cfg.CompactAt >= 0 && a.needsCompaction() {
@@ -390,8 +397,12 @@ func (a *Agent) failed(ctx context.Context, tr TurnResult, partial provider.Resp
 // recover is what happens at the iteration bound: one last request without
 // tools asks the model to sum up, so the user gets an answer, not silence.
 func (a *Agent) recover(ctx context.Context, tr TurnResult) (TurnResult, error) {
-	a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("stopped after %d model requests (the iteration bound); asking for a summary", tr.Iterations)})
-	note := provider.Text(fmt.Sprintf("[brig] You have reached the limit of %d tool iterations for this turn. Do not call tools. Summarise what you did, what is left to do, and stop.", a.cfg.MaxIterations))
+	bound := fmt.Sprintf("the limit of %d tool iterations", a.cfg.MaxIterations)
+	if tr.Iterations < a.cfg.MaxIterations {
+		bound = fmt.Sprintf("the budget of %d tokens", a.cfg.TokenBudget)
+	}
+	a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("stopped after %d model requests (%s); asking for a summary", tr.Iterations, bound)})
+	note := provider.Text(fmt.Sprintf("[brig] You have reached %s for this turn. Do not call tools. Summarise what you did, what is left to do, and stop.", bound))
 	if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: []provider.Block{note}}); err != nil {
 		return tr, err
 	}

@@ -38,15 +38,20 @@ type configFile struct {
 //	[agent]
 //	model = "claude-sonnet-4-5"
 //	web_search = true   # the provider's own server-side web search
+//	subagents = 3       # read-only subagents (the task tool) running at once
 type Agent struct {
 	Model     string `toml:"model" json:"model,omitempty"`
 	WebSearch bool   `toml:"web_search" json:"web_search,omitempty"`
+	Subagents int    `toml:"subagents" json:"subagents,omitempty"`
 }
 
 // merge lets o's settings override s's.
 func (a Agent) merge(o Agent) Agent {
 	if o.Model != "" {
 		a.Model = o.Model
+	}
+	if o.Subagents > 0 {
+		a.Subagents = o.Subagents
 	}
 	a.WebSearch = a.WebSearch || o.WebSearch
 	return a
@@ -150,7 +155,7 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 		if len(k) == 0 {
 			continue
 		}
-		takes := map[string]string{"permissions": "allow, ask and deny", "sandbox": "network, unix_sockets, read, write and env", "agent": "model and web_search"}[k[0]]
+		takes := map[string]string{"permissions": "allow, ask and deny", "sandbox": "network, unix_sockets, read, write and env", "agent": "model, web_search and subagents"}[k[0]]
 		if takes != "" {
 			warnings = append(warnings, Warning{
 				Source: Source{File: file, Line: lineOf(data, k[len(k)-1])},
