@@ -83,10 +83,6 @@ type Config struct {
 	Executor *Executor
 	// MaxIterations bounds tool iterations per user turn (default 200).
 	MaxIterations int
-	// TokenBudget, when positive, bounds the tokens (input and output) a
-	// turn's requests may use: past it, as at the iteration bound, the
-	// model is asked to sum up.
-	TokenBudget int
 	MaxTokens     int
 	Effort        provider.Effort
 	WebSearch     bool
@@ -110,6 +106,11 @@ type Config struct {
 	// the next request leaves; an error ends the turn (nothing completed is
 	// ever only in memory).
 	Persist func(ctx context.Context, m provider.Message) error
+
+	// TokenBudget, when positive, bounds the tokens (input and output) a
+	// turn's requests may use: past it, as at the iteration bound, the
+	// model is asked to sum up.
+	TokenBudget int
 }
 
 // Agent is one conversation. Run is not safe to call concurrently with
