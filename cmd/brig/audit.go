@@ -71,8 +71,8 @@ findings. The report says exactly what was sent to which provider.`,
 	f := cmd.Flags()
 	f.StringSliceVar(&o.Focus, "focus", nil, "what to review: security, supply-chain, correctness (repeatable or comma-separated; default all)")
 	f.StringVar(&o.FailOn, "fail-on", "", "exit with status 1 when a finding is at least this severe: high, medium or low")
-	f.StringVar(&o.Out, "out", "", "write the Markdown report to this file (checked by the policy like any write) instead of standard output")
-	f.StringVar(&o.SARIF, "sarif", "", "also write the findings as SARIF 2.1.0 to this file (for GitHub code scanning)")
+	f.StringVar(&o.Out, "out", "", "write the Markdown report to this file in the workspace (checked by the policy like any write) instead of standard output")
+	f.StringVar(&o.SARIF, "sarif", "", "also write the findings as SARIF 2.1.0 to this file in the workspace, or - for standard output (for GitHub code scanning)")
 	f.StringVar(&o.Model, "model", "", "model id (default: as for brig -p)")
 	f.StringVar(&o.BaseURL, "base-url", "", "API endpoint (any OpenAI-compatible server)")
 	f.Int64Var(&o.MaxBytes, "max-bytes", lim.MaxTotalBytes, "send at most this many bytes of file text (build and install files first)")
@@ -100,6 +100,8 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 		return errors.New("--parallel must be at least 1")
 	case o.ChunkTokens < 0:
 		return errors.New("--chunk-tokens must not be negative")
+	case o.SARIF == "-" && o.Out == "":
+		return errors.New("--sarif - puts the SARIF log on standard output, where the Markdown report goes too; give --out FILE for the report")
 	}
 	tty := isTerminal(os.Stderr)
 	if o.TTY != nil {
@@ -150,7 +152,7 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 	// policy refuses fails now, not after the review was paid for.
 	writer := &reportWriter{ex: &agent.Executor{Registry: tools.NewRegistry(), Policy: wp.Policy, Runner: sup, Approver: explicitPath{}}}
 	for _, p := range []struct{ flag, path string }{{"--out", o.Out}, {"--sarif", o.SARIF}} {
-		if p.path == "" {
+		if p.path == "" || p.path == "-" {
 			continue
 		}
 		if err := writer.check(p.path); err != nil {
@@ -212,14 +214,20 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 	}
 	if o.SARIF != "" {
 		data, err := rep.SARIF(brigVersion())
-		if err == nil {
+		switch {
+		case err != nil:
+		case o.SARIF == "-":
+			_, err = o.Stdout.Write(data)
+		default:
 			err = writer.write(ctx, o.SARIF, string(data))
 		}
 		if err != nil {
 			fmt.Fprintf(o.Stderr, "brig audit: --sarif %s: %v\n", o.SARIF, err)
 			return exitError{auditExitFailed}
 		}
-		fmt.Fprintf(o.Stderr, "brig audit: SARIF written to %s\n", o.SARIF)
+		if o.SARIF != "-" {
+			fmt.Fprintf(o.Stderr, "brig audit: SARIF written to %s\n", o.SARIF)
+		}
 	}
 	c := rep.Counts()
 	fmt.Fprintf(o.Stderr, "brig audit: %d high, %d medium, %d low · %d request(s) · %d in / %d out tokens · $%.4f · %s\n",
@@ -256,8 +264,14 @@ func (w *reportWriter) check(path string) error {
 	if refused != nil {
 		return errors.New(refused.Text)
 	}
-	if v := w.ex.Policy.Decide(prep.Call); v.Tier == policy.Deny {
+	v := w.ex.Policy.Decide(prep.Call)
+	if v.Tier == policy.Deny {
 		return fmt.Errorf("refused by brig's policy: %s", v.Reason)
+	}
+	for _, pv := range v.Paths {
+		if pv.Class != policy.ClassWorkspace {
+			return fmt.Errorf("refused: the report is written inside the workspace only (%s is not); redirect standard output to put it elsewhere", pv.Resolved)
+		}
 	}
 	return nil
 }
@@ -278,8 +292,8 @@ func (w *reportWriter) write(ctx context.Context, path, content string) error {
 }
 
 // explicitPath approves the write of a report: the user named the path
-// on the command line. Only what the policy would ask about comes here;
-// what it denies never does.
+// on the command line, and check kept it inside the workspace. Only what
+// the policy would ask about comes here; what it denies never does.
 type explicitPath struct{}
 
 func (explicitPath) Approve(context.Context, agent.ApprovalRequest) (agent.Approval, error) {

@@ -266,18 +266,22 @@ func TestAuditRefusesProtectedOut(t *testing.T) {
 		{"--out", ".git/hooks/pre-commit"},
 		{"--sarif", ".brig/audit.sarif"},
 		{"--out", ".vscode/tasks.json"},
+		{"--out", "~/.bashrc"},
+		{"--sarif", "../outside.sarif"},
 	} {
 		t.Run(args[1], func(t *testing.T) {
 			e := newEnv(t, "anthropic", auditAnswer("s"))
 			r := e.run(t, append([]string{"--model", "claude-sonnet-4-5", "audit"}, args...)...)
-			if r.code != 2 || !strings.Contains(r.stderr, "refused by brig's policy") {
+			if r.code != 2 || !strings.Contains(r.stderr, "refused") {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
 			if n := len(e.srv.Requests()); n != 0 {
 				t.Fatalf("%d requests were made", n)
 			}
-			if _, err := os.Stat(filepath.Join(e.ws, args[1])); err == nil {
-				t.Fatalf("%s was written", args[1])
+			for _, p := range []string{filepath.Join(e.ws, args[1]), e.home + "/.bashrc", filepath.Dir(e.ws) + "/outside.sarif"} {
+				if _, err := os.Stat(p); err == nil {
+					t.Fatalf("%s was written", p)
+				}
 			}
 		})
 	}
@@ -298,4 +302,23 @@ func TestAuditErrors(t *testing.T) {
 	if r.code != 3 || !strings.Contains(r.stderr, "401") || strings.Contains(r.stderr, "e2e-secret") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
+}
+
+// TestAuditSARIFOnStdout: --sarif - puts the SARIF log on standard output
+// (the report then needs --out), for a CI step that pipes it on.
+func TestAuditSARIFOnStdout(t *testing.T) {
+	e := newEnv(t, "openai", auditAnswer("s", auditFinding("low", "main.go", 3, "")))
+	r := e.run(t, append(modelArgs("openai"), "audit", "--sarif", "-")...)
+	if r.code != 2 || len(e.srv.Requests()) != 0 {
+		t.Fatalf("--sarif - without --out: exit %d\n%s", r.code, r.stderr)
+	}
+	r = e.run(t, append(modelArgs("openai"), "audit", "--sarif", "-", "--out", "report.md")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	path := filepath.Join(t.TempDir(), "out.sarif")
+	if err := os.WriteFile(path, []byte(r.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	validateSARIF(t, path)
 }
