@@ -336,7 +336,7 @@ func (m Manifest) Text(maxEntries int) string {
 				fmt.Fprintf(&b, " and %d more", len(m.Languages)-8)
 				break
 			}
-			fmt.Fprintf(&b, " %s (%d files, %s)", l.Name, l.Files, Size(l.Bytes))
+			fmt.Fprintf(&b, " %s (%d file%s, %s)", l.Name, l.Files, plural(l.Files), Size(l.Bytes))
 			if i < len(m.Languages)-1 && i < 7 {
 				b.WriteString(",")
 			}

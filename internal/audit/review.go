@@ -89,7 +89,7 @@ func (e *AnswerError) Error() string {
 }
 
 // outputTokens is the answer limit of a review request.
-const outputTokens = 16000
+const outputTokens = 32000
 
 // chunkBudget is the estimated size of one request, from the model's
 // context window when not set.

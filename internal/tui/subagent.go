@@ -51,6 +51,7 @@ func (m *Model) subEvent(ev agent.Event) {
 	case agent.EventNotice:
 		s.note = ev.Text
 	case agent.EventToolStart:
+		s.note = "" // it has a slot: the wait is over
 		s.running = append(s.running, &toolView{ev: *ev.Tool, start: time.Now()})
 	case agent.EventToolEnd:
 		for i, r := range s.running {
