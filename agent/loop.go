@@ -395,7 +395,7 @@ func (a *Agent) failed(ctx context.Context, tr TurnResult, partial provider.Resp
 	return tr, err
 }
 
-// recover is what happens at the iteration bound: one last request without
+// recover is what happens at the iteration or token bound: one last request without
 // tools asks the model to sum up, so the user gets an answer, not silence.
 func (a *Agent) recover(ctx context.Context, tr TurnResult) (TurnResult, error) {
 	bound := fmt.Sprintf("the limit of %d tool iterations", a.cfg.MaxIterations)
