@@ -191,8 +191,8 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 	}, col)
 	meter.Done()
 	if err != nil {
-		if rep != nil && rep.Requests > 0 {
-			fmt.Fprintf(o.Stderr, "brig audit: sent before it stopped: %s\n", rep.Transparency())
+		if rep != nil {
+			fmt.Fprintf(o.Stderr, "brig audit: before it stopped, %s\n", rep.Stopped())
 		}
 		if ctx.Err() != nil {
 			return exitError{exitInterrupt}

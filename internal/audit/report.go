@@ -62,6 +62,18 @@ func (r *Report) Transparency() string {
 	return b.String()
 }
 
+// Stopped says what an audit that failed may have sent: the requests that
+// left and the file text they carried (a request that failed may or may not
+// have reached the provider).
+func (r *Report) Stopped() string {
+	if r.Requests == 0 {
+		return fmt.Sprintf("no request reached %s.", r.Provider)
+	}
+	return fmt.Sprintf("%d request%s left for %s (model %s, %s), carrying up to %s of file text from %d of %d part%s; the provider counted %s tokens in and %s out.",
+		r.Requests, plural(r.Requests), r.Provider, r.Model, r.Endpoint, Size(r.AttemptedBytes), r.AttemptedParts, r.Parts, plural(r.Parts),
+		thousands(r.Usage.Input+r.Usage.CacheRead+r.Usage.CacheWrite), thousands(r.Usage.Output))
+}
+
 // Markdown renders the report.
 func (r *Report) Markdown() string {
 	var b strings.Builder

@@ -67,6 +67,10 @@ type Report struct {
 	Requests  int
 	Parts     int
 	SentBytes int64
+	// Attempted counts the parts whose request left (answered or not)
+	// and the file text they carried: what a failed audit may have sent.
+	AttemptedParts int
+	AttemptedBytes int64
 	// PromptTokens estimates the tokens of everything sent; Usage is what
 	// the provider counted.
 	PromptTokens int
@@ -111,13 +115,15 @@ type reviewer struct {
 	system   string
 	progress func(Progress)
 
-	mu       sync.Mutex
-	requests int
-	usage    provider.Usage
-	sent     int
-	tokens   int
-	done     int
-	total    int
+	mu        sync.Mutex
+	requests  int
+	usage     provider.Usage
+	sent      int
+	tokens    int
+	done      int
+	total     int
+	attempted int // parts whose request left
+	tried     int // and their file text
 }
 
 // Review sends the collection to the model (one request, or one per chunk
@@ -163,15 +169,19 @@ func Review(ctx context.Context, cfg Config, col *Collection) (*Report, error) {
 		if len(chunks) > 1 {
 			part = fmt.Sprintf("part %d of %d", i+1, len(chunks))
 		}
+		sent := 0
+		for _, p := range chunks[i].pieces {
+			sent += p.bytes
+		}
+		r.mu.Lock()
+		r.attempted++
+		r.tried += sent
+		r.mu.Unlock()
 		a, err := r.ask(ctx, part, prompts[i])
 		if err != nil {
 			return err
 		}
 		answers[i] = a
-		sent := 0
-		for _, p := range chunks[i].pieces {
-			sent += p.bytes
-		}
 		r.mu.Lock()
 		r.done++
 		r.sent += sent
@@ -231,6 +241,7 @@ func (r *reviewer) finish(rep *Report) {
 	rep.Requests, rep.Usage = r.requests, r.usage
 	rep.Cost = r.cfg.Model.Cost(r.usage)
 	rep.SentBytes = int64(r.sent)
+	rep.AttemptedParts, rep.AttemptedBytes = r.attempted, int64(r.tried)
 }
 
 // each runs f for 0..n-1, at most Parallel at once; the first error

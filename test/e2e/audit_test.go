@@ -253,7 +253,7 @@ func TestAuditBadModelJSON(t *testing.T) {
 	}
 	e = newEnv(t, "anthropic", fakeprovider.Turn{Text: `{"summary": "x"}`}, fakeprovider.Turn{Text: `{"findings": "none"}`})
 	r = e.run(t, "--model", "claude-sonnet-4-5", "audit")
-	if r.code != 3 || !strings.Contains(r.stderr, "not the JSON brig asked for") || !strings.Contains(r.stderr, "sent before it stopped") {
+	if r.code != 3 || !strings.Contains(r.stderr, "not the JSON brig asked for") || !strings.Contains(r.stderr, "before it stopped, 2 requests left for anthropic") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 }
