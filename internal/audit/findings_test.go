@@ -152,3 +152,15 @@ func TestMakeChunks(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestSystemPromptFocus: --focus narrows what the model is asked to
+// review.
+func TestSystemPromptFocus(t *testing.T) {
+	p := SystemPrompt([]Focus{FocusSupplyChain})
+	if !strings.Contains(p, "- supply chain: anything that runs on checkout") || strings.Contains(p, "- correctness:") || strings.Contains(p, "- security:") {
+		t.Fatalf("prompt:\n%s", p)
+	}
+	if all := SystemPrompt(AllFocus); !strings.Contains(all, "- security:") || !strings.Contains(all, "- correctness:") {
+		t.Fatalf("prompt:\n%s", all)
+	}
+}
