@@ -28,7 +28,7 @@ func newSubEnv(t *testing.T, mode policy.Mode, client provider.Client, parallel 
 	t.Helper()
 	e := newExecEnv(t, mode)
 	e.ex.Registry.Add(tools.TaskDefinition())
-	plan, err := policy.New(e.ws, e.ex.Policy.Loaded, policy.ModePlan, e.ex.Policy.Machine)
+	plan, err := e.ex.Policy.Derive(policy.ModePlan)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -167,7 +167,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 // subagents builds the runner of the task tool: read-only subagents with
 // a plan-mode copy of the policy and the registry without task.
 func subagents(wp *workspacePolicy, facts agent.PromptFacts, client *connect.Client, reg *tools.Registry, sup *supervisor.Supervisor, cfg policy.Agent, o *agentOptions, cacheKey string, emit func(agent.Event), parent *agent.Agent) (func(context.Context, string, json.RawMessage) tools.Result, error) {
-	plan, err := policy.New(wp.Workspace, wp.Policy.Loaded, policy.ModePlan, wp.Policy.Machine)
+	plan, err := wp.Policy.Derive(policy.ModePlan)
 	if err != nil {
 		return nil, fmt.Errorf("the subagents' policy: %w", err)
 	}
