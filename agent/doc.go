@@ -2,6 +2,8 @@
 // answer, runs the tools it asks for through the policy and the jail, and
 // keeps the history provider-valid whatever happens (errors, denials,
 // interrupts, cut responses). It emits events for a front end to drain.
+// It also runs the read-only subagents the task tool starts: each an Agent
+// of its own with a plan-mode policy, whose events carry the task call's id.
 //
 // It must not render anything, read the terminal, or speak a provider's
 // wire format (agent/provider and its clients do); tools run only through

@@ -87,6 +87,9 @@ type Executor struct {
 	Runner   Runner
 	Approver Approver
 	Logger   *slog.Logger
+	// Delegate runs the calls of tools.Delegated tools (task: a subagent
+	// with its own context); nil refuses them.
+	Delegate func(ctx context.Context, id string, args json.RawMessage) tools.Result
 
 	mu   sync.Mutex
 	plan tools.Plan
@@ -181,6 +184,13 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 		// An MCP tool: its server runs in its own jail (stdio) or
 		// elsewhere (HTTP); the source calls it.
 		o.Result = prep.Def.RunExternal(ctx, args)
+		return o
+	case tools.Delegated:
+		if e.Delegate == nil {
+			o.Result = tools.Result{Text: name + " is not available in this session", IsError: true}
+			return o
+		}
+		o.Result = e.Delegate(ctx, id, args)
 		return o
 	}
 	stdio := supervisor.IO{Stdout: out, Stderr: out}

@@ -54,6 +54,9 @@ type Event struct {
 	Usage   *provider.Usage   `json:"usage,omitempty"`
 	Cost    float64           `json:"cost,omitempty"`
 	Message *provider.Message `json:"message,omitempty"`
+	// Parent is set on a subagent's events: the id of the task call that
+	// started it.
+	Parent string `json:"parent,omitempty"`
 }
 
 // Stop says how a turn ended.
@@ -114,6 +117,11 @@ type Config struct {
 	// the next request leaves; an error ends the turn (nothing completed is
 	// ever only in memory).
 	Persist func(ctx context.Context, m provider.Message) error
+
+	// TokenBudget, when positive, bounds the tokens (input and output) a
+	// turn's requests may use: past it, as at the iteration bound, the
+	// model is asked to sum up.
+	TokenBudget int
 }
 
 // Agent is one conversation. Run is not safe to call concurrently with
@@ -235,7 +243,7 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 	}
 	overflowRetried := false
 	for {
-		if tr.Iterations >= a.cfg.MaxIterations {
+		if tr.Iterations >= a.cfg.MaxIterations || (a.cfg.TokenBudget > 0 && tr.Usage.Total() >= a.cfg.TokenBudget) {
 			return a.recover(ctx, tr)
 		}
 		if a.cfg.CompactAt >= 0 && a.needsCompaction() {
@@ -423,11 +431,15 @@ func (a *Agent) failed(ctx context.Context, tr TurnResult, partial provider.Resp
 	return tr, err
 }
 
-// recover is what happens at the iteration bound: one last request without
+// recover is what happens at the iteration or token bound: one last request without
 // tools asks the model to sum up, so the user gets an answer, not silence.
 func (a *Agent) recover(ctx context.Context, tr TurnResult) (TurnResult, error) {
-	a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("stopped after %d model requests (the iteration bound); asking for a summary", tr.Iterations)})
-	note := provider.Text(fmt.Sprintf("[brig] You have reached the limit of %d tool iterations for this turn. Do not call tools. Summarise what you did, what is left to do, and stop.", a.cfg.MaxIterations))
+	bound := fmt.Sprintf("the limit of %d tool iterations", a.cfg.MaxIterations)
+	if tr.Iterations < a.cfg.MaxIterations {
+		bound = fmt.Sprintf("the budget of %d tokens", a.cfg.TokenBudget)
+	}
+	a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("stopped after %d model requests (%s); asking for a summary", tr.Iterations, bound)})
+	note := provider.Text(fmt.Sprintf("[brig] You have reached %s for this turn. Do not call tools. Summarise what you did, what is left to do, and stop.", bound))
 	if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: []provider.Block{note}}); err != nil {
 		return tr, err
 	}

@@ -59,19 +59,32 @@ func (r *Recorder) Persist(ctx context.Context, m provider.Message) error {
 	return nil
 }
 
-// Event keeps usage and notices for the next write.
+// Event keeps usage and notices for the next write, and a subagent's
+// messages as what the user saw of them (marked with the task call that
+// started it; they never join the provider-facing history).
 func (r *Recorder) Event(ev Event) {
-	var rec session.Record
+	var recs []session.Record
 	switch ev.Kind {
 	case EventUsage:
-		rec = session.UsageRecord(r.Model, *ev.Usage, ev.Cost)
+		rec := session.UsageRecord(r.Model, *ev.Usage, ev.Cost)
+		rec.Usage.Parent = ev.Parent
+		recs = append(recs, rec)
 	case EventNotice:
-		rec = session.DisplayRecord(session.Display{Kind: session.DisplayNotice, Text: ev.Text})
-	default:
+		recs = append(recs, session.DisplayRecord(session.Display{Kind: session.DisplayNotice, Text: ev.Text, Parent: ev.Parent}))
+	case EventMessage:
+		if ev.Parent == "" || ev.Message == nil {
+			return // the main conversation's messages are saved by Persist
+		}
+		for _, d := range displayOf(*ev.Message) {
+			d.Parent = ev.Parent
+			recs = append(recs, session.DisplayRecord(d))
+		}
+	}
+	if len(recs) == 0 {
 		return
 	}
 	r.mu.Lock()
-	r.pending = append(r.pending, rec)
+	r.pending = append(r.pending, recs...)
 	r.mu.Unlock()
 }
 

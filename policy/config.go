@@ -41,18 +41,23 @@ type configFile struct {
 //	model = "claude-sonnet-4-5"
 //	web_search = true   # the provider's own server-side web search
 //	max_tool_calls = 64 # tool calls run per model answer
+//	subagents = 3       # read-only subagents (the task tool) running at once
 type Agent struct {
 	Model     string `toml:"model" json:"model,omitempty"`
 	WebSearch bool   `toml:"web_search" json:"web_search,omitempty"`
 	// MaxToolCalls bounds the tool calls run for one model answer (0: the
 	// agent's default).
 	MaxToolCalls int `toml:"max_tool_calls" json:"max_tool_calls,omitempty"`
+	Subagents    int `toml:"subagents" json:"subagents,omitempty"`
 }
 
 // merge lets o's settings override s's.
 func (a Agent) merge(o Agent) Agent {
 	if o.Model != "" {
 		a.Model = o.Model
+	}
+	if o.Subagents > 0 {
+		a.Subagents = o.Subagents
 	}
 	a.WebSearch = a.WebSearch || o.WebSearch
 	if o.MaxToolCalls > 0 {
@@ -223,7 +228,7 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 var tableKeys = map[string][]string{
 	"permissions": {"allow", "ask", "deny"},
 	"sandbox":     {"network", "unix_sockets", "read", "write", "env"},
-	"agent":       {"model", "web_search", "max_tool_calls"},
+	"agent":       {"model", "web_search", "max_tool_calls", "subagents"},
 	"mcp":         {"servers"},
 }
 
@@ -304,6 +309,7 @@ var keyExamples = map[string]string{
 	"agent.model":          `model = "claude-sonnet-4-5"`,
 	"agent.web_search":     `web_search = true`,
 	"agent.max_tool_calls": `max_tool_calls = 64`,
+	"agent.subagents":      `subagents = 3`,
 }
 
 // contentHash is the hex SHA-256 that trust is pinned to.

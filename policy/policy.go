@@ -85,6 +85,16 @@ func CheckWorkspace(workspace, home string) error {
 	return nil
 }
 
+// Derive is a policy with the same rules, places and machine in mode m,
+// and no session answers of its own (a subagent's: plan mode whatever the
+// session's).
+func (p *Policy) Derive(m Mode) (*Policy, error) {
+	if _, err := ParseMode(string(m)); err != nil {
+		return nil, err
+	}
+	return &Policy{Loaded: p.Loaded, Places: p.Places, Machine: p.Machine, mode: m}, nil
+}
+
 // Mode is the current mode.
 func (p *Policy) Mode() Mode {
 	p.mu.Lock()

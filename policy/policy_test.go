@@ -385,3 +385,27 @@ func TestAlwaysIsExactlyWhatWouldAllow(t *testing.T) {
 		})
 	}
 }
+
+// TestDerive: a derived policy has the same rules and places in its own
+// mode, and the session answers of the first stay the first's.
+func TestDerive(t *testing.T) {
+	ws := t.TempDir()
+	p, err := New(ws, Loaded{}, ModeAuto, Machine{Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.AllowForSession(Rule{})
+	plan, err := p.Derive(ModePlan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Mode() != ModePlan || p.Mode() != ModeAuto || plan.Places.Workspace != ws || len(plan.SessionRules()) != 0 {
+		t.Fatalf("derived %v/%v %+v", plan.Mode(), p.Mode(), plan.Places)
+	}
+	if v := plan.Decide(Call{Tool: "write_file", Effect: EffectWrite, Write: []string{"a.txt"}}); v.Tier != Deny {
+		t.Fatalf("a write in the derived plan policy: %s", v.Tier)
+	}
+	if _, err := p.Derive("yolo"); err == nil {
+		t.Fatal("an unknown mode was accepted")
+	}
+}

@@ -14,7 +14,6 @@ type describeArgs struct {
 	Source      string `json:"source"`
 	Destination string `json:"destination"`
 	URL         string `json:"url"`
-	Prompt      string `json:"prompt"`
 }
 
 // Describe is what a call will touch, on one line, for people: the
@@ -25,6 +24,18 @@ func Describe(name string, raw json.RawMessage) string {
 	var a describeArgs
 	_ = json.Unmarshal(raw, &a) // a malformed call shows what it can
 	switch {
+	case name == string(Task):
+		var t TaskArgs
+		_ = json.Unmarshal(raw, &t)
+		what := t.Description
+		if what == "" {
+			what, _, _ = strings.Cut(strings.TrimSpace(t.Prompt), "\n")
+		}
+		kind := t.Kind
+		if kind == "" {
+			kind = TaskExplore
+		}
+		return string(kind) + ": " + what
 	case name == string(Bash):
 		return "$ " + strings.ReplaceAll(a.Command, "\n", " ⏎ ")
 	case a.Source != "" || a.Destination != "":

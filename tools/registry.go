@@ -54,6 +54,9 @@ const (
 	// External: a tool of a Source (an MCP server), run by the source
 	// through RunExternal after the policy allowed the call.
 	External
+	// Delegated: run by a hook the agent provides (task starts a
+	// subagent), in the supervisor.
+	Delegated
 )
 
 // Definition is everything about one tool.
@@ -238,6 +241,15 @@ type Registry struct {
 	order   []Name
 	byName  map[Name]Definition
 	sources []Source
+}
+
+// Add registers a native tool that NewRegistry leaves out (task, which
+// only a session with subagents offers). Call it while setting up.
+func (r *Registry) Add(d Definition) {
+	if _, ok := r.byName[d.Name]; !ok {
+		r.order = append(r.order, d.Name)
+	}
+	r.byName[d.Name] = d
 }
 
 // AddSource adds external tools (MCP). Call it while setting up, before

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"brig/agent"
@@ -137,10 +139,11 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if o.Now != nil {
 		now = o.Now
 	}
-	sys := agent.SystemPrompt(agent.PromptFacts{
+	facts := agent.PromptFacts{
 		Mode: mode, Workspace: wp.Workspace, Network: wp.Policy.Sandbox.Network,
 		Instructions: instr.Render(), Date: now().Format("2006-01-02"),
-	})
+	}
+	sys := agent.SystemPrompt(facts)
 	var history []provider.Message
 	if st != nil {
 		history = st.Messages
@@ -151,7 +154,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
-	reg := tools.NewRegistry()
+	reg, subReg := tools.NewRegistry(), tools.NewRegistry()
 	mcpServers, err := startMCP(ctx, o.procEnv, wp, sup)
 	if err != nil {
 		return nil, err
@@ -159,20 +162,25 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if mcpServers != nil {
 		run.closers = append(run.closers, mcpServers.Close) // before the supervisor's
 		reg.AddSource(mcpServers)
+		subReg.AddSource(mcpServers) // in plan mode: only read-only servers' tools
 	}
+	reg.Add(tools.TaskDefinition())
 	ex := &agent.Executor{Registry: reg, Policy: wp.Policy, Runner: sup, Approver: approver}
 	run.closers = append(run.closers, func() { rec.Flush(context.Background()) }) // runs before the session closes
+	emitAll := func(ev agent.Event) {
+		rec.Event(ev)
+		if emit != nil {
+			emit(ev)
+		}
+	}
 	a := agent.New(agent.Config{
 		Client: client, Model: client.Model, System: sys, Executor: ex,
 		MaxIterations: o.MaxIterations, MaxToolCalls: maxToolCalls(o.MaxToolCalls, wc.Loaded.Agent.MaxToolCalls), Effort: provider.Effort(o.Effort), WebSearch: o.WebSearch || wc.Loaded.Agent.WebSearch,
-		CacheKey: sess.ID(), Persist: rec.Persist, Compacted: rec.Compacted, Inbox: o.Inbox,
-		Emit: func(ev agent.Event) {
-			rec.Event(ev)
-			if emit != nil {
-				emit(ev)
-			}
-		},
+		CacheKey: sess.ID(), Persist: rec.Persist, Compacted: rec.Compacted, Inbox: o.Inbox, Emit: emitAll,
 	}, history)
+	if ex.Delegate, err = subagents(wp, facts, client, subReg, sup, wc.Loaded.Agent, o, sess.ID(), emitAll, a); err != nil {
+		return nil, err
+	}
 	if st != nil {
 		a.Restore(st.Usage, st.Cost, st.Last)
 	}
@@ -204,4 +212,21 @@ func maxToolCalls(flag, config int) int {
 		return flag
 	}
 	return config
+}
+
+// subagents builds the runner of the task tool: read-only subagents with
+// a plan-mode copy of the policy and the registry without task.
+func subagents(wp *workspacePolicy, facts agent.PromptFacts, client *connect.Client, reg *tools.Registry, sup *supervisor.Supervisor, cfg policy.Agent, o *agentOptions, cacheKey string, emit func(agent.Event), parent *agent.Agent) (func(context.Context, string, json.RawMessage) tools.Result, error) {
+	plan, err := wp.Policy.Derive(policy.ModePlan)
+	if err != nil {
+		return nil, fmt.Errorf("the subagents' policy: %w", err)
+	}
+	subs, err := agent.NewSubagents(agent.SubagentConfig{
+		Client: client, Model: client.Model, Facts: facts, Registry: reg, Policy: plan, Runner: sup,
+		Parallel: cfg.Subagents, Effort: provider.Effort(o.Effort), CacheKey: cacheKey, Emit: emit, Parent: parent,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return subs.Run, nil
 }

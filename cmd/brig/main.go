@@ -10,12 +10,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/audit"
 	"brig/internal/termsafe"
 	"brig/jail"
 	"brig/tools"
@@ -24,7 +26,7 @@ import (
 func main() {
 	// The jail entry runs first: before cobra, config, logging or the TUI.
 	if jail.IsChild() {
-		jail.ChildMain(tools.JailTools())
+		jail.ChildMain(jailTools())
 		return // not reached: ChildMain exits
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -50,6 +52,12 @@ func (s stopSignal) Error() string {
 	return "stopped by " + unix.SignalName(s.sig)
 }
 
+// interruptCode is interruptStatus's status alone.
+func interruptCode(ctx context.Context) int {
+	code, _ := interruptStatus(ctx)
+	return code
+}
+
 // interruptStatus is the exit status of a run that ctx's end stopped: 128
 // plus the signal's number (130 for Ctrl-C, 143 for SIGTERM).
 func interruptStatus(ctx context.Context) (int, string) {
@@ -58,6 +66,14 @@ func interruptStatus(ctx context.Context) (int, string) {
 		return 128 + int(s.sig), s.Error()
 	}
 	return 130, "interrupted"
+}
+
+// jailTools are the Go tools a jail worker of this binary can run: the
+// native tools and the audit's collector (which no model is offered).
+func jailTools() map[string]jail.ToolFunc {
+	m := tools.JailTools()
+	maps.Copy(m, audit.JailTools())
+	return m
 }
 
 // exitError carries a specific exit status out of a command.

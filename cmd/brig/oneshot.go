@@ -82,8 +82,19 @@ type oneShotSummary struct {
 	SessionCostUSD float64 `json:"session_cost_usd"`
 	DurationMS     int64   `json:"duration_ms"`
 	// Calls are this run's tool calls, each with the result as the model
-	// received it.
+	// received it (a subagent's with its parent).
 	Calls []callRecord `json:"calls"`
+	// Subagents are what each subagent (task call) of this run spent;
+	// Usage and CostUSD include it.
+	Subagents []subagentSpend `json:"subagents,omitempty"`
+}
+
+// subagentSpend is one subagent's requests and tokens.
+type subagentSpend struct {
+	Parent   string         `json:"parent"` // the task call's id
+	Requests int            `json:"requests"`
+	Usage    provider.Usage `json:"usage"`
+	CostUSD  float64        `json:"cost_usd"`
 }
 
 // callRecord is one tool call in --output json, and the tool_end line of
@@ -101,6 +112,9 @@ type callRecord struct {
 	Images     int    `json:"images,omitempty"`
 	ExitCode   *int   `json:"exit_code,omitempty"`
 	DurationUS int64  `json:"duration_us"`
+
+	// Parent is the task call whose subagent made this call.
+	Parent string `json:"parent,omitempty"`
 }
 
 func newCallRecord(te agent.ToolEvent) callRecord {
@@ -258,6 +272,10 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 	if !run.Kept() {
 		sum.Session = "" // nothing was answered: the session is not kept
 	}
+	for _, sub := range pr.subs {
+		sum.Subagents = append(sum.Subagents, *sub)
+		sum.Usage, sum.CostUSD = sum.Usage.Add(sub.Usage), sum.CostUSD+sub.CostUSD
+	}
 	pr.finish(sum)
 	switch {
 	case tr.Stop == agent.StopInterrupted:
@@ -342,6 +360,7 @@ type printer struct {
 	enc      *json.Encoder
 	midLine  bool
 	calls    []callRecord // every finished call (for --output json)
+	subs     []*subagentSpend
 }
 
 func newPrinter(format string, out, errw io.Writer) *printer {
@@ -358,13 +377,21 @@ type streamRecord struct {
 	Args  json.RawMessage `json:"args,omitempty"`
 	Usage *provider.Usage `json:"usage,omitempty"`
 	Cost  float64         `json:"cost_usd,omitempty"`
+
+	// Parent is set on a subagent's events: the task call's id.
+	Parent string `json:"parent,omitempty"`
 }
 
 func (p *printer) event(ev agent.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ev.Kind == agent.EventToolEnd {
-		p.calls = append(p.calls, newCallRecord(*ev.Tool))
+		c := newCallRecord(*ev.Tool)
+		c.Parent = ev.Parent
+		p.calls = append(p.calls, c)
+	}
+	if ev.Parent != "" && ev.Kind == agent.EventUsage {
+		p.subagent(ev.Parent, *ev.Usage, ev.Cost)
 	}
 	if p.format == outputStreamJSON {
 		if ev.Kind == agent.EventMessage {
@@ -377,7 +404,7 @@ func (p *printer) event(ev agent.Event) {
 			}{string(ev.Kind), p.calls[len(p.calls)-1]})
 			return
 		}
-		rec := streamRecord{Type: string(ev.Kind), Text: ev.Text, Usage: ev.Usage, Cost: ev.Cost}
+		rec := streamRecord{Type: string(ev.Kind), Parent: ev.Parent, Text: ev.Text, Usage: ev.Usage, Cost: ev.Cost}
 		if ev.Tool != nil {
 			rec.ID, rec.Name, rec.Args = ev.Tool.ID, ev.Tool.Name, ev.Tool.Args
 		}
@@ -385,6 +412,17 @@ func (p *printer) event(ev agent.Event) {
 		return
 	}
 	if p.format != outputText {
+		return
+	}
+	if ev.Parent != "" {
+		// A subagent's work: its calls and notices on stderr, marked;
+		// its text is its summary, which the main agent receives.
+		switch ev.Kind {
+		case agent.EventToolEnd:
+			p.toolEnd(*ev.Tool, "  ↳ ")
+		case agent.EventNotice:
+			fmt.Fprintf(p.err, "brig: subagent %s: %s\n", ev.Parent, ev.Text)
+		}
 		return
 	}
 	switch ev.Kind {
@@ -396,7 +434,7 @@ func (p *printer) event(ev agent.Event) {
 			fmt.Fprintln(p.out)
 			p.midLine = false
 		}
-		p.toolEnd(*ev.Tool)
+		p.toolEnd(*ev.Tool, "")
 	case agent.EventNotice:
 		fmt.Fprintf(p.err, "brig: %s\n", ev.Text)
 	}
@@ -404,7 +442,7 @@ func (p *printer) event(ev agent.Event) {
 
 // toolEnd shows a finished call on stderr: the call, then the last lines
 // of a command's output or the first line of another tool's result.
-func (p *printer) toolEnd(te agent.ToolEvent) {
+func (p *printer) toolEnd(te agent.ToolEvent, indent string) {
 	o := te.Outcome
 	status := "ok"
 	if o.Result.IsError {
@@ -413,20 +451,32 @@ func (p *printer) toolEnd(te agent.ToolEvent) {
 	if c := o.Result.Meta.ExitCode; c != nil {
 		status = fmt.Sprintf("exit %d", *c)
 	}
-	fmt.Fprintf(p.err, "▸ %s %s — %s\n", te.Name, capString(tools.Describe(te.Name, te.Args), 160), status)
+	fmt.Fprintf(p.err, "%s▸ %s %s — %s\n", indent, te.Name, capString(tools.Describe(te.Name, te.Args), 160), status)
 	text := strings.TrimRight(o.Result.Text, "\n")
 	lines := strings.Split(text, "\n")
 	if te.Name != "bash" {
 		lines = lines[:1]
 	} else if n := len(lines); n > maxShownLines {
-		fmt.Fprintf(p.err, "  │ … %d earlier lines (the model received them; --output json has the whole result)\n", n-maxShownLines)
+		fmt.Fprintf(p.err, "%s  │ … %d earlier lines (the model received them; --output json has the whole result)\n", indent, n-maxShownLines)
 		lines = lines[n-maxShownLines:]
 	}
 	for _, l := range lines {
 		if l != "" {
-			fmt.Fprintf(p.err, "  │ %s\n", capString(l, 300))
+			fmt.Fprintf(p.err, "%s  │ %s\n", indent, capString(l, 300))
 		}
 	}
+}
+
+// subagent adds a subagent's response to its spend. The caller holds p.mu.
+func (p *printer) subagent(parent string, u provider.Usage, cost float64) {
+	for _, s := range p.subs {
+		if s.Parent == parent {
+			s.Requests++
+			s.Usage, s.CostUSD = s.Usage.Add(u), s.CostUSD+cost
+			return
+		}
+	}
+	p.subs = append(p.subs, &subagentSpend{Parent: parent, Requests: 1, Usage: u, CostUSD: cost})
 }
 
 // maxShownLines is how much of a command's output -p shows on stderr.

@@ -67,6 +67,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newTrustCmd())
 	root.AddCommand(newSessionsCmd())
 	root.AddCommand(newMCPCmd())
+	root.AddCommand(newAuditCmd())
 	return root
 }
 

@@ -181,17 +181,33 @@ func runSessionsShow(ctx context.Context, o *sessionsShowOptions) error {
 	if len(st.Display) == 0 {
 		fmt.Fprintln(w, "(no display history was recorded)")
 	}
+	children := map[string][]session.Entry{} // subagents' transcripts by task call
 	for _, e := range st.Display {
-		printDisplayEntry(w, e)
+		if e.Parent != "" {
+			children[e.Parent] = append(children[e.Parent], e)
+		}
+	}
+	for _, e := range st.Display {
+		if e.Parent != "" {
+			continue
+		}
+		printDisplayEntry(w, e, "")
+		if e.Kind == session.DisplayToolCall {
+			for _, c := range children[e.ToolUseID] {
+				printDisplayEntry(w, c, "    │ ")
+			}
+		}
+		fmt.Fprintln(w)
 	}
 	return nil
 }
 
-// printDisplayEntry prints one display record as plain text.
-func printDisplayEntry(w io.Writer, e session.Entry) {
+// printDisplayEntry prints one display record as plain text (a subagent's
+// with the margin that nests it under its task call).
+func printDisplayEntry(w io.Writer, e session.Entry, margin string) {
 	indent := func(prefix, text string) {
 		for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-			fmt.Fprintln(w, strings.TrimRight(prefix+line, " "))
+			fmt.Fprintln(w, strings.TrimRight(margin+prefix+line, " "))
 		}
 	}
 	switch e.Kind {
@@ -214,7 +230,6 @@ func printDisplayEntry(w io.Writer, e session.Entry) {
 	default:
 		indent("· ", e.Text)
 	}
-	fmt.Fprintln(w)
 }
 
 func runSessionsRm(ctx context.Context, o *sessionsRmOptions) error {

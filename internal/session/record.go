@@ -95,6 +95,9 @@ type Display struct {
 	Tool      string      `json:"tool,omitempty"`        // the tool's name (tool_call, tool_result)
 	ToolUseID string      `json:"tool_use_id,omitempty"` // pairs a call with its result
 	IsError   bool        `json:"is_error,omitempty"`
+	// Parent is set on a subagent's records: the id of the task call that
+	// started it (its transcript shows under that call).
+	Parent string `json:"parent,omitempty"`
 }
 
 // TurnUsage is what one model call used and cost. The caller prices it from
@@ -103,6 +106,10 @@ type TurnUsage struct {
 	Model string         `json:"model,omitempty"`
 	Usage provider.Usage `json:"usage"`
 	Cost  float64        `json:"cost"` // US dollars; 0 when the model has no price
+	// Parent is set for a subagent's call: the id of the task call that
+	// started it. It counts in the session's total, not in the context
+	// the main conversation last used.
+	Parent string `json:"parent,omitempty"`
 }
 
 // ModelChange is a switch of model, and of provider when it differs.

@@ -185,7 +185,9 @@ func (st *State) apply(r Record, n int) error {
 	case KindDisplay:
 		st.Display = append(st.Display, Entry{Time: r.Time, Display: *r.Display})
 	case KindUsage:
-		st.Last = r.Usage.Usage
+		if r.Usage.Parent == "" {
+			st.Last = r.Usage.Usage
+		}
 		st.Turns++
 	case KindMode:
 		st.Mode = r.Mode

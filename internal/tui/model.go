@@ -62,6 +62,7 @@ type toolView struct {
 	ev     agent.ToolEvent
 	start  time.Time
 	output strings.Builder // live output, the tail kept
+	sub    *subView        // a task call's subagent
 }
 
 // Model is the Bubble Tea model of the TUI.
@@ -444,6 +445,10 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 // events applies a batch of agent events.
 func (m *Model) events(evs eventsMsg) {
 	for _, ev := range evs {
+		if ev.Parent != "" {
+			m.subEvent(ev)
+			continue
+		}
 		switch ev.Kind {
 		case agent.EventText:
 			m.flushThinking()
@@ -541,7 +546,16 @@ func (m *Model) flushThinking() {
 func (m *Model) replay(st *session.State) string {
 	var b strings.Builder
 	b.WriteString(stDim.Render(fmt.Sprintf("── resumed session %s: %s (%d messages) ──", st.ID, inert(st.Title), st.Summary.Messages)) + "\n")
+	children := map[string][]session.Entry{} // subagents' transcripts by task call
 	for _, e := range st.Display {
+		if e.Parent != "" {
+			children[e.Parent] = append(children[e.Parent], e)
+		}
+	}
+	for _, e := range st.Display {
+		if e.Parent != "" {
+			continue
+		}
 		switch e.Kind {
 		case session.DisplayUser:
 			b.WriteString(stUser.Render("› ") + inert(e.Text) + "\n")
@@ -552,6 +566,7 @@ func (m *Model) replay(st *session.State) string {
 			b.WriteString(stDim.Italic(true).Render(kept) + "\n")
 		case session.DisplayToolCall:
 			b.WriteString(stAccent.Render("● ") + e.Tool + " " + stDim.Render(fit(inert(e.Text), m.width-len(e.Tool)-4)) + "\n")
+			b.WriteString(m.replaySubagent(children[e.ToolUseID]))
 		case session.DisplayToolResult:
 			line := firstLine(inert(e.Text))
 			if e.IsError {

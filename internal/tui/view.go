@@ -116,6 +116,9 @@ func (m *Model) runningView(tv *toolView) string {
 	spin := spinnerFrames[m.frame%len(spinnerFrames)]
 	head := stAccent.Render(spin+" "+tv.ev.Name) + " " + toolTarget(tv.ev.Name, tv.ev.Args) + stDim.Render(fmt.Sprintf("  %s", time.Since(tv.start).Round(time.Second)))
 	out := fit(head, m.width)
+	if tv.sub != nil {
+		return out + "\n" + m.subagentView(tv.sub)
+	}
 	if tail, _ := capLines(inert(tv.output.String()), 4); tail != "" {
 		for l := range strings.SplitSeq(tail, "\n") {
 			out += "\n" + stDim.Render(fit("  │ "+l, m.width))

@@ -158,3 +158,45 @@ func TestCommand(t *testing.T) {
 		t.Fatalf("log %s, %v", log, err)
 	}
 }
+
+// TestMatchPicksTurnsByMarker: turns with Match answer the requests that
+// carry their marker whatever the order of arrival; a turn without Match
+// answers any request, in order.
+func TestMatchPicksTurnsByMarker(t *testing.T) {
+	s, err := Start(Script{Turns: []Turn{
+		{Text: "first"},
+		{Match: "MARK-A", Text: "for A"},
+		{Match: "MARK-B", Text: "for B"},
+		{Text: "last"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ask := func(content string) string {
+		t.Helper()
+		_, text := post(t, s.URL()+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+content+`"}]}`, nil)
+		return text
+	}
+	if got := ask("hello"); !strings.Contains(got, "first") {
+		t.Fatalf("turn 0: %s", got)
+	}
+	if got := ask("about MARK-B"); !strings.Contains(got, "for B") {
+		t.Fatalf("B's request: %s", got)
+	}
+	if s.Remaining() != 2 {
+		t.Fatalf("remaining %d, want 2", s.Remaining())
+	}
+	if got := ask("about MARK-A"); !strings.Contains(got, "for A") {
+		t.Fatalf("A's request: %s", got)
+	}
+	if got := ask("again MARK-B"); !strings.Contains(got, "last") {
+		t.Fatalf("the unmarked turn answers any request: %s", got)
+	}
+	if got := ask("more"); !strings.Contains(got, "script exhausted") || s.Remaining() != 0 {
+		t.Fatalf("after the script: %s (remaining %d)", got, s.Remaining())
+	}
+	if reqs := s.Requests(); reqs[1].Turn != 2 || reqs[2].Turn != 1 {
+		t.Fatalf("turns served: %d, %d", reqs[1].Turn, reqs[2].Turn)
+	}
+}

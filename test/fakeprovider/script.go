@@ -17,7 +17,8 @@ import (
 	"os"
 )
 
-// Script is what the server answers, one Turn per request, in order.
+// Script is what the server answers, one Turn per request, in order (a
+// turn with Match waits for a request that carries its marker).
 type Script struct {
 	Turns []Turn `json:"turns"`
 	// APIKey, when set, must be sent (x-api-key or Authorization: Bearer);
@@ -57,6 +58,14 @@ type Turn struct {
 	ChunkDelayMS int `json:"chunk_delay_ms,omitempty"`
 	// ChunkSize is the size of text and argument pieces, default 16 bytes.
 	ChunkSize int `json:"chunk_size,omitempty"`
+
+	// Match, when set, makes this turn answer only a request whose body
+	// contains it: each request gets the first turn not yet served that
+	// accepts it (a turn without Match accepts any). Agents that run side
+	// by side (subagents, an audit's chunks) mark their requests so that
+	// each gets its own turns whatever the order of arrival; Check still
+	// reads the turn before this one in the script.
+	Match string `json:"match,omitempty"`
 
 	// Check asserts what the tool results of the previous turn's calls
 	// said before this turn is answered; Capture keeps values from them

@@ -1,6 +1,7 @@
 package fakeprovider
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -48,7 +49,8 @@ type Server struct {
 	onRequest func(Request)
 
 	mu       sync.Mutex
-	next     int
+	next     int    // the first turn not yet served
+	served   []bool // turns served out of order (Match)
 	requests []Request
 	vars     map[string]string // captured values (Capture)
 	failures []Failure         // checks that did not hold (Check)
@@ -120,7 +122,34 @@ func (s *Server) ServerTime() time.Duration {
 func (s *Server) Remaining() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.script.Turns) - s.next
+	n := len(s.script.Turns) - s.next
+	for i := s.next; i < len(s.served); i++ {
+		if s.served[i] {
+			n--
+		}
+	}
+	return n
+}
+
+// pick takes the turn that answers a request with this body: the first
+// one not yet served whose Match, if any, the body contains; -1 when no
+// turn is left for it. The caller holds s.mu.
+func (s *Server) pick(body []byte) int {
+	turns := s.script.Turns
+	if len(s.served) != len(turns) {
+		s.served = make([]bool, len(turns))
+	}
+	for i := s.next; i < len(turns); i++ {
+		if s.served[i] || (turns[i].Match != "" && !bytes.Contains(body, []byte(turns[i].Match))) {
+			continue
+		}
+		s.served[i] = true
+		for s.next < len(turns) && s.served[s.next] {
+			s.next++
+		}
+		return i
+	}
+	return -1
 }
 
 func (s *Server) handler(wire Wire) http.HandlerFunc {
@@ -166,14 +195,11 @@ func (s *Server) handler(wire Wire) http.HandlerFunc {
 			}
 		}
 		s.mu.Lock()
-		n := s.next
-		if n < len(s.script.Turns) {
-			s.next++
-		}
+		n := s.pick(body)
 		s.mu.Unlock()
-		if n >= len(s.script.Turns) {
+		if n < 0 {
 			rec.Status, rec.Reject = 400, "script exhausted"
-			writeError(w, wire, ErrorReply{Status: 400, Message: fmt.Sprintf("fake provider: script exhausted after %d turns", len(s.script.Turns))})
+			writeError(w, wire, ErrorReply{Status: 400, Message: fmt.Sprintf("fake provider: script exhausted after %d turns (or no turn left matches this request)", len(s.script.Turns))})
 			return
 		}
 		rec.Turn = n
@@ -466,5 +492,5 @@ func usage(t Turn, bodyLen int) Usage {
 func (s *Server) SetScript(script Script) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.script, s.next = script, 0
+	s.script, s.next, s.served = script, 0, nil
 }

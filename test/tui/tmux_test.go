@@ -344,7 +344,7 @@ func TestResumeRestoresSession(t *testing.T) {
 	tm.quit()
 
 	tm.launch()
-	tm.waitFor(10*time.Second, "› Ask brig")
+	tm.waitFor(10*time.Second, "› Ask brig", "ctx 0/") // the run has started: /resume needs it
 	tm.typeLine("/resume")
 	tm.waitFor(10*time.Second, "resume a session of this workspace", "remember the word zebra")
 	tm.keys("Enter")
