@@ -146,7 +146,11 @@ func oneLine(s string, n int) string {
 		return line[:n] + "…"
 	}
 	if rest != "" {
-		return line + fmt.Sprintf(" … (+%d lines)", strings.Count(rest, "\n")+1)
+		if n := strings.Count(rest, "\n") + 1; n == 1 {
+			return line + " … (+1 line)"
+		} else {
+			return line + fmt.Sprintf(" … (+%d lines)", n)
+		}
 	}
 	return line
 }

@@ -101,7 +101,7 @@ func TestSubagentsStreamJSON(t *testing.T) {
 			if show.code != 0 {
 				t.Fatalf("sessions show: %d\n%s", show.code, show.stderr)
 			}
-			for _, want := range []string{"    │ > MARK-A: what does main.go print?", "    │ • {\"path\":\"main.go\"}", "    │ SUMMARY-B: main.go and .git"} {
+			for _, want := range []string{"    │ > MARK-A: what does main.go print?", "    │ • read_file main.go", "    │ SUMMARY-B: main.go and .git"} {
 				if !strings.Contains(show.stdout, want) {
 					t.Errorf("sessions show lacks %q:\n%s", want, show.stdout)
 				}
