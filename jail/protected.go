@@ -28,6 +28,9 @@ type Repository struct {
 	// DotGit is the .git entry that names GitDir ("" when GitDir was
 	// found by its shape or inside another git directory).
 	DotGit string
+	// Kept: GitDir was found inside another git directory (modules/ or
+	// worktrees/).
+	Kept bool
 }
 
 // gitInternals are the directories of a git directory that hold no
@@ -159,37 +162,55 @@ func Repositories(root string) ([]Repository, error) {
 	return out, err
 }
 
-// kept lists the repositories kept inside a git directory: modules/<name>
-// (names may hold slashes; their own modules too) and worktrees/<id>.
+// kept lists the repositories kept inside a git directory: each entry of
+// modules/ (a submodule's git directory; names may hold slashes, so an
+// entry without the shape that holds repositories is a directory on the
+// way; one that holds none is listed itself, as git would make it a
+// submodule's git directory) with its own kept repositories, and each
+// entry of worktrees/.
 func kept(gitdir string) []Repository {
 	var out []Repository
-	var modules func(dir string, depth int)
-	modules = func(dir string, depth int) {
+	var modules func(dir string, depth int) bool
+	modules = func(dir string, depth int) bool {
 		entries, err := os.ReadDir(dir)
 		if err != nil || depth > 8 {
-			return
+			return false
 		}
+		listed := false
 		for _, e := range entries {
 			if !e.IsDir() {
 				continue
 			}
 			p := filepath.Join(dir, e.Name())
-			if IsRepositoryShape(p) {
-				out = append(out, Repository{GitDir: p})
+			switch {
+			case IsRepositoryShape(p):
+				out = append(out, Repository{GitDir: p, Kept: true})
 				out = append(out, kept(p)...)
-			} else {
-				modules(p, depth+1) // an intermediate directory of a name like a/b
+			case gitdirLike(p) || !modules(p, depth+1):
+				out = append(out, Repository{GitDir: p, Kept: true})
 			}
+			listed = true
 		}
+		return listed
 	}
 	modules(filepath.Join(gitdir, "modules"), 0)
 	worktrees, _ := os.ReadDir(filepath.Join(gitdir, "worktrees"))
 	for _, w := range worktrees {
 		if w.IsDir() {
-			out = append(out, Repository{GitDir: filepath.Join(gitdir, "worktrees", w.Name())})
+			out = append(out, Repository{GitDir: filepath.Join(gitdir, "worktrees", w.Name()), Kept: true})
 		}
 	}
 	return out
+}
+
+// gitdirLike reports whether dir holds any of a git directory's files.
+func gitdirLike(dir string) bool {
+	for _, n := range []string{"HEAD", "config", "objects", "refs", "commondir"} {
+		if present(filepath.Join(dir, n)) {
+			return true
+		}
+	}
+	return false
 }
 
 // ProtectedPaths lists every path under workspace that must stay read-only,
@@ -211,11 +232,17 @@ func kept(gitdir string) []Repository {
 // the ones a git run from this process's environment reads. extra paths
 // (brig's own config and state directories) are appended.
 func ProtectedPaths(workspace string, extra ...string) ([]string, error) {
+	return ProtectedPathsEnv(workspace, os.Environ(), extra...)
+}
+
+// ProtectedPathsEnv is ProtectedPaths with the global git configs that a
+// git run with env reads (HOME, XDG_CONFIG_HOME, GIT_CONFIG_GLOBAL,
+// GIT_CONFIG_SYSTEM, GIT_CONFIG_NOSYSTEM).
+func ProtectedPathsEnv(workspace string, env []string, extra ...string) ([]string, error) {
 	repos, err := Repositories(workspace)
 	if err != nil {
 		return nil, err
 	}
-	env := os.Environ()
 	home := envValue(env, "HOME")
 	global := loadGlobal(env, home)
 

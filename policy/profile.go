@@ -434,13 +434,14 @@ func (p Profile) Spec() (jail.Spec, error) {
 		hidden = append(hidden, m.Path)
 	}
 
-	protected, err := jail.ProtectedPaths(p.Workspace, p.BrigDirs...)
+	gitEnv := append(slices.Clone(p.ParentEnv), "HOME="+p.Home)
+	protected, err := jail.ProtectedPathsEnv(p.Workspace, gitEnv, p.BrigDirs...)
 	if err != nil {
 		return jail.Spec{}, fmt.Errorf("find protected paths in %s: %w", p.Workspace, err)
 	}
 	for _, w := range p.Write {
 		if !within(w, p.Workspace) {
-			more, err := jail.ProtectedPaths(w)
+			more, err := jail.ProtectedPathsEnv(w, gitEnv)
 			if err != nil {
 				return jail.Spec{}, err
 			}
