@@ -289,11 +289,20 @@ func (p Profile) laterExecUnder() []string {
 // workspace, what was refused and what is masked (for `brig doctor` and
 // `brig sandbox --explain`).
 func (p Profile) Outside() (Outside, error) {
+	cacheRoot := p.CacheRoot
+	p.CacheRoot = "" // describing a grant must not create the cache
+	if !p.Namespaces && p.CallTmp == "" {
+		p.CallTmp = "/nonexistent-per-call-tmp" // made per call; not listed
+	}
 	spec, err := p.Spec()
 	if err != nil {
 		return Outside{}, err
 	}
 	var o Outside
+	if cacheRoot != "" {
+		o.Granted = append(o.Granted, Granted{Path: filepath.Join(cacheRoot, WorkspaceID(p.Workspace)), Access: jail.Write,
+			Reason: "brig's toolchain cache for this workspace (GOCACHE, npm, pip, CARGO_HOME)"})
+	}
 	reasons := map[string]string{}
 	defaults, refused := p.defaults()
 	for _, e := range defaults {
@@ -312,9 +321,6 @@ func (p Profile) Outside() (Outside, error) {
 			continue
 		}
 		why := reasons[r.Path]
-		if why == "" {
-			why = "brig's per-workspace toolchain cache (GOCACHE, npm, pip, CARGO_HOME)"
-		}
 		if _, err := os.Stat(r.Path); err != nil && r.Optional {
 			continue
 		}

@@ -147,8 +147,9 @@ func TestMatchWorkspace(t *testing.T) {
 
 func TestLooksLikeCredential(t *testing.T) {
 	for name, want := range map[string]bool{
-		"credentials": true, "npmrc": true, "id_ed25519": true, "server.key": true, "client_secret.json": true,
+		"credentials": true, "id_ed25519": true, "server.key": true, ".netrc": true,
 		".env.local": true, "deploy.pem": true, "README.md": false, "config": false, "go.mod": false, "key": false,
+		"secrets.py": false, "passwd": false, "npmrc": false,
 	} {
 		if got := LooksLikeCredential(name); got != want {
 			t.Errorf("LooksLikeCredential(%q) = %v, want %v", name, got, want)
