@@ -604,3 +604,41 @@ func (p *Policy) SandboxGrantWarnings() []string {
 	}
 	return out
 }
+
+// SensitiveMarkdown renders, for the README, the secrets masked inside
+// every grant (home and system) and the workspace entries kept read-only,
+// each with its reason (entries sharing a reason share a row).
+func SensitiveMarkdown() string {
+	var b strings.Builder
+	table := func(head string, es []sensitive.Entry, prefix string) {
+		fmt.Fprintf(&b, "| %s | why |\n| --- | --- |\n", head)
+		var order []string
+		byReason := map[string][]string{}
+		for _, e := range es {
+			if _, ok := byReason[e.Reason]; !ok {
+				order = append(order, e.Reason)
+			}
+			byReason[e.Reason] = append(byReason[e.Reason], "`"+prefix+e.Path+"`")
+		}
+		for _, r := range order {
+			fmt.Fprintf(&b, "| %s | %s |\n", strings.Join(byReason[r], ", "), r)
+		}
+	}
+	var secrets []sensitive.Entry
+	for _, e := range sensitive.Home() {
+		if e.Kind == sensitive.Secret {
+			e.Path = "~/" + e.Path
+			secrets = append(secrets, e)
+		}
+	}
+	for _, e := range sensitive.System() {
+		if e.Kind == sensitive.Secret {
+			e.Path = "/" + e.Path
+			secrets = append(secrets, e)
+		}
+	}
+	table("secret (masked inside any grant unless a grant names it)", secrets, "")
+	b.WriteString("\n")
+	table("in the workspace and every repository in it (read-only)", sensitive.Workspace(), "")
+	return b.String()
+}

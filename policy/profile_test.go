@@ -318,3 +318,15 @@ func TestDefaultGrantDocumented(t *testing.T) {
 		t.Fatalf("README.md's default grant table differs from policy.DefaultGrantMarkdown(); paste the new table into the README:\n%s", DefaultGrantMarkdown())
 	}
 }
+
+// TestSensitiveMarkdownInREADME: the README's lists of masked secrets and
+// protected workspace files are generated from internal/sensitive.
+func TestSensitiveMarkdownInREADME(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), SensitiveMarkdown()) {
+		t.Fatalf("README.md's sensitive tables differ from policy.SensitiveMarkdown(); paste them into the README:\n%s", SensitiveMarkdown())
+	}
+}

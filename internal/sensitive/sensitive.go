@@ -204,6 +204,11 @@ func System() []Entry {
 		{"etc/docker", Secret, "Docker daemon TLS keys"},
 		{"etc/containers/auth.json", Secret, "registry credentials"},
 		{"etc/machine-id", Secret, "a stable machine identifier (tracking)"},
+		{"etc/ppp/chap-secrets", Secret, "PPP passwords"},
+		{"etc/ppp/pap-secrets", Secret, "PPP passwords"},
+		{"etc/openvpn", Secret, "VPN keys and passwords"},
+		{"etc/letsencrypt", Secret, "TLS private keys"},
+		{"etc/mysql/debian.cnf", Secret, "MySQL maintenance password"},
 
 		{"etc/profile", LaterExec, "run by every login shell"},
 		{"etc/profile.d", LaterExec, "run by every login shell"},
