@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -81,7 +82,7 @@ func (s *Supervisor) undoRepository(r jail.Repository, known map[string]bool, st
 	case !changedSince(r.GitDir, start) && !controlChanged(r.GitDir, start):
 		s.log.Info("a repository not listed when the call was granted predates it; left alone", "path", r.GitDir)
 		return nil
-	case r.Kept || filepath.Base(r.GitDir) == ".git":
+	case r.Kept || filepath.Base(r.GitDir) == ".git" || keptPath(r.GitDir):
 		return s.takeOut(r.GitDir)
 	}
 	// A directory given the shape: take out what the call made of it.
@@ -104,6 +105,13 @@ func (s *Supervisor) undoRepository(r jail.Repository, known map[string]bool, st
 		s.log.Error("a directory the call gave a repository's shape still has it", "path", r.GitDir)
 	}
 	return out
+}
+
+// keptPath reports whether a git directory lies in another's modules/ or
+// worktrees/ (found by a walk that started inside them, as after a file
+// tool's call there).
+func keptPath(gitdir string) bool {
+	return strings.Contains(gitdir, "/.git/modules/") || strings.Contains(gitdir, "/.git/worktrees/")
 }
 
 // takeOut quarantines p from inside its parent opened without following
