@@ -123,7 +123,11 @@ func Repositories(root string) ([]Repository, error) {
 			}
 			return nil // unreadable subtree: nothing in it can be granted either
 		}
-		name, parent := d.Name(), filepath.Dir(path)
+		name := d.Name()
+		if name != ".git" && name != "HEAD" && (len(shapes) == 0 || !d.IsDir()) {
+			return nil // the common case: nothing to look at
+		}
+		parent := filepath.Dir(path)
 		switch {
 		case name == ".git" && d.IsDir():
 			out = append(out, Repository{GitDir: path, Worktree: parent})

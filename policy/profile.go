@@ -159,7 +159,7 @@ type Outside struct {
 }
 
 // defaults resolves DefaultGrant and the dynamic entries on this machine.
-func (p Profile) defaults() (granted []GrantEntry, refused []Refused) {
+func (p Profile) defaults(ix *sensitive.Index) (granted []GrantEntry, refused []Refused) {
 	for _, e := range DefaultGrant() {
 		path := e.Path
 		if rest, ok := strings.CutPrefix(path, "~/"); ok {
@@ -184,7 +184,7 @@ func (p Profile) defaults() (granted []GrantEntry, refused []Refused) {
 		if d == "" {
 			continue
 		}
-		if r, why := p.checkDefault(d); why != "" {
+		if r, why := p.checkDefault(d, ix); why != "" {
 			refused = append(refused, Refused{Path: d, Source: "PATH", Why: why})
 		} else if r != "" {
 			granted = append(granted, GrantEntry{Path: r, Access: jail.Exec, Reason: "on PATH", Optional: true})
@@ -192,7 +192,7 @@ func (p Profile) defaults() (granted []GrantEntry, refused []Refused) {
 	}
 	if p.Home != "" || envValue(p.ParentEnv, "GOMODCACHE") != "" || envValue(p.ParentEnv, "GOPATH") != "" {
 		mc := modCache(p.ParentEnv, p.Home)
-		if r, why := p.checkDefault(mc); why != "" {
+		if r, why := p.checkDefault(mc, ix); why != "" {
 			refused = append(refused, Refused{Path: mc, Source: "GOMODCACHE", Why: why})
 		} else if r != "" {
 			granted = append(granted, GrantEntry{Path: r, Access: jail.Read, Reason: dyn[1].Reason, Optional: true})
@@ -204,7 +204,7 @@ func (p Profile) defaults() (granted []GrantEntry, refused []Refused) {
 // checkDefault cleans a directory named by the environment (a PATH entry,
 // the module cache) and resolves its links; it returns the resolved path,
 // "" when it does not exist, or why it is refused.
-func (p Profile) checkDefault(d string) (resolved, why string) {
+func (p Profile) checkDefault(d string, ix *sensitive.Index) (resolved, why string) {
 	if !filepath.IsAbs(d) {
 		return "", "not an absolute path (a relative PATH entry would name a directory of the workspace or wherever a command runs)"
 	}
@@ -223,7 +223,7 @@ func (p Profile) checkDefault(d string) (resolved, why string) {
 			return "", "holds or lies in brig's own directory " + b
 		}
 	}
-	if e, ok := sensitive.Contains(r, p.Home, sensitive.Secret); ok {
+	if e, ok := ix.Contains(r, sensitive.Secret); ok {
 		return "", "holds or lies in a secret (" + e.Path + ": " + e.Reason + ")"
 	}
 	return r, ""
@@ -234,7 +234,7 @@ func (p Profile) checkDefault(d string) (resolved, why string) {
 // directories, strictly inside a grant, unless one of the user's extra
 // grants names it (or something inside it) individually. Brig's own
 // directories are masked whatever names them.
-func (p Profile) masks(paths []jail.PathRule) []Masked {
+func (p Profile) masks(paths []jail.PathRule, ix *sensitive.Index) []Masked {
 	named := func(s string) bool {
 		for _, g := range append(slices.Clone(p.Read), p.Write...) {
 			if within(g, s) {
@@ -255,7 +255,7 @@ func (p Profile) masks(paths []jail.PathRule) []Masked {
 		if within(r.Path, "/dev") || within(r.Path, "/proc") || within(r.Path, "/sys") || (p.Namespaces && r.Path == "/tmp") {
 			continue // devices, kernel views, and a fresh private /tmp
 		}
-		for _, f := range sensitive.Under(r.Path, p.Home, sensitive.Secret) {
+		for _, f := range ix.Under(r.Path, sensitive.Secret) {
 			if !named(f.Path) {
 				add(Masked{Path: f.Path, Under: r.Path, Reason: f.Entry.Reason})
 			}
@@ -273,10 +273,10 @@ func (p Profile) masks(paths []jail.PathRule) []Masked {
 // laterExecUnder lists the later-executed paths (shell startup files, PATH
 // directories, git's global config …) strictly inside the user's extra
 // write grants that no grant names individually: they stay read-only.
-func (p Profile) laterExecUnder() []string {
+func (p Profile) laterExecUnder(ix *sensitive.Index) []string {
 	var out []string
 	for _, w := range p.Write {
-		for _, f := range sensitive.Under(w, p.Home, sensitive.LaterExec) {
+		for _, f := range ix.Under(w, sensitive.LaterExec) {
 			if !slices.ContainsFunc(p.Write, func(g string) bool { return within(g, f.Path) }) {
 				out = append(out, f.Path)
 			}
@@ -304,7 +304,8 @@ func (p Profile) Outside() (Outside, error) {
 			Reason: "brig's toolchain cache for this workspace (GOCACHE, npm, pip, CARGO_HOME)"})
 	}
 	reasons := map[string]string{}
-	defaults, refused := p.defaults()
+	ix := sensitive.NewIndex(p.Home)
+	defaults, refused := p.defaults(ix)
 	for _, e := range defaults {
 		if _, ok := reasons[e.Path]; !ok {
 			reasons[e.Path] = e.Reason
@@ -327,7 +328,7 @@ func (p Profile) Outside() (Outside, error) {
 		o.Granted = append(o.Granted, Granted{Path: r.Path, Access: r.Access, Reason: why})
 	}
 	o.Refused = refused
-	o.Masked = p.masks(spec.Paths)
+	o.Masked = p.masks(spec.Paths, ix)
 	return o, nil
 }
 
@@ -360,7 +361,8 @@ func (p Profile) Spec() (jail.Spec, error) {
 
 	// The default grant: the system, toolchains, PATH and the module
 	// cache (DefaultGrant says why each is there).
-	defaults, _ := p.defaults()
+	ix := sensitive.NewIndex(p.Home)
+	defaults, _ := p.defaults(ix)
 	for _, e := range defaults {
 		add(e.Path, e.Access, e.Optional)
 	}
@@ -436,7 +438,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 	}
 
 	var hidden []string
-	for _, m := range p.masks(paths) {
+	for _, m := range p.masks(paths, ix) {
 		hidden = append(hidden, m.Path)
 	}
 
@@ -454,7 +456,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 			protected = append(protected, more...)
 		}
 	}
-	protected = append(protected, p.laterExecUnder()...)
+	protected = append(protected, p.laterExecUnder(ix)...)
 	slices.Sort(protected)
 	protected = slices.Compact(protected)
 
@@ -547,7 +549,7 @@ func DefaultGrantMarkdown() string {
 func CoveredSecrets(grant, home string, brigDirs, named []string) []string {
 	p := Profile{Home: home, BrigDirs: brigDirs, Read: named}
 	var out []string
-	for _, m := range p.masks([]jail.PathRule{{Path: grant, Access: jail.Read}}) {
+	for _, m := range p.masks([]jail.PathRule{{Path: grant, Access: jail.Read}}, sensitive.NewIndex(home)) {
 		if _, err := os.Lstat(m.Path); err == nil {
 			out = append(out, m.Path)
 		}

@@ -224,7 +224,7 @@ func TestPathEntriesChecked(t *testing.T) {
 			t.Errorf("control: PATH entry ~/%s not granted: %+v", want, r)
 		}
 	}
-	_, ref := p.defaults()
+	_, ref := p.defaults(sensitive.NewIndex(p.Home))
 	got := map[string]bool{}
 	for _, r := range ref {
 		got[r.Path] = true

@@ -356,7 +356,7 @@ func Match(p, home string, k Kind) (Entry, bool) {
 // Home and System entries of kind k.
 func Abs(home string, k Kind) []string {
 	var out []string
-	for _, e := range all(home) {
+	for _, e := range NewIndex(home).entries {
 		if e.Kind == k {
 			out = append(out, e.Path)
 		}
@@ -364,20 +364,41 @@ func Abs(home string, k Kind) []string {
 	return out
 }
 
-// all is the Home and System entries with absolute paths.
-func all(home string) []Entry {
-	var out []Entry
+// Index is the Home and System entries with absolute paths for one home
+// directory, for callers that ask many questions (a grant's every path).
+type Index struct {
+	home    string
+	entries []indexed
+}
+
+type indexed struct {
+	Entry         // Path absolute
+	fixed  string // the part before the first pattern segment; Path if none
+	prefix string // fixed + "/"
+	meta   bool
+}
+
+// NewIndex makes the absolute entries for home (may be empty).
+func NewIndex(home string) *Index {
+	ix := &Index{home: home}
+	add := func(e Entry, path string) {
+		e.Path = path
+		in := indexed{Entry: e, fixed: path, meta: hasMeta(path)}
+		if in.meta {
+			in.fixed = literalPrefix(path)
+		}
+		in.prefix = strings.TrimSuffix(in.fixed, "/") + "/"
+		ix.entries = append(ix.entries, in)
+	}
 	if home != "" {
 		for _, e := range Home() {
-			e.Path = filepath.Join(home, e.Path)
-			out = append(out, e)
+			add(e, filepath.Join(home, e.Path))
 		}
 	}
 	for _, e := range System() {
-		e.Path = "/" + e.Path
-		out = append(out, e)
+		add(e, "/"+e.Path)
 	}
-	return out
+	return ix
 }
 
 // Under lists the entries of kind k that lie strictly inside root (an
@@ -385,50 +406,77 @@ func all(home string) []Entry {
 // exists, and each existing path a pattern entry names. A grant of root
 // would expose them; the caller masks them. It reads the filesystem only
 // to expand patterns whose fixed part lies on root's side.
-func Under(root, home string, k Kind) []Found {
+func Under(root, home string, k Kind) []Found { return NewIndex(home).Under(root, k) }
+
+// Under is the package function Under on this index.
+func (ix *Index) Under(root string, k Kind) []Found {
 	root = filepath.Clean(root)
+	prefix := strings.TrimSuffix(root, "/") + "/"
 	var out []Found
-	for _, e := range all(home) {
+	for _, e := range ix.entries {
 		if e.Kind != k {
 			continue
 		}
-		if !hasMeta(e.Path) {
-			if e.Path != root && within(e.Path, root) {
-				out = append(out, Found{Path: e.Path, Entry: e})
+		if !e.meta {
+			if strings.HasPrefix(e.Path, prefix) {
+				out = append(out, Found{Path: e.Path, Entry: e.Entry})
 			}
 			continue
 		}
-		fixed := literalPrefix(e.Path)
-		if !within(fixed, root) && !within(root, fixed) {
+		// A pattern: expand it only when its fixed part and root lie on
+		// one line.
+		if !strings.HasPrefix(e.fixed, prefix) && e.fixed != root && !strings.HasPrefix(root+"/", e.prefix) {
 			continue
 		}
 		matches, _ := filepath.Glob(e.Path)
 		for _, m := range matches {
-			if m != root && within(m, root) {
-				out = append(out, Found{Path: m, Entry: e})
+			if m != root && strings.HasPrefix(m, prefix) {
+				out = append(out, Found{Path: m, Entry: e.Entry})
 			}
 		}
 	}
 	return out
 }
 
+// Contains reports whether dir (absolute, clean) holds any entry of kind k
+// — literal entries whether or not they exist, pattern entries when a path
+// they name exists — or lies inside one.
+func Contains(dir, home string, k Kind) (Entry, bool) { return NewIndex(home).Contains(dir, k) }
+
+// Contains is the package function Contains on this index.
+func (ix *Index) Contains(dir string, k Kind) (Entry, bool) {
+	dir = filepath.Clean(dir)
+	for _, e := range ix.entries {
+		if e.Kind != k {
+			continue
+		}
+		if e.meta && !strings.HasPrefix(dir+"/", e.prefix) {
+			continue
+		}
+		if within(dir, e.Path) {
+			return ix.relative(e.Entry), true
+		}
+	}
+	if f := ix.Under(dir, k); len(f) > 0 {
+		return ix.relative(f[0].Entry), true
+	}
+	return Entry{}, false
+}
+
+// relative gives an absolute entry back its list's relative path.
+func (ix *Index) relative(e Entry) Entry {
+	if ix.home != "" && strings.HasPrefix(e.Path, ix.home+"/") {
+		e.Path = strings.TrimPrefix(e.Path, ix.home+"/")
+	} else {
+		e.Path = strings.TrimPrefix(e.Path, "/")
+	}
+	return e
+}
+
 // Found is a path named by an entry.
 type Found struct {
 	Path  string // absolute
 	Entry Entry  // Entry.Path is absolute (a pattern for pattern entries)
-}
-
-// Contains reports whether dir (absolute, clean) holds any entry of kind k
-// — literal entries whether or not they exist, pattern entries when a path
-// they name exists — or lies inside one.
-func Contains(dir, home string, k Kind) (Entry, bool) {
-	if e, ok := Match(dir, home, k); ok {
-		return e, true
-	}
-	if f := Under(dir, home, k); len(f) > 0 {
-		return f[0].Entry, true
-	}
-	return Entry{}, false
 }
 
 func hasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }
