@@ -644,3 +644,20 @@ func SensitiveMarkdown() string {
 	table("in the workspace and every repository in it (read-only)", sensitive.Workspace(), "")
 	return b.String()
 }
+
+// SecretMasks lists the secrets (and brig's own directories) strictly
+// inside the given grants, for a Spec's Hidden: file tools use it for the
+// paths they are granted, so that an approved search of ~ does not read
+// ~/.ssh. A grant that is a secret itself, or lies in one, masks nothing
+// of it (it was named individually).
+func SecretMasks(paths []jail.PathRule, home string, brigDirs []string) []string {
+	p := Profile{Home: home, BrigDirs: brigDirs}
+	for _, r := range paths {
+		p.Read = append(p.Read, r.Path)
+	}
+	var out []string
+	for _, m := range p.masks(paths, sensitive.NewIndex(home)) {
+		out = append(out, m.Path)
+	}
+	return out
+}

@@ -330,3 +330,33 @@ func TestSensitiveMarkdownInREADME(t *testing.T) {
 		t.Fatalf("README.md's sensitive tables differ from policy.SensitiveMarkdown(); paste them into the README:\n%s", SensitiveMarkdown())
 	}
 }
+
+// TestFileToolGrantsMaskSecrets: an approved file tool over the home
+// directory (search_code, list_directory of ~) is granted it without the
+// secrets in it; one that names a secret's own path keeps it.
+func TestFileToolGrantsMaskSecrets(t *testing.T) {
+	p, _, _, home := testPolicy(t, ModeAsk, `[permissions]
+allow = ["Read(~/**)"]
+`)
+	for _, d := range []string{".ssh", ".config/brig"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := p.Decide(Call{Tool: "search_code", Effect: EffectRead, Read: []string{"~"}, Programs: true})
+	if v.Tier == Deny {
+		t.Fatalf("a search of ~ allowed by a rule was denied: %s", v.Reason)
+	}
+	spec, err := p.Compile(v, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{".ssh", ".config/brig", ".aws"} {
+		if !slices.Contains(spec.Hidden, filepath.Join(home, want)) {
+			t.Errorf("the search of ~ does not mask ~/%s: %v", want, spec.Hidden)
+		}
+	}
+	if slices.Contains(spec.Hidden, home) {
+		t.Error("control: the granted directory itself is masked")
+	}
+}
