@@ -42,8 +42,11 @@ func callClock() unix.Timespec {
 // A git directory that is not in the list but that the call did not touch
 // (every control file older than the call) predates it (a list computed
 // at the session's start can miss a repository cloned since) and is left
-// alone. The workspace root's .git is always known: its control files are
-// always listed.
+// alone; a listed one is never taken out (it was read-only during the
+// call). The workspace root's .git is always known: its control files are
+// always listed. Inode times have the granularity of a clock tick, so a
+// change made in the tick before the call counts as the call's: that can
+// only take out a repository that was not listed.
 func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) []string {
 	known := map[string]bool{}
 	for _, p := range spec.Protected {
@@ -70,10 +73,12 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) [
 func (s *Supervisor) undoRepository(r jail.Repository, known map[string]bool, start unix.Timespec) []string {
 	switch {
 	case r.DotGit != "":
-		// A .git file or link: one that existed is read-only during the
-		// call, so a changed one was made by the call. What it names is
-		// a git directory of its own, found by its shape if it is here.
-		if changedSince(r.DotGit, start) {
+		// A .git file or link. One that was listed stayed read-only
+		// during the call (the protected-path sweep restores a replaced
+		// link); one that was not and changed was made by the call. What
+		// it names is a git directory of its own, found by its shape if
+		// it is here.
+		if !known[r.DotGit] && changedSince(r.DotGit, start) {
 			return s.takeOut(r.DotGit)
 		}
 		return nil
