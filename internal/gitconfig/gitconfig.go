@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Value is one variable assignment in a config file.
@@ -52,14 +53,17 @@ func Parse(r io.Reader, file string) ([]Value, error) {
 }
 
 // ParseFile parses one file. A missing file is no values and no error.
+// It is opened without blocking (a FIFO planted where a config is expected
+// must not stall the caller) and must be a regular file.
 func ParseFile(path string) ([]Value, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
+	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)

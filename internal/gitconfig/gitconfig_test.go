@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -120,5 +121,22 @@ func TestFiles(t *testing.T) {
 	}
 	if got := Files([]string{"GIT_CONFIG_GLOBAL=/g", "GIT_CONFIG_SYSTEM=/s"}); !slices.Equal(got, []string{"/s", "/g"}) {
 		t.Errorf("with GIT_CONFIG_*: %v", got)
+	}
+}
+
+// TestParseFileDoesNotBlockOnAFIFO: a FIFO where a config is expected is
+// an error, not a hang.
+func TestParseFileDoesNotBlockOnAFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config")
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ParseFile(p); done <- err }()
+	if err := <-done; err == nil {
+		t.Error("a FIFO parsed as a config file")
+	}
+	if vals, err := ParseFile(filepath.Join(t.TempDir(), "missing")); err != nil || vals != nil {
+		t.Errorf("a missing file: %v %v", vals, err)
 	}
 }
