@@ -760,3 +760,86 @@ except OSError as e:
 		}
 	}
 }
+
+// TestDefaultAndBroadGrantsMaskSecrets: the secrets that sit under the
+// toolchain roots and PATH entries of the default grant, and under a grant
+// of the whole home directory, stay unreadable (a mask with a mount
+// namespace, a split grant without), with and without namespaces; their
+// siblings stay readable.
+func TestDefaultAndBroadGrantsMaskSecrets(t *testing.T) {
+	e := newEnv(t)
+	const canary = "canary-secret-bytes"
+	home, err := os.MkdirTemp("/var/tmp", "brig-jail-home-") // off the private /tmp
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	files := map[string]string{
+		".ssh/id_rsa":                           canary,
+		".config/git/credentials":               "https://u:" + canary + "@github.com\n",
+		".config/git/config":                    "[user]\n\tname = visible-gitconfig\n",
+		".npm-global/etc/npmrc":                 "//registry.npmjs.org/:_authToken=" + canary + "\n",
+		".npm-global/bin/tool":                  "#!/bin/sh\necho visible-tool\n",
+		".config/brig/credentials.toml":         "api_key = \"" + canary + "\"\n",
+		".nvm/versions/node/v1.0.0/etc/npmrc":   "_authToken=" + canary + "\n",
+		".nvm/versions/node/v1.0.0/bin/nodeish": "#!/bin/sh\necho visible-node\n",
+		"notes.txt":                             "visible-notes\n",
+	}
+	for rel, content := range files {
+		p := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := "cat ~/.ssh/id_rsa ~/.config/git/credentials ~/.npm-global/etc/npmrc ~/.config/brig/credentials.toml ~/.nvm/versions/node/v1.0.0/etc/npmrc; ls -la ~/.ssh ~/.npm-global/etc; chmod -R 777 ~/.ssh; cat ~/.ssh/id_rsa"
+	for _, ns := range []bool{true, false} {
+		if ns && !e.sup.Namespaces() {
+			continue
+		}
+		for _, c := range []struct {
+			name    string
+			mutate  func(*policy.Profile)
+			control string // read in the same call, must appear
+		}{
+			{"default grant with PATH=$HOME/", func(p *policy.Profile) {
+				p.ParentEnv = []string{"PATH=" + home + "/:" + home + "/.npm-global/bin:" + home + "/.nvm/versions/node/v1.0.0/bin:/usr/bin:/bin", "HOME=" + home}
+			}, "tool; nodeish; cat ~/.config/git/config"},
+			{"--read ~", func(p *policy.Profile) { p.Read = []string{home} }, "cat ~/notes.txt ~/.config/git/config"},
+		} {
+			t.Run(fmt.Sprintf("%s/namespaces=%v", c.name, ns), func(t *testing.T) {
+				spec := e.spec(t, func(p *policy.Profile) {
+					p.Home = home
+					p.BrigDirs = []string{filepath.Join(home, ".config/brig")}
+					p.ParentEnv = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+					c.mutate(p)
+					if !ns {
+						p.Namespaces, p.CallTmp = false, t.TempDir()
+					}
+				})
+				spec.Layers.NoNamespaces = !ns
+				res := e.sh(t, spec, c.control+"; "+read+"; exit 0")
+				out := string(res.Stdout) + string(res.Stderr)
+				if strings.Contains(out, canary) {
+					t.Errorf("a secret was read:\n%s", out)
+				}
+				for _, want := range []string{"visible-gitconfig"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("control: %s missing:\n%s", want, out)
+					}
+				}
+				if c.name == "--read ~" && !strings.Contains(out, "visible-notes") {
+					t.Errorf("control: ~/notes.txt under the --read ~ grant was not read:\n%s", out)
+				}
+				if c.name != "--read ~" && (!strings.Contains(out, "visible-tool") || !strings.Contains(out, "visible-node")) {
+					t.Errorf("control: programs on PATH did not run:\n%s", out)
+				}
+				if b, _ := os.ReadFile(filepath.Join(home, ".ssh/id_rsa")); string(b) != canary {
+					t.Errorf("the secret changed on disk: %q", b)
+				}
+			})
+		}
+	}
+}

@@ -2,80 +2,425 @@ package jail
 
 import (
 	"bufio"
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"brig/internal/gitconfig"
+	"brig/internal/sensitive"
 )
 
-// WorkspaceEntries are the names, at the root of a repository, of files and
-// directories that a later program outside the jail executes or obeys: brig's
-// own config, direnv, editor tasks and settings, git hook managers, and other
-// agents' project configs. A jail may never write them.
-func WorkspaceEntries() []string {
-	return []string{
-		".brig", ".envrc", ".mcp.json", ".vscode", ".idea", ".husky",
-		".claude", ".codex", ".gemini", ".cursor", ".devcontainer",
-	}
+// Repository is a git directory found in a tree: a .git directory, the
+// gitdir a .git file or link names, a directory with git's repository shape
+// (a bare repository, whatever its name), or one kept inside another git
+// directory (modules/<name>, worktrees/<id>).
+type Repository struct {
+	// GitDir is the git directory (absolute, clean).
+	GitDir string
+	// Worktree is the root of its working tree, where git runs hooks and
+	// resolves relative settings; "" for a bare repository.
+	Worktree string
+	// DotGit is the .git entry that names GitDir ("" when GitDir was
+	// found by its shape or inside another git directory).
+	DotGit string
+	// Kept: GitDir was found inside another git directory (modules/ or
+	// worktrees/).
+	Kept bool
 }
 
-// ProtectedPaths lists every path under workspace that must stay read-only:
-// the WorkspaceEntries and the git control files (hooks, config, and the
-// pointers that say where they are) of the workspace and of every repository
-// nested in it (vendored repositories, submodules). For a .git file
-// (worktree, submodule) the file itself and its resolved gitdir are protected.
-// Paths of the workspace root are listed whether or not they exist; nested
-// repositories are found by walking the tree. extra paths (brig's own config
-// and state directories) are appended.
-func ProtectedPaths(workspace string, extra ...string) ([]string, error) {
-	var out []string
-	addRepo := func(root string) {
-		for _, name := range WorkspaceEntries() {
-			out = append(out, filepath.Join(root, name))
-		}
-		out = append(out, gitProtected(filepath.Join(root, ".git"))...)
+// gitInternals are the directories of a git directory that hold no
+// repository of their own and need not be walked.
+var gitInternals = map[string]bool{
+	"objects": true, "refs": true, "logs": true, "hooks": true, "info": true,
+	"lfs": true, "rr-cache": true, "branches": true, "remotes": true,
+	"modules": true, "worktrees": true, "reftable": true,
+}
+
+// IsRepositoryShape reports whether git treats dir as a git directory,
+// whatever its name, by git's own test (setup.c is_git_directory): a HEAD
+// that is a symbolic link into refs/ or a file holding "ref: …" or an
+// object id, and either objects/ and refs/, or a commondir file (whose
+// target holds them). Entries are looked at without following symbolic
+// links (a link named objects counts as present: git would follow it), and
+// HEAD is opened with O_NOFOLLOW|O_NONBLOCK, so a planted link or FIFO can
+// neither redirect nor stall the check.
+func IsRepositoryShape(dir string) bool {
+	if !validHead(filepath.Join(dir, "HEAD")) {
+		return false
 	}
-	addRepo(workspace)
-	err := filepath.WalkDir(workspace, func(path string, d fs.DirEntry, err error) error {
+	if present(filepath.Join(dir, "commondir")) {
+		return true
+	}
+	return present(filepath.Join(dir, "objects")) && present(filepath.Join(dir, "refs"))
+}
+
+func present(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// validHead is git's validate_headref.
+func validHead(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		t, err := os.Readlink(p)
+		return err == nil && strings.HasPrefix(t, "refs/")
+	}
+	if !fi.Mode().IsRegular() {
+		return false
+	}
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	buf := make([]byte, 256)
+	n, _ := unix.Read(fd, buf)
+	if n <= 0 {
+		return false
+	}
+	b := buf[:n]
+	if rest, ok := bytes.CutPrefix(b, []byte("ref:")); ok {
+		return bytes.HasPrefix(bytes.TrimLeft(rest, " \t"), []byte("refs/"))
+	}
+	// A detached HEAD: an object id (SHA-1 or SHA-256) and a newline.
+	id := bytes.TrimRight(b, "\n")
+	if len(id) != 40 && len(id) != 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Repositories finds every git directory under root: .git directories,
+// what .git files and links name, directories with a repository's shape
+// (IsRepositoryShape) whatever their name, and the repositories kept in
+// each git directory's modules/ (recursively) and worktrees/. It does not
+// descend into a git directory's objects, refs and other internals.
+func Repositories(root string) ([]Repository, error) {
+	var out []Repository
+	shapes := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if path == workspace {
+			if path == root {
 				return err
 			}
 			return nil // unreadable subtree: nothing in it can be granted either
 		}
-		if d.Name() == ".git" {
-			if path != filepath.Join(workspace, ".git") {
-				addRepo(filepath.Dir(path))
+		name := d.Name()
+		if name != ".git" && name != "HEAD" && (len(shapes) == 0 || !d.IsDir()) {
+			return nil // the common case: nothing to look at
+		}
+		parent := filepath.Dir(path)
+		switch {
+		case name == ".git" && d.IsDir():
+			out = append(out, Repository{GitDir: path, Worktree: parent})
+			out = append(out, kept(path)...)
+			return fs.SkipDir
+		case name == ".git":
+			gitdir := ""
+			if d.Type()&fs.ModeSymlink != 0 {
+				if t, err := filepath.EvalSymlinks(path); err == nil {
+					if fi, err := os.Stat(t); err == nil && fi.IsDir() {
+						gitdir = t
+					}
+				}
+			} else {
+				gitdir = readGitdirFile(path)
 			}
-			if d.IsDir() {
-				return fs.SkipDir
+			r := Repository{GitDir: gitdir, Worktree: parent, DotGit: path}
+			if gitdir == "" {
+				r.GitDir = path // names nothing (yet): the entry itself is what matters
 			}
+			out = append(out, r)
+			if gitdir != "" {
+				out = append(out, kept(gitdir)...)
+			}
+		case name == "HEAD" && !d.IsDir() && filepath.Base(parent) != ".git" && !shapes[parent]:
+			if IsRepositoryShape(parent) {
+				shapes[parent] = true
+				out = append(out, Repository{GitDir: parent})
+				out = append(out, kept(parent)...)
+			}
+		case d.IsDir() && shapes[parent] && gitInternals[name]:
+			return fs.SkipDir
 		}
 		return nil
 	})
+	return out, err
+}
+
+// kept lists the repositories kept inside a git directory: each entry of
+// modules/ (a submodule's git directory; names may hold slashes, so an
+// entry without the shape that holds repositories is a directory on the
+// way; one that holds none is listed itself, as git would make it a
+// submodule's git directory) with its own kept repositories, and each
+// entry of worktrees/.
+func kept(gitdir string) []Repository {
+	var out []Repository
+	var modules func(dir string, depth int) bool
+	modules = func(dir string, depth int) bool {
+		entries, err := os.ReadDir(dir)
+		if err != nil || depth > 8 {
+			return false
+		}
+		listed := false
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case IsRepositoryShape(p):
+				out = append(out, Repository{GitDir: p, Kept: true})
+				out = append(out, kept(p)...)
+			case gitdirLike(p) || !modules(p, depth+1):
+				out = append(out, Repository{GitDir: p, Kept: true})
+			}
+			listed = true
+		}
+		return listed
+	}
+	modules(filepath.Join(gitdir, "modules"), 0)
+	worktrees, _ := os.ReadDir(filepath.Join(gitdir, "worktrees"))
+	for _, w := range worktrees {
+		if w.IsDir() {
+			out = append(out, Repository{GitDir: filepath.Join(gitdir, "worktrees", w.Name()), Kept: true})
+		}
+	}
+	return out
+}
+
+// gitdirLike reports whether dir holds any of a git directory's files.
+func gitdirLike(dir string) bool {
+	for _, n := range []string{"HEAD", "config", "objects", "refs", "commondir"} {
+		if present(filepath.Join(dir, n)) {
+			return true
+		}
+	}
+	return false
+}
+
+// ProtectedPaths lists every path under workspace that must stay read-only,
+// because a program outside the jail later runs it or obeys it:
+//   - the sensitive.Workspace entries (brig's config, direnv, editor tasks,
+//     hook managers' configuration …) at the root of the workspace and of
+//     every working tree in it;
+//   - the control files of every git directory found by Repositories
+//     (hooks, config, commondir, config.worktree, and for modules and
+//     worktrees their own), and each .git file and the gitdir it names;
+//   - for each repository, the directory every core.hooksPath names, the
+//     config files its config includes, and the programs its settings run
+//     (core.fsmonitor, core.pager, filters, aliases …), read from its own
+//     config, the system and global configs and what they include —
+//     where these lie inside the workspace.
+//
+// The workspace root's entries and git control files are listed whether or
+// not they exist (a call must not create them); the global configs are
+// the ones a git run from this process's environment reads. extra paths
+// (brig's own config and state directories) are appended.
+func ProtectedPaths(workspace string, extra ...string) ([]string, error) {
+	return ProtectedPathsEnv(workspace, os.Environ(), extra...)
+}
+
+// ProtectedPathsEnv is ProtectedPaths with the global git configs that a
+// git run with env reads (HOME, XDG_CONFIG_HOME, GIT_CONFIG_GLOBAL,
+// GIT_CONFIG_SYSTEM, GIT_CONFIG_NOSYSTEM).
+func ProtectedPathsEnv(workspace string, env []string, extra ...string) ([]string, error) {
+	repos, err := Repositories(workspace)
 	if err != nil {
 		return nil, err
+	}
+	home := envValue(env, "HOME")
+	global := loadGlobal(env, home)
+
+	var out []string
+	addTree := func(root string) {
+		for _, name := range sensitive.WorkspaceNames() {
+			out = append(out, filepath.Join(root, name))
+		}
+	}
+	roots := map[string]bool{workspace: true}
+	for _, r := range repos {
+		if r.Worktree != "" {
+			roots[r.Worktree] = true
+		}
+	}
+	inside := func(c configuredPath) {
+		p := c.path
+		switch {
+		case p == "" || !within(p, workspace) && !within(workspace, p):
+		case c.hooks && (roots[p] || within(workspace, p)):
+			// Hooks straight in a working tree's root (hooksPath = .):
+			// the hook files are what must stay, not the whole tree.
+			for _, h := range hookNames {
+				if within(filepath.Join(p, h), workspace) {
+					out = append(out, filepath.Join(p, h))
+				}
+			}
+		case p != workspace && within(p, workspace):
+			out = append(out, p)
+		}
+	}
+	addTree(workspace)
+	out = append(out, gitdirProtected(filepath.Join(workspace, ".git"))...)
+	// The workspace root is where a repository created there later runs
+	// its hooks: a relative global core.hooksPath names a directory in it.
+	for _, p := range configured(Repository{GitDir: filepath.Join(workspace, ".git"), Worktree: workspace}, global, home) {
+		inside(p)
+	}
+	for _, r := range repos {
+		if r.Worktree != "" {
+			addTree(r.Worktree)
+		}
+		if r.DotGit != "" {
+			out = append(out, r.DotGit)
+		}
+		if r.GitDir != r.DotGit {
+			out = append(out, gitdirProtected(r.GitDir)...)
+			if common := readCommondir(r.GitDir); common != "" {
+				out = append(out, gitdirProtected(common)...)
+			}
+		}
+		for _, p := range configured(r, global, home) {
+			inside(p)
+		}
 	}
 	out = append(out, extra...)
 	slices.Sort(out)
 	return slices.Compact(out), nil
 }
 
-// gitProtected lists the control files of the git directory (or .git file)
-// at dotgit, whether or not they exist.
-func gitProtected(dotgit string) []string {
-	fi, err := os.Lstat(dotgit)
-	if err != nil || fi.IsDir() {
-		return gitdirProtected(dotgit)
+// globalConfig is what the system and global git configs say.
+type globalConfig struct {
+	vals  []gitconfig.Value
+	files []string
+}
+
+func loadGlobal(env []string, home string) globalConfig {
+	var g globalConfig
+	for _, f := range gitconfig.Files(env) {
+		v, files := gitconfig.Load(f, home)
+		g.vals = append(g.vals, v...)
+		g.files = append(g.files, files...)
 	}
-	// A .git file points at the real gitdir: protect the pointer and the
-	// directory it names.
-	out := []string{dotgit}
-	if gitdir := readGitdirFile(dotgit); gitdir != "" {
-		out = append(out, gitdirProtected(gitdir)...)
-		if common := readCommondir(gitdir); common != "" {
-			out = append(out, gitdirProtected(common)...)
+	return g
+}
+
+// configured lists what a repository's configuration makes git run or
+// read later: the directory of every core.hooksPath (git uses the last;
+// every one is listed), the included config files, and the files its
+// program settings name by path. Relative
+// hooksPath values and program paths are resolved where git runs them: the
+// working tree's root, or the git directory of a bare repository.
+func configured(r Repository, global globalConfig, home string) []configuredPath {
+	var vals []gitconfig.Value
+	var out []configuredPath
+	vals = append(vals, global.vals...)
+	for _, f := range global.files {
+		out = append(out, configuredPath{path: f})
+	}
+	for _, dir := range []string{r.GitDir, readCommondir(r.GitDir)} {
+		if dir == "" {
+			continue
+		}
+		for _, f := range []string{"config", "config.worktree"} {
+			v, files := gitconfig.Load(filepath.Join(dir, f), home)
+			vals = append(vals, v...)
+			for _, inc := range files[1:] { // the config itself is a control file already
+				out = append(out, configuredPath{path: inc})
+			}
+		}
+	}
+	base := r.Worktree
+	if base == "" {
+		base = r.GitDir
+		for _, v := range vals {
+			if v.Key() == "core.worktree" && v.File != "" && within(v.File, r.GitDir) {
+				if wt := gitconfig.ExpandPath(v.Value, home, r.GitDir); wt != "" {
+					base = wt
+				}
+			}
+		}
+	}
+	for _, v := range vals {
+		if v.Key() == "core.hookspath" {
+			out = append(out, configuredPath{path: gitconfig.ExpandPath(v.Value, home, base), hooks: true})
+			continue
+		}
+		if !runsProgram(v) {
+			continue
+		}
+		for _, w := range programPaths(v.Value) {
+			out = append(out, configuredPath{path: gitconfig.ExpandPath(w, home, base)})
+		}
+	}
+	return out
+}
+
+// configuredPath is a path a repository's configuration names.
+type configuredPath struct {
+	path  string
+	hooks bool // a core.hooksPath directory
+}
+
+// hookNames are the hooks git runs (githooks(5)).
+var hookNames = []string{
+	"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+	"prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout",
+	"post-merge", "pre-push", "pre-receive", "update", "proc-receive", "post-receive",
+	"post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite",
+	"sendemail-validate", "fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist",
+	"p4-post-changelist", "p4-pre-submit", "post-index-change",
+}
+
+// runsProgram reports whether a setting names a program git runs (through
+// the shell, from the working tree's root).
+func runsProgram(v gitconfig.Value) bool {
+	switch v.Section + "." + v.Name {
+	case "core.fsmonitor", "core.pager", "core.editor", "core.sshcommand", "core.askpass",
+		"core.gitproxy", "sequence.editor", "diff.external", "gpg.program", "credential.helper",
+		"uploadpack.packobjectshook", "sendemail.smtpserver", "sendemail.sendmailcmd",
+		"sendemail.tocmd", "sendemail.cccmd", "web.browser":
+		return true
+	}
+	if v.Subsection == "" {
+		return v.Section == "alias" || v.Section == "pager"
+	}
+	switch v.Section + "." + v.Name {
+	case "filter.clean", "filter.smudge", "filter.process", "diff.command", "diff.textconv",
+		"merge.driver", "difftool.cmd", "mergetool.cmd", "browser.cmd", "gpg.program",
+		"credential.helper", "remote.uploadpack", "remote.receivepack":
+		return true
+	}
+	return false
+}
+
+// programPaths are the words of a command line that name a file by path
+// (they hold a slash): a script in the workspace that a setting runs must
+// stay as it is.
+func programPaths(cmd string) []string {
+	var out []string
+	for _, w := range strings.Fields(strings.TrimPrefix(cmd, "!")) {
+		w = strings.Trim(w, `"'`)
+		if strings.Contains(w, "/") {
+			out = append(out, w)
 		}
 	}
 	return out
@@ -105,11 +450,15 @@ func gitdirProtected(gitdir string) []string {
 
 // readGitdirFile parses "gitdir: PATH" from a .git file.
 func readGitdirFile(dotgit string) string {
-	f, err := os.Open(dotgit)
+	fd, err := unix.Open(dotgit, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return ""
 	}
+	f := os.NewFile(uintptr(fd), dotgit)
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
 	sc := bufio.NewScanner(f)
 	if !sc.Scan() {
 		return ""
@@ -130,11 +479,21 @@ func readGitdirFile(dotgit string) string {
 
 // readCommondir resolves a gitdir's commondir file, if any.
 func readCommondir(gitdir string) string {
-	b, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
+	fd, err := unix.Open(filepath.Join(gitdir, "commondir"), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return ""
 	}
-	p := strings.TrimSpace(string(b))
+	f := os.NewFile(uintptr(fd), "commondir")
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	b := make([]byte, 4096)
+	n, _ := f.Read(b)
+	p := strings.TrimSpace(string(b[:max(n, 0)]))
+	if p == "" {
+		return ""
+	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(gitdir, p)
 	}
@@ -142,4 +501,13 @@ func readCommondir(gitdir string) string {
 		p = r
 	}
 	return filepath.Clean(p)
+}
+
+func envValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }

@@ -165,6 +165,7 @@ func (p *Policy) fileSpec(v Verdict) (jail.Spec, error) {
 		Dir:       p.Places.Workspace,
 		Paths:     paths,
 		Protected: protected,
+		Hidden:    SecretMasks(paths, p.Machine.Home, p.Machine.BrigDirs),
 		Env:       envguard.Build(p.Machine.Env, nil, []string{"LC_ALL=C.UTF-8"}),
 		Limits:    p.Machine.Limits,
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"brig/jail"
+	"brig/internal/sensitive"
 )
 
 // PathClass says where a resolved path lies, which decides the default tier
@@ -110,17 +110,6 @@ func systemRoots() []string {
 	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/opt", "/etc", "/snap", "/nix", "/dev/null"}
 }
 
-// homeSecrets are the places under $HOME where credentials live.
-func homeSecrets() []string {
-	return []string{
-		".ssh", ".aws", ".gnupg", ".azure", ".config/gcloud", ".kube", ".docker",
-		".netrc", ".git-credentials", ".password-store", ".config/gh", ".npmrc",
-		".pypirc", ".cargo/credentials", ".cargo/credentials.toml", ".terraform.d",
-		".vault-token", ".local/share/keyrings", ".mozilla", ".config/google-chrome",
-		".config/chromium", ".bash_history", ".zsh_history", ".python_history",
-	}
-}
-
 // Places is what classification needs to know about this machine and
 // workspace. Workspace and Home are canonical (symlinks resolved).
 type Places struct {
@@ -141,17 +130,8 @@ func (pl Places) Classify(p string) PathClass {
 			return ClassSecret
 		}
 	}
-	if pl.Home != "" {
-		for _, s := range homeSecrets() {
-			if within(p, filepath.Join(pl.Home, s)) {
-				return ClassSecret
-			}
-		}
-	}
-	for _, e := range etcDenied() {
-		if within(p, filepath.Join("/etc", e)) {
-			return ClassSecret
-		}
+	if _, ok := sensitive.Match(p, pl.Home, sensitive.Secret); ok {
+		return ClassSecret
 	}
 	if within(p, pl.Workspace) {
 		if pl.protected(p) {
@@ -180,12 +160,10 @@ func (pl Places) protected(p string) bool {
 	if err != nil || rel == "." {
 		return false
 	}
-	segs := strings.Split(rel, "/")
-	for _, e := range jail.WorkspaceEntries() {
-		if segs[0] == e {
-			return true
-		}
+	if _, ok := sensitive.MatchWorkspace(rel); ok {
+		return true
 	}
+	segs := strings.Split(rel, "/")
 	for i := 0; i+1 < len(segs); i++ {
 		if segs[i] == ".git" {
 			switch segs[i+1] {

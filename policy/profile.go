@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"brig/internal/envguard"
+	"brig/internal/sensitive"
 	"brig/jail"
 )
 
@@ -39,24 +40,296 @@ type Profile struct {
 	BrigDirs []string
 }
 
-// etcDenied are /etc entries a jail never reads: password hashes, sudo
-// rules, host keys and private TLS keys.
-func etcDenied() []string {
-	return []string{
-		"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d",
-		"ssh", "ssl/private", "security/opasswd", "krb5.keytab", "wireguard",
-		"NetworkManager", "ipsec.secrets", "docker", "containers/auth.json",
-		"machine-id",
+// GrantEntry is one entry of the default grant: a path outside the
+// workspace that every bash call (and `brig sandbox`) may read, and why.
+// The default grant is handed to the repository's own code (`make` runs
+// unasked), so every entry must be safe to show an attacker: toolchains
+// are granted at their narrowest (bin and lib directories, single config
+// files), and the secrets the sensitive lists name under an entry are
+// masked.
+type GrantEntry struct {
+	// Path is absolute, or starts with "~/" for the home directory; a
+	// segment may be a pattern ("*" never crosses "/") for directories
+	// that differ per installed version.
+	Path   string      `json:"path"`
+	Access jail.Access `json:"access"`
+	Reason string      `json:"reason"`
+	// Optional entries are skipped when missing (the system roots and
+	// toolchains; every entry here is).
+	Optional bool `json:"-"`
+}
+
+// DefaultGrant is the documented list the default grant is built from.
+// PATH entries and the Go module cache are added to it at run time, under
+// the rules in DefaultGrantDynamic.
+func DefaultGrant() []GrantEntry {
+	sys := func(path string, a jail.Access, why string) GrantEntry { return GrantEntry{path, a, why, true} }
+	return []GrantEntry{
+		sys("/usr", jail.Exec, "the system's programs, libraries, headers and data"),
+		sys("/bin", jail.Exec, "system programs (often a link into /usr)"),
+		sys("/sbin", jail.Exec, "system programs (often a link into /usr)"),
+		sys("/lib", jail.Exec, "system libraries and the dynamic loader"),
+		sys("/lib64", jail.Exec, "system libraries and the dynamic loader"),
+		sys("/lib32", jail.Exec, "32-bit libraries"),
+		sys("/libx32", jail.Exec, "x32 libraries"),
+		sys("/opt", jail.Exec, "software installed outside the package manager"),
+		sys("/snap", jail.Exec, "snap packages"),
+		sys("/nix", jail.Exec, "the Nix store"),
+		sys("/etc", jail.Read, "system configuration: name resolution, TLS roots, users, locale (its secrets are masked)"),
+		sys("/dev/null", jail.Write, "standard device"),
+		sys("/dev/zero", jail.Write, "standard device"),
+		sys("/dev/full", jail.Write, "standard device"),
+		sys("/dev/random", jail.Write, "standard device"),
+		sys("/dev/urandom", jail.Write, "standard device"),
+		sys("/dev/tty", jail.Write, "standard device (there is no terminal: opening it fails)"),
+		sys("/sys/devices/system/cpu", jail.Read, "the CPU count build tools size their parallelism by"),
+		sys("/sys/fs/cgroup", jail.Read, "the limits runtimes (Go, Java, Node) size themselves by"),
+
+		sys("~/.gitconfig", jail.Read, "your git identity and settings, so commits work (keep tokens in a credential helper, not in URLs here)"),
+		sys("~/.config/git/config", jail.Read, "git's XDG config file"),
+		sys("~/.config/git/ignore", jail.Read, "git's global ignore file"),
+		sys("~/.config/git/attributes", jail.Read, "git's global attributes file"),
+		sys("~/go/bin", jail.Exec, "programs installed with go install"),
+		sys("~/.cargo/bin", jail.Exec, "cargo, rustc and the rustup proxies"),
+		sys("~/.rustup/toolchains", jail.Exec, "the Rust toolchains the rustup proxies run"),
+		sys("~/.rustup/settings.toml", jail.Read, "rustup's default toolchain"),
+		sys("~/.pyenv/bin", jail.Exec, "pyenv itself"),
+		sys("~/.pyenv/libexec", jail.Exec, "pyenv's commands, which the shims run"),
+		sys("~/.pyenv/shims", jail.Exec, "pyenv's shims (python, pip …)"),
+		sys("~/.pyenv/versions", jail.Exec, "the Python versions pyenv installed"),
+		sys("~/.pyenv/plugins", jail.Exec, "pyenv plugins (virtualenv) the shims consult"),
+		sys("~/.pyenv/pyenv.d", jail.Exec, "pyenv's hooks"),
+		sys("~/.pyenv/version", jail.Read, "pyenv's global Python version"),
+		sys("~/.nvm/versions/node/*/bin", jail.Exec, "node and npm of each nvm-installed version"),
+		sys("~/.nvm/versions/node/*/lib", jail.Exec, "npm and global packages of each nvm-installed version"),
+		sys("~/.nvm/versions/node/*/include", jail.Read, "node's headers, for native modules"),
+		sys("~/.volta/bin", jail.Exec, "Volta's shims"),
+		sys("~/.volta/tools", jail.Exec, "the tools Volta installed (their npm config is masked)"),
+		sys("~/.bun/bin", jail.Exec, "bun and its global programs"),
+		sys("~/.bun/install/global", jail.Exec, "bun's global packages the programs link to"),
+		sys("~/.deno/bin", jail.Exec, "deno and its installed programs"),
+		sys("~/.sdkman/candidates", jail.Exec, "JDKs and build tools SDKMAN installed"),
+		sys("~/.npm-global/bin", jail.Exec, "programs of npm global installs (prefix ~/.npm-global)"),
+		sys("~/.npm-global/lib", jail.Exec, "packages of npm global installs (not etc/, which holds npmrc)"),
+		sys("~/.local/bin", jail.Exec, "programs of pip --user, pipx and others"),
+		sys("~/.local/lib", jail.Exec, "Python packages installed with pip --user"),
 	}
 }
 
-// homeToolchains are directories under $HOME where toolchains commonly live.
-func homeToolchains() []string {
-	return []string{
-		".pyenv", ".cargo/bin", ".rustup", ".nvm", ".volta", ".bun", ".deno",
-		".sdkman", ".npm-global", ".local/bin", ".local/lib", "go/bin",
-		".gitconfig", ".config/git",
+// DefaultGrantDynamic describes the entries added at run time, for the
+// README and `brig doctor`.
+func DefaultGrantDynamic() []GrantEntry {
+	return []GrantEntry{
+		{Path: "each directory on PATH", Access: jail.Exec, Reason: "the programs you run; cleaned and links resolved, and refused when it is /, your home directory or a parent of it, or holds or lies in a secret or one of brig's own directories"},
+		{Path: "the Go module cache", Access: jail.Read, Reason: "GOMODCACHE, else GOPATH/pkg/mod, else ~/go/pkg/mod, so builds work offline; refused under the same rules as PATH"},
 	}
+}
+
+// Granted is one path of a call's grant outside the workspace, with where
+// it came from.
+type Granted struct {
+	Path   string      `json:"path"`
+	Access jail.Access `json:"access"`
+	Reason string      `json:"reason"`
+}
+
+// Refused is a path the grant would have included and did not.
+type Refused struct {
+	Path   string `json:"path"`
+	Source string `json:"source"` // "PATH", "GOMODCACHE" …
+	Why    string `json:"why"`
+}
+
+// Masked is a secret that lies inside a granted path and is hidden from
+// the call (an empty, unreadable mount over it, or the Landlock grant
+// split around it).
+type Masked struct {
+	Path   string `json:"path"`
+	Under  string `json:"under"` // the grant that covers it
+	Reason string `json:"reason"`
+}
+
+// Outside is everything a call of this profile can read outside the
+// workspace: the default grant (resolved on this machine), the user's
+// extra grants, what was refused and what is masked.
+type Outside struct {
+	Granted []Granted `json:"granted"`
+	Refused []Refused `json:"refused,omitempty"`
+	Masked  []Masked  `json:"masked,omitempty"`
+}
+
+// defaults resolves DefaultGrant and the dynamic entries on this machine.
+func (p Profile) defaults(ix *sensitive.Index) (granted []GrantEntry, refused []Refused) {
+	for _, e := range DefaultGrant() {
+		path := e.Path
+		if rest, ok := strings.CutPrefix(path, "~/"); ok {
+			if p.Home == "" {
+				continue
+			}
+			path = filepath.Join(p.Home, rest)
+		}
+		if !strings.ContainsAny(path, "*?[") {
+			e.Path = path
+			granted = append(granted, e)
+			continue
+		}
+		matches, _ := filepath.Glob(path)
+		for _, m := range matches {
+			e.Path = m
+			granted = append(granted, e)
+		}
+	}
+	dyn := DefaultGrantDynamic()
+	for _, d := range filepath.SplitList(envValue(p.ParentEnv, "PATH")) {
+		if d == "" {
+			continue
+		}
+		if r, why := p.checkDefault(d, ix); why != "" {
+			refused = append(refused, Refused{Path: d, Source: "PATH", Why: why})
+		} else if r != "" {
+			granted = append(granted, GrantEntry{Path: r, Access: jail.Exec, Reason: "on PATH", Optional: true})
+		}
+	}
+	if p.Home != "" || envValue(p.ParentEnv, "GOMODCACHE") != "" || envValue(p.ParentEnv, "GOPATH") != "" {
+		mc := modCache(p.ParentEnv, p.Home)
+		if r, why := p.checkDefault(mc, ix); why != "" {
+			refused = append(refused, Refused{Path: mc, Source: "GOMODCACHE", Why: why})
+		} else if r != "" {
+			granted = append(granted, GrantEntry{Path: r, Access: jail.Read, Reason: dyn[1].Reason, Optional: true})
+		}
+	}
+	return granted, refused
+}
+
+// checkDefault cleans a directory named by the environment (a PATH entry,
+// the module cache) and resolves its links; it returns the resolved path,
+// "" when it does not exist, or why it is refused.
+func (p Profile) checkDefault(d string, ix *sensitive.Index) (resolved, why string) {
+	if !filepath.IsAbs(d) {
+		return "", "not an absolute path (a relative PATH entry would name a directory of the workspace or wherever a command runs)"
+	}
+	r, err := filepath.EvalSymlinks(filepath.Clean(d))
+	if err != nil {
+		return "", "" // missing: nothing to grant
+	}
+	switch {
+	case r == "/":
+		return "", "the root directory"
+	case p.Home != "" && within(p.Home, r):
+		return "", "your home directory or a parent of it"
+	}
+	for _, b := range p.BrigDirs {
+		if within(r, b) || within(b, r) {
+			return "", "holds or lies in brig's own directory " + b
+		}
+	}
+	if e, ok := ix.Contains(r, sensitive.Secret); ok {
+		return "", "holds or lies in a secret (" + e.Path + ": " + e.Reason + ")"
+	}
+	return r, ""
+}
+
+// masks lists the secrets inside the granted paths that the call must not
+// read: every Secret entry of the sensitive lists, and brig's own
+// directories, strictly inside a grant, unless one of the user's extra
+// grants names it (or something inside it) individually. Brig's own
+// directories are masked whatever names them.
+func (p Profile) masks(paths []jail.PathRule, ix *sensitive.Index) []Masked {
+	named := func(s string) bool {
+		for _, g := range append(slices.Clone(p.Read), p.Write...) {
+			if within(g, s) {
+				return true
+			}
+		}
+		return false
+	}
+	seen := map[string]bool{}
+	var out []Masked
+	add := func(m Masked) {
+		if !seen[m.Path] {
+			seen[m.Path] = true
+			out = append(out, m)
+		}
+	}
+	for _, r := range paths {
+		if within(r.Path, "/dev") || within(r.Path, "/proc") || within(r.Path, "/sys") || (p.Namespaces && r.Path == "/tmp") {
+			continue // devices, kernel views, and a fresh private /tmp
+		}
+		for _, f := range ix.Under(r.Path, sensitive.Secret) {
+			if !named(f.Path) {
+				add(Masked{Path: f.Path, Under: r.Path, Reason: f.Entry.Reason})
+			}
+		}
+		for _, b := range p.BrigDirs {
+			if b != r.Path && within(b, r.Path) {
+				add(Masked{Path: b, Under: r.Path, Reason: "brig's own configuration, credentials and state"})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Masked) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// laterExecUnder lists the later-executed paths (shell startup files, PATH
+// directories, git's global config …) strictly inside the user's extra
+// write grants that no grant names individually: they stay read-only.
+func (p Profile) laterExecUnder(ix *sensitive.Index) []string {
+	var out []string
+	for _, w := range p.Write {
+		for _, f := range ix.Under(w, sensitive.LaterExec) {
+			if !slices.ContainsFunc(p.Write, func(g string) bool { return within(g, f.Path) }) {
+				out = append(out, f.Path)
+			}
+		}
+	}
+	return out
+}
+
+// Outside reports what a call of this profile can read outside the
+// workspace, what was refused and what is masked (for `brig doctor` and
+// `brig sandbox --explain`).
+func (p Profile) Outside() (Outside, error) {
+	cacheRoot := p.CacheRoot
+	p.CacheRoot = "" // describing a grant must not create the cache
+	if !p.Namespaces && p.CallTmp == "" {
+		p.CallTmp = "/nonexistent-per-call-tmp" // made per call; not listed
+	}
+	spec, err := p.Spec()
+	if err != nil {
+		return Outside{}, err
+	}
+	var o Outside
+	if cacheRoot != "" {
+		o.Granted = append(o.Granted, Granted{Path: filepath.Join(cacheRoot, WorkspaceID(p.Workspace)), Access: jail.Write,
+			Reason: "brig's toolchain cache for this workspace (GOCACHE, npm, pip, CARGO_HOME)"})
+	}
+	reasons := map[string]string{}
+	ix := sensitive.NewIndex(p.Home)
+	defaults, refused := p.defaults(ix)
+	for _, e := range defaults {
+		if _, ok := reasons[e.Path]; !ok {
+			reasons[e.Path] = e.Reason
+		}
+	}
+	for _, r := range p.Read {
+		reasons[r] = "granted by you (--read or [sandbox] read)"
+	}
+	for _, w := range p.Write {
+		reasons[w] = "granted by you (--write or [sandbox] write)"
+	}
+	for _, r := range spec.Paths {
+		if within(r.Path, p.Workspace) || r.Path == "/tmp" || r.Path == "/dev/shm" || within(r.Path, "/proc") || r.Path == p.CallTmp {
+			continue
+		}
+		why := reasons[r.Path]
+		if _, err := os.Stat(r.Path); err != nil && r.Optional {
+			continue
+		}
+		o.Granted = append(o.Granted, Granted{Path: r.Path, Access: r.Access, Reason: why})
+	}
+	o.Refused = refused
+	o.Masked = p.masks(spec.Paths, ix)
+	return o, nil
 }
 
 // Spec builds the least-privilege jail.Spec for a profile.
@@ -86,35 +359,15 @@ func (p Profile) Spec() (jail.Spec, error) {
 		paths = append(paths, jail.PathRule{Path: path, Access: a, Optional: optional})
 	}
 
-	// System: executables and libraries, read and execute.
-	for _, d := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/opt", "/snap", "/nix"} {
-		add(d, jail.Exec, true)
+	// The default grant: the system, toolchains, PATH and the module
+	// cache (DefaultGrant says why each is there).
+	ix := sensitive.NewIndex(p.Home)
+	defaults, _ := p.defaults(ix)
+	for _, e := range defaults {
+		add(e.Path, e.Access, e.Optional)
 	}
-	add("/etc", jail.Read, false)
-	var hidden []string
-	for _, d := range etcDenied() {
-		hidden = append(hidden, filepath.Join("/etc", d))
-	}
-	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"} {
-		add(d, jail.Write, true)
-	}
-	add("/sys/devices/system/cpu", jail.Read, true)
-	add("/sys/fs/cgroup", jail.Read, true)
 	if p.Network {
 		add("/run/systemd/resolve", jail.Read, true) // /etc/resolv.conf often points here
-	}
-
-	// Toolchains in $HOME and on PATH, read and execute.
-	if p.Home != "" {
-		for _, d := range homeToolchains() {
-			add(filepath.Join(p.Home, d), jail.Exec, true)
-		}
-		add(modCache(p.ParentEnv, p.Home), jail.Read, true)
-	}
-	for _, d := range filepath.SplitList(envValue(p.ParentEnv, "PATH")) {
-		if filepath.IsAbs(d) && d != "/" && d != p.Home && !sensitive(d, p.Home) {
-			add(filepath.Clean(d), jail.Exec, true)
-		}
 	}
 
 	// The workspace and the user's extra grants.
@@ -124,9 +377,15 @@ func (p Profile) Spec() (jail.Spec, error) {
 	}
 	add(p.Workspace, wsAccess, false)
 	for _, w := range p.Write {
+		if err := p.checkExtra("write", w); err != nil {
+			return jail.Spec{}, err
+		}
 		add(w, jail.Write, false)
 	}
 	for _, r := range p.Read {
+		if err := p.checkExtra("read", r); err != nil {
+			return jail.Spec{}, err
+		}
 		add(r, jail.Exec, false)
 	}
 
@@ -178,19 +437,26 @@ func (p Profile) Spec() (jail.Spec, error) {
 		additions = append(additions, "GOPROXY=off", "GOFLAGS=-mod=mod", "npm_config_offline=true", "CARGO_NET_OFFLINE=true")
 	}
 
-	protected, err := jail.ProtectedPaths(p.Workspace, p.BrigDirs...)
+	var hidden []string
+	for _, m := range p.masks(paths, ix) {
+		hidden = append(hidden, m.Path)
+	}
+
+	gitEnv := append(slices.Clone(p.ParentEnv), "HOME="+p.Home)
+	protected, err := jail.ProtectedPathsEnv(p.Workspace, gitEnv, p.BrigDirs...)
 	if err != nil {
 		return jail.Spec{}, fmt.Errorf("find protected paths in %s: %w", p.Workspace, err)
 	}
 	for _, w := range p.Write {
 		if !within(w, p.Workspace) {
-			more, err := jail.ProtectedPaths(w)
+			more, err := jail.ProtectedPathsEnv(w, gitEnv)
 			if err != nil {
 				return jail.Spec{}, err
 			}
 			protected = append(protected, more...)
 		}
 	}
+	protected = append(protected, p.laterExecUnder(ix)...)
 	slices.Sort(protected)
 	protected = slices.Compact(protected)
 
@@ -209,18 +475,15 @@ func (p Profile) Spec() (jail.Spec, error) {
 	return spec, spec.Validate()
 }
 
-// sensitive reports whether a PATH entry sits in a directory that holds
-// secrets (granting it would expose them).
-func sensitive(dir, home string) bool {
-	if home == "" {
-		return false
-	}
-	for _, s := range []string{".ssh", ".aws", ".gnupg", ".config", ".kube", ".docker", ".local/share", ".password-store"} {
-		if within(dir, filepath.Join(home, s)) {
-			return true
+// checkExtra refuses an extra grant of brig's own directories: the agent
+// may never read its credentials or change what governs it.
+func (p Profile) checkExtra(kind, path string) error {
+	for _, b := range p.BrigDirs {
+		if within(path, b) {
+			return fmt.Errorf("%s grant %s: %s is brig's own directory and is never granted to a call", kind, path, b)
 		}
 	}
-	return false
+	return nil
 }
 
 func modCache(env []string, home string) string {
@@ -251,4 +514,150 @@ func WorkspaceID(ws string) string {
 
 func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// DefaultGrantMarkdown renders the default grant as the Markdown table the
+// README shows (entries with the same access and reason share a row).
+func DefaultGrantMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| path | access | why |\n| --- | --- | --- |\n")
+	access := map[jail.Access]string{jail.Read: "read", jail.Exec: "read, execute", jail.Write: "read, write"}
+	entries := append(DefaultGrant(), DefaultGrantDynamic()...)
+	for i := 0; i < len(entries); {
+		j := i + 1
+		for j < len(entries) && entries[j].Access == entries[i].Access && entries[j].Reason == entries[i].Reason {
+			j++
+		}
+		var paths []string
+		for _, e := range entries[i:j] {
+			if strings.HasPrefix(e.Path, "/") || strings.HasPrefix(e.Path, "~") {
+				paths = append(paths, "`"+e.Path+"`")
+			} else {
+				paths = append(paths, e.Path)
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.Join(paths, ", "), access[entries[i].Access], entries[i].Reason)
+		i = j
+	}
+	return b.String()
+}
+
+// CoveredSecrets lists the existing secrets (and brig's own directories)
+// strictly inside grant that a call is kept from reading: what a broad
+// grant such as --read ~ would otherwise expose. named are the other
+// grants of the same call: a secret one of them names is not listed.
+func CoveredSecrets(grant, home string, brigDirs, named []string) []string {
+	p := Profile{Home: home, BrigDirs: brigDirs, Read: named}
+	var out []string
+	for _, m := range p.masks([]jail.PathRule{{Path: grant, Access: jail.Read}}, sensitive.NewIndex(home)) {
+		if _, err := os.Lstat(m.Path); err == nil {
+			out = append(out, m.Path)
+		}
+	}
+	return out
+}
+
+// CoveredSecretsWarning says, for a user's grant that covers secrets, that
+// they stay masked and how to grant one; "" when it covers none.
+func CoveredSecretsWarning(what, grant, home string, brigDirs, named []string) string {
+	covered := CoveredSecrets(grant, home, brigDirs, named)
+	if len(covered) == 0 {
+		return ""
+	}
+	show := make([]string, len(covered))
+	for i, c := range covered {
+		show[i] = c
+		if rest, ok := strings.CutPrefix(c, home+"/"); ok && home != "" {
+			show[i] = "~/" + rest
+		}
+	}
+	const most = 8
+	list := strings.Join(show[:min(len(show), most)], ", ")
+	if len(show) > most {
+		list += fmt.Sprintf(" and %d more", len(show)-most)
+	}
+	return fmt.Sprintf("%s %s covers secrets that stay unreadable to the call: %s (grant one by naming it; brig's own directories are never granted)", what, grant, list)
+}
+
+// SandboxGrantWarnings warns about the workspace's [sandbox] read and write
+// grants that cover secrets (they stay masked).
+func (p *Policy) SandboxGrantWarnings() []string {
+	var out []string
+	var resolved []string
+	type g struct{ what, given, path string }
+	var grants []g
+	for _, set := range []struct {
+		what  string
+		paths []string
+	}{{"[sandbox] read", p.Sandbox.Read}, {"[sandbox] write", p.Sandbox.Write}} {
+		for _, given := range set.paths {
+			r, exists, err := ResolvePath(given, p.Places.Workspace, p.Machine.Home)
+			if err != nil || !exists {
+				continue // BashProfile reports these
+			}
+			grants = append(grants, g{set.what, given, r})
+			resolved = append(resolved, r)
+		}
+	}
+	for _, gr := range grants {
+		if w := CoveredSecretsWarning(gr.what+" "+fmt.Sprintf("%q", gr.given)+" =", gr.path, p.Machine.Home, p.Machine.BrigDirs, resolved); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// SensitiveMarkdown renders, for the README, the secrets masked inside
+// every grant (home and system) and the workspace entries kept read-only,
+// each with its reason (entries sharing a reason share a row).
+func SensitiveMarkdown() string {
+	var b strings.Builder
+	table := func(head string, es []sensitive.Entry, prefix string) {
+		fmt.Fprintf(&b, "| %s | why |\n| --- | --- |\n", head)
+		var order []string
+		byReason := map[string][]string{}
+		for _, e := range es {
+			if _, ok := byReason[e.Reason]; !ok {
+				order = append(order, e.Reason)
+			}
+			byReason[e.Reason] = append(byReason[e.Reason], "`"+prefix+e.Path+"`")
+		}
+		for _, r := range order {
+			fmt.Fprintf(&b, "| %s | %s |\n", strings.Join(byReason[r], ", "), r)
+		}
+	}
+	var secrets []sensitive.Entry
+	for _, e := range sensitive.Home() {
+		if e.Kind == sensitive.Secret {
+			e.Path = "~/" + e.Path
+			secrets = append(secrets, e)
+		}
+	}
+	for _, e := range sensitive.System() {
+		if e.Kind == sensitive.Secret {
+			e.Path = "/" + e.Path
+			secrets = append(secrets, e)
+		}
+	}
+	table("secret (masked inside any grant unless a grant names it)", secrets, "")
+	b.WriteString("\n")
+	table("in the workspace and every repository in it (read-only)", sensitive.Workspace(), "")
+	return b.String()
+}
+
+// SecretMasks lists the secrets (and brig's own directories) strictly
+// inside the given grants, for a Spec's Hidden: file tools use it for the
+// paths they are granted, so that an approved search of ~ does not read
+// ~/.ssh. A grant that is a secret itself, or lies in one, masks nothing
+// of it (it was named individually).
+func SecretMasks(paths []jail.PathRule, home string, brigDirs []string) []string {
+	p := Profile{Home: home, BrigDirs: brigDirs}
+	for _, r := range paths {
+		p.Read = append(p.Read, r.Path)
+	}
+	var out []string
+	for _, m := range p.masks(paths, sensitive.NewIndex(home)) {
+		out = append(out, m.Path)
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"brig/internal/sensitive"
 	"brig/jail"
 )
 
@@ -132,5 +133,230 @@ func TestProfileOneRulePerPath(t *testing.T) {
 	}
 	if r, ok := rule(s, "/usr/bin"); !ok || r.Access != jail.Exec {
 		t.Errorf("control: /usr/bin from PATH: %+v %v", r, ok)
+	}
+}
+
+// fakeHome fills a home directory with toolchains whose roots also hold
+// secrets, the way real ones do.
+func fakeHome(t *testing.T, home string) {
+	t.Helper()
+	files := map[string]string{
+		".config/git/config":                      "[user]\n\tname = u\n",
+		".config/git/credentials":                 "https://u:ghp_CANARY@github.com\n",
+		".gitconfig":                              "[user]\n\tname = u\n",
+		".npm-global/bin/tool":                    "#!/bin/sh\n",
+		".npm-global/lib/node_modules/x/index.js": "",
+		".npm-global/etc/npmrc":                   "//registry.npmjs.org/:_authToken=CANARY\n",
+		".nvm/versions/node/v20.0.0/bin/node":     "",
+		".nvm/versions/node/v20.0.0/etc/npmrc":    "_authToken=CANARY\n",
+		".ssh/id_rsa":                             "CANARY",
+		".config/brig/credentials.toml":           "CANARY",
+		".local/bin/x":                            "",
+		"go/pkg/mod/cache/x":                      "",
+		"tools/bin/t":                             "",
+	}
+	for rel, content := range files {
+		p := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDefaultGrantIsNarrow: toolchains are granted at their bin/lib
+// directories and single git config files, never at roots holding secrets.
+func TestDefaultGrantIsNarrow(t *testing.T) {
+	p := testProfile(t)
+	fakeHome(t, p.Home)
+	p.ParentEnv = []string{"PATH=/usr/bin:/bin:" + p.Home + "/.npm-global/bin:" + p.Home + "/.nvm/versions/node/v20.0.0/bin"}
+	s, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{".config/git/config", ".gitconfig", ".npm-global/bin", ".npm-global/lib", ".nvm/versions/node/v20.0.0/bin", ".local/bin", "go/pkg/mod"} {
+		if _, ok := rule(s, filepath.Join(p.Home, want)); !ok {
+			t.Errorf("control: ~/%s is not granted", want)
+		}
+	}
+	for _, r := range s.Paths {
+		if r.Path == "/tmp" || r.Path == "/dev/shm" {
+			continue // a fresh tmpfs in the call's mount namespace
+		}
+		for _, secret := range []string{".config/git/credentials", ".npm-global/etc/npmrc", ".nvm/versions/node/v20.0.0/etc/npmrc", ".ssh/id_rsa", ".config/brig/credentials.toml"} {
+			if within(filepath.Join(p.Home, secret), r.Path) {
+				t.Errorf("the grant %s (%s) covers ~/%s", r.Path, r.Access, secret)
+			}
+		}
+	}
+}
+
+// TestPathEntriesChecked: PATH entries are cleaned and resolved, and
+// refused when they are HOME (with a trailing slash too), a parent of it,
+// hold a secret or brig's directory, or are relative.
+func TestPathEntriesChecked(t *testing.T) {
+	p := testProfile(t)
+	fakeHome(t, p.Home)
+	p.BrigDirs = []string{filepath.Join(p.Home, ".config/brig")}
+	link := filepath.Join(filepath.Dir(p.Home), "homelink")
+	if err := os.Symlink(p.Home, link); err != nil {
+		t.Fatal(err)
+	}
+	refused := []string{p.Home + "/", p.Home + "/.", p.Home + "/tools/..", link, filepath.Dir(p.Home), "/", p.Home + "/.config",
+		p.Home + "/.npm-global", p.Home + "/.ssh", "bin", "./node_modules/.bin"}
+	p.ParentEnv = []string{"PATH=" + strings.Join(append(refused, p.Home+"/tools/bin", p.Home+"/.local/bin/"), ":")}
+	s, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Paths {
+		if r.Path == "/tmp" || r.Path == "/dev/shm" {
+			continue // a fresh tmpfs in the call's mount namespace
+		}
+		if within(p.Home, r.Path) || within(filepath.Join(p.Home, ".ssh"), r.Path) || within(filepath.Join(p.Home, ".config/git/credentials"), r.Path) {
+			t.Errorf("%s (%s) covers the home directory or a secret", r.Path, r.Access)
+		}
+	}
+	for _, want := range []string{"tools/bin", ".local/bin"} {
+		if r, ok := rule(s, filepath.Join(p.Home, want)); !ok || r.Access != jail.Exec {
+			t.Errorf("control: PATH entry ~/%s not granted: %+v", want, r)
+		}
+	}
+	_, ref := p.defaults(sensitive.NewIndex(p.Home))
+	got := map[string]bool{}
+	for _, r := range ref {
+		got[r.Path] = true
+		if r.Why == "" {
+			t.Errorf("%s refused without a reason", r.Path)
+		}
+	}
+	for _, d := range refused {
+		if !got[d] {
+			t.Errorf("PATH entry %s was not reported refused", d)
+		}
+	}
+	// The module cache follows the same rules.
+	p.ParentEnv = []string{"PATH=/usr/bin", "GOMODCACHE=" + p.Home + "/"}
+	s, err = p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rule(s, p.Home); ok {
+		t.Error("GOMODCACHE=$HOME/ granted the home directory")
+	}
+}
+
+// TestExtraGrantsMaskSecrets: a grant of the whole home directory (or /)
+// masks every secret and brig's own directories inside it; a grant that
+// names a secret itself is not masked; brig's directories are never
+// granted; later-executed files under a write grant stay read-only.
+func TestExtraGrantsMaskSecrets(t *testing.T) {
+	p := testProfile(t)
+	fakeHome(t, p.Home)
+	p.BrigDirs = []string{filepath.Join(p.Home, ".config/brig"), filepath.Join(p.Home, ".local/state/brig")}
+	p.Read = []string{p.Home}
+	s, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{".ssh", ".config/git/credentials", ".npm-global/etc", ".nvm/versions/node/v20.0.0/etc", ".config/brig", ".local/state/brig", ".aws"} {
+		if !slices.Contains(s.Hidden, filepath.Join(p.Home, want)) {
+			t.Errorf("--read ~ does not mask ~/%s", want)
+		}
+	}
+	if slices.Contains(s.Hidden, filepath.Join(p.Home, ".config/git/config")) || slices.Contains(s.Hidden, filepath.Join(p.Home, "tools")) {
+		t.Errorf("control: an ordinary file is masked: %v", s.Hidden)
+	}
+	// Naming a secret grants it.
+	p.Read = []string{p.Home, filepath.Join(p.Home, ".ssh")}
+	if s, err = p.Spec(); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(s.Hidden, filepath.Join(p.Home, ".ssh")) {
+		t.Error("--read ~/.ssh named it, yet it is masked")
+	}
+	if !slices.Contains(s.Hidden, filepath.Join(p.Home, ".config/brig")) {
+		t.Error("brig's directory is not masked")
+	}
+	// Brig's own directory is never granted, even by name.
+	p.Read = []string{filepath.Join(p.Home, ".config/brig")}
+	if _, err := p.Spec(); err == nil || !strings.Contains(err.Error(), "brig's own directory") {
+		t.Errorf("--read ~/.config/brig: %v", err)
+	}
+	// A write grant of home keeps the later-executed files read-only.
+	p.Read, p.Write = nil, []string{p.Home}
+	if s, err = p.Spec(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{".bashrc", ".gitconfig", ".local/bin"} {
+		if !slices.Contains(s.Protected, filepath.Join(p.Home, want)) {
+			t.Errorf("--write ~ leaves ~/%s writable", want)
+		}
+	}
+}
+
+// TestDefaultGrantDocumented: every entry has a reason, and the README's
+// table is the generated one.
+func TestDefaultGrantDocumented(t *testing.T) {
+	for _, e := range append(DefaultGrant(), DefaultGrantDynamic()...) {
+		if strings.TrimSpace(e.Reason) == "" {
+			t.Errorf("%s has no reason", e.Path)
+		}
+		if strings.HasPrefix(e.Path, "~/") {
+			if _, ok := sensitive.Contains(filepath.Join("/home/u", e.Path[2:]), "/home/u", sensitive.Secret); ok {
+				t.Errorf("default entry %s holds or lies in a secret", e.Path)
+			}
+		}
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), DefaultGrantMarkdown()) {
+		t.Fatalf("README.md's default grant table differs from policy.DefaultGrantMarkdown(); paste the new table into the README:\n%s", DefaultGrantMarkdown())
+	}
+}
+
+// TestSensitiveMarkdownInREADME: the README's lists of masked secrets and
+// protected workspace files are generated from internal/sensitive.
+func TestSensitiveMarkdownInREADME(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), SensitiveMarkdown()) {
+		t.Fatalf("README.md's sensitive tables differ from policy.SensitiveMarkdown(); paste them into the README:\n%s", SensitiveMarkdown())
+	}
+}
+
+// TestFileToolGrantsMaskSecrets: an approved file tool over the home
+// directory (search_code, list_directory of ~) is granted it without the
+// secrets in it; one that names a secret's own path keeps it.
+func TestFileToolGrantsMaskSecrets(t *testing.T) {
+	p, _, _, home := testPolicy(t, ModeAsk, `[permissions]
+allow = ["Read(~/**)"]
+`)
+	for _, d := range []string{".ssh", ".config/brig"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := p.Decide(Call{Tool: "search_code", Effect: EffectRead, Read: []string{"~"}, Programs: true})
+	if v.Tier == Deny {
+		t.Fatalf("a search of ~ allowed by a rule was denied: %s", v.Reason)
+	}
+	spec, err := p.Compile(v, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{".ssh", ".config/brig", ".aws"} {
+		if !slices.Contains(spec.Hidden, filepath.Join(home, want)) {
+			t.Errorf("the search of ~ does not mask ~/%s: %v", want, spec.Hidden)
+		}
+	}
+	if slices.Contains(spec.Hidden, home) {
+		t.Error("control: the granted directory itself is masked")
 	}
 }

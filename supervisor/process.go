@@ -85,6 +85,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	go func() { p.stderr.drain(c.errR); close(stderrDone) }()
 	started := time.Now()
 	var before map[string]protectedState
+	callStart := callClock()
 	if err := c.parent.Start(spec, inv, pl.opts, func() { before = snapshotProtected(spec.Protected) }); err != nil {
 		stop()
 		_ = c.cmd.Process.Kill()
@@ -115,7 +116,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 		c.errR.Close()
 		res.Duration = time.Since(started)
 		res.Stderr = p.stderr.bytes()
-		res.Violations = append(s.sweep(before), s.sweepNewRepositories(spec)...)
+		res.Violations = append(s.sweep(before), s.sweepNewRepositories(spec, callStart)...)
 		p.res, p.err = res, err
 		close(p.done)
 		stop()

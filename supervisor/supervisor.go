@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -186,8 +185,9 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	// The protected paths are recorded while the child builds the view;
 	// the tool starts only after that (see jail.Parent.Start).
 	var before map[string]protectedState
+	callStart := callClock()
 	res, runErr := s.converse(runCtx, c, spec, inv, plan, func() { before = snapshotProtected(spec.Protected) })
-	undo := func() []string { return append(s.sweep(before), s.sweepNewRepositories(spec)...) }
+	undo := func() []string { return append(s.sweep(before), s.sweepNewRepositories(spec, callStart)...) }
 	var violations []string
 	if runErr != nil {
 		// Init failed or was killed: collect it now, and do not reuse a
@@ -456,50 +456,6 @@ func (s *Supervisor) sweepOne(dir *os.Root, p string, st protectedState) bool {
 		}
 	}
 	return true
-}
-
-// sweepNewRepositories takes the .git of every repository the call created
-// inside the workspace out of it: its hooks and config would run, outside
-// any jail, the next time someone runs git there. Repositories that existed
-// before the call are protected in place (their entries are in
-// spec.Protected); the workspace root itself is covered by those entries
-// whether or not it was a repository.
-func (s *Supervisor) sweepNewRepositories(spec jail.Spec) []string {
-	known := map[string]bool{spec.Workspace: true}
-	for _, p := range spec.Protected {
-		switch {
-		case strings.HasSuffix(p, "/.git/config"):
-			known[strings.TrimSuffix(p, "/.git/config")] = true
-		case filepath.Base(p) == ".git":
-			known[filepath.Dir(p)] = true
-		}
-	}
-	var found []string
-	for _, root := range writtenRoots(spec) {
-		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.Name() != ".git" {
-				return nil
-			}
-			if !known[filepath.Dir(path)] {
-				found = append(found, path)
-			}
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		})
-	}
-	for _, p := range found {
-		dir, err := openNoSymlinks(filepath.Dir(p))
-		if err != nil {
-			continue
-		}
-		if err := s.quarantine(dir, ".git"); err != nil {
-			s.log.Error("could not remove a repository the call created", "path", p, "err", err)
-		}
-		dir.Close()
-	}
-	return found
 }
 
 // writtenRoots are the parts of the workspace the call could write: the

@@ -74,6 +74,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 	report := doctor.Build(feat, opts.Env, opts.Home)
 	if opts.Cwd != "" {
 		report.SetConfig(configStatus(opts, feat.Namespaces()))
+		report.SetOutside(outsideStatus(opts, feat.Namespaces()))
 	}
 	var err error
 	if opts.JSON {
@@ -113,5 +114,6 @@ func configStatus(opts *doctorOptions, namespaces bool) doctor.ConfigStatus {
 		st.Problems = append(st.Problems, w.String())
 	}
 	st.Problems = append(st.Problems, wp.Policy.ProtectedRuleWarnings()...)
+	st.Problems = append(st.Problems, wp.Policy.SandboxGrantWarnings()...)
 	return st
 }

@@ -177,3 +177,49 @@ func TestDoctorReportsTheWorkspaceConfig(t *testing.T) {
 		t.Fatalf("the error must name file and line:\n%s", out.String())
 	}
 }
+
+// TestDoctorListsWhatCallsCanRead: brig doctor lists the default grant
+// with reasons, the masked secrets, the PATH entries it refused, and flags
+// a credential sitting in a granted directory — without printing it.
+func TestDoctorListsWhatCallsCanRead(t *testing.T) {
+	pe, _, ws := policyFixture(t)
+	const canary = "npm_CANARYdoctorTOKEN0123456789"
+	for rel, content := range map[string]string{
+		".npm-global/bin/tool":                      "#!/bin/sh\n",
+		".local/lib/python3/site-packages/x/.npmrc": "//registry.npmjs.org/:_authToken=" + canary + "\n",
+		".local/lib/python3/site-packages/x/a.py":   "print('hi')\n",
+		".local/lib/python3/tests/fixture.npmrc":    "_authToken=" + canary + "\n",
+	} {
+		p := pe.Home + "/" + rel
+		if err := os.MkdirAll(p[:strings.LastIndex(p, "/")], 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pe.Env = []string{"PATH=" + pe.Home + "/:" + pe.Home + "/.npm-global/bin:/usr/bin:/bin", "HOME=" + pe.Home}
+	var out bytes.Buffer
+	opts := &doctorOptions{Out: &out, Home: pe.Home, Env: pe.Env, Cwd: ws, Detect: goodFeatures}
+	if err := runDoctor(context.Background(), opts); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, want := range []string{
+		"Outside the workspace, every call can read",
+		pe.Home + "/.npm-global/bin", "programs of npm global installs",
+		"/etc/shadow", "password hashes",
+		"PATH " + pe.Home + "/", "your home directory or a parent of it",
+		pe.Home + "/.local/lib/python3/site-packages/x/.npmrc", "holds a package registry auth token",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if strings.Contains(text, canary) {
+		t.Error("the report printed a credential's value")
+	}
+	if strings.Contains(text, "fixture.npmrc") || strings.Contains(text, "x/a.py") {
+		t.Errorf("a test fixture or an ordinary file was flagged:\n%s", text)
+	}
+}

@@ -157,6 +157,18 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	}
 	prof.Write = append(prof.Write, write...)
 	prof.Read = append(prof.Read, read...)
+	// A broad grant (--read ~) keeps the secrets inside it masked; say so.
+	all := append(append([]string{}, read...), write...)
+	for _, g := range []struct {
+		flag  string
+		paths []string
+	}{{"--read", read}, {"--write", write}} {
+		for _, p := range g.paths {
+			if w := policy.CoveredSecretsWarning(g.flag, p, prof.Home, prof.BrigDirs, all); w != "" {
+				fmt.Fprintf(o.Stderr, "brig: warning: %s\n", w)
+			}
+		}
+	}
 	prof.Network = prof.Network || o.Net
 	prof.UnixSockets = prof.UnixSockets || o.Unix
 	prof.Limits.Timeout, prof.Limits.OutputBytes, prof.Limits.Memory, prof.Limits.Processes = o.Timeout, o.MaxOutput, o.Memory, o.Procs

@@ -88,6 +88,9 @@ func (wc *workspaceConfig) policy(pe procEnv, mode policy.Mode, namespaces bool)
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range pol.SandboxGrantWarnings() {
+		fmt.Fprintf(pe.Stderr, "brig: warning: %s\n", w)
+	}
 	return &workspacePolicy{Workspace: wc.Workspace, Dirs: dirs, Files: wc.Files, Policy: pol}, nil
 }
 

@@ -67,6 +67,7 @@ type Report struct {
 	ProbeErrors     map[string]string   `json:"probe_errors,omitempty"`
 	Credentials     []CredentialFinding `json:"credentials"`
 	Config          ConfigStatus        `json:"config"`
+	Outside         *Outside            `json:"outside,omitempty"` // what calls can read outside the workspace
 	Guarantees      []Guarantee         `json:"guarantees"`
 	OK              bool                `json:"ok"` // no baseline guarantee is missing
 }
@@ -500,6 +501,7 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 
 	r.writeConfig(p)
+	r.writeOutside(p)
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@
 package sensitive
 
 import (
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -42,7 +43,9 @@ func (k Kind) String() string {
 type Entry struct {
 	// Path is relative to the base its list names (the home directory,
 	// the filesystem root, or a repository's root), slash-separated and
-	// clean. The entry covers the path and everything below it.
+	// clean. The entry covers the path and everything below it. A segment
+	// may be a pattern of path.Match ("*" never crosses "/"), for places
+	// that differ per installed version.
 	Path   string
 	Kind   Kind
 	Reason string
@@ -62,16 +65,46 @@ func Home() []Entry {
 		{".netrc", Secret, "passwords for ftp/curl/git over http"},
 		{".git-credentials", Secret, "git credential-store's default file"},
 		{".config/git/credentials", Secret, "git credential-store's XDG file"},
+		{".config/git/credential-cache", Secret, "git credential-cache's socket directory"},
+		{".git-credential-cache", Secret, "git credential-cache's socket directory (older git)"},
 		{".password-store", Secret, "pass(1) password store"},
 		{".config/gh", Secret, "GitHub CLI tokens"},
 		{".config/hub", Secret, "hub's GitHub token"},
 		{".config/glab-cli", Secret, "GitLab CLI tokens"},
 		{".npmrc", Secret, "npm auth tokens"},
+		{".npm-global/etc", Secret, "npm's global config (prefix/etc/npmrc) can hold registry _authToken"},
+		{".local/etc/npmrc", Secret, "npm's global config when the prefix is ~/.local"},
+		{".nvm/versions/node/*/etc", Secret, "npm's global config of each nvm-installed node (etc/npmrc)"},
+		{".volta/tools/image/node/*/etc", Secret, "npm's global config of each Volta-installed node (etc/npmrc)"},
+		{".bunfig.toml", Secret, "bun's registry tokens"},
+		{".config/yarn", Secret, "yarn's global config (registry tokens)"},
+		{".config/configstore", Secret, "tokens kept by node CLIs (configstore)"},
 		{".yarnrc.yml", Secret, "yarn registry auth tokens"},
 		{".pypirc", Secret, "PyPI upload tokens"},
 		{".config/pip/pip.conf", Secret, "pip index URLs with passwords"},
 		{".cargo/credentials", Secret, "crates.io token"},
 		{".cargo/credentials.toml", Secret, "crates.io token"},
+		{".config/pypoetry/auth.toml", Secret, "Poetry repository credentials"},
+		{".local/share/python_keyring", Secret, "Python keyring secrets"},
+		{".config/op", Secret, "1Password CLI sessions"},
+		{".config/sops", Secret, "sops age keys"},
+		{".config/age", Secret, "age private keys"},
+		{".local/share/containers/auth.json", Secret, "podman registry credentials"},
+		{".config/containers/auth.json", Secret, "podman registry credentials"},
+		{".config/rclone", Secret, "rclone remotes with passwords and tokens"},
+		{".config/doctl", Secret, "DigitalOcean tokens"},
+		{".config/heroku", Secret, "Heroku tokens"},
+		{".netlify", Secret, "Netlify tokens"},
+		{".config/netlify", Secret, "Netlify tokens"},
+		{".vercel", Secret, "Vercel tokens"},
+		{".config/vercel", Secret, "Vercel tokens"},
+		{".fly", Secret, "Fly.io tokens"},
+		{".config/openai", Secret, "OpenAI CLI keys"},
+		{".config/anthropic", Secret, "Anthropic CLI keys"},
+		{".claude", Secret, "Claude Code credentials and sessions"},
+		{".claude.json", Secret, "Claude Code account state"},
+		{".codex", Secret, "Codex credentials and sessions"},
+		{".config/github-copilot", Secret, "GitHub Copilot tokens"},
 		{".gem/credentials", Secret, "RubyGems API key"},
 		{".m2/settings.xml", Secret, "Maven repository passwords"},
 		{".m2/settings-security.xml", Secret, "Maven master password"},
@@ -206,6 +239,11 @@ func System() []Entry {
 		{"etc/docker", Secret, "Docker daemon TLS keys"},
 		{"etc/containers/auth.json", Secret, "registry credentials"},
 		{"etc/machine-id", Secret, "a stable machine identifier (tracking)"},
+		{"etc/ppp/chap-secrets", Secret, "PPP passwords"},
+		{"etc/ppp/pap-secrets", Secret, "PPP passwords"},
+		{"etc/openvpn", Secret, "VPN keys and passwords"},
+		{"etc/letsencrypt", Secret, "TLS private keys"},
+		{"etc/mysql/debian.cnf", Secret, "MySQL maintenance password"},
 
 		{"etc/profile", LaterExec, "run by every login shell"},
 		{"etc/profile.d", LaterExec, "run by every login shell"},
@@ -270,12 +308,24 @@ func Workspace() []Entry {
 		{".devcontainer", LaterExec, "dev container commands run on open"},
 		{".husky", LaterExec, "husky's git hooks"},
 		{".pre-commit-config.yaml", LaterExec, "pre-commit's hooks run at commit"},
+		{".pre-commit-config.yml", LaterExec, "pre-commit's hooks run at commit"},
 		{".pre-commit-hooks.yaml", LaterExec, "pre-commit hook definitions"},
 		{"lefthook.yml", LaterExec, "lefthook's hooks run at commit"},
 		{"lefthook.yaml", LaterExec, "lefthook's hooks run at commit"},
+		{"lefthook.toml", LaterExec, "lefthook's hooks run at commit"},
+		{"lefthook.json", LaterExec, "lefthook's hooks run at commit"},
 		{".lefthook.yml", LaterExec, "lefthook's hooks run at commit"},
 		{".lefthook.yaml", LaterExec, "lefthook's hooks run at commit"},
+		{".lefthook.toml", LaterExec, "lefthook's hooks run at commit"},
+		{".lefthook.json", LaterExec, "lefthook's hooks run at commit"},
 		{"lefthook-local.yml", LaterExec, "lefthook's local hooks run at commit"},
+		{"lefthook-local.yaml", LaterExec, "lefthook's local hooks run at commit"},
+		{"lefthook-local.toml", LaterExec, "lefthook's local hooks run at commit"},
+		{"lefthook-local.json", LaterExec, "lefthook's local hooks run at commit"},
+		{".lefthook-local.yml", LaterExec, "lefthook's local hooks run at commit"},
+		{".lefthook-local.yaml", LaterExec, "lefthook's local hooks run at commit"},
+		{".config/lefthook.yml", LaterExec, "lefthook's hooks run at commit"},
+		{".config/lefthook.yaml", LaterExec, "lefthook's hooks run at commit"},
 		{".lefthook", LaterExec, "lefthook's hook scripts"},
 		{".lintstagedrc", LaterExec, "lint-staged runs its commands at commit"},
 		{".lintstagedrc.json", LaterExec, "lint-staged runs its commands at commit"},
@@ -284,18 +334,32 @@ func Workspace() []Entry {
 		{".lintstagedrc.js", LaterExec, "lint-staged runs its commands at commit"},
 		{".lintstagedrc.mjs", LaterExec, "lint-staged runs its commands at commit"},
 		{".lintstagedrc.cjs", LaterExec, "lint-staged runs its commands at commit"},
+		{".lintstagedrc.ts", LaterExec, "lint-staged runs its commands at commit"},
 		{"lint-staged.config.js", LaterExec, "lint-staged runs its commands at commit"},
 		{"lint-staged.config.mjs", LaterExec, "lint-staged runs its commands at commit"},
 		{"lint-staged.config.cjs", LaterExec, "lint-staged runs its commands at commit"},
+		{"lint-staged.config.ts", LaterExec, "lint-staged runs its commands at commit"},
 		{".simple-git-hooks.json", LaterExec, "simple-git-hooks installs its hooks"},
 		{".simple-git-hooks.js", LaterExec, "simple-git-hooks installs its hooks"},
 		{".simple-git-hooks.cjs", LaterExec, "simple-git-hooks installs its hooks"},
+		{".simple-git-hooks.mjs", LaterExec, "simple-git-hooks installs its hooks"},
 		{"simple-git-hooks.json", LaterExec, "simple-git-hooks installs its hooks"},
 		{"simple-git-hooks.js", LaterExec, "simple-git-hooks installs its hooks"},
 		{"simple-git-hooks.cjs", LaterExec, "simple-git-hooks installs its hooks"},
+		{"simple-git-hooks.mjs", LaterExec, "simple-git-hooks installs its hooks"},
 		{".overcommit.yml", LaterExec, "overcommit's hooks run at commit"},
 		{".git-hooks", LaterExec, "overcommit's and others' hook scripts"},
 		{".githooks", LaterExec, "a common core.hooksPath directory"},
+		{".hooks", LaterExec, "a common core.hooksPath directory"},
+		{"mise.toml", LaterExec, "mise runs its hooks and env scripts on cd"},
+		{".mise.toml", LaterExec, "mise runs its hooks and env scripts on cd"},
+		{"mise.local.toml", LaterExec, "mise runs its hooks and env scripts on cd"},
+		{".mise", LaterExec, "mise's config directory"},
+		{".exrc", LaterExec, "vim and neovim with 'exrc' run it on start here"},
+		{".nvimrc", LaterExec, "neovim with 'exrc' runs it on start here"},
+		{".nvim.lua", LaterExec, "neovim with 'exrc' runs it on start here"},
+		{".zed", LaterExec, "Zed tasks and settings run programs"},
+		{".dir-locals.el", LaterExec, "Emacs evaluates it for files here"},
 	}
 }
 
@@ -309,9 +373,21 @@ func WorkspaceNames() []string {
 	return out
 }
 
-// Match finds the entry of kind k that covers the absolute, clean path p,
-// given the user's home directory (may be empty). The first match of the
-// Home list, then the System list, wins.
+// MatchWorkspace finds the Workspace entry that covers rel, a clean path
+// relative to the root of a repository.
+func MatchWorkspace(rel string) (Entry, bool) {
+	rel = filepath.ToSlash(filepath.Clean(rel))
+	for _, e := range Workspace() {
+		if within(rel, e.Path) {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Match finds the entry of kind k that covers p, an absolute path (cleaned
+// here), given the user's home directory (may be empty). The first match
+// of the Home list, then the System list, wins.
 func Match(p, home string, k Kind) (Entry, bool) {
 	p = filepath.Clean(p)
 	if home != "" {
@@ -329,24 +405,194 @@ func Match(p, home string, k Kind) (Entry, bool) {
 	return Entry{}, false
 }
 
-// Abs returns the absolute paths of the Home and System entries of kind k.
+// Abs returns the absolute paths (patterns, for entries with one) of the
+// Home and System entries of kind k.
 func Abs(home string, k Kind) []string {
 	var out []string
-	if home != "" {
-		for _, e := range Home() {
-			if e.Kind == k {
-				out = append(out, filepath.Join(home, e.Path))
-			}
-		}
-	}
-	for _, e := range System() {
+	for _, e := range NewIndex(home).entries {
 		if e.Kind == k {
-			out = append(out, "/"+e.Path)
+			out = append(out, e.Path)
 		}
 	}
 	return out
 }
 
+// Index is the Home and System entries with absolute paths for one home
+// directory, for callers that ask many questions (a grant's every path).
+type Index struct {
+	home    string
+	entries []indexed
+}
+
+type indexed struct {
+	Entry         // Path absolute
+	fixed  string // the part before the first pattern segment; Path if none
+	prefix string // fixed + "/"
+	meta   bool
+}
+
+// NewIndex makes the absolute entries for home (may be empty).
+func NewIndex(home string) *Index {
+	ix := &Index{home: home}
+	add := func(e Entry, path string) {
+		e.Path = path
+		in := indexed{Entry: e, fixed: path, meta: hasMeta(path)}
+		if in.meta {
+			in.fixed = literalPrefix(path)
+		}
+		in.prefix = strings.TrimSuffix(in.fixed, "/") + "/"
+		ix.entries = append(ix.entries, in)
+	}
+	if home != "" {
+		for _, e := range Home() {
+			add(e, filepath.Join(home, e.Path))
+		}
+	}
+	for _, e := range System() {
+		add(e, "/"+e.Path)
+	}
+	return ix
+}
+
+// Under lists the entries of kind k that lie strictly inside root (an
+// absolute, clean directory): each literal entry whether or not it
+// exists, and each existing path a pattern entry names. A grant of root
+// would expose them; the caller masks them. It reads the filesystem only
+// to expand patterns whose fixed part lies on root's side.
+func Under(root, home string, k Kind) []Found { return NewIndex(home).Under(root, k) }
+
+// Under is the package function Under on this index.
+func (ix *Index) Under(root string, k Kind) []Found {
+	root = filepath.Clean(root)
+	prefix := strings.TrimSuffix(root, "/") + "/"
+	var out []Found
+	for _, e := range ix.entries {
+		if e.Kind != k {
+			continue
+		}
+		if !e.meta {
+			if strings.HasPrefix(e.Path, prefix) {
+				out = append(out, Found{Path: e.Path, Entry: e.Entry})
+			}
+			continue
+		}
+		// A pattern: expand it only when its fixed part and root lie on
+		// one line.
+		if !strings.HasPrefix(e.fixed, prefix) && e.fixed != root && !strings.HasPrefix(root+"/", e.prefix) {
+			continue
+		}
+		matches, _ := filepath.Glob(e.Path)
+		for _, m := range matches {
+			if m != root && strings.HasPrefix(m, prefix) {
+				out = append(out, Found{Path: m, Entry: e.Entry})
+			}
+		}
+	}
+	return out
+}
+
+// Contains reports whether dir (absolute, clean) holds any entry of kind k
+// — literal entries whether or not they exist, pattern entries when a path
+// they name exists — or lies inside one.
+func Contains(dir, home string, k Kind) (Entry, bool) { return NewIndex(home).Contains(dir, k) }
+
+// Contains is the package function Contains on this index.
+func (ix *Index) Contains(dir string, k Kind) (Entry, bool) {
+	dir = filepath.Clean(dir)
+	for _, e := range ix.entries {
+		if e.Kind != k {
+			continue
+		}
+		if e.meta && !strings.HasPrefix(dir+"/", e.prefix) {
+			continue
+		}
+		if within(dir, e.Path) {
+			return ix.relative(e.Entry), true
+		}
+	}
+	if f := ix.Under(dir, k); len(f) > 0 {
+		return ix.relative(f[0].Entry), true
+	}
+	return Entry{}, false
+}
+
+// relative gives an absolute entry back its list's relative path.
+func (ix *Index) relative(e Entry) Entry {
+	if ix.home != "" && strings.HasPrefix(e.Path, ix.home+"/") {
+		e.Path = strings.TrimPrefix(e.Path, ix.home+"/")
+	} else {
+		e.Path = strings.TrimPrefix(e.Path, "/")
+	}
+	return e
+}
+
+// Found is a path named by an entry.
+type Found struct {
+	Path  string // absolute
+	Entry Entry  // Entry.Path is absolute (a pattern for pattern entries)
+}
+
+func hasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }
+
+// literalPrefix is the part of a pattern before its first segment with a
+// metacharacter.
+func literalPrefix(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if hasMeta(s) {
+			if i <= 1 {
+				return "/"
+			}
+			return strings.Join(segs[:i], "/")
+		}
+	}
+	return p
+}
+
+// within reports whether p is dir or below it; dir may hold patterns, each
+// matching one segment.
 func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+	if !hasMeta(dir) {
+		return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+	}
+	ps, ds := strings.Split(p, "/"), strings.Split(dir, "/")
+	if len(ps) < len(ds) {
+		return false
+	}
+	for i, d := range ds {
+		if ok, err := path.Match(d, ps[i]); err != nil || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// credentialNames are file names that hold credentials wherever they are.
+var credentialNames = map[string]bool{
+	"credentials": true, "credentials.toml": true, "credentials.json": true, "credentials.db": true,
+	".git-credentials": true, ".netrc": true, "_netrc": true, ".pgpass": true, ".vault-token": true,
+	"access_tokens.db": true, "application_default_credentials.json": true, "service-account.json": true,
+	"id_rsa": true, "id_dsa": true, "id_ecdsa": true, "id_ed25519": true, "id_ecdsa_sk": true,
+	"id_ed25519_sk": true, "secring.gpg": true, ".htpasswd": true, "settings-security.xml": true,
+	".env": true,
+}
+
+// credentialSuffixes are name endings of key stores and private keys.
+var credentialSuffixes = []string{".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx"}
+
+// LooksLikeCredential reports whether a file name is one credentials are
+// usually kept under (a heuristic for reports such as brig doctor's; the
+// grant itself uses the lists above). Some names (".pem", ".key") are
+// shared with public certificates: a report reads the content to tell.
+func LooksLikeCredential(name string) bool {
+	n := strings.ToLower(name)
+	if credentialNames[n] || strings.HasPrefix(n, ".env.") {
+		return true
+	}
+	for _, s := range credentialSuffixes {
+		if strings.HasSuffix(n, s) && n != s {
+			return true
+		}
+	}
+	return false
 }

@@ -1,7 +1,9 @@
 package sensitive
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -73,5 +75,84 @@ func TestAbs(t *testing.T) {
 	}
 	if !ssh || !shadow {
 		t.Errorf("Abs(Secret) lacks ~/.ssh or /etc/shadow: %v", got)
+	}
+}
+
+func TestPatternEntries(t *testing.T) {
+	const home = "/home/u"
+	if e, ok := Match("/home/u/.nvm/versions/node/v20.1.0/etc/npmrc", home, Secret); !ok || e.Path != ".nvm/versions/node/*/etc" {
+		t.Errorf("nvm's global npmrc: %v %v", e, ok)
+	}
+	if _, ok := Match("/home/u/.nvm/versions/node/v20.1.0/bin/node", home, Secret); ok {
+		t.Error("control: node's binary matched a secret")
+	}
+	if _, ok := Match("/home/u/.nvm/versions/node/v20/x/etc", home, Secret); ok {
+		t.Error("a pattern segment crossed a slash")
+	}
+}
+
+func TestUnder(t *testing.T) {
+	home := t.TempDir()
+	for _, d := range []string{".nvm/versions/node/v20/etc", ".nvm/versions/node/v22/etc", ".nvm/versions/node/v22/bin"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths := func(fs []Found) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Path)
+		}
+		return out
+	}
+	got := paths(Under(home, home, Secret))
+	for _, want := range []string{home + "/.ssh", home + "/.config/git/credentials", home + "/.nvm/versions/node/v20/etc", home + "/.nvm/versions/node/v22/etc", home + "/.config/brig"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("Under(home) lacks %s", want)
+		}
+	}
+	// A root deeper than a pattern's fixed part.
+	got = paths(Under(home+"/.nvm/versions/node/v22", home, Secret))
+	if !slices.Equal(got, []string{home + "/.nvm/versions/node/v22/etc"}) {
+		t.Errorf("Under(v22) = %v", got)
+	}
+	// Controls: a narrow toolchain directory holds nothing; the root itself is not "under".
+	if got := Under(home+"/.nvm/versions/node/v22/bin", home, Secret); len(got) != 0 {
+		t.Errorf("Under(bin) = %v", got)
+	}
+	if got := paths(Under(home+"/.ssh", home, Secret)); slices.Contains(got, home+"/.ssh") {
+		t.Errorf("a root is listed under itself: %v", got)
+	}
+	if got := paths(Under("/etc", home, Secret)); !slices.Contains(got, "/etc/shadow") || slices.Contains(got, home+"/.ssh") {
+		t.Errorf("Under(/etc) = %v", got)
+	}
+	if e, ok := Contains(home+"/.config", home, Secret); !ok || e.Path == "" {
+		t.Error("~/.config holds secrets")
+	}
+	if _, ok := Contains(home+"/.local/bin", home, Secret); ok {
+		t.Error("control: ~/.local/bin holds no secret")
+	}
+}
+
+func TestMatchWorkspace(t *testing.T) {
+	for rel, want := range map[string]bool{
+		".envrc": true, ".husky/pre-commit": true, ".config/lefthook.yml": true, "lefthook.yml": true,
+		".pre-commit-config.yaml": true, "src/.envrc": false, "README.md": false, ".config/other": false,
+	} {
+		if _, ok := MatchWorkspace(rel); ok != want {
+			t.Errorf("MatchWorkspace(%q) = %v, want %v", rel, ok, want)
+		}
+	}
+}
+
+func TestLooksLikeCredential(t *testing.T) {
+	for name, want := range map[string]bool{
+		"credentials": true, "id_ed25519": true, "server.key": true, ".netrc": true,
+		".env.local": true, "deploy.pem": true, "README.md": false, "config": false, "go.mod": false, "key": false,
+		"secrets.py": false, "passwd": false, "npmrc": false,
+	} {
+		if got := LooksLikeCredential(name); got != want {
+			t.Errorf("LooksLikeCredential(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

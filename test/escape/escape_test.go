@@ -7,7 +7,9 @@
 // Families and how an escape is detected:
 //
 //	secrets     canary files in a fake $HOME (~/.ssh/id_rsa, ~/.aws/credentials,
-//	            ~/.config/brig/credentials.toml), another project, credential
+//	            ~/.config/brig/credentials.toml, git's and npm's credentials
+//	            under granted toolchain roots, with PATH holding $HOME/ and
+//	            under a --read ~ grant), another project, credential
 //	            environment variables    → the canary appears in stdout/stderr
 //	traversal   .., absolute paths, /proc/self/{root,cwd}, symlinks made in the
 //	            jail or shipped by the repository, hard links, mv/cp of outside
@@ -24,7 +26,9 @@
 //	                                        mode, mtime, xattr) afterwards
 //	protected   .git/hooks, .git/config, .envrc, .vscode, .mcp.json, .brig,
 //	            .husky, mv .git, nested repositories, .git FILE pointers,
-//	            submodule gitdirs, a freshly planted nested repository
+//	            submodule gitdirs, a freshly planted nested repository, one
+//	            planted by its shape (bare, any name), a new .git/modules
+//	            entry, the core.hooksPath directory
 //	                                      → the file exists / changed afterwards,
 //	                                        or planted code runs when host git runs
 //	network     TCP, MPTCP, UDP, DNS to sinks the test runs on the host

@@ -1,0 +1,145 @@
+package jail
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// isolatedGit points the global and system git config of this process (what
+// ProtectedPaths reads) at files of the test.
+func isolatedGit(t *testing.T) (home string) {
+	t.Helper()
+	home = t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("GIT_CONFIG_GLOBAL", "")
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	return home
+}
+
+func TestIsRepositoryShape(t *testing.T) {
+	cases := []struct {
+		name  string
+		files map[string]string // "" content with a trailing / is a directory
+		want  bool
+	}{
+		{"symbolic HEAD, objects, refs", map[string]string{"HEAD": "ref: refs/heads/main\n", "objects/": "", "refs/": ""}, true},
+		{"detached HEAD", map[string]string{"HEAD": "0123456789abcdef0123456789abcdef01234567\n", "objects/": "", "refs/": ""}, true},
+		{"HEAD and commondir", map[string]string{"HEAD": "ref: refs/heads/x\n", "commondir": "../..\n"}, true},
+		{"no refs", map[string]string{"HEAD": "ref: refs/heads/main\n", "objects/": ""}, false},
+		{"HEAD is not a ref", map[string]string{"HEAD": "hello\n", "objects/": "", "refs/": ""}, false},
+		{"HEAD is a directory", map[string]string{"HEAD/": "", "objects/": "", "refs/": ""}, false},
+		{"no HEAD", map[string]string{"objects/": "", "refs/": "", "config": ""}, false},
+	}
+	for _, c := range cases {
+		dir := t.TempDir()
+		for rel, content := range c.files {
+			if rel[len(rel)-1] == '/' {
+				os.MkdirAll(filepath.Join(dir, rel), 0o755)
+			} else {
+				writeFile(t, filepath.Join(dir, rel), content)
+			}
+		}
+		if got := IsRepositoryShape(dir); got != c.want {
+			t.Errorf("%s: IsRepositoryShape = %v, want %v", c.name, got, c.want)
+		}
+	}
+	// A symbolic link HEAD into refs/ counts, one elsewhere does not; a
+	// FIFO named HEAD neither counts nor blocks the check.
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "objects"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "refs"), 0o755)
+	os.Symlink("refs/heads/main", filepath.Join(dir, "HEAD"))
+	if !IsRepositoryShape(dir) {
+		t.Error("a HEAD link into refs/ is not a repository shape")
+	}
+	os.Remove(filepath.Join(dir, "HEAD"))
+	os.Symlink("/etc/passwd", filepath.Join(dir, "HEAD"))
+	if IsRepositoryShape(dir) {
+		t.Error("a HEAD link elsewhere is a repository shape")
+	}
+	os.Remove(filepath.Join(dir, "HEAD"))
+	if err := exec.Command("mkfifo", filepath.Join(dir, "HEAD")).Run(); err == nil && IsRepositoryShape(dir) {
+		t.Error("a FIFO HEAD is a repository shape")
+	}
+}
+
+// TestProtectedPathsByShape: a bare repository and a directory that only
+// looks like one by its content are protected whatever their names; a
+// directory that lacks part of the shape is not.
+func TestProtectedPathsByShape(t *testing.T) {
+	isolatedGit(t)
+	ws := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", "--bare", filepath.Join(ws, "fixtures/remote.git")).CombinedOutput(); err != nil {
+		t.Skipf("git init --bare: %v %s", err, out)
+	}
+	writeFile(t, filepath.Join(ws, "src/HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, "src/objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "src/refs"), 0o755)
+	writeFile(t, filepath.Join(ws, "half/HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, "half/objects"), 0o755)
+	writeFile(t, filepath.Join(ws, ".git/modules/a/b/HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, ".git/modules/a/b/objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, ".git/modules/a/b/refs"), 0o755)
+	got, err := ProtectedPaths(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"fixtures/remote.git/config", "fixtures/remote.git/hooks",
+		"src/config", "src/hooks", "src/commondir",
+		".git/modules/a/b/config", ".git/modules/a/b/hooks",
+	} {
+		if !slices.Contains(got, filepath.Join(ws, want)) {
+			t.Errorf("missing %s", want)
+		}
+	}
+	if slices.Contains(got, filepath.Join(ws, "half/config")) {
+		t.Error("control: a directory without refs/ is protected")
+	}
+}
+
+// TestProtectedPathsFromGitConfig: the directory core.hooksPath names (in
+// the repository's config and in the global one, relative or absolute),
+// files the config includes, and scripts its program settings run are
+// protected; hooks straight in the working tree's root are protected file
+// by file, not the whole tree.
+func TestProtectedPathsFromGitConfig(t *testing.T) {
+	home := isolatedGit(t)
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(home, ".gitconfig"), "[core]\n\thooksPath = .hooks-everywhere\n")
+	writeFile(t, filepath.Join(ws, ".git/config"), "[core]\n\thooksPath = tools/hooks\n\tfsmonitor = ./scripts/fsmon.sh --fast\n[include]\n\tpath = ../shared/git.inc\n[alias]\n\tlint = !sh scripts/lint.sh\n")
+	writeFile(t, filepath.Join(ws, "shared/git.inc"), "[core]\n\tpager = less\n")
+	writeFile(t, filepath.Join(ws, "vendor/lib/.git/config"), "[core]\n\thooksPath = .\n")
+	writeFile(t, filepath.Join(ws, "vendor/lib/README"), "")
+	got, err := ProtectedPaths(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"tools/hooks", ".hooks-everywhere", "vendor/lib/.hooks-everywhere", "shared/git.inc",
+		"scripts/fsmon.sh", "scripts/lint.sh", "vendor/lib/pre-commit", "vendor/lib/post-checkout",
+	} {
+		if !slices.Contains(got, filepath.Join(ws, want)) {
+			t.Errorf("missing %s", want)
+		}
+	}
+	for _, not := range []string{"vendor/lib", "tools", "scripts", "shared", "vendor/lib/README"} {
+		if slices.Contains(got, filepath.Join(ws, not)) {
+			t.Errorf("control: %s is protected", not)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package supervisor
+
+import (
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"brig/jail"
+)
+
+func mk(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if content == "/" {
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shape makes dir look like a git directory to git.
+func shape(t *testing.T, dir, config string) {
+	t.Helper()
+	mk(t, filepath.Join(dir, "HEAD"), "ref: refs/heads/main\n")
+	mk(t, filepath.Join(dir, "objects"), "/")
+	mk(t, filepath.Join(dir, "refs"), "/")
+	if config != "" {
+		mk(t, filepath.Join(dir, "config"), config)
+	}
+}
+
+// startAfter returns a call start that is later than every change made so
+// far, on the clock inode changes are stamped with.
+func startAfter(t *testing.T, probe string) unix.Timespec {
+	t.Helper()
+	mk(t, probe, "x")
+	var st unix.Stat_t
+	if err := unix.Lstat(probe, &st); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		now := callClock()
+		if now.Sec > st.Ctim.Sec || now.Sec == st.Ctim.Sec && now.Nsec > st.Ctim.Nsec {
+			return now
+		}
+	}
+}
+
+// TestSweepRepositoryShapes: after a call, what it did to make git run its
+// code later is taken out — a directory given a repository's shape loses
+// the control files it got (the user's files in it stay), a new entry
+// under .git/modules or .git/worktrees and a new .git file go whole — while
+// repositories that were listed, or that predate the call untouched, and
+// ordinary files stay.
+func TestSweepRepositoryShapes(t *testing.T) {
+	ws := t.TempDir()
+	q := t.TempDir()
+	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+	fsmon := "[core]\n\tfsmonitor = touch /nonexistent/canary\n"
+
+	// Before the call: the workspace's repository with a listed module, a
+	// bare repository the list missed (cloned after the session began),
+	// a user's directory and a worktree's .git file.
+	shape(t, filepath.Join(ws, ".git"), "[core]\n")
+	shape(t, filepath.Join(ws, ".git/modules/lib"), "[core]\n")
+	shape(t, filepath.Join(ws, "fixtures/old.git"), "[core]\n\tbare = true\n")
+	mk(t, filepath.Join(ws, "src/main.go"), "package main\n")
+	mk(t, filepath.Join(ws, "wt/.git"), "gitdir: ../.git/worktrees/wt\n")
+	protected, err := jail.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	protected = slices.DeleteFunc(protected, func(p string) bool { return filepath.Dir(p) == filepath.Join(ws, "fixtures/old.git") })
+	start := startAfter(t, filepath.Join(q, "probe"))
+	// A listed .git file whose inode changed in the call's first tick
+	// (a fixture rewritten just before, a chmod) is still not taken out.
+	mk(t, filepath.Join(ws, "wt/.git"), "gitdir: ../.git/worktrees/wt\n")
+
+	// The call.
+	shape(t, filepath.Join(ws, "src"), fsmon)
+	mk(t, filepath.Join(ws, "src/new.go"), "package main\n")
+	shape(t, filepath.Join(ws, ".git/modules/evil"), fsmon)
+	mk(t, filepath.Join(ws, ".git/worktrees/x/HEAD"), "ref: refs/heads/x\n")
+	mk(t, filepath.Join(ws, ".git/worktrees/x/commondir"), "../..\n")
+	mk(t, filepath.Join(ws, ".git/modules/lib/objects/ab/cdef"), "object")
+	mk(t, filepath.Join(ws, "vendor/y/.git"), "gitdir: ../../src\n")
+	if out, err := exec.Command("git", "init", "-q", "--bare", filepath.Join(ws, "made.git")).CombinedOutput(); err != nil {
+		t.Fatalf("git init --bare: %v %s", err, out)
+	}
+
+	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
+	found := s.sweepNewRepositories(spec, start)
+
+	for _, gone := range []string{"src/HEAD", "src/config", ".git/modules/evil", ".git/worktrees/x", "vendor/y/.git", "made.git/HEAD", "made.git/config", "made.git/hooks"} {
+		if _, err := os.Lstat(filepath.Join(ws, gone)); err == nil {
+			t.Errorf("%s is still in the workspace", gone)
+		}
+		if !slices.Contains(found, filepath.Join(ws, gone)) {
+			t.Errorf("%s is not reported: %v", gone, found)
+		}
+	}
+	for _, dir := range []string{"src", "made.git"} {
+		if jail.IsRepositoryShape(filepath.Join(ws, dir)) {
+			t.Errorf("%s still has a repository's shape", dir)
+		}
+	}
+	// Controls: what was listed or predates the call untouched, and the
+	// user's files, stay.
+	for _, kept := range []string{"src/main.go", "src/new.go", ".git/config", ".git/HEAD", ".git/modules/lib/config", ".git/modules/lib/objects/ab/cdef", "fixtures/old.git/config", "fixtures/old.git/HEAD", "wt/.git"} {
+		if _, err := os.Lstat(filepath.Join(ws, kept)); err != nil {
+			t.Errorf("%s was taken out: %v", kept, err)
+		}
+	}
+	if entries, _ := os.ReadDir(q); len(entries) < 2 {
+		t.Errorf("nothing was moved to the quarantine: %v", entries)
+	}
+
+	// A later call that changes the unlisted repository's config has it
+	// taken out.
+	start = startAfter(t, filepath.Join(q, "probe2"))
+	mk(t, filepath.Join(ws, "fixtures/old.git/config"), fsmon)
+	found = s.sweepNewRepositories(spec, start)
+	if _, err := os.Lstat(filepath.Join(ws, "fixtures/old.git/config")); err == nil || !slices.Contains(found, filepath.Join(ws, "fixtures/old.git/config")) {
+		t.Errorf("a changed config of an unlisted repository stayed (found %v)", found)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "fixtures/old.git/HEAD")); err != nil {
+		t.Error("control: its untouched HEAD was taken out")
+	}
+}
