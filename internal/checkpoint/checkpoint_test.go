@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -560,5 +562,138 @@ func TestTornIndex(t *testing.T) {
 	r.mustUndo(UndoOptions{To: "1"})
 	if d := diffStates(before, treeState(t, r.ws)); d != "" {
 		t.Fatalf("not restored:\n%s", d)
+	}
+}
+
+// TestFastPathMatchesFullWalk: after random changes made outside any call
+// (creations, edits within the same timestamp tick, deletions, renames of
+// files and directories across the tree, mode changes, symlinks), the
+// snapshot before a call — which reads only the directories the kernel
+// reported changes in — records the same tree as a full walk.
+func TestFastPathMatchesFullWalk(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	for i := range 30 {
+		r.write(fmt.Sprintf("t/d%d/e%d/f%d", i%4, i%3, i), fmt.Sprint(i), 0o644)
+	}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 11))
+	files := func() (fl, ds []string) {
+		filepath.WalkDir(r.ws, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || p == r.ws {
+				return nil
+			}
+			if d.IsDir() {
+				ds = append(ds, p)
+			} else {
+				fl = append(fl, p)
+			}
+			return nil
+		})
+		return
+	}
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	r.call("true")
+	var fastEntries, fullEntries int
+	defer func() {
+		// The fast path was taken: it looked at far fewer entries.
+		if !t.Failed() && fastEntries*2 > fullEntries {
+			t.Errorf("fast snapshots looked at %d entries, full walks at %d", fastEntries, fullEntries)
+		}
+	}()
+	for step := range 150 {
+		fl, ds := files()
+		switch op := rng.IntN(9); {
+		case op == 0 || len(fl) < 3:
+			os.WriteFile(filepath.Join(pick(ds), fmt.Sprintf("new%d", step)), []byte("new"), 0o644)
+		case op == 1:
+			f := pick(fl)
+			if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+				// Same size, same tick: only the content differs.
+				b, _ := os.ReadFile(f)
+				if len(b) > 0 {
+					b[0] ^= 1
+					os.WriteFile(f, b, fi.Mode())
+				}
+			}
+		case op == 2:
+			os.Remove(pick(fl))
+		case op == 3:
+			os.Rename(pick(fl), filepath.Join(pick(ds), fmt.Sprintf("moved%d", step)))
+		case op == 4 && len(ds) > 3:
+			d := pick(ds)
+			os.Rename(d, filepath.Join(r.ws, fmt.Sprintf("dmoved%d", step)))
+		case op == 5:
+			os.Chmod(pick(fl), fs.FileMode(0o600|rng.IntN(0o100)))
+		case op == 6:
+			os.MkdirAll(filepath.Join(pick(ds), fmt.Sprintf("nd%d/deeper", step)), 0o755)
+			os.WriteFile(filepath.Join(pick(ds), fmt.Sprintf("nd%d/deeper/x", step)), []byte("x"), 0o644)
+		case op == 7:
+			os.Symlink(pick(fl), filepath.Join(pick(ds), fmt.Sprintf("ln%d", step)))
+		case op == 8:
+			os.RemoveAll(pick(ds))
+		}
+		if step%3 != 0 {
+			continue // several changes between calls
+		}
+		p, err := r.store.Before(ctx, "s1", fmt.Sprintf("f%d", step), "bash", []string{r.ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var full *Snapshot
+		err = r.store.locked(ctx, func() error {
+			w, err := r.store.newWriter()
+			if err != nil {
+				return err
+			}
+			if full, err = r.store.snapshot(ctx, w, []string{r.ws}, false); err != nil {
+				return err
+			}
+			return w.commit()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs, _, err := r.store.diff(p.Snapshot(), full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pr := range pairs {
+			t.Errorf("step %d: the fast snapshot has %s %+v, a full walk %+v", step, pr.Path, pr.Before, pr.After)
+		}
+		if t.Failed() {
+			return
+		}
+		fastEntries += p.Snapshot().Entries
+		fullEntries += full.Entries
+		if _, err := p.After(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestFastPathOverflow: when the kernel drops change notifications (too
+// many changes between two snapshots), the next snapshot walks everything.
+func TestFastPathOverflow(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	r.call("true")
+	b, _ := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if n <= 0 || n > 100000 {
+		t.Skipf("max_queued_events is %q", b)
+	}
+	r.sh(fmt.Sprintf("mkdir many && cd many && seq 1 %d | xargs touch", n+100))
+	p, err := r.store.Before(context.Background(), "s1", "after-flood", "bash", []string{r.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := r.store.lookup(p.Snapshot().Roots[0], r.ws+"/many")
+	if err != nil || e == nil {
+		t.Fatal(e, err)
+	}
+	tr, _ := r.store.tree(e.Hash)
+	if len(tr) != n+100 {
+		t.Fatalf("many/ has %d entries in the snapshot, want %d", len(tr), n+100)
 	}
 }

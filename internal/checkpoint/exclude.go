@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"path"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,6 +27,23 @@ type Rule struct {
 // Exclusions are the rules a snapshot applies.
 type Exclusions struct {
 	Rules []Rule
+
+	once    sync.Once
+	byName  map[string][]int // rules whose pattern is a plain name
+	globbed []int            // the others
+}
+
+// compile sorts the rules into those matched by a map lookup and the rest
+// (every directory of every snapshot is matched against them).
+func (x *Exclusions) compile() {
+	x.byName = map[string][]int{}
+	for i, r := range x.Rules {
+		if strings.ContainsAny(r.Pattern, "/*?[\\") {
+			x.globbed = append(x.globbed, i)
+		} else {
+			x.byName[r.Pattern] = append(x.byName[r.Pattern], i)
+		}
+	}
 }
 
 // DefaultExclusions are the trees every snapshot leaves out: git's own
@@ -73,19 +91,29 @@ func (x *Exclusions) match(dirfd int, rel, name string, sub int) string {
 	if x == nil {
 		return ""
 	}
-	for _, r := range x.Rules {
-		if !r.matches(rel, name) {
-			continue
+	x.once.Do(x.compile)
+	for _, set := range [][]int{x.byName[name], x.globbed} {
+		for _, i := range set {
+			if why := x.Rules[i].applies(dirfd, rel, name, sub); why != "" {
+				return why
+			}
 		}
-		if len(r.Beside) > 0 && !anyRegular(dirfd, r.Beside) {
-			continue
-		}
-		if r.Inside != "" && (sub < 0 || !anyRegular(sub, []string{r.Inside})) {
-			continue
-		}
-		return r.Why
 	}
 	return ""
+}
+
+// applies returns the rule's reason when it excludes the directory.
+func (r Rule) applies(dirfd int, rel, name string, sub int) string {
+	if !r.matches(rel, name) {
+		return ""
+	}
+	if len(r.Beside) > 0 && !anyRegular(dirfd, r.Beside) {
+		return ""
+	}
+	if r.Inside != "" && (sub < 0 || !anyRegular(sub, []string{r.Inside})) {
+		return ""
+	}
+	return r.Why
 }
 
 func (r Rule) matches(rel, name string) bool {

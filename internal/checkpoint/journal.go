@@ -53,7 +53,9 @@ func (p *Pending) Snapshot() *Snapshot { return p.before }
 
 // Before snapshots roots (the paths a call may write) and journals it for
 // session's call; it returns when the snapshot is on disk. The call must
-// not start before.
+// not start before. Where this process snapshotted a root before and the
+// kernel's change notifications cover it, only the directories something
+// happened in since are read.
 func (s *Store) Before(ctx context.Context, session, call, tool string, roots []string) (*Pending, error) {
 	roots, err := NormalizeRoots(roots)
 	if err != nil {
@@ -61,7 +63,7 @@ func (s *Store) Before(ctx context.Context, session, call, tool string, roots []
 	}
 	var sn *Snapshot
 	err = s.locked(ctx, func() error {
-		sn, err = s.commitSnapshot(ctx, roots, func(sn *Snapshot) []Event {
+		sn, err = s.commitSnapshot(ctx, roots, true, func(sn *Snapshot) []Event {
 			return []Event{{Kind: EventBefore, Time: time.Now().UTC(), Session: session, Call: call, Tool: tool, Roots: sn.Roots}}
 		})
 		return err
@@ -72,12 +74,14 @@ func (s *Store) Before(ctx context.Context, session, call, tool string, roots []
 	return &Pending{s: s, session: session, call: call, tool: tool, before: sn, roots: roots}, nil
 }
 
-// After snapshots the same roots again, journals it with the change set
-// and returns the change set. Call it whether or not the call succeeded.
+// After snapshots the same roots again — a full walk, which also sees
+// writes the change notifications miss (through shared memory mappings) —
+// journals it with the change set and returns the change set. Call it
+// whether or not the call succeeded.
 func (p *Pending) After(ctx context.Context) (*ChangeSet, error) {
 	var cs *ChangeSet
 	err := p.s.locked(ctx, func() error {
-		_, err := p.s.commitSnapshot(ctx, p.roots, func(sn *Snapshot) []Event {
+		_, err := p.s.commitSnapshot(ctx, p.roots, false, func(sn *Snapshot) []Event {
 			_, c, derr := p.s.diff(p.before, sn)
 			if derr != nil {
 				p.s.log.Warn("checkpoint: could not compute the change set", "call", p.call, "err", derr)
@@ -96,12 +100,12 @@ func (p *Pending) After(ctx context.Context) (*ChangeSet, error) {
 
 // commitSnapshot takes a snapshot, makes its objects durable, then
 // journals the events built from it. Called with the store locked.
-func (s *Store) commitSnapshot(ctx context.Context, roots []string, events func(*Snapshot) []Event) (*Snapshot, error) {
+func (s *Store) commitSnapshot(ctx context.Context, roots []string, fast bool, events func(*Snapshot) []Event) (*Snapshot, error) {
 	w, err := s.newWriter()
 	if err != nil {
 		return nil, err
 	}
-	sn, err := s.snapshot(ctx, w, roots)
+	sn, err := s.snapshot(ctx, w, roots, fast)
 	if err == nil {
 		err = w.commit()
 	}

@@ -66,10 +66,14 @@ type Store struct {
 	indexed int64 // bytes of the index already read
 	trees   map[Hash]tree
 	// stat is what the last snapshots saw of each file and symlink, by
-	// absolute path: an entry whose stat data is unchanged keeps its hash
-	// without its content being read again.
-	stat   map[string]Entry
+	// device and inode: an entry whose stat data (change time included)
+	// is unchanged keeps its hash without its content being read again.
+	stat   map[statKey]Entry
 	seeded map[string]bool
+	// watch reports which directories changed since the last snapshot;
+	// last is that snapshot, per root (this process's only).
+	watch *watcher
+	last  map[string]lastSnap
 }
 
 type loc struct{ off, n int64 }
@@ -85,7 +89,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.Exclude == nil {
 		opts.Exclude = DefaultExclusions()
 	}
-	s := &Store{dir: dir, opts: opts, log: opts.Logger, objects: map[Hash]loc{}, trees: map[Hash]tree{}, stat: map[string]Entry{}, seeded: map[string]bool{}}
+	s := &Store{dir: dir, opts: opts, log: opts.Logger, objects: map[Hash]loc{}, trees: map[Hash]tree{}, stat: map[statKey]Entry{}, seeded: map[string]bool{}, last: map[string]lastSnap{}, watch: newWatcher()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -131,6 +135,8 @@ func (s *Store) Close() error {
 		}
 	}
 	s.pack, s.index, s.lock = nil, nil, nil
+	s.watch.close()
+	s.watch = nil
 	return nil
 }
 

@@ -213,7 +213,7 @@ func (s *Store) undo(ctx context.Context, evs []Event, o UndoOptions) (*UndoRepo
 	if err != nil {
 		return nil, err
 	}
-	current, err := s.snapshot(ctx, w, rootPaths)
+	current, err := s.snapshot(ctx, w, rootPaths, false)
 	if err == nil {
 		err = w.commit()
 	}
