@@ -118,6 +118,7 @@ type Agent struct {
 	// output tokens); lastLen the history length it covers.
 	lastContext, lastLen int
 	compactions          int
+	notes                []string // for the model, sent with the next user turn (see Note)
 }
 
 // New starts an agent with a history (empty for a new session, the saved
@@ -211,6 +212,7 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 		return tr, err
 	}
 	if len(user) > 0 {
+		user = append(a.takeNotes(), user...)
 		if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: user}); err != nil {
 			return tr, err
 		}

@@ -49,6 +49,19 @@ func (r *Recorder) Event(ev Event) {
 		rec = session.UsageRecord(r.Model, *ev.Usage, ev.Cost)
 	case EventNotice:
 		rec = session.DisplayRecord(session.Display{Kind: session.DisplayNotice, Text: ev.Text})
+	case EventToolEnd:
+		o := ev.Tool.Outcome
+		if o == nil || (o.Changes == nil && o.Audit == nil) {
+			return
+		}
+		c := session.CallRecord{ID: ev.Tool.ID, Tool: ev.Tool.Name}
+		if o.Changes != nil {
+			c.Changes = o.Changes.Summary()
+		}
+		if o.Audit != nil {
+			c.Audit = &session.AuditRef{Seq: o.Audit.Seq, Hash: o.Audit.Hash}
+		}
+		rec = session.CallRecordOf(c)
 	default:
 		return
 	}

@@ -33,6 +33,8 @@ type agentRun struct {
 	// Resumed is the saved state when a session was resumed (nil for a new
 	// one): a front end shows its display history.
 	Resumed *session.State
+	// Undoer undoes this session's calls (/undo).
+	Undoer  *agent.Undoer
 	closers []func()
 }
 
@@ -123,6 +125,14 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
+	store, audit, err := openUndo(dirs.State, wp.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	run.closers = append(run.closers, func() { store.Close() })
+	if st != nil && st.Mode != mode {
+		auditMode(ctx, audit, sess.ID(), wp.Workspace, st.Mode, mode)
+	}
 	reg := tools.NewRegistry()
 	mcpServers, err := startMCP(ctx, o.procEnv, wp, sup)
 	if err != nil {
@@ -132,7 +142,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		run.closers = append(run.closers, mcpServers.Close) // before the supervisor's
 		reg.AddSource(mcpServers)
 	}
-	ex := &agent.Executor{Registry: reg, Policy: wp.Policy, Runner: sup, Approver: approver}
+	ex := &agent.Executor{Registry: reg, Policy: wp.Policy, Runner: sup, Approver: approver, Checkpoints: store, Audit: audit, Session: sess.ID()}
 	rec := &agent.Recorder{Session: sess, Model: model}
 	run.closers = append(run.closers, func() { rec.Flush(context.Background()) }) // runs before the session closes
 	a := agent.New(agent.Config{
@@ -148,10 +158,14 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}, history)
 	if st != nil {
 		a.Restore(st.Usage, st.Cost, st.Last)
+		for _, n := range st.Notes {
+			a.Note(n) // undone while the session was closed: the model hears it first
+		}
 	}
 	*run = agentRun{
 		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
 		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, closers: run.closers,
+		Undoer: &agent.Undoer{Store: store, Audit: audit, Session: sess, SessionID: sess.ID(), Workspace: wp.Workspace, By: "/undo"},
 	}
 	return run, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"brig/internal/auditlog"
 	"brig/internal/mcp"
 	"brig/policy"
 	"brig/supervisor"
@@ -262,10 +263,13 @@ func runMCPTrust(ctx context.Context, o *mcpTrustOptions) error {
 			return err
 		}
 		fmt.Fprintf(o.Stdout, "brig: %s is untrusted: its servers are not started\n", path)
-		return nil
+		return auditTrust(ctx, wp.Dirs.State, wp.Workspace, auditlog.Trust{File: path, Action: "revoke", What: "mcp"})
 	}
 	sum, servers, err := mcp.TrustMCPJSON(ctx, store, wp.Workspace)
 	if err != nil {
+		return err
+	}
+	if err := auditTrust(ctx, wp.Dirs.State, wp.Workspace, auditlog.Trust{File: path, SHA256: sum, Action: "trust", What: "mcp"}); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Stdout, "brig: trusted %s (sha256 %s)\n", path, sum)

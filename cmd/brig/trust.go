@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"brig/internal/auditlog"
 	"brig/policy"
 )
 
@@ -42,7 +43,7 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 			return err
 		}
 		fmt.Fprintf(o.Stdout, "brig: %s is untrusted: only its deny and ask rules apply\n", wp.Files.Repo)
-		return nil
+		return auditTrust(ctx, wp.Dirs.State, wp.Workspace, auditlog.Trust{File: wp.Files.Repo, Action: "revoke", What: "config"})
 	}
 	c, _, _, err := policy.LoadConfig(wp.Files.Repo)
 	if err != nil {
@@ -50,6 +51,9 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 	}
 	sum, err := policy.Trust(ctx, wp.Files)
 	if err != nil {
+		return err
+	}
+	if err := auditTrust(ctx, wp.Dirs.State, wp.Workspace, auditlog.Trust{File: wp.Files.Repo, SHA256: sum, Action: "trust", What: "config"}); err != nil {
 		return err
 	}
 	w := o.Stdout

@@ -112,7 +112,7 @@ func (l *Log) Append(ctx context.Context, rec Record) (Ref, error) {
 // encode is a record's line: its JSON with the hash of that JSON as the
 // last field.
 func encode(rec Record) (line []byte, hash string, err error) {
-	body, err := json.Marshal(rec)
+	body, err := marshal(rec)
 	if err != nil {
 		return nil, "", err
 	}
@@ -294,4 +294,16 @@ func (l *Log) Records(fn func(Record) error) error {
 			return err
 		}
 	}
+}
+
+// marshal is json.Marshal without HTML escaping (a command's && stays
+// readable in the log).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

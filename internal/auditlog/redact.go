@@ -71,10 +71,10 @@ func RedactArgs(raw json.RawMessage) json.RawMessage {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		b, _ := json.Marshal(redactValue(string(raw)))
+		b, _ := marshal(redactValue(string(raw)))
 		return b
 	}
-	b, err := json.Marshal(redactAny(v))
+	b, err := marshal(redactAny(v))
 	if err != nil {
 		return nil
 	}

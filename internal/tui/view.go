@@ -364,6 +364,9 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 	if r.Meta.Added+r.Meta.Removed > 0 {
 		facts = append(facts, fmt.Sprintf("+%d −%d", r.Meta.Added, r.Meta.Removed))
 	}
+	if !o.Changes.Empty() || o.Changes != nil && len(o.Changes.ExcludedChanged) > 0 {
+		facts = append(facts, inert(o.Changes.Summary()))
+	}
 	if o.Duration >= 100*time.Millisecond {
 		facts = append(facts, o.Duration.Round(100*time.Millisecond).String())
 	}
