@@ -157,3 +157,26 @@ func TestNoteGoesWithTheNextTurn(t *testing.T) {
 		t.Fatalf("history %+v", h[0])
 	}
 }
+
+// TestRuleSavesAreAudited: an "always" answer saves a rule, and the audit
+// log records it with the file it went to, after the call's own record of
+// who answered.
+func TestRuleSavesAreAudited(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAsk)
+	_, log := withUndo(t, e)
+	e.ap.answers = []Approval{{Answer: AnswerAlways}}
+	o := e.ex.Execute(context.Background(), "c1", "bash", args(t, map[string]any{"command": "touch x.txt"}), nil)
+	if o.Result.IsError || len(e.ap.asked) != 1 {
+		t.Fatalf("%+v", o)
+	}
+	recs := records(t, log)
+	if len(recs) != 2 || recs[0].Kind != auditlog.KindRule || recs[1].Kind != auditlog.KindCall {
+		t.Fatalf("records %+v", recs)
+	}
+	if r := recs[0].Rule; r.File != e.ex.Policy.Files.User || r.Call != "c1" || len(r.Rules) == 0 {
+		t.Fatalf("rule record %+v", r)
+	}
+	if d := recs[1].Call.Decision; d.Tier != "ask" || d.Answer != "always" || d.AnsweredBy != "user" {
+		t.Fatalf("decision %+v", d)
+	}
+}

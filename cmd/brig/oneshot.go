@@ -241,7 +241,7 @@ func openSession(ctx context.Context, o *agentOptions, stateDir, ws string, clie
 		id = latest.ID
 	}
 	if id == "" {
-		s, err := store.Create(ctx, session.Header{Workspace: ws, Provider: client.Provider(), Model: client.Model.ID})
+		s, err := store.Create(ctx, session.Header{Workspace: ws, Provider: client.Provider(), Model: client.Model.ID, Mode: policy.Mode(o.Mode)})
 		return s, nil, err
 	}
 	if err := session.ValidateID(id); err != nil {

@@ -400,3 +400,31 @@ func plantedSymlinks(t *testing.T, unpriv bool) {
 		t.Fatalf("undo wrote through a planted link:\n%s", d)
 	}
 }
+
+// TestAuditTrustAndMode: trusting and revoking a repository's config and
+// changing a session's mode are in the audit log, which verifies.
+func TestAuditTrustAndMode(t *testing.T) {
+	e := newEnv(t, "anthropic", fakeprovider.Turn{Text: "one"}, fakeprovider.Turn{Text: "two"})
+	os.MkdirAll(e.ws+"/.brig", 0o755)
+	os.WriteFile(e.ws+"/.brig/config.toml", []byte("[permissions]\ndeny = [\"Bash(curl:*)\"]\n"), 0o644)
+	for _, args := range [][]string{{"trust"}, {"trust", "--revoke"}} {
+		if r := e.run(t, args...); r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, r.code, r.stderr)
+		}
+	}
+	if r := e.run(t, append(modelArgs("anthropic"), "-p", "x", "--mode", "edit")...); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if r := e.run(t, append(modelArgs("anthropic"), "-c", "-p", "y", "--mode", "plan")...); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	r := e.run(t, "log")
+	for _, want := range []string{"trust config   " + e.ws + "/.brig/config.toml", "revoke config", "mode         edit → plan"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("brig log lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if r = e.run(t, "log", "verify"); r.code != 0 || !strings.Contains(r.stdout, "intact: 3 records") {
+		t.Fatalf("verify: exit %d\n%s", r.code, r.stdout)
+	}
+}
