@@ -9,6 +9,8 @@ import (
 	"brig/internal/auditlog"
 	"brig/internal/checkpoint"
 	"brig/jail"
+	"brig/policy"
+	"brig/tools"
 )
 
 // auditCall appends the audit record of one finished call and returns its
@@ -103,8 +105,12 @@ func changesOf(cs *checkpoint.ChangeSet) *auditlog.Changes {
 // writableRoots are the paths a call's grant lets it write that a
 // checkpoint covers: every write grant but device nodes, the call's private
 // temporary directories (gone when it ends) and brig's per-workspace
-// toolchain cache (a cache: tools rebuild it).
-func writableRoots(s *jail.Spec, callTmp, cacheRoot string) []string {
+// toolchain cache (a cache: tools rebuild it). A file tool (brig's own code,
+// which touches only the paths it names) granted a directory outside the
+// workspace is covered by those paths (targets) rather than the whole
+// directory, which may be large (a write to ~/notes/todo.md is granted
+// ~/notes).
+func writableRoots(s *jail.Spec, targets []string, callTmp, cacheRoot string) []string {
 	if s == nil {
 		return nil
 	}
@@ -117,11 +123,32 @@ func writableRoots(s *jail.Spec, callTmp, cacheRoot string) []string {
 		case s.PrivateTmp && (within(p, "/tmp") || within(p, "/dev/shm")):
 		case callTmp != "" && within(p, callTmp):
 		case cacheRoot != "" && within(p, cacheRoot):
+		case targets != nil && !within(p, s.Workspace):
+			for _, t := range targets {
+				if within(t, p) {
+					roots = append(roots, t)
+				}
+			}
 		default:
 			roots = append(roots, p)
 		}
 	}
 	return roots
+}
+
+// writeTargets are the paths a file tool's call writes (nil for a command,
+// which may write anywhere its grant allows).
+func writeTargets(v *policy.Verdict, runs tools.Runner) []string {
+	if runs != tools.InJail || v == nil {
+		return nil
+	}
+	targets := []string{}
+	for _, pv := range v.Paths {
+		if pv.Write {
+			targets = append(targets, filepath.Clean(pv.Resolved))
+		}
+	}
+	return targets
 }
 
 func within(p, dir string) bool {

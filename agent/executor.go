@@ -213,7 +213,7 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 	// What the call may write is snapshotted before it runs, and again
 	// after it, however it ended.
 	var cp *checkpoint.Pending
-	if roots := writableRoots(spec, callTmp, e.Policy.Machine.CacheRoot); e.Checkpoints != nil && len(roots) > 0 {
+	if roots := writableRoots(spec, writeTargets(&v, prep.Def.Runs), callTmp, e.Policy.Machine.CacheRoot); e.Checkpoints != nil && len(roots) > 0 {
 		var err error
 		if cp, err = e.Checkpoints.Before(ctx, e.Session, id, name, roots); err != nil {
 			if ctx.Err() != nil {

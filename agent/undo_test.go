@@ -121,17 +121,22 @@ func TestExecutorRefusesWithoutCheckpoint(t *testing.T) {
 // TestWritableRoots: a call's write grants, less devices, its private
 // temporary space and brig's toolchain cache.
 func TestWritableRoots(t *testing.T) {
-	s := &jail.Spec{PrivateTmp: true, Paths: []jail.PathRule{
+	s := &jail.Spec{Workspace: "/ws", PrivateTmp: true, Paths: []jail.PathRule{
 		{Path: "/dev/null", Access: jail.Write}, {Path: "/usr", Access: jail.Exec}, {Path: "/ws", Access: jail.Write},
 		{Path: "/tmp", Access: jail.Write}, {Path: "/dev/shm", Access: jail.Write}, {Path: "/home/u/.cache/brig/jail/ws-1", Access: jail.Write},
 		{Path: "/srv/out", Access: jail.Write}, {Path: "/var/tmp/call-1", Access: jail.Write},
 	}}
-	got := writableRoots(s, "/var/tmp/call-1", "/home/u/.cache/brig/jail")
+	got := writableRoots(s, nil, "/var/tmp/call-1", "/home/u/.cache/brig/jail")
 	if want := []string{"/ws", "/srv/out"}; !slices.Equal(got, want) {
 		t.Fatalf("roots %v, want %v", got, want)
 	}
+	// A file tool granted an outside directory: only the file it writes.
+	got = writableRoots(s, []string{"/srv/out/report.txt", "/ws/a.txt"}, "/var/tmp/call-1", "/home/u/.cache/brig/jail")
+	if want := []string{"/ws", "/srv/out/report.txt"}; !slices.Equal(got, want) {
+		t.Fatalf("a file tool's roots %v, want %v", got, want)
+	}
 	s.PrivateTmp = false // without a mount namespace /tmp itself is never granted; a grant of it is the user's
-	if got := writableRoots(s, "", ""); !slices.Contains(got, "/tmp") {
+	if got := writableRoots(s, nil, "", ""); !slices.Contains(got, "/tmp") {
 		t.Fatalf("roots %v", got)
 	}
 }
