@@ -129,7 +129,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
-	run.closers = append(run.closers, func() { store.Close() })
+	run.closers = append(run.closers, func() { store.Close(); audit.Close() })
 	if st != nil && st.Mode != mode {
 		auditMode(ctx, audit, sess.ID(), wp.Workspace, st.Mode, mode)
 	}

@@ -183,7 +183,7 @@ func runLogVerify(ctx context.Context, o *logVerifyOptions) error {
 	var anchors []auditlog.Anchor
 	head, ok, err := l.Head()
 	if err != nil {
-		return err
+		fmt.Fprintf(o.Stderr, "brig: warning: %v\n", err)
 	}
 	if ok {
 		anchors = append(anchors, auditlog.Anchor{Ref: head, Source: "the head file " + l.Dir() + "/" + auditlog.HeadName})

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -47,6 +46,9 @@ type Log struct {
 	now func() time.Time
 
 	mu sync.Mutex
+	// f and head stay open between appends; f is opened again when the
+	// file it names was removed or replaced.
+	f, head *os.File
 	// last is the chain head as this process last wrote or read it, at
 	// file size end (another process's append changes the size).
 	last Ref
@@ -62,20 +64,50 @@ func (l *Log) Dir() string { return l.dir }
 // Path is the log file.
 func (l *Log) Path() string { return filepath.Join(l.dir, LogName) }
 
+// Close releases the log's files (a later Append opens them again).
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range []*os.File{l.f, l.head} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	l.f, l.head, l.end = nil, nil, -1
+	return nil
+}
+
+// file returns the open log file, opening it when needed. Called with mu.
+func (l *Log) file() (*os.File, error) {
+	if l.f != nil {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(l.f.Fd()), &st); err == nil && st.Nlink > 0 {
+			return l.f, nil
+		}
+		l.f.Close()
+		l.f, l.end = nil, -1
+	}
+	if err := os.MkdirAll(l.dir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(l.Path(), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	l.f = f
+	return f, nil
+}
+
 // Append adds rec to the end of the chain and returns its reference once
 // it is on disk. Time is stamped when zero; Seq, Prev and Hash are set.
 // A torn last line (a crash mid-append) is moved to a .torn file first.
 func (l *Log) Append(ctx context.Context, rec Record) (Ref, error) {
-	if err := os.MkdirAll(l.dir, 0o700); err != nil {
-		return Ref{}, fmt.Errorf("audit log: %w", err)
-	}
-	f, err := os.OpenFile(l.Path(), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := l.file()
 	if err != nil {
 		return Ref{}, fmt.Errorf("audit log: %w", err)
 	}
-	defer f.Close()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var ref Ref
 	err = fsutil.WithFileLock(ctx, f, func() error {
 		end, last, err := l.tail(f)
@@ -100,12 +132,13 @@ func (l *Log) Append(ctx context.Context, rec Record) (Ref, error) {
 		}
 		ref = Ref{Seq: rec.Seq, Hash: hash}
 		l.last, l.end = ref, end+int64(len(line))
+		// Under the lock, so heads are written in chain order.
+		l.writeHead(ref)
 		return nil
 	})
 	if err != nil {
 		return Ref{}, fmt.Errorf("audit log %s: %w", l.Path(), err)
 	}
-	l.writeHead(ref)
 	return ref, nil
 }
 
@@ -228,26 +261,29 @@ func appendFile(path string, b []byte) error {
 	return f.Close()
 }
 
-// writeHead records the chain head beside the log (replaced atomically,
-// not synced: a head lost in a crash is an older head, which the log
-// still matches).
+// headSize is the head file's fixed length: the head is rewritten in
+// place, one small write, padded with spaces.
+const headSize = 128
+
+// writeHead records the chain head beside the log, rewritten in place and
+// not synced: a head lost in a crash is an older head, which the log still
+// matches. Called with the log locked.
 func (l *Log) writeHead(ref Ref) {
+	if l.head == nil {
+		f, err := os.OpenFile(filepath.Join(l.dir, HeadName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return
+		}
+		l.head = f
+	}
 	b, _ := json.Marshal(ref)
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(l.dir, "."+HeadName+"."+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return
+	line := make([]byte, headSize)
+	copy(line, b)
+	for i := len(b); i < headSize-1; i++ {
+		line[i] = ' '
 	}
-	_, werr := f.Write(b)
-	if cerr := f.Close(); werr != nil || cerr != nil {
-		os.Remove(tmp)
-		return
-	}
-	if err := os.Rename(tmp, filepath.Join(l.dir, HeadName)); err != nil {
-		os.Remove(tmp)
-	}
+	line[headSize-1] = '\n'
+	_, _ = l.head.WriteAt(line, 0)
 }
 
 // Head reads the head file (ok false when there is none).
@@ -260,8 +296,8 @@ func (l *Log) Head() (Ref, bool, error) {
 		return Ref{}, false, err
 	}
 	var r Ref
-	if err := json.Unmarshal(b, &r); err != nil {
-		return Ref{}, false, fmt.Errorf("audit head %s: %w", filepath.Join(l.dir, HeadName), err)
+	if err := json.Unmarshal(bytes.TrimSpace(b), &r); err != nil {
+		return Ref{}, false, fmt.Errorf("audit head %s is damaged (%v); the log itself can still be verified", filepath.Join(l.dir, HeadName), err)
 	}
 	return r, true, nil
 }
