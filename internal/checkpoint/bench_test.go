@@ -163,15 +163,20 @@ func BenchmarkCallFewChanges(b *testing.B) {
 	}
 	defer s.Close()
 	warm(b, s, ws)
+	c0 := cpuTime()
+	var excluded time.Duration
+	defer func() { reportCPU(b, c0, excluded) }()
 	for i := 0; b.Loop(); i++ {
 		p, err := s.Before(ctx, "s", fmt.Sprint(i), "bash", []string{ws})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
+		w0 := cpuTime()
 		if err := os.WriteFile(filepath.Join(ws, "pkg001/sub1/f00001.go"), []byte(fmt.Sprint(i)), 0o644); err != nil {
 			b.Fatal(err)
 		}
+		excluded += cpuTime() - w0
 		b.StartTimer()
 		cs, err := p.After(ctx)
 		if err != nil {
