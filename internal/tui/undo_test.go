@@ -26,7 +26,7 @@ func TestChangeSetLine(t *testing.T) {
 		{Kind: agent.EventToolEnd, Tool: &agent.ToolEvent{ID: "b1", Name: "bash", Args: json.RawMessage(`{"command":"rm a && sed -i s/x/y/ b c"}`), Outcome: &agent.Outcome{
 			Result: tools.Result{Text: "[exit code 0]", Meta: tools.Meta{ExitCode: intp(0)}}, Changes: cs}}},
 	})
-	if out := h.printedText(); !strings.Contains(out, "exit 0 · 3 files changed, 1 deleted") {
+	if out := h.printedText(); !strings.Contains(out, "✎ 3 files changed, 1 deleted") {
 		t.Fatalf("the result line lacks the change set:\n%s", out)
 	}
 }

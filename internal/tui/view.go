@@ -364,9 +364,6 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 	if r.Meta.Added+r.Meta.Removed > 0 {
 		facts = append(facts, fmt.Sprintf("+%d −%d", r.Meta.Added, r.Meta.Removed))
 	}
-	if !o.Changes.Empty() || o.Changes != nil && len(o.Changes.ExcludedChanged) > 0 {
-		facts = append(facts, inert(o.Changes.Summary()))
-	}
 	if o.Duration >= 100*time.Millisecond {
 		facts = append(facts, o.Duration.Round(100*time.Millisecond).String())
 	}
@@ -374,6 +371,11 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 		head += stDim.Render(" · " + strings.Join(facts, " · "))
 	}
 	lines := []string{fit(head, m.width)}
+	if !o.Changes.Empty() || o.Changes != nil && len(o.Changes.ExcludedChanged) > 0 {
+		// What the call changed (/undo puts it back), on its own line so a
+		// long command does not cut it off.
+		lines = append(lines, stDim.Render(fit("  ✎ "+inert(o.Changes.Summary()), m.width)))
+	}
 	switch {
 	case denied || (r.IsError && r.Meta.ExitCode == nil):
 		lines = append(lines, stDim.Render("  ⎿ ")+wrap(inert(firstLine(r.Text)), m.width-4))

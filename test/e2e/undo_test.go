@@ -239,13 +239,17 @@ func TestUndoScenario(t *testing.T) {
 	}
 }
 
-// TestUndoConflictCLI: a file changed outside brig after the call makes
-// brig undo refuse and list it; --force restores.
+// TestUndoConflictCLI: in a workspace that is not a git repository, a
+// file changed outside brig after the call makes brig undo refuse and list
+// it; --force restores.
 func TestUndoConflictCLI(t *testing.T) {
 	e := newEnv(t, "anthropic",
 		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{scenario.Bash("echo brig >> main.go && echo new > made.txt")}},
 		fakeprovider.Turn{Text: "ok"},
 	)
+	if err := os.RemoveAll(e.ws + "/.git"); err != nil {
+		t.Fatal(err)
+	}
 	before := treeState(t, e.ws)
 	if r := e.run(t, append(modelArgs("anthropic"), "-p", "x", "--mode", "auto")...); r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
