@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"brig/agent"
@@ -129,7 +130,26 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
-	run.closers = append(run.closers, func() { store.Close(); audit.Close() })
+	// The workspace is snapshotted in the background while the session
+	// starts (not in plan mode, where nothing is written), so the first
+	// call's checkpoint is quick.
+	warmCtx, stopWarm := context.WithCancel(context.Background())
+	warmed := make(chan struct{})
+	go func() {
+		defer close(warmed)
+		if mode == policy.ModePlan {
+			return
+		}
+		if err := store.Warm(warmCtx, []string{wp.Workspace}); err != nil && warmCtx.Err() == nil {
+			slog.Warn("could not snapshot the workspace ahead of the first call", "err", err)
+		}
+	}()
+	run.closers = append(run.closers, func() {
+		stopWarm()
+		<-warmed
+		store.Close()
+		audit.Close()
+	})
 	if st != nil && st.Mode != mode {
 		auditMode(ctx, audit, sess.ID(), wp.Workspace, st.Mode, mode)
 	}

@@ -697,3 +697,24 @@ func TestFastPathOverflow(t *testing.T) {
 		t.Fatalf("many/ has %d entries in the snapshot, want %d", len(tr), n+100)
 	}
 }
+
+// TestWarm: a warm-up snapshot (not journalled) leaves the first call's
+// snapshot nothing to read and nothing to walk.
+func TestWarm(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	waitNotRacy(t, r.ws)
+	if err := r.store.Warm(context.Background(), []string{r.ws}); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := r.store.Events(); len(evs) != 0 {
+		t.Fatalf("the warm-up was journalled: %+v", evs)
+	}
+	p, err := r.store.Before(context.Background(), "s1", "c1", "bash", []string{r.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sn := p.Snapshot(); sn.Read != 0 || sn.Entries > 1 {
+		t.Fatalf("after a warm-up the first snapshot read %d files and looked at %d entries", sn.Read, sn.Entries)
+	}
+}

@@ -98,6 +98,21 @@ func (p *Pending) After(ctx context.Context) (*ChangeSet, error) {
 	return cs, nil
 }
 
+// Warm snapshots roots without journalling it, so that the first call's
+// snapshot finds the content stored, the stat data known and the
+// directories watched (a session starts it in the background; a call's
+// snapshot waits for it on the store's lock). It stops when ctx is done.
+func (s *Store) Warm(ctx context.Context, roots []string) error {
+	roots, err := NormalizeRoots(roots)
+	if err != nil {
+		return err
+	}
+	return s.locked(ctx, func() error {
+		_, err := s.commitSnapshot(ctx, roots, true, func(*Snapshot) []Event { return nil })
+		return err
+	})
+}
+
 // commitSnapshot takes a snapshot, makes its objects durable, then
 // journals the events built from it. Called with the store locked.
 func (s *Store) commitSnapshot(ctx context.Context, roots []string, fast bool, events func(*Snapshot) []Event) (*Snapshot, error) {
@@ -113,8 +128,10 @@ func (s *Store) commitSnapshot(ctx context.Context, roots []string, fast bool, e
 		w.abort()
 		return nil, err
 	}
-	if err := s.appendJournal(events(sn)...); err != nil {
-		return nil, err
+	if evs := events(sn); len(evs) > 0 {
+		if err := s.appendJournal(evs...); err != nil {
+			return nil, err
+		}
 	}
 	return sn, nil
 }

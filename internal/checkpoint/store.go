@@ -32,7 +32,7 @@ const (
 // Defaults for Options.
 const (
 	DefaultMaxFileSize      = 64 << 20 // a bigger file is recorded by its stat only
-	DefaultMaxSnapshotBytes = 2 << 30  // new content one snapshot may add to the store
+	DefaultMaxSnapshotBytes = 1 << 30  // new content one snapshot may add to the store
 )
 
 // Options tune a Store. Zero values take the defaults.
