@@ -54,6 +54,20 @@ func (e *Executor) auditCall(ctx context.Context, id, name string, args json.Raw
 	return &ref
 }
 
+// auditUnfinished records a call brig was stopped in the middle of (a
+// crash, kill -9), found when the session is resumed: its own record was
+// never written. brig changes and brig undo still have its checkpoint.
+func (e *Executor) auditUnfinished(ctx context.Context, id, name string, args json.RawMessage) {
+	if e.Audit == nil {
+		return
+	}
+	c := &auditlog.Call{ID: id, Tool: name, Args: auditlog.RedactArgs(args), IsError: true,
+		Error: "brig stopped before this call finished (found when the session was resumed); how it was decided and what it did were not recorded"}
+	if _, err := e.Audit.Append(ctx, auditlog.Record{Kind: auditlog.KindCall, Session: e.Session, Workspace: e.Policy.Places.Workspace, Call: c}); err != nil {
+		e.logger().Warn("could not write the audit record of an unfinished call", "id", id, "err", err)
+	}
+}
+
 // auditRules records approval answers kept as rules.
 func (e *Executor) auditRules(ctx context.Context, id string, rules []string, always bool) {
 	if e.Audit == nil || len(rules) == 0 {

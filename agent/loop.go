@@ -304,6 +304,9 @@ func (a *Agent) answerDangling(ctx context.Context) error {
 	results := make([]provider.Block, len(uses))
 	for i, u := range uses {
 		results[i] = provider.ToolResultBlock(u.ID, "no result: brig stopped before this call finished (it may or may not have had an effect; check before repeating it)", true)
+		if a.cfg.Executor != nil {
+			a.cfg.Executor.auditUnfinished(context.WithoutCancel(ctx), u.ID, u.Name, u.Input)
+		}
 	}
 	return a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: results})
 }

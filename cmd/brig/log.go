@@ -138,6 +138,8 @@ func printRecord(w io.Writer, r auditlog.Record) {
 		d := c.Decision
 		how := d.Tier
 		switch {
+		case d.Tier == "" && d.Refused == "" && c.Error != "":
+			how = "unfinished"
 		case d.Tier == "":
 			how = "refused"
 		case d.Answer != "":

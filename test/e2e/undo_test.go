@@ -320,6 +320,18 @@ func TestUndoAfterCrash(t *testing.T) {
 	if r = e.run(t, "log", "verify"); r.code != 0 {
 		t.Fatalf("log verify after a crash: exit %d\n%s", r.code, r.stdout)
 	}
+	// Resuming answers the interrupted call, and the log records it.
+	e.srv.SetScript(fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "resumed"}}})
+	if r = e.run(t, append(modelArgs("anthropic"), "-c", "-p", "go on")...); r.code != 0 {
+		t.Fatalf("continue: exit %d\n%s", r.code, r.stderr)
+	}
+	if r = e.run(t, "log"); !strings.Contains(r.stdout, "bash         unfinished") {
+		t.Fatalf("log after the resume:\n%s", r.stdout)
+	}
+	r = e.run(t, "log", "--json")
+	if !strings.Contains(r.stdout, `brig stopped before this call finished`) {
+		t.Fatalf("the interrupted call is not in the log:\n%s", r.stdout)
+	}
 }
 
 // TestUndoPlantedSymlinks: a call replaces a directory and a file with
