@@ -38,6 +38,8 @@ bench: build
 	$(GO) run ./test/bench/agent -calls 50 -runs 5
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./supervisor/
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/session/
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./internal/checkpoint/
+	$(GO) test -run '^$$' -bench . -benchtime 200x ./internal/auditlog/
 	$(GO) test -run '^$$' -bench Search -benchtime 3x ./tools/
 	$(GO) run ./test/bench/tui -runs 20 -turns 100
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/tui/

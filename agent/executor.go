@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"brig/internal/auditlog"
+	"brig/internal/checkpoint"
 	"brig/jail"
 	"brig/policy"
 	"brig/supervisor"
@@ -40,6 +42,9 @@ const (
 type Approval struct {
 	Answer  Answer
 	Message string
+	// By says who answered, for the audit log: "user" (the default),
+	// "--yes", "no one" (a non-interactive run).
+	By string
 }
 
 // ApprovalRequest is what the user is asked about: the call, the decision
@@ -72,6 +77,11 @@ type Outcome struct {
 	Grant    *jail.Spec
 	Approval *Approval // nil when no one was asked
 	Duration time.Duration
+	// Changes is what the call changed in the paths it could write (nil
+	// when it could write nothing, or did not run).
+	Changes *checkpoint.ChangeSet
+	// Audit is the call's record in the audit log (nil: no log).
+	Audit *auditlog.Ref
 	// Err is an infrastructure failure (the jail could not run the call);
 	// Result then says so to the model as an error.
 	Err error
@@ -90,6 +100,14 @@ type Executor struct {
 	// Delegate runs the calls of tools.Delegated tools (task: a subagent
 	// with its own context); nil refuses them.
 	Delegate func(ctx context.Context, id string, args json.RawMessage) tools.Result
+	// Checkpoints, when set, snapshots the paths a call may write before
+	// it runs (the call does not run without it) and after (its change
+	// set), for undo.
+	Checkpoints *checkpoint.Store
+	// Audit, when set, gets one record per call and per saved rule.
+	Audit *auditlog.Log
+	// Session names the session in checkpoints and audit records.
+	Session string
 
 	mu   sync.Mutex
 	plan tools.Plan
@@ -112,18 +130,20 @@ func (e *Executor) Execute(ctx context.Context, id, name string, args json.RawMe
 		e.logger().Error("tool call failed to run", "tool", name, "id", id, "err", o.Err)
 		o.Result = tools.Result{Text: fmt.Sprintf("brig could not run this call: %v", o.Err), IsError: true}
 	}
+	o.Audit = e.auditCall(context.WithoutCancel(ctx), id, name, args, &o)
 	return o
 }
 
-func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMessage, out io.Writer) Outcome {
+func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMessage, out io.Writer) (o Outcome) {
 	mode := e.Policy.Mode()
 	prep, refused := e.Registry.Prepare(mode, name, args)
 	if refused != nil {
-		return Outcome{Result: *refused}
+		o.Result = *refused
+		return o
 	}
 	call := prep.Call
 	v := e.Policy.Decide(call)
-	o := Outcome{Verdict: &v}
+	o.Verdict = &v
 	if v.Tier == policy.Deny {
 		o.Result = tools.Result{Text: fmt.Sprintf("denied by brig's policy: %s. Do not retry this call; choose another way or explain what you need to the user.", v.Reason), IsError: true}
 		return o
@@ -171,6 +191,8 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 		if ap.Answer == AnswerSession || ap.Answer == AnswerAlways {
 			if err := e.Policy.Remember(ctx, ap.Answer == AnswerAlways, v.Always...); err != nil {
 				e.logger().Warn("could not remember the approval", "err", err)
+			} else {
+				e.auditRules(context.WithoutCancel(ctx), id, v.Always, ap.Answer == AnswerAlways)
 			}
 		}
 	}
@@ -197,6 +219,28 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 	if prep.Def.Runs == tools.JailCommand {
 		// The model's copy of the output is kept apart from the live one.
 		stdio.Keep = supervisor.Keep{Head: tools.CommandHeadBytes, Tail: tools.CommandTailBytes}
+	}
+	// What the call may write is snapshotted before it runs, and again
+	// after it, however it ended.
+	var cp *checkpoint.Pending
+	if roots := writableRoots(spec, writeTargets(&v, prep.Def.Runs), callTmp, e.Policy.Machine.CacheRoot); e.Checkpoints != nil && len(roots) > 0 {
+		var err error
+		if cp, err = e.Checkpoints.Before(ctx, e.Session, id, name, roots); err != nil {
+			if ctx.Err() != nil {
+				o.Result = interrupted(ctx, err)
+				return o
+			}
+			o.Err = fmt.Errorf("%w; the call was not run (undo could not have put back what it changed)", err)
+			return o
+		}
+		defer func() {
+			cs, err := cp.After(context.WithoutCancel(ctx))
+			if err != nil {
+				e.logger().Warn("could not take the snapshot after a call; its change set is unknown", "tool", name, "id", id, "err", err)
+				return
+			}
+			o.Changes = cs
+		}()
 	}
 	res, err := e.Runner.Run(ctx, *spec, prep.Invocation, stdio)
 	if prep.Def.Runs == tools.JailCommand {

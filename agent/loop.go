@@ -137,6 +137,7 @@ type Agent struct {
 	// output tokens); lastLen the history length it covers.
 	lastContext, lastLen int
 	compactions          int
+	notes                []string // for the model, sent with the next user turn (see Note)
 }
 
 // New starts an agent with a history (empty for a new session, the saved
@@ -237,6 +238,7 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 			tr.Stop = StopFailed
 			return tr, err
 		}
+		user = append(a.takeNotes(), user...)
 		if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: user}); err != nil {
 			return tr, err
 		}
@@ -344,6 +346,9 @@ func (a *Agent) answerDangling(ctx context.Context) error {
 	results := make([]provider.Block, len(uses))
 	for i, u := range uses {
 		results[i] = provider.ToolResultBlock(u.ID, "no result: brig stopped before this call finished (it may or may not have had an effect; check before repeating it)", true)
+		if a.cfg.Executor != nil {
+			a.cfg.Executor.auditUnfinished(context.WithoutCancel(ctx), u.ID, u.Name, u.Input)
+		}
 	}
 	return a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: results})
 }

@@ -79,6 +79,19 @@ func (r *Recorder) Event(ev Event) {
 			d.Parent = ev.Parent
 			recs = append(recs, session.DisplayRecord(d))
 		}
+	case EventToolEnd:
+		o := ev.Tool.Outcome
+		if o == nil || (o.Changes == nil && o.Audit == nil) {
+			return
+		}
+		c := session.CallRecord{ID: ev.Tool.ID, Tool: ev.Tool.Name}
+		if o.Changes != nil {
+			c.Changes = o.Changes.Summary()
+		}
+		if o.Audit != nil {
+			c.Audit = &session.AuditRef{Seq: o.Audit.Seq, Hash: o.Audit.Hash}
+		}
+		recs = append(recs, session.CallRecordOf(c))
 	}
 	if len(recs) == 0 {
 		return

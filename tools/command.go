@@ -41,7 +41,7 @@ func CommandResult(res jail.Result, grant *jail.Spec) Result {
 		w.newline()
 	}
 	code := res.ExitCode
-	r := Result{Meta: Meta{ExitCode: &code, TimedOut: res.TimedOut, Truncated: t.Omitted > 0}}
+	r := Result{Meta: Meta{ExitCode: &code, TimedOut: res.TimedOut, Truncated: t.Omitted > 0, Signal: res.Signal, Violations: res.Violations}}
 	switch {
 	case res.TimedOut:
 		fmt.Fprintf(&b, "[timed out after %s: the command and everything it started were killed. If it needs longer, set timeout_seconds (at most %d); or run less at once]", res.Duration.Round(time.Second), int(MaxBashTimeout/time.Second))
@@ -62,6 +62,7 @@ func CommandResult(res jail.Result, grant *jail.Spec) Result {
 	if !res.Canceled {
 		for _, n := range denialNotes(output, grant) {
 			b.WriteString("\n" + n)
+			r.Meta.Denials = append(r.Meta.Denials, n)
 		}
 	}
 	r.Text = strings.ToValidUTF8(b.String(), "\uFFFD")

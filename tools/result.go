@@ -53,8 +53,14 @@ type Meta struct {
 	Matches int    `json:"matches,omitempty"`
 	Engine  string `json:"engine,omitempty"`
 	// Commands.
-	ExitCode *int `json:"exit_code,omitempty"`
-	TimedOut bool `json:"timed_out,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+	// What the jail refused the command, as the notes added to its
+	// result say, and the protected paths it created or changed (undone
+	// after the call): for the audit log.
+	Denials    []string `json:"denials,omitempty"`
+	Violations []string `json:"violations,omitempty"`
 	// web_fetch: the URL fetched, its status and type, and where a
 	// redirect pointed (the executor decides that host before following).
 	URL         string `json:"url,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"brig/agent"
@@ -35,6 +36,8 @@ type agentRun struct {
 	// Resumed is the saved state when a session was resumed (nil for a new
 	// one): a front end shows its display history.
 	Resumed *session.State
+	// Undoer undoes this session's calls (/undo).
+	Undoer  *agent.Undoer
 	closers []func()
 	// discard reports whether Close removes the (new) session; nil for a
 	// resumed one.
@@ -154,6 +157,33 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
+	store, audit, err := openUndo(dirs.State, wp.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	// The workspace is snapshotted in the background while the session
+	// starts (not in plan mode, where nothing is written), so the first
+	// call's checkpoint is quick.
+	warmCtx, stopWarm := context.WithCancel(context.Background())
+	warmed := make(chan struct{})
+	go func() {
+		defer close(warmed)
+		if mode == policy.ModePlan {
+			return
+		}
+		if err := store.Warm(warmCtx, []string{wp.Workspace}); err != nil && warmCtx.Err() == nil {
+			slog.Warn("could not snapshot the workspace ahead of the first call", "err", err)
+		}
+	}()
+	run.closers = append(run.closers, func() {
+		stopWarm()
+		<-warmed
+		store.Close()
+		audit.Close()
+	})
+	if st != nil && st.Mode != mode {
+		auditMode(ctx, audit, sess.ID(), wp.Workspace, st.Mode, mode)
+	}
 	reg, subReg := tools.NewRegistry(), tools.NewRegistry()
 	mcpServers, err := startMCP(ctx, o.procEnv, wp, sup)
 	if err != nil {
@@ -165,7 +195,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		subReg.AddSource(mcpServers) // in plan mode: only read-only servers' tools
 	}
 	reg.Add(tools.TaskDefinition())
-	ex := &agent.Executor{Registry: reg, Policy: wp.Policy, Runner: sup, Approver: approver}
+	ex := &agent.Executor{Registry: reg, Policy: wp.Policy, Runner: sup, Approver: approver, Checkpoints: store, Audit: audit, Session: sess.ID()}
 	run.closers = append(run.closers, func() { rec.Flush(context.Background()) }) // runs before the session closes
 	emitAll := func(ev agent.Event) {
 		rec.Event(ev)
@@ -183,10 +213,14 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	if st != nil {
 		a.Restore(st.Usage, st.Cost, st.Last)
+		for _, n := range st.Notes {
+			a.Note(n) // undone while the session was closed: the model hears it first
+		}
 	}
 	*run = agentRun{
 		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
 		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, closers: run.closers, discard: run.discard,
+		Undoer: &agent.Undoer{Store: store, Audit: audit, Session: sess, SessionID: sess.ID(), Workspace: wp.Workspace, By: "/undo"},
 	}
 	return run, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"brig/internal/auditlog"
 	"brig/internal/mcp"
 	"brig/policy"
 	"brig/supervisor"
@@ -288,7 +289,7 @@ func runMCPTrust(ctx context.Context, o *mcpTrustOptions) error {
 			return err
 		}
 		fmt.Fprintf(o.Stdout, "brig: %s is untrusted: its servers are not started\n", path)
-		return nil
+		return auditTrust(ctx, wp.Dirs.State, wp.Workspace, auditlog.Trust{File: path, Action: "revoke", What: "mcp"})
 	}
 	r, err := mcp.ReviewMCPJSON(wp.Workspace)
 	if err != nil {
@@ -311,6 +312,9 @@ func runMCPTrust(ctx context.Context, o *mcpTrustOptions) error {
 		return err
 	}
 	if err := mcp.PinMCPJSON(ctx, store, wp.Workspace, r.SHA256); err != nil {
+		return err
+	}
+	if err := auditTrust(ctx, wp.Dirs.State, wp.Workspace, auditlog.Trust{File: path, SHA256: r.SHA256, Action: "trust", What: "mcp"}); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "brig: trusted %s (sha256 %s)\n", path, r.SHA256)

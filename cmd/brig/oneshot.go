@@ -16,6 +16,7 @@ import (
 	"brig/agent"
 	"brig/agent/provider"
 	"brig/agent/provider/connect"
+	"brig/internal/checkpoint"
 	"brig/internal/credentials"
 	"brig/internal/session"
 	"brig/internal/termsafe"
@@ -115,13 +116,17 @@ type callRecord struct {
 
 	// Parent is the task call whose subagent made this call.
 	Parent string `json:"parent,omitempty"`
+
+	// Changes is what the call changed in the paths it could write (brig
+	// undo puts it back).
+	Changes *checkpoint.ChangeSet `json:"changes,omitempty"`
 }
 
 func newCallRecord(te agent.ToolEvent) callRecord {
 	c := callRecord{ID: te.ID, Name: te.Name, Args: te.Args}
 	if o := te.Outcome; o != nil {
 		c.IsError, c.Result, c.Images = o.Result.IsError, agent.ModelText(o.Result), len(o.Result.Images)
-		c.ExitCode, c.DurationUS = o.Result.Meta.ExitCode, o.Duration.Microseconds()
+		c.ExitCode, c.DurationUS, c.Changes = o.Result.Meta.ExitCode, o.Duration.Microseconds(), o.Changes
 		if o.Verdict != nil {
 			c.Tier = o.Verdict.Tier
 		}
@@ -213,10 +218,10 @@ func nonInteractive(yes bool, stderr io.Writer) agent.Approver {
 		}
 		if yes {
 			fmt.Fprintf(stderr, "brig: approved (--yes): %s — %s\n", req.Tool, v.Reason)
-			return agent.Approval{Answer: agent.AnswerOnce}, nil
+			return agent.Approval{Answer: agent.AnswerOnce, By: "--yes"}, nil
 		}
 		fmt.Fprintf(stderr, "brig: denied (no one to ask; use --yes or --mode): %s — %s\n", req.Tool, v.Reason)
-		return agent.Approval{Answer: agent.AnswerDeny, Message: "this is a non-interactive run and the call needs approval (" + v.Reason + "); do without it or explain what you need"}, nil
+		return agent.Approval{Answer: agent.AnswerDeny, By: "no one", Message: "this is a non-interactive run and the call needs approval (" + v.Reason + "); do without it or explain what you need"}, nil
 	})
 }
 
@@ -450,6 +455,9 @@ func (p *printer) toolEnd(te agent.ToolEvent, indent string) {
 	}
 	if c := o.Result.Meta.ExitCode; c != nil {
 		status = fmt.Sprintf("exit %d", *c)
+	}
+	if !o.Changes.Empty() {
+		status += " · " + o.Changes.Summary()
 	}
 	fmt.Fprintf(p.err, "%s▸ %s %s — %s\n", indent, te.Name, capString(tools.Describe(te.Name, te.Args), 160), status)
 	text := strings.TrimRight(o.Result.Text, "\n")

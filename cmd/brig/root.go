@@ -68,6 +68,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newSessionsCmd())
 	root.AddCommand(newMCPCmd())
 	root.AddCommand(newAuditCmd())
+	root.AddCommand(newUndoCmd(nil), newChangesCmd(nil), newLogCmd(nil))
 	return root
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"brig/internal/auditlog"
 	"brig/internal/mcp"
 	"brig/policy"
 )
@@ -70,7 +71,7 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 			return err
 		}
 		fmt.Fprintf(o.Stdout, "brig: %s is untrusted: only its deny and ask rules apply\n", wp.Files.Repo)
-		return nil
+		return auditTrust(ctx, wp.Dirs.State, wp.Workspace, auditlog.Trust{File: wp.Files.Repo, Action: "revoke", What: "config"})
 	}
 	c, sum, warnings, err := policy.LoadConfig(wp.Files.Repo)
 	if err != nil {
@@ -126,6 +127,9 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 		return err
 	}
 	if err := policy.TrustReviewed(ctx, wp.Files, sum); err != nil {
+		return err
+	}
+	if err := auditTrust(ctx, wp.Dirs.State, wp.Workspace, auditlog.Trust{File: wp.Files.Repo, SHA256: sum, Action: "trust", What: "config"}); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "brig: trusted %s (sha256 %s)\n", wp.Files.Repo, sum)

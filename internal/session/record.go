@@ -39,6 +39,8 @@ const (
 	KindModel      Kind = "model"      // the model (and maybe provider) changed
 	KindSystem     Kind = "system"     // the system prompt changed
 	KindCompaction Kind = "compaction" // a prefix of the provider-facing messages was replaced
+	KindCall       Kind = "call"       // a tool call's change set and its audit record
+	KindUndo       Kind = "undo"       // calls undone; the model is told at its next turn
 	// KindBatch holds the records of one Append of more than one record, on
 	// one line, so that a crash mid-write loses the whole batch or nothing.
 	KindBatch Kind = "batch"
@@ -57,7 +59,35 @@ type Record struct {
 	Model      *ModelChange      `json:"model,omitempty"`
 	System     *string           `json:"system,omitempty"`
 	Compaction *Compaction       `json:"compaction,omitempty"`
+	Call       *CallRecord       `json:"call,omitempty"`
+	Undo       *UndoRecord       `json:"undo,omitempty"`
 	Batch      []Record          `json:"batch,omitempty"`
+}
+
+// AuditRef names a record of the audit log: its number and hash. The
+// last one a session recorded is the chain head the session index keeps,
+// which `brig log verify` checks the log against.
+type AuditRef struct {
+	Seq  uint64 `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+// CallRecord is what a tool call changed and where the audit log has it.
+type CallRecord struct {
+	ID   string `json:"id"`
+	Tool string `json:"tool"`
+	// Changes sums up what it changed ("3 files changed, 1 deleted");
+	// empty when it could write nothing.
+	Changes string    `json:"changes,omitempty"`
+	Audit   *AuditRef `json:"audit,omitempty"`
+}
+
+// UndoRecord is an undo of calls of this session.
+type UndoRecord struct {
+	Calls []string `json:"calls"`
+	// Note is what the model is told at its next turn.
+	Note  string    `json:"note"`
+	Audit *AuditRef `json:"audit,omitempty"`
 }
 
 // Header is the first record of every session file.
@@ -150,6 +180,12 @@ func ModelRecord(p provider.Name, model string) Record {
 
 // SystemRecord records a new system prompt.
 func SystemRecord(system string) Record { return Record{Kind: KindSystem, System: &system} }
+
+// CallRecordOf records a call's change set and audit reference.
+func CallRecordOf(c CallRecord) Record { return Record{Kind: KindCall, Call: &c} }
+
+// UndoRecordOf records an undo.
+func UndoRecordOf(u UndoRecord) Record { return Record{Kind: KindUndo, Undo: &u} }
 
 // CompactionRecord records that the first replaced provider-facing messages
 // were replaced by summary.

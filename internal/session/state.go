@@ -25,6 +25,9 @@ type Summary struct {
 	Context   int            `json:"context"`  // provider-facing messages the model sees now (after compactions)
 	Usage     provider.Usage `json:"usage"`
 	Cost      float64        `json:"cost"`
+	// Audit is the last audit log record the session recorded: the chain
+	// head the index keeps for brig log verify.
+	Audit *AuditRef `json:"audit,omitempty"`
 }
 
 // titleMax caps a title, in runes.
@@ -97,6 +100,14 @@ func (s *Summary) apply(r Record, n int) error {
 		s.Model = r.Model.Model
 	case KindCompaction:
 		s.Context += len(r.Compaction.Summary) - r.Compaction.Replaced
+	case KindCall:
+		if a := r.Call.Audit; a != nil {
+			s.Audit = a
+		}
+	case KindUndo:
+		if a := r.Undo.Audit; a != nil {
+			s.Audit = a
+		}
 	}
 	return nil
 }
@@ -142,6 +153,9 @@ type State struct {
 	// Warnings say what was skipped while loading (a torn last record, a
 	// record kind from a newer brig).
 	Warnings []string `json:"warnings,omitempty"`
+	// Notes are undo notes the model has not been told yet (recorded
+	// after the last user message): a resumed agent sends them first.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // newState starts a replay.
@@ -182,6 +196,12 @@ func (st *State) apply(r Record, n int) error {
 		st.System = h.System
 	case KindMessage:
 		st.Messages = append(st.Messages, *r.Message)
+		if r.Message.Role == provider.User && r.Message.PlainText() != "" {
+			st.Notes = nil // a user turn went out, with any notes queued before it
+		}
+	case KindUndo:
+		st.Notes = append(st.Notes, r.Undo.Note)
+	case KindCall:
 	case KindDisplay:
 		st.Display = append(st.Display, Entry{Time: r.Time, Display: *r.Display})
 	case KindUsage:
@@ -229,6 +249,10 @@ func (r Record) check() error {
 		missing = r.System == nil
 	case KindCompaction:
 		missing = r.Compaction == nil
+	case KindCall:
+		missing = r.Call == nil
+	case KindUndo:
+		missing = r.Undo == nil
 	case KindBatch:
 		if len(r.Batch) == 0 {
 			return fmt.Errorf("an empty batch")

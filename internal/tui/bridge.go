@@ -27,7 +27,10 @@ type Conn struct {
 	Resumed *session.State
 	// Instructions are the banner lines about the instruction files.
 	Instructions []string
-	Close        func()
+	// Undo runs /undo with its arguments and returns what to show (nil:
+	// undo is not available).
+	Undo  func(ctx context.Context, args string) (string, error)
+	Close func()
 }
 
 // StartRequest says which run to build: the model ("" for the default),

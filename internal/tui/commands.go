@@ -24,6 +24,7 @@ var slashCommands = []slashCommand{
 	{"resume", "[id]", "reopen a saved session of this workspace (picker)"},
 	{"clear", "", "start a new session (the current one stays saved)"},
 	{"compact", "", "summarise the conversation to free context"},
+	{"undo", "[--force] [N]", "put back what the last call changed (N: call N and every later one; brig changes lists them)"},
 	{"cost", "", "tokens and cost of this session and since brig started"},
 	{"permissions", "", "the rules in effect and where each comes from"},
 	{"plan", "", "the model's current plan checklist"},
@@ -107,6 +108,19 @@ func (m *Model) command(line string) tea.Cmd {
 		return m.restart(StartRequest{Model: m.current.Model, Mode: m.modeOf()})
 	case "compact":
 		return m.compact()
+	case "undo":
+		if !m.idle("/undo") {
+			return nil
+		}
+		if m.run == nil || m.run.Undo == nil {
+			m.print(stWarn.Render("/undo: no session is open"))
+			return nil
+		}
+		undo, ctx := m.run.Undo, m.ctx
+		return func() tea.Msg {
+			text, err := undo(ctx, arg)
+			return undoneMsg{text, err}
+		}
 	case "cost":
 		m.print(m.costText())
 	case "permissions":
@@ -537,4 +551,10 @@ func (m *Model) compactDone(msg compactDoneMsg) tea.Cmd {
 	m.lastInput = msg.after
 	m.print(stDim.Render(fmt.Sprintf("compacted: about %d → %d tokens of context (the display history above is unchanged)", msg.before, msg.after)))
 	return nil
+}
+
+// undoneMsg is the outcome of /undo.
+type undoneMsg struct {
+	text string
+	err  error
 }

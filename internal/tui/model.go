@@ -251,6 +251,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.maybeBanner()
 	case sessionsMsg:
 		return m, m.sessionsListed(msg)
+	case undoneMsg:
+		if t := strings.TrimRight(msg.text, "\n"); t != "" {
+			m.print(stDim.Render(inert(t)))
+		}
+		if msg.err != nil {
+			m.print(stErr.Render("/undo: ") + inert(msg.err.Error()))
+		}
+		return m, nil
 	case eventsMsg:
 		m.events(msg)
 		return m, m.bridge.wait()

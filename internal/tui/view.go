@@ -359,6 +359,11 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 		head += stDim.Render(" · " + strings.Join(facts, " · "))
 	}
 	lines := []string{fit(head, m.width)}
+	if !o.Changes.Empty() || o.Changes != nil && len(o.Changes.ExcludedChanged) > 0 {
+		// What the call changed (/undo puts it back), on its own line so a
+		// long command does not cut it off.
+		lines = append(lines, stDim.Render(fit("  ✎ "+inert(o.Changes.Summary()), m.width)))
+	}
 	switch {
 	case denied || (r.IsError && r.Meta.ExitCode == nil):
 		lines = append(lines, stDim.Render("  ⎿ ")+wrap(inert(firstLine(r.Text)), m.width-4))

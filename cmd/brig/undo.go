@@ -1,0 +1,318 @@
+package main
+
+import (
+	"brig/internal/termsafe"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"brig/agent"
+	"brig/internal/checkpoint"
+	"brig/internal/session"
+)
+
+// undoOptions are the inputs of `brig undo`.
+type undoOptions struct {
+	To        string
+	Force     bool
+	DryRun    bool
+	Session   string
+	JSON      bool
+	Workspace string
+	procEnv
+}
+
+// changesOptions are the inputs of `brig changes`.
+type changesOptions struct {
+	Session   string
+	JSON      bool
+	All       bool
+	Workspace string
+	procEnv
+}
+
+func newUndoCmd(runF func(context.Context, *undoOptions) error) *cobra.Command {
+	o := &undoOptions{}
+	cmd := &cobra.Command{
+		Use:   "undo",
+		Short: "Put back what the last call changed (--to CALL: that call and every later one)",
+		Long: `brig snapshots the paths a call may write before it runs, shell commands
+included, and undo restores them byte for byte: contents, modes, symlinks,
+deleted files and directories; files the calls created are removed. It
+works on the latest session of this workspace (--session picks another),
+after a resume and after a crash. If a file the calls changed was changed
+again outside brig afterwards, undo lists the conflicts and changes nothing
+unless --force (what --force overwrites is kept in brig's checkpoint store).
+git's own .git and regenerated trees (node_modules …) are never touched;
+brig changes lists what each call changed.`,
+		Example: "  brig undo\n  brig undo --to 3\n  brig undo --to toolu_01AbC --dry-run",
+		Args:    cobra.NoArgs,
+		RunE:    commandRun(o, &o.procEnv, nil, runF, runUndo),
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.To, "to", "", "undo this call (its number in brig changes, or its id) and every later one")
+	f.BoolVar(&o.Force, "force", false, "overwrite files changed outside brig since the calls")
+	f.BoolVar(&o.DryRun, "dry-run", false, "say what would be restored and what conflicts, change nothing")
+	f.StringVar(&o.Session, "session", "", "the session (default: the latest of this workspace)")
+	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	f.StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
+	return cmd
+}
+
+func newChangesCmd(runF func(context.Context, *changesOptions) error) *cobra.Command {
+	o := &changesOptions{}
+	cmd := &cobra.Command{
+		Use:   "changes [SESSION]",
+		Short: "List what each call of a session changed (default: the latest session of this workspace)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: commandRun(o, &o.procEnv, func(args []string) {
+			if len(args) > 0 {
+				o.Session = args[0]
+			}
+		}, runF, runChanges),
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.JSON, "json", false, "print the calls as JSON")
+	f.BoolVar(&o.All, "all", false, "list every changed path (default: the first 20 of each call)")
+	f.StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
+	return cmd
+}
+
+// pickSession resolves the session a command is about: the one given, or
+// the latest of the workspace. It returns its id and workspace.
+func pickSession(ctx context.Context, pe procEnv, id, wsFlag string) (string, string, error) {
+	store := sessionStore(pe)
+	if id != "" {
+		if err := session.ValidateID(id); err != nil {
+			return "", "", err
+		}
+		st, err := store.Load(ctx, id)
+		if err != nil {
+			return "", "", err
+		}
+		return id, st.Header.Workspace, nil
+	}
+	ws, err := resolveWorkspace(wsFlag, pe.Cwd)
+	if err != nil {
+		return "", "", err
+	}
+	latest, err := store.Latest(ctx, ws)
+	if err != nil {
+		return "", "", err
+	}
+	return latest.ID, ws, nil
+}
+
+func runUndo(ctx context.Context, o *undoOptions) error {
+	id, ws, err := pickSession(ctx, o.procEnv, o.Session, o.Workspace)
+	if err != nil {
+		return err
+	}
+	state := dirsFor(o.procEnv).State
+	store, audit, err := openUndo(state, ws)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	opts := checkpoint.UndoOptions{Session: id, To: o.To, Force: o.Force, DryRun: o.DryRun}
+	var rep *checkpoint.UndoReport
+	if o.DryRun {
+		rep, err = store.Undo(ctx, opts)
+	} else {
+		sess, _, oerr := session.NewStore(state).Open(ctx, id)
+		if oerr != nil {
+			return oerr
+		}
+		defer sess.Close()
+		u := &agent.Undoer{Store: store, Audit: audit, Session: sess, SessionID: id, Workspace: ws, By: "brig undo"}
+		rep, _, err = u.Undo(ctx, opts)
+	}
+	if o.JSON && rep != nil {
+		if werr := writeSessionsJSON(o.Stdout, rep); werr != nil {
+			return werr
+		}
+		if err != nil {
+			return exitError{1}
+		}
+		return nil
+	}
+	if rep != nil {
+		printUndo(o.Stdout, rep, ws, id)
+	}
+	switch {
+	case errors.Is(err, checkpoint.ErrConflict):
+		fmt.Fprintf(o.Stderr, "brig: nothing was undone: %d path(s) changed after brig's calls (listed above). Keep your changes, or run brig undo --force to overwrite them (what they hold now stays in brig's checkpoint store).\n", len(rep.Conflicts))
+		return exitError{1}
+	case err != nil:
+		return err
+	}
+	return nil
+}
+
+// printUndo prints an undo report for a person.
+func printUndo(w io.Writer, rep *checkpoint.UndoReport, ws, id string) {
+	verb := "undid"
+	switch {
+	case !rep.Applied && len(rep.Conflicts) > 0:
+		verb = "would undo"
+	case !rep.Applied:
+		verb = "would undo (dry run)"
+	}
+	var calls []string
+	for _, c := range rep.Calls {
+		calls = append(calls, fmt.Sprintf("%d (%s %s)", c.N, c.Tool, shown(c.ID)))
+	}
+	fmt.Fprintf(w, "brig: %s call %s of session %s\n", verb, strings.Join(calls, ", "), id)
+	for _, c := range rep.Changes {
+		what := "restored"
+		switch {
+		case c.Kind == checkpoint.Deleted:
+			what = "removed"
+		case c.Kind == checkpoint.Created:
+			what = "recreated"
+		case c.Kind == checkpoint.Mode:
+			what = "mode"
+		}
+		fmt.Fprintf(w, "  %-9s %s\n", what, shown(relPath(c.Path, ws)))
+	}
+	if rep.More > 0 {
+		fmt.Fprintf(w, "  … and %d more\n", rep.More)
+	}
+	if rep.Applied {
+		fmt.Fprintf(w, "  %d restored, %d removed\n", rep.Restored, rep.Removed)
+	}
+	for _, c := range rep.Conflicts {
+		fmt.Fprintf(w, "  conflict  %s: %s\n", shown(relPath(c.Path, ws)), c.Why)
+	}
+	for _, l := range rep.Left {
+		if l.Path == "" {
+			fmt.Fprintf(w, "  %s\n", l.Why)
+			continue
+		}
+		fmt.Fprintf(w, "  left      %s: %s\n", shown(relPath(l.Path, ws)), shown(l.Why))
+	}
+}
+
+func runChanges(ctx context.Context, o *changesOptions) error {
+	id, ws, err := pickSession(ctx, o.procEnv, o.Session, o.Workspace)
+	if err != nil {
+		return err
+	}
+	store, _, err := openUndo(dirsFor(o.procEnv).State, ws)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	calls, err := store.Calls(id)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		if calls == nil {
+			calls = []checkpoint.Call{}
+		}
+		return writeSessionsJSON(o.Stdout, struct {
+			Session   string            `json:"session"`
+			Workspace string            `json:"workspace"`
+			Calls     []checkpoint.Call `json:"calls"`
+		}{id, ws, calls})
+	}
+	w := o.Stdout
+	fmt.Fprintf(w, "session %s · %s\n", id, shown(ws))
+	if len(calls) == 0 {
+		fmt.Fprintln(w, "no call of this session could write files")
+		return nil
+	}
+	for _, c := range calls {
+		summary := "brig stopped before it finished; what it changed is worked out at undo"
+		if c.Changes != nil {
+			summary = c.Changes.Summary()
+			if c.Changes.Unfinished {
+				summary += " (brig stopped before it finished)"
+			}
+		}
+		state := ""
+		if c.Undone {
+			state = " · undone " + c.UndoneAt.Local().Format("15:04:05")
+		}
+		fmt.Fprintf(w, "%3d  %s  %-12s %s%s  %s\n", c.N, c.Time.Local().Format("2006-01-02 15:04:05"), c.Tool, summary, state, shown(c.ID))
+		if c.Changes == nil {
+			continue
+		}
+		for i, ch := range c.Changes.Changes {
+			if i == 20 && !o.All {
+				fmt.Fprintf(w, "       … %d more (--all lists them)\n", len(c.Changes.Changes)-20+c.Changes.More)
+				break
+			}
+			fmt.Fprintf(w, "       %-8s %s\n", ch.Kind, shown(relPath(ch.Path, ws)))
+		}
+		if c.Changes.More > 0 && (o.All || len(c.Changes.Changes) <= 20) {
+			fmt.Fprintf(w, "       … %d more not listed\n", c.Changes.More)
+		}
+	}
+	fmt.Fprintln(w, "brig undo puts back the last call not undone; brig undo --to N puts back call N and every later one.")
+	return nil
+}
+
+// relPath shows p relative to the workspace when it is inside it.
+func relPath(p, ws string) string {
+	if r, err := filepath.Rel(ws, p); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
+		return r
+	}
+	return p
+}
+
+// shown makes a file name or other foreign text safe to print on one line:
+// control and invisible characters as marked symbols (the shared terminal
+// sanitiser, strict as for paths in approval prompts).
+func shown(s string) string {
+	return strings.NewReplacer("\n", "␊", "\t", "␉").Replace(termsafe.Strict(s))
+}
+
+// tuiUndo is /undo in the terminal UI: "/undo [--force] [--dry-run] [N]".
+// What it undid is noted for the model's next turn.
+func tuiUndo(run *agentRun) func(ctx context.Context, args string) (string, error) {
+	return func(ctx context.Context, args string) (string, error) {
+		var o checkpoint.UndoOptions
+		for _, f := range strings.Fields(args) {
+			switch f {
+			case "--force", "-f", "force":
+				o.Force = true
+			case "--dry-run", "-n":
+				o.DryRun = true
+			default:
+				if o.To != "" || strings.HasPrefix(f, "-") {
+					return "", fmt.Errorf("%q: want /undo [--force] [--dry-run] [N] (N: a call's number or id from brig changes)", args)
+				}
+				o.To = strings.TrimPrefix(f, "--to=")
+			}
+		}
+		var rep *checkpoint.UndoReport
+		var note string
+		var err error
+		if o.DryRun {
+			o.Session = run.Session.ID()
+			rep, err = run.Undoer.Store.Undo(ctx, o)
+		} else {
+			rep, note, err = run.Undoer.Undo(ctx, o)
+		}
+		var b strings.Builder
+		if rep != nil {
+			printUndo(&b, rep, run.Workspace, run.Session.ID())
+		}
+		if note != "" {
+			run.Agent.Note(note)
+			b.WriteString("  (the model is told at its next turn)\n")
+		}
+		if errors.Is(err, checkpoint.ErrConflict) {
+			fmt.Fprintf(&b, "nothing was undone: %d path(s) changed after brig's calls. Keep your changes, or /undo --force to overwrite them (what they hold now stays in brig's checkpoint store).\n", len(rep.Conflicts))
+			return b.String(), nil
+		}
+		return b.String(), err
+	}
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestUndoChangesLogFlagsReachTheOptions(t *testing.T) {
+	var uo *undoOptions
+	undo := newUndoCmd(func(_ context.Context, o *undoOptions) error { uo = o; return nil })
+	undo.SetArgs([]string{"--to", "3", "--force", "--dry-run", "--session", "2026-11-22-ab12cd", "--json", "--workspace", "/x"})
+	if err := undo.Execute(); err != nil || uo.To != "3" || !uo.Force || !uo.DryRun || uo.Session != "2026-11-22-ab12cd" || !uo.JSON || uo.Workspace != "/x" {
+		t.Fatalf("undo options %+v, %v", uo, err)
+	}
+	var co *changesOptions
+	changes := newChangesCmd(func(_ context.Context, o *changesOptions) error { co = o; return nil })
+	changes.SetArgs([]string{"2026-11-22-ab12cd", "--all", "--json"})
+	if err := changes.Execute(); err != nil || co.Session != "2026-11-22-ab12cd" || !co.All || !co.JSON {
+		t.Fatalf("changes options %+v, %v", co, err)
+	}
+	var lo *logOptions
+	log := newLogCmd(func(_ context.Context, o *logOptions) error { lo = o; return nil })
+	log.SetArgs([]string{"--session", "s", "--tool", "bash", "--tier", "ask", "--kind", "call", "--since", "2h", "--json"})
+	if err := log.Execute(); err != nil || lo.Session != "s" || lo.Tool != "bash" || lo.Tier != "ask" || lo.Kind != "call" || lo.Since != "2h" || !lo.JSON {
+		t.Fatalf("log options %+v, %v", lo, err)
+	}
+	undo = newUndoCmd(nil)
+	undo.SetArgs([]string{"extra"})
+	undo.SetOut(&bytes.Buffer{})
+	undo.SetErr(&bytes.Buffer{})
+	if err := undo.Execute(); err == nil {
+		t.Error("brig undo with an argument succeeded")
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 11, 22, 15, 0, 0, 0, time.Local)
+	for in, want := range map[string]time.Time{
+		"2h":               now.Add(-2 * time.Hour),
+		"2026-11-20":       time.Date(2026, 11, 20, 0, 0, 0, 0, time.Local),
+		"2026-11-20T09:30": time.Date(2026, 11, 20, 9, 30, 0, 0, time.Local),
+		"":                 {},
+	} {
+		got, err := parseSince(in, now)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("parseSince(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := parseSince("yesterday", now); err == nil || !strings.Contains(err.Error(), "give a duration") {
+		t.Errorf("a bad --since: %v", err)
+	}
+}
+
+func TestShownMarksControlCharacters(t *testing.T) {
+	if got := shown("a\x1b[31mb\nc"); got != "a␛[31mb␊c" {
+		t.Errorf("shown = %q", got)
+	}
+	if got := shown("src/main.go"); got != "src/main.go" {
+		t.Errorf("shown = %q", got)
+	}
+}

@@ -1,0 +1,723 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// fileState is one path of a tree as a test compares it: byte-exact.
+type fileState struct {
+	Type    string
+	Mode    fs.FileMode
+	Content string
+}
+
+// treeState reads everything under dir (not following links), except
+// what skip names (relative paths of directories left out).
+func treeState(t *testing.T, dir string, skip ...string) map[string]fileState {
+	t.Helper()
+	out := map[string]fileState{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if slices.Contains(skip, rel) {
+			return fs.SkipDir
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		st := fileState{Mode: fi.Mode()}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			st.Type = "link"
+			st.Content, _ = os.Readlink(p)
+		case fi.IsDir():
+			st.Type = "dir"
+		default:
+			st.Type = "file"
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			st.Content = string(b)
+		}
+		out[rel] = st
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func diffStates(want, got map[string]fileState) string {
+	var d []string
+	for k, w := range want {
+		g, ok := got[k]
+		switch {
+		case !ok:
+			d = append(d, "missing "+k)
+		case g != w:
+			d = append(d, fmt.Sprintf("%s: want %s %v %q, got %s %v %q", k, w.Type, w.Mode, trunc(w.Content), g.Type, g.Mode, trunc(g.Content)))
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			d = append(d, "extra "+k)
+		}
+	}
+	slices.Sort(d)
+	return strings.Join(d, "\n")
+}
+
+func trunc(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// rig is a workspace and a store.
+type rig struct {
+	t     *testing.T
+	ws    string
+	store *Store
+	dir   string
+	n     int
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, ws: base + "/ws", dir: base + "/state"}
+	if err := os.MkdirAll(r.ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.open()
+	return r
+}
+
+func (r *rig) open() {
+	r.t.Helper()
+	s, err := Open(r.dir, Options{})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.store = s
+	r.t.Cleanup(func() { s.Close() })
+}
+
+// reopen is a new brig process on the same store.
+func (r *rig) reopen() {
+	r.store.Close()
+	r.open()
+}
+
+func (r *rig) write(rel, content string, mode fs.FileMode) {
+	r.t.Helper()
+	p := filepath.Join(r.ws, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		r.t.Fatal(err)
+	}
+	os.Chmod(p, mode)
+}
+
+func (r *rig) sh(script string) {
+	r.t.Helper()
+	cmd := exec.Command("sh", "-ec", script)
+	cmd.Dir = r.ws
+	if out, err := cmd.CombinedOutput(); err != nil {
+		r.t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+}
+
+// call runs script as one checkpointed call on the whole workspace.
+func (r *rig) call(script string) *ChangeSet {
+	r.t.Helper()
+	return r.callOn(script, r.ws)
+}
+
+func (r *rig) callOn(script string, roots ...string) *ChangeSet {
+	r.t.Helper()
+	r.n++
+	p, err := r.store.Before(context.Background(), "s1", fmt.Sprintf("call%d", r.n), "bash", roots)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.sh(script)
+	cs, err := p.After(context.Background())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return cs
+}
+
+func (r *rig) undo(o UndoOptions) (*UndoReport, error) {
+	r.t.Helper()
+	if o.Session == "" {
+		o.Session = "s1"
+	}
+	return r.store.Undo(context.Background(), o)
+}
+
+func (r *rig) mustUndo(o UndoOptions) *UndoReport {
+	r.t.Helper()
+	rep, err := r.undo(o)
+	if err != nil {
+		r.t.Fatalf("undo: %v (report %+v)", err, rep)
+	}
+	return rep
+}
+
+func (r *rig) seed() {
+	r.write("README.md", "alpha\nbeta\n", 0o644)
+	r.write("src/main.go", "package main\n\nfunc main() {}\n", 0o644)
+	r.write("src/lib/util.go", "package lib\n", 0o600)
+	r.write("run.sh", "#!/bin/sh\necho hi\n", 0o755)
+	r.write("bin.dat", string([]byte{0, 1, 2, 255, 254, 0, 10, 13}), 0o644)
+	if err := os.Symlink("src/main.go", filepath.Join(r.ws, "link")); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(r.ws, "empty"), 0o750); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// TestUndoMess: a shell command that deletes a tree, edits with sed -i,
+// changes modes, replaces a binary, retargets a symlink and creates a new
+// tree is undone byte for byte.
+func TestUndoMess(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	before := treeState(t, r.ws)
+	cs := r.call(`rm -rf src && sed -i 's/alpha/ALPHA/' README.md && chmod 600 run.sh && printf '\377\000x' > bin.dat &&
+		ln -sf README.md link && mkdir -p new/deep/tree && echo n > new/deep/tree/f && rmdir empty && chmod 700 new`)
+	if cs.Empty() {
+		t.Fatal("the change set is empty")
+	}
+	// src/, src/main.go, src/lib/, src/lib/util.go deleted; README, run.sh,
+	// bin.dat, link changed; new/, new/deep/, new/deep/tree/ and the file
+	// created; empty/ deleted.
+	if cs.Deleted != 2 || cs.DirsDeleted != 3 || cs.Modified != 4 || cs.Created != 1 || cs.DirsCreated != 3 {
+		t.Fatalf("change set %+v", cs)
+	}
+	if got := cs.Summary(); got != "7 files changed, 1 created, 2 deleted, 3 directories created, 3 directories deleted" {
+		t.Fatalf("summary %q", got)
+	}
+	rep := r.mustUndo(UndoOptions{})
+	if !rep.Applied || len(rep.Calls) != 1 || rep.Calls[0].ID != "call1" {
+		t.Fatalf("report %+v", rep)
+	}
+	if d := diffStates(before, treeState(t, r.ws)); d != "" {
+		t.Fatalf("not restored exactly:\n%s", d)
+	}
+	// Nothing left to undo.
+	if _, err := r.undo(UndoOptions{}); !errors.Is(err, ErrNothing) {
+		t.Fatalf("second undo: %v", err)
+	}
+}
+
+// TestPermissions: a call that locks directories (chmod 000, a read-only
+// directory it added a file to) is undone: the file goes, the modes come
+// back — also for an unprivileged user, who must open a directory up to
+// work in it.
+func TestPermissions(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	before := treeState(t, r.ws)
+	r.call(`touch empty/x && chmod 555 empty && chmod 000 src/lib && chmod 444 README.md`)
+	r.mustUndo(UndoOptions{})
+	if d := diffStates(before, treeState(t, r.ws)); d != "" {
+		t.Fatalf("not restored:\n%s", d)
+	}
+}
+
+// TestUndoTo: --to undoes a call and every later one; calls before it
+// stay.
+func TestUndoTo(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	r.call(`echo one >> README.md`)
+	afterFirst := treeState(t, r.ws)
+	r.call(`echo two >> README.md && rm run.sh`)
+	r.call(`mkdir x && echo y > x/y && chmod 000 bin.dat`)
+	r.callOn(`true`) // a call that changed nothing is skipped
+	rep := r.mustUndo(UndoOptions{To: "2"})
+	if len(rep.Calls) != 2 || rep.Calls[0].ID != "call2" || rep.Calls[1].ID != "call3" {
+		t.Fatalf("undid %+v", rep.Calls)
+	}
+	if d := diffStates(afterFirst, treeState(t, r.ws)); d != "" {
+		t.Fatalf("not back to after call 1:\n%s", d)
+	}
+	calls, err := r.store.Calls("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 4 || calls[0].Undone || !calls[1].Undone || !calls[2].Undone || calls[3].Undone {
+		t.Fatalf("calls %+v", calls)
+	}
+	// The last active call with changes is call 1 now.
+	rep = r.mustUndo(UndoOptions{To: "call1"})
+	if rep.Calls[0].ID != "call1" {
+		t.Fatalf("undid %+v", rep.Calls)
+	}
+	if _, err := r.undo(UndoOptions{To: "2"}); !errors.Is(err, ErrNothing) {
+		t.Fatalf("undoing an undone call: %v", err)
+	}
+}
+
+// TestUndoKeepsEditsBetweenCalls: a file the user changed between two
+// calls keeps the user's version when only the later call is undone, and
+// goes back to the user's version when both are.
+func TestUndoKeepsEditsBetweenCalls(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	r.call(`echo call1 >> README.md`)
+	r.write("run.sh", "user's own edit\n", 0o755) // outside brig, between calls
+	userState := treeState(t, r.ws)
+	r.call(`echo call2 >> run.sh`)
+	r.mustUndo(UndoOptions{})
+	if d := diffStates(userState, treeState(t, r.ws)); d != "" {
+		t.Fatalf("undo of call 2 lost the user's edit:\n%s", d)
+	}
+}
+
+// TestUndoConflict: a file changed outside brig after the call makes undo
+// refuse with a list of conflicts and change nothing; --force restores,
+// and what it overwrote is kept in the store.
+func TestUndoConflict(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	before := treeState(t, r.ws)
+	r.call(`echo by-brig >> README.md && rm run.sh && mkdir made && echo x > made/f`)
+	r.write("README.md", "the user's later edit\n", 0o644)
+	r.write("run.sh", "recreated by the user\n", 0o755)
+	r.write("made/mine.txt", "a file of the user's\n", 0o644)
+	mid := treeState(t, r.ws)
+	rep, err := r.undo(UndoOptions{})
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("undo over outside changes: %v", err)
+	}
+	var paths []string
+	for _, c := range rep.Conflicts {
+		paths = append(paths, strings.TrimPrefix(c.Path, r.ws+"/")+": "+c.Why)
+	}
+	want := []string{
+		"README.md: modified after brig's call",
+		"made: the directory holds mine.txt, which the undone calls did not create (it is kept)",
+		"run.sh: a file was created here after brig's call removed it",
+	}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("conflicts:\n%s", strings.Join(paths, "\n"))
+	}
+	if rep.Applied {
+		t.Fatal("a refused undo says it applied")
+	}
+	if d := diffStates(mid, treeState(t, r.ws)); d != "" {
+		t.Fatalf("a refused undo changed files:\n%s", d)
+	}
+	rep = r.mustUndo(UndoOptions{Force: true})
+	got := treeState(t, r.ws)
+	// made/ stays, with the user's file in it; everything else as before.
+	if got["made/mine.txt"].Content != "a file of the user's\n" {
+		t.Fatalf("force removed the user's file: %+v", got)
+	}
+	delete(got, "made")
+	delete(got, "made/mine.txt")
+	if d := diffStates(before, got); d != "" {
+		t.Fatalf("forced undo:\n%s", d)
+	}
+	// What --force overwrote is in the store.
+	evs, _ := r.store.Events()
+	last := evs[len(evs)-1]
+	if last.Kind != EventUndo || !last.Forced || len(last.Overwritten) != 3 {
+		t.Fatalf("undo event %+v", last)
+	}
+	e, err := r.store.lookup(last.Roots[0], r.ws+"/README.md")
+	if err != nil || e == nil {
+		t.Fatal(e, err)
+	}
+	if b, _ := r.store.Content(e.Hash); string(b) != "the user's later edit\n" {
+		t.Fatalf("overwritten content kept as %q", b)
+	}
+}
+
+// TestStatCache: a second snapshot reads only changed files, a new
+// process reuses the journalled stat data, and the store grows by the
+// changed content only.
+func TestStatCache(t *testing.T) {
+	r := newRig(t)
+	for i := range 200 {
+		r.write(fmt.Sprintf("d%d/f%d.txt", i%10, i), strings.Repeat("x", 1000+i), 0o644)
+	}
+	ctx := context.Background()
+	snap := func() *Snapshot {
+		p, err := r.store.Before(ctx, "s", "c", "bash", []string{r.ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Snapshot()
+	}
+	waitNotRacy(t, r.ws)
+	if first := snap(); first.Read != 200 || first.Entries != 211 {
+		t.Fatalf("first snapshot read %d files of %d entries", first.Read, first.Entries)
+	}
+	if sn := snap(); sn.Read != 0 {
+		t.Fatalf("an unchanged workspace: %d files read again", sn.Read)
+	}
+	r.write("d3/f3.txt", "changed", 0o644)
+	waitNotRacy(t, r.ws)
+	st, _ := os.Stat(filepath.Join(r.dir, packName))
+	if sn := snap(); sn.Read != 1 {
+		t.Fatalf("snapshot after one change read %d files", sn.Read)
+	}
+	st2, _ := os.Stat(filepath.Join(r.dir, packName))
+	// The new content (7 bytes) and the trees on its path (d3 and the
+	// root), nothing else.
+	if grew := st2.Size() - st.Size(); grew < 7 || grew > 7+4096 {
+		t.Fatalf("the store grew by %d bytes for a 7-byte change", grew)
+	}
+	r.reopen()
+	if sn := snap(); sn.Read != 0 {
+		t.Fatalf("a new process read %d files again", sn.Read)
+	}
+}
+
+// waitNotRacy waits until every file under dir last changed longer ago
+// than the racy window, so a snapshot trusts their stat data.
+func waitNotRacy(t *testing.T, dir string) {
+	t.Helper()
+	var newest int64
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		var st unix.Stat_t
+		if err == nil && unix.Lstat(p, &st) == nil {
+			newest = max(newest, st.Ctim.Nano(), st.Mtim.Nano())
+		}
+		return nil
+	})
+	for time.Now().UnixNano()-newest <= racyWindow {
+		time.Sleep(time.Duration(racyWindow) / 4)
+	}
+}
+
+// TestExcluded: node_modules and .git are not snapshotted, the change set
+// says they changed, and undo leaves them alone.
+func TestExcluded(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	r.write("node_modules/dep/index.js", "module.exports = 1\n", 0o644)
+	r.write(".git/HEAD", "ref: refs/heads/main\n", 0o644)
+	r.write("target/debug/out", "bin", 0o644) // no Cargo.toml beside it: an ordinary directory
+	before := treeState(t, r.ws, "node_modules", ".git")
+	cs := r.call(`rm -rf node_modules/dep && mkdir node_modules/other && echo 2 > .git/HEAD && echo x > .git/ORIG_HEAD && echo y >> README.md && rm -r target`)
+	if !slices.ContainsFunc(cs.Excluded, func(n Note) bool { return strings.HasSuffix(n.Path, "/node_modules") }) {
+		t.Fatalf("excluded %+v", cs.Excluded)
+	}
+	if !slices.Contains(cs.ExcludedChanged, r.ws+"/node_modules") || !slices.Contains(cs.ExcludedChanged, r.ws+"/.git") {
+		t.Fatalf("excluded changes %+v", cs.ExcludedChanged)
+	}
+	if !strings.Contains(cs.Summary(), ".git, node_modules changed (not covered by undo)") {
+		t.Fatalf("summary %q", cs.Summary())
+	}
+	for _, c := range cs.Changes {
+		if strings.Contains(c.Path, "node_modules") || strings.Contains(c.Path, ".git") {
+			t.Fatalf("an excluded path is in the change set: %+v", c)
+		}
+	}
+	r.mustUndo(UndoOptions{})
+	if d := diffStates(before, treeState(t, r.ws, "node_modules", ".git")); d != "" {
+		t.Fatalf("not restored:\n%s", d)
+	}
+	if b, _ := os.ReadFile(r.ws + "/.git/HEAD"); string(b) != "2\n" {
+		t.Fatalf("undo touched .git/HEAD: %q", b)
+	}
+	if _, err := os.Stat(r.ws + "/node_modules/other"); err != nil {
+		t.Fatalf("undo touched node_modules: %v", err)
+	}
+	// Rust's target/ beside Cargo.toml is excluded.
+	r.write("Cargo.toml", "[package]\n", 0o644)
+	r.write("target/release/app", "elf", 0o755)
+	cs = r.call(`echo more > target/release/app2`)
+	if !slices.ContainsFunc(cs.Excluded, func(n Note) bool { return n.Path == r.ws+"/target" }) || !cs.Empty() {
+		t.Fatalf("target/ beside Cargo.toml: %+v", cs)
+	}
+}
+
+// TestRoots: a root that is a file, or absent before the call, or a
+// subdirectory.
+func TestRoots(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	before := treeState(t, r.ws)
+	cs := r.callOn(`echo new > created.txt && echo changed > README.md && echo sub > src/lib/x`, r.ws+"/created.txt", r.ws+"/README.md", r.ws+"/src/lib")
+	if cs.Created != 2 || cs.Modified != 1 {
+		t.Fatalf("change set %+v", cs)
+	}
+	r.mustUndo(UndoOptions{})
+	if d := diffStates(before, treeState(t, r.ws)); d != "" {
+		t.Fatalf("not restored:\n%s", d)
+	}
+}
+
+// TestCrashMidCall: brig is killed while a call runs (no after snapshot):
+// a new process undoes it from the snapshot taken before; a later call of
+// the same session marks where it ended.
+func TestCrashMidCall(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	before := treeState(t, r.ws)
+	if _, err := r.store.Before(context.Background(), "s1", "crashed", "bash", []string{r.ws}); err != nil {
+		t.Fatal(err)
+	}
+	r.sh(`rm -rf src && echo half > README.md`)
+	// Cut the journal mid-line too, as a crash while appending would.
+	f, _ := os.OpenFile(filepath.Join(r.dir, journalName), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"kind":"after","sess`)
+	f.Close()
+	r.reopen()
+	calls, err := r.store.Calls("s1")
+	if err != nil || len(calls) != 1 || calls[0].Changes != nil {
+		t.Fatalf("calls %+v %v", calls, err)
+	}
+	r.call(`echo later > later.txt`) // the session goes on after a resume
+	calls, _ = r.store.Calls("s1")
+	if c := calls[0].Changes; c == nil || !c.Unfinished || c.Deleted != 2 {
+		t.Fatalf("the crashed call's changes: %+v", c)
+	}
+	r.mustUndo(UndoOptions{To: "crashed"})
+	if d := diffStates(before, treeState(t, r.ws)); d != "" {
+		t.Fatalf("not restored:\n%s", d)
+	}
+}
+
+// TestSymlinkPlanted: a call replaces a directory and a file with symlinks
+// to a directory outside; undo puts the directory and the file back and
+// writes nothing through the links.
+func TestSymlinkPlanted(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	outside := filepath.Dir(r.ws) + "/outside"
+	os.Mkdir(outside, 0o755)
+	os.WriteFile(outside+"/main.go", []byte("outside canary"), 0o644)
+	os.WriteFile(outside+"/README.md", []byte("outside readme"), 0o644)
+	outBefore := treeState(t, outside)
+	before := treeState(t, r.ws)
+	r.call(`rm -rf src && ln -s ` + outside + ` src && rm README.md && ln -s ` + outside + `/README.md README.md`)
+	r.mustUndo(UndoOptions{})
+	if d := diffStates(before, treeState(t, r.ws)); d != "" {
+		t.Fatalf("not restored:\n%s", d)
+	}
+	if d := diffStates(outBefore, treeState(t, outside)); d != "" {
+		t.Fatalf("undo wrote through a planted link:\n%s", d)
+	}
+}
+
+// TestSymlinkOnRootPath: a root whose parent is reached through a symlink
+// is refused, not followed.
+func TestSymlinkOnRootPath(t *testing.T) {
+	r := newRig(t)
+	os.Symlink(r.ws, filepath.Dir(r.ws)+"/alias")
+	if _, err := r.store.Before(context.Background(), "s1", "c", "bash", []string{filepath.Dir(r.ws) + "/alias/x"}); err == nil || !errors.Is(err, unix.ELOOP) {
+		t.Fatalf("a root through a symlink: %v", err)
+	}
+}
+
+// TestTornIndex: a crash mid-append to the index leaves a store that
+// opens, ignores the torn record and appends after cutting it.
+func TestTornIndex(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	before := treeState(t, r.ws)
+	r.call(`echo 1 >> README.md`)
+	f, _ := os.OpenFile(filepath.Join(r.dir, indexName), os.O_WRONLY|os.O_APPEND, 0)
+	f.Write(make([]byte, 20))
+	f.Close()
+	r.reopen()
+	r.call(`echo 2 >> README.md`)
+	if st, _ := os.Stat(filepath.Join(r.dir, indexName)); st.Size()%indexRecord != 0 {
+		t.Fatalf("index size %d", st.Size())
+	}
+	r.mustUndo(UndoOptions{To: "1"})
+	if d := diffStates(before, treeState(t, r.ws)); d != "" {
+		t.Fatalf("not restored:\n%s", d)
+	}
+}
+
+// TestFastPathMatchesFullWalk: after random changes made outside any call
+// (creations, edits within the same timestamp tick, deletions, renames of
+// files and directories across the tree, mode changes, symlinks), the
+// snapshot before a call — which reads only the directories the kernel
+// reported changes in — records the same tree as a full walk.
+func TestFastPathMatchesFullWalk(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	for i := range 30 {
+		r.write(fmt.Sprintf("t/d%d/e%d/f%d", i%4, i%3, i), fmt.Sprint(i), 0o644)
+	}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 11))
+	files := func() (fl, ds []string) {
+		filepath.WalkDir(r.ws, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || p == r.ws {
+				return nil
+			}
+			if d.IsDir() {
+				ds = append(ds, p)
+			} else {
+				fl = append(fl, p)
+			}
+			return nil
+		})
+		return
+	}
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	r.call("true")
+	var fastEntries, fullEntries int
+	defer func() {
+		// The fast path was taken: it looked at far fewer entries.
+		if !t.Failed() && fastEntries*2 > fullEntries {
+			t.Errorf("fast snapshots looked at %d entries, full walks at %d", fastEntries, fullEntries)
+		}
+	}()
+	for step := range 150 {
+		fl, ds := files()
+		switch op := rng.IntN(9); {
+		case op == 0 || len(fl) < 3:
+			os.WriteFile(filepath.Join(pick(ds), fmt.Sprintf("new%d", step)), []byte("new"), 0o644)
+		case op == 1:
+			f := pick(fl)
+			if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+				// Same size, same tick: only the content differs.
+				b, _ := os.ReadFile(f)
+				if len(b) > 0 {
+					b[0] ^= 1
+					os.WriteFile(f, b, fi.Mode())
+				}
+			}
+		case op == 2:
+			os.Remove(pick(fl))
+		case op == 3:
+			os.Rename(pick(fl), filepath.Join(pick(ds), fmt.Sprintf("moved%d", step)))
+		case op == 4 && len(ds) > 3:
+			d := pick(ds)
+			os.Rename(d, filepath.Join(r.ws, fmt.Sprintf("dmoved%d", step)))
+		case op == 5:
+			os.Chmod(pick(fl), fs.FileMode(0o600|rng.IntN(0o100)))
+		case op == 6:
+			os.MkdirAll(filepath.Join(pick(ds), fmt.Sprintf("nd%d/deeper", step)), 0o755)
+			os.WriteFile(filepath.Join(pick(ds), fmt.Sprintf("nd%d/deeper/x", step)), []byte("x"), 0o644)
+		case op == 7:
+			os.Symlink(pick(fl), filepath.Join(pick(ds), fmt.Sprintf("ln%d", step)))
+		case op == 8:
+			os.RemoveAll(pick(ds))
+		}
+		if step%3 != 0 {
+			continue // several changes between calls
+		}
+		p, err := r.store.Before(ctx, "s1", fmt.Sprintf("f%d", step), "bash", []string{r.ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var full *Snapshot
+		err = r.store.locked(ctx, func() error {
+			w, err := r.store.newWriter()
+			if err != nil {
+				return err
+			}
+			if full, err = r.store.snapshot(ctx, w, []string{r.ws}, false); err != nil {
+				return err
+			}
+			return w.commit()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs, _, err := r.store.diff(p.Snapshot(), full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pr := range pairs {
+			t.Errorf("step %d: the fast snapshot has %s %+v, a full walk %+v", step, pr.Path, pr.Before, pr.After)
+		}
+		if t.Failed() {
+			return
+		}
+		fastEntries += p.Snapshot().Entries
+		fullEntries += full.Entries
+		if _, err := p.After(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestFastPathOverflow: when the kernel drops change notifications (too
+// many changes between two snapshots), the next snapshot walks everything.
+func TestFastPathOverflow(t *testing.T) {
+	if os.Getenv(envUnpriv) != "" {
+		t.Skip("nothing here depends on privileges; the root pass runs it")
+	}
+	r := newRig(t)
+	r.seed()
+	r.call("true")
+	b, _ := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if n <= 0 || n > 100000 {
+		t.Skipf("max_queued_events is %q", b)
+	}
+	r.sh(fmt.Sprintf("mkdir many && cd many && seq 1 %d | xargs touch", n+100))
+	p, err := r.store.Before(context.Background(), "s1", "after-flood", "bash", []string{r.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := r.store.lookup(p.Snapshot().Roots[0], r.ws+"/many")
+	if err != nil || e == nil {
+		t.Fatal(e, err)
+	}
+	tr, _ := r.store.tree(e.Hash)
+	if len(tr) != n+100 {
+		t.Fatalf("many/ has %d entries in the snapshot, want %d", len(tr), n+100)
+	}
+}
+
+// TestWarm: a warm-up snapshot (not journalled) leaves the first call's
+// snapshot nothing to read and nothing to walk.
+func TestWarm(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	waitNotRacy(t, r.ws)
+	if err := r.store.Warm(context.Background(), []string{r.ws}); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := r.store.Events(); len(evs) != 0 {
+		t.Fatalf("the warm-up was journalled: %+v", evs)
+	}
+	p, err := r.store.Before(context.Background(), "s1", "c1", "bash", []string{r.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sn := p.Snapshot(); sn.Read != 0 || sn.Entries > 1 {
+		t.Fatalf("after a warm-up the first snapshot read %d files and looked at %d entries", sn.Read, sn.Entries)
+	}
+}

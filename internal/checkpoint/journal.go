@@ -1,0 +1,137 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// EventKind is the kind of a journal event.
+type EventKind string
+
+// Journal events.
+const (
+	// EventBefore: the snapshot taken before a call, durable before the
+	// call starts (so a crash mid-call still leaves it to restore).
+	EventBefore EventKind = "before"
+	// EventAfter: the snapshot after the call, with its change set.
+	EventAfter EventKind = "after"
+	// EventUndo: calls undone, with the snapshot taken just before the
+	// undo (what it replaced, so nothing is lost even to --force).
+	EventUndo EventKind = "undo"
+)
+
+// Event is one line of a store's journal.
+type Event struct {
+	Kind    EventKind   `json:"kind"`
+	Time    time.Time   `json:"time"`
+	Session string      `json:"session"`
+	Call    string      `json:"call,omitempty"`
+	Tool    string      `json:"tool,omitempty"`
+	Roots   []RootState `json:"roots,omitempty"`
+	// Changes is an after event's change set.
+	Changes *ChangeSet `json:"changes,omitempty"`
+	// Undone are the calls an undo event undid (ids), Forced whether it
+	// overwrote changes made outside brig, Overwritten which.
+	Undone      []string `json:"undone,omitempty"`
+	Forced      bool     `json:"forced,omitempty"`
+	Overwritten []string `json:"overwritten,omitempty"`
+}
+
+// Pending is a call between its two snapshots.
+type Pending struct {
+	s       *Store
+	session string
+	call    string
+	tool    string
+	before  *Snapshot
+	roots   []string
+}
+
+// Snapshot is the state recorded before the call.
+func (p *Pending) Snapshot() *Snapshot { return p.before }
+
+// Before snapshots roots (the paths a call may write) and journals it for
+// session's call; it returns when the snapshot is on disk. The call must
+// not start before. Where this process snapshotted a root before and the
+// kernel's change notifications cover it, only the directories something
+// happened in since are read.
+func (s *Store) Before(ctx context.Context, session, call, tool string, roots []string) (*Pending, error) {
+	roots, err := NormalizeRoots(roots)
+	if err != nil {
+		return nil, err
+	}
+	var sn *Snapshot
+	err = s.locked(ctx, func() error {
+		sn, err = s.commitSnapshot(ctx, roots, true, func(sn *Snapshot) []Event {
+			return []Event{{Kind: EventBefore, Time: time.Now().UTC(), Session: session, Call: call, Tool: tool, Roots: sn.Roots}}
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint before the call: %w", err)
+	}
+	return &Pending{s: s, session: session, call: call, tool: tool, before: sn, roots: roots}, nil
+}
+
+// After snapshots the same roots again — a full walk, which also sees
+// writes the change notifications miss (through shared memory mappings) —
+// journals it with the change set and returns the change set. Call it
+// whether or not the call succeeded.
+func (p *Pending) After(ctx context.Context) (*ChangeSet, error) {
+	var cs *ChangeSet
+	err := p.s.locked(ctx, func() error {
+		_, err := p.s.commitSnapshot(ctx, p.roots, false, func(sn *Snapshot) []Event {
+			_, c, derr := p.s.diff(p.before, sn)
+			if derr != nil {
+				p.s.log.Warn("checkpoint: could not compute the change set", "call", p.call, "err", derr)
+				c = &ChangeSet{}
+			}
+			cs = c
+			return []Event{{Kind: EventAfter, Time: time.Now().UTC(), Session: p.session, Call: p.call, Tool: p.tool, Roots: sn.Roots, Changes: c}}
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint after the call: %w", err)
+	}
+	return cs, nil
+}
+
+// Warm snapshots roots without journalling it, so that the first call's
+// snapshot finds the content stored, the stat data known and the
+// directories watched (a session starts it in the background; a call's
+// snapshot waits for it on the store's lock). It stops when ctx is done.
+func (s *Store) Warm(ctx context.Context, roots []string) error {
+	roots, err := NormalizeRoots(roots)
+	if err != nil {
+		return err
+	}
+	return s.locked(ctx, func() error {
+		_, err := s.commitSnapshot(ctx, roots, true, func(*Snapshot) []Event { return nil })
+		return err
+	})
+}
+
+// commitSnapshot takes a snapshot, makes its objects durable, then
+// journals the events built from it. Called with the store locked.
+func (s *Store) commitSnapshot(ctx context.Context, roots []string, fast bool, events func(*Snapshot) []Event) (*Snapshot, error) {
+	w, err := s.newWriter()
+	if err != nil {
+		return nil, err
+	}
+	sn, err := s.snapshot(ctx, w, roots, fast)
+	if err == nil {
+		err = w.commit()
+	}
+	if err != nil {
+		w.abort()
+		return nil, err
+	}
+	if evs := events(sn); len(evs) > 0 {
+		if err := s.appendJournal(evs...); err != nil {
+			return nil, err
+		}
+	}
+	return sn, nil
+}

@@ -1,0 +1,446 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"brig/test/fakeprovider"
+	"brig/test/scenario"
+)
+
+// fileState is one path as the undo tests compare it: byte-exact.
+type fileState struct {
+	Type    string
+	Mode    fs.FileMode
+	Content string
+}
+
+// treeState reads everything under dir without following links, except
+// .git (which undo never touches).
+func treeState(t *testing.T, dir string) map[string]fileState {
+	t.Helper()
+	out := map[string]fileState{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == ".git" {
+			return fs.SkipDir
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		st := fileState{Mode: fi.Mode()}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			st.Type = "link"
+			st.Content, _ = os.Readlink(p)
+		case fi.IsDir():
+			st.Type = "dir"
+		default:
+			st.Type = "file"
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			st.Content = string(b)
+		}
+		out[rel] = st
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameTree(want, got map[string]fileState) string {
+	var d []string
+	for k, w := range want {
+		if g, ok := got[k]; !ok {
+			d = append(d, "missing "+k)
+		} else if g != w {
+			d = append(d, fmt.Sprintf("%s: want %s %v %q, got %s %v %q", k, w.Type, w.Mode, w.Content, g.Type, g.Mode, g.Content))
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			d = append(d, "extra "+k)
+		}
+	}
+	slices.Sort(d)
+	return strings.Join(d, "\n")
+}
+
+// messyWorkspace fills the workspace with what the scenario damages: a
+// source tree, a text file, a binary, a script, a symlink.
+func messyWorkspace(t *testing.T, ws string) {
+	t.Helper()
+	files := map[string]string{
+		"src/app/main.go": "package main\n\nfunc main() { println(\"hello\") }\n",
+		"src/app/util.go": "package main\n\nfunc util() int { return 1 }\n",
+		"src/lib/lib.go":  "package lib\n",
+		"README.md":       "# demo\nhello world\n",
+		"notes.txt":       "keep me\n",
+	}
+	for p, c := range files {
+		os.MkdirAll(filepath.Join(ws, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(ws, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(ws, "logo.bin"), []byte{0x89, 'P', 'N', 'G', 0, 0, 0xff, 0xfe, '\r', '\n', 0}, 0o644)
+	os.WriteFile(filepath.Join(ws, "run.sh"), []byte("#!/bin/sh\necho run\n"), 0o755)
+	if err := os.Symlink("README.md", filepath.Join(ws, "readme-link")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUndoScenario: the model makes a mess with bash and the file tools;
+// brig changes lists each call's change set; brig undo puts back the last
+// call, brig undo --to the first, byte for byte; the model is told at its
+// next turn; brig log verify passes, then fails after a one-byte edit.
+func TestUndoScenario(t *testing.T) {
+	mess := `rm -rf src && sed -i 's/hello/HELLO/' README.md && printf '\001\002\003' >> logo.bin && chmod 600 run.sh && ln -sf notes.txt readme-link && mkdir -p gen/a/b && printf 'generated\n' > gen/a/b/out.txt`
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{Text: "Cleaning up.", ToolCalls: []fakeprovider.ToolCall{scenario.Bash(mess)}},
+		fakeprovider.Turn{
+			Check:     []fakeprovider.Check{scenario.Has(0, "[exit code 0]")},
+			ToolCalls: []fakeprovider.ToolCall{tc("write_file", `{"path":"new.txt","content":"one\n"}`), tc("edit_file", `{"path":"notes.txt","old_string":"keep","new_string":"drop"}`)},
+		},
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{scenario.Bash("echo two >> new.txt && rm notes.txt")}},
+		fakeprovider.Turn{Text: "Done."},
+		// After the undo, the next turn: the model is told.
+		fakeprovider.Turn{Text: "Understood."},
+	)
+	messyWorkspace(t, e.ws)
+	before := treeState(t, e.ws)
+	r := e.run(t, append(modelArgs("anthropic"), "-p", "tidy up", "--mode", "auto", "--output", "json")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var sum struct {
+		Session string
+		Calls   []struct {
+			Name    string
+			Changes *struct {
+				Created, Modified, Deleted int
+				DirsCreated                int `json:"dirs_created"`
+				DirsDeleted                int `json:"dirs_deleted"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if len(sum.Calls) != 4 {
+		t.Fatalf("calls %+v", sum.Calls)
+	}
+	// The shell command's change set, as -p reports it.
+	c := sum.Calls[0].Changes
+	if c == nil || c.Deleted != 3 || c.DirsDeleted != 3 || c.Modified != 4 || c.Created != 1 || c.DirsCreated != 3 {
+		t.Fatalf("the bash call's change set: %+v", c)
+	}
+	r = e.run(t, "changes")
+	for _, want := range []string{"1 ", "bash", "8 files changed, 1 created, 3 deleted, 3 directories created, 3 directories deleted",
+		"write_file", "1 file changed, 1 created", "edit_file", "deleted  src/app/main.go", "2 files changed, 1 deleted"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("brig changes lacks %q:\n%s\n%s", want, r.stdout, r.stderr)
+		}
+	}
+
+	// Undo the last call: new.txt back to one line, notes.txt back.
+	r = e.run(t, "undo")
+	if r.code != 0 || !strings.Contains(r.stdout, "undid call 4 (bash") {
+		t.Fatalf("undo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(e.ws + "/new.txt"); string(b) != "one\n" {
+		t.Fatalf("new.txt after undoing the last call: %q", b)
+	}
+	if b, _ := os.ReadFile(e.ws + "/notes.txt"); string(b) != "drop me\n" {
+		t.Fatalf("notes.txt after undoing the last call: %q", b)
+	}
+	// Undo from the first call on: everything as it was.
+	r = e.run(t, "undo", "--to", "1")
+	if r.code != 0 {
+		t.Fatalf("undo --to 1: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if d := sameTree(before, treeState(t, e.ws)); d != "" {
+		t.Fatalf("the workspace is not as it was:\n%s\n%s", d, r.stdout)
+	}
+	r = e.run(t, "changes")
+	if strings.Count(r.stdout, "· undone") != 4 {
+		t.Fatalf("brig changes does not mark the undone calls:\n%s", r.stdout)
+	}
+	if r = e.run(t, "undo"); r.code == 0 || !strings.Contains(r.stderr, "nothing to undo") {
+		t.Fatalf("a third undo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	// The model is told what was undone at its next turn.
+	r = e.run(t, append(modelArgs("anthropic"), "-c", "-p", "what now?")...)
+	if r.code != 0 {
+		t.Fatalf("continue: exit %d\n%s", r.code, r.stderr)
+	}
+	reqs := e.srv.Requests()
+	last, _ := json.Marshal(reqs[len(reqs)-1].Decoded["messages"])
+	for _, want := range []string{"[brig] The user undid one of your earlier tool calls", "[brig] The user undid 3 of your earlier tool calls", "restored: README.md", "what now?"} {
+		if !bytes.Contains(last, []byte(want)) {
+			t.Fatalf("the model was not told %q:\n%s", want, last)
+		}
+	}
+
+	// The audit log: every call, the undos; verify passes, then fails
+	// after a one-byte edit, saying where.
+	r = e.run(t, "log", "--tool", "bash")
+	if strings.Count(r.stdout, " bash ") != 2 || !strings.Contains(r.stdout, "allow") {
+		t.Fatalf("brig log --tool bash:\n%s\n%s", r.stdout, r.stderr)
+	}
+	r = e.run(t, "log", "--json", "--kind", "call")
+	var rec struct {
+		Call struct {
+			Args     map[string]any
+			Decision struct{ Tier, Mode string }
+			Grant    struct{ Write []string }
+			Changes  struct{ Summary string }
+		}
+	}
+	if err := json.Unmarshal([]byte(strings.SplitN(r.stdout, "\n", 2)[0]), &rec); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if rec.Call.Args["command"] != mess || rec.Call.Decision.Mode != "auto" || !slices.Contains(rec.Call.Grant.Write, e.ws) || !strings.HasPrefix(rec.Call.Changes.Summary, "8 files changed") {
+		t.Fatalf("the first call's record: %+v", rec.Call)
+	}
+	if r = e.run(t, "log", "verify"); r.code != 0 || !strings.Contains(r.stdout, "intact: 6 records") || !strings.Contains(r.stdout, "checked against 2 head(s) kept elsewhere") {
+		t.Fatalf("log verify: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	logPath := filepath.Join(e.home, ".local/state/brig/audit/audit.jsonl")
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte(`"tier":"allow"`))
+	b[i+len(`"tier":"`)] = 'A'
+	os.WriteFile(logPath, b, 0o600)
+	r = e.run(t, "log", "verify")
+	if r.code != 1 || !strings.Contains(r.stdout, "The chain breaks at line 1 (record 1): its content does not match its hash") {
+		t.Fatalf("log verify after a one-byte edit: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestUndoConflictCLI: in a workspace that is not a git repository, a
+// file changed outside brig after the call makes brig undo refuse and list
+// it; --force restores.
+func TestUndoConflictCLI(t *testing.T) {
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{scenario.Bash("echo brig >> main.go && echo new > made.txt")}},
+		fakeprovider.Turn{Text: "ok"},
+	)
+	if err := os.RemoveAll(e.ws + "/.git"); err != nil {
+		t.Fatal(err)
+	}
+	before := treeState(t, e.ws)
+	if r := e.run(t, append(modelArgs("anthropic"), "-p", "x", "--mode", "auto")...); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	os.WriteFile(e.ws+"/main.go", []byte("the user's own edit\n"), 0o644)
+	r := e.run(t, "undo")
+	if r.code != 1 || !strings.Contains(r.stdout, "conflict  main.go: modified after brig's call") || !strings.Contains(r.stderr, "nothing was undone") {
+		t.Fatalf("undo over an outside edit: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(e.ws + "/main.go"); string(b) != "the user's own edit\n" {
+		t.Fatalf("a refused undo changed main.go: %q", b)
+	}
+	if r = e.run(t, "undo", "--force"); r.code != 0 {
+		t.Fatalf("undo --force: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if d := sameTree(before, treeState(t, e.ws)); d != "" {
+		t.Fatalf("after --force:\n%s", d)
+	}
+}
+
+// TestUndoAfterCrash: brig is SIGKILLed while a command that has already
+// deleted and changed files is still running; the snapshot taken before
+// the call puts everything back.
+func TestUndoAfterCrash(t *testing.T) {
+	marker := "brig-e2e-undo-crash-" + filepath.Base(t.TempDir())
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{scenario.Bash("rm -rf src && echo half > README.md && touch " + marker + ".started && exec -a " + marker + " sleep 60")}},
+		fakeprovider.Turn{Text: "never reached"},
+	)
+	messyWorkspace(t, e.ws)
+	before := treeState(t, e.ws)
+	c := e.cmd(append(modelArgs("anthropic"), "-p", "x", "--mode", "auto")...)
+	c.Stdout, c.Stderr = io.Discard, io.Discard
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !running(marker); {
+		if time.Now().After(deadline) {
+			c.Process.Kill()
+			t.Fatal("the tool call never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.Process.Kill()
+	c.Wait()
+	for deadline := time.Now().Add(10 * time.Second); running(marker); {
+		if time.Now().After(deadline) {
+			t.Fatal("the call outlived brig")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(e.ws + "/src"); err == nil {
+		t.Fatal("the call had not run yet")
+	}
+	r := e.run(t, "changes")
+	if !strings.Contains(r.stdout, "brig stopped before it finished") {
+		t.Fatalf("brig changes after the crash:\n%s\n%s", r.stdout, r.stderr)
+	}
+	r = e.run(t, "undo")
+	if r.code != 0 {
+		t.Fatalf("undo after the crash: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	got := treeState(t, e.ws)
+	delete(got, marker+".started") // created by the call; removed too
+	if d := sameTree(before, got); d != "" {
+		t.Fatalf("after undo:\n%s", d)
+	}
+	if r = e.run(t, "log", "verify"); r.code != 0 {
+		t.Fatalf("log verify after a crash: exit %d\n%s", r.code, r.stdout)
+	}
+	// Resuming answers the interrupted call, and the log records it.
+	e.srv.SetScript(fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "resumed"}}})
+	if r = e.run(t, append(modelArgs("anthropic"), "-c", "-p", "go on")...); r.code != 0 {
+		t.Fatalf("continue: exit %d\n%s", r.code, r.stderr)
+	}
+	if r = e.run(t, "log"); !strings.Contains(r.stdout, "bash         unfinished") {
+		t.Fatalf("log after the resume:\n%s", r.stdout)
+	}
+	r = e.run(t, "log", "--json")
+	if !strings.Contains(r.stdout, `brig stopped before this call finished`) {
+		t.Fatalf("the interrupted call is not in the log:\n%s", r.stdout)
+	}
+}
+
+// TestUndoPlantedSymlinks: a call replaces a directory and a file with
+// symlinks to places outside the workspace; undo restores the workspace
+// and writes nothing through the links — as root, and as an ordinary user
+// (uid 65534), for whom the targets are writable.
+func TestUndoPlantedSymlinks(t *testing.T) {
+	t.Run("root", func(t *testing.T) { plantedSymlinks(t, false) })
+	t.Run("unprivileged", func(t *testing.T) {
+		if os.Getuid() != 0 {
+			t.Skip("needs root to switch to uid 65534")
+		}
+		plantedSymlinks(t, true)
+	})
+}
+
+func plantedSymlinks(t *testing.T, unpriv bool) {
+	e := newEnv(t, "anthropic")
+	messyWorkspace(t, e.ws)
+	outside := filepath.Join(filepath.Dir(e.ws), "outside")
+	os.MkdirAll(outside+"/app", 0o755)
+	os.WriteFile(outside+"/app/main.go", []byte("outside canary\n"), 0o644)
+	os.WriteFile(outside+"/README.md", []byte("outside readme\n"), 0o644)
+	plant := "rm -rf src/app README.md && ln -s " + outside + "/app src/app && ln -s " + outside + "/README.md README.md"
+	e.srv.SetScript(fakeprovider.Script{Turns: []fakeprovider.Turn{
+		{ToolCalls: []fakeprovider.ToolCall{scenario.Bash(plant)}},
+		{Check: []fakeprovider.Check{scenario.Has(0, "[exit code 0]")}, Text: "planted"},
+	}})
+	bin := brig
+	if unpriv {
+		// Everything belongs to the ordinary user, who could write the
+		// targets too: only not following the links keeps them intact.
+		for _, d := range []string{filepath.Dir(e.ws)} {
+			if out, err := exec.Command("chown", "-R", "65534:65534", d).CombinedOutput(); err != nil {
+				t.Fatalf("chown: %v %s", err, out)
+			}
+		}
+		os.Chmod(filepath.Dir(e.ws), 0o755)
+		dir := t.TempDir()
+		os.Chmod(dir, 0o755)
+		bin = filepath.Join(dir, "brig")
+		if out, err := exec.Command("cp", brig, bin).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v %s", err, out)
+		}
+	}
+	outBefore := treeState(t, outside)
+	before := treeState(t, e.ws)
+	run := func(args ...string) result {
+		t.Helper()
+		var c *exec.Cmd
+		if unpriv {
+			c = exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", bin}, args...)...)
+		} else {
+			c = exec.Command(bin, args...)
+		}
+		c.Dir, c.Env = e.ws, e.vars
+		var out, errb bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errb
+		err := c.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return result{code, out.String(), errb.String()}
+	}
+	if r := run(append(modelArgs("anthropic"), "-p", "x", "--mode", "auto")...); r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	e.srv.Verify(t)
+	if fi, err := os.Lstat(e.ws + "/src/app"); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("the call did not plant the link: %v", err)
+	}
+	if r := run("undo"); r.code != 0 {
+		t.Fatalf("undo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if d := sameTree(before, treeState(t, e.ws)); d != "" {
+		t.Fatalf("the workspace is not restored:\n%s", d)
+	}
+	if d := sameTree(outBefore, treeState(t, outside)); d != "" {
+		t.Fatalf("undo wrote through a planted link:\n%s", d)
+	}
+}
+
+// TestAuditTrustAndMode: trusting and revoking a repository's config and
+// changing a session's mode are in the audit log, which verifies.
+func TestAuditTrustAndMode(t *testing.T) {
+	e := newEnv(t, "anthropic", fakeprovider.Turn{Text: "one"}, fakeprovider.Turn{Text: "two"})
+	os.MkdirAll(e.ws+"/.brig", 0o755)
+	os.WriteFile(e.ws+"/.brig/config.toml", []byte("[permissions]\ndeny = [\"Bash(curl:*)\"]\n"), 0o644)
+	for _, args := range [][]string{{"trust"}, {"trust", "--revoke"}} {
+		if r := e.run(t, args...); r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, r.code, r.stderr)
+		}
+	}
+	if r := e.run(t, append(modelArgs("anthropic"), "-p", "x", "--mode", "edit")...); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if r := e.run(t, append(modelArgs("anthropic"), "-c", "-p", "y", "--mode", "plan")...); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	r := e.run(t, "log")
+	for _, want := range []string{"trust config   " + e.ws + "/.brig/config.toml", "revoke config", "mode         edit → plan"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("brig log lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if r = e.run(t, "log", "verify"); r.code != 0 || !strings.Contains(r.stdout, "intact: 3 records") {
+		t.Fatalf("verify: exit %d\n%s", r.code, r.stdout)
+	}
+}
