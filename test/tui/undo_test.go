@@ -24,6 +24,7 @@ func TestUndoInTheUI(t *testing.T) {
 	tm.launch("--mode", "auto")
 	tm.waitFor(10*time.Second, "› Ask brig")
 	tm.typeLine("make a mess")
+	tm.answerUntil(30*time.Second, "Made a mess.") // the deletion asks in every mode
 	tm.waitFor(15*time.Second, "3 files changed, 1 created, 1 deleted, 2 directories created", "Made a mess.")
 	if _, err := os.Stat(tm.ws + "/main.go"); err == nil {
 		t.Fatal("the call did not run")
