@@ -102,10 +102,15 @@ func (tm *term) screen() string {
 	return tm.tmux("capture-pane", "-p", "-J", "-S", "-3000", "-t", "main")
 }
 
-// waitFor polls the screen until it holds every want, or fails.
+// waitFor polls the screen until it holds every want, or fails. timeout is
+// how long it usually takes at most; the wait itself lasts until shortly
+// before the test's deadline, so that a loaded machine is slower, not red.
 func (tm *term) waitFor(timeout time.Duration, want ...string) string {
 	tm.t.Helper()
 	deadline := time.Now().Add(timeout)
+	if d, ok := tm.t.Deadline(); ok {
+		deadline = d.Add(-10 * time.Second)
+	}
 	for {
 		s := tm.screen()
 		missing := ""
