@@ -36,6 +36,7 @@ func TestMakeInstallAndUninstall(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command("make", "-C", "../..", "--no-print-directory", target,
 			"PREFIX="+prefix, "DESTDIR="+dest, "BIN="+bin)
+		cmd.Env = append(os.Environ(), "BRIG_DEPS=check") // a test never installs packages
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("make %s: %v\n%s", target, err, out)
