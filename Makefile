@@ -36,7 +36,7 @@ vet:
 # root and as an unprivileged user), end-to-end, the build scripts, and the
 # static release binary of this machine's architecture run in a minimal root.
 test: build vet test-deps test-release
-	BRIG_RELEASE_DIR=$(CURDIR)/$(CHECK_DIR) $(GO) test -count=1 -timeout 20m $(PKGS)
+	BRIG_RELEASE_DIR=$(CURDIR)/$(CHECK_DIR) BRIG_RELEASE_COMMIT=$(COMMIT) $(GO) test -count=1 -timeout 20m $(PKGS)
 
 # A real third-party MCP server for internal/mcp's tests (skipped without
 # it): the official filesystem server from npm, outside the repository.
@@ -72,7 +72,7 @@ TRIPLET_arm64 := aarch64-linux-gnu
 CROSS = $(if $(filter $(HOST_ARCH),$*),,CC=$(TRIPLET_$*)-gcc PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=/usr/lib/$(TRIPLET_$*)/pkgconfig:/usr/share/pkgconfig)
 
 release: release-amd64 release-arm64
-	BRIG_RELEASE_DIR=$(CURDIR)/$(RELEASE_DIR) $(GO) test -count=1 -run '^TestRelease' -v ./internal/build/
+	BRIG_RELEASE_DIR=$(CURDIR)/$(RELEASE_DIR) BRIG_RELEASE_COMMIT=$(COMMIT) $(GO) test -count=1 -run '^TestRelease' -v ./internal/build/
 	@ls -l $(RELEASE_DIR)
 
 release-amd64 release-arm64: release-%:
