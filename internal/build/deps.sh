@@ -8,8 +8,9 @@
 # Groups:
 #   build   a C compiler for cgo, pkg-config, libseccomp's headers and library
 #   test    what `make test` runs besides the build: gcc (the escape suite's C
-#           probe), setpriv (its unprivileged pass), git, python3 with pytest,
-#           tmux; npm is optional (the third-party MCP server test)
+#           probe), setpriv (its unprivileged pass), ps and pgrep, git,
+#           python3 with pytest, tmux; npm is optional (the third-party MCP
+#           server test)
 #   static  libseccomp.a and a static C library (`make release`)
 #   arm64   to cross-compile the release for arm64 on another machine: an
 #   amd64   aarch64 (x86_64) gcc and that architecture's libseccomp.a (Debian
@@ -145,6 +146,15 @@ pkg_pytest() {
 	apt-get | dnf) echo python3-pytest ;;
 	pacman) echo python-pytest ;;
 	apk) echo py3-pytest ;;
+	esac
+}
+
+have_procps() { command -v ps >/dev/null 2>&1 && command -v pgrep >/dev/null 2>&1; }
+what_procps="ps and pgrep (tests look for the processes a call must not leave behind)"
+pkg_procps() {
+	case $pm in
+	apt-get | apk) echo procps ;;
+	*) echo procps-ng ;;
 	esac
 }
 
@@ -329,7 +339,7 @@ for group in "$@"; do
 	case $group in
 	build) ensure required cc pkgconfig seccomp ;;
 	test)
-		ensure required cc pkgconfig seccomp gcc setpriv git pytest tmux
+		ensure required cc pkgconfig seccomp gcc setpriv procps git pytest tmux
 		ensure optional npm
 		;;
 	static) ensure required cc pkgconfig seccomp seccomp_static libc_static ;;
