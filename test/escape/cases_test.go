@@ -1527,16 +1527,31 @@ func flood(t *testing.T, e *env, stderr bool) {
 	if stderr {
 		script += ` >&2`
 	}
-	res := e.sh(script, withLimits(func(l *jail.Limits) { l.OutputBytes = limit; l.Timeout = 2 * time.Second }))
-	got, trunc := res.Stdout, res.StdoutTruncated
-	if stderr {
-		got, trunc = res.Stderr, res.StderrTruncated
+	// The flood runs until its timeout. On a loaded machine it may not
+	// even reach the cap by then, which proves nothing either way: scale
+	// the timeout and flood again until it does.
+	var res jail.Result
+	var got []byte
+	var trunc bool
+	for timeout := 2 * time.Second; ; timeout *= 2 {
+		res = e.sh(script, withLimits(func(l *jail.Limits) { l.OutputBytes = limit; l.Timeout = timeout }))
+		got, trunc = res.Stdout, res.StdoutTruncated
+		if stderr {
+			got, trunc = res.Stderr, res.StderrTruncated
+		}
+		if trunc || len(got) > limit || !res.TimedOut {
+			break
+		}
+		if timeout >= 2*time.Minute {
+			t.Fatalf("in %s the flood wrote only %d bytes, never reaching the %d-byte cap: the case proves nothing", timeout, len(got), limit)
+		}
+		t.Logf("the flood wrote only %d bytes before its %s timeout; again with twice the timeout", len(got), timeout)
 	}
 	if len(got) > limit+200 || !trunc {
 		escaped(t, "OutputBytes=%d kept %d bytes (truncated flag %v)", limit, len(got), trunc)
 	}
 	if !res.TimedOut {
-		t.Errorf("the flood should have been ended by its 2 s timeout")
+		t.Errorf("the flood should have been ended by its timeout")
 	}
 	if pids := markerPIDs(marker); len(pids) > 0 {
 		escaped(t, "the flooding process %v survives the call", pids)
