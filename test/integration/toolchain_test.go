@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -20,10 +21,20 @@ func TestMain(m *testing.M) {
 }
 
 // workspace makes a git repository at a stable path, so the jail's
-// per-workspace toolchain cache is reused from one run to the next.
+// per-workspace toolchain cache is reused from one run to the next. Runs
+// of the suite at the same time (several checkouts on one machine) take
+// turns: each would otherwise delete the other's workspace mid-test.
 func workspace(t *testing.T, name string) string {
 	t.Helper()
 	ws := filepath.Join(os.TempDir(), "brig-integration-"+name)
+	lock, err := os.OpenFile(ws+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() }) // after the RemoveAll below: cleanups run last first
 	if err := os.RemoveAll(ws); err != nil {
 		t.Fatal(err)
 	}
