@@ -64,10 +64,15 @@ func runSeccompSubprocess(t *testing.T, fn func(t *testing.T)) {
 	// A broken filter can leave the subprocess stopped (say, traced by us
 	// after a PTRACE_TRACEME that got through), where its own -test.timeout
 	// never fires: kill it from here.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Its deadline is this test's (a loaded machine is slow, not broken).
+	wait := 10 * time.Minute
+	if d, ok := t.Deadline(); ok {
+		wait = max(time.Until(d)-10*time.Second, 10*time.Second)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0],
-		"-test.run="+strings.Join(parts, "/"), "-test.count=1", "-test.v", "-test.timeout=20s")
+		"-test.run="+strings.Join(parts, "/"), "-test.count=1", "-test.v", "-test.timeout="+(wait-5*time.Second).String())
 	cmd.Env = append(os.Environ(), seccompSubprocessEnv+"="+t.Name())
 	if os.Getenv("GORACE") == "" {
 		cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0") // not 1 s per subprocess under -race

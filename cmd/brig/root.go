@@ -69,6 +69,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newMCPCmd())
 	root.AddCommand(newAuditCmd())
 	root.AddCommand(newUndoCmd(nil), newChangesCmd(nil), newLogCmd(nil))
+	addReleaseCommands(root)
 	return root
 }
 

@@ -5,8 +5,14 @@
 // credentials brig can see (environment variable names and the credentials
 // file), so the user knows what the jail keeps away from tool calls.
 //
+// For each thing the machine lacks (Landlock, a recent enough ABI, seccomp,
+// user namespaces, a tested architecture) it also says in one line what
+// that removes and what to do, first choice first; the first choice never
+// turns a system-wide restriction off.
+//
 // The package only describes. It never enforces anything (the jail does),
-// never probes the kernel itself (jail.DetectFeatures does), and never
+// never probes the kernel itself (jail.DetectFeatures does; it only reads
+// the three sysctls that say why user namespaces are off), and never
 // reads, prints or serialises a credential's value: only names, a file's
 // path and its mode.
 package doctor
@@ -64,10 +70,12 @@ type Report struct {
 	PIDNS           bool                `json:"pid_ns"`
 	NetNS           bool                `json:"net_ns"`
 	YamaPtraceScope int                 `json:"yama_ptrace_scope"` // -1: Yama absent
+	Machine         Machine             `json:"machine"`
 	ProbeErrors     map[string]string   `json:"probe_errors,omitempty"`
 	Credentials     []CredentialFinding `json:"credentials"`
 	Config          ConfigStatus        `json:"config"`
 	Outside         *Outside            `json:"outside,omitempty"` // what calls can read outside the workspace
+	Findings        []Finding           `json:"findings"`          // what this machine lacks, one line each
 	Guarantees      []Guarantee         `json:"guarantees"`
 	OK              bool                `json:"ok"` // no baseline guarantee is missing
 }
@@ -76,12 +84,17 @@ type Report struct {
 const (
 	fixLandlock = "use a kernel >= 5.13 built with CONFIG_SECURITY_LANDLOCK=y and boot with landlock in the LSM list (lsm=landlock,lockdown,yama,integrity,apparmor,bpf or your distribution's list plus landlock)"
 	fixSeccomp  = "use a kernel >= 4.14 with CONFIG_SECCOMP_FILTER=y; inside a container, the container's seccomp profile must allow seccomp(2)"
-	fixUserNS   = "allow unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 (Debian, older kernels) or, with AppArmor, kernel.apparmor_restrict_unprivileged_userns=0 (or a profile that allows userns for brig); user.max_user_namespaces must be > 0"
 )
 
-// Build derives the report from the detected features, the supervisor's
-// environment (only the names are used) and the user's home directory.
+// Build derives the report from the detected features, this machine (see
+// ReadMachine), the supervisor's environment (only the names are used) and
+// the user's home directory.
 func Build(f jail.Features, env []string, home string) Report {
+	return BuildFor(f, ReadMachine(), env, home)
+}
+
+// BuildFor is Build with the machine given.
+func BuildFor(f jail.Features, m Machine, env []string, home string) Report {
 	have, missing := f.LandlockRights()
 	r := Report{
 		Kernel:          f.Kernel,
@@ -96,8 +109,10 @@ func Build(f jail.Features, env []string, home string) Report {
 		PIDNS:           f.PIDNS,
 		NetNS:           f.NetNS,
 		YamaPtraceScope: f.YamaPtraceScope,
+		Machine:         m,
 		Credentials:     findCredentials(env, home),
-		Guarantees:      guarantees(f),
+		Findings:        orEmptyFindings(findings(f, m)),
+		Guarantees:      guarantees(f, m),
 		OK:              true,
 	}
 	if len(f.Errors) > 0 {
@@ -121,8 +136,15 @@ func orEmpty(s []string) []string {
 	return s
 }
 
+func orEmptyFindings(s []Finding) []Finding {
+	if s == nil {
+		return []Finding{}
+	}
+	return s
+}
+
 // guarantees evaluates every guarantee, in a fixed order.
-func guarantees(f jail.Features) []Guarantee {
+func guarantees(f jail.Features, m Machine) []Guarantee {
 	abi := f.LandlockABI
 	landlock := abi >= 1
 	// The jail loads its seccomp filter on every thread at once (TSYNC); a
@@ -166,7 +188,7 @@ func guarantees(f jail.Features) []Guarantee {
 				"Landlock plus read-only bind mounts in a private mount namespace: the protected paths stay read-only while the rest of the workspace and .git are writable, so git commit works")
 		default:
 			add("protected-paths", name, true, Degraded,
-				"no mount namespace, so the protected paths are kept out of the Landlock grants instead (Landlock-only composition): the workspace root and .git get no right to create entries, so git commit fails and new top-level files in the workspace cannot be created; fix: "+fixUserNS)
+				"no mount namespace, so the protected paths are kept out of the Landlock grants instead (Landlock-only composition): the workspace root and .git get no right to create entries, so git commit fails and new top-level files in the workspace cannot be created; fix: "+userNSFixText(f, m, false))
 		}
 	}
 
@@ -230,7 +252,7 @@ func guarantees(f jail.Features) []Guarantee {
 			add("signals-scoped", name, true, Holds, why)
 		default:
 			add("signals-scoped", name, true, Missing, fmt.Sprintf(
-				"needs Landlock ABI 6 (this kernel: %d) or a PID namespace (not available); fix: a kernel >= 6.12 with Landlock, or %s", abi, fixUserNS))
+				"needs Landlock ABI 6 (this kernel: %d) or a PID namespace (not available); fix: %s", abi, userNSFixText(f, m, true)))
 		}
 	}
 
@@ -249,7 +271,7 @@ func guarantees(f jail.Features) []Guarantee {
 				"no PID namespace, but Landlock ABI 6 scoping lets the call's init process kill(-1) exactly its own Landlock domain when the call ends")
 		default:
 			add("tree-killed", name, true, Missing, fmt.Sprintf(
-				"needs a PID namespace (not available) or Landlock ABI 6 (this kernel: %d); fix: %s, or a kernel >= 6.12 with Landlock", abi, fixUserNS))
+				"needs a PID namespace (not available) or Landlock ABI 6 (this kernel: %d); fix: %s", abi, userNSFixText(f, m, true)))
 		}
 	}
 
@@ -259,6 +281,9 @@ func guarantees(f jail.Features) []Guarantee {
 		switch {
 		case !seccomp:
 			add("kernel-surface", name, true, Missing, noSeccomp)
+		case !testedArch(m.Arch):
+			add("kernel-surface", name, true, Degraded,
+				"a seccomp filter loaded on every thread (TSYNC), but it is built and tested for x86_64 and arm64 only: on "+m.Arch+" a syscall missing from its list, or a multiplexed one (socketcall, ipc), may pass; fix: run brig on an x86_64 or arm64 machine")
 		default:
 			add("kernel-surface", name, true, Holds,
 				"a seccomp filter loaded on every thread (TSYNC) that refuses these and every syscall of a non-native architecture or the x32 ABI")
@@ -298,7 +323,7 @@ func guarantees(f jail.Features) []Guarantee {
 			add("private-tmp", name, false, Holds, "fresh tmpfs mounts in a private mount namespace")
 		} else {
 			add("private-tmp", name, false, Degraded,
-				"no mount namespace: a per-call TMPDIR directory is used instead, and programs that write to /tmp directly fail; fix: "+fixUserNS)
+				"no mount namespace: a per-call TMPDIR directory is used instead, and programs that write to /tmp directly fail; fix: "+userNSFixText(f, m, false))
 		}
 	}
 
@@ -315,7 +340,7 @@ func guarantees(f jail.Features) []Guarantee {
 				base+"; but brig runs as root, the kernel never enforces RLIMIT_NPROC for uid 0, and no pids cgroup controller is mounted, so the process count is unbounded (memory, file size, output and time still are); fix: run brig as an ordinary user, or mount the pids controller")
 		case !f.UserNS:
 			add("resource-bounds", name, true, Degraded,
-				base+"; without a user namespace RLIMIT_NPROC counts all of your user's processes, not just the call's, so the limit is loose or hits your other programs; fix: "+fixUserNS)
+				base+"; without a user namespace RLIMIT_NPROC counts all of your user's processes, not just the call's, so the limit is loose or hits your other programs; fix: "+userNSFixText(f, m, false))
 		default:
 			add("resource-bounds", name, true, Holds,
 				base+"; the call's user namespace makes RLIMIT_NPROC count the call's processes only")
@@ -504,6 +529,16 @@ func (r Report) WriteText(w io.Writer) error {
 	r.writeOutside(p)
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+
+	if len(r.Findings) > 0 {
+		p("\nWhat this machine lacks (what it removes; what to do, first choice first)\n")
+		for _, f := range r.Findings {
+			p("  ! %s\n", f.Line())
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 
 	// One marked line per guarantee; the reason follows on an indented line

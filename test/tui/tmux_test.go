@@ -110,10 +110,15 @@ func (tm *term) screen() string {
 	return tm.tmux("capture-pane", "-p", "-J", "-S", "-3000", "-t", "main")
 }
 
-// waitFor polls the screen until it holds every want, or fails.
+// waitFor polls the screen until it holds every want, or fails. timeout is
+// how long it usually takes at most; the wait itself lasts until shortly
+// before the test's deadline, so that a loaded machine is slower, not red.
 func (tm *term) waitFor(timeout time.Duration, want ...string) string {
 	tm.t.Helper()
 	deadline := time.Now().Add(timeout)
+	if d, ok := tm.t.Deadline(); ok {
+		deadline = d.Add(-10 * time.Second)
+	}
 	for {
 		s := tm.screen()
 		missing := ""
@@ -187,6 +192,9 @@ func tc(name, input string) fakeprovider.ToolCall {
 func (tm *term) waitRequests(n int, timeout time.Duration) {
 	tm.t.Helper()
 	deadline := time.Now().Add(timeout)
+	if d, ok := tm.t.Deadline(); ok {
+		deadline = d.Add(-10 * time.Second) // wait on the event, not a budget
+	}
 	for len(tm.srv.Requests()) < n {
 		if time.Now().After(deadline) {
 			tm.t.Fatalf("%d requests, want %d\n%s", len(tm.srv.Requests()), n, tm.screen())
@@ -234,7 +242,7 @@ func TestEscDuringBash(t *testing.T) {
 	tm.launch("--mode", "auto")
 	tm.waitFor(10*time.Second, "› Ask brig")
 	tm.typeLine("run the long thing")
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := waitDeadline(t)
 	for !running(marker) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the command never started\n%s", tm.screen())
@@ -244,7 +252,7 @@ func TestEscDuringBash(t *testing.T) {
 	tm.waitFor(5*time.Second, "working")
 	tm.keys("Escape")
 	tm.waitFor(10*time.Second, "interrupted")
-	for deadline := time.Now().Add(5 * time.Second); running(marker); {
+	for deadline := waitDeadline(t); running(marker); {
 		if time.Now().After(deadline) {
 			t.Fatal("a process of the interrupted call is still running")
 		}
@@ -276,7 +284,7 @@ func TestQueuedMessage(t *testing.T) {
 	tm.launch("--mode", "auto")
 	tm.waitFor(10*time.Second, "› Ask brig")
 	tm.typeLine("wait a bit")
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := waitDeadline(t)
 	for !running(marker) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the command never started\n%s", tm.screen())
@@ -368,4 +376,13 @@ func TestResumeRestoresSession(t *testing.T) {
 		t.Errorf("--resume lost the second turn:\n%s", body)
 	}
 	tm.quit()
+}
+
+// waitDeadline is when a wait for an event gives up: shortly before the
+// test's own deadline, so that a loaded machine is slower, not red.
+func waitDeadline(t *testing.T) time.Time {
+	if d, ok := t.Deadline(); ok {
+		return d.Add(-10 * time.Second)
+	}
+	return time.Now().Add(10 * time.Minute)
 }

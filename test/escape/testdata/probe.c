@@ -406,6 +406,17 @@ static int cmd_chroot(int argc, char **argv) {
 	return 0;
 }
 
+// noia32 runs when int $0x80 faults: a kernel without IA32 emulation (or
+// booted with ia32_emulation=0) has no i386 entry, so the instruction is a
+// general protection fault. Inside the jail the filter kills the process
+// with SIGSYS before any fault, so this says only what the kernel lacks.
+static void noia32(int sig) {
+	(void)sig;
+	static const char m[] = "NOIA32: int 0x80 faulted (SIGSEGV): this kernel has no IA32 emulation\n";
+	if (write(2, m, sizeof m - 1) < 0) _exit(4);
+	_exit(3);
+}
+
 // int80: i386 write(2) through int $0x80 from a buffer below 4 GiB.
 static int cmd_int80(int argc, char **argv) {
 	if (argc < 3) return 2;
@@ -416,11 +427,15 @@ static int cmd_int80(int argc, char **argv) {
 	}
 	int n = snprintf(buf, 4096, "INT80:%s\n", argv[2]);
 	fflush(stdout);
+	struct sigaction sa = {0};
+	sa.sa_handler = noia32;
+	sigaction(SIGSEGV, &sa, NULL);
 	long ret;
 	__asm__ volatile("int $0x80"
 			 : "=a"(ret)
 			 : "a"(4), "b"(1), "c"(buf), "d"(n)
 			 : "memory");
+	signal(SIGSEGV, SIG_DFL);
 	if (ret < 0) {
 		errno = -ret;
 		fail("int 0x80 write");
@@ -595,27 +610,34 @@ static int cmd_tiocsti(int argc, char **argv) {
 // ---------------------------------------------------------------------------
 // Exhaustion.
 
-// bomb CAP MARKER: every process keeps forking until CAP processes were
-// created in total (a shared counter) or fork keeps failing; then everyone
-// sleeps until killed. The first process prints how many were created:
-// forks that succeeded, counted by each new child (cnt[2]); cnt[0], which
-// gates the cap, also holds attempts still in flight, so it may read a few
-// above what exists.
+// bomb CAP MARKER [exit]: fork until CAP children exist or forks keep
+// failing (20 in a row); every process then pauses. The first process
+// reports how many children were created and how many forks failed once no
+// process is still forking (an event, not a time: a slow machine only
+// takes longer), then with "exit" it exits (the call ends and its init
+// kills the rest), or pauses too.
 static int cmd_bomb(int argc, char **argv) {
 	if (argc < 4) return 2;
 	long cap = atol(argv[2]);
+	int exit_after = argc > 4 && strcmp(argv[4], "exit") == 0;
+	// [0] slots reserved under the cap, [1] failed forks, [2] children
+	// created, [3] processes still forking (a child is counted from before
+	// its fork until it leaves the loop).
 	long *cnt = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (cnt == MAP_FAILED) return 1;
 	pid_t top = getpid();
 	int fails = 0;
+	cnt[3] = 1;
 	while (fails < 20) {
 		if (__atomic_add_fetch(&cnt[0], 1, __ATOMIC_SEQ_CST) > cap) {
 			__atomic_sub_fetch(&cnt[0], 1, __ATOMIC_SEQ_CST);
 			break;
 		}
+		__atomic_add_fetch(&cnt[3], 1, __ATOMIC_SEQ_CST);
 		pid_t p = fork();
 		if (p < 0) {
 			__atomic_sub_fetch(&cnt[0], 1, __ATOMIC_SEQ_CST);
+			__atomic_sub_fetch(&cnt[3], 1, __ATOMIC_SEQ_CST);
 			__atomic_add_fetch(&cnt[1], 1, __ATOMIC_SEQ_CST);
 			fails++;
 			usleep(2000);
@@ -626,17 +648,13 @@ static int cmd_bomb(int argc, char **argv) {
 			__atomic_add_fetch(&cnt[2], 1, __ATOMIC_SEQ_CST);
 		}
 	}
+	__atomic_sub_fetch(&cnt[3], 1, __ATOMIC_SEQ_CST);
 	if (getpid() == top) {
-		long last = -1;
-		for (int i = 0; i < 100; i++) {
-			long c = __atomic_load_n(&cnt[2], __ATOMIC_SEQ_CST);
-			if (c == last && i > 5) break;
-			last = c;
-			usleep(20000);
-		}
+		while (__atomic_load_n(&cnt[3], __ATOMIC_SEQ_CST) > 0) usleep(5000);
 		printf("BOMB created=%ld failed_forks=%ld cap=%ld\n", __atomic_load_n(&cnt[2], __ATOMIC_SEQ_CST),
 		       __atomic_load_n(&cnt[1], __ATOMIC_SEQ_CST), cap);
 		fflush(stdout);
+		if (exit_after) return 0;
 	}
 	for (;;) pause();
 	return 0;
