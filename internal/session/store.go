@@ -112,32 +112,43 @@ func (s *Store) Create(ctx context.Context, h Header) (*Session, error) {
 	if h.Created.IsZero() {
 		h.Created = s.now().UTC()
 	}
+	// The file is written under a temporary name and linked into place
+	// with its header, so a listing never sees a session without one.
+	tmp, err := os.CreateTemp(s.dir, ".new-*"+fileExt)
+	if err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	defer os.Remove(tmp.Name())
 	for range 8 {
 		id, err := NewID(h.Created, nil)
 		if err != nil {
+			tmp.Close()
 			return nil, err
-		}
-		path := s.Path(id)
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("create session: %w", err)
 		}
 		h.ID = id
-		sess := &Session{store: s, id: id, path: path, f: f}
+		path := s.Path(id)
+		sess := &Session{store: s, id: id, path: path, f: tmp}
+		if err := tmp.Truncate(0); err != nil {
+			tmp.Close()
+			return nil, fmt.Errorf("create session: %w", err)
+		}
 		if err := sess.append(ctx, []Record{{Kind: KindHeader, Time: h.Created, Header: &h}}, true); err != nil {
-			f.Close()
-			os.Remove(path)
+			tmp.Close()
 			return nil, err
 		}
+		if err := os.Link(tmp.Name(), path); errors.Is(err, fs.ErrExist) {
+			continue
+		} else if err != nil {
+			tmp.Close()
+			return nil, fmt.Errorf("create session: %w", err)
+		}
 		if err := fsutil.SyncDir(s.dir); err != nil {
-			f.Close()
+			tmp.Close()
 			return nil, fmt.Errorf("create session %s: %w", id, err)
 		}
 		return sess, nil
 	}
+	tmp.Close()
 	return nil, errors.New("create session: no free id after 8 tries")
 }
 
