@@ -41,6 +41,7 @@ func (m *Model) View() tea.View {
 	// The last gate: only brig's own styling (SGR) reaches the terminal;
 	// foreign text was made inert where it was inserted.
 	v.SetContent(termsafe.Styled(m.frameText()))
+	v.Cursor = parkedCursor
 	return v
 }
 
@@ -180,11 +181,19 @@ func tokens(n int) string {
 	return fmt.Sprint(n)
 }
 
-// bannerText is printed once at start: model, mode, workspace, what the
-// sandbox guarantees here, the instruction files, and the keys.
+// title is the banner's first line, written before the live area is
+// first drawn (Run): the live area then never starts in the screen's top
+// row, where erasing it would make tmux scroll it into the history
+// (scroll-on-clear).
+func title() string {
+	return stAccent.Render("brig") + stDim.Render(" — a coding agent whose every tool call runs in a kernel-enforced jail")
+}
+
+// bannerText is printed once the run is known, under the title: model,
+// mode, workspace, what the sandbox guarantees here, the instruction
+// files, and the keys.
 func (m *Model) bannerText() string {
 	var b strings.Builder
-	b.WriteString(stAccent.Render("brig") + stDim.Render(" — a coding agent whose every tool call runs in a kernel-enforced jail") + "\n")
 	row := func(label, value string) {
 		fmt.Fprintf(&b, "  %-10s %s\n", label, value)
 	}
