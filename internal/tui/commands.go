@@ -483,6 +483,7 @@ func (m *Model) helpText() string {
 		{"Alt+Enter, Ctrl+J", "new line"},
 		{"Up / Down", "recall earlier input"},
 		{"Esc", "interrupt the turn (everything under it stops); on a prompt: deny"},
+		{"Ctrl+C", "interrupt the turn, as Esc does; when idle, clear the input"},
 		{"Ctrl+C twice", "exit with a cost summary"},
 		{"Ctrl+O", "show the whole output of the last command, as the model got it"},
 		{"Tab", "complete a slash command"},

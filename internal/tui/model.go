@@ -122,6 +122,7 @@ type Model struct {
 	turns     int
 
 	ctrlC    time.Time
+	now      func() time.Time // the clock of the Ctrl+C window
 	quitting bool
 	status   string // a transient note under the input
 }
@@ -153,7 +154,7 @@ func New(ctx context.Context, cfg Config) *Model {
 		md: newMarkdown(cfg.Profile), hl: newHighlighter(),
 		input: ta, denyInput: di, tools: map[string]*toolView{},
 		starting: !cfg.PickSession, wg: &sync.WaitGroup{},
-		out: func(string) {},
+		out: func(string) {}, now: time.Now,
 	}
 	m.input.SetWidth(m.width)
 	return m
@@ -288,10 +289,15 @@ func tick() tea.Cmd {
 // clearStatus clears the status line unless it still asks for a second
 // Ctrl+C: a turn that ends inside the window must not hide that prompt.
 func (m *Model) clearStatus() {
-	if m.ctrlC.IsZero() || time.Since(m.ctrlC) >= ctrlCWindow {
+	if m.ctrlC.IsZero() || m.now().Sub(m.ctrlC) >= ctrlCWindow {
 		m.status = ""
+	} else {
+		m.status = ctrlCAgain
 	}
 }
+
+// ctrlCAgain is the status line after a first Ctrl+C.
+const ctrlCAgain = "press Ctrl+C again to exit"
 
 // ctrlCWindow is how soon a second Ctrl+C must follow the first to exit.
 const ctrlCWindow = 2 * time.Second
@@ -628,10 +634,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return m.submit(text)
 	case "esc":
-		if m.busy && m.cancel != nil {
-			m.cancel()
-			m.status = "interrupting…"
-		}
+		m.interrupt()
 		return nil
 	case "up":
 		if m.input.Line() == 0 && len(m.history) > 0 {
@@ -698,8 +701,21 @@ func (m *Model) paste(s string) tea.Cmd {
 	return nil
 }
 
+// interrupt stops the turn (or /compact) in progress, with everything
+// under it; it reports whether there was one.
+func (m *Model) interrupt() bool {
+	if !m.busy || m.cancel == nil {
+		return false
+	}
+	m.cancel()
+	m.status = "interrupting…"
+	return true
+}
+
+// ctrlCPressed: the first Ctrl+C interrupts a running turn, as Esc does,
+// or (idle) clears the input; a second one within ctrlCWindow exits.
 func (m *Model) ctrlCPressed() tea.Cmd {
-	if !m.ctrlC.IsZero() && time.Since(m.ctrlC) < ctrlCWindow {
+	if !m.ctrlC.IsZero() && m.now().Sub(m.ctrlC) < ctrlCWindow {
 		m.quitting = true
 		if m.cancel != nil {
 			m.cancel()
@@ -709,9 +725,13 @@ func (m *Model) ctrlCPressed() tea.Cmd {
 		}
 		return tea.Quit
 	}
-	m.ctrlC = time.Now()
-	m.input.Reset()
-	m.status = "press Ctrl+C again to exit"
+	m.ctrlC = m.now()
+	if m.interrupt() {
+		m.status = "interrupting… press Ctrl+C again to exit"
+	} else {
+		m.input.Reset()
+		m.status = ctrlCAgain
+	}
 	return tea.Tick(ctrlCWindow, func(time.Time) tea.Msg { return ctrlCMsg{} })
 }
 

@@ -82,6 +82,10 @@ func newHarness(t *testing.T, width int, profile colorprofile.Profile, sandbox d
 	h := &harness{t: t}
 	h.m = New(context.Background(), Config{Workspace: "/home/dev/project", Profile: profile})
 	h.m.out = func(s string) { h.printed = append(h.printed, s) }
+	// A stopped clock: a loaded machine cannot stretch the time between
+	// two Ctrl+C past the window.
+	stopped := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+	h.m.now = func() time.Time { return stopped }
 	h.m.Update(tea.WindowSizeMsg{Width: width, Height: 30})
 	h.m.Update(sandboxMsg(sandbox))
 	return h
@@ -605,5 +609,56 @@ func TestStartErrorIsShown(t *testing.T) {
 	h.send(startedMsg{err: errors.New("session x belongs to /elsewhere")})
 	if !strings.Contains(h.printedText(), "not connected: session x belongs to /elsewhere") {
 		t.Errorf("banner: %s", h.printedText())
+	}
+}
+
+// TestCtrlCInterruptsTurn: the first Ctrl+C during a turn interrupts it,
+// as Esc does, keeps what was typed and does not exit; a second one within
+// the window exits. Idle, the first clears the input and asks for the
+// second.
+func TestCtrlCInterruptsTurn(t *testing.T) {
+	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.m.busy, h.m.cancel = true, cancel
+	h.typeText("next, the docs")
+	h.send(keyMsg("ctrl+c"))
+	if h.m.quitting {
+		t.Fatal("the first Ctrl+C during a turn exited")
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the first Ctrl+C did not interrupt the turn")
+	}
+	if got := h.m.input.Value(); got != "next, the docs" {
+		t.Errorf("the interrupt lost the input: %q", got)
+	}
+	if !strings.Contains(ansi.Strip(h.m.frameText()), "interrupting… press Ctrl+C again to exit") {
+		t.Errorf("live area:\n%s", ansi.Strip(h.m.frameText()))
+	}
+	h.send(turnDoneMsg{res: agent.TurnResult{Stop: agent.StopInterrupted}})
+	if !strings.Contains(h.printedText(), "⏹ interrupted") {
+		t.Errorf("printed:\n%s", h.printedText())
+	}
+	if live := ansi.Strip(h.m.frameText()); !strings.Contains(live, "press Ctrl+C again to exit") || strings.Contains(live, "interrupting") {
+		t.Errorf("after the turn ended, the status line says:\n%s", live)
+	}
+	if cmd := h.send(keyMsg("ctrl+c")); cmd == nil || !isQuit(cmd) {
+		t.Fatal("the second Ctrl+C did not exit")
+	}
+
+	// Idle: the first clears the input and asks, the second exits.
+	h = newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.typeText("half a thought")
+	h.send(keyMsg("ctrl+c"))
+	if h.m.quitting {
+		t.Fatal("the first Ctrl+C when idle exited")
+	}
+	if h.m.input.Value() != "" || !strings.Contains(ansi.Strip(h.m.frameText()), "press Ctrl+C again to exit") {
+		t.Errorf("input %q, live area:\n%s", h.m.input.Value(), ansi.Strip(h.m.frameText()))
+	}
+	if cmd := h.send(keyMsg("ctrl+c")); cmd == nil || !isQuit(cmd) {
+		t.Fatal("the second Ctrl+C did not exit")
 	}
 }

@@ -129,7 +129,7 @@ func (m *Model) runningView(tv *toolView) string {
 func (m *Model) statusLine() string {
 	var parts []string
 	if m.busy {
-		parts = append(parts, stAccent.Render(spinnerFrames[m.frame%len(spinnerFrames)]+" working "+time.Since(m.turnStart).Round(time.Second).String())+stDim.Render(" (Esc to interrupt)"))
+		parts = append(parts, stAccent.Render(spinnerFrames[m.frame%len(spinnerFrames)]+" working "+time.Since(m.turnStart).Round(time.Second).String())+stDim.Render(" (Esc or Ctrl+C to interrupt)"))
 	} else if m.starting {
 		parts = append(parts, stDim.Render("starting…"))
 	}
@@ -246,7 +246,7 @@ func (m *Model) bannerText() string {
 			}
 		}
 	}
-	b.WriteString(stDim.Render("  Enter send · Alt+Enter or Ctrl+J newline · Esc interrupt · /help · Ctrl+C twice to exit"))
+	b.WriteString(stDim.Render("  Enter send · Alt+Enter or Ctrl+J newline · Esc or Ctrl+C interrupt · /help · Ctrl+C twice to exit"))
 	return b.String()
 }
 
