@@ -262,7 +262,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.bridge.wait()
 	case deliveredMsg:
 		for _, q := range msg {
-			m.print(stUser.Render("› ") + stDim.Render("(queued, sent at a tool boundary) ") + inert(q))
+			m.print(hang(stUser.Render("› "), "  ", stDim.Render("(queued, sent at a tool boundary) ")+inert(q), m.width))
 		}
 		return m, m.bridge.wait()
 	case compactDoneMsg:
@@ -312,7 +312,7 @@ func (m *Model) started(msg startedMsg) tea.Cmd {
 			m.startErr = msg.err
 			return m.maybeBanner()
 		}
-		m.print(stErr.Render("brig: ") + inert(msg.err.Error()))
+		m.print(hang(stErr.Render("brig: "), "      ", inert(msg.err.Error()), m.width))
 		if m.prev != nil {
 			prev := *m.prev
 			m.prev = nil
@@ -350,7 +350,7 @@ func (m *Model) maybeBanner() tea.Cmd {
 		return nil
 	}
 	m.banner = true
-	m.print(wrap(m.bannerText(), m.width))
+	m.print(m.bannerText())
 	return nil
 }
 
@@ -413,7 +413,7 @@ func (m *Model) submit(text string) tea.Cmd {
 		res, err := a.Run(ctx, []provider.Block{provider.Text(text)})
 		b.ch <- turnDoneMsg{res, err}
 	}()
-	m.print(stUser.Render("› ") + inert(text))
+	m.print(hang(stUser.Render("› "), "  ", inert(text), m.width))
 	return tick()
 }
 
@@ -435,9 +435,9 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	elapsed := time.Since(m.turnStart).Round(100 * time.Millisecond)
 	switch {
 	case msg.res.Stop == agent.StopInterrupted:
-		m.print(stWarn.Render("⏹ interrupted") + stDim.Render(fmt.Sprintf(" after %s; the conversation is kept, say what to do next", elapsed)))
+		m.print(hang(stWarn.Render("⏹ "), "  ", stWarn.Render("interrupted")+stDim.Render(fmt.Sprintf(" after %s; the conversation is kept, say what to do next", elapsed)), m.width))
 	case msg.err != nil:
-		m.print(stErr.Render("✗ the turn failed: ") + inert(msg.err.Error()) + stDim.Render(" (your message is kept; send again to retry)"))
+		m.print(hang(stErr.Render("✗ "), "  ", stErr.Render("the turn failed: ")+inert(msg.err.Error())+stDim.Render(" (your message is kept; send again to retry)"), m.width))
 	case msg.res.Stop == agent.StopBound, msg.res.Stop == agent.StopCut, msg.res.Stop == agent.StopRefused:
 		m.print(stWarn.Render("turn ended: " + string(msg.res.Stop)))
 	}
@@ -459,7 +459,7 @@ func (m *Model) events(evs eventsMsg) {
 			m.thinking.WriteString(ev.Text)
 		case agent.EventServerTool:
 			m.flushLive(true)
-			m.print(stAccent.Render("⌕ ") + inert(ev.Text))
+			m.print(hang(stAccent.Render("⌕ "), "  ", inert(ev.Text), m.width))
 		case agent.EventToolStart:
 			m.flushThinking()
 			m.flushLive(true)
@@ -496,7 +496,7 @@ func (m *Model) events(evs eventsMsg) {
 			m.sessCost += ev.Cost
 		case agent.EventNotice:
 			m.flushLive(true)
-			m.print(stWarn.Render("brig: ") + inert(ev.Text))
+			m.print(hang(stWarn.Render("brig: "), "      ", inert(ev.Text), m.width))
 		case agent.EventMessage:
 			if ev.Message != nil && ev.Message.Role == provider.Assistant {
 				m.flushThinking()
@@ -550,7 +550,7 @@ func (m *Model) replay(st *session.State) string {
 	for _, e := range st.Display {
 		switch e.Kind {
 		case session.DisplayUser:
-			b.WriteString(stUser.Render("› ") + inert(e.Text) + "\n")
+			b.WriteString(hang(stUser.Render("› "), "  ", inert(e.Text), m.width) + "\n")
 		case session.DisplayAssistant:
 			b.WriteString(m.md.render(inert(e.Text), m.width) + "\n")
 		case session.DisplayThinking:
@@ -566,9 +566,9 @@ func (m *Model) replay(st *session.State) string {
 				b.WriteString(stDim.Render("  ⎿ "+fit(line, m.width-4)) + "\n")
 			}
 		case session.DisplayNotice:
-			b.WriteString(stDim.Render("brig: "+inert(e.Text)) + "\n")
+			b.WriteString(hang(stDim.Render("brig: "), "      ", stDim.Render(inert(e.Text)), m.width) + "\n")
 		case session.DisplayError:
-			b.WriteString(stErr.Render("✗ ") + inert(e.Text) + "\n")
+			b.WriteString(hang(stErr.Render("✗ "), "  ", inert(e.Text), m.width) + "\n")
 		}
 	}
 	b.WriteString(stDim.Render("── end of the resumed history ──"))
@@ -672,9 +672,9 @@ func (m *Model) expandLastOutput() {
 		m.status = "no command has finished yet"
 		return
 	}
-	head := stAccent.Render("▾ output of ") + toolTarget(te.Name, te.Args)
+	head := hang(stAccent.Render("▾ "), "  ", stAccent.Render("output of ")+toolTarget(te.Name, te.Args), m.width)
 	body := inert(strings.TrimRight(te.Outcome.Result.Text, "\n"))
-	m.print(fit(head, m.width) + "\n" + stDim.Render(indent(wrap(body, m.width-4), "  │ ")))
+	m.print(head + "\n" + stDim.Render(hang("  │ ", "  │ ", body, m.width)))
 }
 
 // remember adds a line to the input history.
@@ -813,7 +813,7 @@ func (m *Model) answer(p *pending, a agent.Approval) tea.Cmd {
 	if a.Answer == agent.AnswerDeny {
 		st = stWarn
 	}
-	m.print(st.Render("  ⎿ " + p.req.Tool + " " + inert(what)))
+	m.print(hang(st.Render("  ⎿ "), "    ", st.Render(p.req.Tool+" "+inert(what)), m.width))
 	return nil
 }
 
@@ -829,8 +829,9 @@ func (m *Model) modeOf() policy.Mode {
 }
 
 // print puts finished output above the live area (into the terminal's
-// scrollback), converted to the terminal's colour profile. termsafe.Styled
-// is the last gate: only brig's own styling gets through as escapes.
+// scrollback), every row wrapped at word boundaries to the width (reflow)
+// and converted to the terminal's colour profile. termsafe.Styled is the
+// last gate: only brig's own styling gets through as escapes.
 func (m *Model) print(s string) {
-	m.out(downsample(termsafe.Styled(s), m.profile))
+	m.out(downsample(termsafe.Styled(reflow(s, m.width)), m.profile))
 }

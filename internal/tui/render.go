@@ -336,3 +336,61 @@ func wrap(s string, width int) string {
 	}
 	return strings.Join(rows, "\n")
 }
+
+// hang lays content out under a prefix: its first row starts with first,
+// every later row (of a wrapped line, or a later line of content) with
+// cont, and each line is wrapped at word boundaries to what is left of
+// width. first and cont should be the same width.
+func hang(first, cont, content string, width int) string {
+	avail := max(width-max(ansi.StringWidth(first), ansi.StringWidth(cont)), 10)
+	var b strings.Builder
+	pre := first
+	for line := range strings.SplitSeq(content, "\n") {
+		for row := range strings.SplitSeq(wrap(line, avail), "\n") {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(pre + row)
+			pre = cont
+		}
+	}
+	return b.String()
+}
+
+// reflow wraps every row of s that is wider than width at word boundaries,
+// its later rows indented as the row is (up to half the width); rows that
+// fit are left as they are. It is the transcript's last layout step: no
+// printed row is left for the terminal to cut mid-word.
+func reflow(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	rows := strings.Split(s, "\n")
+	changed := false
+	for i, r := range rows {
+		if ansi.StringWidth(r) <= width {
+			continue
+		}
+		plain := ansi.Strip(r)
+		n := min(len(plain)-len(strings.TrimLeft(plain, " ")), width/2)
+		pad := strings.Repeat(" ", n)
+		rows[i] = hang(pad, pad, ansi.TruncateLeft(r, n, ""), width)
+		changed = true
+	}
+	if !changed {
+		return s
+	}
+	return strings.Join(rows, "\n")
+}
+
+// firstRows keeps the first n rows of s; when it cuts, the last row kept
+// ends with "…" (fitted to width).
+func firstRows(s string, n, width int) string {
+	rows := strings.Split(s, "\n")
+	if len(rows) <= n {
+		return s
+	}
+	rows = rows[:n]
+	rows[n-1] = ansi.Truncate(rows[n-1], max(width-1, 1), "") + "…"
+	return strings.Join(rows, "\n")
+}

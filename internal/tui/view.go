@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"brig/agent"
 	"brig/internal/credentials"
@@ -107,7 +108,7 @@ func (m *Model) liveView() string {
 		return ""
 	}
 	if m.liveC.src != src || m.liveC.width != m.width {
-		m.liveC = liveCache{src: src, width: m.width, out: m.md.render(inert(src), m.width)}
+		m.liveC = liveCache{src: src, width: m.width, out: reflow(m.md.render(inert(src), m.width), m.width)}
 	}
 	return m.liveC.out
 }
@@ -195,13 +196,13 @@ func title() string {
 func (m *Model) bannerText() string {
 	var b strings.Builder
 	row := func(label, value string) {
-		fmt.Fprintf(&b, "  %-10s %s\n", label, value)
+		b.WriteString(hang(fmt.Sprintf("  %-10s ", label), bannerIndent, value, m.width) + "\n")
 	}
 	switch {
 	case m.run != nil:
 		row("model", fmt.Sprintf("%s (%s)", inert(m.run.Model.ID), m.run.Provider))
 		if note := m.run.Model.Note(); note != "" {
-			b.WriteString("             " + stWarn.Render(inert(note)) + "\n")
+			b.WriteString(hang(bannerIndent, bannerIndent, stWarn.Render(inert(note)), m.width) + "\n")
 		}
 	case m.startErr != nil:
 		var missing *credentials.MissingError
@@ -347,7 +348,6 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 	default:
 		mark = stOK.Render("● ")
 	}
-	head := mark + stBold.Render(te.Name) + " " + toolTarget(te.Name, te.Args)
 	var facts []string
 	if r.Meta.ExitCode != nil {
 		facts = append(facts, fmt.Sprintf("exit %d", *r.Meta.ExitCode))
@@ -361,28 +361,21 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 	if o.Duration >= 100*time.Millisecond {
 		facts = append(facts, o.Duration.Round(100*time.Millisecond).String())
 	}
+	var tail string
 	if len(facts) > 0 {
-		head += stDim.Render(" · " + strings.Join(facts, " · "))
+		tail = stDim.Render(" · " + strings.Join(facts, " · "))
 	}
-	lines := []string{fit(head, m.width)}
+	lines := []string{m.toolHead(mark, te.Name, toolTarget(te.Name, te.Args), tail)}
 	switch {
 	case denied || (r.IsError && r.Meta.ExitCode == nil):
-		lines = append(lines, stDim.Render("  ⎿ ")+wrap(inert(firstLine(r.Text)), m.width-4))
+		lines = append(lines, hang(stDim.Render("  ⎿ "), "    ", inert(firstLine(r.Text)), m.width))
 	case r.Meta.Diff != "":
 		lines = append(lines, m.hl.renderDiff(r.Meta.Path, r.Meta.Diff, m.width, 40))
 		if r.Meta.DiffTruncated {
 			lines = append(lines, stDim.Render("     (the diff was cut by brig's cap)"))
 		}
 	case te.Name == string(tools.Bash):
-		kept, dropped := capLines(inert(r.Text), 10)
-		if dropped > 0 {
-			lines = append(lines, stDim.Render(fmt.Sprintf("  ⎿ … %d earlier lines (Ctrl+O shows all of it, as the model got it)", dropped)))
-		}
-		for l := range strings.SplitSeq(kept, "\n") {
-			if kept != "" {
-				lines = append(lines, stDim.Render(fit("  │ "+l, m.width)))
-			}
-		}
+		lines = append(lines, m.outputTail(inert(r.Text), outputRows)...)
 	case te.Name == string(tools.UpdatePlan) && m.run != nil:
 		lines = append(lines, stDim.Render(indent(strings.TrimRight(m.run.Executor.Plan().Checklist(), "\n"), "  ")))
 	default:
@@ -395,4 +388,58 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 
 func indent(s, pre string) string {
 	return pre + strings.ReplaceAll(s, "\n", "\n"+pre)
+}
+
+// bannerIndent lines a banner row's later rows up under its value.
+const bannerIndent = "             "
+
+// toolHead is a finished call's first line: its mark, name, target and
+// facts, wrapped. A target too long for about three rows (a heredoc) is
+// cut, with a marker; the facts always show.
+func (m *Model) toolHead(mark, name, target, facts string) string {
+	room := 3*(m.width-2) - ansi.StringWidth(name) - ansi.StringWidth(facts) - 1
+	if ansi.StringWidth(target) > room {
+		target = ansi.Truncate(target, max(room, 10), "…")
+	}
+	return hang(mark, "  ", stBold.Render(name)+" "+target+facts, m.width)
+}
+
+// outputRows is how many rows of a finished command's output the
+// transcript shows (Ctrl+O prints all of it).
+const outputRows = 10
+
+// outputTail is the end of a command's output under a gutter: the last
+// whole lines that fit in n rows, wrapped; when the last line alone is
+// taller, its end. A note says what is left out.
+func (m *Model) outputTail(text string, n int) []string {
+	text = strings.TrimRight(text, "\n")
+	if text == "" {
+		return nil
+	}
+	lines := strings.Split(text, "\n")
+	var rows []string
+	i, cut := len(lines), false
+	for i > 0 {
+		r := strings.Split(hang("  │ ", "  │ ", lines[i-1], m.width), "\n")
+		if len(rows)+len(r) > n {
+			if len(rows) == 0 {
+				rows, cut = r[len(r)-n:], true
+				i--
+			}
+			break
+		}
+		rows = append(r, rows...)
+		i--
+	}
+	var out []string
+	switch {
+	case cut:
+		out = append(out, hang(stDim.Render("  ⎿ "), "    ", stDim.Render(fmt.Sprintf("… %d earlier lines and the start of this one (Ctrl+O shows all of it, as the model got it)", i)), m.width))
+	case i > 0:
+		out = append(out, hang(stDim.Render("  ⎿ "), "    ", stDim.Render(fmt.Sprintf("… %d earlier lines (Ctrl+O shows all of it, as the model got it)", i)), m.width))
+	}
+	for _, r := range rows {
+		out = append(out, stDim.Render(r))
+	}
+	return out
 }
