@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
+	"image/color"
 	"os"
 	"path/filepath"
 	"strings"
@@ -213,24 +215,64 @@ func TestBannerGolden(t *testing.T) {
 	})
 }
 
-// TestBannerWarningColours: a guarantee that does not hold is in warning
-// colours (and NO_COLOR's profile drops the colour, not the words).
+// TestBannerWarningColours: a baseline guarantee that does not hold is in
+// warning colours (and NO_COLOR's profile drops the colour, not the words).
 func TestBannerWarningColours(t *testing.T) {
 	h := newHarness(t, 100, colorprofile.TrueColor, oneMissing())
 	h.start(h.conn(policy.ModeAsk, nil))
 	banner := h.printed[0]
-	missing := stErr.Render("✗ " + oneMissing().Guarantees[0].Name)
-	if !strings.Contains(banner, missing) {
+	if !strings.Contains(banner, stErr.Render("✗ ")) || !strings.Contains(banner, stErr.Render(oneMissing().Guarantees[0].Name)) {
 		t.Errorf("the missing guarantee is not in the error colour:\n%q", banner)
+	}
+	if !strings.Contains(h.m.statusLine(), stErr.Render("jail: 1 missing")) {
+		t.Errorf("status line: %q", h.m.statusLine())
 	}
 	h2 := newHarness(t, 100, colorprofile.ASCII, oneMissing())
 	h2.start(h2.conn(policy.ModeAsk, nil))
 	if strings.Contains(h2.printed[0], "38;2;") || strings.Contains(h2.printed[0], "38;5;") {
 		t.Errorf("colour escapes with the ASCII (NO_COLOR) profile:\n%q", h2.printed[0])
 	}
-	if !strings.Contains(h2.printed[0], "✗ "+oneMissing().Guarantees[0].Name) {
+	if !strings.Contains(ansi.Strip(h2.printed[0]), "✗ "+oneMissing().Guarantees[0].Name) {
 		t.Error("the missing guarantee is not named without colour")
 	}
+}
+
+// optionalMissing is a machine where every baseline guarantee holds and
+// the optional Yama one does not (brig doctor: OK).
+func optionalMissing() doctor.Report {
+	r := allHold()
+	r.Guarantees = append(r.Guarantees, doctor.Guarantee{ID: "ptrace-yama", Name: "Yama restricts ptrace between your own processes", Status: doctor.Missing,
+		Why: "Yama is not enabled, so outside the jail any process of yours may ptrace another; inside, seccomp and Landlock refuse ptrace regardless"})
+	return r
+}
+
+// TestBannerAgreesWithDoctor: where brig doctor says every baseline
+// guarantee holds, the banner and the status line say so too, without a
+// warning colour; the optional guarantee that does not hold is named, dim.
+func TestBannerAgreesWithDoctor(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.TrueColor, optionalMissing())
+	h.start(h.conn(policy.ModeAsk, nil))
+	banner := h.m.sandboxBanner()
+	for _, warn := range []string{colourSGR(colWarn), colourSGR(colErr)} {
+		if strings.Contains(banner, warn) {
+			t.Errorf("the banner's sandbox rows warn (%q):\n%q", warn, banner)
+		}
+	}
+	if !strings.Contains(banner, stOK.Render("every baseline guarantee holds")) || !strings.Contains(banner, stDim.Render("optional, not on this machine: Yama restricts ptrace between your own processes")) {
+		t.Errorf("banner:\n%q", banner)
+	}
+	if got := h.m.sandboxState(); got != stOK.Render("jail ✓") {
+		t.Errorf("status line says %q", ansi.Strip(got))
+	}
+	h = newHarness(t, 80, colorprofile.NoTTY, optionalMissing())
+	h.start(h.conn(policy.ModeAsk, nil))
+	golden(t, "banner_optional_missing", h.frame())
+}
+
+// colourSGR is the escape a colour of the palette starts with.
+func colourSGR(c color.Color) string {
+	r, g, b, _ := c.RGBA()
+	return fmt.Sprintf("38;2;%d;%d;%d", r>>8, g>>8, b>>8)
 }
 
 func isQuit(cmd tea.Cmd) bool {

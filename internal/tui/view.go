@@ -149,17 +149,20 @@ func (m *Model) statusLine() string {
 	return fit(strings.Join(parts, stDim.Render(" · ")), m.width)
 }
 
-// sandboxState is the status line's word on the jail.
+// sandboxState is the status line's word on the jail. It agrees with
+// brig doctor: only a baseline guarantee that does not hold is a warning;
+// an optional one does not change it.
 func (m *Model) sandboxState() string {
 	if m.sandbox == nil {
 		return stDim.Render("jail …")
 	}
 	var missing, degraded int
 	for _, g := range m.sandbox.Guarantees {
-		switch g.Status {
-		case doctor.Missing:
+		switch {
+		case !g.Baseline:
+		case g.Status == doctor.Missing:
 			missing++
-		case doctor.Degraded:
+		case g.Status == doctor.Degraded:
 			degraded++
 		}
 	}
@@ -251,36 +254,53 @@ func (m *Model) bannerText() string {
 	return b.String()
 }
 
-// sandboxBanner tells the truth about the jail on this machine: which
-// guarantees do not hold, in warning colours.
+// sandboxBanner tells the truth about the jail on this machine, as brig
+// doctor does: a baseline guarantee that does not hold is named in warning
+// colours with why; an optional one that does not hold is named quietly.
 func (m *Model) sandboxBanner() string {
 	if m.sandbox == nil {
 		return ""
 	}
 	r := m.sandbox
-	var bad []doctor.Guarantee
+	var bad, optional []doctor.Guarantee
+	baseline := 0
 	for _, g := range r.Guarantees {
-		if g.Status != doctor.Holds {
+		if g.Baseline {
+			baseline++
+		}
+		switch {
+		case g.Status == doctor.Holds:
+		case g.Baseline:
 			bad = append(bad, g)
+		default:
+			optional = append(optional, g)
 		}
 	}
 	var b strings.Builder
-	if len(bad) == 0 {
-		fmt.Fprintf(&b, "  %-10s %s\n", "sandbox", stOK.Render(fmt.Sprintf("all %d guarantees hold", len(r.Guarantees)))+stDim.Render(fmt.Sprintf(" (Landlock ABI %d, seccomp, %s; brig doctor for details)", r.LandlockABI, namespaces(r))))
-		return b.String()
+	row := func(label, value string) {
+		b.WriteString(hang(fmt.Sprintf("  %-10s ", label), bannerIndent, value, m.width) + "\n")
 	}
-	head := fmt.Sprintf("%d of %d guarantees do not fully hold on this machine (brig doctor explains):", len(bad), len(r.Guarantees))
-	if !r.OK {
-		head = "a baseline guarantee is missing: tool calls will be refused. " + head
+	details := stDim.Render(fmt.Sprintf(" (Landlock ABI %d, seccomp, %s; brig doctor for details)", r.LandlockABI, namespaces(r)))
+	switch {
+	case len(bad) == 0 && len(optional) == 0:
+		row("sandbox", stOK.Render(fmt.Sprintf("all %d guarantees hold", len(r.Guarantees)))+details)
+	case len(bad) == 0:
+		row("sandbox", stOK.Render("every baseline guarantee holds")+details)
+	case !r.OK:
+		row("sandbox", stErr.Render(fmt.Sprintf("%d of %d baseline guarantees do not fully hold on this machine; tool calls that need a missing one are refused (brig doctor explains)", len(bad), baseline)))
+	default:
+		row("sandbox", stWarn.Render(fmt.Sprintf("%d of %d baseline guarantees hold only in part on this machine (brig doctor explains)", len(bad), baseline)))
 	}
-	fmt.Fprintf(&b, "  %-10s %s\n", "sandbox", stWarn.Render(head))
 	for _, g := range bad {
 		mark, st := "~", stWarn
 		if g.Status == doctor.Missing {
 			mark, st = "✗", stErr
 		}
-		b.WriteString("             " + st.Render(mark+" "+g.Name) + "\n")
-		b.WriteString(stDim.Render(indent(wrap(g.Why, max(m.width-16, 20)), "               ")) + "\n")
+		b.WriteString(hang(bannerIndent+st.Render(mark+" "), bannerIndent+"  ", st.Render(g.Name), m.width) + "\n")
+		b.WriteString(hang(bannerIndent+"  ", bannerIndent+"  ", stDim.Render(g.Why), m.width) + "\n")
+	}
+	for _, g := range optional {
+		b.WriteString(hang(bannerIndent, bannerIndent, stDim.Render("optional, not on this machine: "+g.Name), m.width) + "\n")
 	}
 	return b.String()
 }
