@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -152,7 +153,15 @@ func (m *Model) switchModel(id string) tea.Cmd {
 	if !m.idle("/model") {
 		return nil
 	}
+	if m.cfg.Usable != nil && (m.run == nil || m.run.Model.ID != id) {
+		if err := m.cfg.Usable(id); err != nil {
+			_, why := unusable(err)
+			m.print(hang(stErr.Render("/model: "), "        ", inert(id)+": "+why, m.width))
+			return nil
+		}
+	}
 	if m.run == nil {
+		m.print(stAccent.Render("model " + inert(id)))
 		req := m.cfg.Initial
 		req.Model = id
 		return m.startCmd(req)
@@ -260,8 +269,9 @@ func (m *Model) modePicker() *picker {
 	return p
 }
 
-// modelPicker lists the known models; those of another provider are greyed
-// out unless the conversation can move there.
+// modelPicker lists the known models. Greyed out, with the reason: those
+// whose provider has no key here, and those of another provider when the
+// conversation cannot move there.
 func (m *Model) modelPicker() *picker {
 	p := &picker{title: "model"}
 	for _, md := range provider.Models() {
@@ -276,6 +286,15 @@ func (m *Model) modelPicker() *picker {
 				it.why = "current"
 			case md.Provider != m.run.Provider && m.canCross(md.Provider) != nil:
 				it.disabled, it.why = true, "another provider: this conversation holds "+string(m.run.Provider)+"-only blocks; /clear first"
+			}
+		}
+		if it.why != "current" && m.cfg.Usable != nil {
+			if err := m.cfg.Usable(md.ID); err != nil {
+				short, long := unusable(err)
+				it.disabled, it.why = true, short
+				if !slices.Contains(p.notes, long) {
+					p.notes = append(p.notes, long)
+				}
 			}
 		}
 		p.items = append(p.items, it)
@@ -305,7 +324,8 @@ type picker struct {
 	idx       int
 	onPick    func(i int) tea.Cmd
 	summaries []session.Summary
-	startup   bool // the --resume picker: Esc starts a new session
+	startup   bool     // the --resume picker: Esc starts a new session
+	notes     []string // why rows are greyed out, and the fix, under the list
 }
 
 func (p *picker) first() {
@@ -360,6 +380,9 @@ func (p *picker) view(width int) string {
 	}
 	if end < len(p.items) {
 		b.WriteString(stDim.Render(fmt.Sprintf("   ↓ %d more", len(p.items)-end)) + "\n")
+	}
+	for _, n := range p.notes {
+		b.WriteString(hang(stDim.Render("  greyed out: "), "    ", stDim.Render(n), width) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -36,6 +36,10 @@ type Config struct {
 	// checks of brig doctor). It is called once, off the UI's path.
 	Sandbox   func(ctx context.Context) doctor.Report
 	Workspace string
+	// Usable says whether a model could be started now: nil, or why not
+	// (a *credentials.MissingError when its provider has no key). It
+	// reads the credentials as the Starter does. Nil offers every model.
+	Usable func(model string) error
 	// Profile is the terminal's colour profile (NO_COLOR gives ASCII).
 	Profile colorprofile.Profile
 }
@@ -312,7 +316,7 @@ func (m *Model) started(msg startedMsg) tea.Cmd {
 			m.startErr = msg.err
 			return m.maybeBanner()
 		}
-		m.print(hang(stErr.Render("brig: "), "      ", inert(msg.err.Error()), m.width))
+		m.print(hang(stErr.Render("brig: "), "      ", startError(msg.err), m.width))
 		if m.prev != nil {
 			prev := *m.prev
 			m.prev = nil
@@ -327,6 +331,9 @@ func (m *Model) started(msg startedMsg) tea.Cmd {
 	}
 	m.carry = nil
 	m.run, m.current, m.prev, m.startErr = msg.run, msg.req, nil, nil
+	if m.sandbox != nil {
+		m.sandbox.Config.Error = "" // it loaded: the problem the check found is fixed
+	}
 	m.current.Resume, m.current.Continue = msg.run.Session.ID(), false
 	m.lastInput, m.sessCost = 0, 0
 	if st := msg.run.Resumed; st != nil {
@@ -400,7 +407,7 @@ func (m *Model) submit(text string) tea.Cmd {
 		return nil
 	}
 	if m.run == nil {
-		m.print(stWarn.Render("brig: no model is connected; ") + "configure a provider (see the banner above) and pick a model with /model")
+		m.print(hang(stWarn.Render("brig: "), "      ", stWarn.Render("not started: ")+m.whyNotStarted(), m.width))
 		return nil
 	}
 	ctx, cancel := context.WithCancel(m.ctx)

@@ -192,6 +192,10 @@ func TestBannerGolden(t *testing.T) {
 		h := newHarness(t, 100, colorprofile.NoTTY, allHold())
 		h.send(startedMsg{err: &credentials.MissingError{File: "/home/dev/.config/brig/credentials.toml"}})
 		golden(t, "banner_no_provider", h.frame())
+		// The fix is something to do from here: no command-line flags.
+		if strings.Contains(h.printedText(), "--") {
+			t.Errorf("the banner gives command-line flags as the fix:\n%s", h.printedText())
+		}
 		// /help and /exit still work; a prompt says how to connect.
 		h.typeText("/help")
 		h.keys("enter")
@@ -200,7 +204,7 @@ func TestBannerGolden(t *testing.T) {
 		}
 		h.typeText("hello")
 		h.keys("enter")
-		if !strings.Contains(h.printedText(), "no model is connected") {
+		if !strings.Contains(h.printedText(), "not started: no model provider is configured (the banner above says how to add one)") {
 			t.Errorf("a prompt without a provider was not explained:\n%s", h.printedText())
 		}
 		h.typeText("/exit")
@@ -649,8 +653,11 @@ func TestCtrlCSurvivesTurnEnd(t *testing.T) {
 func TestStartErrorIsShown(t *testing.T) {
 	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
 	h.send(startedMsg{err: errors.New("session x belongs to /elsewhere")})
-	if !strings.Contains(h.printedText(), "not connected: session x belongs to /elsewhere") {
+	if !strings.Contains(h.printedText(), "not started: session x belongs to /elsewhere") {
 		t.Errorf("banner: %s", h.printedText())
+	}
+	if !strings.Contains(ansi.Strip(h.m.statusLine()), "not started (see above)") {
+		t.Errorf("status line: %s", ansi.Strip(h.m.statusLine()))
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 
 	"brig/agent"
 	"brig/agent/provider"
+	"brig/internal/credentials"
+	"brig/internal/doctor"
 	"brig/policy"
 	"brig/tools"
 )
@@ -100,5 +102,85 @@ func TestTranscriptWrapsAtWords(t *testing.T) {
 				t.Logf("the transcript at %d columns:\n%s", width, out)
 			}
 		})
+	}
+}
+
+// TestConfigErrorIsShown: a config that does not load is shown as what it
+// is, with its file, line and fix, in the banner and the status line, not
+// as a model that is not connected; a prompt sent meanwhile says the same.
+func TestConfigErrorIsShown(t *testing.T) {
+	const cerr = "/home/dev/project/.brig/config.toml:3: expected '=' after a key (this file comes with the repository; fix or remove it)"
+	for _, width := range []int{40, 80, 200} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			r := allHold()
+			r.SetConfig(doctor.ConfigStatus{Workspace: "/home/dev/project", Error: cerr})
+			h := newHarness(t, width, colorprofile.NoTTY, r)
+			h.send(startedMsg{err: errors.New(cerr)})
+			golden(t, fmt.Sprintf("banner_config_error_%d", width), h.frame())
+			// A path longer than the row is broken across rows: compare
+			// without the spaces.
+			flat := func(s string) string { return strings.Join(strings.Fields(ansi.Strip(s)), "") }
+			banner := flat(h.printedText())
+			if !strings.Contains(banner, flat("config "+cerr)) || !strings.Contains(banner, flat("model not started: the configuration does not load")) {
+				t.Errorf("banner:\n%s", h.printedText())
+			}
+			if st := ansi.Strip(h.m.statusLine()); !strings.Contains(st, "config error at .brig/config.toml:3") && width >= 80 {
+				t.Errorf("status line: %s", st)
+			}
+			h.printed = nil
+			h.typeText("hello")
+			h.keys("enter")
+			if got := flat(h.printedText()); !strings.Contains(got, flat("not started: the configuration does not load ("+cerr+"); fix it, then pick a model with /model")) {
+				t.Errorf("a prompt was answered with:\n%s", got)
+			}
+		})
+	}
+}
+
+// TestModelPickerNeedsAKey: a model whose provider has no key is greyed
+// out with the reason and a fix the user can carry out from the TUI (no
+// command-line flags), cannot be chosen, and /model with its id says the
+// same.
+func TestModelPickerNeedsAKey(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	const file = "/home/dev/.config/brig/credentials.toml"
+	h.m.cfg.Usable = func(model string) error {
+		if md, err := provider.Lookup(model, false); err == nil && md.Provider == provider.OpenAI {
+			return &credentials.MissingError{Provider: "openai", File: file}
+		}
+		return nil
+	}
+	h.printed = nil
+	h.typeText("/model")
+	h.keys("enter")
+	p := h.m.picker
+	if p == nil {
+		t.Fatal("no picker")
+	}
+	for _, it := range p.items {
+		md, _ := provider.Lookup(it.value, false)
+		if greyed := it.disabled && it.why == "no OPENAI_API_KEY"; greyed != (md.Provider == provider.OpenAI) {
+			t.Errorf("%s: disabled %v (%s)", it.value, it.disabled, it.why)
+		}
+	}
+	for range p.items {
+		h.keys("down")
+		if it := p.items[p.idx]; it.disabled {
+			t.Fatalf("the cursor reached %s, which has no key", it.value)
+		}
+	}
+	live := strings.Join(strings.Fields(ansi.Strip(h.m.frameText())), " ")
+	if !strings.Contains(live, `greyed out: no OPENAI_API_KEY: set it or add it to `+file+` as [openai] api_key = "…"`) || strings.Contains(live, "--") {
+		t.Errorf("the picker does not say why, or gives flags:\n%s", ansi.Strip(h.m.frameText()))
+	}
+	golden(t, "picker_model_no_key", h.frame())
+	h.keys("esc")
+
+	h.typeText("/model gpt-5")
+	h.keys("enter")
+	got := strings.Join(strings.Fields(ansi.Strip(h.printedText())), " ")
+	if !strings.Contains(got, "/model: gpt-5: no OPENAI_API_KEY: set it or add it to "+file) || strings.Contains(got, "--") || h.m.starting {
+		t.Errorf("/model gpt-5 printed:\n%s", got)
 	}
 }

@@ -141,8 +141,8 @@ func (m *Model) statusLine() string {
 			ctx += fmt.Sprintf("/%s (%d%%)", tokens(w), m.lastInput*100/w)
 		}
 		parts = append(parts, ctx)
-	} else {
-		parts = append(parts, stWarn.Render("no model"))
+	} else if !m.starting {
+		parts = append(parts, m.notStarted())
 	}
 	parts = append(parts, "mode "+string(m.modeOf()), fmt.Sprintf("$%.4f", m.sessCost))
 	parts = append(parts, m.sandboxState())
@@ -207,17 +207,27 @@ func (m *Model) bannerText() string {
 		if note := m.run.Model.Note(); note != "" {
 			b.WriteString(hang(bannerIndent, bannerIndent, stWarn.Render(inert(note)), m.width) + "\n")
 		}
+	case m.configError() != "":
+		row("model", stErr.Render("not started: the configuration does not load"))
 	case m.startErr != nil:
 		var missing *credentials.MissingError
 		if errors.As(m.startErr, &missing) {
-			row("model", stWarn.Render("none: ")+stWarn.Render(firstLine(missing.Error())))
-			for _, l := range strings.Split(missing.Error(), "\n")[1:] {
-				b.WriteString("             " + l + "\n")
+			head, steps := keyHelp(missing)
+			row("model", stWarn.Render("none: "+head))
+			for _, l := range steps {
+				b.WriteString(hang(bannerIndent, bannerIndent+"  ", l, m.width) + "\n")
 			}
-			b.WriteString("             " + stDim.Render("then restart brig or pick a model with /model; /help and /exit work now") + "\n")
 		} else {
-			row("model", stErr.Render("not connected: ")+inert(m.startErr.Error()))
+			row("model", stErr.Render("not started: ")+inert(m.startErr.Error()))
+			b.WriteString(hang(bannerIndent, bannerIndent, stDim.Render("once that is fixed, /model starts brig"), m.width) + "\n")
 		}
+	}
+	if cerr := m.configError(); cerr != "" {
+		row("config", stErr.Render(inert(cerr)))
+		b.WriteString(hang(bannerIndent, bannerIndent, stDim.Render("fix the file, then pick a model with /model to start"), m.width) + "\n")
+	}
+	if m.run == nil && (m.startErr != nil || m.configError() != "") {
+		b.WriteString(hang(bannerIndent, bannerIndent, stDim.Render("/help and /exit work now"), m.width) + "\n")
 	}
 	mode := m.modeOf()
 	row("mode", string(mode)+stDim.Render(" — "+modeHelp[mode]+" (/mode to change)"))
