@@ -92,6 +92,7 @@ type Model struct {
 	wg            *sync.WaitGroup
 
 	input   textarea.Model
+	inRows  inputCount // the input's rows, counted when it may not all show
 	history []string
 	histIdx int
 	draft   string
@@ -135,20 +136,7 @@ type Model struct {
 // usable at once); a Starter error is shown in the banner.
 func New(ctx context.Context, cfg Config) *Model {
 	b := newBridge()
-	ta := textarea.New()
-	ta.Prompt = "› "
-	ta.Placeholder = "Ask brig… (Enter send · Alt+Enter newline · / commands)"
-	ta.ShowLineNumbers = false
-	ta.DynamicHeight = true
-	ta.MinHeight = 1
-	ta.MaxHeight = 8
-	ta.CharLimit = 0
-	ta.MaxWidth = 0
-	ta.KeyMap.InsertNewline.SetKeys("alt+enter", "ctrl+j")
-	st := textarea.DefaultDarkStyles()
-	st.Focused.CursorLine = st.Focused.Text
-	st.Cursor.Blink = false
-	ta.SetStyles(st)
+	ta := newInput(inputRows)
 	ta.Focus()
 	di := textinput.New()
 	di.Prompt = "message to the model: "
@@ -163,6 +151,36 @@ func New(ctx context.Context, cfg Config) *Model {
 	m.input.SetWidth(m.width)
 	return m
 }
+
+// inputRows is how many rows the input shows at most; a marker under it
+// says how many more there are (inputView).
+const inputRows = 8
+
+// newInput is the multi-line input, showing at most rows rows (0: all).
+func newInput(rows int) textarea.Model {
+	ta := textarea.New()
+	ta.Prompt = "› "
+	ta.Placeholder = "Ask brig… (Enter send · Alt+Enter newline · / commands)"
+	ta.ShowLineNumbers = false
+	ta.DynamicHeight = true
+	ta.MinHeight = 1
+	ta.MaxHeight = rows
+	// The content's own bound, in rows: without it the textarea stops
+	// taking new lines at MaxHeight lines.
+	ta.MaxContentHeight = 1 << 30
+	ta.CharLimit = 0
+	ta.MaxWidth = 0
+	ta.KeyMap.InsertNewline.SetKeys("alt+enter", "ctrl+j")
+	st := textarea.DefaultDarkStyles()
+	st.Focused.CursorLine = st.Focused.Text
+	st.Cursor.Blink = false
+	ta.SetStyles(st)
+	return ta
+}
+
+// maxInputLines is the most lines the textarea holds (bubbles' textarea
+// drops what is pasted beyond it, so a longer paste is refused whole).
+const maxInputLines = 10000
 
 // hooks are given to every run.
 func (m *Model) hooks() Hooks {
@@ -704,8 +722,13 @@ func (m *Model) paste(s string) tea.Cmd {
 	if m.approval != nil || m.picker != nil {
 		return nil
 	}
-	m.input.InsertString(inert(s))
-	return nil
+	if n := strings.Count(s, "\n") + 1; m.input.LineCount()+n-1 > maxInputLines {
+		m.print(hang(stWarn.Render("paste refused: "), "  ", fmt.Sprintf("the paste has %d lines and the input holds at most %d; put the text in a file in the workspace and ask brig to read it", n, maxInputLines), m.width))
+		return nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(tea.PasteMsg{Content: inert(s)}) // keeps the cursor, at the paste's end, in view
+	return cmd
 }
 
 // interrupt stops the turn (or /compact) in progress, with everything

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -58,7 +59,7 @@ func (m *Model) frameText() string {
 		for _, q := range m.inbox.pending() {
 			bottom = append(bottom, stDim.Render(fit("queued › "+strings.ReplaceAll(inert(q), "\n", " ⏎ "), m.width)))
 		}
-		bottom = append(bottom, m.input.View())
+		bottom = append(bottom, m.inputView())
 		if items := m.popupItems(); len(items) > 0 {
 			bottom = append(bottom, m.popupView(items))
 		}
@@ -472,4 +473,45 @@ func (m *Model) outputTail(text string, n int) []string {
 		out = append(out, stDim.Render(r))
 	}
 	return out
+}
+
+// inputCount is the number of rows the input's value takes at a width,
+// and the unlimited textarea that counted them (its layout cache kept).
+type inputCount struct {
+	value string
+	width int
+	rows  int
+	all   *textarea.Model
+}
+
+// inputView is the input box, and under it, when it holds more rows than
+// it shows, how many are out of sight above and below.
+func (m *Model) inputView() string {
+	view := m.input.View()
+	if m.input.Height() < inputRows {
+		return view // all of it shows
+	}
+	v := m.input.Value()
+	if c := &m.inRows; c.value != v || c.width != m.width {
+		if c.all == nil {
+			all := newInput(0) // lays the same text out with no height limit
+			c.all = &all
+		}
+		c.all.SetWidth(m.width)
+		c.all.SetValue(v)
+		c.value, c.width, c.rows = v, m.width, c.all.Height()
+	}
+	above := m.input.ScrollYOffset()
+	below := m.inRows.rows - above - m.input.Height()
+	var parts []string
+	if above > 0 {
+		parts = append(parts, fmt.Sprintf("+%d lines above", above))
+	}
+	if below > 0 {
+		parts = append(parts, fmt.Sprintf("+%d lines below", below))
+	}
+	if len(parts) == 0 {
+		return view
+	}
+	return view + "\n" + stDim.Render("  ⋮ "+strings.Join(parts, " · ")+" (↑/↓ move through the input)")
 }
