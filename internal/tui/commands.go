@@ -533,7 +533,7 @@ func (m *Model) compact() tea.Cmd {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.cancel, m.busy, m.turnStart, m.frame, m.status = cancel, true, time.Now(), 0, "compacting"
+	m.cancel, m.busy, m.turnStart, m.frame, m.status = cancel, true, m.now(), 0, "compacting"
 	a, b := m.run.Agent, m.bridge
 	before := a.ContextUsed()
 	m.wg.Add(1)

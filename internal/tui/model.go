@@ -127,7 +127,7 @@ type Model struct {
 	turns     int
 
 	ctrlC    time.Time
-	now      func() time.Time // the clock of the Ctrl+C window
+	now      func() time.Time // the clock: elapsed times, the Ctrl+C window (tests stop it)
 	quitting bool
 	status   string // a transient note under the input
 }
@@ -429,7 +429,7 @@ func (m *Model) submit(text string) tea.Cmd {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.cancel, m.busy, m.turnStart, m.frame, m.status = cancel, true, time.Now(), 0, ""
+	m.cancel, m.busy, m.turnStart, m.frame, m.status = cancel, true, m.now(), 0, ""
 	m.turns++
 	a, b := m.run.Agent, m.bridge
 	m.wg.Add(1)
@@ -457,7 +457,7 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 		m.cancel()
 		m.cancel = nil
 	}
-	elapsed := time.Since(m.turnStart).Round(100 * time.Millisecond)
+	elapsed := m.now().Sub(m.turnStart).Round(100 * time.Millisecond)
 	switch {
 	case msg.res.Stop == agent.StopInterrupted:
 		m.print(hang(stWarn.Render("⏹ "), "  ", stWarn.Render("interrupted")+stDim.Render(fmt.Sprintf(" after %s; the conversation is kept, say what to do next", elapsed)), m.width))
@@ -466,7 +466,19 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	case msg.res.Stop == agent.StopBound, msg.res.Stop == agent.StopCut, msg.res.Stop == agent.StopRefused:
 		m.print(stWarn.Render("turn ended: " + string(msg.res.Stop)))
 	}
-	if q := m.inbox.take(); len(q) > 0 && !m.quitting {
+	q := m.inbox.take()
+	switch {
+	case len(q) == 0 || m.quitting:
+	case msg.res.Stop == agent.StopInterrupted:
+		// An interrupt stops the work: what was queued is not sent on its
+		// own but waits in the input, to send, change or drop.
+		text := strings.Join(q, "\n\n")
+		if v := m.input.Value(); v != "" {
+			text += "\n\n" + v
+		}
+		m.input.SetValue(text)
+		m.print(stDim.Render("  (what you queued is back in the input: Enter sends it)"))
+	default:
 		return m.submit(strings.Join(q, "\n\n"))
 	}
 	return nil
@@ -488,7 +500,7 @@ func (m *Model) events(evs eventsMsg) {
 		case agent.EventToolStart:
 			m.flushThinking()
 			m.flushLive(true)
-			m.tools[ev.Tool.ID] = &toolView{ev: *ev.Tool, start: time.Now()}
+			m.tools[ev.Tool.ID] = &toolView{ev: *ev.Tool, start: m.now()}
 			m.order = append(m.order, ev.Tool.ID)
 		case agent.EventToolOutput:
 			if tv := m.tools[ev.Tool.ID]; tv != nil {

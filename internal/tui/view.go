@@ -117,7 +117,7 @@ func (m *Model) liveView() string {
 // runningView is a tool call in progress with the tail of its output.
 func (m *Model) runningView(tv *toolView) string {
 	spin := spinnerFrames[m.frame%len(spinnerFrames)]
-	head := stAccent.Render(spin+" "+tv.ev.Name) + " " + toolTarget(tv.ev.Name, tv.ev.Args) + stDim.Render(fmt.Sprintf("  %s", time.Since(tv.start).Round(time.Second)))
+	head := stAccent.Render(spin+" "+tv.ev.Name) + " " + toolTarget(tv.ev.Name, tv.ev.Args) + stDim.Render(fmt.Sprintf("  %s", m.now().Sub(tv.start).Round(time.Second)))
 	out := fit(head, m.width)
 	if tail, _ := capLines(inert(tv.output.String()), 4); tail != "" {
 		for l := range strings.SplitSeq(tail, "\n") {
@@ -131,7 +131,7 @@ func (m *Model) runningView(tv *toolView) string {
 func (m *Model) statusLine() string {
 	var parts []string
 	if m.busy {
-		parts = append(parts, stAccent.Render(spinnerFrames[m.frame%len(spinnerFrames)]+" working "+time.Since(m.turnStart).Round(time.Second).String())+stDim.Render(" (Esc or Ctrl+C to interrupt)"))
+		parts = append(parts, stAccent.Render(spinnerFrames[m.frame%len(spinnerFrames)]+" working "+m.now().Sub(m.turnStart).Round(time.Second).String())+stDim.Render(" (Esc or Ctrl+C to interrupt)"))
 	} else if m.starting {
 		parts = append(parts, stDim.Render("starting…"))
 	}
