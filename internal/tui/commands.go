@@ -21,7 +21,7 @@ type slashCommand struct {
 
 var slashCommands = []slashCommand{
 	{"mode", "[plan|ask|edit|auto]", "change the safety mode (told to the model; plan hides write tools)"},
-	{"model", "[id]", "switch model (picker; models of another provider are greyed out)"},
+	{"model", "[id]", "switch model (picker; a model with no key here, or of a provider this conversation cannot move to, is greyed out with the reason)"},
 	{"resume", "[id]", "reopen a saved session of this workspace (picker)"},
 	{"clear", "", "start a new session (the current one stays saved)"},
 	{"compact", "", "summarise the conversation to free context"},
@@ -498,7 +498,7 @@ func (m *Model) helpText() string {
 	var b strings.Builder
 	b.WriteString(stBold.Render("commands") + "\n")
 	for _, c := range slashCommands {
-		fmt.Fprintf(&b, "  /%-26s %s\n", strings.TrimSpace(c.name+" "+c.args), c.help)
+		b.WriteString(m.twoColumns("/"+strings.TrimSpace(c.name+" "+c.args), c.help, 27) + "\n")
 	}
 	b.WriteString(stBold.Render("keys") + "\n")
 	for _, k := range [][2]string{
@@ -511,7 +511,7 @@ func (m *Model) helpText() string {
 		{"Ctrl+O", "show the whole output of the last command, as the model got it"},
 		{"Tab", "complete a slash command"},
 	} {
-		fmt.Fprintf(&b, "  %-27s %s\n", k[0], k[1])
+		b.WriteString(m.twoColumns(k[0], k[1], 27) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -561,4 +561,14 @@ func (m *Model) compactDone(msg compactDoneMsg) tea.Cmd {
 	m.lastInput = msg.after
 	m.print(stDim.Render(fmt.Sprintf("compacted: about %d → %d tokens of context (the display history above is unchanged)", msg.before, msg.after)))
 	return nil
+}
+
+// twoColumns is a row of a two-column list (a name kw wide, then what it
+// does, wrapped under itself); on a narrow terminal the description goes
+// under the name.
+func (m *Model) twoColumns(name, desc string, kw int) string {
+	if m.width >= kw+3+30 {
+		return hang(fmt.Sprintf("  %-*s ", kw, name), strings.Repeat(" ", kw+3), desc, m.width)
+	}
+	return "  " + name + "\n" + hang("      ", "      ", desc, m.width)
 }
