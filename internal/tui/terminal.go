@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"regexp"
+	"slices"
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
@@ -27,6 +29,16 @@ import (
 // the top of the old live area down, however the terminal rewrapped it.
 // The textarea draws its own cursor; the terminal's stays hidden.
 
+// noWrap: while the TUI runs, autowrap is off, except while lines are
+// printed above the live area. Between the moment the terminal is made narrower and the
+// moment brig learns of it, a frame is still drawn for the old width; with
+// autowrap on, a row written past the new right margin would wrap, moving
+// the cursor a row down, and the cursor parked after the frame would land a
+// row below the live area's top. With autowrap off the terminal clips the
+// row instead (the redraw for the new width follows). Printed lines keep
+// autowrap: a line the terminal is too narrow for wraps rather than losing
+// its end.
+
 // parkedCursor is where the live area leaves the terminal's cursor
 // between frames: its top-left corner.
 var parkedCursor = &tea.Cursor{Shape: tea.CursorBlock, Blink: true}
@@ -34,7 +46,8 @@ var parkedCursor = &tea.Cursor{Shape: tea.CursorBlock, Blink: true}
 // cursorGuard is the terminal output while the TUI runs: it keeps the
 // parked cursor hidden and the user's cursor style as it was, by dropping
 // the two sequences Bubble Tea sends for a visible cursor (show, and the
-// style of a blinking block). Everything else passes unchanged. It is a
+// style of a blinking block), and turns autowrap on only around printed
+// lines (noWrap). Everything else passes unchanged. It is a
 // term.File when the output is one, so Bubble Tea still finds the
 // terminal (its size, its modes).
 type cursorGuard struct {
@@ -74,17 +87,33 @@ func (g *cursorGuard) Write(p []byte) (int, error) {
 			break
 		}
 	}
+	if insertsLines.Match(b) {
+		// Lines printed above the live area: autowrap on (see noWrap).
+		b = slices.Concat([]byte(ansi.SetModeAutoWrap), b, []byte(ansi.ResetModeAutoWrap))
+	}
 	if _, err := g.w.Write(b); err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
 
-// restore writes what is held back and shows the cursor again.
+// insertsLines matches Insert Line, which Bubble Tea uses (and its inline
+// frames do not) to print above the live area.
+var insertsLines = regexp.MustCompile(`\x1b\[[0-9]*L`)
+
+// start hides the cursor and turns autowrap off (see noWrap).
+func (g *cursorGuard) start() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, _ = g.w.Write([]byte(ansi.HideCursor + ansi.ResetModeAutoWrap))
+}
+
+// restore writes what is held back, shows the cursor and turns autowrap
+// back on.
 func (g *cursorGuard) restore() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	_, _ = g.w.Write(append(g.carry, ansi.ShowCursor...))
+	_, _ = g.w.Write(append(g.carry, ansi.ShowCursor+ansi.SetModeAutoWrap...))
 	g.carry = nil
 }
 

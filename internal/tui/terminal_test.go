@@ -23,12 +23,23 @@ func TestCursorGuard(t *testing.T) {
 		}
 	}
 	g.restore()
-	want := "\x1b[?25l\x1b[2A\rline one\x1b[K\r\nline two\x1b[1A" + ansi.ShowCursor
+	want := "\x1b[?25l\x1b[2A\rline one\x1b[K\r\nline two\x1b[1A" + ansi.ShowCursor + ansi.SetModeAutoWrap
 	if out.String() != want {
 		t.Errorf("the terminal got %q\nwant %q", out.String(), want)
 	}
 	if g.Fd() != ^uintptr(0) {
 		t.Error("a guard over a buffer claims a file descriptor")
+	}
+
+	// Lines printed above the live area (Bubble Tea inserts lines for
+	// them) are written with autowrap on; frames, with it off.
+	out.Reset()
+	g.start()
+	_, _ = g.Write([]byte("\r\x1b[2B\n\n\x1b[3A\x1b[2Lprinted\r\n"))
+	_, _ = g.Write([]byte("\x1b[2Aframe"))
+	want = ansi.HideCursor + ansi.ResetModeAutoWrap + ansi.SetModeAutoWrap + "\r\x1b[2B\n\n\x1b[3A\x1b[2Lprinted\r\n" + ansi.ResetModeAutoWrap + "\x1b[2Aframe"
+	if out.String() != want {
+		t.Errorf("the terminal got %q\nwant %q", out.String(), want)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"brig/agent"
 	"brig/internal/termsafe"
@@ -39,8 +38,9 @@ func Run(ctx context.Context, cfg Config, o Options) (Summary, error) {
 	// The live area parks the terminal's cursor, hidden (terminal.go);
 	// the title comes first, on its own line (see title).
 	guard := newCursorGuard(out)
+	_, _ = guard.Write([]byte(downsample(termsafe.Styled(title()), cfg.Profile) + "\r\n"))
+	guard.start()
 	defer guard.restore()
-	_, _ = guard.Write([]byte(ansi.HideCursor + downsample(termsafe.Styled(title()), cfg.Profile) + "\r\n"))
 	opts = append(opts, tea.WithOutput(guard))
 	if o.Env != nil {
 		opts = append(opts, tea.WithEnvironment(o.Env))
