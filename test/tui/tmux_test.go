@@ -356,7 +356,7 @@ func TestResumeRestoresSession(t *testing.T) {
 	tm.quit()
 
 	tm.launch()
-	tm.waitFor(10*time.Second, "› Ask brig")
+	tm.waitFor(10*time.Second, "› Ask brig", "· ctx ") // started: /resume needs the agent idle
 	tm.typeLine("/resume")
 	tm.waitFor(10*time.Second, "resume a session of this workspace", "remember the word zebra")
 	tm.keys("Enter")
