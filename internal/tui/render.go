@@ -317,11 +317,19 @@ func fit(s string, width int) string {
 	return strings.Join(lines, "\n")
 }
 
-// wrap soft-wraps plain or styled text to width columns. A row never ends
-// up wider than width (ansi.Wrap can leave the space it broke at).
+// wrap soft-wraps plain or styled text to width columns, breaking at
+// spaces; a word longer than the width is broken where it must be. A row
+// never ends up wider than width (ansi.Wrap can leave the space it broke
+// at).
 func wrap(s string, width int) string {
 	if width <= 0 {
 		return s
+	}
+	// ansi.Wrap also breaks after every hyphen, which cuts flags and names
+	// ("-" / "-base-url"): hyphens ride through it as a stand-in of the
+	// same width.
+	if hold := strings.Contains(s, "-") && !strings.Contains(s, nbHyphen); hold {
+		return strings.ReplaceAll(wrap(strings.ReplaceAll(s, "-", nbHyphen), width), nbHyphen, "-")
 	}
 	rows := strings.Split(ansi.Wrap(s, width, " "), "\n")
 	for i, r := range rows {
@@ -336,6 +344,9 @@ func wrap(s string, width int) string {
 	}
 	return strings.Join(rows, "\n")
 }
+
+// nbHyphen is U+2011, a hyphen no line is broken after.
+const nbHyphen = "\u2011"
 
 // hang lays content out under a prefix: its first row starts with first,
 // every later row (of a wrapped line, or a later line of content) with

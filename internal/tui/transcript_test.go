@@ -184,3 +184,23 @@ func TestModelPickerNeedsAKey(t *testing.T) {
 		t.Errorf("/model gpt-5 printed:\n%s", got)
 	}
 }
+
+// TestWrapBreaksAtSpacesOnly: a row breaks between words, not after the
+// hyphens inside one (a flag, a file name); a word longer than the row is
+// broken where it must be; \u2011 in the text is kept as it is.
+func TestWrapBreaksAtSpacesOnly(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"check the network, --base-url and ANTHROPIC_BASE_URL", 20, "check the network,\n--base-url and\nANTHROPIC_BASE_URL"},
+		{"a well-known cross-platform tool", 14, "a well-known\ncross-platform\ntool"},
+		{"supercalifragilistic", 8, "supercal\nifragili\nstic"},
+		{"non\u2011breaking - and -", 40, "non\u2011breaking - and -"},
+	} {
+		if got := wrap(tc.in, tc.width); got != tc.want {
+			t.Errorf("wrap(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+	}
+}
