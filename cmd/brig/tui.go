@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"brig/agent/provider/connect"
+	"brig/internal/credentials"
 	"brig/internal/doctor"
 	"brig/internal/session"
 	"brig/internal/tui"
@@ -68,8 +70,25 @@ func runTUI(cmd *cobra.Command, o *agentOptions) error {
 			list, _, err := store.List(ctx, session.Filter{Workspace: ws})
 			return list, err
 		},
+		// The same checks as brig doctor, the workspace's config included:
+		// the banner shows a config that does not load as what it is.
 		Sandbox: func(ctx context.Context) doctor.Report {
-			return doctor.Build(jail.DetectFeatures(ctx), pe.Env, pe.Home)
+			feat := jail.DetectFeatures(ctx)
+			r := doctor.Build(feat, pe.Env, pe.Home)
+			r.SetConfig(configStatus(&doctorOptions{Cwd: ws, Home: pe.Home, Env: pe.Env}, feat.Namespaces()))
+			return r
+		},
+		Usable: func(model string) error {
+			wire, err := wireOf(o.Provider)
+			if err != nil {
+				return err
+			}
+			creds, err := credentials.Load(o.Env, dirs)
+			if err != nil {
+				return err
+			}
+			_, err = connect.New(connect.Config{Model: model, BaseURL: o.BaseURL, Wire: wire, Env: o.Env, Credentials: creds})
+			return err
 		},
 		Workspace: ws,
 		Profile:   colorprofile.Detect(os.Stdout, pe.Env),

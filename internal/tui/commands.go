@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,7 +21,7 @@ type slashCommand struct {
 
 var slashCommands = []slashCommand{
 	{"mode", "[plan|ask|edit|auto]", "change the safety mode (told to the model; plan hides write tools)"},
-	{"model", "[id]", "switch model (picker; models of another provider are greyed out)"},
+	{"model", "[id]", "switch model (picker; a model with no key here, or of a provider this conversation cannot move to, is greyed out with the reason)"},
 	{"resume", "[id]", "reopen a saved session of this workspace (picker)"},
 	{"clear", "", "start a new session (the current one stays saved)"},
 	{"compact", "", "summarise the conversation to free context"},
@@ -166,7 +167,15 @@ func (m *Model) switchModel(id string) tea.Cmd {
 	if !m.idle("/model") {
 		return nil
 	}
+	if m.cfg.Usable != nil && (m.run == nil || m.run.Model.ID != id) {
+		if err := m.cfg.Usable(id); err != nil {
+			_, why := unusable(err)
+			m.print(hang(stErr.Render("/model: "), "        ", inert(id)+": "+why, m.width))
+			return nil
+		}
+	}
 	if m.run == nil {
+		m.print(stAccent.Render("model " + inert(id)))
 		req := m.cfg.Initial
 		req.Model = id
 		return m.startCmd(req)
@@ -274,8 +283,9 @@ func (m *Model) modePicker() *picker {
 	return p
 }
 
-// modelPicker lists the known models; those of another provider are greyed
-// out unless the conversation can move there.
+// modelPicker lists the known models. Greyed out, with the reason: those
+// whose provider has no key here, and those of another provider when the
+// conversation cannot move there.
 func (m *Model) modelPicker() *picker {
 	p := &picker{title: "model"}
 	for _, md := range provider.Models() {
@@ -290,6 +300,15 @@ func (m *Model) modelPicker() *picker {
 				it.why = "current"
 			case md.Provider != m.run.Provider && m.canCross(md.Provider) != nil:
 				it.disabled, it.why = true, "another provider: this conversation holds "+string(m.run.Provider)+"-only blocks; /clear first"
+			}
+		}
+		if it.why != "current" && m.cfg.Usable != nil {
+			if err := m.cfg.Usable(md.ID); err != nil {
+				short, long := unusable(err)
+				it.disabled, it.why = true, short
+				if !slices.Contains(p.notes, long) {
+					p.notes = append(p.notes, long)
+				}
 			}
 		}
 		p.items = append(p.items, it)
@@ -319,7 +338,8 @@ type picker struct {
 	idx       int
 	onPick    func(i int) tea.Cmd
 	summaries []session.Summary
-	startup   bool // the --resume picker: Esc starts a new session
+	startup   bool     // the --resume picker: Esc starts a new session
+	notes     []string // why rows are greyed out, and the fix, under the list
 }
 
 func (p *picker) first() {
@@ -374,6 +394,9 @@ func (p *picker) view(width int) string {
 	}
 	if end < len(p.items) {
 		b.WriteString(stDim.Render(fmt.Sprintf("   ↓ %d more", len(p.items)-end)) + "\n")
+	}
+	for _, n := range p.notes {
+		b.WriteString(hang(stDim.Render("  greyed out: "), "    ", stDim.Render(n), width) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -489,7 +512,7 @@ func (m *Model) helpText() string {
 	var b strings.Builder
 	b.WriteString(stBold.Render("commands") + "\n")
 	for _, c := range slashCommands {
-		fmt.Fprintf(&b, "  /%-26s %s\n", strings.TrimSpace(c.name+" "+c.args), c.help)
+		b.WriteString(m.twoColumns("/"+strings.TrimSpace(c.name+" "+c.args), c.help, 27) + "\n")
 	}
 	b.WriteString(stBold.Render("keys") + "\n")
 	for _, k := range [][2]string{
@@ -497,11 +520,12 @@ func (m *Model) helpText() string {
 		{"Alt+Enter, Ctrl+J", "new line"},
 		{"Up / Down", "recall earlier input"},
 		{"Esc", "interrupt the turn (everything under it stops); on a prompt: deny"},
+		{"Ctrl+C", "interrupt the turn, as Esc does; when idle, clear the input"},
 		{"Ctrl+C twice", "exit with a cost summary"},
 		{"Ctrl+O", "show the whole output of the last command, as the model got it"},
 		{"Tab", "complete a slash command"},
 	} {
-		fmt.Fprintf(&b, "  %-27s %s\n", k[0], k[1])
+		b.WriteString(m.twoColumns(k[0], k[1], 27) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -523,7 +547,7 @@ func (m *Model) compact() tea.Cmd {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.cancel, m.busy, m.turnStart, m.frame, m.status = cancel, true, time.Now(), 0, "compacting"
+	m.cancel, m.busy, m.turnStart, m.frame, m.status = cancel, true, m.now(), 0, "compacting"
 	a, b := m.run.Agent, m.bridge
 	before := a.ContextUsed()
 	m.wg.Add(1)
@@ -551,6 +575,16 @@ func (m *Model) compactDone(msg compactDoneMsg) tea.Cmd {
 	m.lastInput = msg.after
 	m.print(stDim.Render(fmt.Sprintf("compacted: about %d → %d tokens of context (the display history above is unchanged)", msg.before, msg.after)))
 	return nil
+}
+
+// twoColumns is a row of a two-column list (a name kw wide, then what it
+// does, wrapped under itself); on a narrow terminal the description goes
+// under the name.
+func (m *Model) twoColumns(name, desc string, kw int) string {
+	if m.width >= kw+3+30 {
+		return hang(fmt.Sprintf("  %-*s ", kw, name), strings.Repeat(" ", kw+3), desc, m.width)
+	}
+	return "  " + name + "\n" + hang("      ", "      ", desc, m.width)
 }
 
 // undoneMsg is the outcome of /undo.

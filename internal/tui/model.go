@@ -36,6 +36,10 @@ type Config struct {
 	// checks of brig doctor). It is called once, off the UI's path.
 	Sandbox   func(ctx context.Context) doctor.Report
 	Workspace string
+	// Usable says whether a model could be started now: nil, or why not
+	// (a *credentials.MissingError when its provider has no key). It
+	// reads the credentials as the Starter does. Nil offers every model.
+	Usable func(model string) error
 	// Profile is the terminal's colour profile (NO_COLOR gives ASCII).
 	Profile colorprofile.Profile
 }
@@ -89,6 +93,7 @@ type Model struct {
 	wg            *sync.WaitGroup
 
 	input   textarea.Model
+	inRows  inputCount // the input's rows, counted when it may not all show
 	history []string
 	histIdx int
 	draft   string
@@ -123,6 +128,7 @@ type Model struct {
 	turns     int
 
 	ctrlC    time.Time
+	now      func() time.Time // the clock: elapsed times, the Ctrl+C window (tests stop it)
 	quitting bool
 	status   string // a transient note under the input
 }
@@ -131,20 +137,7 @@ type Model struct {
 // usable at once); a Starter error is shown in the banner.
 func New(ctx context.Context, cfg Config) *Model {
 	b := newBridge()
-	ta := textarea.New()
-	ta.Prompt = "› "
-	ta.Placeholder = "Ask brig… (Enter send · Alt+Enter newline · / commands)"
-	ta.ShowLineNumbers = false
-	ta.DynamicHeight = true
-	ta.MinHeight = 1
-	ta.MaxHeight = 8
-	ta.CharLimit = 0
-	ta.MaxWidth = 0
-	ta.KeyMap.InsertNewline.SetKeys("alt+enter", "ctrl+j")
-	st := textarea.DefaultDarkStyles()
-	st.Focused.CursorLine = st.Focused.Text
-	st.Cursor.Blink = false
-	ta.SetStyles(st)
+	ta := newInput(inputRows)
 	ta.Focus()
 	di := textinput.New()
 	di.Prompt = "message to the model: "
@@ -154,11 +147,41 @@ func New(ctx context.Context, cfg Config) *Model {
 		md: newMarkdown(cfg.Profile), hl: newHighlighter(),
 		input: ta, denyInput: di, tools: map[string]*toolView{},
 		starting: !cfg.PickSession, wg: &sync.WaitGroup{},
-		out: func(string) {},
+		out: func(string) {}, now: time.Now,
 	}
 	m.input.SetWidth(m.width)
 	return m
 }
+
+// inputRows is how many rows the input shows at most; a marker under it
+// says how many more there are (inputView).
+const inputRows = 8
+
+// newInput is the multi-line input, showing at most rows rows (0: all).
+func newInput(rows int) textarea.Model {
+	ta := textarea.New()
+	ta.Prompt = "› "
+	ta.Placeholder = "Ask brig… (Enter send · Alt+Enter newline · / commands)"
+	ta.ShowLineNumbers = false
+	ta.DynamicHeight = true
+	ta.MinHeight = 1
+	ta.MaxHeight = rows
+	// The content's own bound, in rows: without it the textarea stops
+	// taking new lines at MaxHeight lines.
+	ta.MaxContentHeight = 1 << 30
+	ta.CharLimit = 0
+	ta.MaxWidth = 0
+	ta.KeyMap.InsertNewline.SetKeys("alt+enter", "ctrl+j")
+	st := textarea.DefaultDarkStyles()
+	st.Focused.CursorLine = st.Focused.Text
+	st.Cursor.Blink = false
+	ta.SetStyles(st)
+	return ta
+}
+
+// maxInputLines is the most lines the textarea holds (bubbles' textarea
+// drops what is pasted beyond it, so a longer paste is refused whole).
+const maxInputLines = 10000
 
 // hooks are given to every run.
 func (m *Model) hooks() Hooks {
@@ -270,7 +293,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.bridge.wait()
 	case deliveredMsg:
 		for _, q := range msg {
-			m.print(stUser.Render("› ") + stDim.Render("(queued, sent at a tool boundary) ") + inert(q))
+			m.print(hang(stUser.Render("› "), "  ", stDim.Render("(queued, sent at a tool boundary) ")+inert(q), m.width))
 		}
 		return m, m.bridge.wait()
 	case compactDoneMsg:
@@ -297,10 +320,15 @@ func tick() tea.Cmd {
 // clearStatus clears the status line unless it still asks for a second
 // Ctrl+C: a turn that ends inside the window must not hide that prompt.
 func (m *Model) clearStatus() {
-	if m.ctrlC.IsZero() || time.Since(m.ctrlC) >= ctrlCWindow {
+	if m.ctrlC.IsZero() || m.now().Sub(m.ctrlC) >= ctrlCWindow {
 		m.status = ""
+	} else {
+		m.status = ctrlCAgain
 	}
 }
+
+// ctrlCAgain is the status line after a first Ctrl+C.
+const ctrlCAgain = "press Ctrl+C again to exit"
 
 // ctrlCWindow is how soon a second Ctrl+C must follow the first to exit.
 const ctrlCWindow = 2 * time.Second
@@ -315,7 +343,7 @@ func (m *Model) started(msg startedMsg) tea.Cmd {
 			m.startErr = msg.err
 			return m.maybeBanner()
 		}
-		m.print(stErr.Render("brig: ") + inert(msg.err.Error()))
+		m.print(hang(stErr.Render("brig: "), "      ", startError(msg.err), m.width))
 		if m.prev != nil {
 			prev := *m.prev
 			m.prev = nil
@@ -330,6 +358,9 @@ func (m *Model) started(msg startedMsg) tea.Cmd {
 	}
 	m.carry = nil
 	m.run, m.current, m.prev, m.startErr = msg.run, msg.req, nil, nil
+	if m.sandbox != nil {
+		m.sandbox.Config.Error = "" // it loaded: the problem the check found is fixed
+	}
 	m.current.Resume, m.current.Continue = msg.run.Session.ID(), false
 	m.lastInput, m.sessCost = 0, 0
 	if st := msg.run.Resumed; st != nil {
@@ -353,7 +384,7 @@ func (m *Model) maybeBanner() tea.Cmd {
 		return nil
 	}
 	m.banner = true
-	m.print(wrap(m.bannerText(), m.width))
+	m.print(m.bannerText())
 	return nil
 }
 
@@ -403,11 +434,11 @@ func (m *Model) submit(text string) tea.Cmd {
 		return nil
 	}
 	if m.run == nil {
-		m.print(stWarn.Render("brig: no model is connected; ") + "configure a provider (see the banner above) and pick a model with /model")
+		m.print(hang(stWarn.Render("brig: "), "      ", stWarn.Render("not started: ")+m.whyNotStarted(), m.width))
 		return nil
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.cancel, m.busy, m.turnStart, m.frame, m.status = cancel, true, time.Now(), 0, ""
+	m.cancel, m.busy, m.turnStart, m.frame, m.status = cancel, true, m.now(), 0, ""
 	m.turns++
 	a, b := m.run.Agent, m.bridge
 	m.wg.Add(1)
@@ -416,7 +447,7 @@ func (m *Model) submit(text string) tea.Cmd {
 		res, err := a.Run(ctx, []provider.Block{provider.Text(text)})
 		b.ch <- turnDoneMsg{res, err}
 	}()
-	m.print(stUser.Render("› ") + inert(text))
+	m.print(hang(stUser.Render("› "), "  ", inert(text), m.width))
 	return tick()
 }
 
@@ -435,16 +466,28 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 		m.cancel()
 		m.cancel = nil
 	}
-	elapsed := time.Since(m.turnStart).Round(100 * time.Millisecond)
+	elapsed := m.now().Sub(m.turnStart).Round(100 * time.Millisecond)
 	switch {
 	case msg.res.Stop == agent.StopInterrupted:
-		m.print(stWarn.Render("⏹ interrupted") + stDim.Render(fmt.Sprintf(" after %s; the conversation is kept, say what to do next", elapsed)))
+		m.print(hang(stWarn.Render("⏹ "), "  ", stWarn.Render("interrupted")+stDim.Render(fmt.Sprintf(" after %s; the conversation is kept, say what to do next", elapsed)), m.width))
 	case msg.err != nil:
-		m.print(stErr.Render("✗ the turn failed: ") + inert(msg.err.Error()) + stDim.Render(" (your message is kept; send again to retry)"))
+		m.print(hang(stErr.Render("✗ "), "  ", stErr.Render("the turn failed: ")+inert(msg.err.Error())+stDim.Render(" (your message is kept; send again to retry)"), m.width))
 	case msg.res.Stop == agent.StopBound, msg.res.Stop == agent.StopCut, msg.res.Stop == agent.StopRefused:
 		m.print(stWarn.Render("turn ended: " + string(msg.res.Stop)))
 	}
-	if q := m.inbox.take(); len(q) > 0 && !m.quitting {
+	q := m.inbox.take()
+	switch {
+	case len(q) == 0 || m.quitting:
+	case msg.res.Stop == agent.StopInterrupted:
+		// An interrupt stops the work: what was queued is not sent on its
+		// own but waits in the input, to send, change or drop.
+		text := strings.Join(q, "\n\n")
+		if v := m.input.Value(); v != "" {
+			text += "\n\n" + v
+		}
+		m.input.SetValue(text)
+		m.print(stDim.Render("  (what you queued is back in the input: Enter sends it)"))
+	default:
 		return m.submit(strings.Join(q, "\n\n"))
 	}
 	return nil
@@ -466,11 +509,11 @@ func (m *Model) events(evs eventsMsg) {
 			m.thinking.WriteString(ev.Text)
 		case agent.EventServerTool:
 			m.flushLive(true)
-			m.print(stAccent.Render("⌕ ") + inert(ev.Text))
+			m.print(hang(stAccent.Render("⌕ "), "  ", inert(ev.Text), m.width))
 		case agent.EventToolStart:
 			m.flushThinking()
 			m.flushLive(true)
-			m.tools[ev.Tool.ID] = &toolView{ev: *ev.Tool, start: time.Now()}
+			m.tools[ev.Tool.ID] = &toolView{ev: *ev.Tool, start: m.now()}
 			m.order = append(m.order, ev.Tool.ID)
 		case agent.EventToolOutput:
 			if tv := m.tools[ev.Tool.ID]; tv != nil {
@@ -503,7 +546,7 @@ func (m *Model) events(evs eventsMsg) {
 			m.sessCost += ev.Cost
 		case agent.EventNotice:
 			m.flushLive(true)
-			m.print(stWarn.Render("brig: ") + inert(ev.Text))
+			m.print(hang(stWarn.Render("brig: "), "      ", inert(ev.Text), m.width))
 		case agent.EventMessage:
 			if ev.Message != nil && ev.Message.Role == provider.Assistant {
 				m.flushThinking()
@@ -566,7 +609,7 @@ func (m *Model) replay(st *session.State) string {
 		}
 		switch e.Kind {
 		case session.DisplayUser:
-			b.WriteString(stUser.Render("› ") + inert(e.Text) + "\n")
+			b.WriteString(hang(stUser.Render("› "), "  ", inert(e.Text), m.width) + "\n")
 		case session.DisplayAssistant:
 			b.WriteString(m.md.render(inert(e.Text), m.width) + "\n")
 		case session.DisplayThinking:
@@ -583,9 +626,9 @@ func (m *Model) replay(st *session.State) string {
 				b.WriteString(stDim.Render("  ⎿ "+fit(line, m.width-4)) + "\n")
 			}
 		case session.DisplayNotice:
-			b.WriteString(stDim.Render("brig: "+inert(e.Text)) + "\n")
+			b.WriteString(hang(stDim.Render("brig: "), "      ", stDim.Render(inert(e.Text)), m.width) + "\n")
 		case session.DisplayError:
-			b.WriteString(stErr.Render("✗ ") + inert(e.Text) + "\n")
+			b.WriteString(hang(stErr.Render("✗ "), "  ", inert(e.Text), m.width) + "\n")
 		}
 	}
 	b.WriteString(stDim.Render("── end of the resumed history ──"))
@@ -651,10 +694,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return m.submit(text)
 	case "esc":
-		if m.busy && m.cancel != nil {
-			m.cancel()
-			m.status = "interrupting…"
-		}
+		m.interrupt()
 		return nil
 	case "up":
 		if m.input.Line() == 0 && len(m.history) > 0 {
@@ -692,9 +732,9 @@ func (m *Model) expandLastOutput() {
 		m.status = "no command has finished yet"
 		return
 	}
-	head := stAccent.Render("▾ output of ") + toolTarget(te.Name, te.Args)
+	head := hang(stAccent.Render("▾ "), "  ", stAccent.Render("output of ")+toolTarget(te.Name, te.Args), m.width)
 	body := inert(strings.TrimRight(te.Outcome.Result.Text, "\n"))
-	m.print(fit(head, m.width) + "\n" + stDim.Render(indent(wrap(body, m.width-4), "  │ ")))
+	m.print(head + "\n" + stDim.Render(hang("  │ ", "  │ ", body, m.width)))
 }
 
 // remember adds a line to the input history.
@@ -717,12 +757,30 @@ func (m *Model) paste(s string) tea.Cmd {
 	if m.approval != nil || m.picker != nil {
 		return nil
 	}
-	m.input.InsertString(inert(s))
-	return nil
+	if n := strings.Count(s, "\n") + 1; m.input.LineCount()+n-1 > maxInputLines {
+		m.print(hang(stWarn.Render("paste refused: "), "  ", fmt.Sprintf("the paste has %d lines and the input holds at most %d; put the text in a file in the workspace and ask brig to read it", n, maxInputLines), m.width))
+		return nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(tea.PasteMsg{Content: inert(s)}) // keeps the cursor, at the paste's end, in view
+	return cmd
 }
 
+// interrupt stops the turn (or /compact) in progress, with everything
+// under it; it reports whether there was one.
+func (m *Model) interrupt() bool {
+	if !m.busy || m.cancel == nil {
+		return false
+	}
+	m.cancel()
+	m.status = "interrupting…"
+	return true
+}
+
+// ctrlCPressed: the first Ctrl+C interrupts a running turn, as Esc does,
+// or (idle) clears the input; a second one within ctrlCWindow exits.
 func (m *Model) ctrlCPressed() tea.Cmd {
-	if !m.ctrlC.IsZero() && time.Since(m.ctrlC) < ctrlCWindow {
+	if !m.ctrlC.IsZero() && m.now().Sub(m.ctrlC) < ctrlCWindow {
 		m.quitting = true
 		if m.cancel != nil {
 			m.cancel()
@@ -732,9 +790,13 @@ func (m *Model) ctrlCPressed() tea.Cmd {
 		}
 		return tea.Quit
 	}
-	m.ctrlC = time.Now()
-	m.input.Reset()
-	m.status = "press Ctrl+C again to exit"
+	m.ctrlC = m.now()
+	if m.interrupt() {
+		m.status = "interrupting… press Ctrl+C again to exit"
+	} else {
+		m.input.Reset()
+		m.status = ctrlCAgain
+	}
 	return tea.Tick(ctrlCWindow, func(time.Time) tea.Msg { return ctrlCMsg{} })
 }
 
@@ -816,7 +878,7 @@ func (m *Model) answer(p *pending, a agent.Approval) tea.Cmd {
 	if a.Answer == agent.AnswerDeny {
 		st = stWarn
 	}
-	m.print(st.Render("  ⎿ " + p.req.Tool + " " + inert(what)))
+	m.print(hang(st.Render("  ⎿ "), "    ", st.Render(p.req.Tool+" "+inert(what)), m.width))
 	return nil
 }
 
@@ -832,8 +894,9 @@ func (m *Model) modeOf() policy.Mode {
 }
 
 // print puts finished output above the live area (into the terminal's
-// scrollback), converted to the terminal's colour profile. termsafe.Styled
-// is the last gate: only brig's own styling gets through as escapes.
+// scrollback), every row wrapped at word boundaries to the width (reflow)
+// and converted to the terminal's colour profile. termsafe.Styled is the
+// last gate: only brig's own styling gets through as escapes.
 func (m *Model) print(s string) {
-	m.out(downsample(termsafe.Styled(s), m.profile))
+	m.out(downsample(termsafe.Styled(reflow(s, m.width)), m.profile))
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
+	"image/color"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,6 +84,10 @@ func newHarness(t *testing.T, width int, profile colorprofile.Profile, sandbox d
 	h := &harness{t: t}
 	h.m = New(context.Background(), Config{Workspace: "/home/dev/project", Profile: profile})
 	h.m.out = func(s string) { h.printed = append(h.printed, s) }
+	// A stopped clock: a loaded machine cannot stretch the time between
+	// two Ctrl+C past the window.
+	stopped := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+	h.m.now = func() time.Time { return stopped }
 	h.m.Update(tea.WindowSizeMsg{Width: width, Height: 30})
 	h.m.Update(sandboxMsg(sandbox))
 	return h
@@ -186,6 +192,10 @@ func TestBannerGolden(t *testing.T) {
 		h := newHarness(t, 100, colorprofile.NoTTY, allHold())
 		h.send(startedMsg{err: &credentials.MissingError{File: "/home/dev/.config/brig/credentials.toml"}})
 		golden(t, "banner_no_provider", h.frame())
+		// The fix is something to do from here: no command-line flags.
+		if strings.Contains(h.printedText(), "--") {
+			t.Errorf("the banner gives command-line flags as the fix:\n%s", h.printedText())
+		}
 		// /help and /exit still work; a prompt says how to connect.
 		h.typeText("/help")
 		h.keys("enter")
@@ -194,7 +204,7 @@ func TestBannerGolden(t *testing.T) {
 		}
 		h.typeText("hello")
 		h.keys("enter")
-		if !strings.Contains(h.printedText(), "no model is connected") {
+		if !strings.Contains(h.printedText(), "not started: no model provider is configured (the banner above says how to add one)") {
 			t.Errorf("a prompt without a provider was not explained:\n%s", h.printedText())
 		}
 		h.typeText("/exit")
@@ -209,24 +219,64 @@ func TestBannerGolden(t *testing.T) {
 	})
 }
 
-// TestBannerWarningColours: a guarantee that does not hold is in warning
-// colours (and NO_COLOR's profile drops the colour, not the words).
+// TestBannerWarningColours: a baseline guarantee that does not hold is in
+// warning colours (and NO_COLOR's profile drops the colour, not the words).
 func TestBannerWarningColours(t *testing.T) {
 	h := newHarness(t, 100, colorprofile.TrueColor, oneMissing())
 	h.start(h.conn(policy.ModeAsk, nil))
 	banner := h.printed[0]
-	missing := stErr.Render("✗ " + oneMissing().Guarantees[0].Name)
-	if !strings.Contains(banner, missing) {
+	if !strings.Contains(banner, stErr.Render("✗ ")) || !strings.Contains(banner, stErr.Render(oneMissing().Guarantees[0].Name)) {
 		t.Errorf("the missing guarantee is not in the error colour:\n%q", banner)
+	}
+	if !strings.Contains(h.m.statusLine(), stErr.Render("jail: 1 missing")) {
+		t.Errorf("status line: %q", h.m.statusLine())
 	}
 	h2 := newHarness(t, 100, colorprofile.ASCII, oneMissing())
 	h2.start(h2.conn(policy.ModeAsk, nil))
 	if strings.Contains(h2.printed[0], "38;2;") || strings.Contains(h2.printed[0], "38;5;") {
 		t.Errorf("colour escapes with the ASCII (NO_COLOR) profile:\n%q", h2.printed[0])
 	}
-	if !strings.Contains(h2.printed[0], "✗ "+oneMissing().Guarantees[0].Name) {
+	if !strings.Contains(ansi.Strip(h2.printed[0]), "✗ "+oneMissing().Guarantees[0].Name) {
 		t.Error("the missing guarantee is not named without colour")
 	}
+}
+
+// optionalMissing is a machine where every baseline guarantee holds and
+// the optional Yama one does not (brig doctor: OK).
+func optionalMissing() doctor.Report {
+	r := allHold()
+	r.Guarantees = append(r.Guarantees, doctor.Guarantee{ID: "ptrace-yama", Name: "Yama restricts ptrace between your own processes", Status: doctor.Missing,
+		Why: "Yama is not enabled, so outside the jail any process of yours may ptrace another; inside, seccomp and Landlock refuse ptrace regardless"})
+	return r
+}
+
+// TestBannerAgreesWithDoctor: where brig doctor says every baseline
+// guarantee holds, the banner and the status line say so too, without a
+// warning colour; the optional guarantee that does not hold is named, dim.
+func TestBannerAgreesWithDoctor(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.TrueColor, optionalMissing())
+	h.start(h.conn(policy.ModeAsk, nil))
+	banner := h.m.sandboxBanner()
+	for _, warn := range []string{colourSGR(colWarn), colourSGR(colErr)} {
+		if strings.Contains(banner, warn) {
+			t.Errorf("the banner's sandbox rows warn (%q):\n%q", warn, banner)
+		}
+	}
+	if !strings.Contains(banner, stOK.Render("every baseline guarantee holds")) || !strings.Contains(banner, stDim.Render("optional, not on this machine: Yama restricts ptrace between your own processes")) {
+		t.Errorf("banner:\n%q", banner)
+	}
+	if got := h.m.sandboxState(); got != stOK.Render("jail ✓") {
+		t.Errorf("status line says %q", ansi.Strip(got))
+	}
+	h = newHarness(t, 80, colorprofile.NoTTY, optionalMissing())
+	h.start(h.conn(policy.ModeAsk, nil))
+	golden(t, "banner_optional_missing", h.frame())
+}
+
+// colourSGR is the escape a colour of the palette starts with.
+func colourSGR(c color.Color) string {
+	r, g, b, _ := c.RGBA()
+	return fmt.Sprintf("38;2;%d;%d;%d", r>>8, g>>8, b>>8)
 }
 
 func isQuit(cmd tea.Cmd) bool {
@@ -603,7 +653,61 @@ func TestCtrlCSurvivesTurnEnd(t *testing.T) {
 func TestStartErrorIsShown(t *testing.T) {
 	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
 	h.send(startedMsg{err: errors.New("session x belongs to /elsewhere")})
-	if !strings.Contains(h.printedText(), "not connected: session x belongs to /elsewhere") {
+	if !strings.Contains(h.printedText(), "not started: session x belongs to /elsewhere") {
 		t.Errorf("banner: %s", h.printedText())
+	}
+	if !strings.Contains(ansi.Strip(h.m.statusLine()), "not started (see above)") {
+		t.Errorf("status line: %s", ansi.Strip(h.m.statusLine()))
+	}
+}
+
+// TestCtrlCInterruptsTurn: the first Ctrl+C during a turn interrupts it,
+// as Esc does, keeps what was typed and does not exit; a second one within
+// the window exits. Idle, the first clears the input and asks for the
+// second.
+func TestCtrlCInterruptsTurn(t *testing.T) {
+	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.m.busy, h.m.cancel = true, cancel
+	h.typeText("next, the docs")
+	h.send(keyMsg("ctrl+c"))
+	if h.m.quitting {
+		t.Fatal("the first Ctrl+C during a turn exited")
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the first Ctrl+C did not interrupt the turn")
+	}
+	if got := h.m.input.Value(); got != "next, the docs" {
+		t.Errorf("the interrupt lost the input: %q", got)
+	}
+	if !strings.Contains(ansi.Strip(h.m.frameText()), "interrupting… press Ctrl+C again to exit") {
+		t.Errorf("live area:\n%s", ansi.Strip(h.m.frameText()))
+	}
+	h.send(turnDoneMsg{res: agent.TurnResult{Stop: agent.StopInterrupted}})
+	if !strings.Contains(h.printedText(), "⏹ interrupted") {
+		t.Errorf("printed:\n%s", h.printedText())
+	}
+	if live := ansi.Strip(h.m.frameText()); !strings.Contains(live, "press Ctrl+C again to exit") || strings.Contains(live, "interrupting") {
+		t.Errorf("after the turn ended, the status line says:\n%s", live)
+	}
+	if cmd := h.send(keyMsg("ctrl+c")); cmd == nil || !isQuit(cmd) {
+		t.Fatal("the second Ctrl+C did not exit")
+	}
+
+	// Idle: the first clears the input and asks, the second exits.
+	h = newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.typeText("half a thought")
+	h.send(keyMsg("ctrl+c"))
+	if h.m.quitting {
+		t.Fatal("the first Ctrl+C when idle exited")
+	}
+	if h.m.input.Value() != "" || !strings.Contains(ansi.Strip(h.m.frameText()), "press Ctrl+C again to exit") {
+		t.Errorf("input %q, live area:\n%s", h.m.input.Value(), ansi.Strip(h.m.frameText()))
+	}
+	if cmd := h.send(keyMsg("ctrl+c")); cmd == nil || !isQuit(cmd) {
+		t.Fatal("the second Ctrl+C did not exit")
 	}
 }

@@ -317,11 +317,19 @@ func fit(s string, width int) string {
 	return strings.Join(lines, "\n")
 }
 
-// wrap soft-wraps plain or styled text to width columns. A row never ends
-// up wider than width (ansi.Wrap can leave the space it broke at).
+// wrap soft-wraps plain or styled text to width columns, breaking at
+// spaces; a word longer than the width is broken where it must be. A row
+// never ends up wider than width (ansi.Wrap can leave the space it broke
+// at).
 func wrap(s string, width int) string {
 	if width <= 0 {
 		return s
+	}
+	// ansi.Wrap also breaks after every hyphen, which cuts flags and names
+	// ("-" / "-base-url"): hyphens ride through it as a stand-in of the
+	// same width.
+	if hold := strings.Contains(s, "-") && !strings.Contains(s, nbHyphen); hold {
+		return strings.ReplaceAll(wrap(strings.ReplaceAll(s, "-", nbHyphen), width), nbHyphen, "-")
 	}
 	rows := strings.Split(ansi.Wrap(s, width, " "), "\n")
 	for i, r := range rows {
@@ -334,5 +342,66 @@ func wrap(s string, width int) string {
 			rows[i] = ansi.Hardwrap(r, width, true)
 		}
 	}
+	return strings.Join(rows, "\n")
+}
+
+// nbHyphen is U+2011, a hyphen no line is broken after.
+const nbHyphen = "\u2011"
+
+// hang lays content out under a prefix: its first row starts with first,
+// every later row (of a wrapped line, or a later line of content) with
+// cont, and each line is wrapped at word boundaries to what is left of
+// width. first and cont should be the same width.
+func hang(first, cont, content string, width int) string {
+	avail := max(width-max(ansi.StringWidth(first), ansi.StringWidth(cont)), 10)
+	var b strings.Builder
+	pre := first
+	for line := range strings.SplitSeq(content, "\n") {
+		for row := range strings.SplitSeq(wrap(line, avail), "\n") {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(pre + row)
+			pre = cont
+		}
+	}
+	return b.String()
+}
+
+// reflow wraps every row of s that is wider than width at word boundaries,
+// its later rows indented as the row is (up to half the width); rows that
+// fit are left as they are. It is the transcript's last layout step: no
+// printed row is left for the terminal to cut mid-word.
+func reflow(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	rows := strings.Split(s, "\n")
+	changed := false
+	for i, r := range rows {
+		if ansi.StringWidth(r) <= width {
+			continue
+		}
+		plain := ansi.Strip(r)
+		n := min(len(plain)-len(strings.TrimLeft(plain, " ")), width/2)
+		pad := strings.Repeat(" ", n)
+		rows[i] = hang(pad, pad, ansi.TruncateLeft(r, n, ""), width)
+		changed = true
+	}
+	if !changed {
+		return s
+	}
+	return strings.Join(rows, "\n")
+}
+
+// firstRows keeps the first n rows of s; when it cuts, the last row kept
+// ends with "…" (fitted to width).
+func firstRows(s string, n, width int) string {
+	rows := strings.Split(s, "\n")
+	if len(rows) <= n {
+		return s
+	}
+	rows = rows[:n]
+	rows[n-1] = ansi.Truncate(rows[n-1], max(width-1, 1), "") + "…"
 	return strings.Join(rows, "\n")
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"brig/agent"
+	"brig/internal/termsafe"
 )
 
 // Options are the terminal the TUI runs on (tests give a pty or pipes).
@@ -29,9 +31,17 @@ func Run(ctx context.Context, cfg Config, o Options) (Summary, error) {
 	if o.In != nil {
 		opts = append(opts, tea.WithInput(o.In))
 	}
+	var out io.Writer = os.Stdout
 	if o.Out != nil {
-		opts = append(opts, tea.WithOutput(o.Out))
+		out = o.Out
 	}
+	// The live area parks the terminal's cursor, hidden (terminal.go);
+	// the title comes first, on its own line (see title).
+	guard := newCursorGuard(out)
+	_, _ = guard.Write([]byte(downsample(termsafe.Styled(title()), cfg.Profile) + "\r\n"))
+	guard.start()
+	defer guard.restore()
+	opts = append(opts, tea.WithOutput(guard))
 	if o.Env != nil {
 		opts = append(opts, tea.WithEnvironment(o.Env))
 	}

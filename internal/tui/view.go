@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"brig/agent"
 	"brig/internal/credentials"
@@ -41,6 +43,7 @@ func (m *Model) View() tea.View {
 	// The last gate: only brig's own styling (SGR) reaches the terminal;
 	// foreign text was made inert where it was inserted.
 	v.SetContent(termsafe.Styled(m.frameText()))
+	v.Cursor = parkedCursor
 	return v
 }
 
@@ -56,7 +59,7 @@ func (m *Model) frameText() string {
 		for _, q := range m.inbox.pending() {
 			bottom = append(bottom, stDim.Render(fit("queued › "+strings.ReplaceAll(inert(q), "\n", " ⏎ "), m.width)))
 		}
-		bottom = append(bottom, m.input.View())
+		bottom = append(bottom, m.inputView())
 		if items := m.popupItems(); len(items) > 0 {
 			bottom = append(bottom, m.popupView(items))
 		}
@@ -106,7 +109,7 @@ func (m *Model) liveView() string {
 		return ""
 	}
 	if m.liveC.src != src || m.liveC.width != m.width {
-		m.liveC = liveCache{src: src, width: m.width, out: m.md.render(inert(src), m.width)}
+		m.liveC = liveCache{src: src, width: m.width, out: reflow(m.md.render(inert(src), m.width), m.width)}
 	}
 	return m.liveC.out
 }
@@ -114,7 +117,7 @@ func (m *Model) liveView() string {
 // runningView is a tool call in progress with the tail of its output.
 func (m *Model) runningView(tv *toolView) string {
 	spin := spinnerFrames[m.frame%len(spinnerFrames)]
-	head := stAccent.Render(spin+" "+tv.ev.Name) + " " + toolTarget(tv.ev.Name, tv.ev.Args) + stDim.Render(fmt.Sprintf("  %s", time.Since(tv.start).Round(time.Second)))
+	head := stAccent.Render(spin+" "+tv.ev.Name) + " " + toolTarget(tv.ev.Name, tv.ev.Args) + stDim.Render(fmt.Sprintf("  %s", m.now().Sub(tv.start).Round(time.Second)))
 	out := fit(head, m.width)
 	if tv.sub != nil {
 		return out + "\n" + m.subagentView(tv.sub)
@@ -131,7 +134,7 @@ func (m *Model) runningView(tv *toolView) string {
 func (m *Model) statusLine() string {
 	var parts []string
 	if m.busy {
-		parts = append(parts, stAccent.Render(spinnerFrames[m.frame%len(spinnerFrames)]+" working "+time.Since(m.turnStart).Round(time.Second).String())+stDim.Render(" (Esc to interrupt)"))
+		parts = append(parts, stAccent.Render(spinnerFrames[m.frame%len(spinnerFrames)]+" working "+m.now().Sub(m.turnStart).Round(time.Second).String())+stDim.Render(" (Esc or Ctrl+C to interrupt)"))
 	} else if m.starting {
 		parts = append(parts, stDim.Render("starting…"))
 	}
@@ -142,25 +145,28 @@ func (m *Model) statusLine() string {
 			ctx += fmt.Sprintf("/%s (%d%%)", tokens(w), m.lastInput*100/w)
 		}
 		parts = append(parts, ctx)
-	} else {
-		parts = append(parts, stWarn.Render("no model"))
+	} else if !m.starting {
+		parts = append(parts, m.notStarted())
 	}
 	parts = append(parts, "mode "+string(m.modeOf()), fmt.Sprintf("$%.4f", m.sessCost))
 	parts = append(parts, m.sandboxState())
 	return fit(strings.Join(parts, stDim.Render(" · ")), m.width)
 }
 
-// sandboxState is the status line's word on the jail.
+// sandboxState is the status line's word on the jail. It agrees with
+// brig doctor: only a baseline guarantee that does not hold is a warning;
+// an optional one does not change it.
 func (m *Model) sandboxState() string {
 	if m.sandbox == nil {
 		return stDim.Render("jail …")
 	}
 	var missing, degraded int
 	for _, g := range m.sandbox.Guarantees {
-		switch g.Status {
-		case doctor.Missing:
+		switch {
+		case !g.Baseline:
+		case g.Status == doctor.Missing:
 			missing++
-		case doctor.Degraded:
+		case g.Status == doctor.Degraded:
 			degraded++
 		}
 	}
@@ -183,31 +189,49 @@ func tokens(n int) string {
 	return fmt.Sprint(n)
 }
 
-// bannerText is printed once at start: model, mode, workspace, what the
-// sandbox guarantees here, the instruction files, and the keys.
+// title is the banner's first line, written before the live area is
+// first drawn (Run): the live area then never starts in the screen's top
+// row, where erasing it would make tmux scroll it into the history
+// (scroll-on-clear).
+func title() string {
+	return stAccent.Render("brig") + stDim.Render(" — a coding agent whose every tool call runs in a kernel-enforced jail")
+}
+
+// bannerText is printed once the run is known, under the title: model,
+// mode, workspace, what the sandbox guarantees here, the instruction
+// files, and the keys.
 func (m *Model) bannerText() string {
 	var b strings.Builder
-	b.WriteString(stAccent.Render("brig") + stDim.Render(" — a coding agent whose every tool call runs in a kernel-enforced jail") + "\n")
 	row := func(label, value string) {
-		fmt.Fprintf(&b, "  %-10s %s\n", label, value)
+		b.WriteString(hang(fmt.Sprintf("  %-10s ", label), bannerIndent, value, m.width) + "\n")
 	}
 	switch {
 	case m.run != nil:
 		row("model", fmt.Sprintf("%s (%s)", inert(m.run.Model.ID), m.run.Provider))
 		if note := m.run.Model.Note(); note != "" {
-			b.WriteString("             " + stWarn.Render(inert(note)) + "\n")
+			b.WriteString(hang(bannerIndent, bannerIndent, stWarn.Render(inert(note)), m.width) + "\n")
 		}
+	case m.configError() != "":
+		row("model", stErr.Render("not started: the configuration does not load"))
 	case m.startErr != nil:
 		var missing *credentials.MissingError
 		if errors.As(m.startErr, &missing) {
-			row("model", stWarn.Render("none: ")+stWarn.Render(firstLine(missing.Error())))
-			for _, l := range strings.Split(missing.Error(), "\n")[1:] {
-				b.WriteString("             " + l + "\n")
+			head, steps := keyHelp(missing)
+			row("model", stWarn.Render("none: "+head))
+			for _, l := range steps {
+				b.WriteString(hang(bannerIndent, bannerIndent+"  ", l, m.width) + "\n")
 			}
-			b.WriteString("             " + stDim.Render("then restart brig or pick a model with /model; /help and /exit work now") + "\n")
 		} else {
-			row("model", stErr.Render("not connected: ")+inert(m.startErr.Error()))
+			row("model", stErr.Render("not started: ")+inert(m.startErr.Error()))
+			b.WriteString(hang(bannerIndent, bannerIndent, stDim.Render("once that is fixed, /model starts brig"), m.width) + "\n")
 		}
+	}
+	if cerr := m.configError(); cerr != "" {
+		row("config", stErr.Render(inert(cerr)))
+		b.WriteString(hang(bannerIndent, bannerIndent, stDim.Render("fix the file, then pick a model with /model to start"), m.width) + "\n")
+	}
+	if m.run == nil && (m.startErr != nil || m.configError() != "") {
+		b.WriteString(hang(bannerIndent, bannerIndent, stDim.Render("/help and /exit work now"), m.width) + "\n")
 	}
 	mode := m.modeOf()
 	row("mode", string(mode)+stDim.Render(" — "+modeHelp[mode]+" (/mode to change)"))
@@ -240,40 +264,57 @@ func (m *Model) bannerText() string {
 			}
 		}
 	}
-	b.WriteString(stDim.Render("  Enter send · Alt+Enter or Ctrl+J newline · Esc interrupt · /help · Ctrl+C twice to exit"))
+	b.WriteString(stDim.Render("  Enter send · Alt+Enter or Ctrl+J newline · Esc or Ctrl+C interrupt · /help · Ctrl+C twice to exit"))
 	return b.String()
 }
 
-// sandboxBanner tells the truth about the jail on this machine: which
-// guarantees do not hold, in warning colours.
+// sandboxBanner tells the truth about the jail on this machine, as brig
+// doctor does: a baseline guarantee that does not hold is named in warning
+// colours with why; an optional one that does not hold is named quietly.
 func (m *Model) sandboxBanner() string {
 	if m.sandbox == nil {
 		return ""
 	}
 	r := m.sandbox
-	var bad []doctor.Guarantee
+	var bad, optional []doctor.Guarantee
+	baseline := 0
 	for _, g := range r.Guarantees {
-		if g.Status != doctor.Holds {
+		if g.Baseline {
+			baseline++
+		}
+		switch {
+		case g.Status == doctor.Holds:
+		case g.Baseline:
 			bad = append(bad, g)
+		default:
+			optional = append(optional, g)
 		}
 	}
 	var b strings.Builder
-	if len(bad) == 0 {
-		fmt.Fprintf(&b, "  %-10s %s\n", "sandbox", stOK.Render(fmt.Sprintf("all %d guarantees hold", len(r.Guarantees)))+stDim.Render(fmt.Sprintf(" (Landlock ABI %d, seccomp, %s; brig doctor for details)", r.LandlockABI, namespaces(r))))
-		return b.String()
+	row := func(label, value string) {
+		b.WriteString(hang(fmt.Sprintf("  %-10s ", label), bannerIndent, value, m.width) + "\n")
 	}
-	head := fmt.Sprintf("%d of %d guarantees do not fully hold on this machine (brig doctor explains):", len(bad), len(r.Guarantees))
-	if !r.OK {
-		head = "a baseline guarantee is missing: tool calls will be refused. " + head
+	details := stDim.Render(fmt.Sprintf(" (Landlock ABI %d, seccomp, %s; brig doctor for details)", r.LandlockABI, namespaces(r)))
+	switch {
+	case len(bad) == 0 && len(optional) == 0:
+		row("sandbox", stOK.Render(fmt.Sprintf("all %d guarantees hold", len(r.Guarantees)))+details)
+	case len(bad) == 0:
+		row("sandbox", stOK.Render("every baseline guarantee holds")+details)
+	case !r.OK:
+		row("sandbox", stErr.Render(fmt.Sprintf("%d of %d baseline guarantees do not fully hold on this machine; tool calls that need a missing one are refused (brig doctor explains)", len(bad), baseline)))
+	default:
+		row("sandbox", stWarn.Render(fmt.Sprintf("%d of %d baseline guarantees hold only in part on this machine (brig doctor explains)", len(bad), baseline)))
 	}
-	fmt.Fprintf(&b, "  %-10s %s\n", "sandbox", stWarn.Render(head))
 	for _, g := range bad {
 		mark, st := "~", stWarn
 		if g.Status == doctor.Missing {
 			mark, st = "✗", stErr
 		}
-		b.WriteString("             " + st.Render(mark+" "+g.Name) + "\n")
-		b.WriteString(stDim.Render(indent(wrap(g.Why, max(m.width-16, 20)), "               ")) + "\n")
+		b.WriteString(hang(bannerIndent+st.Render(mark+" "), bannerIndent+"  ", st.Render(g.Name), m.width) + "\n")
+		b.WriteString(hang(bannerIndent+"  ", bannerIndent+"  ", stDim.Render(g.Why), m.width) + "\n")
+	}
+	for _, g := range optional {
+		b.WriteString(hang(bannerIndent, bannerIndent, stDim.Render("optional, not on this machine: "+g.Name), m.width) + "\n")
 	}
 	return b.String()
 }
@@ -341,7 +382,6 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 	default:
 		mark = stOK.Render("● ")
 	}
-	head := mark + stBold.Render(te.Name) + " " + toolTarget(te.Name, te.Args)
 	var facts []string
 	if r.Meta.ExitCode != nil {
 		facts = append(facts, fmt.Sprintf("exit %d", *r.Meta.ExitCode))
@@ -355,33 +395,26 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 	if o.Duration >= 100*time.Millisecond {
 		facts = append(facts, o.Duration.Round(100*time.Millisecond).String())
 	}
+	var tail string
 	if len(facts) > 0 {
-		head += stDim.Render(" · " + strings.Join(facts, " · "))
+		tail = stDim.Render(" · " + strings.Join(facts, " · "))
 	}
-	lines := []string{fit(head, m.width)}
+	lines := []string{m.toolHead(mark, te.Name, toolTarget(te.Name, te.Args), tail)}
 	if !o.Changes.Empty() || o.Changes != nil && len(o.Changes.ExcludedChanged) > 0 {
 		// What the call changed (/undo puts it back), on its own line so a
 		// long command does not cut it off.
-		lines = append(lines, stDim.Render(fit("  ✎ "+inert(o.Changes.Summary()), m.width)))
+		lines = append(lines, stDim.Render(wrap("  ✎ "+inert(o.Changes.Summary()), m.width)))
 	}
 	switch {
 	case denied || (r.IsError && r.Meta.ExitCode == nil):
-		lines = append(lines, stDim.Render("  ⎿ ")+wrap(inert(firstLine(r.Text)), m.width-4))
+		lines = append(lines, hang(stDim.Render("  ⎿ "), "    ", inert(firstLine(r.Text)), m.width))
 	case r.Meta.Diff != "":
 		lines = append(lines, m.hl.renderDiff(r.Meta.Path, r.Meta.Diff, m.width, 40))
 		if r.Meta.DiffTruncated {
 			lines = append(lines, stDim.Render("     (the diff was cut by brig's cap)"))
 		}
 	case te.Name == string(tools.Bash):
-		kept, dropped := capLines(inert(r.Text), 10)
-		if dropped > 0 {
-			lines = append(lines, stDim.Render(fmt.Sprintf("  ⎿ … %d earlier lines (Ctrl+O shows all of it, as the model got it)", dropped)))
-		}
-		for l := range strings.SplitSeq(kept, "\n") {
-			if kept != "" {
-				lines = append(lines, stDim.Render(fit("  │ "+l, m.width)))
-			}
-		}
+		lines = append(lines, m.outputTail(inert(r.Text), outputRows)...)
 	case te.Name == string(tools.UpdatePlan) && m.run != nil:
 		lines = append(lines, stDim.Render(indent(strings.TrimRight(m.run.Executor.Plan().Checklist(), "\n"), "  ")))
 	default:
@@ -394,4 +427,99 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 
 func indent(s, pre string) string {
 	return pre + strings.ReplaceAll(s, "\n", "\n"+pre)
+}
+
+// bannerIndent lines a banner row's later rows up under its value.
+const bannerIndent = "             "
+
+// toolHead is a finished call's first line: its mark, name, target and
+// facts, wrapped. A target too long for about three rows (a heredoc) is
+// cut, with a marker; the facts always show.
+func (m *Model) toolHead(mark, name, target, facts string) string {
+	room := 3*(m.width-2) - ansi.StringWidth(name) - ansi.StringWidth(facts) - 1
+	if ansi.StringWidth(target) > room {
+		target = ansi.Truncate(target, max(room, 10), "…")
+	}
+	return hang(mark, "  ", stBold.Render(name)+" "+target+facts, m.width)
+}
+
+// outputRows is how many rows of a finished command's output the
+// transcript shows (Ctrl+O prints all of it).
+const outputRows = 10
+
+// outputTail is the end of a command's output under a gutter: the last
+// whole lines that fit in n rows, wrapped; when the last line alone is
+// taller, its end. A note says what is left out.
+func (m *Model) outputTail(text string, n int) []string {
+	text = strings.TrimRight(text, "\n")
+	if text == "" {
+		return nil
+	}
+	lines := strings.Split(text, "\n")
+	var rows []string
+	i, cut := len(lines), false
+	for i > 0 {
+		r := strings.Split(hang("  │ ", "  │ ", lines[i-1], m.width), "\n")
+		if len(rows)+len(r) > n {
+			if len(rows) == 0 {
+				rows, cut = r[len(r)-n:], true
+				i--
+			}
+			break
+		}
+		rows = append(r, rows...)
+		i--
+	}
+	var out []string
+	switch {
+	case cut:
+		out = append(out, hang(stDim.Render("  ⎿ "), "    ", stDim.Render(fmt.Sprintf("… %d earlier lines and the start of this one (Ctrl+O shows all of it, as the model got it)", i)), m.width))
+	case i > 0:
+		out = append(out, hang(stDim.Render("  ⎿ "), "    ", stDim.Render(fmt.Sprintf("… %d earlier lines (Ctrl+O shows all of it, as the model got it)", i)), m.width))
+	}
+	for _, r := range rows {
+		out = append(out, stDim.Render(r))
+	}
+	return out
+}
+
+// inputCount is the number of rows the input's value takes at a width,
+// and the unlimited textarea that counted them (its layout cache kept).
+type inputCount struct {
+	value string
+	width int
+	rows  int
+	all   *textarea.Model
+}
+
+// inputView is the input box, and under it, when it holds more rows than
+// it shows, how many are out of sight above and below.
+func (m *Model) inputView() string {
+	view := m.input.View()
+	if m.input.Height() < inputRows {
+		return view // all of it shows
+	}
+	v := m.input.Value()
+	if c := &m.inRows; c.value != v || c.width != m.width {
+		if c.all == nil {
+			all := newInput(0) // lays the same text out with no height limit
+			c.all = &all
+		}
+		c.all.SetWidth(m.width)
+		c.all.SetValue(v)
+		c.value, c.width, c.rows = v, m.width, c.all.Height()
+	}
+	above := m.input.ScrollYOffset()
+	below := m.inRows.rows - above - m.input.Height()
+	var parts []string
+	if above > 0 {
+		parts = append(parts, fmt.Sprintf("+%d lines above", above))
+	}
+	if below > 0 {
+		parts = append(parts, fmt.Sprintf("+%d lines below", below))
+	}
+	if len(parts) == 0 {
+		return view
+	}
+	return view + "\n" + stDim.Render("  ⋮ "+strings.Join(parts, " · ")+" (↑/↓ move through the input)")
 }

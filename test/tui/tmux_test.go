@@ -232,40 +232,52 @@ func TestEditApprovedOnce(t *testing.T) {
 }
 
 // TestEscDuringBash: Esc during a long command ends the call and its
-// process tree; the next prompt works.
+// process tree; the next prompt works. A single Ctrl+C does the same (and
+// does not exit).
 func TestEscDuringBash(t *testing.T) {
-	marker := "brig-tui-sleep-" + filepath.Base(t.TempDir())
-	tm := newTerm(t,
-		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"(exec -a `+marker+`-child sleep 60) & exec -a `+marker+` sleep 60"}`)}},
-		fakeprovider.Turn{Text: "after the interrupt, all good"},
-	)
-	tm.launch("--mode", "auto")
-	tm.waitFor(10*time.Second, "› Ask brig")
-	tm.typeLine("run the long thing")
-	deadline := waitDeadline(t)
-	for !running(marker) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the command never started\n%s", tm.screen())
-		}
-		time.Sleep(20 * time.Millisecond)
+	for _, key := range []string{"Escape", "C-c"} {
+		t.Run(key, func(t *testing.T) {
+			marker := "brig-tui-sleep-" + filepath.Base(t.TempDir())
+			tm := newTerm(t,
+				fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"(exec -a `+marker+`-child sleep 60) & exec -a `+marker+` sleep 60"}`)}},
+				fakeprovider.Turn{Text: "after the interrupt, all good"},
+			)
+			tm.launch("--mode", "auto")
+			tm.waitFor(10*time.Second, "› Ask brig")
+			tm.typeLine("run the long thing")
+			deadline := waitDeadline(t)
+			for !running(marker) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the command never started\n%s", tm.screen())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			tm.waitFor(5*time.Second, "working")
+			tm.keys(key)
+			tm.waitFor(10*time.Second, "interrupted")
+			for deadline := waitDeadline(t); running(marker); {
+				if time.Now().After(deadline) {
+					t.Fatal("a process of the interrupted call is still running")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if key == "C-c" {
+				// The Ctrl+C prompt expires; brig is still there.
+				s := tm.waitUntil(10*time.Second, "the Ctrl+C prompt gone", func(s string) bool { return !strings.Contains(s, "press Ctrl+C again") })
+				if strings.Contains(s, "[brig exited") {
+					t.Fatalf("one Ctrl+C exited brig:\n%s", s)
+				}
+			}
+			tm.typeLine("carry on")
+			tm.waitFor(10*time.Second, "after the interrupt, all good")
+			// The second request is provider-valid: the interrupted call has its
+			// result (the fake provider refuses a history without it).
+			if r := tm.srv.Requests()[1]; r.Status != 200 {
+				t.Errorf("the request after the interrupt was refused: %d %s", r.Status, r.Reject)
+			}
+			tm.quit()
+		})
 	}
-	tm.waitFor(5*time.Second, "working")
-	tm.keys("Escape")
-	tm.waitFor(10*time.Second, "interrupted")
-	for deadline := waitDeadline(t); running(marker); {
-		if time.Now().After(deadline) {
-			t.Fatal("a process of the interrupted call is still running")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	tm.typeLine("carry on")
-	tm.waitFor(10*time.Second, "after the interrupt, all good")
-	// The second request is provider-valid: the interrupted call has its
-	// result (the fake provider refuses a history without it).
-	if r := tm.srv.Requests()[1]; r.Status != 200 {
-		t.Errorf("the request after the interrupt was refused: %d %s", r.Status, r.Reject)
-	}
-	tm.quit()
 }
 
 func running(name string) bool {
@@ -352,7 +364,7 @@ func TestResumeRestoresSession(t *testing.T) {
 	tm.quit()
 
 	tm.launch()
-	tm.waitFor(10*time.Second, "› Ask brig", "ctx 0/") // the run has started: /resume needs it
+	tm.waitFor(10*time.Second, "› Ask brig", "· ctx ") // started: /resume needs the agent idle
 	tm.typeLine("/resume")
 	tm.waitFor(10*time.Second, "resume a session of this workspace", "remember the word zebra")
 	tm.keys("Enter")

@@ -1,0 +1,206 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+
+	"brig/agent"
+	"brig/agent/provider"
+	"brig/internal/credentials"
+	"brig/internal/doctor"
+	"brig/policy"
+	"brig/tools"
+)
+
+// prose is a sentence of ordinary words, long enough to wrap at any width.
+const prose = "the quick brown fox jumps over the lazy dog while seventeen careful reviewers read every changed line of the parser twice before lunch"
+
+// offline is a provider.Client whose every request fails.
+type offline struct{}
+
+func (offline) Provider() provider.Name { return provider.Anthropic }
+
+func (offline) Stream(context.Context, provider.Request, func(provider.Event) error) (provider.Response, error) {
+	return provider.Response{}, errors.New("offline")
+}
+
+// feedTranscript sends one of everything the transcript prints: the user's
+// message, a streamed answer, a server search, a queued message delivered,
+// a command with long output lines, a denied call, an approval answer, a
+// notice, and a failed turn.
+func feedTranscript(h *harness) {
+	h.typeText("please " + prose)
+	h.keys("enter") // the client fails at once; the turn's end is sent below
+	h.send(eventsMsg{
+		{Kind: agent.EventText, Text: "Sure: " + prose + ".\n\n"},
+		{Kind: agent.EventServerTool, Text: "searched the web for " + prose},
+	})
+	h.send(deliveredMsg{"also " + prose})
+	cmd := json.RawMessage(`{"command":"go test ./... && echo ` + prose + `"}`)
+	h.send(eventsMsg{
+		{Kind: agent.EventToolStart, Tool: &agent.ToolEvent{ID: "b", Name: "bash", Args: cmd}},
+		{Kind: agent.EventToolEnd, Tool: &agent.ToolEvent{ID: "b", Name: "bash", Args: cmd, Outcome: &agent.Outcome{
+			Result: tools.Result{Text: "ok  \tbrig/policy\t0.2s\n--- FAIL: TestParser: " + prose + "\nFAIL\n", Meta: tools.Meta{ExitCode: intp(1)}}, Duration: 2 * time.Second}}},
+		{Kind: agent.EventToolStart, Tool: &agent.ToolEvent{ID: "r", Name: "read_file", Args: json.RawMessage(`{"path":"/home/dev/.ssh/id_ed25519"}`)}},
+		{Kind: agent.EventToolEnd, Tool: &agent.ToolEvent{ID: "r", Name: "read_file", Args: json.RawMessage(`{"path":"/home/dev/.ssh/id_ed25519"}`), Outcome: &agent.Outcome{
+			Verdict: &policy.Verdict{Tier: policy.Deny}, Result: tools.Result{IsError: true, Text: "denied by brig's policy: " + prose}}}},
+		{Kind: agent.EventNotice, Text: "retrying: " + prose},
+	})
+	p := &pending{req: bashRequest("/ws"), reply: make(chan agent.Approval, 1)}
+	h.send(approvalMsg{p})
+	h.keys("5")
+	h.typeText(prose)
+	h.keys("enter")
+	h.send(turnDoneMsg{err: errors.New("the provider said: " + prose)})
+}
+
+// TestTranscriptWrapsAtWords: at 40, 80 and 200 columns no printed row is
+// wider than the terminal, and every word of what was said is whole on one
+// row: rows break between words, never inside one.
+func TestTranscriptWrapsAtWords(t *testing.T) {
+	for _, width := range []int{40, 80, 200} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			h := newHarness(t, width, colorprofile.NoTTY, oneMissing())
+			h.start(h.conn(policy.ModeAsk, offline{}))
+			feedTranscript(h)
+			out := ansi.Strip(h.printedText())
+			rows := strings.Split(out, "\n")
+			for _, r := range rows {
+				if w := ansi.StringWidth(r); w > width {
+					t.Errorf("a row of %d columns: %q", w, r)
+				}
+			}
+			words := map[string]bool{}
+			for _, r := range rows {
+				for _, w := range strings.Fields(r) {
+					words[strings.Trim(w, ".,:;()")] = true
+				}
+			}
+			for _, w := range strings.Fields(prose) {
+				if !words[w] {
+					t.Errorf("%q is not whole on any row", w)
+				}
+			}
+			// Every sentence is there once its rows are joined (the gutter
+			// of command output left out).
+			joined := strings.Join(strings.Fields(strings.ReplaceAll(out, "│", "")), " ")
+			for _, want := range []string{"› please " + prose, "Sure: " + prose, "searched the web for " + prose, "(queued, sent at a tool boundary) also " + prose,
+				"FAIL: TestParser: " + prose, "denied by brig's policy: " + prose, "brig: retrying: " + prose, "denied: " + prose, "the provider said: " + prose} {
+				if !strings.Contains(joined, want) {
+					t.Errorf("%q is not in the transcript", want)
+				}
+			}
+			if t.Failed() {
+				t.Logf("the transcript at %d columns:\n%s", width, out)
+			}
+		})
+	}
+}
+
+// TestConfigErrorIsShown: a config that does not load is shown as what it
+// is, with its file, line and fix, in the banner and the status line, not
+// as a model that is not connected; a prompt sent meanwhile says the same.
+func TestConfigErrorIsShown(t *testing.T) {
+	const cerr = "/home/dev/project/.brig/config.toml:3: expected '=' after a key (this file comes with the repository; fix or remove it)"
+	for _, width := range []int{40, 80, 200} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			r := allHold()
+			r.SetConfig(doctor.ConfigStatus{Workspace: "/home/dev/project", Error: cerr})
+			h := newHarness(t, width, colorprofile.NoTTY, r)
+			h.send(startedMsg{err: errors.New(cerr)})
+			golden(t, fmt.Sprintf("banner_config_error_%d", width), h.frame())
+			// A path longer than the row is broken across rows: compare
+			// without the spaces.
+			flat := func(s string) string { return strings.Join(strings.Fields(ansi.Strip(s)), "") }
+			banner := flat(h.printedText())
+			if !strings.Contains(banner, flat("config "+cerr)) || !strings.Contains(banner, flat("model not started: the configuration does not load")) {
+				t.Errorf("banner:\n%s", h.printedText())
+			}
+			if st := ansi.Strip(h.m.statusLine()); !strings.Contains(st, "config error at .brig/config.toml:3") && width >= 80 {
+				t.Errorf("status line: %s", st)
+			}
+			h.printed = nil
+			h.typeText("hello")
+			h.keys("enter")
+			if got := flat(h.printedText()); !strings.Contains(got, flat("not started: the configuration does not load ("+cerr+"); fix it, then pick a model with /model")) {
+				t.Errorf("a prompt was answered with:\n%s", got)
+			}
+		})
+	}
+}
+
+// TestModelPickerNeedsAKey: a model whose provider has no key is greyed
+// out with the reason and a fix the user can carry out from the TUI (no
+// command-line flags), cannot be chosen, and /model with its id says the
+// same.
+func TestModelPickerNeedsAKey(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	const file = "/home/dev/.config/brig/credentials.toml"
+	h.m.cfg.Usable = func(model string) error {
+		if md, err := provider.Lookup(model, false); err == nil && md.Provider == provider.OpenAI {
+			return &credentials.MissingError{Provider: "openai", File: file}
+		}
+		return nil
+	}
+	h.printed = nil
+	h.typeText("/model")
+	h.keys("enter")
+	p := h.m.picker
+	if p == nil {
+		t.Fatal("no picker")
+	}
+	for _, it := range p.items {
+		md, _ := provider.Lookup(it.value, false)
+		if greyed := it.disabled && it.why == "no OPENAI_API_KEY"; greyed != (md.Provider == provider.OpenAI) {
+			t.Errorf("%s: disabled %v (%s)", it.value, it.disabled, it.why)
+		}
+	}
+	for range p.items {
+		h.keys("down")
+		if it := p.items[p.idx]; it.disabled {
+			t.Fatalf("the cursor reached %s, which has no key", it.value)
+		}
+	}
+	live := strings.Join(strings.Fields(ansi.Strip(h.m.frameText())), " ")
+	if !strings.Contains(live, `greyed out: no OPENAI_API_KEY: set it or add it to `+file+` as [openai] api_key = "…"`) || strings.Contains(live, "--") {
+		t.Errorf("the picker does not say why, or gives flags:\n%s", ansi.Strip(h.m.frameText()))
+	}
+	golden(t, "picker_model_no_key", h.frame())
+	h.keys("esc")
+
+	h.typeText("/model gpt-5")
+	h.keys("enter")
+	got := strings.Join(strings.Fields(ansi.Strip(h.printedText())), " ")
+	if !strings.Contains(got, "/model: gpt-5: no OPENAI_API_KEY: set it or add it to "+file) || strings.Contains(got, "--") || h.m.starting {
+		t.Errorf("/model gpt-5 printed:\n%s", got)
+	}
+}
+
+// TestWrapBreaksAtSpacesOnly: a row breaks between words, not after the
+// hyphens inside one (a flag, a file name); a word longer than the row is
+// broken where it must be; \u2011 in the text is kept as it is.
+func TestWrapBreaksAtSpacesOnly(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"check the network, --base-url and ANTHROPIC_BASE_URL", 20, "check the network,\n--base-url and\nANTHROPIC_BASE_URL"},
+		{"a well-known cross-platform tool", 14, "a well-known\ncross-platform\ntool"},
+		{"supercalifragilistic", 8, "supercal\nifragili\nstic"},
+		{"non\u2011breaking - and -", 40, "non\u2011breaking - and -"},
+	} {
+		if got := wrap(tc.in, tc.width); got != tc.want {
+			t.Errorf("wrap(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+	}
+}
