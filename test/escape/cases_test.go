@@ -1262,9 +1262,10 @@ func terminalCases() []escCase {
 // survivors
 
 // pySurvivor writes src/started-N once it runs (argv carries the marker),
-// then sleeps.
+// then sleeps. It ends by itself after two minutes: a control's survivor
+// that a killed test run could not clean up does not stay for good.
 func pySurvivor(marker, n string) string {
-	return `python3 -c 'import sys,time; open(sys.argv[1],"w").write("x"); time.sleep(300)' src/started-` + n + ` ` + marker
+	return `python3 -c 'import sys,time; open(sys.argv[1],"w").write("x"); time.sleep(120)' src/started-` + n + ` ` + marker
 }
 
 // waitStarted waits for the survivor to have started; the call's timeout
@@ -1367,7 +1368,8 @@ if os.fork(): sys.exit(0)
 os.setsid()
 if os.fork(): sys.exit(0)
 for fd in (0,1,2): os.close(fd)
-while True:
+end = time.time() + 120
+while time.time() < end:
     with open("src/heartbeat","a") as f: f.write("x")
     time.sleep(0.1)
 ' ` + marker + `; while [ $(wc -c < src/heartbeat 2>/dev/null || echo 0) -lt 3 ]; do sleep 0.05; done`
