@@ -26,6 +26,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/safefs"
 	"brig/jail"
 )
 
@@ -382,7 +383,8 @@ func snapshotProtected(paths []string) map[string]protectedState {
 // created is moved out of the workspace, a symlink it replaced is put back.
 // Every process of the call is dead by now, so nothing races with this; but
 // the call may have replaced a directory on the way by a symlink, so every
-// step happens inside the path's parent opened without following symlinks.
+// step happens inside the path's parent opened without following symlinks
+// (safefs).
 func (s *Supervisor) sweep(before map[string]protectedState) []string {
 	var found []string
 	for p, st := range before {
@@ -398,7 +400,7 @@ func (s *Supervisor) sweep(before map[string]protectedState) []string {
 				continue
 			}
 		}
-		dir, err := openNoSymlinks(filepath.Dir(p))
+		dir, err := safefs.Open(filepath.Dir(p))
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				// A directory on the way became a symlink: the call did
@@ -419,13 +421,13 @@ func (s *Supervisor) sweep(before map[string]protectedState) []string {
 
 // sweepOne checks one protected path inside its parent directory and undoes
 // a change. It reports whether there was one.
-func (s *Supervisor) sweepOne(dir *os.Root, p string, st protectedState) bool {
+func (s *Supervisor) sweepOne(dir *safefs.Dir, p string, st protectedState) bool {
 	base := filepath.Base(p)
-	fi, err := dir.Lstat(base)
+	mode, err := dir.Lstat(base)
 	if err != nil {
 		return false // absent: nothing was created
 	}
-	if !st.missing && fi.Mode()&os.ModeSymlink != 0 {
+	if !st.missing && mode&os.ModeSymlink != 0 {
 		if target, err := dir.Readlink(base); err == nil && target == st.link {
 			return false // unchanged
 		}
@@ -474,7 +476,7 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec) []string {
 		})
 	}
 	for _, p := range found {
-		dir, err := openNoSymlinks(filepath.Dir(p))
+		dir, err := safefs.Open(filepath.Dir(p))
 		if err != nil {
 			continue
 		}
@@ -509,38 +511,22 @@ func writtenRoots(spec jail.Spec) []string {
 	return roots
 }
 
-// quarantine moves dir/base under the quarantine directory, or deletes it
-// when that is not possible (another filesystem, no quarantine set).
-func (s *Supervisor) quarantine(dir *os.Root, base string) error {
+// quarantine moves dir/base under the quarantine directory (brig's own
+// state, which no call can write), or deletes it when that is not possible
+// (another filesystem, no quarantine set). Neither follows a link.
+func (s *Supervisor) quarantine(dir *safefs.Dir, base string) error {
 	if s.quarantineDir != "" {
-		q := filepath.Join(s.quarantineDir, time.Now().UTC().Format("20060102T150405.000000000"))
-		if err := os.MkdirAll(q, 0o700); err == nil {
-			// Renaming through /proc/self/fd keeps the source inside the
-			// directory that was opened without symlinks.
-			if f, err := dir.Open("."); err == nil {
-				err = os.Rename(fmt.Sprintf("/proc/self/fd/%d/%s", f.Fd(), base), filepath.Join(q, base))
-				f.Close()
-				if err == nil {
-					return nil
-				}
+		q, err := safefs.MkdirAllResolved(filepath.Join(s.quarantineDir, time.Now().UTC().Format("20060102T150405.000000000")), 0o700)
+		if err == nil {
+			err = dir.Rename(base, q, base)
+			q.Close()
+			if err == nil {
+				return nil
 			}
 		}
+		s.log.Debug("quarantine", "path", filepath.Join(dir.Path(), base), "err", err)
 	}
 	return dir.RemoveAll(base)
-}
-
-// openNoSymlinks opens a directory as an os.Root, refusing any symlink on
-// the way (openat2 RESOLVE_NO_SYMLINKS).
-func openNoSymlinks(path string) (*os.Root, error) {
-	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS,
-	})
-	if err != nil {
-		return nil, &os.PathError{Op: "openat2", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	return os.OpenRoot(fmt.Sprintf("/proc/self/fd/%d", fd))
 }
 
 // startInUserNS starts cmd, whose SysProcAttr asks for a new user namespace.
