@@ -26,7 +26,15 @@ const (
 const (
 	initArg   = "__brig_jail_init"
 	workerArg = "__brig_jail_worker"
+	probeArg  = "__brig_probe"
 )
+
+// ProbeArgs is the whole argv that makes the brig binary exit 0 at once,
+// before anything else runs (ChildMain): what a namespace probe starts.
+// A probe runs this very binary (/proc/self/exe) with an empty
+// environment, never a program looked up on PATH, so nothing a call could
+// have written runs outside the jail, and no secret reaches it.
+func ProbeArgs() []string { return []string{"brig-probe", probeArg} }
 
 // InitArgs returns the arguments (after argv[0]) that make the brig binary
 // start as a jail init process. cgroupProcs are cgroup.procs files init

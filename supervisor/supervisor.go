@@ -87,6 +87,10 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 	if s.exe == "" {
 		s.exe = "/proc/self/exe"
 	}
+	if !filepath.IsAbs(s.exe) {
+		// Never a name looked up on PATH.
+		return nil, fmt.Errorf("the jail executable %q is not an absolute path", s.exe)
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -556,13 +560,15 @@ func (s *Supervisor) startInUserNS(cmd *exec.Cmd) error {
 }
 
 // probeUserNS reports whether an unprivileged user namespace with mount, PID
-// and network namespaces can be created here.
+// and network namespaces can be created here. The probe is the jail's own
+// binary started as a probe (it exits at once), with an empty environment
+// and / as its directory: nothing is looked up on PATH, and nothing of the
+// supervisor's environment (API keys) reaches it.
 func (s *Supervisor) probeUserNS(ctx context.Context) bool {
-	truePath, err := exec.LookPath("true")
-	if err != nil {
-		return false
-	}
-	cmd := exec.CommandContext(ctx, truePath)
+	cmd := exec.CommandContext(ctx, s.exe)
+	cmd.Args = jail.ProbeArgs()
+	cmd.Env = []string{}
+	cmd.Dir = "/"
 	uid, gid := os.Getuid(), os.Getgid()
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
