@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -115,6 +116,84 @@ type Spec struct {
 	Env    []string `json:"env"`
 	Limits Limits   `json:"limits"`
 	Layers Layers   `json:"layers,omitempty"`
+	// Cache is the per-workspace toolchain cache the call may write (it
+	// is also among Paths), which the supervisor prepares right before
+	// the call starts. nil: none. The child never sees it.
+	Cache *Cache `json:"cache,omitempty" codec:"-"`
+}
+
+// Cache describes brig's per-workspace toolchain cache for one call. It is
+// data only: compiling a grant has no side effect, and the supervisor
+// prepares the directory once the call is approved and about to run,
+// without following any link a call left there (see the README's security
+// model).
+type Cache struct {
+	// Root is brig's cache root (~/.cache/brig/jail); no call can write it.
+	Root string `json:"root"`
+	// Name is this workspace's cache directory under Root (one path
+	// element). It names the repository's identity as well as its path,
+	// so another repository at the same path gets a fresh cache.
+	Name string `json:"name"`
+	// Dirs are made when missing; whatever else bears one of these names
+	// (a symbolic link, a file) is replaced by a directory.
+	Dirs []string `json:"dirs,omitempty"`
+	// Files are toolchain configuration that brig writes anew before every
+	// call: what an earlier call left there is never trusted.
+	Files []CacheFile `json:"files,omitempty"`
+	// Remove are paths below the cache (relative) that a toolchain would
+	// read as configuration; they are removed before every call.
+	Remove []string `json:"remove,omitempty"`
+	// Stale are other entries of Root holding older caches of this
+	// workspace's path (another repository lived there); they are removed.
+	Stale []string `json:"stale,omitempty"`
+}
+
+// CacheFile is a file the supervisor recreates in the cache before a call.
+type CacheFile struct {
+	Name string `json:"name"` // one path element
+	Data string `json:"data,omitempty"`
+}
+
+// Dir is the cache directory itself.
+func (c Cache) Dir() string { return filepath.Join(c.Root, c.Name) }
+
+// Validate reports the first malformed name: every name is one path element
+// (Remove entries are relative paths without ..), so preparing the cache
+// never leaves it.
+func (c Cache) Validate() error {
+	if !filepath.IsAbs(c.Root) {
+		return fmt.Errorf("jail spec: cache root %q is not absolute", c.Root)
+	}
+	one := func(what, n string) error {
+		if n == "" || n == "." || n == ".." || strings.Contains(n, "/") {
+			return fmt.Errorf("jail spec: cache %s %q is not a single path element", what, n)
+		}
+		return nil
+	}
+	if err := one("name", c.Name); err != nil {
+		return err
+	}
+	for _, d := range c.Dirs {
+		if err := one("directory", d); err != nil {
+			return err
+		}
+	}
+	for _, f := range c.Files {
+		if err := one("file", f.Name); err != nil {
+			return err
+		}
+	}
+	for _, n := range c.Stale {
+		if err := one("stale entry", n); err != nil {
+			return err
+		}
+	}
+	for _, r := range c.Remove {
+		if filepath.IsAbs(r) || r != filepath.Clean(r) || r == "." || r == ".." || strings.HasPrefix(r, "../") {
+			return fmt.Errorf("jail spec: cache path to remove %q is not a clean relative path below the cache", r)
+		}
+	}
+	return nil
 }
 
 // Invocation is what runs inside the jail: a command, or a Go tool compiled
@@ -186,6 +265,9 @@ func (s Spec) Validate() error {
 		if !filepath.IsAbs(p) {
 			return fmt.Errorf("jail spec: protected or hidden path %q is not absolute", p)
 		}
+	}
+	if s.Cache != nil {
+		return s.Cache.Validate()
 	}
 	return nil
 }

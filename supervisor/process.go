@@ -58,6 +58,11 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	if err != nil {
 		return nil, err
 	}
+	if spec.Cache != nil {
+		if err := s.prepareCache(spec.Cache); err != nil {
+			return nil, err
+		}
+	}
 	if !pl.opts.Namespaces && spec.Limits.Processes > 0 && os.Geteuid() != 0 {
 		spec.Limits.Processes += userProcesses(os.Getuid()) // see Run
 	}

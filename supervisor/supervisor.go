@@ -145,6 +145,11 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	if err != nil {
 		return jail.Result{}, err
 	}
+	if spec.Cache != nil {
+		if err := s.prepareCache(spec.Cache); err != nil {
+			return jail.Result{}, err
+		}
+	}
 	if !plan.opts.Namespaces && spec.Limits.Processes > 0 && os.Geteuid() != 0 {
 		// Without a user namespace RLIMIT_NPROC counts every process of
 		// the user, not just the call's: allow the call its own budget on
