@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"brig/internal/safefs"
 	"brig/jail"
 	"brig/policy"
 	"brig/supervisor"
@@ -135,7 +136,7 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 				o.Err = fmt.Errorf("per-call temporary directory: %w", err)
 				return o
 			}
-			defer os.RemoveAll(dir)
+			defer safefs.RemoveAllUnder(dir) // the call could write it: nothing in it is followed
 			callTmp = dir
 		}
 		s, err := e.Policy.Compile(v, callTmp)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"brig/internal/envguard"
+	"brig/internal/safefs"
 	"brig/internal/xdg"
 	"brig/jail"
 	"brig/policy"
@@ -128,7 +129,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 		if err != nil {
 			return fmt.Errorf("per-call temporary directory: %w", err)
 		}
-		defer os.RemoveAll(tmp)
+		defer safefs.RemoveAllUnder(tmp) // the call could write it: nothing in it is followed
 		callTmp = tmp
 	}
 	prof, err := wp.Policy.BashProfile(o.ReadOnly, callTmp)
