@@ -30,14 +30,14 @@ const cacheIdentityLen = 16
 // call: an empty npmrc, an empty Go env file, no cargo config or
 // credentials (pip reads none: PIP_CONFIG_FILE=/dev/null).
 func jailCache(root, workspace, home string, env []string) (*jail.Cache, []string, error) {
-	id, err := workspaceIdentity(workspace)
+	name, err := CacheName(workspace)
 	if err != nil {
 		return nil, nil, err
 	}
 	base := WorkspaceID(workspace)
 	c := &jail.Cache{
 		Root:   root,
-		Name:   base + "-" + id,
+		Name:   name,
 		Dirs:   []string{"go-build", "npm", "pip", "xdg", "cargo"},
 		Files:  []jail.CacheFile{{Name: "npmrc"}, {Name: "go.env"}},
 		Remove: []string{"cargo/config", "cargo/config.toml", "cargo/credentials", "cargo/credentials.toml"},
@@ -106,4 +106,14 @@ func workspaceIdentity(workspace string) (string, error) {
 		fmt.Fprintf(h, "%d:%d:%d:%d.%d;", st.Dev_major, st.Dev_minor, st.Ino, st.Btime.Sec, st.Btime.Nsec)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:cacheIdentityLen], nil
+}
+
+// CacheName is the name of workspace's current cache directory under the
+// jail cache root (what jail.Cache.Name says for its calls).
+func CacheName(workspace string) (string, error) {
+	id, err := workspaceIdentity(workspace)
+	if err != nil {
+		return "", err
+	}
+	return WorkspaceID(workspace) + "-" + id, nil
 }

@@ -60,6 +60,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newTrustCmd())
 	root.AddCommand(newSessionsCmd())
 	root.AddCommand(newMCPCmd())
+	root.AddCommand(newCacheCmd())
 	return root
 }
 
