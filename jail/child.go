@@ -56,6 +56,10 @@ func initMain() int {
 		_ = sup.send(message{Error: err})
 		return exitSetupFailed
 	}
+	// First of all, so that every process of the call inherits it.
+	if err := oomScoreAdj(); err != nil {
+		return fail(stageErr(StageRlimit, err))
+	}
 
 	pidNS := unix.Getpid() == 1
 	if pidNS {
@@ -165,6 +169,8 @@ func initMain() int {
 		killTree()
 		return fail(&StageError{Stage: StageMount, Msg: "the spec asks for a private /tmp but no mount namespace is available"})
 	}
+	// The disks' starting state is recorded before the tool can write.
+	w := newWatch(start.Spec, pidNS, start.MemoryCgroup)
 	readyErr := wconn.send(message{Ready: true})
 	if readyErr != nil {
 		// The worker failed already (its error is waiting on the socket)
@@ -172,7 +178,7 @@ func initMain() int {
 		killTree()
 	}
 
-	res, stageFail := superviseWorker(sup, wconn, rp, term)
+	res, stageFail := superviseWorker(sup, wconn, rp, term, w)
 	if stageFail == nil && readyErr != nil {
 		stageFail = stageErr(StageProtocol, fmt.Errorf("tell the worker the view is ready: %w", readyErr))
 	}

@@ -85,6 +85,13 @@ type startMsg struct {
 	PrivateNet bool `json:"private_net,omitempty"`
 	// LandlockABI is the Landlock ABI the supervisor found.
 	LandlockABI int `json:"landlock_abi"`
+	// MemoryCgroup tells init that the call's cgroup bounds its memory,
+	// so init need not watch it.
+	MemoryCgroup bool `json:"memory_cgroup,omitempty"`
+	// NprocExtra is added to RLIMIT_NPROC (not to the call's own process
+	// budget, Limits.Processes): without a user namespace the kernel
+	// counts every process of the user.
+	NprocExtra uint64 `json:"nproc_extra,omitempty"`
 }
 
 type toolOutput struct {

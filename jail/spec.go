@@ -48,29 +48,60 @@ type PathRule struct {
 	Optional bool `json:"optional,omitempty"`
 }
 
-// Limits bound one call. Zero means "no limit" only where stated.
+// Limits bound one call. Zero means "no limit" (the kernel's or the
+// user's own) for each.
 type Limits struct {
 	Timeout     time.Duration `json:"timeout"`      // wall clock; 0 = none (the supervisor's default applies)
 	OutputBytes int64         `json:"output_bytes"` // per stream, kept by the supervisor
 	FileSize    uint64        `json:"file_size"`    // RLIMIT_FSIZE
 	OpenFiles   uint64        `json:"open_files"`   // RLIMIT_NOFILE
-	Processes   uint64        `json:"processes"`    // RLIMIT_NPROC (per user namespace when one is used)
-	Memory      uint64        `json:"memory"`       // RLIMIT_DATA per process (private writable memory)
-	TmpBytes    uint64        `json:"tmp_bytes"`    // size of the private /tmp and /dev/shm tmpfs
+	// Processes is how many processes the call may have at once:
+	// RLIMIT_NPROC (counted per user namespace when there is one), a pids
+	// cgroup for a root supervisor. A call that stays at it is stopped.
+	Processes uint64 `json:"processes"`
+	// Memory is the call's memory in total: its processes' private and
+	// shared memory plus what its private /tmp and /dev/shm hold. A
+	// memory cgroup enforces it for a root supervisor; otherwise init
+	// watches it and stops the call above it. Each process also gets it
+	// as RLIMIT_DATA, and every process of the call is the OOM killer's
+	// first choice (oom_score_adj 1000).
+	Memory uint64 `json:"memory"`
+	// TmpBytes is the size of the private /tmp and of /dev/shm (each);
+	// what they hold counts against Memory.
+	TmpBytes uint64 `json:"tmp_bytes"`
+	// Disk is how much of the free space of the filesystems the call can
+	// write it may use up; the call is stopped beyond it, and also when
+	// such a filesystem gets nearly full (see DiskReserve).
+	Disk uint64 `json:"disk"`
 }
 
-// DefaultLimits are sized so that Go, Node, Python and Rust builds work on a
-// workstation while a fork bomb, an allocation storm or an output flood end
-// by themselves.
+// Limit names, as Result.Limit gives them.
+const (
+	LimitMemory    = "memory"
+	LimitProcesses = "processes"
+	LimitDisk      = "disk"
+	LimitFileSize  = "file size"
+)
+
+// DefaultLimits are sized so that Go, Node, Python, Rust and Java builds
+// work on a workstation while a fork bomb, an allocation storm, a full
+// /tmp, an output flood or a disk filler end by themselves, and the
+// machine keeps memory for everything else: a call gets half the memory
+// of the machine, at most 8 GiB.
 func DefaultLimits() Limits {
+	mem := uint64(8 << 30)
+	if total := MemTotal(); total > 0 {
+		mem = min(mem, total/2)
+	}
 	return Limits{
 		Timeout:     10 * time.Minute,
 		OutputBytes: 16 << 20,
 		FileSize:    4 << 30,
 		OpenFiles:   8192,
-		Processes:   1024,
-		Memory:      8 << 30,
-		TmpBytes:    2 << 30,
+		Processes:   4096,
+		Memory:      mem,
+		TmpBytes:    min(2<<30, mem/4),
+		Disk:        10 << 30,
 	}
 }
 
@@ -207,8 +238,9 @@ type Invocation struct {
 func (s Spec) privateTmpWanted() bool { return s.PrivateTmp }
 
 // viewPart is what init needs of the Spec to build the call's view
-// (setupView): the write grants, every grant on /tmp and /dev/shm, the
-// protected and hidden paths, and the private /tmp's size. Init is sent
+// (setupView) and watch its limits: the write grants, every grant on /tmp
+// and /dev/shm, the protected and hidden paths, the private /tmp's size,
+// and the memory, process and disk limits. Init is sent
 // only that: decoding the start message is on the call's critical path, and
 // the environment, the other grants and the seccomp program are the
 // worker's business alone.
@@ -217,7 +249,7 @@ func (s Spec) viewPart() Spec {
 		Workspace: s.Workspace, Dir: s.Dir,
 		Protected: s.Protected, Hidden: s.Hidden,
 		PrivateTmp: s.PrivateTmp, Layers: s.Layers,
-		Limits: Limits{TmpBytes: s.Limits.TmpBytes},
+		Limits: Limits{TmpBytes: s.Limits.TmpBytes, Memory: s.Limits.Memory, Processes: s.Limits.Processes, Disk: s.Limits.Disk},
 	}
 	for _, r := range s.Paths {
 		if r.Access == Write || within(r.Path, "/tmp") || within(r.Path, "/dev/shm") {
@@ -303,4 +335,10 @@ type Result struct {
 	// model).
 	Violations []string      `json:"violations,omitempty"`
 	Duration   time.Duration `json:"duration"`
+	// Limit names the limit that stopped the call or killed one of its
+	// processes (LimitMemory, LimitProcesses, LimitDisk, LimitFileSize);
+	// empty when none did. LimitDetail says it in a sentence for the
+	// model and the user.
+	Limit       string `json:"limit,omitempty"`
+	LimitDetail string `json:"limit_detail,omitempty"`
 }

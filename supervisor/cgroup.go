@@ -6,15 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// callCgroup bounds one call's process count (and total memory) with a
+// callCgroup bounds one call's process count and total memory with a
 // cgroup. The kernel never applies RLIMIT_NPROC to uid 0, so a root
 // supervisor needs this to stop a fork bomb; for other users RLIMIT_NPROC,
-// counted per user namespace, does the job and no cgroup is made.
+// counted per user namespace, does the job, init watches the call's memory,
+// and no cgroup is made.
 type callCgroup struct {
 	dirs   []string // one per hierarchy (v1) or one (v2)
 	procs  []string // the cgroup.procs files the worker joins
@@ -131,6 +133,11 @@ func newCallCgroup(processes, memory uint64) (*callCgroup, error) {
 		if err := cg.add(parent, name, limits); err != nil {
 			return nil, err
 		}
+		if memory > 0 {
+			// No swap either, or memory.max bounds only RAM (best
+			// effort: the file exists only with swap accounting).
+			_ = os.WriteFile(filepath.Join(parent, name, "memory.swap.max"), []byte("0"), 0)
+		}
 	default:
 		return nil, nil
 	}
@@ -155,6 +162,44 @@ func (c *callCgroup) add(parent, name string, limits map[string]uint64) error {
 	}
 	c.procs = append(c.procs, filepath.Join(dir, "cgroup.procs"))
 	return nil
+}
+
+// boundsMemory reports whether the cgroup limits the call's memory.
+func (c *callCgroup) boundsMemory() bool { return c.memoryDir() != "" }
+
+// memoryDir is the cgroup directory whose memory limit is set, or "".
+func (c *callCgroup) memoryDir() string {
+	if c == nil {
+		return ""
+	}
+	for p := range c.limits {
+		if b := filepath.Base(p); b == "memory.max" || b == "memory.limit_in_bytes" {
+			return filepath.Dir(p)
+		}
+	}
+	return ""
+}
+
+// oomKills is how many processes the OOM killer has killed in the cgroup
+// so far (memory.events in v2, memory.oom_control in v1; 0 when unknown).
+func (c *callCgroup) oomKills() uint64 {
+	dir := c.memoryDir()
+	if dir == "" {
+		return 0
+	}
+	for _, f := range []string{"memory.events", "memory.oom_control"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+				n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // setLimits changes the bounds of a cgroup made earlier (a warm child's).

@@ -63,9 +63,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 			return nil, err
 		}
 	}
-	if !pl.opts.Namespaces && spec.Limits.Processes > 0 && os.Geteuid() != 0 {
-		spec.Limits.Processes += userProcesses(os.Getuid()) // see Run
-	}
+	pl.opts.NprocExtra = nprocExtra(pl, spec.Limits)
 
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -90,6 +88,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	go func() { p.stderr.drain(c.errR); close(stderrDone) }()
 	started := time.Now()
 	var before map[string]protectedState
+	pl.opts.MemoryCgroup = c.cg.boundsMemory()
 	if err := c.parent.Start(spec, inv, pl.opts, func() { before = snapshotProtected(spec.Protected) }); err != nil {
 		stop()
 		_ = c.cmd.Process.Kill()

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -150,13 +151,7 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 			return jail.Result{}, err
 		}
 	}
-	if !plan.opts.Namespaces && spec.Limits.Processes > 0 && os.Geteuid() != 0 {
-		// Without a user namespace RLIMIT_NPROC counts every process of
-		// the user, not just the call's: allow the call its own budget on
-		// top of what the user already runs. (Root is bounded by the
-		// call's own cgroup instead, which counts only the call.)
-		spec.Limits.Processes += userProcesses(os.Getuid())
-	}
+	plan.opts.NprocExtra = nprocExtra(plan, spec.Limits)
 
 	started := time.Now()
 	runCtx := ctx
@@ -171,6 +166,8 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		return jail.Result{}, err
 	}
 	defer func() { go s.refill(plan.flags) }()
+	plan.opts.MemoryCgroup = c.cg.boundsMemory()
+	oomBefore := c.cg.oomKills()
 	stdout := newCappedStream("stdout", stdio.Stdout, spec.Limits.OutputBytes)
 	stderr := newCappedStream("stderr", stdio.Stderr, spec.Limits.OutputBytes)
 	var copies sync.WaitGroup
@@ -223,7 +220,36 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		violations = undo() // only now is the tree surely gone
 	}
 	res.Violations = violations
+	if res.Limit == "" {
+		res.Limit, res.LimitDetail = s.limitHit(c.cg, oomBefore, res, spec.Limits)
+	}
 	return res, runErr
+}
+
+// limitHit names a limit the kernel enforced on the call, which init could
+// not see: the memory cgroup's OOM killer killed one of its processes, or
+// the command was killed for writing beyond its file size limit.
+func (s *Supervisor) limitHit(cg *callCgroup, oomBefore uint64, res jail.Result, lim jail.Limits) (string, string) {
+	if cg.boundsMemory() && cg.oomKills() > oomBefore {
+		return jail.LimitMemory, fmt.Sprintf("the call reached its memory limit of %s (its processes plus its /tmp and /dev/shm), and the kernel killed a process of it", jail.Bytes(lim.Memory))
+	}
+	if res.Signal == "SIGXFSZ" {
+		return jail.LimitFileSize, fmt.Sprintf("the command was killed for writing a file beyond the file size limit of %s", jail.Bytes(lim.FileSize))
+	}
+	return "", ""
+}
+
+// nprocExtra is what RLIMIT_NPROC needs on top of the call's own budget of
+// tasks: without a user namespace the kernel counts every process and
+// thread of the user, not just the call's, so the call gets its budget on
+// top of what the user already runs. (In the call's user namespace the
+// kernel counts the call alone; root is bounded by the call's own cgroup
+// instead.)
+func nprocExtra(p plan, lim jail.Limits) uint64 {
+	if lim.Processes == 0 || os.Geteuid() == 0 || p.opts.Namespaces {
+		return 0
+	}
+	return userTasks(os.Getuid())
 }
 
 // plan is what the kernel can give a Spec, decided before spawning.
@@ -588,20 +614,38 @@ func (s *Supervisor) probeUserNS(ctx context.Context) bool {
 	return cmd.Wait() == nil
 }
 
-// userProcesses counts the processes whose real uid is uid.
-func userProcesses(uid int) uint64 {
+// userTasks counts the processes and threads whose real uid is uid (what
+// RLIMIT_NPROC counts).
+func userTasks(uid int) uint64 {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
 	}
+	want := strconv.Itoa(uid)
 	var n uint64
 	for _, e := range entries {
 		if e.Name()[0] < '0' || e.Name()[0] > '9' {
 			continue
 		}
-		var st syscall.Stat_t
-		if syscall.Stat(filepath.Join("/proc", e.Name()), &st) == nil && int(st.Uid) == uid {
-			n++
+		// /proc/PID's owner is the effective uid (root for a
+		// non-dumpable process); the kernel counts by real uid.
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		var real string
+		var threads uint64
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+				if f := strings.Fields(v); len(f) > 0 {
+					real = f[0]
+				}
+			} else if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				threads, _ = strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			}
+		}
+		if real == want {
+			n += max(threads, 1)
 		}
 	}
 	return n
