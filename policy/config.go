@@ -29,8 +29,9 @@ type configFile struct {
 		Ask   []string `toml:"ask"`
 		Deny  []string `toml:"deny"`
 	} `toml:"permissions"`
-	Sandbox Sandbox `toml:"sandbox"`
-	Agent   Agent   `toml:"agent"`
+	Sandbox Sandbox      `toml:"sandbox"`
+	Agent   Agent        `toml:"agent"`
+	Limits  LimitsConfig `toml:"limits"`
 }
 
 // Agent is the [agent] table: defaults for the agent that a flag overrides.
@@ -92,6 +93,7 @@ type Config struct {
 	Rules   RuleSet
 	Sandbox Sandbox
 	Agent   Agent
+	Limits  LimitsConfig
 }
 
 // LoadRules reads the [permissions] table of the TOML file at path:
@@ -150,7 +152,7 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 		if len(k) == 0 {
 			continue
 		}
-		takes := map[string]string{"permissions": "allow, ask and deny", "sandbox": "network, unix_sockets, read, write and env", "agent": "model and web_search"}[k[0]]
+		takes := map[string]string{"permissions": "allow, ask and deny", "sandbox": "network, unix_sockets, read, write and env", "agent": "model and web_search", "limits": "memory, processes, disk, tmp, file_size and timeout"}[k[0]]
 		if takes != "" {
 			warnings = append(warnings, Warning{
 				Source: Source{File: file, Line: lineOf(data, k[len(k)-1])},
@@ -181,7 +183,7 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 	if rs.Deny, err = parse(pf.Permissions.Deny); err != nil {
 		return Config{}, nil, err
 	}
-	return Config{Rules: rs, Sandbox: pf.Sandbox, Agent: pf.Agent}, warnings, nil
+	return Config{Rules: rs, Sandbox: pf.Sandbox, Agent: pf.Agent, Limits: pf.Limits}, warnings, nil
 }
 
 // contentHash is the hex SHA-256 that trust is pinned to.
