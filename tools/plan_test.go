@@ -48,6 +48,7 @@ func TestCommandResult(t *testing.T) {
 		{"long output keeps head and tail", jail.Result{Stdout: []byte("START" + long)}, false, []string{"START", "THE END", "bytes omitted"}},
 		{"timeout", jail.Result{TimedOut: true, ExitCode: 137}, true, []string{"timed out"}},
 		{"violations", jail.Result{Violations: []string{"/ws/.git/hooks/pre-commit"}}, false, []string{"protected paths", "pre-commit"}},
+		{"limit", jail.Result{ExitCode: 137, Signal: "SIGKILL", Limit: jail.LimitMemory, LimitDetail: "the call used more than its memory limit of 1.0 GiB"}, true, []string{"killed by SIGKILL", "[brig's memory limit: the call used more than its memory limit of 1.0 GiB]"}},
 	}
 	for _, tt := range tests {
 		r := CommandResult(tt.res)

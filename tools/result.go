@@ -194,6 +194,9 @@ func CommandResult(res jail.Result) Result {
 	if len(res.Violations) > 0 {
 		fmt.Fprintf(&b, "\n[the command tried to create protected paths, which were removed: %s]", strings.Join(res.Violations, ", "))
 	}
+	if res.LimitDetail != "" {
+		fmt.Fprintf(&b, "\n[brig's %s limit: %s]", res.Limit, res.LimitDetail)
+	}
 	r.Text = b.String()
 	return r
 }
