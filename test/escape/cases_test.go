@@ -57,7 +57,7 @@ func cases() []escCase {
 	for _, f := range []func() []escCase{
 		secretCases, traversalCases, procCases, writeCases, protectedCases,
 		networkCases, supervisorCases, kernelCases, terminalCases, survivorCases, exhaustionCases,
-		plantedCases,
+		plantedCases, limitCases,
 	} {
 		all = append(all, f()...)
 	}
