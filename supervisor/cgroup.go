@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -50,6 +51,11 @@ func (p *cgroupPool) get(processes, memory uint64) (*callCgroup, error) {
 	if c == nil {
 		return newCallCgroup(processes, memory)
 	}
+	if !c.exists() {
+		// Removed meanwhile (by hand, or by a supervisor that took it
+		// for a dead one's): make another.
+		return newCallCgroup(processes, memory)
+	}
 	if err := c.setLimits(processes, memory); err != nil {
 		c.remove()
 		return newCallCgroup(processes, memory)
@@ -81,16 +87,21 @@ func (p *cgroupPool) removeAll() {
 var cgroupSeq atomic.Uint64
 
 // removeStaleCgroups deletes empty call cgroups left by supervisors that
-// died (their pid is in the name). Non-empty ones stay: rmdir refuses them.
+// died: their PID namespace and pid are in the name, and only a supervisor
+// in the same PID namespace can tell whether that pid is gone (containers
+// on one machine share the cgroup hierarchy). Non-empty ones stay: rmdir
+// refuses them.
 func removeStaleCgroups() {
+	ns := pidNamespace()
 	for _, parent := range []string{"/sys/fs/cgroup/pids/brig", "/sys/fs/cgroup/memory/brig", "/sys/fs/cgroup/brig"} {
 		entries, err := os.ReadDir(parent)
 		if err != nil {
 			continue
 		}
 		for _, e := range entries {
+			var theirNS uint64
 			var pid int
-			if _, err := fmt.Sscanf(e.Name(), "call-%d-", &pid); err != nil || pid == os.Getpid() {
+			if _, err := fmt.Sscanf(e.Name(), "call-%d-ns%d-", &pid, &theirNS); err != nil || theirNS != ns || pid == os.Getpid() {
 				continue
 			}
 			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, os.ErrNotExist) {
@@ -107,7 +118,7 @@ func newCallCgroup(processes, memory uint64) (*callCgroup, error) {
 	if os.Geteuid() != 0 || processes == 0 {
 		return nil, nil
 	}
-	name := fmt.Sprintf("call-%d-%d-%d", os.Getpid(), time.Now().UnixNano(), cgroupSeq.Add(1))
+	name := fmt.Sprintf("call-%d-ns%d-%d-%d", os.Getpid(), pidNamespace(), time.Now().UnixNano(), cgroupSeq.Add(1))
 	cg := &callCgroup{}
 	switch {
 	case exists("/sys/fs/cgroup/pids/cgroup.procs"): // v1
@@ -235,6 +246,26 @@ func (c *callCgroup) remove() {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+}
+
+// exists reports whether the cgroup's directories are all still there.
+func (c *callCgroup) exists() bool {
+	for _, p := range c.procs {
+		if !exists(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// pidNamespace is the inode number of this process's PID namespace (0 when
+// it cannot be read).
+func pidNamespace() uint64 {
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/self/ns/pid", &st); err != nil {
+		return 0
+	}
+	return st.Ino
 }
 
 func exists(p string) bool {

@@ -136,6 +136,25 @@ type IO struct {
 // wrapping jail.ErrUnenforceable means the kernel cannot give what the Spec
 // asks. A non-zero exit of the tool is not an error.
 func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocation, stdio IO) (jail.Result, error) {
+	res, err := s.run(ctx, spec, inv, stdio)
+	if cgroupVanished(err) {
+		// The call's empty cgroup was removed between its creation and
+		// the worker joining it (by another supervisor that took it for
+		// a dead one's): the tool never started, so run it once more.
+		s.log.Warn("the call's cgroup vanished before the call started; retrying once", "err", err)
+		res, err = s.run(ctx, spec, inv, stdio)
+	}
+	return res, err
+}
+
+// cgroupVanished reports whether err says init could not move the worker
+// into the call's cgroup because the cgroup is gone.
+func cgroupVanished(err error) bool {
+	var se *jail.StageError
+	return errors.As(err, &se) && se.Stage == jail.StageRlimit && se.Errno == int(unix.ENOENT) && strings.Contains(se.Msg, "cgroup")
+}
+
+func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocation, stdio IO) (jail.Result, error) {
 	if err := spec.Validate(); err != nil {
 		return jail.Result{}, err
 	}
@@ -189,9 +208,13 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	} else {
 		// Init reports only after the whole tree is dead; its own exit
 		// (and the namespace teardown) need not delay the caller. The
-		// empty cgroup (init is not in it) can serve a later call. The
-		// sweep can start at once, while the pipes reach their end.
+		// empty cgroup (init is not in it) can serve a later call, once
+		// its OOM count is read. The sweep can start at once, while the
+		// pipes reach their end.
 		go c.wait()
+		if res.Limit == "" {
+			res.Limit, res.LimitDetail = s.limitHit(c.cg, oomBefore, res, spec.Limits)
+		}
 		s.cgroups.put(c.cg)
 		violations = undo()
 	}
@@ -220,9 +243,6 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		violations = undo() // only now is the tree surely gone
 	}
 	res.Violations = violations
-	if res.Limit == "" {
-		res.Limit, res.LimitDetail = s.limitHit(c.cg, oomBefore, res, spec.Limits)
-	}
 	return res, runErr
 }
 

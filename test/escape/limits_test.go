@@ -345,11 +345,12 @@ func TestLimitsKeepTheSession(t *testing.T) {
 	}
 }
 
-// TestFullDiskKeepsTheSession: on a small filesystem holding the workspace
-// and brig's state, a call that fills it is stopped while room is left (the
-// model is told), the session goes on and reads back whole; and when the
-// disk is full from outside, brig says so and keeps the saved session
-// intact. Root only: it mounts a 64 MiB tmpfs.
+// TestFullDiskKeepsTheSession: on a nearly full filesystem holding the
+// workspace and brig's state, a call that fills it is stopped while room is
+// left (the model is told), the session goes on and reads back whole; and
+// when the disk is full from outside, brig says so and keeps the saved
+// session intact. Root only: it mounts a 256 MiB tmpfs. The call writes
+// 50 MiB/s, so the 12.8 MiB the watch keeps free last five looks.
 func TestFullDiskKeepsTheSession(t *testing.T) {
 	t.Parallel()
 	if os.Getuid() != 0 {
@@ -361,7 +362,7 @@ func TestFullDiskKeepsTheSession(t *testing.T) {
 	}
 	root, _ = filepath.EvalSymlinks(root)
 	t.Cleanup(func() { removeAll(root) })
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m,mode=755", "tmpfs", root).CombinedOutput(); err != nil {
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256m,mode=755", "tmpfs", root).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", root).Run() })
@@ -371,7 +372,11 @@ func TestFullDiskKeepsTheSession(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fill, _ := json.Marshal(map[string]string{"command": "mkdir -p out; for i in $(seq 12); do dd if=/dev/zero of=out/f$i bs=1M count=8 2>/dev/null; sleep 0.05; done; echo FILLED"})
+	// Most of the disk is taken already, by something else.
+	if err := os.WriteFile(filepath.Join(root, "other"), make([]byte, 200<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fill, _ := json.Marshal(map[string]string{"command": "mkdir -p out; for i in $(seq 80); do dd if=/dev/zero of=out/f$i bs=1M count=1 2>/dev/null; sleep 0.02; done; echo FILLED"})
 	run := func(turns ...fakeprovider.Turn) (string, string, error) {
 		srv, err := fakeprovider.Start(fakeprovider.Script{Turns: turns})
 		if err != nil {
@@ -417,7 +422,7 @@ func TestFullDiskKeepsTheSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _ = f.Write(make([]byte, 64<<20)) // until ENOSPC
+	_, _ = f.Write(make([]byte, 256<<20)) // until ENOSPC
 	f.Close()
 	out, _, err = run(fakeprovider.Turn{Text: "hello"})
 	if err == nil || !strings.Contains(out, "no space left on device") {
