@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -106,8 +104,10 @@ func (w *watch) check(now time.Time) (limit, detail string) {
 		if w.lim.Processes > 0 && tasks >= w.lim.Processes {
 			// At the limit, forks fail; a call that stays there is a
 			// fork bomb or stuck, and would hold the CPU till its
-			// timeout.
-			if w.atMax++; w.atMax >= 2 {
+			// timeout. Above it (RLIMIT_NPROC without a user namespace
+			// counts the user's other processes too, which may have
+			// ended since the call started) it is stopped at once.
+			if w.atMax++; w.atMax >= 2 || tasks > w.lim.Processes {
 				return LimitProcesses, fmt.Sprintf("the call stayed at its limit of %d processes and threads (a fork bomb, or a build that starts too many at once), so brig stopped it and every process of the call was killed", w.lim.Processes)
 			}
 		} else {
@@ -178,16 +178,18 @@ func (w *watch) processes() (tasks, mem uint64) {
 }
 
 // pids lists the call's processes. In its PID namespace they are all of
-// /proc but init (PID 1); otherwise they are init's descendants (orphans
-// come back to init, a child subreaper).
+// /proc but init (PID 1). Otherwise they are init's descendants (orphans
+// come back to init, a child subreaper), found through the parent of each
+// process of init's user: the kernel's per-task children lists can skip
+// entries while the tree changes, which a fork bomb does all the time.
 func (w *watch) pids() []int {
 	self := os.Getpid()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
 	if w.pidNS {
-		entries, err := os.ReadDir("/proc")
-		if err != nil {
-			return nil
-		}
-		var pids []int
 		for _, e := range entries {
 			if pid, err := strconv.Atoi(e.Name()); err == nil && pid != self {
 				pids = append(pids, pid)
@@ -195,23 +197,51 @@ func (w *watch) pids() []int {
 		}
 		return pids
 	}
-	var pids []int
-	queue := []int{self}
+	uid := uint32(os.Getuid())
+	children := map[int][]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		// /proc/PID belongs to the process's effective uid (root when it
+		// is not dumpable; the call's processes are).
+		if unix.Stat("/proc/"+e.Name(), &st) != nil || st.Uid != uid {
+			continue
+		}
+		if ppid := parentOf(pid); ppid > 0 {
+			children[ppid] = append(children[ppid], pid)
+		}
+	}
+	queue := children[self]
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(p) + "/task/*/children")
-		for _, t := range tasks {
-			b, _ := os.ReadFile(t)
-			for _, f := range strings.Fields(string(b)) {
-				if c, err := strconv.Atoi(f); err == nil {
-					pids = append(pids, c)
-					queue = append(queue, c)
-				}
-			}
-		}
+		pids = append(pids, p)
+		queue = append(queue, children[p]...)
 	}
 	return pids
+}
+
+// parentOf reads a process's parent pid from /proc/PID/stat (0 when it is
+// gone).
+func parentOf(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid …; comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(string(f[1]))
+	return ppid
 }
 
 // tmpUsed is what the call's private tmpfs mounts hold.

@@ -55,7 +55,7 @@ func concurrently(t *testing.T, e *env, f func()) jail.Result {
 }
 
 func limitCases() []escCase {
-	return []escCase{
+	cases := []escCase{
 		{family: "limits", name: "memory hog with a concurrent call", passes: inNoNS, probe: true,
 			control: func(t *testing.T, e *env) {
 				res := e.sh(hogScript(3, 100, "brighog"+randHex(4)), withLimits(func(l *jail.Limits) { l.Memory = 1 << 30 }))
@@ -186,23 +186,30 @@ func limitCases() []escCase {
 		{family: "limits", name: "disk filler", passes: inNoNS,
 			control: func(t *testing.T, e *env) {
 				res := e.sh(diskFiller, withLimits(func(l *jail.Limits) { l.Disk = 1 << 30 }))
-				if !strings.Contains(string(res.Stdout), "FILL-END") || res.Limit != "" || dirSize(filepath.Join(e.ws, "src/fill")) != 8*32<<20 {
-					controlFail(t, "with 1 GiB of disk, 256 MiB of files were stopped (limit %q, %d bytes): %s", res.Limit, dirSize(filepath.Join(e.ws, "src/fill")), output(res))
+				if !strings.Contains(string(res.Stdout), "FILL-END") || res.Limit != "" || dirSize(filepath.Join(e.ws, "src/fill")) != 8*16<<20 {
+					controlFail(t, "with 1 GiB of disk, 128 MiB of files were stopped (limit %q, %d bytes): %s", res.Limit, dirSize(filepath.Join(e.ws, "src/fill")), output(res))
 				}
 			},
 			attack: func(t *testing.T, e *env) {
-				res := e.sh(diskFiller, withLimits(func(l *jail.Limits) { l.Disk = 64 << 20 }))
+				res := e.sh(diskFiller, withLimits(func(l *jail.Limits) { l.Disk = 32 << 20 }))
 				got := dirSize(filepath.Join(e.ws, "src/fill"))
-				if res.Limit != jail.LimitDisk || got >= 8*32<<20 {
-					escaped(t, "under a 64 MiB disk limit the call wrote %d bytes (as %s; limit %q): %s", got, who(), res.Limit, output(res))
+				if res.Limit != jail.LimitDisk || got >= 8*16<<20 {
+					escaped(t, "under a 32 MiB disk limit the call wrote %d bytes (as %s; limit %q): %s", got, who(), res.Limit, output(res))
 				}
 			}},
 	}
+	for i := range cases {
+		// One at a time (and taken before a slot of the suite's
+		// semaphore): they load the machine, and must not starve the
+		// suite's cases that wait on the clock.
+		cases[i].serial = true
+	}
+	return cases
 }
 
-// diskFiller writes 8 files of 32 MiB (each under the file size limit).
+// diskFiller writes 8 files of 16 MiB (each under the file size limit).
 // (in src/: without namespaces the top of the workspace takes no new entry).
-const diskFiller = `mkdir -p src/fill; for i in $(seq 8); do dd if=/dev/zero of=src/fill/f$i bs=1M count=32 conv=fsync 2>/dev/null; done; echo FILL-END`
+const diskFiller = `mkdir -p src/fill; for i in $(seq 8); do dd if=/dev/zero of=src/fill/f$i bs=1M count=16 2>/dev/null; sleep 0.02; done; echo FILL-END`
 
 // tmpFiller writes mib MiB to /tmp and as much to /dev/shm, in files of
 // 32 MiB (each under the file size limit).
