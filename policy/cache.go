@@ -47,7 +47,10 @@ func jailCache(root, workspace, home string, env []string) (*jail.Cache, []strin
 		return nil, nil, fmt.Errorf("read the jail cache root %s: %w", root, err)
 	}
 	for _, e := range entries {
-		if n := e.Name(); n != c.Name && IsCacheOf(n, base) {
+		// base alone is brig's earlier, path-only layout: never used
+		// again, but left to `brig cache clean` (an older brig may still
+		// be using it).
+		if n := e.Name(); n != c.Name && n != base && IsCacheOf(n, base) {
 			c.Stale = append(c.Stale, n)
 		}
 	}
