@@ -227,13 +227,13 @@ func featProbeSeccompTSync() error {
 	}
 }
 
-// featProbeNamespaces starts this binary as a probe (ProbeArgs: it exits at
-// once) in a new user namespace plus extra (CLONE_NEW* flags), mapping the
-// caller's uid and gid to themselves, with the same flags the jail uses
-// (also when the caller is root). The calling process is never moved into
-// a namespace: the kernel creates them for the child at clone time. The
-// child gets an empty environment, and nothing is looked up on PATH. The
-// binary must dispatch jail children first thing in main (IsChild).
+// featProbeNamespaces starts a probe (ProbeCommand: a root-owned true, or
+// this binary as a probe) in a new user namespace plus extra (CLONE_NEW*
+// flags), mapping the caller's uid and gid to themselves, with the same
+// flags the jail uses (also when the caller is root). The calling process
+// is never moved into a namespace: the kernel creates them for the child at
+// clone time. The child gets an empty environment, and nothing is looked up
+// on PATH.
 //
 // It proves the namespaces can be created; it does not try operations
 // inside them (mounting, bringing up loopback), which the jail's own stages
@@ -241,8 +241,9 @@ func featProbeSeccompTSync() error {
 func featProbeNamespaces(ctx context.Context, extra uintptr) error {
 	ctx, cancel := context.WithTimeout(ctx, featureProbeTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/proc/self/exe")
-	cmd.Args = ProbeArgs()
+	path, argv := ProbeCommand("/proc/self/exe")
+	cmd := exec.CommandContext(ctx, path)
+	cmd.Args = argv
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	var stderr bytes.Buffer

@@ -98,7 +98,8 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 	if s.grace == 0 {
 		s.grace = 3 * time.Second
 	}
-	s.userNS = s.probeUserNS(ctx)
+	probe, argv := jail.ProbeCommand(s.exe)
+	s.userNS = s.probeUserNS(ctx, probe, argv)
 	if os.Geteuid() == 0 {
 		removeStaleCgroups()
 	}
@@ -611,13 +612,14 @@ func (s *Supervisor) startInUserNS(cmd *exec.Cmd) error {
 }
 
 // probeUserNS reports whether an unprivileged user namespace with mount, PID
-// and network namespaces can be created here. The probe is the jail's own
-// binary started as a probe (it exits at once), with an empty environment
-// and / as its directory: nothing is looked up on PATH, and nothing of the
-// supervisor's environment (API keys) reaches it.
-func (s *Supervisor) probeUserNS(ctx context.Context) bool {
-	cmd := exec.CommandContext(ctx, s.exe)
-	cmd.Args = jail.ProbeArgs()
+// and network namespaces can be created here, by starting path (absolute:
+// jail.ProbeCommand's root-owned true, or the jail's own binary as a probe)
+// in them with an empty environment and / as its directory: nothing is
+// looked up on PATH, and nothing of the supervisor's environment (API keys)
+// reaches it.
+func (s *Supervisor) probeUserNS(ctx context.Context, path string, argv []string) bool {
+	cmd := exec.CommandContext(ctx, path)
+	cmd.Args = argv
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	uid, gid := os.Getuid(), os.Getgid()

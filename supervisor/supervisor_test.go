@@ -156,12 +156,17 @@ func TestProbeRunsNothingFromPath(t *testing.T) {
 	if b, err := os.ReadFile(canary); err == nil {
 		t.Fatalf("a program planted on PATH ran outside the jail: %s", b)
 	}
+	// What the probe starts: a root-owned true, or the jail binary as a
+	// probe (the stand-in here, to see its arguments and environment).
+	if path, _ := jail.ProbeCommand(exe); !filepath.IsAbs(path) || (path != exe && !strings.HasSuffix(path, "/true")) {
+		t.Fatalf("the probe command is %q", path)
+	}
+	if !sup.probeUserNS(context.Background(), exe, jail.ProbeArgs()) {
+		t.Skip("no user namespaces here, so the probe never starts")
+	}
 	b, err := os.ReadFile(record)
 	if err != nil {
-		if sup.Namespaces() {
-			t.Fatalf("the probe did not start the jail binary: %v", err)
-		}
-		t.Skipf("no user namespaces here, so the probe never started: %v", err)
+		t.Fatalf("the probe did not start the jail binary: %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if lines[0] != "args:"+strings.Join(jail.ProbeArgs()[1:], " ") {
