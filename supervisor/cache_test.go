@@ -173,3 +173,18 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkPrepareCache is what preparing an existing cache adds to a call.
+func BenchmarkPrepareCache(b *testing.B) {
+	s := &Supervisor{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	c := testCache(b.TempDir())
+	if err := s.prepareCache(c); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := s.prepareCache(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
