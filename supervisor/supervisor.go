@@ -2,10 +2,13 @@
 //
 // It owns the process side of a tool call: the re-exec of the brig binary
 // (in fresh namespaces where the kernel allows it unprivileged), the
-// allowlisted environment, output capture with caps, timeouts and
-// cancellation, and the check after the call that no protected path was
-// created. It must not decide what a call may do (that is the Spec, built by
-// policy) and it never puts a secret into a child.
+// allowlisted environment, the toolchain cache the Spec describes
+// (prepared right before the call), a root call's cgroup, output capture
+// with caps, timeouts and cancellation, and the check after the call that
+// no protected path was created. Every file operation it performs where a
+// call can write goes through internal/safefs. It must not decide what a
+// call may do (that is the Spec, built by policy), it never puts a secret
+// into a child, and it starts nothing looked up on PATH.
 package supervisor
 
 import (
