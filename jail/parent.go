@@ -13,6 +13,12 @@ type StartOptions struct {
 	Namespaces  bool   // init runs in fresh user, mount and PID namespaces
 	PrivateNet  bool   // ... and a fresh network namespace
 	LandlockABI int
+	// MemoryCgroup: the call's cgroup bounds its memory (init need not
+	// watch it).
+	MemoryCgroup bool
+	// NprocExtra is added to RLIMIT_NPROC: the user's processes outside
+	// the call, which the kernel counts too without a user namespace.
+	NprocExtra uint64
 }
 
 // Parent is the supervisor's end of an init process's control socket, and
@@ -43,6 +49,7 @@ func (p *Parent) Prepare(baseSeccomp []byte) error {
 func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool func()) error {
 	toInit, err := encodeStart(startMsg{
 		Spec: spec.viewPart(), Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
+		MemoryCgroup: o.MemoryCgroup,
 	})
 	if err != nil {
 		return err
@@ -50,6 +57,7 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 	toWorker, err := encodeStart(startMsg{
 		Spec: spec, Invocation: inv, Seccomp: o.Seccomp,
 		Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
+		NprocExtra: o.NprocExtra,
 	})
 	if err != nil {
 		return err

@@ -407,31 +407,17 @@ func (p Profile) Spec() (jail.Spec, error) {
 		}
 		additions = append(additions, "TMPDIR="+p.CallTmp)
 	}
+	var cache *jail.Cache
 	if p.CacheRoot != "" {
-		cache := filepath.Join(p.CacheRoot, WorkspaceID(p.Workspace))
-		for _, d := range []string{"go-build", "npm", "pip", "xdg", "cargo"} {
-			if err := os.MkdirAll(filepath.Join(cache, d), 0o700); err != nil {
-				return jail.Spec{}, fmt.Errorf("create the jail cache: %w", err)
-			}
+		// Only described here: the supervisor prepares it when the call
+		// runs (compiling a grant has no side effect).
+		c, vars, err := jailCache(p.CacheRoot, p.Workspace, p.Home, p.ParentEnv)
+		if err != nil {
+			return jail.Spec{}, err
 		}
-		npmrc := filepath.Join(cache, "npmrc")
-		if err := os.WriteFile(npmrc, nil, 0o600); err != nil {
-			return jail.Spec{}, fmt.Errorf("create the jail npmrc: %w", err)
-		}
-		add(cache, jail.Write, false)
-		additions = append(additions,
-			"GOCACHE="+filepath.Join(cache, "go-build"),
-			"GOMODCACHE="+modCache(p.ParentEnv, p.Home),
-			"npm_config_cache="+filepath.Join(cache, "npm"),
-			"npm_config_userconfig="+npmrc,
-			"npm_config_update_notifier=false",
-			"PIP_CACHE_DIR="+filepath.Join(cache, "pip"),
-			"XDG_CACHE_HOME="+filepath.Join(cache, "xdg"),
-			// cargo writes its package-cache lock and registry into
-			// CARGO_HOME; the rustup proxies on PATH still find their
-			// toolchains in ~/.rustup.
-			"CARGO_HOME="+filepath.Join(cache, "cargo"),
-		)
+		cache = c
+		add(c.Dir(), jail.Write, false)
+		additions = append(additions, vars...)
 	}
 	if !p.Network {
 		additions = append(additions, "GOPROXY=off", "GOFLAGS=-mod=mod", "npm_config_offline=true", "CARGO_NET_OFFLINE=true")
@@ -471,6 +457,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 		UnixSockets: p.UnixSockets,
 		Env:         envguard.Build(p.ParentEnv, p.EnvAllow, additions),
 		Limits:      p.Limits,
+		Cache:       cache,
 	}
 	return spec, spec.Validate()
 }

@@ -32,7 +32,7 @@ func (s *Supervisor) acquire(p plan, lim jail.Limits) (*child, error) {
 		delete(s.warm, p.flags)
 		s.mu.Unlock()
 		if c != nil {
-			if err := c.cg.setLimits(lim.Processes, lim.Memory*2); err == nil {
+			if err := c.cg.setLimits(lim.Processes, lim.Memory); err == nil {
 				return c, nil
 			}
 			c.discard()
@@ -73,7 +73,7 @@ func (s *Supervisor) refill(flags uintptr) {
 // /dev/null; long-lived processes (Start) pass a pipe. base is the seccomp
 // filter the worker loads as soon as it starts (nil: none).
 func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.File, base []byte) (*child, error) {
-	cg, err := s.cgroups.get(lim.Processes, lim.Memory*2)
+	cg, err := s.cgroups.get(lim.Processes, lim.Memory)
 	if err != nil {
 		return nil, fmt.Errorf("%w: bound the process count of a root call: %v", jail.ErrUnenforceable, err)
 	}

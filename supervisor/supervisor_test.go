@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -115,5 +117,68 @@ func TestWrittenRoots(t *testing.T) {
 		if strings.Join(got, ",") != strings.Join(c.want, ",") {
 			t.Errorf("%+v: got %v, want %v", c.paths, got, c.want)
 		}
+	}
+}
+
+// TestProbeRunsNothingFromPath: the user-namespace probe at start runs the
+// jail's own binary as a probe, with an empty environment, whatever PATH
+// holds: a `true` planted in a directory on PATH (a workspace's .venv/bin)
+// never runs, and no secret of the supervisor's environment reaches the
+// probe.
+func TestProbeRunsNothingFromPath(t *testing.T) {
+	dir := t.TempDir()
+	canary := filepath.Join(dir, "canary")
+	planted := filepath.Join(dir, "ws", ".venv", "bin")
+	must(t, os.MkdirAll(planted, 0o755))
+	for _, name := range []string{"true", "sh", "env", "unshare", "setpriv", "brig"} {
+		must(t, os.WriteFile(filepath.Join(planted, name), []byte("#!/bin/sh\necho \"$0\" >> "+canary+"\n"), 0o755))
+	}
+	// The stand-in for the jail binary records how it was started.
+	exe := filepath.Join(dir, "brig-jail")
+	record := filepath.Join(dir, "probe")
+	must(t, os.WriteFile(exe, []byte("#!/bin/sh\n{ echo \"args:$*\"; /usr/bin/env; } > "+record+"\n"), 0o755))
+	t.Setenv("PATH", planted+":"+os.Getenv("PATH"))
+	t.Setenv("ANTHROPIC_API_KEY", "sk-probe-canary")
+	// Control: the planted program does run when looked up on this PATH.
+	if out, err := exec.Command("true").CombinedOutput(); err != nil {
+		t.Fatalf("control: %v %s", err, out)
+	}
+	if _, err := os.Stat(canary); err != nil {
+		t.Fatalf("control failed: the planted true did not run from PATH: %v", err)
+	}
+	must(t, os.Remove(canary))
+
+	sup, err := New(context.Background(), Options{Executable: exe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup.Close()
+	if b, err := os.ReadFile(canary); err == nil {
+		t.Fatalf("a program planted on PATH ran outside the jail: %s", b)
+	}
+	// What the probe starts: a root-owned true, or the jail binary as a
+	// probe (the stand-in here, to see its arguments and environment).
+	if path, _ := jail.ProbeCommand(exe); !filepath.IsAbs(path) || (path != exe && !strings.HasSuffix(path, "/true")) {
+		t.Fatalf("the probe command is %q", path)
+	}
+	if !sup.probeUserNS(context.Background(), exe, jail.ProbeArgs()) {
+		t.Skip("no user namespaces here, so the probe never starts")
+	}
+	b, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatalf("the probe did not start the jail binary: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if lines[0] != "args:"+strings.Join(jail.ProbeArgs()[1:], " ") {
+		t.Errorf("the probe ran with %q, want the probe argument", lines[0])
+	}
+	for _, l := range lines[1:] {
+		// sh itself sets PWD (and may add SHLVL, _); nothing else may come.
+		if name, _, _ := strings.Cut(l, "="); name != "PWD" && name != "SHLVL" && name != "_" && name != "OLDPWD" {
+			t.Errorf("the probe's environment holds %q; it must be empty", l)
+		}
+	}
+	if _, err := New(context.Background(), Options{Executable: "brig"}); err == nil {
+		t.Error("a relative executable name (looked up on PATH) was accepted")
 	}
 }

@@ -59,7 +59,7 @@ func cases() []escCase {
 	for _, f := range []func() []escCase{
 		secretCases, traversalCases, procCases, writeCases, protectedCases,
 		networkCases, supervisorCases, kernelCases, terminalCases, survivorCases, exhaustionCases,
-		defaultGrantCases,
+		defaultGrantCases, plantedCases, limitCases,
 	} {
 		all = append(all, f()...)
 	}
