@@ -59,6 +59,7 @@ func encodeStart(m startMsg) ([]byte, error) {
 	e.int(int64(m.LandlockABI))
 	e.bool(m.MemoryCgroup)
 	e.uint(m.NprocExtra)
+	e.bool(m.RestoreProtected)
 	if len(e.b) > maxMessage {
 		return nil, fmt.Errorf("start message of %d bytes exceeds the %d-byte limit", len(e.b), maxMessage)
 	}
@@ -107,6 +108,7 @@ func decodeStart(b []byte) (*startMsg, error) {
 	m.LandlockABI = int(d.int())
 	m.MemoryCgroup = d.bool()
 	m.NprocExtra = d.uint()
+	m.RestoreProtected = d.bool()
 	switch {
 	case d.err != nil:
 		return nil, fmt.Errorf("decode the start message: %w", d.err)

@@ -48,7 +48,7 @@ func TestComposeGrantsSplitsAroundProtectedAndHidden(t *testing.T) {
 	}
 
 	// With a mount namespace the grants are whole.
-	gs, err := composeGrants(spec, false)
+	gs, err := composeGrants(spec, carving{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,27 @@ func TestComposeGrantsSplitsAroundProtectedAndHidden(t *testing.T) {
 		t.Fatalf("uncarved grants: %+v", gs)
 	}
 
-	gs, err = composeGrants(spec, true)
+	// Without one, when the supervisor restores protected paths after
+	// the call: only hidden paths are carved, and the workspace root and
+	// .git keep every right.
+	gs, err = composeGrants(spec, carving{hidden: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := accessOf(gs, ws); got != fsWrite {
+		t.Errorf("restored composition: the workspace root got %v, want the whole grant %v", got, fsWrite)
+	}
+	if _, ok := accessOf(gs, filepath.Join(ws, ".git")); ok {
+		t.Errorf("restored composition: .git has a rule of its own (the grant was split): %+v", gs)
+	}
+	if _, ok := accessOf(gs, filepath.Join(etc, "shadow")); ok {
+		t.Errorf("restored composition: a hidden path is granted: %+v", gs)
+	}
+	if got, _ := accessOf(gs, etc); got != landlock.AccessFSSet(1<<3) {
+		t.Errorf("restored composition: /etc itself got %v, want listing only", got)
+	}
+
+	gs, err = composeGrants(spec, carving{protected: true, hidden: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +113,7 @@ func TestComposeGrantsSkipsSymlinksWhenSplitting(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := Spec{Paths: []PathRule{{Path: ws, Access: Write}}, Protected: []string{filepath.Join(ws, ".git/hooks")}}
-	gs, err := composeGrants(spec, true)
+	gs, err := composeGrants(spec, carving{protected: true, hidden: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +145,7 @@ func TestComposeGrantsCarvesSymlinkTargets(t *testing.T) {
 		Protected: []string{filepath.Join(ws, ".git/hooks")},
 		Hidden:    []string{filepath.Join(ws, "hidden-link")},
 	}
-	gs, err := composeGrants(spec, true)
+	gs, err := composeGrants(spec, carving{protected: true, hidden: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,11 +162,11 @@ func TestComposeGrantsCarvesSymlinkTargets(t *testing.T) {
 
 func TestComposeGrantsRequiredPathMissing(t *testing.T) {
 	spec := Spec{Paths: []PathRule{{Path: "/nonexistent-brig-test", Access: Read}}}
-	if _, err := composeGrants(spec, false); err == nil {
+	if _, err := composeGrants(spec, carving{}); err == nil {
 		t.Fatal("a missing required path was accepted")
 	}
 	spec.Paths[0].Optional = true
-	if gs, err := composeGrants(spec, false); err != nil || len(gs) != 0 {
+	if gs, err := composeGrants(spec, carving{}); err != nil || len(gs) != 0 {
 		t.Fatalf("optional missing path: %v %v", gs, err)
 	}
 }

@@ -159,7 +159,13 @@ func (r *ruleset) close() { unix.Close(r.fd) }
 // init is still building changes (see viewDependent) are left out and
 // returned as late, to be added with addLate once the view is ready; the
 // rest is added now.
-func workerRuleset(spec Spec, namespaces, privateNet bool, abi int) (rs *ruleset, late []PathRule, err error) {
+//
+// How protected and hidden paths below a grant are kept: with namespaces,
+// by the view's mounts (nothing is carved); without, hidden paths are
+// always carved out of the grant, and protected ones too unless the
+// supervisor restores them after the call (restore), in which case the
+// grant covers them and the directories they sit in keep every right.
+func workerRuleset(spec Spec, namespaces, privateNet, restore bool, abi int) (rs *ruleset, late []PathRule, err error) {
 	if abi < 1 {
 		return nil, nil, fmt.Errorf("landlock is unavailable on this kernel: %w", ErrUnenforceable)
 	}
@@ -186,7 +192,10 @@ func workerRuleset(spec Spec, namespaces, privateNet bool, abi int) (rs *ruleset
 	}
 	// With a mount namespace, protected paths are read-only mounts and
 	// hidden ones are masked, so the grants need no carving.
-	grants, err := composeGrants(early, !namespaces)
+	grants, err := composeGrants(early, carving{
+		protected: !namespaces && !restore,
+		hidden:    !namespaces,
+	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,7 +216,7 @@ func (r *ruleset) addLate(spec Spec, late []PathRule) error {
 		return nil
 	}
 	spec.Paths = late
-	grants, err := composeGrants(spec, false)
+	grants, err := composeGrants(spec, carving{})
 	if err != nil {
 		return err
 	}
@@ -250,6 +259,13 @@ type grant struct {
 	access landlock.AccessFSSet
 }
 
+// carving says which of a Spec's paths composeGrants carves out of the
+// grants that contain them.
+type carving struct {
+	protected bool // protected paths: read and execute only
+	hidden    bool // hidden paths: nothing
+}
+
 // composeGrants turns the Spec's rules into Landlock rules. Landlock rights
 // only add up, and a right on a directory covers everything below it, so a
 // protected (read-only) or hidden (unreadable) path below a granted tree
@@ -259,26 +275,31 @@ type grant struct {
 // entry gets the full grant, recursively. The price of the split: no new
 // entries in those directories (the workspace root, .git, /etc), which is
 // also what keeps a not-yet-existing .git/hooks/pre-commit or .envrc from
-// being created.
-func composeGrants(spec Spec, carve bool) ([]grant, error) {
+// being created. That price is why a call's protected paths are restored
+// by the supervisor instead where it can (workerRuleset).
+func composeGrants(spec Spec, carve carving) ([]grant, error) {
 	var carved map[string]landlock.AccessFSSet
-	if carve {
+	if carve.protected || carve.hidden {
 		carved = map[string]landlock.AccessFSSet{}
 		// A carved symlink carves what it names as well: Landlock checks
 		// the file a path resolves to, so carving only the link would
 		// leave its target as granted as before (the mounts of a view
 		// follow the link the same way).
-		carve := func(p string, keep landlock.AccessFSSet) {
+		add := func(p string, keep landlock.AccessFSSet) {
 			carved[p] = keep
 			if target, err := filepath.EvalSymlinks(p); err == nil && target != p {
 				carved[target] = keep
 			}
 		}
-		for _, p := range spec.Protected {
-			carve(p, fsExec) // read-only
+		if carve.protected {
+			for _, p := range spec.Protected {
+				add(p, fsExec) // read-only
+			}
 		}
-		for _, p := range spec.Hidden {
-			carve(p, 0) // nothing at all
+		if carve.hidden {
+			for _, p := range spec.Hidden {
+				add(p, 0) // nothing at all
+			}
 		}
 	}
 	var out []grant

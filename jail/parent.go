@@ -19,6 +19,14 @@ type StartOptions struct {
 	// NprocExtra is added to RLIMIT_NPROC: the user's processes outside
 	// the call, which the kernel counts too without a user namespace.
 	NprocExtra uint64
+	// RestoreProtected: without a mount namespace, the supervisor puts
+	// back every protected path after the call (it has recorded them, and
+	// no process outlives the call), so the Landlock grant is not split
+	// around them and the directories they sit in (the workspace root,
+	// .git) accept new entries. Without it, and without namespaces, the
+	// grant is split (long-lived processes: nothing could put back what
+	// they change while they run).
+	RestoreProtected bool
 }
 
 // Parent is the supervisor's end of an init process's control socket, and
@@ -46,7 +54,11 @@ func (p *Parent) Prepare(baseSeccomp []byte) error {
 // of the protected paths) is recorded before the tool can change anything,
 // yet off the call's critical path, while the child builds the view and
 // the Landlock ruleset.
-func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool func()) error {
+//
+// When beforeTool fails, the worker never gets {go} (it exits without
+// running anything) and Start returns a *BeforeToolError holding the
+// error.
+func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool func() error) error {
 	toInit, err := encodeStart(startMsg{
 		Spec: spec.viewPart(), Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
 		MemoryCgroup: o.MemoryCgroup,
@@ -57,7 +69,7 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 	toWorker, err := encodeStart(startMsg{
 		Spec: spec, Invocation: inv, Seccomp: o.Seccomp,
 		Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
-		NprocExtra: o.NprocExtra,
+		NprocExtra: o.NprocExtra, RestoreProtected: o.RestoreProtected,
 	})
 	if err != nil {
 		return err
@@ -70,7 +82,10 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 		return fmt.Errorf("to the worker: %w", err)
 	}
 	if beforeTool != nil {
-		beforeTool()
+		if err := beforeTool(); err != nil {
+			_ = p.w.close()
+			return &BeforeToolError{Err: err}
+		}
 	}
 	// Nothing else goes that way. A worker that cannot hear {go} has
 	// already failed (a grant that does not exist, say) and exited: its
@@ -108,3 +123,10 @@ func (p *Parent) Close() error {
 	_ = p.w.close()
 	return p.c.close()
 }
+
+// BeforeToolError is Start's error when its beforeTool failed: the tool
+// never started.
+type BeforeToolError struct{ Err error }
+
+func (e *BeforeToolError) Error() string { return "before the tool: " + e.Err.Error() }
+func (e *BeforeToolError) Unwrap() error { return e.Err }

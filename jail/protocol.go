@@ -118,6 +118,9 @@ type startMsg struct {
 	// budget, Limits.Processes): without a user namespace the kernel
 	// counts every process of the user.
 	NprocExtra uint64 `json:"nproc_extra,omitempty"`
+	// RestoreProtected tells the worker that the supervisor restores the
+	// protected paths after the call (StartOptions.RestoreProtected).
+	RestoreProtected bool `json:"restore_protected,omitempty"`
 }
 
 type toolOutput struct {

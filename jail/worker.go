@@ -78,7 +78,7 @@ func workerMain(tools map[string]ToolFunc) int {
 		late []PathRule
 	)
 	if !spec.Layers.NoLandlock {
-		if rs, late, err = workerRuleset(spec, st.Namespaces, st.PrivateNet, st.LandlockABI); err != nil {
+		if rs, late, err = workerRuleset(spec, st.Namespaces, st.PrivateNet, st.RestoreProtected, st.LandlockABI); err != nil {
 			return fail(stageErr(StageLandlock, err), exitSetupFailed)
 		}
 		defer rs.close()

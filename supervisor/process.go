@@ -59,6 +59,10 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	if err != nil {
 		return nil, err
 	}
+	// A long-lived process's changes could not be put back until it
+	// ends: without namespaces its grant is split around the protected
+	// paths instead.
+	pl.opts.RestoreProtected = false
 	if spec.Cache != nil {
 		if err := s.prepareCache(spec.Cache); err != nil {
 			return nil, err
@@ -96,7 +100,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	var before map[string]protectedState
 	callStart := callClock()
 	pl.opts.MemoryCgroup = c.cg.boundsMemory()
-	if err := c.parent.Start(spec, inv, pl.opts, func() { before = snapshotProtected(spec.Protected) }); err != nil {
+	if err := c.parent.Start(spec, inv, pl.opts, func() error { before = snapshotProtected(spec.Protected); return nil }); err != nil {
 		stop()
 		_ = c.cmd.Process.Kill()
 		c.wait()

@@ -215,7 +215,7 @@ func (r converseRig) base() []byte {
 
 // run runs argv under spec on a child that got base (nil: none), with
 // beforeTool run before the tool may start.
-func (r converseRig) run(spec jail.Spec, base []byte, argv []string, beforeTool func()) (jail.Result, error) {
+func (r converseRig) run(spec jail.Spec, base []byte, argv []string, beforeTool func() error) (jail.Result, error) {
 	r.t.Helper()
 	p, err := r.sup.plan(spec)
 	if err != nil {
@@ -260,11 +260,12 @@ func TestChildSeccompBaseMustMatch(t *testing.T) {
 func TestToolWaitsForTheSnapshot(t *testing.T) {
 	r := newConverseRig(t)
 	marker := filepath.Join(r.ws, "snapshot-done")
-	res, err := r.run(r.spec, r.base(), []string{"/bin/sh", "-c", "test -e " + marker}, func() {
+	res, err := r.run(r.spec, r.base(), []string{"/bin/sh", "-c", "test -e " + marker}, func() error {
 		time.Sleep(300 * time.Millisecond)
 		if err := os.WriteFile(marker, nil, 0o644); err != nil {
 			t.Error(err)
 		}
+		return nil
 	})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("the command started before the step before it had finished: %+v %v", res, err)
@@ -280,7 +281,7 @@ func TestWorkerFailureWinsOverTheGoAhead(t *testing.T) {
 	const missing = "/nonexistent-brig-grant"
 	spec := r.spec
 	spec.Paths = append(spec.Paths, jail.PathRule{Path: missing, Access: jail.Read})
-	_, err := r.run(spec, r.base(), []string{"/bin/true"}, func() { time.Sleep(300 * time.Millisecond) })
+	_, err := r.run(spec, r.base(), []string{"/bin/true"}, func() error { time.Sleep(300 * time.Millisecond); return nil })
 	var se *jail.StageError
 	if !errors.As(err, &se) || se.Stage != jail.StageLandlock || !strings.Contains(se.Msg, missing) {
 		t.Fatalf("got %v, want the worker's landlock stage error naming %s", err, missing)

@@ -63,6 +63,8 @@ type Supervisor struct {
 	prewarm bool
 	dumpMu  sync.Mutex // serialises the dumpable window of startInUserNS
 
+	protect protectStore // records of protected paths, for calls without namespaces
+
 	mu      sync.Mutex
 	filters map[filterKey][]byte
 	warm    map[uintptr]*child // by clone flags; only with prewarm
@@ -214,10 +216,24 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 
 	// The protected paths are recorded while the child builds the view;
 	// the tool starts only after that (see jail.Parent.Start).
-	var before map[string]protectedState
+	var (
+		before map[string]protectedState
+		guard  *restoreGuard
+	)
 	callStart := callClock()
-	res, runErr := s.converse(runCtx, c, spec, inv, plan, func() { before = snapshotProtected(spec.Protected) })
-	undo := func() []string { return append(s.sweep(before), s.sweepNewRepositories(spec, callStart)...) }
+	record := func() (err error) {
+		if plan.opts.RestoreProtected {
+			guard, err = s.beginRestore(spec)
+			return err
+		}
+		before = snapshotProtected(spec.Protected)
+		return nil
+	}
+	res, runErr := s.converse(runCtx, c, spec, inv, plan, record)
+	undo := func() []string {
+		v := append(guard.finish(), s.sweep(before)...)
+		return append(v, s.sweepNewRepositories(spec, callStart)...)
+	}
 	var violations []string
 	if runErr != nil {
 		// Init failed or was killed: collect it now, and do not reuse a
@@ -314,6 +330,10 @@ func (s *Supervisor) plan(spec jail.Spec) (plan, error) {
 		return p, fmt.Errorf("%w: the spec asks for a private /tmp but user namespaces are unavailable", jail.ErrUnenforceable)
 	}
 	p.opts.Namespaces = ns
+	// A call without namespaces gets the whole grant and its protected
+	// paths are put back after it (restore.go); Start, whose processes
+	// live on, keeps the split grant instead.
+	p.opts.RestoreProtected = !ns
 	p.opts.PrivateNet = ns && !spec.Network
 	p.opts.LandlockABI = s.landlockABI
 	if ns {
@@ -367,9 +387,13 @@ func (s *Supervisor) filter(opts jail.FilterOptions, narrowing bool) ([]byte, er
 
 // converse sends the call and waits for its end, cancelling on ctx.
 // beforeTool runs after the call is sent and before the tool may start.
-func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv jail.Invocation, p plan, beforeTool func()) (jail.Result, error) {
+func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv jail.Invocation, p plan, beforeTool func() error) (jail.Result, error) {
 	if err := c.parent.Start(spec, inv, p.opts, beforeTool); err != nil {
 		_ = c.cmd.Process.Kill()
+		var bt *jail.BeforeToolError
+		if errors.As(err, &bt) {
+			return jail.Result{}, bt.Err
+		}
 		return jail.Result{}, &jail.StageError{Stage: jail.StageProtocol, Msg: fmt.Sprintf("send the spec to init: %v", err)}
 	}
 	// Init's report is read on this goroutine (one wake-up, no hand-off).

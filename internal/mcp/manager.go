@@ -338,7 +338,7 @@ func (s *server) watch() {
 		s.err += "; its stderr ends with: " + tail
 	}
 	if len(res.Violations) > 0 {
-		s.err += fmt.Sprintf(" (it created protected paths, which were removed: %s)", strings.Join(res.Violations, ", "))
+		s.err += fmt.Sprintf(" (it created or changed protected paths, which brig undid: %s)", strings.Join(res.Violations, ", "))
 	}
 	s.log.Warn("MCP server ended", "reason", s.err)
 }

@@ -1,0 +1,276 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"brig/jail"
+	"brig/policy"
+)
+
+// restoreRig is a git workspace and a supervisor whose calls run without
+// namespaces, as where user namespaces are unavailable.
+type restoreRig struct {
+	t    *testing.T
+	sup  *Supervisor
+	ws   string
+	home string
+}
+
+func newRestoreRig(t *testing.T) *restoreRig {
+	t.Helper()
+	if jail.LandlockABI() < 6 {
+		t.Skip("without namespaces the jail needs Landlock ABI 6 to contain a call (this kernel has less)")
+	}
+	sup, err := New(context.Background(), Options{QuarantineDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Close)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &restoreRig{t: t, sup: sup, ws: filepath.Join(root, "ws"), home: filepath.Join(root, "home")}
+	mk(t, filepath.Join(r.home, ".gitconfig"), "[user]\n\tname = Restore\n\temail = restore@example.invalid\n[init]\n\tdefaultBranch = main\n")
+	mk(t, filepath.Join(r.ws, "main.go"), "package main\n\nfunc main() {}\n")
+	mk(t, filepath.Join(r.ws, ".brig/config.toml"), "# repository rules\n")
+	r.git("init", "-q")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "initial")
+	// Times far from now, so that a restored file with a fresh mtime
+	// shows.
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, p := range []string{".git/config", ".git/hooks/pre-commit.sample", ".brig/config.toml", ".brig", ".git/hooks"} {
+		if err := os.Chtimes(filepath.Join(r.ws, p), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+func (r *restoreRig) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", r.ws}, args...)...)
+	cmd.Env = []string{"HOME=" + r.home, "PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (r *restoreRig) spec() jail.Spec {
+	r.t.Helper()
+	p := policy.Profile{
+		Workspace: r.ws, Dir: r.ws, Home: r.home, Limits: jail.DefaultLimits(), CallTmp: r.t.TempDir(),
+		ParentEnv: []string{"PATH=/usr/bin:/bin", "HOME=" + r.home, "LANG=C.UTF-8", "GIT_CONFIG_NOSYSTEM=1"},
+	}
+	spec, err := p.Spec()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	spec.Layers.NoNamespaces = true
+	return spec
+}
+
+func (r *restoreRig) sh(script string) jail.Result {
+	r.t.Helper()
+	res, err := r.sup.Run(context.Background(), r.spec(), jail.Invocation{Argv: []string{"/bin/sh", "-c", script}}, IO{})
+	if err != nil {
+		r.t.Fatalf("jail call: %v", err)
+	}
+	return res
+}
+
+// sig is what a later reader of p sees: type, mode, mtime, content.
+func sig(p string) string {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return "absent"
+	}
+	s := fmt.Sprintf("%v %d", fi.Mode(), fi.ModTime().UnixNano())
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		t, _ := os.Readlink(p)
+		s += " -> " + t
+	case fi.IsDir():
+		entries, _ := os.ReadDir(p)
+		for _, e := range entries {
+			s += " " + e.Name()
+		}
+	default:
+		b, _ := os.ReadFile(p)
+		s += fmt.Sprintf(" %q", b)
+	}
+	return s
+}
+
+// TestRestoreOrdinaryWorkWithoutNamespaces: without namespaces, ordinary
+// work in the workspace succeeds as it does with them — a new directory
+// and a new file at the workspace root, git add and commit (new entries in
+// .git), a build output directory — and the supervisor reports nothing.
+func TestRestoreOrdinaryWorkWithoutNamespaces(t *testing.T) {
+	r := newRestoreRig(t)
+	before := r.git("rev-parse", "HEAD")
+	res := r.sh(`set -e; mkdir newdir; echo b > top.txt; git add -A; git commit -q -m step; git stash list; git checkout -q -b topic; mkdir -p bin && cp main.go bin/app; echo ok`)
+	if res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "ok") {
+		t.Fatalf("ordinary work failed without namespaces: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if after := r.git("rev-parse", "HEAD"); after == before {
+		t.Error("git commit made no commit")
+	}
+	for _, p := range []string{"newdir", "top.txt", "bin/app"} {
+		if _, err := os.Stat(filepath.Join(r.ws, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if len(res.Violations) != 0 {
+		t.Errorf("ordinary work reported as a change of protected paths: %v", res.Violations)
+	}
+}
+
+// TestRestoreProtectedWithoutNamespaces: whatever a call without
+// namespaces does to a protected path — a new hook, an edited or replaced
+// config, a mode change, a new .envrc or .vscode, .git or .brig renamed
+// away and replaced — is undone after the call, byte for byte with its
+// mode and times, and reported; the control beside each is the same write
+// to an ordinary path, which stays.
+func TestRestoreProtectedWithoutNamespaces(t *testing.T) {
+	cases := []struct {
+		name, script string
+		kept         []string // ordinary paths the script also writes: must stay
+		leftover     []string // harmless entries that may remain (not protected)
+	}{
+		{"new hook", `printf '#!/bin/sh\ntouch /tmp/x\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; echo x > ctl`, []string{"ctl"}, nil},
+		{"edited sample and mode", `echo evil >> .git/hooks/pre-commit.sample; chmod 777 .git/hooks/pre-commit.sample; chmod 777 .git/hooks; echo x > ctl`, []string{"ctl"}, nil},
+		{"config edited", `git config core.fsmonitor 'touch /tmp/x'; git config core.hooksPath /tmp; echo x > ctl`, []string{"ctl"}, nil},
+		{"config replaced by a link", `cp .git/config c2 && echo '[core]' >> c2 && mv -f c2 .git/config; rm -f .git/config; ln -s /tmp/evil .git/config; echo x > ctl`, []string{"ctl"}, nil},
+		{"later-run files created", `echo evil > .envrc; mkdir -p .vscode && echo '{}' > .vscode/tasks.json; echo '{}' > .mcp.json; echo x > ctl`, []string{"ctl"}, nil},
+		{".brig rewritten and renamed", `echo 'allow = ["Bash(*)"]' >> .brig/config.toml; echo x > .brig/new.md; mv .brig .brig.old; mkdir .brig; echo y > .brig/config.toml`, nil, nil},
+		{".git renamed and replaced", `mv .git .git2 && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit`, nil, nil},
+		{".git replaced by a link", `mv .git gd && mkdir -p evil/hooks && echo x > evil/hooks/pre-commit && ln -s evil .git`, []string{"evil/hooks/pre-commit"}, nil},
+		{"hooks replaced by a link", `rm -rf .git/hooks; ln -s ../.brig .git/hooks; mv .git/hooks .git/hooks.old`, nil, []string{".git/hooks.old"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRestoreRig(t)
+			watched := []string{".git/config", ".git/hooks", ".git/hooks/pre-commit.sample", ".git/hooks/pre-commit", ".git/HEAD",
+				".envrc", ".vscode", ".mcp.json", ".brig", ".brig/config.toml", ".brig/new.md", ".brig.old", ".git2", "gd"}
+			before := map[string]string{}
+			for _, p := range watched {
+				before[p] = sig(filepath.Join(r.ws, p))
+			}
+			res := r.sh(tc.script)
+			for _, p := range watched {
+				if after := sig(filepath.Join(r.ws, p)); after != before[p] {
+					t.Errorf("%s after the call:\n  was %s\n  now %s", p, before[p], after)
+				}
+			}
+			for _, p := range tc.kept {
+				if _, err := os.Stat(filepath.Join(r.ws, p)); err != nil {
+					t.Errorf("control: the ordinary path %s the call wrote is gone: %v", p, err)
+				}
+			}
+			if len(res.Violations) == 0 {
+				t.Errorf("nothing reported (stderr: %s)", res.Stderr)
+			}
+			if st := r.git("status", "--porcelain", "--", "main.go"); st != "" {
+				t.Errorf("the repository is not the same after the call: %s", st)
+			}
+			t.Logf("undone: %v", res.Violations)
+		})
+	}
+}
+
+// TestRestoreBreaksLinksToProtectedFiles: a hard link a call made to a
+// protected file cannot be used by a later call to write it, because the
+// file is put back as a new file; the control is the link itself, which
+// the call was allowed to make.
+func TestRestoreBreaksLinksToProtectedFiles(t *testing.T) {
+	r := newRestoreRig(t)
+	cfg := sig(filepath.Join(r.ws, ".git/config"))
+	r.sh(`ln .git/config keep-a-link`)
+	if _, err := os.Lstat(filepath.Join(r.ws, "keep-a-link")); err != nil {
+		t.Fatalf("control: the call could not make its link: %v", err)
+	}
+	r.sh(`echo '[core] fsmonitor = touch /tmp/x' >> keep-a-link`)
+	if after := sig(filepath.Join(r.ws, ".git/config")); after != cfg {
+		t.Errorf(".git/config changed through a link made by an earlier call:\n  was %s\n  now %s", cfg, after)
+	}
+}
+
+// TestRestoreOverlappingCalls: a call that starts while another is
+// changing a protected path records what was there before that call, so
+// the hook the first one planted is not put back by the second.
+func TestRestoreOverlappingCalls(t *testing.T) {
+	r := newRestoreRig(t)
+	hook := filepath.Join(r.ws, ".git/hooks/pre-commit")
+	planted, release := filepath.Join(r.ws, "planted"), filepath.Join(r.ws, "release")
+	first := make(chan jail.Result, 1)
+	go func() {
+		first <- r.sh(`echo evil > .git/hooks/pre-commit && touch planted && while ! test -e release; do sleep 0.01; done`)
+	}()
+	for !exists(planted) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	second := make(chan jail.Result, 1)
+	go func() {
+		second <- r.sh(`while ! test -e release2; do sleep 0.01; done`)
+	}()
+	// The second call has recorded its protected paths once it runs:
+	// wait for it to be running, then let the first end.
+	waitFor(t, func() bool { return len(processesWith(t, "release2")) > 0 })
+	mk(t, release, "")
+	<-first
+	if exists(hook) {
+		t.Error("the first call's hook survived its end")
+	}
+	mk(t, filepath.Join(r.ws, "release2"), "")
+	<-second
+	if exists(hook) {
+		t.Error("the hook the first call planted was put back by the call that started while it ran")
+	}
+}
+
+// TestRestoreRefusesOversizedRecords: protected paths holding more than
+// brig keeps a copy of refuse the call before the tool starts.
+func TestRestoreRefusesOversizedRecords(t *testing.T) {
+	r := newRestoreRig(t)
+	big := make([]byte, maxRecordBytes+1)
+	if err := os.WriteFile(filepath.Join(r.ws, ".brig/big"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.sup.Run(context.Background(), r.spec(), jail.Invocation{Argv: []string{"/bin/sh", "-c", "touch ran"}}, IO{})
+	if !errors.Is(err, jail.ErrUnenforceable) || !strings.Contains(err.Error(), ".brig/big") {
+		t.Fatalf("got %v, want a refusal naming .brig/big", err)
+	}
+	if exists(filepath.Join(r.ws, "ran")) {
+		t.Error("the tool ran although its protected paths could not be recorded")
+	}
+	os.Remove(filepath.Join(r.ws, ".brig/big"))
+	if res := r.sh("touch ran"); res.ExitCode != 0 || !exists(filepath.Join(r.ws, "ran")) {
+		t.Errorf("control: the call did not run once the file was gone: %+v", res)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline, ok := t.Deadline()
+	if !ok {
+		deadline = time.Now().Add(time.Minute)
+	}
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("gave up waiting")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
