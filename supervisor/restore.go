@@ -167,14 +167,21 @@ func restoreTargets(spec jail.Spec) []target {
 	slices.Sort(paths)
 	paths = slices.Compact(paths)
 	var out []target
-	for _, p := range paths {
+	kept := map[string]bool{}
+	covered := func(p string) bool {
+		for d := filepath.Dir(p); d != "/" && d != "."; d = filepath.Dir(d) {
+			if kept[d] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range paths { // sorted: a directory before what it holds
 		r := root(p)
-		if r == "" || hidden(p) {
-			continue
+		if r == "" || hidden(p) || covered(p) {
+			continue // covered: recorded with the directory that holds it
 		}
-		if len(out) > 0 && within(p, out[len(out)-1].path) {
-			continue // recorded with the directory that holds it
-		}
+		kept[p] = true
 		out = append(out, target{path: p, root: r})
 	}
 	return out
@@ -210,8 +217,9 @@ func record(path, root string, prev *guarded, b *budget) (*guarded, error) {
 		for _, name := range strings.Split(rel, "/") {
 			st, err := dir.Stat(name)
 			if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-				// Missing, or a link the user made on the way (the
-				// protected path it leads to is listed as itself).
+				// A link the user made on the way: the protected path it
+				// leads to is listed as itself. Missing, or a file: the
+				// protected path cannot exist (yet).
 				if err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
 					return nil, nil
 				}
@@ -368,13 +376,27 @@ func (r *restorer) restore(g *guarded) {
 // the original is moved back if the call renamed it within dir, and
 // anything but a directory in its place is taken out. A different
 // directory the call made there stays (git run in it finds the protected
-// files put back by path). It returns nil when nothing is there to open.
+// files put back by path). Where there was no directory, a symbolic link
+// the call put there (which would lead the protected path elsewhere) is
+// taken out, and a file, which no protected path can lie below, stays.
+// It returns nil when nothing is there to open.
 func (r *restorer) pin(dir *safefs.Dir, name string, want *pin) *safefs.Dir {
 	p := filepath.Join(dir.Path(), name)
 	st, err := dir.Stat(name)
 	isDir := err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 	switch {
 	case want == nil && err != nil:
+		return nil
+	case want == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		if !r.pinsDone[p] {
+			r.pinsDone[p] = true
+			r.report(p)
+			if err := r.s.quarantine(dir, name); err != nil {
+				r.fail(p, "take out the link the call put on the way to a protected path", err)
+			}
+		}
+		return nil
+	case want == nil && !isDir:
 		return nil
 	case want == nil && isDir:
 		// Made by the call (it was not there before): what it holds is

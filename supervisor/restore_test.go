@@ -158,12 +158,13 @@ func TestRestoreProtectedWithoutNamespaces(t *testing.T) {
 		{".git renamed and replaced", `mv .git .git2 && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit`, nil, nil},
 		{".git replaced by a link", `mv .git gd && mkdir -p evil/hooks && echo x > evil/hooks/pre-commit && ln -s evil .git`, []string{"evil/hooks/pre-commit"}, nil},
 		{"hooks replaced by a link", `rm -rf .git/hooks; ln -s ../.brig .git/hooks; mv .git/hooks .git/hooks.old`, nil, []string{".git/hooks.old"}},
+		{"a link on the way to a missing protected path", `mkdir -p src && printf 'pre-commit:\n  commands:\n    x:\n      run: touch /tmp/x\n' > src/lefthook.yml && ln -s src .config`, []string{"src/lefthook.yml"}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRestoreRig(t)
 			watched := []string{".git/config", ".git/hooks", ".git/hooks/pre-commit.sample", ".git/hooks/pre-commit", ".git/HEAD",
-				".envrc", ".vscode", ".mcp.json", ".brig", ".brig/config.toml", ".brig/new.md", ".brig.old", ".git2", "gd"}
+				".envrc", ".vscode", ".mcp.json", ".brig", ".brig/config.toml", ".brig/new.md", ".brig.old", ".git2", "gd", ".config"}
 			before := map[string]string{}
 			for _, p := range watched {
 				before[p] = sig(filepath.Join(r.ws, p))
@@ -272,5 +273,30 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("gave up waiting")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestRestoreWorktreeGitFile: a workspace whose .git is a file naming a
+// git directory elsewhere (git worktree add, --separate-git-dir): ordinary
+// work leaves the file alone and reports nothing, and a call that rewrites
+// or removes it has it put back.
+func TestRestoreWorktreeGitFile(t *testing.T) {
+	r := newRestoreRig(t)
+	ws2 := filepath.Join(filepath.Dir(r.ws), "ws2")
+	if out, err := exec.Command("git", "init", "-q", "--separate-git-dir", filepath.Join(filepath.Dir(r.ws), "ws2.git"), ws2).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	r.ws = ws2
+	dotgit := filepath.Join(ws2, ".git")
+	before := sig(dotgit)
+	if res := r.sh("mkdir sub && echo ok > sub/file"); len(res.Violations) != 0 || sig(dotgit) != before {
+		t.Fatalf("ordinary work: reported %v, .git now %s (was %s)", res.Violations, sig(dotgit), before)
+	}
+	res := r.sh("echo 'gitdir: /tmp/evil' > .git; rm -f .git; mkdir .git")
+	if after := sig(dotgit); after != before {
+		t.Errorf(".git after the call: %s, was %s", after, before)
+	}
+	if len(res.Violations) == 0 {
+		t.Error("nothing reported")
 	}
 }

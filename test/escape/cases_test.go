@@ -617,6 +617,14 @@ func hostScratch(t *testing.T, parent string) string {
 // ---------------------------------------------------------------------------
 // protected paths
 
+// leftoverWithoutNS are paths an attack makes that stay after the call
+// without namespaces (where the call may rename a protected directory and
+// the supervisor puts the protected path back afterwards, instead of a
+// mount refusing the rename), with why that is harmless.
+var leftoverWithoutNS = map[string]string{
+	".git/hooks.old": "the symbolic link the call made at .git/hooks and renamed: not a protected path, nothing runs it; .git/hooks itself is put back",
+}
+
 const evilHook = `#!/bin/sh\necho pwned > /tmp/brig-hook-ran\n`
 
 func protectedCases() []escCase {
@@ -654,6 +662,10 @@ func protectedCases() []escCase {
 				}
 				res := e.sh(attack)
 				for _, p := range absent {
+					if why, ok := leftoverWithoutNS[p]; ok && !e.pass.namespaces() {
+						t.Logf("without namespaces %s may stay: %s", p, why)
+						continue
+					}
 					if exists(filepath.Join(e.ws, p)) {
 						escaped(t, "protected path %s exists after the call", p)
 					}

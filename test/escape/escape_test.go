@@ -63,8 +63,8 @@
 // Landlock+seccomp without namespaces, and Landlock alone without
 // namespaces. The whole table runs as root and again as uid 65534
 // (TestUnprivileged re-executes this binary under setpriv). TestGitCommit
-// checks that git add + commit works in the jail (and, without namespaces,
-// fails without touching protected paths). TestSupervisorNamespaces checks
+// checks that git add + commit works in the jail, with namespaces and
+// without, while the protected paths stay as they were. TestSupervisorNamespaces checks
 // that a user who can create namespaces gets them from the supervisor.
 //
 // An "ESCAPE:" failure is a jail bug and must stay failing until the jail
@@ -394,52 +394,51 @@ func TestUnprivileged(t *testing.T) {
 }
 
 // TestGitCommit: git add + commit inside the jail must work in the
-// workspace with namespaces (only hooks and config are read-only). Without
-// namespaces (Landlock's split grants: no new entries in .git), it is
-// expected to fail, without creating a commit and with the protected paths
-// still protected.
+// workspace in both compositions: with namespaces (only hooks and config
+// are read-only) and without them (the whole grant; the supervisor puts
+// the protected paths back after the call). A hook planted and a config
+// rewritten in the same call, and git run on them within it, leave
+// nothing behind, and the protected files are byte for byte as before.
 func TestGitCommit(t *testing.T) {
 	t.Parallel()
-	t.Run("namespaces", func(t *testing.T) {
-		if !sup.Namespaces() {
-			t.Skip("the supervisor has no namespaces (see TestSupervisorNamespaces)")
-		}
-		t.Parallel()
-		sem <- struct{}{}
-		defer func() { <-sem }()
-		e := newEnv(t, passes[0], "git", true)
-		before := strings.TrimSpace(e.git(e.ws, "rev-parse", "HEAD"))
-		msg := "jailed commit " + randHex(4)
-		res := e.sh(`echo change >> README.md && echo new > src/new.txt && git add README.md src/new.txt && git commit -q -m "` + msg + `" && git log -1 --format=%s`)
-		after := strings.TrimSpace(e.git(e.ws, "rev-parse", "HEAD"))
-		subject := strings.TrimSpace(e.git(e.ws, "log", "-1", "--format=%s"))
-		if after == before || subject != msg {
-			t.Fatalf("git commit in the jail did not create the commit (HEAD %s -> %s, subject %q)\nstdout: %s\nstderr: %s", before, after, subject, res.Stdout, res.Stderr)
-		}
-		if st := e.git(e.ws, "status", "--porcelain", "--", "README.md", "src"); strings.TrimSpace(st) != "" {
-			t.Errorf("workspace not clean after the jailed commit:\n%s", st)
-		}
-	})
-	t.Run("no-namespaces", func(t *testing.T) {
-		t.Parallel()
-		sem <- struct{}{}
-		defer func() { <-sem }()
-		e := newEnv(t, passes[3], "git", true)
-		before := strings.TrimSpace(e.git(e.ws, "rev-parse", "HEAD"))
-		cfg := fileContent(filepath.Join(e.ws, ".git/config"))
-		res := e.sh(`echo change >> README.md; git add -A; git commit -q -m nons; printf '#!/bin/sh\ntouch /tmp/pwned\n' > .git/hooks/pre-commit; git config core.hooksPath /tmp; echo done`)
-		after := strings.TrimSpace(e.git(e.ws, "rev-parse", "HEAD"))
-		if after != before {
-			t.Errorf("without namespaces git commit was expected to fail, but HEAD moved %s -> %s", before, after)
-		}
-		if exists(filepath.Join(e.ws, ".git/hooks/pre-commit")) {
-			escaped(t, ".git/hooks/pre-commit was created without namespaces")
-		}
-		if fileContent(filepath.Join(e.ws, ".git/config")) != cfg {
-			escaped(t, ".git/config changed without namespaces")
-		}
-		if !strings.Contains(string(res.Stdout), "done") {
-			t.Errorf("the script did not run to its end: %s", res.Stderr)
-		}
-	})
+	for _, tc := range []struct {
+		name string
+		p    pass
+	}{{"namespaces", passes[0]}, {"no-namespaces", passes[3]}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.p.namespaces() != !tc.p.layers.NoNamespaces {
+				t.Skip("the supervisor has no namespaces (see TestSupervisorNamespaces)")
+			}
+			t.Parallel()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			e := newEnv(t, tc.p, "git", true)
+			before := strings.TrimSpace(e.git(e.ws, "rev-parse", "HEAD"))
+			cfg := statSig(filepath.Join(e.ws, ".git/config"))
+			hooks := statSig(filepath.Join(e.ws, ".git/hooks"))
+			msg := "jailed commit " + randHex(4)
+			res := e.sh(`echo change >> README.md && mkdir newdir && echo new > newdir/new.txt && echo top > top.txt && git add README.md newdir top.txt && git commit -q -m "` + msg + `" && git stash list && git log -1 --format=%s; ` +
+				`printf '#!/bin/sh\necho hook-ran-in-the-jail\n' > .git/hooks/post-commit; chmod +x .git/hooks/post-commit; git config core.hooksPath .git/hooks; git commit -q --allow-empty -m second; echo done`)
+			after := strings.TrimSpace(e.git(e.ws, "rev-parse", "HEAD~1"))
+			subject := strings.TrimSpace(e.git(e.ws, "log", "-1", "--skip=1", "--format=%s"))
+			if after == before || subject != msg {
+				t.Fatalf("git commit in the jail did not create the commit (HEAD %s -> %s, subject %q)\nstdout: %s\nstderr: %s", before, after, subject, res.Stdout, res.Stderr)
+			}
+			if st := e.git(e.ws, "status", "--porcelain", "--", "README.md", "src", "newdir", "top.txt"); strings.TrimSpace(st) != "" {
+				t.Errorf("workspace not clean after the jailed commit:\n%s", st)
+			}
+			if !strings.Contains(string(res.Stdout), "done") {
+				t.Errorf("the script did not run to its end: %s", res.Stderr)
+			}
+			if exists(filepath.Join(e.ws, ".git/hooks/post-commit")) {
+				escaped(t, ".git/hooks/post-commit exists after the call")
+			}
+			if got := statSig(filepath.Join(e.ws, ".git/config")); got != cfg {
+				escaped(t, ".git/config changed: %s -> %s", cfg, got)
+			}
+			if got := statSig(filepath.Join(e.ws, ".git/hooks")); got != hooks {
+				escaped(t, ".git/hooks changed: %s -> %s", hooks, got)
+			}
+		})
+	}
 }

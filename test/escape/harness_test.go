@@ -483,9 +483,9 @@ func (e *env) call(argv []string, opts ...opt) (jail.Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), untilDeadline(e.t))
 	defer cancel()
 	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: argv}, c.io)
-	e.log = append(e.log, fmt.Sprintf("$ %q (layers %+v, ns %v, net %v, unix %v)\n  exit=%d signal=%s timedout=%v err=%v violations=%v\n  stdout: %s\n  stderr: %s",
+	e.log = append(e.log, fmt.Sprintf("$ %q (layers %+v, ns %v, net %v, unix %v)\n  exit=%d signal=%s timedout=%v limit=%q err=%v violations=%v\n  stdout: %s\n  stderr: %s",
 		argv, spec.Layers, c.prof.Namespaces, c.prof.Network, c.prof.UnixSockets,
-		res.ExitCode, res.Signal, res.TimedOut, err, res.Violations, clip(res.Stdout), clip(res.Stderr)))
+		res.ExitCode, res.Signal, res.TimedOut, res.LimitDetail, err, res.Violations, clip(res.Stdout), clip(res.Stderr)))
 	return res, err
 }
 
