@@ -166,7 +166,8 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 			return o
 		}
 		if prep.Def.Runs == tools.JailCommand {
-			if a, err := tools.ParseBashArgs(args); err == nil {
+			// The command's own timeout, within the configured limit.
+			if a, err := tools.ParseBashArgs(args); err == nil && (s.Limits.Timeout <= 0 || a.Timeout() < s.Limits.Timeout) {
 				s.Limits.Timeout = a.Timeout()
 			}
 		}

@@ -94,7 +94,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
-	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, Prewarm: true, QuarantineDir: dirs.State + "/quarantine"})
+	sup, err := supervisor.New(ctx, supervisor.Options{Executable: jailExecutable(o.Executable), Prewarm: true, QuarantineDir: dirs.State + "/quarantine"})
 	if err != nil {
 		return nil, err
 	}

@@ -345,10 +345,15 @@ func TestLimitsKeepTheSession(t *testing.T) {
 	for _, r := range srv.Requests() {
 		sent += string(r.Body)
 	}
-	for _, want := range []string{"brig's memory limit", "brig's processes limit"} {
-		if !strings.Contains(sent, want) {
-			t.Errorf("the model was not told %q; requests:\n%s", want, sent)
-		}
+	if !strings.Contains(sent, "brig's memory limit") {
+		t.Errorf("the model was not told the memory limit; requests:\n%s", sent)
+	}
+	// The bomb is stopped at its process limit, or — where the kernel's
+	// process count held it below that limit all along — it is bounded
+	// until the call's timeout (60 s here, from [limits]); either way the
+	// model is told how the call ended.
+	if !strings.Contains(sent, "brig's processes limit") && !strings.Contains(sent, "[timed out after 1m0s") {
+		t.Errorf("the model was not told how the bomb's call ended; requests:\n%s", sent)
 	}
 	if pids := markerPIDs(marker); len(pids) > 0 {
 		t.Errorf("ESCAPE: %d hostile processes survive the run (as %s)", len(pids), who())
@@ -372,7 +377,11 @@ func TestLimitsKeepTheSession(t *testing.T) {
 	show = exec.CommandContext(ctx, brigBin, "sessions", "show", "--json", sessions.Sessions[0].ID)
 	show.Dir, show.Env = ws, cmd.Env
 	text, err := show.CombinedOutput()
-	for _, want := range []string{"both were stopped", "brig's memory limit", "brig's processes limit"} {
+	bombEnd := "brig's processes limit"
+	if !strings.Contains(sent, bombEnd) {
+		bombEnd = "[timed out after 1m0s"
+	}
+	for _, want := range []string{"both were stopped", "brig's memory limit", bombEnd} {
 		if err != nil || !strings.Contains(string(text), want) {
 			t.Fatalf("the session does not read back whole (%q is missing): %v\n%s", want, err, clip(text))
 		}
