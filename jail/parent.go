@@ -41,10 +41,27 @@ func NewParent(initEnd, workerEnd *os.File) *Parent {
 }
 
 // Prepare sends the worker the base seccomp filter, which it loads before
-// its call is known. It must come before Start; a child that never gets it
-// refuses every call that wants the seccomp layer.
-func (p *Parent) Prepare(baseSeccomp []byte) error {
-	return p.w.send(message{Prepare: &prepareMsg{Seccomp: baseSeccomp}})
+// its call is known, and the notify filter (nil: none), which it loads
+// first; the notify filter's listener then comes back (Listener). It must
+// come before Start; a child that never gets it refuses every call that
+// wants the seccomp layer.
+func (p *Parent) Prepare(baseSeccomp, notify []byte) error {
+	return p.w.send(message{Prepare: &prepareMsg{Seccomp: baseSeccomp, Notify: notify}})
+}
+
+// Listener receives the notify filter's listener from a worker that was
+// prepared with one. It waits for the worker to have loaded it (a
+// prewarmed worker has long done so) and fails if the worker exits first.
+func (p *Parent) Listener() (*os.File, error) {
+	m, f, err := p.w.recvFD()
+	if err != nil {
+		return nil, fmt.Errorf("receive the notify filter's listener from the worker: %w", err)
+	}
+	if !m.Listener {
+		f.Close()
+		return nil, errors.New("receive the notify filter's listener from the worker: unexpected message")
+	}
+	return f, nil
 }
 
 // Start sends the call to the worker, and to init what it needs of it to

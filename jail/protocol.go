@@ -86,6 +86,9 @@ type message struct {
 	// Go lets the worker start the tool: the supervisor has recorded what
 	// it checks after the call.
 	Go bool `json:"go,omitempty"`
+	// Listener carries the notify filter's listener (SCM_RIGHTS), from
+	// the worker to the supervisor.
+	Listener bool `json:"listener,omitempty"`
 }
 
 // prepareMsg is what the worker can do before its call is known.
@@ -94,6 +97,10 @@ type prepareMsg struct {
 	// worker loads it at once, and the call's narrowing filter
 	// (startMsg.Seccomp) is stacked on it.
 	Seccomp []byte `json:"seccomp"`
+	// Notify, when set, is the notify filter (BuildNotifyFilter): the
+	// worker loads it first and sends its listener back on the same
+	// socket ({listener}, the descriptor attached).
+	Notify []byte `json:"notify,omitempty"`
 }
 
 // startMsg is everything a child needs to run one call (encodeStart).
@@ -226,6 +233,44 @@ func decodeMessage(b []byte) (message, error) {
 }
 
 func (c *conn) close() error { return c.f.Close() }
+
+// sendFD sends m with the descriptor fd attached.
+func (c *conn) sendFD(m message, fd int) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	return unix.Sendmsg(c.fd(), b, unix.UnixRights(fd), nil, 0)
+}
+
+// recvFD reads one message that carries a descriptor.
+func (c *conn) recvFD() (message, *os.File, error) {
+	buf := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(c.fd(), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return message{}, nil, err
+	}
+	if n == 0 {
+		return message{}, nil, errEOF
+	}
+	m, err := decodeMessage(buf[:n])
+	if err != nil {
+		return message{}, nil, err
+	}
+	cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(cmsgs) != 1 {
+		return m, nil, fmt.Errorf("expected one descriptor with the message (%v)", err)
+	}
+	fds, err := unix.ParseUnixRights(&cmsgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return m, nil, fmt.Errorf("expected one descriptor with the message (%v)", err)
+	}
+	return m, os.NewFile(uintptr(fds[0]), "received"), nil
+}
 
 // fd is the socket's descriptor, for poll(2). The socket is blocking (it
 // was never handed to Go's poller), so using the number leaves it as it is.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -200,7 +201,71 @@ func filterRules(opts FilterOptions) []rule {
 	rules = append(rules, otherProcessRules()...)
 	rules = append(rules, setIDModeRules()...)
 	rules = append(rules, xattrRules()...)
+	rules = append(rules, listenerRule())
 	return rules
+}
+
+// listenerRule refuses installing a seccomp filter with a notification
+// listener (SECCOMP_FILTER_FLAG_NEW_LISTENER). Without namespaces the
+// supervisor decides the metadata syscalls through its own listener
+// (BuildNotifyFilter); a filter the call stacked on top that also returned
+// SECCOMP_RET_USER_NOTIF would take the notification first, and its
+// listener (the call itself) could let the syscall through. Filters
+// without a listener stay allowed.
+func listenerRule() rule {
+	return rule{syscall: "seccomp", errno: unix.EPERM, conds: []cond{
+		argEq(0, unix.SECCOMP_SET_MODE_FILTER),
+		argMasked(1, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER),
+	}}
+}
+
+// NotifyOptions selects the syscalls of the notify filter.
+type NotifyOptions struct {
+	// Truncate adds truncate(2), which Landlock governs only from ABI 3.
+	Truncate bool
+}
+
+// notifySyscalls change a file's metadata, which Landlock (up to ABI 7)
+// does not govern: mode, owner, times. Names this architecture lacks
+// (arm64 has only the *at forms) are skipped.
+var notifySyscalls = []string{
+	"chmod", "fchmod", "fchmodat",
+	"chown", "lchown", "fchown", "fchownat",
+	"utime", "utimes", "futimesat", "utimensat",
+}
+
+// BuildNotifyFilter compiles the filter that sends every metadata syscall
+// (notifySyscalls; truncate too when asked) to the supervisor through a
+// seccomp user notification: without a mount namespace, nothing else stops
+// a call from changing the mode, owner or times of a file outside its
+// write grant (chmod 666 ~/.config/brig/config.toml). The supervisor
+// performs the operation itself when the file lies in a write grant, and
+// refuses it otherwise (see supervisor/metadata.go). It is loaded before
+// the base filter (LoadNotifyFilter), whose refusals (setuid mode bits)
+// take precedence over a notification.
+func BuildNotifyFilter(o NotifyOptions) ([]byte, error) {
+	names := notifySyscalls
+	if o.Truncate {
+		names = append(slices.Clone(names), "truncate")
+	}
+	filter, err := seccomp.NewFilter(seccomp.ActAllow)
+	if err != nil {
+		return nil, fmt.Errorf("jail: seccomp: new notify filter: %w", err)
+	}
+	defer filter.Release()
+	if err := filter.SetBadArchAction(seccomp.ActKillProcess); err != nil {
+		return nil, fmt.Errorf("jail: seccomp: set bad-arch action: %w", err)
+	}
+	for _, name := range names {
+		nr, err := seccomp.GetSyscallFromName(name)
+		if err != nil || nr < 0 {
+			continue
+		}
+		if err := filter.AddRule(nr, seccomp.ActNotify); err != nil {
+			return nil, fmt.Errorf("jail: seccomp: notify rule %s: %w", name, err)
+		}
+	}
+	return exportBPF(filter)
 }
 
 // xattrRules refuse setting or removing extended attributes: Landlock (up
@@ -561,6 +626,33 @@ func decodeBPF(prog []byte) ([]unix.SockFilter, error) {
 		}
 	}
 	return insns, nil
+}
+
+// LoadNotifyFilter installs a notify filter (BuildNotifyFilter) on every
+// thread, like LoadFilter, and returns its listener: the descriptor on
+// which the supervisor receives the notifications and answers them.
+func LoadNotifyFilter(prog []byte) (int, error) {
+	insns, err := decodeBPF(prog)
+	if err != nil {
+		return -1, fmt.Errorf("jail: seccomp: load the notify filter: %w", err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || nnp != 1 {
+		return -1, fmt.Errorf("jail: seccomp: refusing to load the notify filter: no_new_privs is not set on the calling thread: %w", unix.EACCES)
+	}
+	fprog := unix.SockFprog{Len: uint16(len(insns)), Filter: &insns[0]}
+	// TSYNC with a listener needs TSYNC_ESRCH (Linux 5.7): the return
+	// value is the listener, so a thread that cannot be synchronised is
+	// reported as ESRCH instead of by its id.
+	flags := unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH
+	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, uintptr(flags), uintptr(unsafe.Pointer(&fprog)))
+	runtime.KeepAlive(insns)
+	if errno != 0 {
+		return -1, fmt.Errorf("jail: seccomp(SECCOMP_SET_MODE_FILTER, NEW_LISTENER|TSYNC|TSYNC_ESRCH): %w", errno)
+	}
+	unix.CloseOnExec(int(fd))
+	return int(fd), nil
 }
 
 // LoadFilter installs a raw BPF program (as returned by BuildFilter) on every

@@ -1071,3 +1071,86 @@ func TestSeccompFamilyBlocks(t *testing.T) {
 		})
 	}
 }
+
+// TestSeccompNotifyFilter: the notify filter sends the metadata syscalls to
+// its listener (a chmod waits for the answer and returns what the listener
+// said, while an unrelated syscall runs untouched), and once the base filter
+// is loaded on top, no further filter with a listener can be installed
+// (one stacked by the call would take the notifications first), while a
+// filter without one still can.
+func TestSeccompNotifyFilter(t *testing.T) {
+	runSeccompSubprocess(t, func(t *testing.T) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "f")
+		if err := os.WriteFile(file, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		notify, err := BuildNotifyFilter(NotifyOptions{Truncate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lst, err := LoadNotifyFilter(notify)
+		if err != nil {
+			t.Fatalf("LoadNotifyFilter: %v", err)
+		}
+		// The listener answers every notification with EROFS and
+		// counts them.
+		seen := make(chan int32, 16)
+		go func() {
+			for {
+				var n struct {
+					ID         uint64
+					Pid, Flags uint32
+					Nr         int32
+					Arch       uint32
+					IP         uint64
+					Args       [6]uint64
+				}
+				if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(lst), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n))); e != 0 {
+					return
+				}
+				seen <- n.Nr
+				resp := struct {
+					ID    uint64
+					Val   int64
+					Error int32
+					Flags uint32
+				}{ID: n.ID, Error: -int32(unix.EROFS)}
+				_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(lst), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+			}
+		}()
+		if err := unix.Fchmodat(unix.AT_FDCWD, file, 0o644, 0); err != unix.EROFS {
+			t.Errorf("chmod under the notify filter: %v, want the listener's EROFS", err)
+		}
+		if nr := <-seen; nr != unix.SYS_FCHMODAT {
+			t.Errorf("the listener saw syscall %d, want fchmodat (%d)", nr, unix.SYS_FCHMODAT)
+		}
+		if err := unix.Truncate(file, 1); err != unix.EROFS {
+			t.Errorf("truncate under the notify filter with Truncate: %v, want EROFS", err)
+		}
+		if _, err := os.ReadFile(file); err != nil {
+			t.Errorf("control: an unrelated syscall failed under the notify filter: %v", err)
+		}
+		base, err := BuildFilter(BaseFilterOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := LoadFilter(base); err != nil {
+			t.Fatalf("the base filter on top of the notify filter: %v", err)
+		}
+		if _, err := LoadNotifyFilter(notify); !errors.Is(err, unix.EPERM) {
+			t.Errorf("a second filter with a listener after the base filter: %v, want EPERM", err)
+		}
+		narrow, err := BuildNarrowingFilter(FilterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := LoadFilter(narrow); err != nil {
+			t.Errorf("control: a filter without a listener after the base filter: %v", err)
+		}
+	})
+}

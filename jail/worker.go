@@ -41,6 +41,21 @@ func workerMain(tools map[string]ToolFunc) int {
 		if err != nil || m.Prepare == nil {
 			return fail(&StageError{Stage: StageProtocol, Msg: fmt.Sprintf("expected the base seccomp filter (%v)", err)}, exitSetupFailed)
 		}
+		// The notify filter first: the base filter refuses installing
+		// one with a listener. Its listener goes to the supervisor at
+		// once, and this process keeps no copy (the command must not
+		// inherit it).
+		if m.Prepare.Notify != nil {
+			lfd, err := LoadNotifyFilter(m.Prepare.Notify)
+			if err != nil {
+				return fail(stageErr(StageSeccomp, err), exitSetupFailed)
+			}
+			err = startConn.sendFD(message{Listener: true}, lfd)
+			unix.Close(lfd)
+			if err != nil {
+				return fail(stageErr(StageProtocol, fmt.Errorf("send the notify filter's listener: %w", err)), exitSetupFailed)
+			}
+		}
 		// Loading a filter costs the kernel a pass over every syscall
 		// number and a JIT compilation; the base filter is the large
 		// one, so it is loaded now, before the call is known, on every

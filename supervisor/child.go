@@ -38,7 +38,7 @@ func (s *Supervisor) acquire(p plan, lim jail.Limits) (*child, error) {
 			c.discard()
 		}
 	}
-	return s.startChildStdin(p.flags, lim, nil, p.base)
+	return s.startChildStdin(p.flags, lim, nil, p.base, p.notify)
 }
 
 // refill starts a warm child for flags unless one is there already.
@@ -51,7 +51,14 @@ func (s *Supervisor) refill(flags uintptr) {
 		s.log.Debug("prewarm a jail child", "err", err)
 		return
 	}
-	c, err := s.startChildStdin(flags, jail.DefaultLimits(), nil, base)
+	var notify []byte
+	if flags&unix.CLONE_NEWUSER == 0 {
+		if notify, err = s.notifyFilter(); err != nil {
+			s.log.Debug("prewarm a jail child", "err", err)
+			return
+		}
+	}
+	c, err := s.startChildStdin(flags, jail.DefaultLimits(), nil, base, notify)
 	if err != nil {
 		s.log.Debug("prewarm a jail child", "err", err)
 		return
@@ -71,8 +78,9 @@ func (s *Supervisor) refill(flags uintptr) {
 // fd 3 and, for a root supervisor, a cgroup bounding the call's processes.
 // stdin is init's (and so the worker's) standard input: nil means
 // /dev/null; long-lived processes (Start) pass a pipe. base is the seccomp
-// filter the worker loads as soon as it starts (nil: none).
-func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.File, base []byte) (*child, error) {
+// filter the worker loads as soon as it starts (nil: none), notify the
+// notify filter it loads before it (nil: none; see metadata.go).
+func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.File, base, notify []byte) (*child, error) {
 	cg, err := s.cgroups.get(lim.Processes, lim.Memory)
 	if err != nil {
 		return nil, fmt.Errorf("%w: bound the process count of a root call: %v", jail.ErrUnenforceable, err)
@@ -150,7 +158,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 	}
 	c := &child{cmd: cmd, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR}
 	if base != nil {
-		if err := c.parent.Prepare(base); err != nil {
+		if err := c.parent.Prepare(base, notify); err != nil {
 			c.discard()
 			return nil, &jail.StageError{Stage: jail.StageProtocol, Msg: fmt.Sprintf("send the base seccomp filter to the worker: %v", err)}
 		}

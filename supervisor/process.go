@@ -79,7 +79,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
-	c, err := s.startChildStdin(pl.flags, spec.Limits, inR, pl.base)
+	c, err := s.startChildStdin(pl.flags, spec.Limits, inR, pl.base, pl.notify)
 	inR.Close() // init holds it now
 	if err != nil {
 		inW.Close()
@@ -100,7 +100,18 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	var before map[string]protectedState
 	callStart := callClock()
 	pl.opts.MemoryCgroup = c.cg.boundsMemory()
-	if err := c.parent.Start(spec, inv, pl.opts, func() error { before = snapshotProtected(spec.Protected); return nil }); err != nil {
+	var meta *metadataGuard
+	record := func() (err error) {
+		if pl.notify != nil {
+			if meta, err = s.metadataFor(c, spec); err != nil {
+				return err
+			}
+		}
+		before = snapshotProtected(spec.Protected)
+		return nil
+	}
+	if err := c.parent.Start(spec, inv, pl.opts, record); err != nil {
+		meta.stop()
 		stop()
 		_ = c.cmd.Process.Kill()
 		c.wait()
@@ -128,6 +139,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 			<-stderrDone
 		}
 		c.errR.Close()
+		meta.stop()
 		res.Duration = time.Since(started)
 		res.Stderr = p.stderr.bytes()
 		res.Violations = append(s.sweep(before), s.sweepNewRepositories(spec, callStart)...)

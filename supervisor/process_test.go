@@ -221,7 +221,7 @@ func (r converseRig) run(spec jail.Spec, base []byte, argv []string, beforeTool 
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	c, err := r.sup.startChildStdin(p.flags, spec.Limits, nil, base)
+	c, err := r.sup.startChildStdin(p.flags, spec.Limits, nil, base, nil)
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"brig/jail"
 	"brig/policy"
 )
@@ -299,4 +301,63 @@ func TestRestoreWorktreeGitFile(t *testing.T) {
 	if len(res.Violations) == 0 {
 		t.Error("nothing reported")
 	}
+}
+
+// TestMetadataWithoutNamespaces: without namespaces the mode, owner and
+// times of a file change only inside the call's write grant (the
+// supervisor performs them), and are refused outside it, on protected
+// paths and on devices — for the path, *at, descriptor and O_PATH forms,
+// and through a symbolic link the call keeps swapping between a file it
+// may change and one it may not.
+func TestMetadataWithoutNamespaces(t *testing.T) {
+	r := newRestoreRig(t)
+	outside := filepath.Join(filepath.Dir(r.ws), "outside.txt")
+	mk(t, outside, "outside\n")
+	if err := os.Chmod(outside, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	before := inodeSig(outside)
+	cfgBefore := inodeSig(filepath.Join(r.ws, ".git/config"))
+	res := r.sh(`o=` + outside + `
+echo x > mine.sh
+chmod 755 mine.sh && echo chmod-inside-ok
+touch -d '2001-02-03 04:05' mine.sh && echo touch-inside-ok
+chown "$(id -u):$(id -g)" mine.sh && echo chown-inside-ok
+python3 -c 'import os; fd=os.open("mine.sh", os.O_RDONLY); os.fchmod(fd, 0o700)' && echo fchmod-inside-ok
+chmod 666 "$o" || echo chmod-outside-refused
+touch -d '2001-02-03 04:05' "$o" || echo touch-outside-refused
+python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fchmod(fd, 0o666)' "$o" || echo fchmod-outside-refused
+python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_PATH); os.chmod("/proc/self/fd/%d" % fd, 0o666)' "$o" || echo opath-outside-refused
+chmod 666 .git/config || echo protected-refused
+chmod 666 /dev/null || echo device-refused
+ln -s "$o" swap; (i=0; while [ $i -lt 300 ]; do ln -sfn mine.sh swap; ln -sfn "$o" swap; i=$((i+1)); done) & j=0; while [ $j -lt 300 ]; do chmod 604 swap 2>/dev/null; j=$((j+1)); done; wait; echo race-done`)
+	out := string(res.Stdout)
+	for _, want := range []string{"chmod-inside-ok", "touch-inside-ok", "chown-inside-ok", "fchmod-inside-ok",
+		"chmod-outside-refused", "touch-outside-refused", "fchmod-outside-refused", "opath-outside-refused",
+		"protected-refused", "device-refused", "race-done"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %s\nstdout: %s\nstderr: %s", want, out, res.Stderr)
+		}
+	}
+	fi, err := os.Stat(filepath.Join(r.ws, "mine.sh"))
+	if err != nil || fi.Mode().Perm() != 0o700 && fi.Mode().Perm() != 0o604 || fi.ModTime().Year() != 2001 {
+		t.Errorf("control: mine.sh is %v %v (%v), want mode 0700 (or 0604 from the race) and year 2001", fi.Mode(), fi.ModTime(), err)
+	}
+	if after := inodeSig(outside); after != before {
+		t.Errorf("the file outside the grant changed:\n  was %s\n  now %s", before, after)
+	}
+	if after := inodeSig(filepath.Join(r.ws, ".git/config")); after != cfgBefore {
+		t.Errorf(".git/config changed:\n  was %s\n  now %s", cfgBefore, after)
+	}
+	if fi, err := os.Stat("/dev/null"); err != nil || fi.Mode().Perm() != 0o666 {
+		t.Errorf("/dev/null: %v %v", fi.Mode(), err)
+	}
+}
+
+func inodeSig(p string) string {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return "absent"
+	}
+	return fmt.Sprintf("%s uid=%d gid=%d ctime=%d.%09d", sig(p), st.Uid, st.Gid, st.Ctim.Sec, st.Ctim.Nsec)
 }

@@ -67,6 +67,7 @@ type Supervisor struct {
 
 	mu      sync.Mutex
 	filters map[filterKey][]byte
+	notify  []byte             // the notify filter, compiled once (metadata.go)
 	warm    map[uintptr]*child // by clone flags; only with prewarm
 	closed  bool
 	cgroups cgroupPool // empty call cgroups for reuse (root only)
@@ -219,9 +220,15 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	var (
 		before map[string]protectedState
 		guard  *restoreGuard
+		meta   *metadataGuard
 	)
 	callStart := callClock()
 	record := func() (err error) {
+		if plan.notify != nil {
+			if meta, err = s.metadataFor(c, spec); err != nil {
+				return err
+			}
+		}
 		if plan.opts.RestoreProtected {
 			guard, err = s.beginRestore(spec)
 			return err
@@ -231,6 +238,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	}
 	res, runErr := s.converse(runCtx, c, spec, inv, plan, record)
 	undo := func() []string {
+		meta.stop()
 		v := append(guard.finish(), s.sweep(before)...)
 		return append(v, s.sweepNewRepositories(spec, callStart)...)
 	}
@@ -315,6 +323,9 @@ type plan struct {
 	// base is the base seccomp filter the child loads before its call,
 	// nil when the Spec switches the seccomp layer off.
 	base []byte
+	// notify is the notify filter loaded before it, without namespaces
+	// (metadata.go); nil otherwise.
+	notify []byte
 }
 
 func (s *Supervisor) plan(spec jail.Spec) (plan, error) {
@@ -353,6 +364,11 @@ func (s *Supervisor) plan(spec jail.Spec) (plan, error) {
 		}
 		if p.opts.Seccomp, err = s.filter(opts, true); err != nil {
 			return p, err
+		}
+		if !ns {
+			if p.notify, err = s.notifyFilter(); err != nil {
+				return p, err
+			}
 		}
 	}
 	return p, nil

@@ -37,11 +37,11 @@ type escCase struct {
 
 const (
 	fsPasses = inLandlock | inNoNS | inLandlockBare
-	// Landlock up to ABI 7 does not govern chmod or utimes: only the
-	// read-only mounts of the namespace layer stop them (so they are
-	// tested where namespaces are on), and without namespaces they are a
-	// stated limit (README, Limits).
-	metaPasses = inLandlock | inSeccomp
+	// Landlock up to ABI 7 does not govern chmod or utimes: the read-only
+	// mounts of the namespace layer stop them, and without namespaces the
+	// supervisor decides them through seccomp user notifications (so
+	// Landlock alone without namespaces does not).
+	metaPasses = inLandlock | inSeccomp | inNoNS
 	// Extended attributes: the namespace layer, and seccomp everywhere.
 	xattrPasses = inLandlock | inSeccomp | inNoNS
 	// prlimit/setpriority on another process: seccomp, or the PID
@@ -400,7 +400,7 @@ func writeCases() []escCase {
 		snap := func(e *env) map[string]string {
 			m := map[string]string{}
 			for _, p := range targets {
-				m[p] = statSig(e.path(p))
+				m[p] = inodeSig(e.path(p))
 			}
 			return m
 		}
@@ -477,7 +477,11 @@ func writeCases() []escCase {
 					}
 				}
 			}},
-		unchanged("chmod an outside file", `chmod 0777 "$ESC_OTHER/secret.txt"; chmod 4755 "$ESC_OTHER/secret.txt"; chmod 0644 "$HOME/.ssh/id_rsa"; chmod 0777 "$HOME/.ssh"`, other, "other/secret.txt", "home/.ssh/id_rsa", "home/.ssh"),
+		unchanged("chmod an outside file", `chmod 0777 "$ESC_OTHER/secret.txt"; chmod 4755 "$ESC_OTHER/secret.txt"; chmod 0644 "$HOME/.ssh/id_rsa"; chmod 0777 "$HOME/.ssh"; `+
+			`python3 -c 'import os; fd=os.open(os.path.expanduser("~/.gitconfig"), os.O_RDONLY); os.fchmod(fd, 0o666)'; `+
+			`python3 -c 'import os; fd=os.open(os.path.expanduser("~/.ssh/id_rsa"), os.O_PATH); os.chmod("/proc/self/fd/%d" % fd, 0o666)'; `+
+			`ln -s "$HOME/.bashrc" src/bashrc-link; chmod 0666 src/bashrc-link; chown -h "$(id -u)" src/bashrc-link; chown "$(id -u):$(id -g)" "$HOME/.bashrc"; chgrp "$(id -g)" "$HOME/.gitconfig"`,
+			other, "other/secret.txt", "home/.ssh/id_rsa", "home/.ssh", "home/.gitconfig", "home/.bashrc"),
 		{family: "writes", name: "xattr of an outside file", passes: fsPasses,
 			control: func(t *testing.T, e *env) {
 				// The jail refuses xattr changes everywhere (seccomp), so
@@ -495,7 +499,10 @@ func writeCases() []escCase {
 					}
 				}
 			}},
-		unchanged("mtime of an outside file", `touch -d '2001-01-01 00:00' "$ESC_OTHER/secret.txt" "$HOME/.bashrc"`, other, "other/secret.txt", "home/.bashrc"),
+		unchanged("mtime of an outside file", `touch -d '2001-01-01 00:00' "$ESC_OTHER/secret.txt" "$HOME/.bashrc"; touch -h -d '2001-01-01 00:00' "$HOME/.gitconfig"; `+
+			`python3 -c 'import os; fd=os.open(os.path.expanduser("~/.gitconfig"), os.O_RDONLY); os.utime(fd, (0, 0))'; `+
+			`python3 -c 'import os; os.utime(os.path.expanduser("~/.gitconfig"), (1, 1), follow_symlinks=False)'`,
+			other, "other/secret.txt", "home/.bashrc", "home/.gitconfig"),
 		{family: "writes", name: "delete outside files", passes: fsPasses,
 			control: func(t *testing.T, e *env) {
 				e.sh(`rm -f "$ESC_OTHER/sub/data.txt"`, withWrite(e.other))
@@ -601,6 +608,16 @@ func statSig(p string) string {
 		return "absent"
 	}
 	return fmt.Sprintf("%v %d %q", fi.Mode(), fi.ModTime().UnixNano(), fileContent(p))
+}
+
+// inodeSig is statSig with the owner and the inode change time, which any
+// change of the file's metadata moves (a chown to the same owner too).
+func inodeSig(p string) string {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return "absent"
+	}
+	return fmt.Sprintf("%s uid=%d gid=%d ctime=%d.%09d", statSig(p), st.Uid, st.Gid, st.Ctim.Sec, st.Ctim.Nsec)
 }
 
 // hostScratch makes a directory outside the fixture (in the host's /tmp or
