@@ -248,6 +248,11 @@ func (c *conn) recvFD() (message, *os.File, error) {
 	buf := make([]byte, 4096)
 	oob := make([]byte, unix.CmsgSpace(4))
 	n, oobn, _, _, err := unix.Recvmsg(c.fd(), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err == unix.ECONNRESET {
+		// The peer exited with a message of ours unread; what it sent
+		// before is still queued (see recvBytes).
+		n, oobn, _, _, err = unix.Recvmsg(c.fd(), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	}
 	if err != nil {
 		return message{}, nil, err
 	}

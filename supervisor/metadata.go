@@ -96,12 +96,22 @@ func (s *Supervisor) serveMetadata(lst *os.File, spec jail.Spec) (*metadataGuard
 	h := &metaHandler{s: s, spec: spec, lst: int(lst.Fd())}
 	go func() {
 		defer close(g.done)
-		// The thread is this goroutine's alone; a root supervisor drops
-		// its effective capabilities on it, so it must never run anything
-		// else: it is not unlocked, and ends with the goroutine.
+		// The thread is this goroutine's alone while it serves; a root
+		// supervisor drops its effective capabilities on it and raises
+		// them again before the thread goes back to the others. It must
+		// go back, not end with the goroutine: a thread that forked a
+		// jail's init is its parent for the parent-death signal, and
+		// ending it would stop that call.
 		runtime.LockOSThread()
-		h.asCaller = dropEffectiveCaps()
+		restore, ok := dropEffectiveCaps()
+		h.asCaller = ok
 		h.serve(wake)
+		if restore() {
+			runtime.UnlockOSThread()
+		} else {
+			s.log.Error("could not raise the capabilities of a thread that served a call again; the thread is kept out of use")
+			select {} // parked for good, with the capabilities it has
+		}
 	}()
 	return g, nil
 }
@@ -129,22 +139,29 @@ func (g *metadataGuard) stop() {
 	g.lst.Close()
 }
 
-// dropEffectiveCaps empties the calling thread's effective capability set
-// (permitted stays, so the thread could raise them again; it never does).
-// Without capabilities, a root thread is what a jailed root process is:
-// uid 0 with no privilege over files it does not own. It reports whether
-// the thread now acts as the call would; false only if capset failed.
-func dropEffectiveCaps() bool {
+// dropEffectiveCaps empties the calling (locked) thread's effective
+// capability set; permitted stays, and restore raises them again. Without
+// capabilities a root thread is what a jailed root process is: uid 0 with
+// no privilege over files it does not own. ok reports whether the thread
+// now acts as the call would (false only if capget or capset failed).
+func dropEffectiveCaps() (restore func() bool, ok bool) {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return false
+	var saved [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &saved[0]); err != nil {
+		return func() bool { return true }, false
 	}
-	if data[0].Effective == 0 && data[1].Effective == 0 {
-		return true
+	if saved[0].Effective == 0 && saved[1].Effective == 0 {
+		return func() bool { return true }, true
 	}
+	data := saved
 	data[0].Effective, data[1].Effective = 0, 0
-	return unix.Capset(&hdr, &data[0]) == nil
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return func() bool { return true }, false
+	}
+	return func() bool {
+		h := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		return unix.Capset(&h, &saved[0]) == nil
+	}, true
 }
 
 // metaHandler decides and performs one call's metadata syscalls.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -360,4 +361,32 @@ func inodeSig(p string) string {
 		return "absent"
 	}
 	return fmt.Sprintf("%s uid=%d gid=%d ctime=%d.%09d", sig(p), st.Uid, st.Gid, st.Ctim.Sec, st.Ctim.Nsec)
+}
+
+// TestConcurrentCallsWithoutNamespaces: calls without namespaces running
+// side by side all end by themselves. (The metadata service of each call
+// runs on a thread of its own; a thread that ended with it could be the
+// one that started another call's init, whose parent-death signal then
+// cancelled that call.)
+func TestConcurrentCallsWithoutNamespaces(t *testing.T) {
+	r := newRestoreRig(t)
+	var wg sync.WaitGroup
+	errs := make(chan string, 100)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				res, err := r.sup.Run(context.Background(), r.spec(), jail.Invocation{Argv: []string{"/bin/sh", "-c", "mkdir -p a$$/b && chmod 700 a$$ && mv a$$ c$$ && rm -rf c$$"}}, IO{})
+				if err != nil || res.ExitCode != 0 || res.Canceled {
+					errs <- fmt.Sprintf("exit %d (%s), canceled %v, err %v, stderr %s", res.ExitCode, res.Signal, res.Canceled, err, res.Stderr)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }
