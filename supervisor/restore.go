@@ -135,14 +135,19 @@ type target struct{ path, root string }
 // restoreTargets lists the protected paths of spec a call could change:
 // those under a write grant and not hidden; a protected symbolic link's
 // target too when it lies in a write grant (what git follows it to). A path
-// inside another listed one is covered by it.
+// inside another listed one is covered by it. Each is recorded from the
+// outermost write grant that holds it: the call can rename or replace
+// anything below that, the directories on the way included.
 func restoreTargets(spec jail.Spec) []target {
 	root := func(p string) string {
 		r := ""
 		for _, g := range spec.Paths {
-			if g.Access == jail.Write && within(p, g.Path) && p != g.Path && len(g.Path) > len(r) {
+			if g.Access == jail.Write && within(p, g.Path) && p != g.Path && (r == "" || len(g.Path) < len(r)) {
 				r = g.Path
 			}
+		}
+		if fi, err := os.Stat(r); r != "" && (err != nil || !fi.IsDir()) {
+			return "" // a file grant, or a missing one: nothing lies below it
 		}
 		return r
 	}
@@ -209,7 +214,7 @@ func record(path, root string, prev *guarded, b *budget) (*guarded, error) {
 	g := &guarded{path: path, root: root}
 	dir, err := safefs.Open(root)
 	if err != nil {
-		return g, nil // the grant itself is missing or a link: nothing of it to protect
+		return nil, nil // the grant itself is a link or gone: nothing below it to record
 	}
 	defer func() { dir.Close() }()
 	rel, _ := filepath.Rel(root, filepath.Dir(path))
