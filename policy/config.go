@@ -13,6 +13,7 @@ import (
 
 	"brig/internal/pin"
 	"brig/internal/termsafe"
+	"brig/internal/userfile"
 )
 
 // Warning is a problem in a config file that does not stop it from loading
@@ -130,9 +131,27 @@ func LoadRules(path string) (RuleSet, []Warning, error) {
 // path, and returns its contents' SHA-256 (hex; empty when the file does not
 // exist) for trust pinning. The rules of LoadRules apply.
 func LoadConfig(path string) (Config, string, []Warning, error) {
-	data, err := os.ReadFile(path)
+	return loadConfig(path, false)
+}
+
+// loadConfig is LoadConfig; own says the file is one of the user's own
+// (the global config, the user's rules for a workspace), which is read
+// only when no one else can have written it (userfile). A repository's
+// file is untrusted anyway: what it may do is decided by trust pins.
+func loadConfig(path string, own bool) (Config, string, []Warning, error) {
+	var data []byte
+	var err error
+	if own {
+		data, err = userfile.ReadFile(path, maxConfigSize)
+	} else {
+		data, err = os.ReadFile(path)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return Config{}, "", nil, nil
+	}
+	var ue *userfile.Error
+	if errors.As(err, &ue) {
+		return Config{}, "", nil, fmt.Errorf("the config %w", err)
 	}
 	if err != nil {
 		return Config{}, "", nil, fmt.Errorf("read the config %s: %w (fix its permissions or remove it; brig does not start with a half-read policy)", path, err)
@@ -140,6 +159,9 @@ func LoadConfig(path string) (Config, string, []Warning, error) {
 	c, w, err := ParseConfig(path, data)
 	return c, contentHash(data), w, err
 }
+
+// maxConfigSize bounds the user's own config files.
+const maxConfigSize = 16 << 20
 
 // ParseRules parses the [permissions] table of a config file's contents;
 // file names it in errors and in each rule's Source. Keys of other tables

@@ -64,7 +64,7 @@ type Loaded struct {
 func Load(f Files) (Loaded, error) {
 	out := Loaded{Files: f}
 	for _, l := range []struct{ kind, file string }{{"global", f.Global}, {"workspace", f.User}} {
-		c, sum, w, err := LoadConfig(l.file)
+		c, sum, w, err := loadConfig(l.file, true)
 		if err != nil {
 			return Loaded{}, err
 		}

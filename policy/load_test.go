@@ -199,3 +199,47 @@ func TestTrustReviewedPinsOnlyWhatWasShown(t *testing.T) {
 		t.Fatal("the reviewed file was not trusted")
 	}
 }
+
+// TestLoadRefusesFilesOthersCanWrite: the user's own config, rules and
+// trust store are refused when someone else could have written them (the
+// file or its directory writable by others), with the command that fixes
+// it; a repository's file is untrusted anyway and is not held to that.
+func TestLoadRefusesFilesOthersCanWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		path func(f Files) string
+		mode os.FileMode
+	}{
+		{"global config", func(f Files) string { return f.Global }, 0o666},
+		{"config directory", func(f Files) string { return filepath.Dir(f.Global) }, 0o777},
+		{"workspace rules", func(f Files) string { return f.User }, 0o646},
+		{"trust store", func(f Files) string { return f.Trust }, 0o666},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := loadFixture(t)
+			writeFile(t, f.User, "[permissions]\nallow = [\"Bash(make:*)\"]\n")
+			if _, err := Trust(context.Background(), f); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Load(f); err != nil {
+				t.Fatalf("control: %v", err)
+			}
+			p := tc.path(f)
+			if err := os.Chmod(p, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(f)
+			if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "Run: chmod") {
+				t.Fatalf("Load with %s at mode %04o: %v; want a refusal naming it and the fix", p, tc.mode, err)
+			}
+		})
+	}
+	// The repository's file may be anyone's.
+	f, _ := loadFixture(t)
+	if err := os.Chmod(f.Repo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(f); err != nil {
+		t.Errorf("a world-writable repository config refused: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"brig/internal/userfile"
 	"brig/internal/xdg"
 
 	"github.com/BurntSushi/toml"
@@ -155,6 +156,10 @@ func readFile(path string) (map[string]string, error) {
 	}
 	if uid, ok := ownerOf(info); ok && uid != os.Getuid() {
 		return nil, fmt.Errorf("credentials: %s is owned by uid %d, not by you (uid %d); refusing it", path, uid, os.Getuid())
+	}
+	// Whoever can write a directory on the way can replace the file.
+	if err := userfile.Me().CheckDirs(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("credentials: %w", err)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"brig/internal/termsafe"
+	"brig/internal/userfile"
 	"brig/policy"
 )
 
@@ -197,7 +198,15 @@ func Load(src Sources) (Config, error) {
 
 // loadTOML reads the [mcp.servers] tables of one TOML file.
 func loadTOML(path string, own bool, env []string) ([]Server, []string, error) {
-	data, err := os.ReadFile(path)
+	var data []byte
+	var err error
+	if own {
+		// The user's own config starts programs: only the user may be
+		// able to have written it (userfile).
+		data, err = userfile.ReadFile(path, 16<<20)
+	} else {
+		data, err = os.ReadFile(path)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}

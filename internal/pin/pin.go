@@ -14,13 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
 	"brig/internal/fsutil"
+	"brig/internal/userfile"
 )
 
 // Hash is the hex SHA-256 a pin holds.
@@ -48,14 +48,19 @@ type entry struct {
 	Trusted time.Time `toml:"trusted"`
 }
 
+// maxStore bounds a trust store's size.
+const maxStore = 16 << 20
+
 func (s Store) read() (file, error) {
 	var f file
-	data, err := os.ReadFile(s.Path)
+	// The store decides which repository files count in full: only the
+	// user may be able to have written it (userfile).
+	data, err := userfile.ReadFile(s.Path, maxStore)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
 	}
 	if err != nil {
-		return f, fmt.Errorf("read the trust store %s: %w", s.Path, err)
+		return f, fmt.Errorf("read the trust store: %w", err)
 	}
 	if _, err := toml.Decode(string(data), &f); err != nil {
 		return f, fmt.Errorf("the trust store %s is corrupt (%v); remove it and run `%s` again", s.Path, err, s.Command)
