@@ -12,6 +12,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,10 +46,14 @@ type Options struct {
 	// KillGrace is how long init gets to kill the tree and report after a
 	// cancel before it is killed itself; default 3s.
 	KillGrace time.Duration
-	// Prewarm keeps one started init (with its worker) waiting for the
-	// next call, taking process start-up off the call's critical path.
+	// Prewarm keeps started inits (each with its worker) waiting for the
+	// next calls, taking process start-up off the calls' critical path.
 	// For long-lived supervisors (the agent); call Close when done.
 	Prewarm bool
+	// PoolSize is how many children Prewarm keeps waiting; default 2 (a
+	// burst of read-only calls in one answer takes two at once, and a
+	// taken child is replaced at once).
+	PoolSize int
 }
 
 // Supervisor runs jailed calls. It is safe for concurrent use.
@@ -65,9 +70,12 @@ type Supervisor struct {
 
 	mu      sync.Mutex
 	filters map[filterKey][]byte
-	warm    map[uintptr]*child // by clone flags; only with prewarm
-	closed  bool
-	cgroups cgroupPool // empty call cgroups for reuse (root only)
+	warm    map[uintptr][]*child // by clone flags; only with prewarm
+	// starting counts warm children being started, by clone flags.
+	starting map[uintptr]int
+	poolSize int
+	closed   bool
+	cgroups  cgroupPool // empty call cgroups for reuse (root only)
 }
 
 // New probes the kernel once and returns a Supervisor. It also marks this
@@ -84,7 +92,9 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		grace:         o.KillGrace,
 		landlockABI:   jail.LandlockABI(),
 		filters:       map[filterKey][]byte{},
-		warm:          map[uintptr]*child{},
+		warm:          map[uintptr][]*child{},
+		starting:      map[uintptr]int{},
+		poolSize:      cmp.Or(max(o.PoolSize, 0), 2),
 		prewarm:       o.Prewarm,
 	}
 	if s.exe == "" {
@@ -105,6 +115,11 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 	if os.Geteuid() == 0 {
 		removeStaleCgroups()
 	}
+	if s.prewarm {
+		// The usual call (no network) finds children waiting: even the
+		// first call of a session need not start one.
+		go s.refill(cloneFlags(s.userNS, s.userNS))
+	}
 	return s, nil
 }
 
@@ -113,10 +128,12 @@ func (s *Supervisor) Close() {
 	s.mu.Lock()
 	s.closed = true
 	warm := s.warm
-	s.warm = map[uintptr]*child{}
+	s.warm = map[uintptr][]*child{}
 	s.mu.Unlock()
-	for _, c := range warm {
-		c.discard()
+	for _, pool := range warm {
+		for _, c := range pool {
+			c.discard()
+		}
 	}
 	s.cgroups.removeAll()
 }
@@ -190,7 +207,6 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	if err != nil {
 		return jail.Result{}, err
 	}
-	defer func() { go s.refill(plan.flags) }()
 	tr := newTranscript(stdio.Keep)
 	if tr != nil {
 		// The transcript is the caller's copy: streams nobody watches
@@ -292,6 +308,18 @@ func nprocExtra(p plan, lim jail.Limits) uint64 {
 	return userTasks(os.Getuid())
 }
 
+// cloneFlags are the namespaces a call's init is started in.
+func cloneFlags(ns, privateNet bool) uintptr {
+	if !ns {
+		return 0
+	}
+	f := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
+	if privateNet {
+		f |= unix.CLONE_NEWNET
+	}
+	return f
+}
+
 // plan is what the kernel can give a Spec, decided before spawning.
 type plan struct {
 	opts  jail.StartOptions // opts.Seccomp: the narrowing filter, stacked on base
@@ -316,12 +344,7 @@ func (s *Supervisor) plan(spec jail.Spec) (plan, error) {
 	p.opts.Namespaces = ns
 	p.opts.PrivateNet = ns && !spec.Network
 	p.opts.LandlockABI = s.landlockABI
-	if ns {
-		p.flags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
-		if p.opts.PrivateNet {
-			p.flags |= unix.CLONE_NEWNET
-		}
-	}
+	p.flags = cloneFlags(ns, p.opts.PrivateNet)
 	if !spec.Layers.NoSeccomp {
 		// In a private network namespace inet sockets reach only the
 		// call's own loopback; on the host network they are allowed only
