@@ -127,7 +127,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 	}
 	defer workerChildEnd.Close()
 	cmd := &exec.Cmd{
-		Path: s.exe,
+		Path: s.exe(),
 		Args: append([]string{"brig-jail-init"}, jail.InitArgs(cg.procFiles()...)...),
 		// One P: init runs one loop on one thread, and a second P only
 		// makes each wake-up start a spinning thread looking for work.
@@ -162,7 +162,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		s.cgroups.put(cg)
 		outR.Close()
 		errR.Close()
-		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", s.exe, err)}
+		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", s.exe(), err)}
 	}
 	c := &child{cmd: cmd, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR}
 	if base != nil {

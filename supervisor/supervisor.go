@@ -38,6 +38,10 @@ import (
 type Options struct {
 	// Executable is the brig binary to re-execute; default /proc/self/exe.
 	Executable string
+	// ExecutableFunc, when Executable is empty, gives it at the first
+	// spawn instead of at New (the carried jail child is still being
+	// written while the session starts); "" means /proc/self/exe.
+	ExecutableFunc func() string
 	// QuarantineDir receives protected files a call created (moved out of
 	// the workspace after the call). Empty: they are deleted.
 	QuarantineDir string
@@ -58,7 +62,7 @@ type Options struct {
 
 // Supervisor runs jailed calls. It is safe for concurrent use.
 type Supervisor struct {
-	exe           string
+	exe           func() string // the jail executable, resolved at the first spawn
 	quarantineDir string
 	log           *slog.Logger
 	grace         time.Duration
@@ -86,7 +90,6 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		return nil, fmt.Errorf("mark the supervisor non-dumpable: %w", err)
 	}
 	s := &Supervisor{
-		exe:           o.Executable,
 		quarantineDir: o.QuarantineDir,
 		log:           o.Logger,
 		grace:         o.KillGrace,
@@ -97,13 +100,20 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		poolSize:      cmp.Or(max(o.PoolSize, 0), 2),
 		prewarm:       o.Prewarm,
 	}
-	if s.exe == "" {
-		s.exe = "/proc/self/exe"
-	}
-	if !filepath.IsAbs(s.exe) {
+	if o.Executable != "" && !filepath.IsAbs(o.Executable) {
 		// Never a name looked up on PATH.
-		return nil, fmt.Errorf("the jail executable %q is not an absolute path", s.exe)
+		return nil, fmt.Errorf("the jail executable %q is not an absolute path", o.Executable)
 	}
+	s.exe = sync.OnceValue(func() string {
+		exe := o.Executable
+		if exe == "" && o.ExecutableFunc != nil {
+			exe = o.ExecutableFunc()
+		}
+		if !filepath.IsAbs(exe) {
+			exe = "/proc/self/exe" // never a name looked up on PATH
+		}
+		return exe
+	})
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -115,12 +125,15 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 	if os.Geteuid() == 0 {
 		removeStaleCgroups()
 	}
-	if s.prewarm {
-		// The usual call (no network) finds children waiting: even the
-		// first call of a session need not start one.
-		go s.refill(cloneFlags(s.userNS, s.userNS))
-	}
 	return s, nil
+}
+
+// Warm fills the pool of prewarmed children for the usual call (no
+// network) in the background, if Prewarm is on. The agent calls it as it
+// sends its first request, so that the children start while the model
+// answers rather than while the session starts.
+func (s *Supervisor) Warm() {
+	go s.refill(cloneFlags(s.userNS, s.userNS))
 }
 
 // Close stops the prewarmed children. Calls in flight are not affected.

@@ -162,7 +162,7 @@ func TestProbeRunsNothingFromPath(t *testing.T) {
 	}
 	// What the probe starts: a root-owned true, or the jail binary as a
 	// probe (the stand-in here, to see its arguments and environment).
-	if path, _ := jail.ProbeCommand(exe); !filepath.IsAbs(path) || (path != exe && !strings.HasSuffix(path, "/true")) {
+	if path, _ := jail.ProbeCommand(func() string { return exe }); !filepath.IsAbs(path) || (path != exe && !strings.HasSuffix(path, "/true")) {
 		t.Fatalf("the probe command is %q", path)
 	}
 	if !sup.probeUserNS(context.Background(), exe, jail.ProbeArgs()) {
@@ -219,6 +219,7 @@ func TestPrewarmPool(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
+	sup.Warm()
 	first := waitPool(2) // before any call
 	ws := t.TempDir()
 	p := policy.Profile{Workspace: ws, Dir: ws, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
