@@ -120,6 +120,17 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 	if s.grace == 0 {
 		s.grace = 3 * time.Second
 	}
+	if s.quarantineDir != "" {
+		// Made now, not by the first sweep that needs it: brig's state
+		// directory is a protected path, and one that appeared during a
+		// call would be taken for the call's doing and swept away with
+		// what was just kept in it.
+		if q, err := safefs.MkdirAllResolved(s.quarantineDir, 0o700); err == nil {
+			q.Close()
+		} else {
+			s.log.Warn("the quarantine directory cannot be made; a protected path a call creates will be deleted, not kept", "dir", s.quarantineDir, "err", err)
+		}
+	}
 	probe, argv := jail.ProbeCommand(s.exe)
 	s.userNS = s.probeUserNS(ctx, probe, argv)
 	if os.Geteuid() == 0 {
