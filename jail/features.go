@@ -241,7 +241,7 @@ func featProbeSeccompTSync() error {
 func featProbeNamespaces(ctx context.Context, extra uintptr) error {
 	ctx, cancel := context.WithTimeout(ctx, featureProbeTimeout)
 	defer cancel()
-	path, argv := ProbeCommand("/proc/self/exe")
+	path, argv := ProbeCommand(func() string { return "/proc/self/exe" })
 	cmd := exec.CommandContext(ctx, path)
 	cmd.Args = argv
 	cmd.Env = []string{}

@@ -12,7 +12,7 @@ import (
 // PATH, and never a file another user (or a call) could have replaced.
 func TestProbeCommand(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // nothing on it matters
-	path, argv := ProbeCommand("/proc/self/exe")
+	path, argv := ProbeCommand(func() string { return "/proc/self/exe" })
 	switch {
 	case path == "/proc/self/exe":
 		if strings.Join(argv, " ") != strings.Join(ProbeArgs(), " ") {

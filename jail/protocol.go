@@ -40,13 +40,14 @@ func ProbeArgs() []string { return []string{"brig-probe", probeArg} }
 // self, the brig binary, as a probe (ProbeArgs; tens of milliseconds, as it
 // initialises all of brig first). Never a name looked up on PATH, so
 // nothing a call could have written runs outside the jail.
-func ProbeCommand(self string) (path string, argv []string) {
+// self is asked for only when no such true exists.
+func ProbeCommand(self func() string) (path string, argv []string) {
 	for _, p := range []string{"/usr/bin/true", "/bin/true"} {
 		if rootOwned(p, false) && rootOwned(filepath.Dir(p), true) {
 			return p, []string{"true"}
 		}
 	}
-	return self, ProbeArgs()
+	return self(), ProbeArgs()
 }
 
 // rootOwned reports whether path (links resolved) is owned by root and

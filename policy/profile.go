@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -390,7 +391,9 @@ func (p Profile) Spec() (jail.Spec, error) {
 	}
 
 	// Private temporary space and toolchain caches.
-	additions := []string{"GOTOOLCHAIN=local", "PIP_CONFIG_FILE=/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK=1"}
+	additions := []string{"PIP_CONFIG_FILE=/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK=1"}
+	// GOTOOLCHAIN: yours, else local (no toolchain download in a call).
+	additions = append(additions, "GOTOOLCHAIN="+cmp.Or(envValue(p.ParentEnv, "GOTOOLCHAIN"), "local"))
 	if p.Namespaces {
 		add("/tmp", jail.Write, false)
 		add("/dev/shm", jail.Write, false)
@@ -420,7 +423,13 @@ func (p Profile) Spec() (jail.Spec, error) {
 		additions = append(additions, vars...)
 	}
 	if !p.Network {
-		additions = append(additions, "GOPROXY=off", "GOFLAGS=-mod=mod", "npm_config_offline=true", "CARGO_NET_OFFLINE=true")
+		additions = append(additions, "npm_config_offline=true", "CARGO_NET_OFFLINE=true")
+		if v := envValue(p.ParentEnv, "GOPROXY"); !strings.HasPrefix(v, "file://") && v != "off" {
+			additions = append(additions, "GOPROXY=off") // a local file:// proxy of yours still works offline
+		}
+		additions = append(additions, "GOFLAGS="+goFlags(envValue(p.ParentEnv, "GOFLAGS")))
+	} else if f := envValue(p.ParentEnv, "GOFLAGS"); f != "" {
+		additions = append(additions, "GOFLAGS="+f) // yours, as it is
 	}
 
 	var hidden []string
@@ -471,6 +480,18 @@ func (p Profile) checkExtra(kind, path string) error {
 		}
 	}
 	return nil
+}
+
+// goFlags is the GOFLAGS of an offline call: yours, with -mod=mod added
+// unless you chose a -mod yourself (-mod=vendor builds a vendored project
+// as it builds outside brig).
+func goFlags(user string) string {
+	for _, f := range strings.Fields(user) {
+		if strings.HasPrefix(f, "-mod=") || strings.HasPrefix(f, "--mod=") {
+			return user // yours stays as it is
+		}
+	}
+	return strings.TrimSpace(user + " -mod=mod")
 }
 
 func modCache(env []string, home string) string {

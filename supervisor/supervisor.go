@@ -12,6 +12,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,10 @@ import (
 type Options struct {
 	// Executable is the brig binary to re-execute; default /proc/self/exe.
 	Executable string
+	// ExecutableFunc, when Executable is empty, gives it at the first
+	// spawn instead of at New (the carried jail child is still being
+	// written while the session starts); "" means /proc/self/exe.
+	ExecutableFunc func() string
 	// QuarantineDir receives protected files a call created (moved out of
 	// the workspace after the call). Empty: they are deleted.
 	QuarantineDir string
@@ -45,15 +50,19 @@ type Options struct {
 	// KillGrace is how long init gets to kill the tree and report after a
 	// cancel before it is killed itself; default 3s.
 	KillGrace time.Duration
-	// Prewarm keeps one started init (with its worker) waiting for the
-	// next call, taking process start-up off the call's critical path.
+	// Prewarm keeps started inits (each with its worker) waiting for the
+	// next calls, taking process start-up off the calls' critical path.
 	// For long-lived supervisors (the agent); call Close when done.
 	Prewarm bool
+	// PoolSize is how many children Prewarm keeps waiting; default 2 (a
+	// burst of read-only calls in one answer takes two at once, and a
+	// taken child is replaced at once).
+	PoolSize int
 }
 
 // Supervisor runs jailed calls. It is safe for concurrent use.
 type Supervisor struct {
-	exe           string
+	exe           func() string // the jail executable, resolved at the first spawn
 	quarantineDir string
 	log           *slog.Logger
 	grace         time.Duration
@@ -67,10 +76,13 @@ type Supervisor struct {
 
 	mu      sync.Mutex
 	filters map[filterKey][]byte
-	notify  []byte             // the notify filter, compiled once (metadata.go)
-	warm    map[uintptr]*child // by clone flags; only with prewarm
-	closed  bool
-	cgroups cgroupPool // empty call cgroups for reuse (root only)
+	notify  []byte               // the notify filter, compiled once (metadata.go)
+	warm    map[uintptr][]*child // by clone flags; only with prewarm
+	// starting counts warm children being started, by clone flags.
+	starting map[uintptr]int
+	poolSize int
+	closed   bool
+	cgroups  cgroupPool // empty call cgroups for reuse (root only)
 }
 
 // New probes the kernel once and returns a Supervisor. It also marks this
@@ -81,27 +93,46 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		return nil, fmt.Errorf("mark the supervisor non-dumpable: %w", err)
 	}
 	s := &Supervisor{
-		exe:           o.Executable,
 		quarantineDir: o.QuarantineDir,
 		log:           o.Logger,
 		grace:         o.KillGrace,
 		landlockABI:   jail.LandlockABI(),
 		filters:       map[filterKey][]byte{},
-		warm:          map[uintptr]*child{},
+		warm:          map[uintptr][]*child{},
+		starting:      map[uintptr]int{},
+		poolSize:      cmp.Or(max(o.PoolSize, 0), 2),
 		prewarm:       o.Prewarm,
 	}
-	if s.exe == "" {
-		s.exe = "/proc/self/exe"
-	}
-	if !filepath.IsAbs(s.exe) {
+	if o.Executable != "" && !filepath.IsAbs(o.Executable) {
 		// Never a name looked up on PATH.
-		return nil, fmt.Errorf("the jail executable %q is not an absolute path", s.exe)
+		return nil, fmt.Errorf("the jail executable %q is not an absolute path", o.Executable)
 	}
+	s.exe = sync.OnceValue(func() string {
+		exe := o.Executable
+		if exe == "" && o.ExecutableFunc != nil {
+			exe = o.ExecutableFunc()
+		}
+		if !filepath.IsAbs(exe) {
+			exe = "/proc/self/exe" // never a name looked up on PATH
+		}
+		return exe
+	})
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	if s.grace == 0 {
 		s.grace = 3 * time.Second
+	}
+	if s.quarantineDir != "" {
+		// Made now, not by the first sweep that needs it: brig's state
+		// directory is a protected path, and one that appeared during a
+		// call would be taken for the call's doing and swept away with
+		// what was just kept in it.
+		if q, err := safefs.MkdirAllResolved(s.quarantineDir, 0o700); err == nil {
+			q.Close()
+		} else {
+			s.log.Warn("the quarantine directory cannot be made; a protected path a call creates will be deleted, not kept", "dir", s.quarantineDir, "err", err)
+		}
 	}
 	probe, argv := jail.ProbeCommand(s.exe)
 	s.userNS = s.probeUserNS(ctx, probe, argv)
@@ -111,15 +142,25 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 	return s, nil
 }
 
+// Warm fills the pool of prewarmed children for the usual call (no
+// network) in the background, if Prewarm is on. The agent calls it as it
+// sends its first request, so that the children start while the model
+// answers rather than while the session starts.
+func (s *Supervisor) Warm() {
+	go s.refill(cloneFlags(s.userNS, s.userNS))
+}
+
 // Close stops the prewarmed children. Calls in flight are not affected.
 func (s *Supervisor) Close() {
 	s.mu.Lock()
 	s.closed = true
 	warm := s.warm
-	s.warm = map[uintptr]*child{}
+	s.warm = map[uintptr][]*child{}
 	s.mu.Unlock()
-	for _, c := range warm {
-		c.discard()
+	for _, pool := range warm {
+		for _, c := range pool {
+			c.discard()
+		}
 	}
 	s.cgroups.removeAll()
 }
@@ -193,7 +234,6 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	if err != nil {
 		return jail.Result{}, err
 	}
-	defer func() { go s.refill(plan.flags) }()
 	tr := newTranscript(stdio.Keep)
 	if tr != nil {
 		// The transcript is the caller's copy: streams nobody watches
@@ -316,6 +356,18 @@ func nprocExtra(p plan, lim jail.Limits) uint64 {
 	return userTasks(os.Getuid())
 }
 
+// cloneFlags are the namespaces a call's init is started in.
+func cloneFlags(ns, privateNet bool) uintptr {
+	if !ns {
+		return 0
+	}
+	f := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
+	if privateNet {
+		f |= unix.CLONE_NEWNET
+	}
+	return f
+}
+
 // plan is what the kernel can give a Spec, decided before spawning.
 type plan struct {
 	opts  jail.StartOptions // opts.Seccomp: the narrowing filter, stacked on base
@@ -347,12 +399,7 @@ func (s *Supervisor) plan(spec jail.Spec) (plan, error) {
 	p.opts.RestoreProtected = !ns
 	p.opts.PrivateNet = ns && !spec.Network
 	p.opts.LandlockABI = s.landlockABI
-	if ns {
-		p.flags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
-		if p.opts.PrivateNet {
-			p.flags |= unix.CLONE_NEWNET
-		}
-	}
+	p.flags = cloneFlags(ns, p.opts.PrivateNet)
 	if !spec.Layers.NoSeccomp {
 		// In a private network namespace inet sockets reach only the
 		// call's own loopback; on the host network they are allowed only

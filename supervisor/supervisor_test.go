@@ -7,8 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"brig/jail"
 	"brig/policy"
@@ -158,7 +162,7 @@ func TestProbeRunsNothingFromPath(t *testing.T) {
 	}
 	// What the probe starts: a root-owned true, or the jail binary as a
 	// probe (the stand-in here, to see its arguments and environment).
-	if path, _ := jail.ProbeCommand(exe); !filepath.IsAbs(path) || (path != exe && !strings.HasSuffix(path, "/true")) {
+	if path, _ := jail.ProbeCommand(func() string { return exe }); !filepath.IsAbs(path) || (path != exe && !strings.HasSuffix(path, "/true")) {
 		t.Fatalf("the probe command is %q", path)
 	}
 	if !sup.probeUserNS(context.Background(), exe, jail.ProbeArgs()) {
@@ -180,5 +184,77 @@ func TestProbeRunsNothingFromPath(t *testing.T) {
 	}
 	if _, err := New(context.Background(), Options{Executable: "brig"}); err == nil {
 		t.Error("a relative executable name (looked up on PATH) was accepted")
+	}
+}
+
+// TestPrewarmPool: a prewarmed supervisor has its pool waiting before the
+// first call, takes from it for calls at once, refills it right away, and
+// leaves no child behind when it closes.
+func TestPrewarmPool(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prewarm: true, PoolSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := cloneFlags(sup.userNS, sup.userNS)
+	pool := func() (n int, pids []int) {
+		sup.mu.Lock()
+		defer sup.mu.Unlock()
+		for _, c := range sup.warm[flags] {
+			pids = append(pids, c.cmd.Process.Pid)
+		}
+		return len(sup.warm[flags]), pids
+	}
+	waitPool := func(want int) []int {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			n, pids := pool()
+			if n == want {
+				return pids
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the pool holds %d children, want %d", n, want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	sup.Warm()
+	first := waitPool(2) // before any call
+	ws := t.TempDir()
+	p := policy.Profile{Workspace: ws, Dir: ws, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
+	if !p.Namespaces {
+		p.CallTmp = t.TempDir()
+	}
+	spec, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"true"}}, IO{}); err != nil || res.ExitCode != 0 {
+				t.Errorf("call: %v %+v", err, res)
+			}
+		}()
+	}
+	wg.Wait()
+	second := waitPool(2)
+	for _, pid := range first {
+		if slices.Contains(second, pid) {
+			t.Errorf("child %d was not taken by the two calls (pool before %v, after %v)", pid, first, second)
+		}
+	}
+	sup.Close()
+	for _, pid := range second {
+		deadline := time.Now().Add(time.Minute)
+		for syscall.Kill(pid, 0) == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("warm child %d outlived Close", pid)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 }

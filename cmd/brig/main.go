@@ -90,13 +90,10 @@ func run(ctx context.Context, args []string) int {
 	return 2
 }
 
-// jailExecutable is the program the supervisor starts for each call:
-// given when set (tests), else the jail child carried in this binary (a
-// sealed memory file, opened once), else brig itself.
-func jailExecutable(given string) string {
-	if given != "" {
-		return given
-	}
+// carriedPath is the program the supervisor starts for each call: the jail
+// child carried in this binary (a sealed memory file, opened once), or ""
+// (brig itself) when this build carries none.
+func carriedPath() string {
 	c, err := carriedChild()
 	if err != nil {
 		slog.Warn("the carried jail child cannot be used; brig re-executes itself for each call", "err", err)

@@ -120,6 +120,7 @@ const (
 )
 
 func runSandbox(ctx context.Context, o *sandboxOptions) error {
+	go carriedChild() // written while the policy loads; the spawn waits for it
 	ws, err := resolveWorkspace(o.Workspace, o.Cwd)
 	if err != nil {
 		return err
@@ -128,7 +129,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 		return runUnconfined(ctx, o, ws)
 	}
 	dirs := xdg.Resolve(o.Env, o.Home)
-	sup, err := supervisor.New(ctx, supervisor.Options{Executable: jailExecutable(""), QuarantineDir: filepath.Join(dirs.State, "quarantine")})
+	sup, err := supervisor.New(ctx, supervisor.Options{ExecutableFunc: carriedPath, QuarantineDir: filepath.Join(dirs.State, "quarantine")})
 	if err != nil {
 		return err
 	}

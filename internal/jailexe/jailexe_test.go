@@ -12,7 +12,7 @@ import (
 // TestOpenRunsTheCarriedChild: a child whose sum the build declared is
 // written into a sealed memfd that executes, cannot be written, and sits
 // above the descriptors a child is handed; without a declared sum, or with
-// another one, nothing is used.
+// without the file, nothing is used.
 func TestOpenRunsTheCarriedChild(t *testing.T) {
 	// An ELF program (a script would be read by its interpreter after
 	// exec, when the close-on-exec descriptor is gone; the child is ELF).
@@ -30,9 +30,10 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 	if c, err := Open(); c != nil || err != nil {
 		t.Fatalf("no declared sum: %v %v", c, err)
 	}
-	with(script, hex.EncodeToString(make([]byte, 32)))
+	with(nil, hex.EncodeToString(make([]byte, 32)))
+	files = fstest.MapFS{}
 	if c, err := Open(); c != nil || err != nil {
-		t.Fatalf("another sum: %v %v", c, err)
+		t.Fatalf("a sum but no child: %v %v", c, err)
 	}
 	with(script, hex.EncodeToString(sum[:]))
 	c, err := Open()
