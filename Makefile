@@ -82,17 +82,22 @@ release-amd64 release-arm64: release-%:
 	$(CROSS) GOOS=linux GOARCH=$* GO=$(GO) LDFLAGS="$(RELEASE_LDFLAGS)" sh internal/build/build.sh $(RELEASE_DIR)/brig-linux-$* -trimpath -tags 'netgo osusergo'
 
 # make install [PREFIX=/usr/local] [DESTDIR=] [INSTALL_BIN=bin/brig]: the
-# binary, bash/zsh/fish completions and the man page; make uninstall removes
-# exactly those files. INSTALL_BIN=bin/release/brig-linux-amd64 installs the
+# binary, bash/zsh/fish completions, the man page and, on AppArmor machines,
+# brig's AppArmor profile; make uninstall removes exactly those files. INSTALL_BIN=bin/release/brig-linux-amd64 installs the
 # static release instead.
 PREFIX      ?= /usr/local
 DESTDIR     ?=
+# Where AppArmor keeps its profiles, and its parser: on an AppArmor machine
+# make install also installs (and loads) a profile letting brig create user
+# namespaces (internal/build/apparmor/brig).
+APPARMOR_DIR    ?= /etc/apparmor.d
+APPARMOR_PARSER ?= apparmor_parser
 INSTALL_BIN ?= $(BIN)
 install: build
-	PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' sh internal/build/install.sh install '$(INSTALL_BIN)' '$(BIN)'
+	PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' APPARMOR_DIR='$(APPARMOR_DIR)' APPARMOR_PARSER='$(APPARMOR_PARSER)' sh internal/build/install.sh install '$(INSTALL_BIN)' '$(BIN)'
 
 uninstall:
-	PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' sh internal/build/install.sh uninstall
+	PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' APPARMOR_DIR='$(APPARMOR_DIR)' APPARMOR_PARSER='$(APPARMOR_PARSER)' sh internal/build/install.sh uninstall
 
 # Jail spawn overhead against a plain exec (and bubblewrap when installed),
 # then the Go benchmarks.

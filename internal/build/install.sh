@@ -12,10 +12,61 @@
 # BIN; give a native build when BIN is a cross-compiled one). uninstall
 # removes exactly these files and nothing else (directories stay: other
 # packages share them).
+#
+# On a machine with AppArmor (the directory $APPARMOR_DIR, default
+# /etc/apparmor.d, exists under $DESTDIR and $APPARMOR_PARSER, default
+# apparmor_parser, is installed), install also writes the profile
+# internal/build/apparmor/brig for the installed binary to
+# $DESTDIR$APPARMOR_DIR/brig, if the parser accepts it (AppArmor 4, which
+# knows user namespace rules; older versions do not restrict them and need
+# no profile), and loads it when installing into the live system
+# (DESTDIR empty). uninstall unloads and removes it.
 set -eu
 
 prefix=${PREFIX:-/usr/local}
 root=${DESTDIR:-}$prefix
+aadir=${DESTDIR:-}${APPARMOR_DIR:-/etc/apparmor.d}
+parser=${APPARMOR_PARSER:-apparmor_parser}
+profile_src=$(cd "$(dirname "$0")" && pwd)/apparmor/brig
+
+# apparmor_install BINPATH: the profile for the binary installed at BINPATH.
+apparmor_install() {
+	if [ ! -d "$aadir" ]; then
+		return 0 # no AppArmor here
+	fi
+	if ! command -v "$parser" >/dev/null 2>&1; then
+		echo "install: $aadir exists but $parser is not installed; no AppArmor profile installed (brig doctor says whether one is needed)"
+		return 0
+	fi
+	tmp_profile=$tmp/apparmor-brig
+	sed "s|@BIN@|$1|" "$profile_src" >"$tmp_profile"
+	if ! out=$("$parser" -Q -K "$tmp_profile" 2>&1); then
+		echo "install: this AppArmor ($("$parser" --version 2>/dev/null | head -n 1)) does not accept the profile (it needs AppArmor 4, which knows user namespace rules; older versions do not restrict them, so brig needs none): $(echo "$out" | tail -n 1)"
+		return 0
+	fi
+	cp "$tmp_profile" "$aadir/brig.tmp.$$"
+	chmod 0644 "$aadir/brig.tmp.$$"
+	mv -f "$aadir/brig.tmp.$$" "$aadir/brig"
+	echo "install: $aadir/brig (AppArmor profile: brig may create user namespaces)"
+	if [ -z "${DESTDIR:-}" ]; then
+		if out=$("$parser" -r "$aadir/brig" 2>&1); then
+			echo "install: loaded the AppArmor profile ($parser -r $aadir/brig)"
+		else
+			echo "install: could not load the AppArmor profile: $(echo "$out" | tail -n 1); as root run: $parser -r $aadir/brig"
+		fi
+	fi
+}
+
+apparmor_uninstall() {
+	if [ ! -e "$aadir/brig" ]; then
+		return 0
+	fi
+	if [ -z "${DESTDIR:-}" ] && command -v "$parser" >/dev/null 2>&1; then
+		"$parser" -R "$aadir/brig" >/dev/null 2>&1 || true
+	fi
+	rm -f "$aadir/brig"
+	echo "uninstall: removed $aadir/brig"
+}
 
 files="bin/brig
 share/bash-completion/completions/brig
@@ -48,6 +99,7 @@ install)
 		mv -f "$root/$f.tmp.$$" "$root/$f"
 		echo "install: $root/$f"
 	done
+	apparmor_install "$prefix/bin/brig"
 	;;
 uninstall)
 	for f in $files; do
@@ -56,6 +108,7 @@ uninstall)
 			echo "uninstall: removed $root/$f"
 		fi
 	done
+	apparmor_uninstall
 	;;
 *)
 	echo "usage: install.sh install BIN [GEN] | uninstall" >&2
