@@ -143,6 +143,14 @@ func orEmptyFindings(s []Finding) []Finding {
 	return s
 }
 
+// ProtectedWithoutNS says how protected paths are kept without a mount
+// namespace, and what differs from the composition with one (README,
+// Security model, says the same).
+const ProtectedWithoutNS = "no mount namespace, so a call gets its whole write grant (git commit and new files and directories anywhere in the workspace work as with namespaces) and brig records every protected path before the call and puts it back when the call ends, moving what the call left there to the quarantine and reporting it. What differs from the namespace composition: during the call a protected file can be changed, and the call itself, or a program of yours reading it at that moment (git in another terminal running a hook the call planted, an editor reloading its tasks), sees the change until the call ends; and MCP servers, which live on, get their grant split around the protected paths instead (they cannot create entries in the workspace root or .git)"
+
+// MetadataWithoutNS says how metadata is kept without a mount namespace.
+const MetadataWithoutNS = "no mount namespace, so seccomp sends every chmod, chown and utimes (and truncate below Landlock ABI 3) to brig as a user notification, and brig performs it only on a file inside the call's write grant that is neither protected nor hidden, through the descriptor it resolved, and refuses it (EPERM) everywhere else"
+
 // guarantees evaluates every guarantee, in a fixed order.
 func guarantees(f jail.Features, m Machine) []Guarantee {
 	abi := f.LandlockABI
@@ -187,8 +195,24 @@ func guarantees(f jail.Features, m Machine) []Guarantee {
 			add("protected-paths", name, true, Holds,
 				"Landlock plus read-only bind mounts in a private mount namespace: the protected paths stay read-only while the rest of the workspace and .git are writable, so git commit works")
 		default:
-			add("protected-paths", name, true, Degraded,
-				"no mount namespace, so the protected paths are kept out of the Landlock grants instead (Landlock-only composition): the workspace root and .git get no right to create entries, so git commit fails and new top-level files in the workspace cannot be created; fix: "+userNSFixText(f, m, false))
+			add("protected-paths", name, true, Degraded, ProtectedWithoutNS+"; fix: "+userNSFixText(f, m, false))
+		}
+	}
+
+	// metadata-confined
+	{
+		const name = "the mode, owner and times of files outside the granted paths cannot be changed (chmod 666 ~/.config/brig/config.toml)"
+		switch {
+		case f.MountNS:
+			add("metadata-confined", name, true, Holds,
+				"everything outside the call's write grants is a read-only mount in its mount namespace (Landlock up to ABI 7 does not govern chmod, chown or utimes)")
+		case !seccomp:
+			add("metadata-confined", name, true, Missing, "no mount namespace, and "+noSeccomp)
+		case f.YamaPtraceScope >= 2:
+			add("metadata-confined", name, true, Degraded, MetadataWithoutNS+fmt.Sprintf(
+				"; but Yama's ptrace_scope is %d here, which keeps brig from reading a call's arguments, so every such change is refused, inside the grant too (chmod +x fails); fix: %s", f.YamaPtraceScope, userNSFixText(f, m, false)))
+		default:
+			add("metadata-confined", name, true, Holds, MetadataWithoutNS)
 		}
 	}
 
@@ -494,6 +518,14 @@ func (r Report) WriteText(w io.Writer) error {
 	p("Seccomp\t%s (TSYNC %s)\n", yesno(r.Seccomp), yesno(r.SeccompTSync))
 	p("no_new_privs\t%s\n", yesno(r.NoNewPrivs))
 	p("Namespaces\tuser %s, mount %s, PID %s, network %s\n", yesno(r.UserNS), yesno(r.MountNS), yesno(r.PIDNS), yesno(r.NetNS))
+	if line := appArmorLine(r.Machine); line != "" {
+		p("AppArmor\t%s\n", line)
+	}
+	if r.UserNS && r.MountNS {
+		p("Composition\tnamespaces: protected paths are read-only mounts, metadata outside the grant is on read-only mounts\n")
+	} else {
+		p("Composition\twithout namespaces: the whole write grant, protected paths put back after each call, metadata changes decided by brig (seccomp notification)\n")
+	}
 	if r.YamaPtraceScope < 0 {
 		p("Yama ptrace_scope\tabsent\n")
 	} else {
@@ -636,4 +668,19 @@ func (r Report) WriteJSON(w io.Writer) error {
 func limitDefaults(l jail.Limits) string {
 	return fmt.Sprintf("Per call by default: %s of memory, %d processes and threads, /tmp and /dev/shm of %s each (counted in the memory), %s of disk, files up to %s, %d open files, %s of output per stream, %s of run time ([limits] in the config changes them)",
 		jail.Bytes(l.Memory), l.Processes, jail.Bytes(l.TmpBytes), jail.Bytes(l.Disk), jail.Bytes(l.FileSize), l.OpenFiles, jail.Bytes(uint64(l.OutputBytes)), l.Timeout)
+}
+
+// appArmorLine says whether brig's AppArmor profile is in place, where
+// AppArmor restricts user namespaces or the profile is installed ("" when
+// neither).
+func appArmorLine(m Machine) string {
+	switch {
+	case strings.HasPrefix(m.AppArmorLabel, "brig "):
+		return "brig runs under its profile (" + AppArmorProfilePath + "), which lets it create user namespaces"
+	case m.AppArmorRestrictUserNS == 1:
+		return "restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1); " + appArmorStep(m)
+	case m.AppArmorProfile != "":
+		return "brig's profile " + AppArmorProfilePath + " is installed for " + m.AppArmorProfile + " (not needed here: AppArmor does not restrict user namespaces)"
+	}
+	return ""
 }

@@ -67,7 +67,7 @@ func TestBuildGuarantees(t *testing.T) {
 		want map[string]Status // guarantees not listed: checked only for presence
 	}{
 		{"this kernel", thisKernel(), true, map[string]Status{
-			"fs-confined": Holds, "protected-paths": Holds, "network-off": Holds,
+			"fs-confined": Holds, "protected-paths": Holds, "metadata-confined": Holds, "network-off": Holds,
 			"unix-sockets": Holds, "signals-scoped": Holds, "tree-killed": Holds,
 			"kernel-surface": Holds, "no-tty-injection": Holds, "no-new-privs": Holds,
 			"private-tmp": Holds, "resource-bounds": Holds, "ptrace-yama": Missing,
@@ -88,20 +88,20 @@ func TestBuildGuarantees(t *testing.T) {
 			"fs-confined": Degraded, "protected-paths": Holds,
 		}},
 		{"ABI 4 without userns", abi4NoUserNS, false, map[string]Status{
-			"fs-confined": Holds, "protected-paths": Degraded,
+			"fs-confined": Holds, "protected-paths": Degraded, "metadata-confined": Holds,
 			"network-off": Holds, "unix-sockets": Holds,
 			"signals-scoped": Missing, "tree-killed": Missing,
 			"private-tmp": Degraded, "resource-bounds": Degraded,
 		}},
 		{"seccomp missing", noSeccomp, false, map[string]Status{
-			"fs-confined": Holds, "network-off": Missing, "unix-sockets": Missing,
+			"fs-confined": Holds, "metadata-confined": Holds, "network-off": Missing, "unix-sockets": Missing,
 			"kernel-surface": Missing, "no-tty-injection": Missing, "no-new-privs": Holds,
 		}},
 		{"seccomp without TSYNC", noTSync, false, map[string]Status{
 			"kernel-surface": Missing, "network-off": Missing,
 		}},
 	}
-	ids := []string{"fs-confined", "protected-paths", "network-off", "unix-sockets",
+	ids := []string{"fs-confined", "protected-paths", "metadata-confined", "network-off", "unix-sockets",
 		"signals-scoped", "tree-killed", "kernel-surface", "no-tty-injection",
 		"no-new-privs", "private-tmp", "resource-bounds", "ptrace-yama"}
 	notBaseline := map[string]bool{"private-tmp": true, "ptrace-yama": true}
@@ -182,12 +182,38 @@ func TestBuildWhyNamesTheFix(t *testing.T) {
 			t.Errorf("%s: why %q does not mention %q", id, byID[id], want)
 		}
 	}
-	// Without a mount namespace, the cost to git is spelled out.
+	// Without a mount namespace, what differs is spelled out: git
+	// commit works, protected paths are put back after the call, which
+	// can see what it changed until it ends; metadata goes through brig.
 	f := thisKernel()
 	f.MountNS = false
 	for _, g := range build(f, nil, "").Guarantees {
-		if g.ID == "protected-paths" && !strings.Contains(g.Why, "git commit fails") {
-			t.Errorf("protected-paths without mount ns: %s", g.Why)
+		switch g.ID {
+		case "protected-paths":
+			for _, want := range []string{"git commit", "puts it back when the call ends", "during the call", "MCP servers"} {
+				if !strings.Contains(g.Why, want) {
+					t.Errorf("protected-paths without mount ns does not say %q: %s", want, g.Why)
+				}
+			}
+		case "metadata-confined":
+			if g.Status != Holds || !strings.Contains(g.Why, "user notification") {
+				t.Errorf("metadata-confined without mount ns: %s %s", g.Status, g.Why)
+			}
+		}
+	}
+	// Without one, and with Yama keeping brig from reading a call's
+	// arguments, metadata changes are refused everywhere: degraded.
+	f.YamaPtraceScope = 2
+	for _, g := range build(f, nil, "").Guarantees {
+		if g.ID == "metadata-confined" && (g.Status != Degraded || !strings.Contains(g.Why, "chmod +x fails")) {
+			t.Errorf("metadata-confined with Yama 2: %s %s", g.Status, g.Why)
+		}
+	}
+	// Neither a mount namespace nor seccomp: missing.
+	f.Seccomp = false
+	for _, g := range build(f, nil, "").Guarantees {
+		if g.ID == "metadata-confined" && g.Status != Missing {
+			t.Errorf("metadata-confined without mount ns and seccomp: %s", g.Status)
 		}
 	}
 }
@@ -365,8 +391,8 @@ func TestWriteText(t *testing.T) {
 			}
 		}
 	}
-	if n != 12 {
-		t.Errorf("%d guarantee lines, want 12", n)
+	if n != 13 {
+		t.Errorf("%d guarantee lines, want 13", n)
 	}
 
 	bad := thisKernel()
@@ -408,7 +434,7 @@ func TestWriteJSON(t *testing.T) {
 	if got.Kernel != "6.18.44" || got.LandlockABI != 7 || got.OK == nil || !*got.OK {
 		t.Errorf("top level: %+v", got)
 	}
-	if len(got.Guarantees) != 12 || got.Guarantees[0].ID != "fs-confined" || got.Guarantees[0].Status != "holds" ||
+	if len(got.Guarantees) != 13 || got.Guarantees[0].ID != "fs-confined" || got.Guarantees[0].Status != "holds" ||
 		got.Guarantees[0].Baseline == nil || !*got.Guarantees[0].Baseline || got.Guarantees[0].Why == "" {
 		t.Errorf("guarantees: %+v", got.Guarantees)
 	}

@@ -3,6 +3,7 @@ package doctor
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -20,15 +21,75 @@ type Machine struct {
 	AppArmorRestrictUserNS int `json:"apparmor_restrict_unprivileged_userns"` // kernel.apparmor_restrict_unprivileged_userns (Ubuntu 23.10+)
 	UnprivUserNSClone      int `json:"unprivileged_userns_clone"`             // kernel.unprivileged_userns_clone (Debian's older kernels)
 	MaxUserNamespaces      int `json:"max_user_namespaces"`                   // user.max_user_namespaces
+	// Executable is this brig's binary (links resolved).
+	Executable string `json:"executable,omitempty"`
+	// AppArmorProfile is the binary /etc/apparmor.d/brig lets create user
+	// namespaces ("" when there is no such profile), and AppArmorLabel
+	// this process's AppArmor label ("brig (unconfined)" when the
+	// profile is loaded and attached to it; "" without AppArmor).
+	AppArmorProfile string `json:"apparmor_profile,omitempty"`
+	AppArmorLabel   string `json:"apparmor_label,omitempty"`
 }
 
-// ReadMachine reads the architecture and, read-only, the three sysctls.
+// AppArmorProfilePath is where make install puts brig's AppArmor profile.
+const AppArmorProfilePath = "/etc/apparmor.d/brig"
+
+// ReadMachine reads the architecture and, read-only, the three sysctls and
+// brig's AppArmor state.
 func ReadMachine() Machine {
-	return Machine{
+	m := Machine{
 		Arch:                   runtime.GOARCH,
 		AppArmorRestrictUserNS: readSysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"),
 		UnprivUserNSClone:      readSysctl("/proc/sys/kernel/unprivileged_userns_clone"),
 		MaxUserNamespaces:      readSysctl("/proc/sys/user/max_user_namespaces"),
+		AppArmorProfile:        profileBinary(AppArmorProfilePath),
+	}
+	if exe, err := os.Executable(); err == nil {
+		if r, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = r
+		}
+		m.Executable = exe
+	}
+	for _, p := range []string{"/proc/self/attr/apparmor/current", "/proc/self/attr/current"} {
+		if b, err := os.ReadFile(p); err == nil {
+			m.AppArmorLabel = strings.TrimSpace(strings.TrimRight(string(b), "\x00"))
+			break
+		}
+	}
+	return m
+}
+
+// profileBinary returns the binary the profile brig in the AppArmor
+// profile file at path attaches to, or "".
+func profileBinary(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "profile brig ")
+		if !ok {
+			continue
+		}
+		bin, _, _ := strings.Cut(rest, " flags=")
+		return strings.Trim(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(bin), "{")), `"`)
+	}
+	return ""
+}
+
+// appArmorStep is the first thing to do where AppArmor restricts user
+// namespaces: brig's profile, installed for this binary and loaded.
+func appArmorStep(m Machine) string {
+	exe := m.Executable
+	switch {
+	case strings.HasPrefix(m.AppArmorLabel, "brig "):
+		return "brig already runs under its AppArmor profile (" + AppArmorProfilePath + "); if namespaces still fail, the profile may predate AppArmor 4's userns rule: reinstall it with sudo make install"
+	case m.AppArmorProfile == "":
+		return "install brig's AppArmor profile, which lets this brig alone create user namespaces: sudo make install from brig's source (it writes and loads " + AppArmorProfilePath + " for $PREFIX/bin/brig; README, Installing)"
+	case exe != "" && m.AppArmorProfile != exe:
+		return "brig's AppArmor profile (" + AppArmorProfilePath + ") is for " + m.AppArmorProfile + ", not this binary (" + exe + "): run that one, or install this one with sudo make install"
+	default:
+		return "load brig's AppArmor profile, installed but not in force: sudo apparmor_parser -r " + AppArmorProfilePath
 	}
 }
 
@@ -124,7 +185,7 @@ func findings(f jail.Features, m Machine) []Finding {
 				which = append(which, ns.name)
 			}
 		}
-		removes := "the private /tmp, the read-only mounts of protected paths (git commit in the jail fails, new top-level files cannot be created), the private network (local test servers fail) and the per-call process count"
+		removes := "the private /tmp, the read-only mounts of protected paths (brig puts them back after each call instead: a call can see what it changed in one until it ends), the private network (local test servers fail) and the per-call process count"
 		if abi < 6 {
 			removes += "; with Landlock below ABI 6 nothing else contains a call's processes: " + refusesCalls
 		}
@@ -153,7 +214,7 @@ func findings(f jail.Features, m Machine) []Finding {
 func userNSFix(f jail.Features, m Machine, containment bool) []string {
 	var do []string
 	if m.AppArmorRestrictUserNS == 1 {
-		do = append(do, "allow them for brig alone with an AppArmor profile that grants userns to its binary (README, Installing)")
+		do = append(do, appArmorStep(m))
 	}
 	switch {
 	case containment && f.LandlockABI < 6:

@@ -2,6 +2,8 @@ package doctor
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -64,10 +66,10 @@ func machines() []struct {
 		{"Ubuntu 24.04: ABI 4, AppArmor restricts user namespaces", noNS(withABI(thisKernel(), 4)), ubuntu, false, []string{"landlock-abi", "namespaces"},
 			[]string{"which nothing else provides without a PID namespace: brig refuses every tool call",
 				"no unprivileged user, mount, PID, network namespaces (clone(CLONE_NEWUSER): operation not permitted): removes the private /tmp",
-				"do: allow them for brig alone with an AppArmor profile", "; or a kernel >= 6.12 (Landlock ABI 6), which contains a call without them",
+				"do: install brig's AppArmor profile, which lets this brig alone create user namespaces: sudo make install", "; or a kernel >= 6.12 (Landlock ABI 6), which contains a call without them",
 				"; or last resort: sysctl kernel.apparmor_restrict_unprivileged_userns=0 (a machine-wide switch"}},
 		{"Debian, user namespaces switched off, ABI 7", noNS(thisKernel()), debian, true, []string{"namespaces"},
-			[]string{"git commit in the jail fails", "do: keep the baseline, which holds without them; or last resort: sysctl kernel.unprivileged_userns_clone=1"}},
+			[]string{"brig puts them back after each call instead", "do: keep the baseline, which holds without them; or last resort: sysctl kernel.unprivileged_userns_clone=1"}},
 		{"max_user_namespaces=0, ABI 5", noNS(withABI(thisKernel(), 5)), maxZero, false, []string{"landlock-abi", "namespaces"},
 			[]string{"do: a kernel >= 6.12 (Landlock ABI 6), which contains a call without them; or last resort: sysctl user.max_user_namespaces=10000"}},
 		{"a container that refuses user namespaces", noNS(thisKernel()), thisMachine(), true, []string{"namespaces"},
@@ -189,5 +191,51 @@ func TestReadMachine(t *testing.T) {
 	}
 	if readSysctl("/nonexistent/sysctl") != -1 {
 		t.Error("an absent sysctl is not -1")
+	}
+}
+
+// Where AppArmor restricts user namespaces, the first step is brig's own
+// profile, as it stands on this machine: install it, install it for this
+// binary, or load it.
+func TestAppArmorStep(t *testing.T) {
+	m := Machine{Arch: "amd64", AppArmorRestrictUserNS: 1, UnprivUserNSClone: -1, MaxUserNamespaces: 100, Executable: "/usr/local/bin/brig"}
+	for _, tc := range []struct {
+		name           string
+		profile, label string
+		want           string
+	}{
+		{"no profile", "", "unconfined", "install brig's AppArmor profile, which lets this brig alone create user namespaces: sudo make install"},
+		{"profile for another binary", "/opt/brig/bin/brig", "unconfined", "is for /opt/brig/bin/brig, not this binary (/usr/local/bin/brig)"},
+		{"installed, not loaded", "/usr/local/bin/brig", "unconfined", "load brig's AppArmor profile, installed but not in force: sudo apparmor_parser -r /etc/apparmor.d/brig"},
+		{"in force", "/usr/local/bin/brig", "brig (unconfined)", "brig already runs under its AppArmor profile"},
+	} {
+		m.AppArmorProfile, m.AppArmorLabel = tc.profile, tc.label
+		f := thisKernel()
+		f.UserNS, f.MountNS, f.PIDNS, f.NetNS = false, false, false, false
+		do := userNSFix(f, m, true)
+		if !strings.Contains(do[0], tc.want) {
+			t.Errorf("%s: first step %q, want %q", tc.name, do[0], tc.want)
+		}
+		if systemWide.MatchString(do[0]) {
+			t.Errorf("%s: the first step turns a restriction off: %q", tc.name, do[0])
+		}
+	}
+}
+
+// profileBinary reads the binary out of the profile make install writes.
+func TestProfileBinary(t *testing.T) {
+	src, err := os.ReadFile("../build/apparmor/brig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "brig")
+	if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(src), "@BIN@", "/usr/local/bin/brig")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := profileBinary(p); got != "/usr/local/bin/brig" {
+		t.Errorf("profileBinary = %q", got)
+	}
+	if got := profileBinary(filepath.Join(t.TempDir(), "none")); got != "" {
+		t.Errorf("no file: %q", got)
 	}
 }
