@@ -42,8 +42,14 @@ func buildScript() (string, error) {
 }
 
 // Main is a TestMain body for packages that need the binary: it builds
-// brig into *bin, runs the tests and exits with their status.
+// brig into *bin, runs the tests and exits with their status. A test
+// binary re-executed by test/composition is handed the binary its first
+// run built (BRIG_TEST_BRIG) and uses that.
 func Main(m interface{ Run() int }, bin *string) {
+	if p := os.Getenv("BRIG_TEST_BRIG"); p != "" {
+		*bin = p
+		os.Exit(m.Run())
+	}
 	path, cleanup, err := Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"brig/test/composition"
 	"brig/test/fakeprovider"
 	"brig/test/scenario"
 )
@@ -194,4 +195,18 @@ func TestDenialReachesTheModel(t *testing.T) {
 	if _, err := os.Stat(e.ws + "/made-by-the-model"); r.code != 0 || err == nil {
 		t.Fatalf("exit %d, file made: %v\n%s", r.code, err == nil, r.stderr)
 	}
+}
+
+// scenarioTests are the scenario tests, as a -test.run pattern.
+const scenarioTests = `^(TestComposition|TestFixTask|TestFixTaskThenResume|TestScenarioFailsBlind|TestEdgeResults|TestToolTour|TestDenialReachesTheModel)$`
+
+// TestComposition checks that a run is in the composition it was started
+// for (test/composition); in the test's own run it is the control.
+func TestComposition(t *testing.T) { composition.Verify(t, brig) }
+
+// TestScenariosInEveryComposition runs the scenario tests again without
+// user namespaces (brig in a user namespace that cannot create another),
+// as uid 65534, and both: ordinary work must go the same way in each.
+func TestScenariosInEveryComposition(t *testing.T) {
+	composition.Run(t, scenarioTests, brig)
 }

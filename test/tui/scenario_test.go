@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"brig/test/composition"
 	"brig/test/fakeprovider"
 	"brig/test/scenario"
 )
@@ -117,4 +118,14 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestComposition checks that a run is in the composition it was started
+// for (test/composition); in the test's own run it is the control.
+func TestComposition(t *testing.T) { composition.Verify(t, brig) }
+
+// TestScenarioInEveryComposition runs the TUI scenario again without user
+// namespaces, as uid 65534, and both.
+func TestScenarioInEveryComposition(t *testing.T) {
+	composition.Run(t, `^(TestComposition|TestFixTaskInTheTUI)$`, brig)
 }

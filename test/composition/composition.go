@@ -1,0 +1,218 @@
+// Package composition runs a test binary's scenario tests again in the
+// environments brig must work the same in: without user namespaces (a user
+// namespace whose user.max_user_namespaces is 0, so brig inside can create
+// none: Ubuntu's AppArmor restriction, Docker's default profile and CI
+// runners look the same to it), as an unprivileged user (uid 65534), and
+// both. It owns nothing but the re-execution.
+package composition
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Env names the composition a re-executed test binary runs in; unset in
+// the test's own run.
+const Env = "BRIG_TEST_COMPOSITION"
+
+// BinEnv hands the re-executed test binary the brig binary the first run
+// built (test/brigbin uses it instead of building again).
+const BinEnv = "BRIG_TEST_BRIG"
+
+// A Composition is one environment to re-run the scenario tests in.
+type Composition struct {
+	Name   string
+	NoNS   bool // in a user namespace that cannot create another
+	Unpriv bool // as uid/gid 65534
+}
+
+// All are the compositions besides the test's own (root, namespaces).
+var All = []Composition{
+	{Name: "no-userns", NoNS: true},
+	{Name: "unprivileged", Unpriv: true},
+	{Name: "no-userns-unprivileged", NoNS: true, Unpriv: true},
+}
+
+// Current is the composition this process runs in ("" for the test's own
+// run).
+func Current() string { return os.Getenv(Env) }
+
+const unprivID = 65534
+
+// Run re-executes this test binary for pattern (a -test.run expression) in
+// every composition, as subtests, with brig (a binary the first run built)
+// copied where uid 65534 can run it. It does nothing in a re-executed run,
+// and skips the compositions this machine cannot make (an unprivileged
+// test run cannot switch users) with the reason.
+func Run(t *testing.T, pattern, brig string) {
+	if Current() != "" {
+		t.Skip("this run is itself one of the compositions")
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "brig-composition-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testBin, brigBin := filepath.Join(dir, filepath.Base(self)), filepath.Join(dir, "brig")
+	for _, c := range [][2]string{{self, testBin}, {brig, brigBin}} {
+		if err := copyFile(c[1], c[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wd, _ := os.Getwd()
+	for _, c := range All {
+		t.Run(c.Name, func(t *testing.T) {
+			if c.Unpriv && os.Getuid() != 0 {
+				t.Skip("switching to uid 65534 needs a root test run")
+			}
+			argv := []string{testBin, "-test.count=1", "-test.v", "-test.run", pattern}
+			ctx := context.Background()
+			if d, ok := t.Deadline(); ok {
+				left := time.Until(d) - 20*time.Second
+				if left < time.Minute {
+					t.Fatalf("only %s left before the test deadline: run go test with a longer -timeout", time.Until(d).Round(time.Second))
+				}
+				argv = append(argv, "-test.timeout="+left.Round(time.Second).String())
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(ctx, d.Add(-10*time.Second))
+				defer cancel()
+			}
+			if c.Unpriv {
+				argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", unprivID), fmt.Sprintf("--regid=%d", unprivID), "--clear-groups", "--"}, argv...)
+			}
+			var attr *syscall.SysProcAttr
+			if c.NoNS {
+				// uid 0 and 65534 mapped to themselves; then no more
+				// user namespaces may be made inside.
+				argv = append([]string{"/bin/sh", "-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh"}, argv...)
+				ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: unprivID, HostID: unprivID, Size: 1}}
+				attr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: ids, GidMappings: ids, GidMappingsEnableSetgroups: true}
+				if os.Getuid() != 0 {
+					own := []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+					attr.UidMappings, attr.GidMappings = own, []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+					attr.GidMappingsEnableSetgroups = false
+				}
+			}
+			path, err := exec.LookPath(argv[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.CommandContext(ctx, path, argv[1:]...)
+			cmd.Dir = wd
+			cmd.SysProcAttr = attr
+			cmd.Env = append(filterEnv(os.Environ()), Env+"="+c.Name, BinEnv+"="+brigBin, "TMPDIR=/tmp")
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err = cmd.Run()
+			if err != nil {
+				t.Errorf("the scenario tests failed %s (%v):\n%s", describe(c), err, out.String())
+				return
+			}
+			if !strings.Contains(out.String(), "--- PASS: TestComposition") {
+				t.Errorf("the re-executed run %s did not check its composition (TestComposition must match the pattern):\n%s", describe(c), out.String())
+				return
+			}
+			t.Logf("the scenario tests passed %s: %d tests and subtests passed, %d skipped",
+				describe(c), strings.Count(out.String(), "--- PASS: "), strings.Count(out.String(), "--- SKIP: "))
+		})
+	}
+}
+
+func describe(c Composition) string {
+	var parts []string
+	if c.NoNS {
+		parts = append(parts, "without user namespaces")
+	}
+	if c.Unpriv {
+		parts = append(parts, fmt.Sprintf("as uid %d", unprivID))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// filterEnv drops what would point the re-executed run at the first run's
+// private directories (uid 65534 cannot enter them).
+func filterEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case Env, BinEnv, "TMPDIR", "GOCACHE", "GOTMPDIR", "HOME":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "HOME=/nonexistent")
+}
+
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// Verify fails the test unless this process runs in the composition it
+// was started for: as uid 65534 when unprivileged, and where brig (the
+// binary under test) finds no user namespaces when without them; in the
+// test's own run, that brig does find them (or says why not). Every
+// re-executed run includes it, so a composition that silently was not
+// made proves nothing.
+func Verify(t *testing.T, brig string) {
+	t.Helper()
+	name := Current()
+	var c Composition
+	for _, k := range All {
+		if k.Name == name {
+			c = k
+		}
+	}
+	if name != "" && c.Name == "" {
+		t.Fatalf("unknown composition %q", name)
+	}
+	if c.Unpriv && os.Getuid() != unprivID {
+		t.Fatalf("composition %s runs as uid %d, want %d", name, os.Getuid(), unprivID)
+	}
+	cmd := exec.Command(brig, "doctor", "--json")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+	out, _ := cmd.Output() // doctor exits 1 when a baseline guarantee is missing
+	var got struct {
+		UserNS *bool `json:"user_ns"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil || got.UserNS == nil {
+		t.Fatalf("brig doctor --json: %v\n%s", err, out)
+	}
+	switch {
+	case c.NoNS && *got.UserNS:
+		t.Fatalf("composition %s: brig can still create user namespaces", name)
+	case !c.NoNS && !*got.UserNS && name != "":
+		t.Fatalf("composition %s: brig cannot create user namespaces here, so this run is the no-userns one", name)
+	}
+	t.Logf("composition %q: uid %d, user namespaces for brig: %v", name, os.Getuid(), *got.UserNS)
+}
