@@ -27,6 +27,10 @@ type escCase struct {
 	passes     passMask
 	onlyRoot   string // non-empty: skipped in the unprivileged pass, for this reason
 	onlyUnpriv string // non-empty: skipped in the root pass, for this reason
+	// hostOnly non-empty: the control needs what a user namespace that
+	// cannot create another lacks (this reason), so in the pass without
+	// user namespaces neither the control nor the attack can exist: n/a.
+	hostOnly string
 	probe      bool   // needs the C probe (and the victim process)
 	serial     bool   // touches process-wide state of this test or the victim
 	// control performs the same action where it is granted (or outside the
@@ -71,10 +75,22 @@ func cases() []escCase {
 		"prlimit the supervisor":   otherProcPasses,
 		"renice a victim":          otherProcPasses,
 	}
+	// Cases whose control needs a new user namespace, or privileges over
+	// the host's mounts and devices, outside the jail.
+	const (
+		noNewNS = "the control creates a user namespace outside the jail, which this pass (in a user namespace that cannot create another) cannot: the attack cannot exist here either"
+		noHost  = "the control needs root's privileges over the host's mounts, devices or root directory, which root in this pass's user namespace does not have: the attack cannot exist here either"
+	)
+	hostOnly := map[string]string{
+		"mount": noHost, "chroot": noHost, "mknod a device node": noHost, "bpf": noHost,
+		"unshare user namespace": noNewNS, "clone with CLONE_NEWUSER": noNewNS, "unshare -U (util-linux)": noNewNS,
+		"raw socket": noNewNS, "packet socket": noNewNS,
+	}
 	for i := range all {
 		if p, ok := narrower[all[i].name]; ok {
 			all[i].passes = p
 		}
+		all[i].hostOnly = hostOnly[all[i].name]
 	}
 	return all
 }

@@ -62,7 +62,12 @@
 // full jail, Landlock alone, seccomp alone (namespaces stay on in both),
 // Landlock+seccomp without namespaces, and Landlock alone without
 // namespaces. The whole table runs as root and again as uid 65534
-// (TestUnprivileged re-executes this binary under setpriv). TestGitCommit
+// (TestUnprivileged re-executes this binary under setpriv), and the full
+// pass runs once more, as root and as uid 65534, where brig can create no
+// user namespace at all (TestWithoutUserNamespaces: the composition
+// without namespaces as users of Ubuntu, Docker and CI runners get it).
+// There, cases whose control needs a new user namespace or root's
+// privileges over the host are not applicable. TestGitCommit
 // checks that git add + commit works in the jail, with namespaces and
 // without, while the protected paths stay as they were. TestSupervisorNamespaces checks
 // that a user who can create namespaces gets them from the supervisor.
@@ -132,9 +137,8 @@ func flagSet(name string) bool {
 
 func run(m *testing.M) int {
 	unprivPass = os.Getenv(envUnpriv) == "1"
-	if unprivPass {
-		binDir = os.Getenv(envBinDir)
-	} else {
+	noUserNSPass = os.Getenv(envNoUserNS) == "1"
+	if binDir = os.Getenv(envBinDir); binDir == "" {
 		var err error
 		if binDir, err = os.MkdirTemp("/tmp", "brig-escape-bin-"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -260,7 +264,16 @@ func TestEscape(t *testing.T) {
 	}
 	table := cases()
 	checkTable(t, table)
+	only := map[string]bool{}
+	for _, n := range strings.Split(os.Getenv(envPasses), ",") {
+		if n != "" {
+			only[n] = true
+		}
+	}
 	for _, p := range passes {
+		if len(only) > 0 && !only[p.name] {
+			continue
+		}
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
 			families := map[string][]escCase{}
@@ -307,6 +320,8 @@ func runCase(t *testing.T, p pass, c escCase) {
 		notApplicable(t, "as uid %d: %s", unprivUID, c.onlyRoot)
 	case c.onlyUnpriv != "" && !unprivPass:
 		t.Skipf("unprivileged only: %s", c.onlyUnpriv)
+	case c.hostOnly != "" && noUserNSPass:
+		notApplicable(t, "without user namespaces: %s", c.hostOnly)
 	case c.probe && probeBin == "":
 		t.Skipf("needs the C probe: %s", probeWhy)
 	}
@@ -325,6 +340,78 @@ func runCase(t *testing.T, p pass, c escCase) {
 		return
 	}
 	c.attack(t, newEnv(t, p, "attack", git))
+}
+
+// TestWithoutUserNamespaces re-executes this test binary (the root run
+// only) in a user namespace whose user.max_user_namespaces is 0, mapping
+// uid 0 and 65534 to themselves: the supervisor there can create no
+// namespace, as on Ubuntu with AppArmor's restriction, under Docker's
+// default profile or on CI runners, so its full pass is the composition
+// without namespaces — the real one, not the NoNamespaces layer switch.
+// That run includes TestGitCommit and its own unprivileged pass.
+func TestWithoutUserNamespaces(t *testing.T) {
+	t.Parallel()
+	switch {
+	case noUserNSPass:
+		if sup.Namespaces() {
+			t.Fatal("this run was started without user namespaces, but the supervisor has them: it proves nothing")
+		}
+		t.Skip("this process is the pass without user namespaces")
+	case unprivPass:
+		t.Skip("started by the root run")
+	case os.Getuid() != 0:
+		t.Skip("the pass without user namespaces is started by the root run (run the suite as root)")
+	}
+	args := []string{"-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh",
+		filepath.Join(binDir, "escape.test"), "-test.count=1", "-test.run", "^(TestEscape|TestGitCommit|TestUnprivileged|TestWithoutUserNamespaces)$"}
+	ctx, cancel, timeoutArgs := childDeadline(t)
+	defer cancel()
+	args = append(args, timeoutArgs...)
+	if testing.Verbose() {
+		args = append(args, "-test.v")
+	}
+	cmd := exec.CommandContext(ctx, "/bin/sh", args...)
+	cmd.Dir = binDir
+	ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: unprivUID, HostID: unprivUID, Size: 1}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: ids, GidMappings: ids, GidMappingsEnableSetgroups: true}
+	cmd.Env = append(os.Environ(), envNoUserNS+"=1", envBinDir+"="+binDir, envPasses+"=full")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	text := out.String()
+	if err != nil {
+		t.Errorf("the pass without user namespaces failed (%v); its output follows\n%s", err, text)
+		return
+	}
+	t.Logf("pass without user namespaces (root, and uid 65534 within it) passed:\n%s", summaryLines(text))
+}
+
+// childDeadline gives a re-executed pass what is left of this test's
+// deadline (go test -timeout), minus time to report: a slow machine makes
+// it slower, never failed.
+func childDeadline(t *testing.T) (context.Context, context.CancelFunc, []string) {
+	d, ok := t.Deadline()
+	if !ok {
+		return context.Background(), func() {}, nil
+	}
+	left := time.Until(d) - 20*time.Second
+	if left < time.Minute {
+		t.Fatalf("only %s left before the test deadline for a re-executed pass: run go test with a longer -timeout", time.Until(d).Round(time.Second))
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), d.Add(-10*time.Second))
+	return ctx, cancel, []string{"-test.timeout=" + left.Round(time.Second).String()}
+}
+
+// summaryLines keeps a re-executed pass's failures, skips and summary.
+func summaryLines(text string) string {
+	var keep []string
+	keepRe := regexp.MustCompile(`^\s*--- (FAIL|SKIP)|ESCAPE:|JAIL BUG|CONTROL FAILED|needs the C probe|escape suite summary|^\s+\S+\s+pass\s+\d+\s+fail|not applicable here|^\s+n/a `)
+	for _, l := range strings.Split(text, "\n") {
+		if keepRe.MatchString(l) {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // TestUnprivileged re-executes this test binary as uid/gid 65534 (setpriv),
@@ -372,6 +459,7 @@ func TestUnprivileged(t *testing.T) {
 		"PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
 		"HOME=/nonexistent", "LANG=C.UTF-8", "TMPDIR=/tmp",
 		envUnpriv + "=1", envBinDir + "=" + binDir,
+		envNoUserNS + "=" + os.Getenv(envNoUserNS), envPasses + "=" + os.Getenv(envPasses),
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -39,7 +39,10 @@ var (
 	probeBin   string // "" when gcc is missing
 	probeWhy   string // why probeBin is empty
 	unprivPass bool   // this process is the unprivileged re-execution
-	sup        *supervisor.Supervisor
+	// noUserNSPass: this process (and its unprivileged pass) runs in a user
+	// namespace that cannot create another (TestWithoutUserNamespaces).
+	noUserNSPass bool
+	sup          *supervisor.Supervisor
 
 	// sem bounds concurrent cases (2 cores; every case spawns a jail).
 	sem = make(chan struct{}, 4)
@@ -65,6 +68,8 @@ const (
 	envSupSecret = "ESCAPE_SUPERVISOR_API_KEY" // looks like a credential on purpose
 	envUnpriv    = "BRIG_ESCAPE_UNPRIV"
 	envBinDir    = "BRIG_ESCAPE_BIN"
+	envNoUserNS  = "BRIG_ESCAPE_NOUSERNS"
+	envPasses    = "BRIG_ESCAPE_PASSES" // comma-separated pass names to run; all when unset
 	unprivUID    = 65534
 )
 
@@ -77,10 +82,14 @@ func randHex(n int) string {
 }
 
 func who() string {
+	w := "root"
 	if unprivPass {
-		return "unprivileged"
+		w = "unprivileged"
 	}
-	return "root"
+	if noUserNSPass {
+		w += ", without user namespaces"
+	}
+	return w
 }
 
 // ---------------------------------------------------------------------------
