@@ -31,8 +31,8 @@ type escCase struct {
 	// cannot create another lacks (this reason), so in the pass without
 	// user namespaces neither the control nor the attack can exist: n/a.
 	hostOnly string
-	probe      bool   // needs the C probe (and the victim process)
-	serial     bool   // touches process-wide state of this test or the victim
+	probe    bool // needs the C probe (and the victim process)
+	serial   bool // touches process-wide state of this test or the victim
 	// control performs the same action where it is granted (or outside the
 	// jail) and must observe it working; attack performs it in the jail and
 	// must observe nothing.
