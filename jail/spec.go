@@ -222,8 +222,37 @@ type Result struct {
 	// Violations lists protected paths the call created or replaced; the
 	// supervisor undid each after the call (see the README's security
 	// model).
-	Violations []string      `json:"violations,omitempty"`
-	Duration   time.Duration `json:"duration"`
+	Violations []string `json:"violations,omitempty"`
+	// Connections are the network connections the call asked the egress
+	// proxy for, allowed or refused, in the order they ended (filled in
+	// by the supervisor; see the egress package).
+	Connections []Connection  `json:"connections,omitempty"`
+	Duration    time.Duration `json:"duration"`
+}
+
+// Connection is one connection a call asked the egress proxy for: where
+// to, what decided it, and, when it went through, the bytes each way and
+// how long it was open.
+type Connection struct {
+	// Host and Port are what the call asked for (a name, or an IP literal).
+	Host string `json:"host"`
+	Port int    `json:"port"`
+	// Via is how it asked: "CONNECT", "HTTP" (a plain http:// request) or
+	// "SOCKS5".
+	Via string `json:"via"`
+	// Addr is the address the proxy connected to (empty when refused
+	// before connecting).
+	Addr string `json:"addr,omitempty"`
+	// Rule is what allowed or refused it (a rule and its file, a preset,
+	// an answer of the user's).
+	Rule string `json:"rule,omitempty"`
+	// Refused says why the connection was not made; empty when it was.
+	Refused string `json:"refused,omitempty"`
+	// Up and Down are the bytes from the call to the host and back.
+	Up       int64         `json:"up"`
+	Down     int64         `json:"down"`
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration"`
 }
 
 // Transcript is a command's standard output and error together, in the
