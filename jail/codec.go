@@ -57,6 +57,7 @@ func encodeStart(m startMsg) ([]byte, error) {
 	e.bool(m.Namespaces)
 	e.bool(m.PrivateNet)
 	e.int(int64(m.LandlockABI))
+	e.int(int64(m.ProxyPort))
 	if len(e.b) > maxMessage {
 		return nil, fmt.Errorf("start message of %d bytes exceeds the %d-byte limit", len(e.b), maxMessage)
 	}
@@ -103,6 +104,7 @@ func decodeStart(b []byte) (*startMsg, error) {
 	m.Namespaces = d.bool()
 	m.PrivateNet = d.bool()
 	m.LandlockABI = int(d.int())
+	m.ProxyPort = int(d.int())
 	switch {
 	case d.err != nil:
 		return nil, fmt.Errorf("decode the start message: %w", d.err)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // StartOptions are the parts of a start message that the supervisor decides
@@ -13,11 +15,22 @@ type StartOptions struct {
 	Namespaces  bool   // init runs in fresh user, mount and PID namespaces
 	PrivateNet  bool   // ... and a fresh network namespace
 	LandlockABI int
+	// ProxyPort is the egress proxy's port on the host's loopback, for a
+	// call with Network and no private network namespace: the one port
+	// Landlock lets it connect to.
+	ProxyPort int
 }
 
 // Parent is the supervisor's end of an init process's control socket, and
 // of the worker's start socket.
-type Parent struct{ c, w *conn }
+type Parent struct {
+	c, w *conn
+	// OnProxy gets the listening socket init made on the loopback of the
+	// call's network namespace for a call with Network (set before Start;
+	// nil closes it). It is called from Wait, as soon as the socket
+	// arrives, before the tool starts.
+	OnProxy func(listener *os.File)
+}
 
 // NewParent wraps the supervisor's ends of two SocketPairs: init's control
 // socket (its ControlFD) and the worker's start socket (init's and then the
@@ -43,6 +56,7 @@ func (p *Parent) Prepare(baseSeccomp []byte) error {
 func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool func()) error {
 	toInit, err := encodeStart(startMsg{
 		Spec: spec.viewPart(), Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
+		ProxyPort: o.ProxyPort,
 	})
 	if err != nil {
 		return err
@@ -50,6 +64,7 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 	toWorker, err := encodeStart(startMsg{
 		Spec: spec, Invocation: inv, Seccomp: o.Seccomp,
 		Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
+		ProxyPort: o.ProxyPort,
 	})
 	if err != nil {
 		return err
@@ -77,7 +92,21 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 // Wait blocks until init reports how the call ended. A set-up failure comes
 // back as a *StageError.
 func (p *Parent) Wait() (Result, error) {
-	m, err := p.c.recv()
+	m, fd, err := p.c.recvWithFD()
+	for err == nil && m.Proxy {
+		l := os.NewFile(uintptr(fd), "egress-proxy-listener")
+		if fd < 0 || p.OnProxy == nil {
+			if l != nil {
+				l.Close()
+			}
+		} else {
+			p.OnProxy(l)
+		}
+		m, fd, err = p.c.recvWithFD()
+	}
+	if fd >= 0 {
+		unix.Close(fd) // nothing else carries one
+	}
 	switch {
 	case errors.Is(err, errEOF):
 		return Result{}, &StageError{Stage: StageProtocol, Msg: "the jail's init process exited without reporting a result (it crashed or was killed)"}

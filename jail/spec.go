@@ -104,8 +104,14 @@ type Spec struct {
 	// it needs a mount namespace (the supervisor uses a per-call TMPDIR
 	// directory instead where there is none).
 	PrivateTmp bool `json:"private_tmp,omitempty"`
-	// Network grants the host network. Without it the call has no network
-	// (a private loopback-only network namespace where available).
+	// Network lets the call reach the network through the supervisor's
+	// egress proxy, and nothing else of it: in a private network
+	// namespace the proxy is a listener on the call's own loopback
+	// (127.0.0.1:NamespaceProxyPort), on the host's network Landlock
+	// allows connecting to the proxy's port alone and seccomp allows TCP
+	// alone (StartOptions.ProxyPort). The supervisor puts the proxy's
+	// address into the environment. Without it the call has no network at
+	// all (only its own loopback where it has a network namespace).
 	Network bool `json:"network"`
 	// UnixSockets permits creating AF_UNIX sockets (connect to pathname
 	// sockets is not confined by Landlock before ABI 9).
@@ -116,6 +122,10 @@ type Spec struct {
 	Limits Limits   `json:"limits"`
 	Layers Layers   `json:"layers,omitempty"`
 }
+
+// NamespaceProxyPort is the port of the egress proxy's listener on the
+// loopback of a call's private network namespace.
+const NamespaceProxyPort = 3128
 
 // Invocation is what runs inside the jail: a command, or a Go tool compiled
 // into the binary.
@@ -129,7 +139,8 @@ func (s Spec) privateTmpWanted() bool { return s.PrivateTmp }
 
 // viewPart is what init needs of the Spec to build the call's view
 // (setupView): the write grants, every grant on /tmp and /dev/shm, the
-// protected and hidden paths, and the private /tmp's size. Init is sent
+// protected and hidden paths, the private /tmp's size, and whether the
+// call has network (the egress proxy's listener). Init is sent
 // only that: decoding the start message is on the call's critical path, and
 // the environment, the other grants and the seccomp program are the
 // worker's business alone.
@@ -138,7 +149,8 @@ func (s Spec) viewPart() Spec {
 		Workspace: s.Workspace, Dir: s.Dir,
 		Protected: s.Protected, Hidden: s.Hidden,
 		PrivateTmp: s.PrivateTmp, Layers: s.Layers,
-		Limits: Limits{TmpBytes: s.Limits.TmpBytes},
+		Network: s.Network, // init makes the proxy's listener
+		Limits:  Limits{TmpBytes: s.Limits.TmpBytes},
 	}
 	for _, r := range s.Paths {
 		if r.Access == Write || within(r.Path, "/tmp") || within(r.Path, "/dev/shm") {
