@@ -22,8 +22,9 @@ all: build
 deps:
 	@$(DEPS) build
 
+# brig carries its jail child (cmd/brig-jail) inside it: internal/build/build.sh.
 build: deps
-	$(GO) build -ldflags '$(STAMP)' -o $(BIN) ./cmd/brig
+	GO=$(GO) LDFLAGS='$(STAMP)' sh internal/build/build.sh $(BIN)
 
 run: build
 	./$(BIN)
@@ -78,7 +79,7 @@ release: release-amd64 release-arm64
 release-amd64 release-arm64: release-%:
 	@$(DEPS) $(if $(filter $(HOST_ARCH),$*),static,$*)
 	@mkdir -p $(RELEASE_DIR)
-	$(CROSS) GOOS=linux GOARCH=$* $(GO) build -trimpath -tags 'netgo osusergo' -ldflags "$(RELEASE_LDFLAGS)" -o $(RELEASE_DIR)/brig-linux-$* ./cmd/brig
+	$(CROSS) GOOS=linux GOARCH=$* GO=$(GO) LDFLAGS="$(RELEASE_LDFLAGS)" sh internal/build/build.sh $(RELEASE_DIR)/brig-linux-$* -trimpath -tags 'netgo osusergo'
 
 # make install [PREFIX=/usr/local] [DESTDIR=] [INSTALL_BIN=bin/brig]: the
 # binary, bash/zsh/fish completions and the man page; make uninstall removes
@@ -96,6 +97,7 @@ uninstall:
 # Jail spawn overhead against a plain exec (and bubblewrap when installed),
 # then the Go benchmarks.
 bench: build
+	$(GO) run ./test/bench/roundtrip -runs 5
 	$(GO) run ./test/bench/spawn -runs 400
 	$(GO) run ./test/bench/agent -calls 50 -runs 5
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./supervisor/

@@ -2,17 +2,20 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"brig/internal/auditlog"
 	"brig/internal/checkpoint"
+	"brig/internal/safefs"
 	"brig/jail"
 	"brig/policy"
 	"brig/supervisor"
@@ -153,13 +156,9 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 	inJail := prep.Def.Runs == tools.InJail || prep.Def.Runs == tools.JailCommand
 	if inJail {
 		if !e.Policy.Machine.Namespaces {
-			dir, err := os.MkdirTemp("", "brig-call-")
-			if err != nil {
-				o.Err = fmt.Errorf("per-call temporary directory: %w", err)
-				return o
-			}
-			defer os.RemoveAll(dir)
-			callTmp = dir
+			// Named now for the grant, made only once the call is approved:
+			// nothing is written while a call is being decided.
+			callTmp = filepath.Join(os.TempDir(), "brig-call-"+rand.Text())
 		}
 		s, err := e.Policy.Compile(v, callTmp)
 		if err != nil {
@@ -167,7 +166,8 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 			return o
 		}
 		if prep.Def.Runs == tools.JailCommand {
-			if a, err := tools.ParseBashArgs(args); err == nil {
+			// The command's own timeout, within the configured limit.
+			if a, err := tools.ParseBashArgs(args); err == nil && (s.Limits.Timeout <= 0 || a.Timeout() < s.Limits.Timeout) {
 				s.Limits.Timeout = a.Timeout()
 			}
 		}
@@ -195,6 +195,13 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 				e.auditRules(context.WithoutCancel(ctx), id, v.Always, ap.Answer == AnswerAlways)
 			}
 		}
+	}
+	if callTmp != "" {
+		if err := os.Mkdir(callTmp, 0o700); err != nil { // exclusive: never one made by someone else
+			o.Err = fmt.Errorf("per-call temporary directory: %w", err)
+			return o
+		}
+		defer safefs.RemoveAllUnder(callTmp) // the call could write it: nothing in it is followed
 	}
 	switch prep.Def.Runs {
 	case tools.InSupervisor:

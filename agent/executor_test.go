@@ -226,3 +226,18 @@ func TestExecutorUpdatePlanRunsInTheSupervisor(t *testing.T) {
 		t.Fatalf("plan: %+v", e.ex.Plan())
 	}
 }
+
+// TestConfiguredTimeoutBoundsBash: the machine's timeout ([limits] in the
+// config) bounds a bash call even though the call's own default is
+// longer.
+func TestConfiguredTimeoutBoundsBash(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	e.ex.Policy.Machine.Limits.Timeout = time.Second
+	o := e.ex.Execute(context.Background(), "t1", "bash", args(t, map[string]any{"command": "sleep 30"}), nil)
+	if o.Err != nil || !o.Result.Meta.TimedOut || !strings.Contains(o.Result.Text, "timed out after 1s") {
+		t.Fatalf("bash under a 1 s limit: %+v", o.Result)
+	}
+	if o.Grant == nil || o.Grant.Limits.Timeout != time.Second {
+		t.Fatalf("grant timeout %v", o.Grant.Limits.Timeout)
+	}
+}

@@ -47,6 +47,7 @@ func TestExecutorCheckpointsAndAudits(t *testing.T) {
 	e := newExecEnv(t, policy.ModeAuto)
 	store, log := withUndo(t, e)
 	ctx := context.Background()
+	e.ap.answers = []Approval{{Answer: AnswerOnce}} // the deletion asks in every mode
 	o := e.ex.Execute(ctx, "c1", "bash", args(t, map[string]any{"command": "rm a.txt && mkdir d && echo x > d/b.txt && echo tmp > /tmp/scratch"}), nil)
 	if o.Err != nil || o.Result.IsError {
 		t.Fatalf("bash: %+v", o)
@@ -69,7 +70,7 @@ func TestExecutorCheckpointsAndAudits(t *testing.T) {
 		t.Fatalf("%d records", len(recs))
 	}
 	c := recs[0].Call
-	if c.Tool != "bash" || c.Decision.Tier != "allow" || c.Decision.Mode != "auto" || *c.ExitCode != 0 || c.Changes.Deleted != 1 ||
+	if c.Tool != "bash" || c.Decision.Tier != "ask" || c.Decision.Answer != "once" || c.Decision.Mode != "auto" || *c.ExitCode != 0 || c.Changes.Deleted != 1 ||
 		!slices.Contains(c.Grant.Write, e.ws) || recs[0].Session != "s1" || recs[0].Workspace != e.ws {
 		t.Fatalf("the bash record: %+v %+v", recs[0], c)
 	}

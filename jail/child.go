@@ -20,7 +20,7 @@ type ToolFunc func(ctx context.Context, args json.RawMessage) (json.RawMessage, 
 // IsChild reports whether this process was started as a jail child. main()
 // must check it before any other initialisation.
 func IsChild() bool {
-	return len(os.Args) > 1 && (os.Args[1] == initArg || os.Args[1] == workerArg)
+	return len(os.Args) > 1 && (os.Args[1] == initArg || os.Args[1] == workerArg || os.Args[1] == probeArg)
 }
 
 // ChildMain runs the jail child and exits. tools are the Go tools this binary
@@ -31,6 +31,8 @@ func ChildMain(tools map[string]ToolFunc) {
 		os.Exit(initMain())
 	case workerArg:
 		os.Exit(workerMain(tools))
+	case probeArg:
+		os.Exit(0) // a namespace probe: it only had to start
 	}
 	os.Exit(126)
 }
@@ -53,6 +55,10 @@ func initMain() int {
 	fail := func(err *StageError) int {
 		_ = sup.send(message{Error: err})
 		return exitSetupFailed
+	}
+	// First of all, so that every process of the call inherits it.
+	if err := oomScoreAdj(); err != nil {
+		return fail(stageErr(StageRlimit, err))
 	}
 
 	pidNS := unix.Getpid() == 1
@@ -172,6 +178,8 @@ func initMain() int {
 			return fail(stageErr(StageNetwork, err))
 		}
 	}
+	// The disks' starting state is recorded before the tool can write.
+	w := newWatch(start.Spec, pidNS, start.MemoryCgroup)
 	readyErr := wconn.send(message{Ready: true})
 	if readyErr != nil {
 		// The worker failed already (its error is waiting on the socket)
@@ -179,7 +187,7 @@ func initMain() int {
 		killTree()
 	}
 
-	res, stageFail := superviseWorker(sup, wconn, rp, term)
+	res, stageFail := superviseWorker(sup, wconn, rp, term, w)
 	if stageFail == nil && readyErr != nil {
 		stageFail = stageErr(StageProtocol, fmt.Errorf("tell the worker the view is ready: %w", readyErr))
 	}

@@ -44,7 +44,7 @@ func encodeStart(m startMsg) ([]byte, error) {
 	l := s.Limits
 	e.int(int64(l.Timeout))
 	e.int(l.OutputBytes)
-	for _, v := range []uint64{l.FileSize, l.OpenFiles, l.Processes, l.Memory, l.TmpBytes} {
+	for _, v := range []uint64{l.FileSize, l.OpenFiles, l.Processes, l.Memory, l.TmpBytes, l.Disk} {
 		e.uint(v)
 	}
 	e.bool(s.Layers.NoLandlock)
@@ -58,6 +58,8 @@ func encodeStart(m startMsg) ([]byte, error) {
 	e.bool(m.PrivateNet)
 	e.int(int64(m.LandlockABI))
 	e.int(int64(m.ProxyPort))
+	e.bool(m.MemoryCgroup)
+	e.uint(m.NprocExtra)
 	if len(e.b) > maxMessage {
 		return nil, fmt.Errorf("start message of %d bytes exceeds the %d-byte limit", len(e.b), maxMessage)
 	}
@@ -89,7 +91,7 @@ func decodeStart(b []byte) (*startMsg, error) {
 	l := &s.Limits
 	l.Timeout = time.Duration(d.int())
 	l.OutputBytes = d.int()
-	for _, v := range []*uint64{&l.FileSize, &l.OpenFiles, &l.Processes, &l.Memory, &l.TmpBytes} {
+	for _, v := range []*uint64{&l.FileSize, &l.OpenFiles, &l.Processes, &l.Memory, &l.TmpBytes, &l.Disk} {
 		*v = d.uint()
 	}
 	s.Layers.NoLandlock = d.bool()
@@ -105,6 +107,8 @@ func decodeStart(b []byte) (*startMsg, error) {
 	m.PrivateNet = d.bool()
 	m.LandlockABI = int(d.int())
 	m.ProxyPort = int(d.int())
+	m.MemoryCgroup = d.bool()
+	m.NprocExtra = d.uint()
 	switch {
 	case d.err != nil:
 		return nil, fmt.Errorf("decode the start message: %w", d.err)

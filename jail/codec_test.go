@@ -15,6 +15,9 @@ func fill(t *testing.T, v reflect.Value, n *int, path string) {
 	switch v.Kind() {
 	case reflect.Struct:
 		for i := range v.NumField() {
+			if v.Type().Field(i).Tag.Get("codec") == "-" {
+				continue // the supervisor's own data, never sent to the child
+			}
 			fill(t, v.Field(i), n, path+"."+v.Type().Field(i).Name)
 		}
 	case reflect.String:

@@ -68,7 +68,12 @@
 //
 // A warm child that is never used sees EOF on both sockets and exits. The
 // call ends when the command exits, or, without a command, when the
-// worker has exited and its socket is drained.
+// worker has exited and its socket is drained; or when init, which makes
+// itself and so every process of the call the OOM killer's first choice,
+// finds on its watch (every 0.1 s) that the call exceeds its memory (its
+// processes plus its tmpfs), sits at its process limit, or uses up its
+// disk allowance: it then kills the tree and names the limit in the
+// Result.
 //
 // Typical use (the supervisor package wraps this):
 //

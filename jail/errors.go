@@ -11,6 +11,7 @@ import (
 type Stage string
 
 const (
+	StagePrepare  Stage = "prepare"  // the supervisor could not prepare the call's toolchain cache
 	StageSpawn    Stage = "spawn"    // the supervisor could not start the child
 	StageProtocol Stage = "protocol" // a message on fd 3 was missing or malformed
 	StageSession  Stage = "session"  // setsid, parent-death signal, subreaper

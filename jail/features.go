@@ -227,21 +227,13 @@ func featProbeSeccompTSync() error {
 	}
 }
 
-// featTrueBinary is the program a namespace probe runs.
-func featTrueBinary() string {
-	for _, p := range []string{"/bin/true", "/usr/bin/true"} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	return "/bin/true" // let exec report why it is missing
-}
-
-// featProbeNamespaces starts /bin/true in a new user namespace plus extra
-// (CLONE_NEW* flags), mapping the caller's uid and gid to themselves, with
-// the same flags the jail uses (also when the caller is root). The calling
-// process is never moved into a namespace: the kernel creates them for the
-// child at clone time. The child gets an empty environment.
+// featProbeNamespaces starts a probe (ProbeCommand: a root-owned true, or
+// this binary as a probe) in a new user namespace plus extra (CLONE_NEW*
+// flags), mapping the caller's uid and gid to themselves, with the same
+// flags the jail uses (also when the caller is root). The calling process
+// is never moved into a namespace: the kernel creates them for the child at
+// clone time. The child gets an empty environment, and nothing is looked up
+// on PATH.
 //
 // It proves the namespaces can be created; it does not try operations
 // inside them (mounting, bringing up loopback), which the jail's own stages
@@ -249,7 +241,9 @@ func featTrueBinary() string {
 func featProbeNamespaces(ctx context.Context, extra uintptr) error {
 	ctx, cancel := context.WithTimeout(ctx, featureProbeTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, featTrueBinary())
+	path, argv := ProbeCommand(func() string { return "/proc/self/exe" })
+	cmd := exec.CommandContext(ctx, path)
+	cmd.Args = argv
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	var stderr bytes.Buffer

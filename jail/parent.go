@@ -19,6 +19,12 @@ type StartOptions struct {
 	// call with Network and no private network namespace: the one port
 	// Landlock lets it connect to.
 	ProxyPort int
+	// MemoryCgroup: the call's cgroup bounds its memory (init need not
+	// watch it).
+	MemoryCgroup bool
+	// NprocExtra is added to RLIMIT_NPROC: the user's processes outside
+	// the call, which the kernel counts too without a user namespace.
+	NprocExtra uint64
 }
 
 // Parent is the supervisor's end of an init process's control socket, and
@@ -56,7 +62,8 @@ func (p *Parent) Prepare(baseSeccomp []byte) error {
 func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool func()) error {
 	toInit, err := encodeStart(startMsg{
 		Spec: spec.viewPart(), Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
-		ProxyPort: o.ProxyPort,
+		ProxyPort:    o.ProxyPort,
+		MemoryCgroup: o.MemoryCgroup,
 	})
 	if err != nil {
 		return err
@@ -64,7 +71,8 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 	toWorker, err := encodeStart(startMsg{
 		Spec: spec, Invocation: inv, Seccomp: o.Seccomp,
 		Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
-		ProxyPort: o.ProxyPort,
+		ProxyPort:  o.ProxyPort,
+		NprocExtra: o.NprocExtra,
 	})
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -47,29 +48,60 @@ type PathRule struct {
 	Optional bool `json:"optional,omitempty"`
 }
 
-// Limits bound one call. Zero means "no limit" only where stated.
+// Limits bound one call. Zero means "no limit" (the kernel's or the
+// user's own) for each.
 type Limits struct {
 	Timeout     time.Duration `json:"timeout"`      // wall clock; 0 = none (the supervisor's default applies)
 	OutputBytes int64         `json:"output_bytes"` // per stream, kept by the supervisor
 	FileSize    uint64        `json:"file_size"`    // RLIMIT_FSIZE
 	OpenFiles   uint64        `json:"open_files"`   // RLIMIT_NOFILE
-	Processes   uint64        `json:"processes"`    // RLIMIT_NPROC (per user namespace when one is used)
-	Memory      uint64        `json:"memory"`       // RLIMIT_DATA per process (private writable memory)
-	TmpBytes    uint64        `json:"tmp_bytes"`    // size of the private /tmp and /dev/shm tmpfs
+	// Processes is how many processes the call may have at once:
+	// RLIMIT_NPROC (counted per user namespace when there is one), a pids
+	// cgroup for a root supervisor. A call that stays at it is stopped.
+	Processes uint64 `json:"processes"`
+	// Memory is the call's memory in total: its processes' private and
+	// shared memory plus what its private /tmp and /dev/shm hold. A
+	// memory cgroup enforces it for a root supervisor; otherwise init
+	// watches it and stops the call above it. Each process also gets it
+	// as RLIMIT_DATA, and every process of the call is the OOM killer's
+	// first choice (oom_score_adj 1000).
+	Memory uint64 `json:"memory"`
+	// TmpBytes is the size of the private /tmp and of /dev/shm (each);
+	// what they hold counts against Memory.
+	TmpBytes uint64 `json:"tmp_bytes"`
+	// Disk is how much of the free space of the filesystems the call can
+	// write it may use up; the call is stopped beyond it, and also when
+	// such a filesystem gets nearly full (see DiskReserve).
+	Disk uint64 `json:"disk"`
 }
 
-// DefaultLimits are sized so that Go, Node, Python and Rust builds work on a
-// workstation while a fork bomb, an allocation storm or an output flood end
-// by themselves.
+// Limit names, as Result.Limit gives them.
+const (
+	LimitMemory    = "memory"
+	LimitProcesses = "processes"
+	LimitDisk      = "disk"
+	LimitFileSize  = "file size"
+)
+
+// DefaultLimits are sized so that Go, Node, Python, Rust and Java builds
+// work on a workstation while a fork bomb, an allocation storm, a full
+// /tmp, an output flood or a disk filler end by themselves, and the
+// machine keeps memory for everything else: a call gets half the memory
+// of the machine, at most 8 GiB.
 func DefaultLimits() Limits {
+	mem := uint64(8 << 30)
+	if total := MemTotal(); total > 0 {
+		mem = min(mem, total/2)
+	}
 	return Limits{
 		Timeout:     10 * time.Minute,
 		OutputBytes: 16 << 20,
 		FileSize:    4 << 30,
 		OpenFiles:   8192,
-		Processes:   1024,
-		Memory:      8 << 30,
-		TmpBytes:    2 << 30,
+		Processes:   4096,
+		Memory:      mem,
+		TmpBytes:    min(2<<30, mem/4),
+		Disk:        10 << 30,
 	}
 }
 
@@ -121,6 +153,84 @@ type Spec struct {
 	Env    []string `json:"env"`
 	Limits Limits   `json:"limits"`
 	Layers Layers   `json:"layers,omitempty"`
+	// Cache is the per-workspace toolchain cache the call may write (it
+	// is also among Paths), which the supervisor prepares right before
+	// the call starts. nil: none. The child never sees it.
+	Cache *Cache `json:"cache,omitempty" codec:"-"`
+}
+
+// Cache describes brig's per-workspace toolchain cache for one call. It is
+// data only: compiling a grant has no side effect, and the supervisor
+// prepares the directory once the call is approved and about to run,
+// without following any link a call left there (see the README's security
+// model).
+type Cache struct {
+	// Root is brig's cache root (~/.cache/brig/jail); no call can write it.
+	Root string `json:"root"`
+	// Name is this workspace's cache directory under Root (one path
+	// element). It names the repository's identity as well as its path,
+	// so another repository at the same path gets a fresh cache.
+	Name string `json:"name"`
+	// Dirs are made when missing; whatever else bears one of these names
+	// (a symbolic link, a file) is replaced by a directory.
+	Dirs []string `json:"dirs,omitempty"`
+	// Files are toolchain configuration that brig writes anew before every
+	// call: what an earlier call left there is never trusted.
+	Files []CacheFile `json:"files,omitempty"`
+	// Remove are paths below the cache (relative) that a toolchain would
+	// read as configuration; they are removed before every call.
+	Remove []string `json:"remove,omitempty"`
+	// Stale are other entries of Root holding older caches of this
+	// workspace's path (another repository lived there); they are removed.
+	Stale []string `json:"stale,omitempty"`
+}
+
+// CacheFile is a file the supervisor recreates in the cache before a call.
+type CacheFile struct {
+	Name string `json:"name"` // one path element
+	Data string `json:"data,omitempty"`
+}
+
+// Dir is the cache directory itself.
+func (c Cache) Dir() string { return filepath.Join(c.Root, c.Name) }
+
+// Validate reports the first malformed name: every name is one path element
+// (Remove entries are relative paths without ..), so preparing the cache
+// never leaves it.
+func (c Cache) Validate() error {
+	if !filepath.IsAbs(c.Root) {
+		return fmt.Errorf("jail spec: cache root %q is not absolute", c.Root)
+	}
+	one := func(what, n string) error {
+		if n == "" || n == "." || n == ".." || strings.Contains(n, "/") {
+			return fmt.Errorf("jail spec: cache %s %q is not a single path element", what, n)
+		}
+		return nil
+	}
+	if err := one("name", c.Name); err != nil {
+		return err
+	}
+	for _, d := range c.Dirs {
+		if err := one("directory", d); err != nil {
+			return err
+		}
+	}
+	for _, f := range c.Files {
+		if err := one("file", f.Name); err != nil {
+			return err
+		}
+	}
+	for _, n := range c.Stale {
+		if err := one("stale entry", n); err != nil {
+			return err
+		}
+	}
+	for _, r := range c.Remove {
+		if filepath.IsAbs(r) || r != filepath.Clean(r) || r == "." || r == ".." || strings.HasPrefix(r, "../") {
+			return fmt.Errorf("jail spec: cache path to remove %q is not a clean relative path below the cache", r)
+		}
+	}
+	return nil
 }
 
 // NamespaceProxyPort is the port of the egress proxy's listener on the
@@ -138,9 +248,10 @@ type Invocation struct {
 func (s Spec) privateTmpWanted() bool { return s.PrivateTmp }
 
 // viewPart is what init needs of the Spec to build the call's view
-// (setupView): the write grants, every grant on /tmp and /dev/shm, the
-// protected and hidden paths, the private /tmp's size, and whether the
-// call has network (the egress proxy's listener). Init is sent
+// (setupView) and watch its limits: the write grants, every grant on /tmp
+// and /dev/shm, the protected and hidden paths, the private /tmp's size,
+// the memory, process and disk limits, and whether the call has network
+// (init makes the egress proxy's listener). Init is sent
 // only that: decoding the start message is on the call's critical path, and
 // the environment, the other grants and the seccomp program are the
 // worker's business alone.
@@ -150,7 +261,7 @@ func (s Spec) viewPart() Spec {
 		Protected: s.Protected, Hidden: s.Hidden,
 		PrivateTmp: s.PrivateTmp, Layers: s.Layers,
 		Network: s.Network, // init makes the proxy's listener
-		Limits:  Limits{TmpBytes: s.Limits.TmpBytes},
+		Limits:  Limits{TmpBytes: s.Limits.TmpBytes, Memory: s.Limits.Memory, Processes: s.Limits.Processes, Disk: s.Limits.Disk},
 	}
 	for _, r := range s.Paths {
 		if r.Access == Write || within(r.Path, "/tmp") || within(r.Path, "/dev/shm") {
@@ -199,6 +310,9 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("jail spec: protected or hidden path %q is not absolute", p)
 		}
 	}
+	if s.Cache != nil {
+		return s.Cache.Validate()
+	}
 	return nil
 }
 
@@ -240,6 +354,12 @@ type Result struct {
 	// by the supervisor; see the egress package).
 	Connections []Connection  `json:"connections,omitempty"`
 	Duration    time.Duration `json:"duration"`
+	// Limit names the limit that stopped the call or killed one of its
+	// processes (LimitMemory, LimitProcesses, LimitDisk, LimitFileSize);
+	// empty when none did. LimitDetail says it in a sentence for the
+	// model and the user.
+	Limit       string `json:"limit,omitempty"`
+	LimitDetail string `json:"limit_detail,omitempty"`
 }
 
 // Connection is one connection a call asked the egress proxy for: where

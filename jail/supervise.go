@@ -145,11 +145,12 @@ func (r *reaper) pause(d time.Duration) {
 }
 
 // superviseWorker waits for the call to end, relays the worker's stage
-// errors and tool output, honours cancellation, and kills the tree when the
-// call ends. The call ends when the command the worker started ({exec})
-// exits, or, when the worker started none (a Go tool, a failed stage, a
-// crash), when the worker has exited and said all it had to say.
-func superviseWorker(sup, wconn *conn, rp *reaper, term int) (Result, *StageError) {
+// errors and tool output, honours cancellation, stops the call when it
+// exceeds a limit w watches, and kills the tree when the call ends. The
+// call ends when the command the worker started ({exec}) exits, or, when
+// the worker started none (a Go tool, a failed stage, a crash), when the
+// worker has exited and said all it had to say.
+func superviseWorker(sup, wconn *conn, rp *reaper, term int, w *watch) (Result, *StageError) {
 	var (
 		res          Result
 		stageFail    *StageError
@@ -195,6 +196,13 @@ func superviseWorker(sup, wconn *conn, rp *reaper, term int) (Result, *StageErro
 			if ws, ok := rp.exited(rp.worker); ok {
 				status = ws
 				break
+			}
+		}
+		if res.Limit == "" && !res.Canceled {
+			if limit, detail := w.check(time.Now()); limit != "" {
+				res.Limit, res.LimitDetail = limit, detail
+				rp.killAll()
+				continue // collect the command's status
 			}
 		}
 		watch(slotSup, sup.fd(), !supDone)

@@ -67,7 +67,7 @@ func workerMain(tools map[string]ToolFunc) int {
 	// on the view happens now: limits, the privilege check, most of the
 	// Landlock ruleset (built, not applied), decoding the call's narrowing
 	// seccomp program.
-	if err := applyRlimits(spec.Limits); err != nil {
+	if err := applyRlimits(spec.Limits, st.NprocExtra); err != nil {
 		return fail(stageErr(StageRlimit, err), exitSetupFailed)
 	}
 	if err := checkUnprivileged(); err != nil {
@@ -215,7 +215,9 @@ func lookPath(name string, env []string) (string, error) {
 }
 
 // applyRlimits sets hard and soft limits; a zero limit is left as inherited.
-func applyRlimits(l Limits) error {
+// nprocExtra is added to RLIMIT_NPROC (the user's processes outside the
+// call, which the kernel counts too without a user namespace).
+func applyRlimits(l Limits, nprocExtra uint64) error {
 	set := func(name string, res int, v uint64) error {
 		if v == 0 {
 			return nil
@@ -236,7 +238,7 @@ func applyRlimits(l Limits) error {
 	}{
 		{"RLIMIT_FSIZE", unix.RLIMIT_FSIZE, l.FileSize},
 		{"RLIMIT_NOFILE", unix.RLIMIT_NOFILE, l.OpenFiles},
-		{"RLIMIT_NPROC", unix.RLIMIT_NPROC, l.Processes},
+		{"RLIMIT_NPROC", unix.RLIMIT_NPROC, nprocAdd(l.Processes, nprocExtra)},
 		{"RLIMIT_DATA", unix.RLIMIT_DATA, l.Memory},
 	} {
 		if err := set(r.name, r.res, r.v); err != nil {
@@ -266,4 +268,13 @@ func checkUnprivileged() error {
 		}
 	}
 	return nil
+}
+
+// nprocAdd is the RLIMIT_NPROC for a call's process budget n: n plus extra,
+// or 0 (unset) when there is no budget.
+func nprocAdd(n, extra uint64) uint64 {
+	if n == 0 {
+		return 0
+	}
+	return n + extra
 }

@@ -31,8 +31,9 @@ type configFile struct {
 		Ask   []string `toml:"ask"`
 		Deny  []string `toml:"deny"`
 	} `toml:"permissions"`
-	Sandbox Sandbox `toml:"sandbox"`
-	Agent   Agent   `toml:"agent"`
+	Sandbox Sandbox      `toml:"sandbox"`
+	Agent   Agent        `toml:"agent"`
+	Limits  LimitsConfig `toml:"limits"`
 }
 
 // Agent is the [agent] table: defaults for the agent that a flag overrides.
@@ -106,6 +107,7 @@ type Config struct {
 	Rules   RuleSet
 	Sandbox Sandbox
 	Agent   Agent
+	Limits  LimitsConfig
 }
 
 // LoadRules reads the [permissions] table of the TOML file at path:
@@ -185,7 +187,7 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 		if takes == nil {
 			// A misspelled table ([permisions]) would leave its rules —
 			// deny rules too — silently out of force.
-			return Config{}, nil, fmt.Errorf("%s:%d: unknown table [%s]%s; brig reads [permissions], [sandbox], [agent] and [mcp] — fix the name (brig does not start with part of a config ignored)",
+			return Config{}, nil, fmt.Errorf("%s:%d: unknown table [%s]%s; brig reads [permissions], [sandbox], [agent], [limits] and [mcp] — fix the name (brig does not start with part of a config ignored)",
 				file, line, k[0], didYouMean(k[0], tableNames()))
 		}
 		if len(k) == 1 {
@@ -221,7 +223,7 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 	if rs.Deny, err = parse(pf.Permissions.Deny); err != nil {
 		return Config{}, nil, err
 	}
-	return Config{Rules: rs, Sandbox: pf.Sandbox, Agent: pf.Agent}, warnings, nil
+	return Config{Rules: rs, Sandbox: pf.Sandbox, Agent: pf.Agent, Limits: pf.Limits}, warnings, nil
 }
 
 // tableKeys are the keys of each table this package reads.
@@ -230,9 +232,10 @@ var tableKeys = map[string][]string{
 	"sandbox":     {"network", "unix_sockets", "read", "write", "env"},
 	"agent":       {"model", "web_search", "max_tool_calls", "subagents"},
 	"mcp":         {"servers"},
+	"limits":      {"memory", "processes", "disk", "tmp", "file_size", "timeout"},
 }
 
-func tableNames() []string { return []string{"permissions", "sandbox", "agent", "mcp"} }
+func tableNames() []string { return []string{"permissions", "sandbox", "agent", "limits", "mcp"} }
 
 // didYouMean suggests the known name closest to a misspelled one.
 func didYouMean(got string, known []string) string {

@@ -15,11 +15,11 @@ func TestConfigMistakesAreSaid(t *testing.T) {
 		warning  string
 	}{
 		{name: "misspelled table", in: "[permisions]\ndeny = [\"Bash(git push:*)\"]\n",
-			err: `f.toml:1: unknown table [permisions] (did you mean "permissions"?); brig reads [permissions], [sandbox], [agent] and [mcp] — fix the name (brig does not start with part of a config ignored)`},
+			err: `f.toml:1: unknown table [permisions] (did you mean "permissions"?); brig reads [permissions], [sandbox], [agent], [limits] and [mcp] — fix the name (brig does not start with part of a config ignored)`},
 		{name: "misspelled sandbox table", in: "[sandbx]\nnetwork = true\n",
-			err: `f.toml:1: unknown table [sandbx] (did you mean "sandbox"?); brig reads [permissions], [sandbox], [agent] and [mcp] — fix the name (brig does not start with part of a config ignored)`},
+			err: `f.toml:1: unknown table [sandbx] (did you mean "sandbox"?); brig reads [permissions], [sandbox], [agent], [limits] and [mcp] — fix the name (brig does not start with part of a config ignored)`},
 		{name: "unrelated table", in: "[colours]\nx = 1\n",
-			err: `f.toml:1: unknown table [colours]; brig reads [permissions], [sandbox], [agent] and [mcp] — fix the name (brig does not start with part of a config ignored)`},
+			err: `f.toml:1: unknown table [colours]; brig reads [permissions], [sandbox], [agent], [limits] and [mcp] — fix the name (brig does not start with part of a config ignored)`},
 		{name: "misspelled deny", in: "[permissions]\ndeni = [\"Bash(git push:*)\"]\n",
 			err: `f.toml:2: unknown key "permissions.deni" (did you mean "deny"?) (the [permissions] table takes allow, ask, deny); fix it (brig does not start with a rule list ignored)`},
 		{name: "a string for a list", in: "[permissions]\nallow = \"Bash(x)\"\n",

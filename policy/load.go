@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"brig/internal/pin"
+	"brig/jail"
 )
 
 // Files names the config files one workspace's policy is read from (SPEC §7).
@@ -47,6 +48,7 @@ type Loaded struct {
 	Rules    RuleSet
 	Sandbox  Sandbox
 	Agent    Agent
+	Limits   LimitsConfig
 	Layers   []Layer
 	Warnings []Warning
 }
@@ -69,6 +71,7 @@ func Load(f Files) (Loaded, error) {
 		out.Rules = out.Rules.Merge(c.Rules)
 		out.Sandbox = out.Sandbox.merge(c.Sandbox)
 		out.Agent = out.Agent.merge(c.Agent)
+		out.Limits = out.Limits.merge(c.Limits)
 		out.Warnings = append(out.Warnings, w...)
 		out.Layers = append(out.Layers, Layer{Kind: l.kind, File: l.file, Exists: sum != "", Trusted: true, SHA256: sum})
 	}
@@ -88,7 +91,9 @@ func Load(f Files) (Loaded, error) {
 			out.Rules = out.Rules.Merge(c.Rules)
 			out.Sandbox = out.Sandbox.merge(c.Sandbox)
 			out.Agent = out.Agent.merge(c.Agent)
+			out.Limits = out.Limits.merge(c.Limits)
 		} else {
+			out.Limits = out.Limits.tighten(c.Limits, jail.DefaultLimits()) // lowering a limit only tightens
 			out.Rules = out.Rules.Merge(RuleSet{Ask: tightening(c.Rules.Ask), Deny: tightening(c.Rules.Deny)})
 			for _, r := range c.Rules.Allow {
 				layer.Ignored = append(layer.Ignored, fmt.Sprintf("allow %s (%s)", r, r.Source))

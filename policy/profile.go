@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -390,7 +391,9 @@ func (p Profile) Spec() (jail.Spec, error) {
 	}
 
 	// Private temporary space and toolchain caches.
-	additions := []string{"GOTOOLCHAIN=local", "PIP_CONFIG_FILE=/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK=1"}
+	additions := []string{"PIP_CONFIG_FILE=/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK=1"}
+	// GOTOOLCHAIN: yours, else local (no toolchain download in a call).
+	additions = append(additions, "GOTOOLCHAIN="+cmp.Or(envValue(p.ParentEnv, "GOTOOLCHAIN"), "local"))
 	if p.Namespaces {
 		add("/tmp", jail.Write, false)
 		add("/dev/shm", jail.Write, false)
@@ -407,34 +410,26 @@ func (p Profile) Spec() (jail.Spec, error) {
 		}
 		additions = append(additions, "TMPDIR="+p.CallTmp)
 	}
+	var cache *jail.Cache
 	if p.CacheRoot != "" {
-		cache := filepath.Join(p.CacheRoot, WorkspaceID(p.Workspace))
-		for _, d := range []string{"go-build", "npm", "pip", "xdg", "cargo"} {
-			if err := os.MkdirAll(filepath.Join(cache, d), 0o700); err != nil {
-				return jail.Spec{}, fmt.Errorf("create the jail cache: %w", err)
-			}
+		// Only described here: the supervisor prepares it when the call
+		// runs (compiling a grant has no side effect).
+		c, vars, err := jailCache(p.CacheRoot, p.Workspace, p.Home, p.ParentEnv)
+		if err != nil {
+			return jail.Spec{}, err
 		}
-		npmrc := filepath.Join(cache, "npmrc")
-		if err := os.WriteFile(npmrc, nil, 0o600); err != nil {
-			return jail.Spec{}, fmt.Errorf("create the jail npmrc: %w", err)
-		}
-		add(cache, jail.Write, false)
-		additions = append(additions,
-			"GOCACHE="+filepath.Join(cache, "go-build"),
-			"GOMODCACHE="+modCache(p.ParentEnv, p.Home),
-			"npm_config_cache="+filepath.Join(cache, "npm"),
-			"npm_config_userconfig="+npmrc,
-			"npm_config_update_notifier=false",
-			"PIP_CACHE_DIR="+filepath.Join(cache, "pip"),
-			"XDG_CACHE_HOME="+filepath.Join(cache, "xdg"),
-			// cargo writes its package-cache lock and registry into
-			// CARGO_HOME; the rustup proxies on PATH still find their
-			// toolchains in ~/.rustup.
-			"CARGO_HOME="+filepath.Join(cache, "cargo"),
-		)
+		cache = c
+		add(c.Dir(), jail.Write, false)
+		additions = append(additions, vars...)
 	}
 	if !p.Network {
-		additions = append(additions, "GOPROXY=off", "GOFLAGS=-mod=mod", "npm_config_offline=true", "CARGO_NET_OFFLINE=true")
+		additions = append(additions, "npm_config_offline=true", "CARGO_NET_OFFLINE=true")
+		if v := envValue(p.ParentEnv, "GOPROXY"); !strings.HasPrefix(v, "file://") && v != "off" {
+			additions = append(additions, "GOPROXY=off") // a local file:// proxy of yours still works offline
+		}
+		additions = append(additions, "GOFLAGS="+goFlags(envValue(p.ParentEnv, "GOFLAGS")))
+	} else if f := envValue(p.ParentEnv, "GOFLAGS"); f != "" {
+		additions = append(additions, "GOFLAGS="+f) // yours, as it is
 	}
 
 	var hidden []string
@@ -471,6 +466,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 		UnixSockets: p.UnixSockets,
 		Env:         envguard.Build(p.ParentEnv, p.EnvAllow, additions),
 		Limits:      p.Limits,
+		Cache:       cache,
 	}
 	return spec, spec.Validate()
 }
@@ -484,6 +480,18 @@ func (p Profile) checkExtra(kind, path string) error {
 		}
 	}
 	return nil
+}
+
+// goFlags is the GOFLAGS of an offline call: yours, with -mod=mod added
+// unless you chose a -mod yourself (-mod=vendor builds a vendored project
+// as it builds outside brig).
+func goFlags(user string) string {
+	for _, f := range strings.Fields(user) {
+		if strings.HasPrefix(f, "-mod=") || strings.HasPrefix(f, "--mod=") {
+			return user // yours stays as it is
+		}
+	}
+	return strings.TrimSpace(user + " -mod=mod")
 }
 
 func modCache(env []string, home string) string {

@@ -360,3 +360,37 @@ allow = ["Read(~/**)"]
 		t.Error("control: the granted directory itself is masked")
 	}
 }
+
+// TestToolchainEnvKeepsTheUsers: the variables brig sets for offline
+// toolchains keep the user's own choices: GOFLAGS=-mod=vendor stays, other
+// GOFLAGS gain -mod=mod, GOTOOLCHAIN and a file:// GOPROXY stay.
+func TestToolchainEnvKeepsTheUsers(t *testing.T) {
+	ws := t.TempDir()
+	for _, c := range []struct {
+		parent []string
+		want   []string
+		absent []string
+	}{
+		{nil, []string{"GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GOPROXY=off"}, nil},
+		{[]string{"GOFLAGS=-mod=vendor"}, []string{"GOFLAGS=-mod=vendor"}, []string{"GOFLAGS=-mod=mod"}},
+		{[]string{"GOFLAGS=-trimpath"}, []string{"GOFLAGS=-trimpath -mod=mod"}, nil},
+		{[]string{"GOTOOLCHAIN=go1.25.0"}, []string{"GOTOOLCHAIN=go1.25.0"}, []string{"GOTOOLCHAIN=local"}},
+		{[]string{"GOPROXY=file:///srv/goproxy"}, nil, []string{"GOPROXY=off"}},
+	} {
+		p := Profile{Workspace: ws, Dir: ws, ParentEnv: append([]string{"PATH=/usr/bin:/bin"}, c.parent...), Limits: jail.DefaultLimits(), Namespaces: true}
+		spec, err := p.Spec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !slices.Contains(spec.Env, w) {
+				t.Errorf("parent %v: %s missing from %v", c.parent, w, spec.Env)
+			}
+		}
+		for _, a := range c.absent {
+			if slices.Contains(spec.Env, a) {
+				t.Errorf("parent %v: %s set over the user's value", c.parent, a)
+			}
+		}
+	}
+}

@@ -6,15 +6,18 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
-// callCgroup bounds one call's process count (and total memory) with a
+// callCgroup bounds one call's process count and total memory with a
 // cgroup. The kernel never applies RLIMIT_NPROC to uid 0, so a root
 // supervisor needs this to stop a fork bomb; for other users RLIMIT_NPROC,
-// counted per user namespace, does the job and no cgroup is made.
+// counted per user namespace, does the job, init watches the call's memory,
+// and no cgroup is made.
 type callCgroup struct {
 	dirs   []string // one per hierarchy (v1) or one (v2)
 	procs  []string // the cgroup.procs files the worker joins
@@ -48,6 +51,11 @@ func (p *cgroupPool) get(processes, memory uint64) (*callCgroup, error) {
 	if c == nil {
 		return newCallCgroup(processes, memory)
 	}
+	if !c.exists() {
+		// Removed meanwhile (by hand, or by a supervisor that took it
+		// for a dead one's): make another.
+		return newCallCgroup(processes, memory)
+	}
 	if err := c.setLimits(processes, memory); err != nil {
 		c.remove()
 		return newCallCgroup(processes, memory)
@@ -79,16 +87,21 @@ func (p *cgroupPool) removeAll() {
 var cgroupSeq atomic.Uint64
 
 // removeStaleCgroups deletes empty call cgroups left by supervisors that
-// died (their pid is in the name). Non-empty ones stay: rmdir refuses them.
+// died: their PID namespace and pid are in the name, and only a supervisor
+// in the same PID namespace can tell whether that pid is gone (containers
+// on one machine share the cgroup hierarchy). Non-empty ones stay: rmdir
+// refuses them.
 func removeStaleCgroups() {
+	ns := pidNamespace()
 	for _, parent := range []string{"/sys/fs/cgroup/pids/brig", "/sys/fs/cgroup/memory/brig", "/sys/fs/cgroup/brig"} {
 		entries, err := os.ReadDir(parent)
 		if err != nil {
 			continue
 		}
 		for _, e := range entries {
+			var theirNS uint64
 			var pid int
-			if _, err := fmt.Sscanf(e.Name(), "call-%d-", &pid); err != nil || pid == os.Getpid() {
+			if _, err := fmt.Sscanf(e.Name(), "call-%d-ns%d-", &pid, &theirNS); err != nil || theirNS != ns || pid == os.Getpid() {
 				continue
 			}
 			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, os.ErrNotExist) {
@@ -105,7 +118,7 @@ func newCallCgroup(processes, memory uint64) (*callCgroup, error) {
 	if os.Geteuid() != 0 || processes == 0 {
 		return nil, nil
 	}
-	name := fmt.Sprintf("call-%d-%d-%d", os.Getpid(), time.Now().UnixNano(), cgroupSeq.Add(1))
+	name := fmt.Sprintf("call-%d-ns%d-%d-%d", os.Getpid(), pidNamespace(), time.Now().UnixNano(), cgroupSeq.Add(1))
 	cg := &callCgroup{}
 	switch {
 	case exists("/sys/fs/cgroup/pids/cgroup.procs"): // v1
@@ -131,6 +144,11 @@ func newCallCgroup(processes, memory uint64) (*callCgroup, error) {
 		if err := cg.add(parent, name, limits); err != nil {
 			return nil, err
 		}
+		if memory > 0 {
+			// No swap either, or memory.max bounds only RAM (best
+			// effort: the file exists only with swap accounting).
+			_ = os.WriteFile(filepath.Join(parent, name, "memory.swap.max"), []byte("0"), 0)
+		}
 	default:
 		return nil, nil
 	}
@@ -155,6 +173,44 @@ func (c *callCgroup) add(parent, name string, limits map[string]uint64) error {
 	}
 	c.procs = append(c.procs, filepath.Join(dir, "cgroup.procs"))
 	return nil
+}
+
+// boundsMemory reports whether the cgroup limits the call's memory.
+func (c *callCgroup) boundsMemory() bool { return c.memoryDir() != "" }
+
+// memoryDir is the cgroup directory whose memory limit is set, or "".
+func (c *callCgroup) memoryDir() string {
+	if c == nil {
+		return ""
+	}
+	for p := range c.limits {
+		if b := filepath.Base(p); b == "memory.max" || b == "memory.limit_in_bytes" {
+			return filepath.Dir(p)
+		}
+	}
+	return ""
+}
+
+// oomKills is how many processes the OOM killer has killed in the cgroup
+// so far (memory.events in v2, memory.oom_control in v1; 0 when unknown).
+func (c *callCgroup) oomKills() uint64 {
+	dir := c.memoryDir()
+	if dir == "" {
+		return 0
+	}
+	for _, f := range []string{"memory.events", "memory.oom_control"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+				n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // setLimits changes the bounds of a cgroup made earlier (a warm child's).
@@ -190,6 +246,26 @@ func (c *callCgroup) remove() {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+}
+
+// exists reports whether the cgroup's directories are all still there.
+func (c *callCgroup) exists() bool {
+	for _, p := range c.procs {
+		if !exists(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// pidNamespace is the inode number of this process's PID namespace (0 when
+// it cannot be read).
+func pidNamespace() uint64 {
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/self/ns/pid", &st); err != nil {
+		return 0
+	}
+	return st.Ino
 }
 
 func exists(p string) bool {

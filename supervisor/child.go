@@ -20,19 +20,23 @@ type child struct {
 	outR, errR *os.File
 }
 
-// acquire returns a child for a call planned as p: the warm one when there
+// acquire returns a child for a call planned as p: a warm one when there
 // is one, else a fresh one. Warm children have the base seccomp filter
 // loaded, so a call without the seccomp layer (tests of the other layers)
-// always gets a fresh child. The caller refills the pool after its call, so
-// the next child's start-up does not compete with it.
+// always gets a fresh child. Taking a warm child starts its replacement at
+// once, so that the next call — which an instant model sends a millisecond
+// after this one's result — finds one waiting.
 func (s *Supervisor) acquire(p plan, lim jail.Limits) (*child, error) {
 	if s.prewarm && p.base != nil {
 		s.mu.Lock()
-		c := s.warm[p.flags]
-		delete(s.warm, p.flags)
+		var c *child
+		if pool := s.warm[p.flags]; len(pool) > 0 {
+			c, s.warm[p.flags] = pool[len(pool)-1], pool[:len(pool)-1]
+		}
 		s.mu.Unlock()
+		go s.refill(p.flags)
 		if c != nil {
-			if err := c.cg.setLimits(lim.Processes, lim.Memory*2); err == nil {
+			if err := c.cg.setLimits(lim.Processes, lim.Memory); err == nil {
 				return c, nil
 			}
 			c.discard()
@@ -41,7 +45,8 @@ func (s *Supervisor) acquire(p plan, lim jail.Limits) (*child, error) {
 	return s.startChildStdin(p.flags, lim, nil, p.base)
 }
 
-// refill starts a warm child for flags unless one is there already.
+// refill starts warm children for flags until the pool holds s.poolSize
+// (counting those being started).
 func (s *Supervisor) refill(flags uintptr) {
 	if !s.prewarm {
 		return
@@ -51,19 +56,30 @@ func (s *Supervisor) refill(flags uintptr) {
 		s.log.Debug("prewarm a jail child", "err", err)
 		return
 	}
-	c, err := s.startChildStdin(flags, jail.DefaultLimits(), nil, base)
-	if err != nil {
-		s.log.Debug("prewarm a jail child", "err", err)
-		return
-	}
-	s.mu.Lock()
-	keep := !s.closed && s.warm[flags] == nil
-	if keep {
-		s.warm[flags] = c
-	}
-	s.mu.Unlock()
-	if !keep {
-		c.discard()
+	for {
+		s.mu.Lock()
+		if s.closed || len(s.warm[flags])+s.starting[flags] >= s.poolSize {
+			s.mu.Unlock()
+			return
+		}
+		s.starting[flags]++
+		s.mu.Unlock()
+		c, err := s.startChildStdin(flags, jail.DefaultLimits(), nil, base)
+		s.mu.Lock()
+		s.starting[flags]--
+		keep := err == nil && !s.closed && len(s.warm[flags]) < s.poolSize
+		if keep {
+			s.warm[flags] = append(s.warm[flags], c)
+		}
+		s.mu.Unlock()
+		if err != nil {
+			s.log.Debug("prewarm a jail child", "err", err)
+			return
+		}
+		if !keep {
+			c.discard()
+			return
+		}
 	}
 }
 
@@ -73,7 +89,7 @@ func (s *Supervisor) refill(flags uintptr) {
 // /dev/null; long-lived processes (Start) pass a pipe. base is the seccomp
 // filter the worker loads as soon as it starts (nil: none).
 func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.File, base []byte) (*child, error) {
-	cg, err := s.cgroups.get(lim.Processes, lim.Memory*2)
+	cg, err := s.cgroups.get(lim.Processes, lim.Memory)
 	if err != nil {
 		return nil, fmt.Errorf("%w: bound the process count of a root call: %v", jail.ErrUnenforceable, err)
 	}
@@ -111,7 +127,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 	}
 	defer workerChildEnd.Close()
 	cmd := &exec.Cmd{
-		Path: s.exe,
+		Path: s.exe(),
 		Args: append([]string{"brig-jail-init"}, jail.InitArgs(cg.procFiles()...)...),
 		// One P: init runs one loop on one thread, and a second P only
 		// makes each wake-up start a spinning thread looking for work.
@@ -146,7 +162,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		s.cgroups.put(cg)
 		outR.Close()
 		errR.Close()
-		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", s.exe, err)}
+		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", s.exe(), err)}
 	}
 	c := &child{cmd: cmd, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR}
 	if base != nil {

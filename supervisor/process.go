@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -58,8 +59,16 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	if err != nil {
 		return nil, err
 	}
-	if !pl.opts.Namespaces && spec.Limits.Processes > 0 && os.Geteuid() != 0 {
-		spec.Limits.Processes += userProcesses(os.Getuid()) // see Run
+	if spec.Cache != nil {
+		if err := s.prepareCache(spec.Cache); err != nil {
+			return nil, err
+		}
+	}
+	pl.opts.NprocExtra = nprocExtra(pl, spec.Limits)
+	if spec.Limits.Disk > 0 {
+		// Over a long life, what the disk loses says little about this
+		// process: only the reserve of free space is kept.
+		spec.Limits.Disk = math.MaxUint64
 	}
 
 	inR, inW, err := os.Pipe()
@@ -86,6 +95,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	started := time.Now()
 	var before map[string]protectedState
 	callStart := callClock()
+	pl.opts.MemoryCgroup = c.cg.boundsMemory()
 	if err := c.parent.Start(spec, inv, pl.opts, func() { before = snapshotProtected(spec.Protected) }); err != nil {
 		stop()
 		_ = c.cmd.Process.Kill()

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/safefs"
 	"brig/jail"
 )
 
@@ -122,7 +123,7 @@ func keptPath(gitdir string) bool {
 // takeOut quarantines p from inside its parent opened without following
 // symlinks, and reports it.
 func (s *Supervisor) takeOut(p string) []string {
-	dir, err := openNoSymlinks(filepath.Dir(p))
+	dir, err := safefs.Open(filepath.Dir(p))
 	if err != nil {
 		s.log.Warn("a repository's directory was replaced by a symlink or vanished; left alone", "path", p, "err", err)
 		return []string{p}

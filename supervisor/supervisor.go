@@ -2,13 +2,17 @@
 //
 // It owns the process side of a tool call: the re-exec of the brig binary
 // (in fresh namespaces where the kernel allows it unprivileged), the
-// allowlisted environment, output capture with caps, timeouts and
-// cancellation, and the check after the call that no protected path was
-// created. It must not decide what a call may do (that is the Spec, built by
-// policy) and it never puts a secret into a child.
+// allowlisted environment, the toolchain cache the Spec describes
+// (prepared right before the call), a root call's cgroup, output capture
+// with caps, timeouts and cancellation, and the check after the call that
+// no protected path was created. Every file operation it performs where a
+// call can write goes through internal/safefs. It must not decide what a
+// call may do (that is the Spec, built by policy), it never puts a secret
+// into a child, and it starts nothing looked up on PATH.
 package supervisor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,6 +31,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"brig/egress"
+	"brig/internal/safefs"
 	"brig/jail"
 )
 
@@ -33,6 +39,10 @@ import (
 type Options struct {
 	// Executable is the brig binary to re-execute; default /proc/self/exe.
 	Executable string
+	// ExecutableFunc, when Executable is empty, gives it at the first
+	// spawn instead of at New (the carried jail child is still being
+	// written while the session starts); "" means /proc/self/exe.
+	ExecutableFunc func() string
 	// QuarantineDir receives protected files a call created (moved out of
 	// the workspace after the call). Empty: they are deleted.
 	QuarantineDir string
@@ -41,18 +51,22 @@ type Options struct {
 	// KillGrace is how long init gets to kill the tree and report after a
 	// cancel before it is killed itself; default 3s.
 	KillGrace time.Duration
-	// Prewarm keeps one started init (with its worker) waiting for the
-	// next call, taking process start-up off the call's critical path.
+	// Prewarm keeps started inits (each with its worker) waiting for the
+	// next calls, taking process start-up off the calls' critical path.
 	// For long-lived supervisors (the agent); call Close when done.
 	Prewarm bool
 	// NeverReach are host:port endpoints no call may reach through the
 	// egress proxy, whatever its Decider says (the model provider).
 	NeverReach []string
+	// PoolSize is how many children Prewarm keeps waiting; default 2 (a
+	// burst of read-only calls in one answer takes two at once, and a
+	// taken child is replaced at once).
+	PoolSize int
 }
 
 // Supervisor runs jailed calls. It is safe for concurrent use.
 type Supervisor struct {
-	exe           string
+	exe           func() string // the jail executable, resolved at the first spawn
 	quarantineDir string
 	log           *slog.Logger
 	grace         time.Duration
@@ -67,9 +81,12 @@ type Supervisor struct {
 
 	mu      sync.Mutex
 	filters map[filterKey][]byte
-	warm    map[uintptr]*child // by clone flags; only with prewarm
-	closed  bool
-	cgroups cgroupPool // empty call cgroups for reuse (root only)
+	warm    map[uintptr][]*child // by clone flags; only with prewarm
+	// starting counts warm children being started, by clone flags.
+	starting map[uintptr]int
+	poolSize int
+	closed   bool
+	cgroups  cgroupPool // empty call cgroups for reuse (root only)
 }
 
 // New probes the kernel once and returns a Supervisor. It also marks this
@@ -80,30 +97,62 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		return nil, fmt.Errorf("mark the supervisor non-dumpable: %w", err)
 	}
 	s := &Supervisor{
-		exe:           o.Executable,
 		quarantineDir: o.QuarantineDir,
 		log:           o.Logger,
 		grace:         o.KillGrace,
 		landlockABI:   jail.LandlockABI(),
 		filters:       map[filterKey][]byte{},
-		warm:          map[uintptr]*child{},
+		warm:          map[uintptr][]*child{},
+		starting:      map[uintptr]int{},
+		poolSize:      cmp.Or(max(o.PoolSize, 0), 2),
 		prewarm:       o.Prewarm,
 	}
 	s.egress = egress.New(egress.Options{Never: o.NeverReach, Logger: o.Logger})
-	if s.exe == "" {
-		s.exe = "/proc/self/exe"
+	if o.Executable != "" && !filepath.IsAbs(o.Executable) {
+		// Never a name looked up on PATH.
+		return nil, fmt.Errorf("the jail executable %q is not an absolute path", o.Executable)
 	}
+	s.exe = sync.OnceValue(func() string {
+		exe := o.Executable
+		if exe == "" && o.ExecutableFunc != nil {
+			exe = o.ExecutableFunc()
+		}
+		if !filepath.IsAbs(exe) {
+			exe = "/proc/self/exe" // never a name looked up on PATH
+		}
+		return exe
+	})
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	if s.grace == 0 {
 		s.grace = 3 * time.Second
 	}
-	s.userNS = s.probeUserNS(ctx)
+	if s.quarantineDir != "" {
+		// Made now, not by the first sweep that needs it: brig's state
+		// directory is a protected path, and one that appeared during a
+		// call would be taken for the call's doing and swept away with
+		// what was just kept in it.
+		if q, err := safefs.MkdirAllResolved(s.quarantineDir, 0o700); err == nil {
+			q.Close()
+		} else {
+			s.log.Warn("the quarantine directory cannot be made; a protected path a call creates will be deleted, not kept", "dir", s.quarantineDir, "err", err)
+		}
+	}
+	probe, argv := jail.ProbeCommand(s.exe)
+	s.userNS = s.probeUserNS(ctx, probe, argv)
 	if os.Geteuid() == 0 {
 		removeStaleCgroups()
 	}
 	return s, nil
+}
+
+// Warm fills the pool of prewarmed children for the usual call (no
+// network) in the background, if Prewarm is on. The agent calls it as it
+// sends its first request, so that the children start while the model
+// answers rather than while the session starts.
+func (s *Supervisor) Warm() {
+	go s.refill(cloneFlags(s.userNS, s.userNS))
 }
 
 // Close stops the prewarmed children. Calls in flight are not affected.
@@ -111,10 +160,12 @@ func (s *Supervisor) Close() {
 	s.mu.Lock()
 	s.closed = true
 	warm := s.warm
-	s.warm = map[uintptr]*child{}
+	s.warm = map[uintptr][]*child{}
 	s.mu.Unlock()
-	for _, c := range warm {
-		c.discard()
+	for _, pool := range warm {
+		for _, c := range pool {
+			c.discard()
+		}
 	}
 	s.cgroups.removeAll()
 }
@@ -144,6 +195,25 @@ type IO struct {
 // wrapping jail.ErrUnenforceable means the kernel cannot give what the Spec
 // asks. A non-zero exit of the tool is not an error.
 func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocation, stdio IO) (jail.Result, error) {
+	res, err := s.run(ctx, spec, inv, stdio)
+	if cgroupVanished(err) {
+		// The call's empty cgroup was removed between its creation and
+		// the worker joining it (by another supervisor that took it for
+		// a dead one's): the tool never started, so run it once more.
+		s.log.Warn("the call's cgroup vanished before the call started; retrying once", "err", err)
+		res, err = s.run(ctx, spec, inv, stdio)
+	}
+	return res, err
+}
+
+// cgroupVanished reports whether err says init could not move the worker
+// into the call's cgroup because the cgroup is gone.
+func cgroupVanished(err error) bool {
+	var se *jail.StageError
+	return errors.As(err, &se) && se.Stage == jail.StageRlimit && se.Errno == int(unix.ENOENT) && strings.Contains(se.Msg, "cgroup")
+}
+
+func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocation, stdio IO) (jail.Result, error) {
 	if err := spec.Validate(); err != nil {
 		return jail.Result{}, err
 	}
@@ -154,13 +224,12 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	if err != nil {
 		return jail.Result{}, err
 	}
-	if !plan.opts.Namespaces && spec.Limits.Processes > 0 && os.Geteuid() != 0 {
-		// Without a user namespace RLIMIT_NPROC counts every process of
-		// the user, not just the call's: allow the call its own budget on
-		// top of what the user already runs. (Root is bounded by the
-		// call's own cgroup instead, which counts only the call.)
-		spec.Limits.Processes += userProcesses(os.Getuid())
+	if spec.Cache != nil {
+		if err := s.prepareCache(spec.Cache); err != nil {
+			return jail.Result{}, err
+		}
 	}
+	plan.opts.NprocExtra = nprocExtra(plan, spec.Limits)
 
 	started := time.Now()
 	runCtx := ctx
@@ -174,7 +243,6 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	if err != nil {
 		return jail.Result{}, err
 	}
-	defer func() { go s.refill(plan.flags) }()
 	tr := newTranscript(stdio.Keep)
 	if tr != nil {
 		// The transcript is the caller's copy: streams nobody watches
@@ -186,6 +254,8 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 			stdio.Stderr = io.Discard
 		}
 	}
+	plan.opts.MemoryCgroup = c.cg.boundsMemory()
+	oomBefore := c.cg.oomKills()
 	stdout := newCappedStream("stdout", stdio.Stdout, spec.Limits.OutputBytes)
 	stderr := newCappedStream("stderr", stdio.Stderr, spec.Limits.OutputBytes)
 	stdout.also, stderr.also, stderr.stderr = tr, tr, true
@@ -221,9 +291,13 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	} else {
 		// Init reports only after the whole tree is dead; its own exit
 		// (and the namespace teardown) need not delay the caller. The
-		// empty cgroup (init is not in it) can serve a later call. The
-		// sweep can start at once, while the pipes reach their end.
+		// empty cgroup (init is not in it) can serve a later call, once
+		// its OOM count is read. The sweep can start at once, while the
+		// pipes reach their end.
 		go c.wait()
+		if res.Limit == "" {
+			res.Limit, res.LimitDetail = s.limitHit(c.cg, oomBefore, res, spec.Limits)
+		}
 		s.cgroups.put(c.cg)
 		violations = undo()
 	}
@@ -256,6 +330,44 @@ func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	return res, runErr
 }
 
+// limitHit names a limit the kernel enforced on the call, which init could
+// not see: the memory cgroup's OOM killer killed one of its processes, or
+// the command was killed for writing beyond its file size limit.
+func (s *Supervisor) limitHit(cg *callCgroup, oomBefore uint64, res jail.Result, lim jail.Limits) (string, string) {
+	if cg.boundsMemory() && cg.oomKills() > oomBefore {
+		return jail.LimitMemory, fmt.Sprintf("the call reached its memory limit of %s (its processes plus its /tmp and /dev/shm), and the kernel killed a process of it", jail.Bytes(lim.Memory))
+	}
+	if res.Signal == "SIGXFSZ" {
+		return jail.LimitFileSize, fmt.Sprintf("the command was killed for writing a file beyond the file size limit of %s", jail.Bytes(lim.FileSize))
+	}
+	return "", ""
+}
+
+// nprocExtra is what RLIMIT_NPROC needs on top of the call's own budget of
+// tasks: without a user namespace the kernel counts every process and
+// thread of the user, not just the call's, so the call gets its budget on
+// top of what the user already runs. (In the call's user namespace the
+// kernel counts the call alone; root is bounded by the call's own cgroup
+// instead.)
+func nprocExtra(p plan, lim jail.Limits) uint64 {
+	if lim.Processes == 0 || os.Geteuid() == 0 || p.opts.Namespaces {
+		return 0
+	}
+	return userTasks(os.Getuid())
+}
+
+// cloneFlags are the namespaces a call's init is started in.
+func cloneFlags(ns, privateNet bool) uintptr {
+	if !ns {
+		return 0
+	}
+	f := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
+	if privateNet {
+		f |= unix.CLONE_NEWNET
+	}
+	return f
+}
+
 // plan is what the kernel can give a Spec, decided before spawning.
 type plan struct {
 	opts  jail.StartOptions // opts.Seccomp: the narrowing filter, stacked on base
@@ -285,9 +397,7 @@ func (s *Supervisor) plan(spec jail.Spec) (plan, error) {
 	// with network reaches it through the egress proxy's listener there.
 	p.opts.PrivateNet = ns
 	p.opts.LandlockABI = s.landlockABI
-	if ns {
-		p.flags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET
-	}
+	p.flags = cloneFlags(ns, p.opts.PrivateNet)
 	if !spec.Layers.NoSeccomp {
 		// In a private network namespace inet sockets reach only the
 		// call's own loopback (and the proxy's listener there); on the
@@ -429,7 +539,8 @@ func snapshotProtected(paths []string) map[string]protectedState {
 // created is moved out of the workspace, a symlink it replaced is put back.
 // Every process of the call is dead by now, so nothing races with this; but
 // the call may have replaced a directory on the way by a symlink, so every
-// step happens inside the path's parent opened without following symlinks.
+// step happens inside the path's parent opened without following symlinks
+// (safefs).
 func (s *Supervisor) sweep(before map[string]protectedState) []string {
 	var found []string
 	for p, st := range before {
@@ -445,7 +556,7 @@ func (s *Supervisor) sweep(before map[string]protectedState) []string {
 				continue
 			}
 		}
-		dir, err := openNoSymlinks(filepath.Dir(p))
+		dir, err := safefs.Open(filepath.Dir(p))
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				// A directory on the way became a symlink: the call did
@@ -466,13 +577,13 @@ func (s *Supervisor) sweep(before map[string]protectedState) []string {
 
 // sweepOne checks one protected path inside its parent directory and undoes
 // a change. It reports whether there was one.
-func (s *Supervisor) sweepOne(dir *os.Root, p string, st protectedState) bool {
+func (s *Supervisor) sweepOne(dir *safefs.Dir, p string, st protectedState) bool {
 	base := filepath.Base(p)
-	fi, err := dir.Lstat(base)
+	mode, err := dir.Lstat(base)
 	if err != nil {
 		return false // absent: nothing was created
 	}
-	if !st.missing && fi.Mode()&os.ModeSymlink != 0 {
+	if !st.missing && mode&os.ModeSymlink != 0 {
 		if target, err := dir.Readlink(base); err == nil && target == st.link {
 			return false // unchanged
 		}
@@ -512,38 +623,22 @@ func writtenRoots(spec jail.Spec) []string {
 	return roots
 }
 
-// quarantine moves dir/base under the quarantine directory, or deletes it
-// when that is not possible (another filesystem, no quarantine set).
-func (s *Supervisor) quarantine(dir *os.Root, base string) error {
+// quarantine moves dir/base under the quarantine directory (brig's own
+// state, which no call can write), or deletes it when that is not possible
+// (another filesystem, no quarantine set). Neither follows a link.
+func (s *Supervisor) quarantine(dir *safefs.Dir, base string) error {
 	if s.quarantineDir != "" {
-		q := filepath.Join(s.quarantineDir, time.Now().UTC().Format("20060102T150405.000000000"))
-		if err := os.MkdirAll(q, 0o700); err == nil {
-			// Renaming through /proc/self/fd keeps the source inside the
-			// directory that was opened without symlinks.
-			if f, err := dir.Open("."); err == nil {
-				err = os.Rename(fmt.Sprintf("/proc/self/fd/%d/%s", f.Fd(), base), filepath.Join(q, base))
-				f.Close()
-				if err == nil {
-					return nil
-				}
+		q, err := safefs.MkdirAllResolved(filepath.Join(s.quarantineDir, time.Now().UTC().Format("20060102T150405.000000000")), 0o700)
+		if err == nil {
+			err = dir.Rename(base, q, base)
+			q.Close()
+			if err == nil {
+				return nil
 			}
 		}
+		s.log.Debug("quarantine", "path", filepath.Join(dir.Path(), base), "err", err)
 	}
 	return dir.RemoveAll(base)
-}
-
-// openNoSymlinks opens a directory as an os.Root, refusing any symlink on
-// the way (openat2 RESOLVE_NO_SYMLINKS).
-func openNoSymlinks(path string) (*os.Root, error) {
-	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS,
-	})
-	if err != nil {
-		return nil, &os.PathError{Op: "openat2", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	return os.OpenRoot(fmt.Sprintf("/proc/self/fd/%d", fd))
 }
 
 // startInUserNS starts cmd, whose SysProcAttr asks for a new user namespace.
@@ -573,13 +668,16 @@ func (s *Supervisor) startInUserNS(cmd *exec.Cmd) error {
 }
 
 // probeUserNS reports whether an unprivileged user namespace with mount, PID
-// and network namespaces can be created here.
-func (s *Supervisor) probeUserNS(ctx context.Context) bool {
-	truePath, err := exec.LookPath("true")
-	if err != nil {
-		return false
-	}
-	cmd := exec.CommandContext(ctx, truePath)
+// and network namespaces can be created here, by starting path (absolute:
+// jail.ProbeCommand's root-owned true, or the jail's own binary as a probe)
+// in them with an empty environment and / as its directory: nothing is
+// looked up on PATH, and nothing of the supervisor's environment (API keys)
+// reaches it.
+func (s *Supervisor) probeUserNS(ctx context.Context, path string, argv []string) bool {
+	cmd := exec.CommandContext(ctx, path)
+	cmd.Args = argv
+	cmd.Env = []string{}
+	cmd.Dir = "/"
 	uid, gid := os.Getuid(), os.Getgid()
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
@@ -594,20 +692,38 @@ func (s *Supervisor) probeUserNS(ctx context.Context) bool {
 	return cmd.Wait() == nil
 }
 
-// userProcesses counts the processes whose real uid is uid.
-func userProcesses(uid int) uint64 {
+// userTasks counts the processes and threads whose real uid is uid (what
+// RLIMIT_NPROC counts).
+func userTasks(uid int) uint64 {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
 	}
+	want := strconv.Itoa(uid)
 	var n uint64
 	for _, e := range entries {
 		if e.Name()[0] < '0' || e.Name()[0] > '9' {
 			continue
 		}
-		var st syscall.Stat_t
-		if syscall.Stat(filepath.Join("/proc", e.Name()), &st) == nil && int(st.Uid) == uid {
-			n++
+		// /proc/PID's owner is the effective uid (root for a
+		// non-dumpable process); the kernel counts by real uid.
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		var real string
+		var threads uint64
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+				if f := strings.Fields(v); len(f) > 0 {
+					real = f[0]
+				}
+			} else if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				threads, _ = strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			}
+		}
+		if real == want {
+			n += max(threads, 1)
 		}
 	}
 	return n

@@ -5,8 +5,14 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"brig/jail"
 	"brig/policy"
@@ -114,6 +120,141 @@ func TestWrittenRoots(t *testing.T) {
 		got := writtenRoots(jail.Spec{Workspace: ws, Paths: c.paths})
 		if strings.Join(got, ",") != strings.Join(c.want, ",") {
 			t.Errorf("%+v: got %v, want %v", c.paths, got, c.want)
+		}
+	}
+}
+
+// TestProbeRunsNothingFromPath: the user-namespace probe at start runs the
+// jail's own binary as a probe, with an empty environment, whatever PATH
+// holds: a `true` planted in a directory on PATH (a workspace's .venv/bin)
+// never runs, and no secret of the supervisor's environment reaches the
+// probe.
+func TestProbeRunsNothingFromPath(t *testing.T) {
+	dir := t.TempDir()
+	canary := filepath.Join(dir, "canary")
+	planted := filepath.Join(dir, "ws", ".venv", "bin")
+	must(t, os.MkdirAll(planted, 0o755))
+	for _, name := range []string{"true", "sh", "env", "unshare", "setpriv", "brig"} {
+		must(t, os.WriteFile(filepath.Join(planted, name), []byte("#!/bin/sh\necho \"$0\" >> "+canary+"\n"), 0o755))
+	}
+	// The stand-in for the jail binary records how it was started.
+	exe := filepath.Join(dir, "brig-jail")
+	record := filepath.Join(dir, "probe")
+	must(t, os.WriteFile(exe, []byte("#!/bin/sh\n{ echo \"args:$*\"; /usr/bin/env; } > "+record+"\n"), 0o755))
+	t.Setenv("PATH", planted+":"+os.Getenv("PATH"))
+	t.Setenv("ANTHROPIC_API_KEY", "sk-probe-canary")
+	// Control: the planted program does run when looked up on this PATH.
+	if out, err := exec.Command("true").CombinedOutput(); err != nil {
+		t.Fatalf("control: %v %s", err, out)
+	}
+	if _, err := os.Stat(canary); err != nil {
+		t.Fatalf("control failed: the planted true did not run from PATH: %v", err)
+	}
+	must(t, os.Remove(canary))
+
+	sup, err := New(context.Background(), Options{Executable: exe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup.Close()
+	if b, err := os.ReadFile(canary); err == nil {
+		t.Fatalf("a program planted on PATH ran outside the jail: %s", b)
+	}
+	// What the probe starts: a root-owned true, or the jail binary as a
+	// probe (the stand-in here, to see its arguments and environment).
+	if path, _ := jail.ProbeCommand(func() string { return exe }); !filepath.IsAbs(path) || (path != exe && !strings.HasSuffix(path, "/true")) {
+		t.Fatalf("the probe command is %q", path)
+	}
+	if !sup.probeUserNS(context.Background(), exe, jail.ProbeArgs()) {
+		t.Skip("no user namespaces here, so the probe never starts")
+	}
+	b, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatalf("the probe did not start the jail binary: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if lines[0] != "args:"+strings.Join(jail.ProbeArgs()[1:], " ") {
+		t.Errorf("the probe ran with %q, want the probe argument", lines[0])
+	}
+	for _, l := range lines[1:] {
+		// sh itself sets PWD (and may add SHLVL, _); nothing else may come.
+		if name, _, _ := strings.Cut(l, "="); name != "PWD" && name != "SHLVL" && name != "_" && name != "OLDPWD" {
+			t.Errorf("the probe's environment holds %q; it must be empty", l)
+		}
+	}
+	if _, err := New(context.Background(), Options{Executable: "brig"}); err == nil {
+		t.Error("a relative executable name (looked up on PATH) was accepted")
+	}
+}
+
+// TestPrewarmPool: a prewarmed supervisor has its pool waiting before the
+// first call, takes from it for calls at once, refills it right away, and
+// leaves no child behind when it closes.
+func TestPrewarmPool(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prewarm: true, PoolSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := cloneFlags(sup.userNS, sup.userNS)
+	pool := func() (n int, pids []int) {
+		sup.mu.Lock()
+		defer sup.mu.Unlock()
+		for _, c := range sup.warm[flags] {
+			pids = append(pids, c.cmd.Process.Pid)
+		}
+		return len(sup.warm[flags]), pids
+	}
+	waitPool := func(want int) []int {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			n, pids := pool()
+			if n == want {
+				return pids
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the pool holds %d children, want %d", n, want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	sup.Warm()
+	first := waitPool(2) // before any call
+	ws := t.TempDir()
+	p := policy.Profile{Workspace: ws, Dir: ws, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
+	if !p.Namespaces {
+		p.CallTmp = t.TempDir()
+	}
+	spec, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"true"}}, IO{}); err != nil || res.ExitCode != 0 {
+				t.Errorf("call: %v %+v", err, res)
+			}
+		}()
+	}
+	wg.Wait()
+	second := waitPool(2)
+	for _, pid := range first {
+		if slices.Contains(second, pid) {
+			t.Errorf("child %d was not taken by the two calls (pool before %v, after %v)", pid, first, second)
+		}
+	}
+	sup.Close()
+	for _, pid := range second {
+		deadline := time.Now().Add(time.Minute)
+		for syscall.Kill(pid, 0) == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("warm child %d outlived Close", pid)
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 }

@@ -59,6 +59,9 @@ func CommandResult(res jail.Result, grant *jail.Spec) Result {
 	if len(res.Violations) > 0 {
 		fmt.Fprintf(&b, "\n[the command created or changed protected paths; brig undid it: %s]", strings.Join(res.Violations, ", "))
 	}
+	if res.LimitDetail != "" {
+		fmt.Fprintf(&b, "\n[brig's %s limit: %s]", res.Limit, res.LimitDetail)
+	}
 	if !res.Canceled {
 		for _, n := range denialNotes(output, grant) {
 			b.WriteString("\n" + n)

@@ -39,6 +39,8 @@ func TestCommandResult(t *testing.T) {
 			has: []string{"timed out after 5s", "everything it started were killed", "timeout_seconds"}},
 		{name: "interrupted", res: jail.Result{Canceled: true, ExitCode: 137}, isError: true, has: []string{"interrupted by the user"}},
 		{name: "signal", res: jail.Result{Signal: "SIGSEGV", ExitCode: 139}, isError: true, has: []string{"killed by SIGSEGV (exit code 139)"}},
+		{name: "limit", res: jail.Result{ExitCode: 137, Signal: "SIGKILL", Limit: jail.LimitMemory, LimitDetail: "the call used more than its memory limit of 1.0 GiB"}, isError: true,
+			has: []string{"killed by SIGKILL", "[brig's memory limit: the call used more than its memory limit of 1.0 GiB]"}},
 		{name: "violations", res: jail.Result{Violations: []string{"/ws/.git/hooks/pre-commit"}}, has: []string{"protected paths", "pre-commit"}},
 	}
 	for _, tt := range tests {

@@ -65,6 +65,9 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 			run.Close() // what was started before the failure
 		}
 	}()
+	if o.Executable == "" {
+		go carriedChild() // written while the session starts; the first spawn waits for it
+	}
 	dirs := dirsFor(o.procEnv)
 	creds, err := credentials.Load(o.Env, dirs)
 	if err != nil {
@@ -94,7 +97,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
-	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, Prewarm: true, QuarantineDir: dirs.State + "/quarantine"})
+	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, ExecutableFunc: carriedPath, Prewarm: true, QuarantineDir: dirs.State + "/quarantine"})
 	if err != nil {
 		return nil, err
 	}
@@ -217,6 +220,9 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 			a.Note(n) // undone while the session was closed: the model hears it first
 		}
 	}
+	// The jail children for the first calls start now, while the first
+	// request goes out and the model answers.
+	sup.Warm()
 	*run = agentRun{
 		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
 		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, closers: run.closers, discard: run.discard,

@@ -10,23 +10,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
+	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
-	"brig/internal/audit"
+	"brig/internal/jailexe"
+	"brig/internal/jailtools"
 	"brig/internal/termsafe"
 	"brig/jail"
-	"brig/tools"
 )
 
 func main() {
 	// The jail entry runs first: before cobra, config, logging or the TUI.
 	if jail.IsChild() {
-		jail.ChildMain(jailTools())
+		jail.ChildMain(jailtools.All())
 		return // not reached: ChildMain exits
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -68,14 +69,6 @@ func interruptStatus(ctx context.Context) (int, string) {
 	return 130, "interrupted"
 }
 
-// jailTools are the Go tools a jail worker of this binary can run: the
-// native tools and the audit's collector (which no model is offered).
-func jailTools() map[string]jail.ToolFunc {
-	m := tools.JailTools()
-	maps.Copy(m, audit.JailTools())
-	return m
-}
-
 // exitError carries a specific exit status out of a command.
 type exitError struct{ code int }
 
@@ -96,3 +89,21 @@ func run(ctx context.Context, args []string) int {
 	fmt.Fprintln(os.Stderr, "brig:", termsafe.Text(err.Error()))
 	return 2
 }
+
+// carriedPath is the program the supervisor starts for each call: the jail
+// child carried in this binary (a sealed memory file, opened once), or ""
+// (brig itself) when this build carries none.
+func carriedPath() string {
+	c, err := carriedChild()
+	if err != nil {
+		slog.Warn("the carried jail child cannot be used; brig re-executes itself for each call", "err", err)
+	}
+	if c == nil {
+		return ""
+	}
+	return c.Path()
+}
+
+// carriedChild opens the carried jail child once per process; it stays
+// open for the process's life.
+var carriedChild = sync.OnceValues(jailexe.Open)

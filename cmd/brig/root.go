@@ -70,6 +70,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newAuditCmd())
 	root.AddCommand(newUndoCmd(nil), newChangesCmd(nil), newLogCmd(nil))
 	addReleaseCommands(root)
+	root.AddCommand(newCacheCmd())
 	return root
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"brig/internal/envguard"
+	"brig/internal/safefs"
 	"brig/internal/xdg"
 	"brig/jail"
 	"brig/policy"
@@ -36,6 +38,7 @@ type sandboxOptions struct {
 	MaxOutput   int64
 	Memory      uint64
 	Procs       uint64
+	Disk        uint64
 	Argv        []string
 
 	Cwd            string
@@ -84,10 +87,12 @@ running when it ends. The exit status is the command's own.`,
 	f.BoolVar(&o.Explain, "explain", false, "print the exact grant (the jail Spec) on stderr before running")
 	f.BoolVar(&o.Unsafe, "unsafe-no-sandbox", false, "run WITHOUT the jail (no Landlock, no seccomp, no namespaces)")
 	f.StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
-	f.DurationVar(&o.Timeout, "timeout", lim.Timeout, "wall-clock limit")
+	// The limit flags default to the [limits] config, else brig's defaults.
+	f.DurationVar(&o.Timeout, "timeout", 0, fmt.Sprintf("wall-clock limit (default: [limits] timeout, else %s)", lim.Timeout))
 	f.Int64Var(&o.MaxOutput, "max-output", lim.OutputBytes, "bytes kept per output stream")
-	f.Uint64Var(&o.Memory, "memory", lim.Memory, "private memory per process in bytes (RLIMIT_DATA)")
-	f.Uint64Var(&o.Procs, "procs", lim.Processes, "processes for the call")
+	f.Uint64Var(&o.Memory, "memory", 0, fmt.Sprintf("memory for the whole call in bytes: its processes plus its /tmp and /dev/shm (default: [limits] memory, else %s)", jail.Bytes(lim.Memory)))
+	f.Uint64Var(&o.Procs, "procs", 0, fmt.Sprintf("processes and threads for the call (default: [limits] processes, else %d)", lim.Processes))
+	f.Uint64Var(&o.Disk, "disk", 0, fmt.Sprintf("bytes of free disk space the call may use up (default: [limits] disk, else %s)", jail.Bytes(lim.Disk)))
 	return cmd
 }
 
@@ -115,6 +120,7 @@ const (
 )
 
 func runSandbox(ctx context.Context, o *sandboxOptions) error {
+	go carriedChild() // written while the policy loads; the spawn waits for it
 	ws, err := resolveWorkspace(o.Workspace, o.Cwd)
 	if err != nil {
 		return err
@@ -123,7 +129,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 		return runUnconfined(ctx, o, ws)
 	}
 	dirs := xdg.Resolve(o.Env, o.Home)
-	sup, err := supervisor.New(ctx, supervisor.Options{QuarantineDir: filepath.Join(dirs.State, "quarantine")})
+	sup, err := supervisor.New(ctx, supervisor.Options{ExecutableFunc: carriedPath, QuarantineDir: filepath.Join(dirs.State, "quarantine")})
 	if err != nil {
 		return err
 	}
@@ -148,7 +154,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 		if err != nil {
 			return fmt.Errorf("per-call temporary directory: %w", err)
 		}
-		defer os.RemoveAll(tmp)
+		defer safefs.RemoveAllUnder(tmp) // the call could write it: nothing in it is followed
 		callTmp = tmp
 	}
 	prof, err := wp.Policy.BashProfile(o.ReadOnly, callTmp)
@@ -171,7 +177,10 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	}
 	prof.Network = prof.Network || o.Net
 	prof.UnixSockets = prof.UnixSockets || o.Unix
-	prof.Limits.Timeout, prof.Limits.OutputBytes, prof.Limits.Memory, prof.Limits.Processes = o.Timeout, o.MaxOutput, o.Memory, o.Procs
+	prof.Limits.Timeout, prof.Limits.OutputBytes = cmp.Or(o.Timeout, prof.Limits.Timeout), o.MaxOutput
+	prof.Limits.Memory, prof.Limits.Processes, prof.Limits.Disk = cmp.Or(o.Memory, prof.Limits.Memory), cmp.Or(o.Procs, prof.Limits.Processes), cmp.Or(o.Disk, prof.Limits.Disk)
+	prof.Limits.TmpBytes = min(prof.Limits.TmpBytes, prof.Limits.Memory)
+	o.Timeout = prof.Limits.Timeout // for the message when it fires
 	if within(o.Cwd, ws) {
 		prof.Dir = o.Cwd
 	}
@@ -209,6 +218,9 @@ func explained(spec jail.Spec, sup *supervisor.Supervisor) any {
 func sandboxOutcome(ctx context.Context, o *sandboxOptions, res jail.Result, err error) error {
 	for _, v := range res.Violations {
 		fmt.Fprintf(o.Stderr, "brig: the command created the protected path %s; it was removed from the workspace (kept under %s when it could be moved there)\n", v, filepath.Join(xdg.Resolve(o.Env, o.Home).State, "quarantine"))
+	}
+	if res.LimitDetail != "" {
+		fmt.Fprintf(o.Stderr, "brig: %s\n", res.LimitDetail)
 	}
 	var se *jail.StageError
 	switch {

@@ -83,7 +83,7 @@ func (wc *workspaceConfig) policy(pe procEnv, mode policy.Mode, namespaces bool)
 		Home: canonicalHome(pe.Home), Env: pe.Env, Namespaces: namespaces,
 		CacheRoot: filepath.Join(dirs.Cache, "jail"),
 		BrigDirs:  []string{dirs.Config, dirs.State},
-		Limits:    jail.DefaultLimits(),
+		Limits:    wc.Loaded.Limits.Apply(jail.DefaultLimits()),
 	})
 	if err != nil {
 		return nil, err

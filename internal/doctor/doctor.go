@@ -329,21 +329,21 @@ func guarantees(f jail.Features, m Machine) []Guarantee {
 
 	// resource-bounds
 	{
-		const name = "processes, memory, file size, output and run time are bounded"
-		const base = "rlimits (RLIMIT_NPROC, RLIMIT_DATA, RLIMIT_FSIZE, RLIMIT_NOFILE), output caps and a timeout"
+		const name = "memory, processes, disk, file size, output and run time are bounded"
+		base := "rlimits (RLIMIT_NPROC, RLIMIT_DATA, RLIMIT_FSIZE, RLIMIT_NOFILE), output caps and a timeout; every jailed process has oom_score_adj 1000 (the OOM killer's first choice); brig stops a call that exceeds its memory (processes plus /tmp and /dev/shm) or disk allowance, or stays at its process limit. " + limitDefaults(jail.DefaultLimits())
 		switch {
 		case f.Root && f.PidsCgroup:
 			add("resource-bounds", name, true, Holds,
-				base+"; brig runs as root, which the kernel exempts from RLIMIT_NPROC, so each call gets its own pids (and memory) cgroup instead")
+				base+"; brig runs as root, which the kernel exempts from RLIMIT_NPROC, so each call gets its own pids and memory cgroup, which the kernel enforces")
 		case f.Root:
 			add("resource-bounds", name, true, Degraded,
-				base+"; but brig runs as root, the kernel never enforces RLIMIT_NPROC for uid 0, and no pids cgroup controller is mounted, so the process count is unbounded (memory, file size, output and time still are); fix: run brig as an ordinary user, or mount the pids controller")
+				base+"; but brig runs as root, the kernel never enforces RLIMIT_NPROC for uid 0, and no pids cgroup controller is mounted, so the kernel does not refuse a call's forks: brig stops a call above its process limit within 0.2 s; fix: run brig as an ordinary user, or mount the pids controller")
 		case !f.UserNS:
 			add("resource-bounds", name, true, Degraded,
 				base+"; without a user namespace RLIMIT_NPROC counts all of your user's processes, not just the call's, so the limit is loose or hits your other programs; fix: "+userNSFixText(f, m, false))
 		default:
 			add("resource-bounds", name, true, Holds,
-				base+"; the call's user namespace makes RLIMIT_NPROC count the call's processes only")
+				base+"; the call's user namespace makes RLIMIT_NPROC count the call's processes only; brig checks the call's memory every 0.1 s")
 		}
 	}
 
@@ -630,4 +630,10 @@ func (r Report) WriteJSON(w io.Writer) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(r)
+}
+
+// limitDefaults states the per-call limits in plain words.
+func limitDefaults(l jail.Limits) string {
+	return fmt.Sprintf("Per call by default: %s of memory, %d processes and threads, /tmp and /dev/shm of %s each (counted in the memory), %s of disk, files up to %s, %d open files, %s of output per stream, %s of run time ([limits] in the config changes them)",
+		jail.Bytes(l.Memory), l.Processes, jail.Bytes(l.TmpBytes), jail.Bytes(l.Disk), jail.Bytes(l.FileSize), l.OpenFiles, jail.Bytes(uint64(l.OutputBytes)), l.Timeout)
 }

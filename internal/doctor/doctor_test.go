@@ -3,6 +3,7 @@ package doctor
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -414,4 +415,23 @@ func TestWriteJSON(t *testing.T) {
 	if len(got.Credentials) != 1 || got.Credentials[0].Source != "file" {
 		t.Errorf("credentials: %+v", got.Credentials)
 	}
+}
+
+// TestResourceBoundsStateTheDefaults: doctor says what each call gets by
+// default and that jailed processes are the OOM killer's first choice.
+func TestResourceBoundsStateTheDefaults(t *testing.T) {
+	r := Build(thisKernel(), nil, t.TempDir())
+	l := jail.DefaultLimits()
+	for _, g := range r.Guarantees {
+		if g.ID != "resource-bounds" {
+			continue
+		}
+		for _, want := range []string{"oom_score_adj 1000", jail.Bytes(l.Memory) + " of memory", fmt.Sprintf("%d processes", l.Processes), jail.Bytes(l.Disk) + " of disk", "[limits]"} {
+			if !strings.Contains(g.Why, want) {
+				t.Errorf("resource-bounds does not say %q: %s", want, g.Why)
+			}
+		}
+		return
+	}
+	t.Fatal("resource-bounds is not reported")
 }

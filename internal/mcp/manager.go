@@ -17,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"brig/internal/safefs"
 	"brig/jail"
 	"brig/policy"
 	"brig/supervisor"
@@ -543,7 +544,7 @@ func (s *server) stop() {
 		proc.Kill()
 	}
 	if s.tmp != "" {
-		os.RemoveAll(s.tmp)
+		_ = safefs.RemoveAllUnder(s.tmp) // the server could write it: nothing in it is followed
 	}
 }
 

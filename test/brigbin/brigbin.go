@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // Build compiles brig into a fresh temporary directory and returns the
@@ -18,11 +19,26 @@ func Build() (string, func(), error) {
 	}
 	cleanup := func() { os.RemoveAll(dir) }
 	bin := filepath.Join(dir, "brig")
-	if out, err := exec.Command("go", "build", "-o", bin, "brig/cmd/brig").CombinedOutput(); err != nil {
+	// As make builds it: with the jail child carried inside.
+	script, err := buildScript()
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	if out, err := exec.Command("sh", script, bin).CombinedOutput(); err != nil {
 		cleanup()
 		return "", nil, fmt.Errorf("build brig: %v\n%s", err, out)
 	}
 	return bin, cleanup, nil
+}
+
+// buildScript finds internal/build/build.sh from the module root.
+func buildScript() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("find the module: %w", err)
+	}
+	return filepath.Join(filepath.Dir(strings.TrimSpace(string(out))), "internal", "build", "build.sh"), nil
 }
 
 // Main is a TestMain body for packages that need the binary: it builds

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -159,5 +160,26 @@ func TestConfigMistakesStopTheStart(t *testing.T) {
 				t.Fatalf("exit %d, %d requests\n%s", r.code, len(e.srv.Requests()), r.stderr)
 			}
 		})
+	}
+}
+
+// TestFirstQuarantineIsKept: on a fresh install (no state directory yet)
+// the first protected path a call creates is taken out of the workspace
+// and kept in the quarantine that the same sweep creates.
+func TestFirstQuarantineIsKept(t *testing.T) {
+	e := newEnv(t, "anthropic")
+	r := e.run(t, "sandbox", "--", "sh", "-c", "mkdir .vscode && echo planted > .vscode/tasks.json")
+	if r.code != 0 || !strings.Contains(r.stderr, "created the protected path") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(e.ws + "/.vscode"); err == nil {
+		t.Fatal(".vscode is still in the workspace")
+	}
+	kept, _ := filepath.Glob(e.home + "/.local/state/brig/quarantine/*/.vscode/tasks.json")
+	if len(kept) != 1 {
+		t.Fatalf("the quarantined file was not kept: %v\n%s", kept, r.stderr)
+	}
+	if b, _ := os.ReadFile(kept[0]); string(b) != "planted\n" {
+		t.Fatalf("kept %q", b)
 	}
 }

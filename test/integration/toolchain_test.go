@@ -21,21 +21,34 @@ func TestMain(m *testing.M) {
 	brigbin.Main(m, &brig)
 }
 
-// workspace makes a git repository at a stable path, so the jail's
-// per-workspace toolchain cache is reused from one run to the next. The
-// path is per checkout, so two checkouts' test runs do not collide.
+// workspace makes a git repository at a stable path, emptied but kept
+// (with its .git) from one run to the next: the jail's toolchain cache
+// belongs to the repository's identity (the directory and its .git), so it
+// is reused only while they stay.
 func workspace(t *testing.T, name string) string {
 	t.Helper()
-	wd, _ := os.Getwd()
-	sum := sha256.Sum256([]byte(wd))
-	ws := filepath.Join(os.TempDir(), fmt.Sprintf("brig-integration-%s-%x", name, sum[:4]))
-	if err := os.RemoveAll(ws); err != nil {
+	// One path per checkout: runs of other checkouts on this machine
+	// must not empty it under this one.
+	mod, err := filepath.Abs("../..")
+	if err != nil {
 		t.Fatal(err)
 	}
+	sum := sha256.Sum256([]byte(mod))
+	ws := filepath.Join(os.TempDir(), fmt.Sprintf("brig-integration-%x-%s", sum[:4], name))
+	empty := func() {
+		entries, _ := os.ReadDir(ws)
+		for _, e := range entries {
+			// The git test wants a fresh repository; it needs no cache.
+			if e.Name() != ".git" || name == "git" {
+				os.RemoveAll(filepath.Join(ws, e.Name()))
+			}
+		}
+	}
+	empty()
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(ws) })
+	t.Cleanup(empty)
 	git(t, ws, "init", "-q")
 	git(t, ws, "config", "user.email", "test@example.com")
 	git(t, ws, "config", "user.name", "Test")

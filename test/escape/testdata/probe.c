@@ -71,6 +71,9 @@ static int cmd_hold(int argc, char **argv) {
 	sigaction(SIGUSR1, &sa, NULL);
 	printf("READY pid=%d addr=%p len=%zu fd=%d\n", getpid(), (void *)victim_secret, strlen(victim_secret), fd);
 	fflush(stdout);
+	// A victim whose test was killed before it could clean up ends by
+	// itself (SIGALRM's default action) rather than stay for good.
+	alarm(600);
 	for (;;) pause();
 	return 0;
 }

@@ -1,0 +1,164 @@
+package policy
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"brig/jail"
+)
+
+// listTree is every path under root with its type and mode, for comparing
+// a directory tree before and after.
+func listTree(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		fi, _ := d.Info()
+		if fi != nil {
+			b.WriteString(p + " " + fi.Mode().String() + "\n")
+		}
+		return nil
+	})
+	return b.String()
+}
+
+// TestCompilingHasNoSideEffects: building the grant of a call touches
+// nothing, however often: no cache directory is made, and a symbolic link
+// a call planted in the cache (npmrc -> a file outside) is not written
+// through. The supervisor prepares the cache only when the call runs.
+func TestCompilingHasNoSideEffects(t *testing.T) {
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	cacheRoot := filepath.Join(root, "cache", "jail")
+	victim := filepath.Join(root, "important.txt")
+	for _, d := range []string{ws} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	p := Profile{Workspace: ws, Dir: ws, Home: root, ParentEnv: []string{"PATH=/usr/bin:/bin"}, Limits: jail.DefaultLimits(), Namespaces: true, CacheRoot: cacheRoot}
+	before := listTree(t, root)
+	spec, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := listTree(t, root); after != before {
+		t.Fatalf("compiling changed the filesystem:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	if spec.Cache == nil || spec.Cache.Root != cacheRoot {
+		t.Fatalf("the spec does not describe the cache: %+v", spec.Cache)
+	}
+	if !slices.ContainsFunc(spec.Paths, func(r jail.PathRule) bool { return r.Path == spec.Cache.Dir() && r.Access == jail.Write }) {
+		t.Fatalf("the cache %s is not granted: %+v", spec.Cache.Dir(), spec.Paths)
+	}
+	for _, want := range []string{"GOCACHE=" + spec.Cache.Dir() + "/go-build", "GOENV=" + spec.Cache.Dir() + "/go.env", "npm_config_userconfig=" + spec.Cache.Dir() + "/npmrc", "CARGO_HOME=" + spec.Cache.Dir() + "/cargo"} {
+		if !slices.Contains(spec.Env, want) {
+			t.Errorf("env lacks %s", want)
+		}
+	}
+
+	// A call planted npmrc -> victim in an existing cache.
+	if err := os.MkdirAll(spec.Cache.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(spec.Cache.Dir(), "npmrc")); err != nil {
+		t.Fatal(err)
+	}
+	before = listTree(t, root)
+	for range 3 {
+		if _, err := p.Spec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "precious\n" {
+		t.Fatalf("the file the planted link names changed: %q %v", b, err)
+	}
+	if after := listTree(t, root); after != before {
+		t.Fatalf("compiling changed the filesystem:\nbefore\n%s\nafter\n%s", before, after)
+	}
+}
+
+// TestCacheFollowsTheRepositoryNotThePath: the same repository keeps its
+// cache; a repository deleted and cloned again at the same path gets
+// another one, and the first is listed as stale (for the supervisor to
+// remove); the cache of brig's earlier path-only layout is never used and
+// left to `brig cache clean`. Another workspace's caches are never listed.
+func TestCacheFollowsTheRepositoryNotThePath(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root := t.TempDir()
+	ws := filepath.Join(root, "proj")
+	cacheRoot := filepath.Join(root, "jail")
+	mkrepo := func() {
+		t.Helper()
+		if err := os.MkdirAll(ws, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v %s", err, out)
+		}
+	}
+	mkrepo()
+	first, _, err := jailCache(cacheRoot, ws, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := jailCache(cacheRoot, ws, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Name != again.Name {
+		t.Fatalf("the same repository got two caches: %s, %s", first.Name, again.Name)
+	}
+	if !strings.HasPrefix(first.Name, WorkspaceID(ws)+"-") || !IsCacheOf(first.Name, WorkspaceID(ws)) {
+		t.Fatalf("cache name %q", first.Name)
+	}
+	// The cache exists (a call ran), and so do an old-layout cache of this
+	// path and caches of other workspaces whose names look alike.
+	others := []string{WorkspaceID(ws) + "-x", WorkspaceID(filepath.Join(root, "other")) + "-0123456789abcdef", WorkspaceID(ws) + "-0123456789abcdef-0123456789abcdef"}
+	for _, d := range append([]string{first.Name, WorkspaceID(ws)}, others...) {
+		if err := os.MkdirAll(filepath.Join(cacheRoot, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Replacing only .git (a new clone into the same directory) is
+	// another repository too.
+	if err := os.RemoveAll(filepath.Join(ws, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	mkrepo()
+	second, _, err := jailCache(cacheRoot, ws, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Name == first.Name {
+		t.Fatal("a new .git kept the old repository's cache")
+	}
+	want := []string{first.Name} // the old layout's is left to brig cache clean
+	if !slices.Equal(second.Stale, want) {
+		t.Fatalf("stale caches %v, want %v", second.Stale, want)
+	}
+	// Deleted and made again at the same path.
+	if err := os.RemoveAll(ws); err != nil {
+		t.Fatal(err)
+	}
+	mkrepo()
+	third, _, err := jailCache(cacheRoot, ws, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.Name == second.Name || third.Name == first.Name {
+		t.Fatalf("a repository made again at the same path kept a cache: %s", third.Name)
+	}
+}

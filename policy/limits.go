@@ -1,0 +1,161 @@
+package policy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"brig/jail"
+)
+
+// LimitsConfig is the [limits] table: the bounds of every jailed call, over
+// brig's defaults (jail.DefaultLimits). Sizes are bytes, or a number with
+// K, M, G or T (powers of 1024).
+//
+//	[limits]
+//	memory = "4G"       # the call's memory in total: its processes plus its /tmp and /dev/shm
+//	processes = 4096    # processes and threads at once
+//	disk = "10G"        # free disk space a call may use up (0: not watched)
+//	tmp = "1G"          # size of the private /tmp and of /dev/shm, each (counted in memory)
+//	file_size = "4G"    # the largest file a call may write
+//	timeout = "10m"     # wall clock of a call (a bash call may ask for less)
+//
+// A repository's config may only lower them until the workspace is
+// trusted.
+type LimitsConfig struct {
+	Memory    Size     `toml:"memory" json:"memory,omitempty"`
+	Processes uint64   `toml:"processes" json:"processes,omitempty"`
+	Disk      *Size    `toml:"disk" json:"disk,omitempty"` // nil: not set; 0: not watched
+	Tmp       Size     `toml:"tmp" json:"tmp,omitempty"`
+	FileSize  Size     `toml:"file_size" json:"file_size,omitempty"`
+	Timeout   Duration `toml:"timeout" json:"timeout,omitempty"`
+}
+
+// merge lets o's settings override l's.
+func (l LimitsConfig) merge(o LimitsConfig) LimitsConfig {
+	pick := func(a, b uint64) uint64 {
+		if b != 0 {
+			return b
+		}
+		return a
+	}
+	l.Memory = Size(pick(uint64(l.Memory), uint64(o.Memory)))
+	l.Processes = pick(l.Processes, o.Processes)
+	l.Tmp = Size(pick(uint64(l.Tmp), uint64(o.Tmp)))
+	l.FileSize = Size(pick(uint64(l.FileSize), uint64(o.FileSize)))
+	l.Timeout = Duration(pick(uint64(l.Timeout), uint64(o.Timeout)))
+	if o.Disk != nil {
+		l.Disk = o.Disk
+	}
+	return l
+}
+
+// tighten takes o's settings only where they are stricter than what l
+// (over the defaults) gives: an untrusted repository may lower a limit,
+// never raise it.
+func (l LimitsConfig) tighten(o LimitsConfig, defaults jail.Limits) LimitsConfig {
+	cur := l.Apply(defaults)
+	lower := func(now, want uint64) bool { return want != 0 && (now == 0 || want < now) }
+	if lower(cur.Memory, uint64(o.Memory)) {
+		l.Memory = o.Memory
+	}
+	if lower(cur.Processes, o.Processes) {
+		l.Processes = o.Processes
+	}
+	if lower(cur.TmpBytes, uint64(o.Tmp)) {
+		l.Tmp = o.Tmp
+	}
+	if lower(cur.FileSize, uint64(o.FileSize)) {
+		l.FileSize = o.FileSize
+	}
+	if lower(uint64(cur.Timeout), uint64(o.Timeout)) {
+		l.Timeout = o.Timeout
+	}
+	if o.Disk != nil && lower(cur.Disk, uint64(*o.Disk)) {
+		l.Disk = o.Disk
+	}
+	return l
+}
+
+// empty reports whether the table sets nothing.
+func (l LimitsConfig) empty() bool { return l == LimitsConfig{} }
+
+// Apply returns def with the table's settings over it. The private /tmp
+// is never larger than the memory it counts against.
+func (l LimitsConfig) Apply(def jail.Limits) jail.Limits {
+	if l.Memory != 0 {
+		def.Memory = uint64(l.Memory)
+	}
+	if l.Processes != 0 {
+		def.Processes = l.Processes
+	}
+	if l.Disk != nil {
+		def.Disk = uint64(*l.Disk)
+	}
+	if l.Tmp != 0 {
+		def.TmpBytes = uint64(l.Tmp)
+	}
+	if l.FileSize != 0 {
+		def.FileSize = uint64(l.FileSize)
+	}
+	if l.Timeout != 0 {
+		def.Timeout = time.Duration(l.Timeout)
+	}
+	if def.Memory != 0 && def.TmpBytes > def.Memory {
+		def.TmpBytes = def.Memory
+	}
+	return def
+}
+
+// Size is a byte count written as a number of bytes or with a K, M, G or T
+// suffix ("512M", "1.5G").
+type Size uint64
+
+// UnmarshalTOML accepts an integer or a string.
+func (s *Size) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case int64:
+		if x < 0 {
+			return fmt.Errorf("size %d is negative", x)
+		}
+		*s = Size(x)
+		return nil
+	case string:
+		n, err := ParseSize(x)
+		*s = Size(n)
+		return err
+	}
+	return fmt.Errorf("size %v: want a number of bytes or a string like \"512M\"", v)
+}
+
+// ParseSize parses "123", "512K", "64M", "1.5G", "2T" (powers of 1024).
+func ParseSize(text string) (uint64, error) {
+	t := strings.TrimSpace(strings.ToUpper(text))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	mult := uint64(1)
+	if t != "" {
+		if i := strings.IndexByte("KMGT", t[len(t)-1]); i >= 0 {
+			mult = 1 << (10 * (i + 1))
+			t = t[:len(t)-1]
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("size %q: want a number of bytes, or one with K, M, G or T (\"512M\")", text)
+	}
+	return uint64(f * float64(mult)), nil
+}
+
+// Duration is a time.Duration written as a string ("10m", "90s").
+type Duration time.Duration
+
+// UnmarshalText parses the duration.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil || v < 0 {
+		return fmt.Errorf("duration %q: want a duration like \"10m\" or \"90s\"", b)
+	}
+	*d = Duration(v)
+	return nil
+}

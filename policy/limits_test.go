@@ -1,0 +1,64 @@
+package policy
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"brig/jail"
+)
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]uint64{"0": 0, "4096": 4096, "512K": 512 << 10, "64M": 64 << 20, "1.5G": 3 << 29, "2T": 2 << 40, "8GiB": 8 << 30, "1gb": 1 << 30} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "G", "-1G", "lots", "1X"} {
+		if _, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) accepted", bad)
+		}
+	}
+}
+
+// TestLimitsTable: the user's [limits] set the bounds of every call; an
+// untrusted repository may lower them but never raise them; a malformed
+// size names its file and line.
+func TestLimitsTable(t *testing.T) {
+	root := t.TempDir()
+	f := FilesFor(filepath.Join(root, "config", "brig"), filepath.Join(root, "ws"))
+	writeFile(t, f.Global, "[limits]\nmemory = \"2G\"\nprocesses = 512\ndisk = 0\ntimeout = \"5m\"\n")
+	writeFile(t, f.User, "[limits]\ntmp = \"256M\"\n")
+	writeFile(t, f.Repo, "[limits]\nmemory = \"64G\"\nprocesses = 100\nfile_size = \"1G\"\ntimeout = \"1h\"\n")
+	l, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := jail.DefaultLimits()
+	got := l.Limits.Apply(def)
+	want := def
+	want.Memory, want.Processes, want.Disk, want.Timeout, want.TmpBytes, want.FileSize = 2<<30, 100, 0, 5*time.Minute, 256<<20, 1<<30
+	if got != want {
+		t.Fatalf("limits\n got %+v\nwant %+v", got, want)
+	}
+	// Trusted, the repository's settings count in full.
+	if _, err := Trust(t.Context(), f); err != nil {
+		t.Fatal(err)
+	}
+	l, err = Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Limits.Apply(def); got.Memory != 64<<30 || got.Timeout != time.Hour || got.Processes != 100 {
+		t.Fatalf("trusted repository limits not applied: %+v", got)
+	}
+	writeFile(t, f.Global, "[limits]\nmemory = \"lots\"\n")
+	if _, err := Load(f); err == nil || !strings.Contains(err.Error(), f.Global) {
+		t.Fatalf("a malformed size: %v", err)
+	}
+	// The private /tmp never exceeds the memory it counts against.
+	if got := (LimitsConfig{Memory: 1 << 30, Tmp: 4 << 30}).Apply(def); got.TmpBytes != 1<<30 {
+		t.Fatalf("tmp %d above memory %d", got.TmpBytes, got.Memory)
+	}
+}

@@ -1,0 +1,369 @@
+// Command roundtrip measures brig as its users feel it: the real binary,
+// an instant scripted model on loopback, and side by side in the same run
+// a plain exec of the same commands. It reports, with the machine's load
+// at the time:
+//
+//   - the round trip of a sequential bash call: from the end of the model's
+//     answer that asks for it to the arrival of the next request (median,
+//     p95), against a plain fork+exec of `bash -c` with the same command;
+//   - the round trip of one answer with 4 read-only calls (run in parallel);
+//   - the first call of a fresh brig process;
+//   - start to first request, `brig --help`, and `brig sandbox -- true`
+//     against `bwrap --unshare-all … true` (when bubblewrap is installed);
+//   - peak RSS of the supervisor and of its whole process tree (prewarmed
+//     jail children included) over a 20-call session, and the binary's size.
+//
+// -load N runs N busy loops during a second pass, to see how the round
+// trip grows under load.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"brig/test/brigbin"
+	"brig/test/fakeprovider"
+)
+
+func main() {
+	calls := flag.Int("calls", 20, "sequential bash calls per session")
+	runs := flag.Int("runs", 5, "sessions per measurement (medians across them)")
+	load := flag.Int("load", 2*runtime.NumCPU(), "busy loops for the loaded pass (0: no loaded pass)")
+	bin := flag.String("bin", "", "the brig binary to measure (default: build one the way make does)")
+	flag.Parse()
+	b := *bin
+	if b == "" {
+		var cleanup func()
+		var err error
+		if b, cleanup, err = brigbin.Build(); err != nil {
+			fail(err)
+		}
+		defer cleanup()
+	}
+	if err := run(b, *calls, *runs, *load); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "roundtrip bench:", err)
+	os.Exit(1)
+}
+
+func run(bin string, calls, runs, load int) error {
+	ws, err := os.MkdirTemp("/var/tmp", "brig-bench-rt-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(ws)
+	for _, f := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
+		if err := os.WriteFile(filepath.Join(ws, f), []byte("hello\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	fi, err := os.Stat(bin)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("brig round trips: the real binary (%.1f MB), an instant fake model on loopback, %d sessions of %d sequential bash calls\n", float64(fi.Size())/1e6, runs, calls)
+	idle, err := pass(bin, ws, calls, runs)
+	if err != nil {
+		return err
+	}
+	idle.print("")
+	if load > 0 {
+		stop := busy(load)
+		loaded, err := pass(bin, ws, calls, runs)
+		stop()
+		if err != nil {
+			return err
+		}
+		loaded.print(fmt.Sprintf(" with %d busy loops", load))
+		fmt.Printf("  growth under load: sequential call median ×%.1f (target ≤ 3×)\n", ms(loaded.seqMed)/ms(idle.seqMed))
+	}
+	return nil
+}
+
+// figures are one pass's results.
+type figures struct {
+	load                                float64
+	seqMed, seqP95, execMed             time.Duration
+	batch4, execBatch4                  time.Duration
+	firstCall, firstRequest, help       time.Duration
+	sandboxTrue, bwrapTrue, execTrue    time.Duration
+	rssSupervisorMB, rssTreeMB, rssTree float64
+}
+
+func (f figures) print(label string) {
+	fmt.Printf("\n  load average %.1f at the start%s:\n", f.load, label)
+	row := func(name string, v time.Duration, target string, base time.Duration) {
+		s := fmt.Sprintf("    %-40s %8.2f ms", name, ms(v))
+		if base > 0 {
+			s += fmt.Sprintf("   plain exec %6.2f ms, ×%.1f", ms(base), ms(v)/ms(base))
+		}
+		if target != "" {
+			s += "   (target " + target + ")"
+		}
+		fmt.Println(s)
+	}
+	row("sequential bash call, median", f.seqMed, "≤ 5 ms", f.execMed)
+	row("sequential bash call, p95", f.seqP95, "≤ 10 ms", 0)
+	row("4 read-only calls in one answer", f.batch4, "≤ 8 ms", f.execBatch4)
+	row("first call of a fresh process", f.firstCall, "≤ 10 ms", 0)
+	row("start to first request", f.firstRequest, "≤ 15 ms", 0)
+	row("brig --help", f.help, "≤ 10 ms", 0)
+	row("brig sandbox -- true", f.sandboxTrue, "< bwrap", f.execTrue)
+	if f.bwrapTrue > 0 {
+		row("bwrap --unshare-all … true", f.bwrapTrue, "", f.execTrue)
+	}
+	fmt.Printf("    %-40s %8.1f MB   (target ≤ 40 MB)\n", "peak RSS, supervisor", f.rssSupervisorMB)
+	fmt.Printf("    %-40s %8.1f MB   (target ≤ 60 MB; prewarmed children included)\n", "peak RSS, whole process tree", f.rssTreeMB)
+}
+
+func pass(bin, ws string, calls, runs int) (figures, error) {
+	var f figures
+	f.load = loadavg()
+	var seq, first, firstReq, batch []time.Duration
+	var rssSup, rssTree []float64
+	for range runs {
+		s, err := session(bin, ws, calls)
+		if err != nil {
+			return f, err
+		}
+		seq = append(seq, s.seq...)
+		first = append(first, s.first)
+		firstReq = append(firstReq, s.firstRequest)
+		batch = append(batch, s.batch4)
+		rssSup = append(rssSup, s.rssSupMB)
+		rssTree = append(rssTree, s.rssTreeMB)
+	}
+	f.seqMed, f.seqP95 = quantile(seq, 0.5), quantile(seq, 0.95)
+	f.firstCall, f.firstRequest, f.batch4 = quantile(first, 0.5), quantile(firstReq, 0.5), quantile(batch, 0.5)
+	slices.Sort(rssSup)
+	slices.Sort(rssTree)
+	f.rssSupervisorMB, f.rssTreeMB = rssSup[len(rssSup)-1], rssTree[len(rssTree)-1]
+	var execs, execs4 []time.Duration
+	for i := range calls * runs {
+		execs = append(execs, timeIt(func() error { return exec.Command("/bin/bash", "-c", "echo "+strconv.Itoa(i)).Run() }))
+	}
+	for range runs * 4 {
+		execs4 = append(execs4, timeIt(func() error {
+			var wg sync.WaitGroup
+			var bad atomic.Bool
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if exec.Command("/bin/cat", filepath.Join(ws, "a.txt")).Run() != nil {
+						bad.Store(true)
+					}
+				}()
+			}
+			wg.Wait()
+			return nil
+		}))
+	}
+	f.execMed, f.execBatch4 = quantile(execs, 0.5), quantile(execs4, 0.5)
+	var help, sb, bw, tr []time.Duration
+	hasBwrap := false
+	if _, err := os.Stat("/usr/bin/bwrap"); err == nil {
+		hasBwrap = true
+	}
+	for range 15 {
+		help = append(help, timeIt(func() error { return exec.Command(bin, "--help").Run() }))
+		c := exec.Command(bin, "sandbox", "--", "/bin/true")
+		c.Dir = ws
+		sb = append(sb, timeIt(c.Run))
+		tr = append(tr, timeIt(func() error { return exec.Command("/bin/true").Run() }))
+		if hasBwrap {
+			bw = append(bw, timeIt(func() error {
+				return exec.Command("/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "/bin/true").Run()
+			}))
+		}
+	}
+	f.help, f.sandboxTrue, f.execTrue = quantile(help, 0.5), quantile(sb, 0.5), quantile(tr, 0.5)
+	if hasBwrap {
+		f.bwrapTrue = quantile(bw, 0.5)
+	}
+	return f, nil
+}
+
+type sessionFigures struct {
+	seq                 []time.Duration
+	first, firstRequest time.Duration
+	batch4              time.Duration
+	rssSupMB, rssTreeMB float64
+}
+
+// session runs one brig -p session: calls sequential bash calls, then one
+// answer with four read_file calls, then the end.
+func session(bin, ws string, calls int) (sessionFigures, error) {
+	var s sessionFigures
+	var turns []fakeprovider.Turn
+	for i := range calls {
+		in, _ := json.Marshal(map[string]string{"command": "echo " + strconv.Itoa(i)})
+		turns = append(turns, fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: "bash", Input: in}}})
+	}
+	var four []fakeprovider.ToolCall
+	for _, f := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
+		four = append(four, fakeprovider.ToolCall{Name: "read_file", Input: json.RawMessage(`{"path":"` + f + `"}`)})
+	}
+	turns = append(turns, fakeprovider.Turn{ToolCalls: four}, fakeprovider.Turn{Text: "done"})
+	srv, err := fakeprovider.Start(fakeprovider.Script{Turns: turns})
+	if err != nil {
+		return s, err
+	}
+	defer srv.Close()
+	home, err := os.MkdirTemp("/var/tmp", "brig-bench-home-")
+	if err != nil {
+		return s, err
+	}
+	defer os.RemoveAll(home)
+	cmd := exec.Command(bin, "--model", "claude-sonnet-4-5", "-p", "echo many times", "--mode", "auto", "--output", "json", "--max-iterations", strconv.Itoa(calls+5))
+	cmd.Dir = ws
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "ANTHROPIC_API_KEY=sk-bench", "ANTHROPIC_BASE_URL=" + srv.URL()}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return s, err
+	}
+	peak := watchTree(cmd.Process.Pid)
+	err = cmd.Wait()
+	treeKiB := peak()
+	if err != nil {
+		return s, fmt.Errorf("brig -p: %v\n%s", err, out.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != calls+2 {
+		return s, fmt.Errorf("%d requests, want %d", len(reqs), calls+2)
+	}
+	s.firstRequest = reqs[0].Received.Sub(start)
+	// Request i's answer ended at Received+Duration; the next request
+	// arrived after the call ran and its result was recorded.
+	for i := 0; i < calls; i++ {
+		end := reqs[i].Received.Add(reqs[i].Duration)
+		d := reqs[i+1].Received.Sub(end)
+		if i == 0 {
+			s.first = d
+			continue
+		}
+		s.seq = append(s.seq, d)
+	}
+	s.batch4 = reqs[calls+1].Received.Sub(reqs[calls].Received.Add(reqs[calls].Duration))
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	s.rssSupMB, s.rssTreeMB = float64(ru.Maxrss)/1024, float64(treeKiB)/1024
+	return s, nil
+}
+
+// watchTree samples the summed RSS of pid and its descendants every 2 ms
+// until the returned function is called, which gives the peak in KiB.
+func watchTree(pid int) func() int64 {
+	var peak atomic.Int64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			if t := treeRSS(pid); t > peak.Load() {
+				peak.Store(t)
+			}
+		}
+	}()
+	return func() int64 { close(done); <-stopped; return peak.Load() }
+}
+
+// treeRSS sums VmRSS (KiB) of pid and every process below it.
+func treeRSS(root int) int64 {
+	entries, _ := os.ReadDir("/proc")
+	parent := map[int]int{}
+	rss := map[int]int64{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			l := sc.Text()
+			if v, ok := strings.CutPrefix(l, "PPid:"); ok {
+				parent[pid], _ = strconv.Atoi(strings.TrimSpace(v))
+			}
+			if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+				n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+				rss[pid] = n
+			}
+		}
+	}
+	var sum int64
+	for pid, n := range rss {
+		for p := pid; p > 1; p = parent[p] {
+			if p == root {
+				sum += n
+				break
+			}
+		}
+	}
+	return sum
+}
+
+func timeIt(f func() error) time.Duration {
+	t := time.Now()
+	_ = f()
+	return time.Since(t)
+}
+
+func quantile(v []time.Duration, q float64) time.Duration {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+func loadavg() float64 {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64)
+	return f
+}
+
+// busy starts n busy shell loops in a process group of their own and returns how to
+// stop it.
+func busy(n int) func() {
+	cmd := exec.Command("/bin/sh", "-c", strings.Repeat("while :; do :; done & ", n)+"wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return func() {}
+	}
+	time.Sleep(time.Second) // let the loops reach the scheduler
+	return func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
