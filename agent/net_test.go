@@ -26,7 +26,7 @@ func netSite(t *testing.T) (url string, hits *atomic.Int64) {
 	return srv.URL, hits
 }
 
-// curlTwice fetches url twice through the call's proxy (--noproxy '':
+// curlTwice fetches url twice through the call's proxy (--noproxy ”:
 // curl would otherwise go straight to a loopback address, which the
 // call's own loopback does not have).
 func curlTwice(url string) string {
