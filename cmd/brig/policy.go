@@ -17,15 +17,15 @@ import (
 
 // policyCheckOptions are the inputs of `brig policy check`.
 type policyCheckOptions struct {
-	Mode      string
-	JSON      bool
-	Tool      string
-	Paths     []string
+	Mode       string
+	JSON       bool
+	Tool       string
+	Paths      []string
 	Host       string
 	AllowHosts []string
 	Workspace  string
-	Command   string
-	AddDirs   []string
+	Command    string
+	AddDirs    []string
 	procEnv
 	// Namespaces says whether the jail has a mount namespace here; nil
 	// detects it.
