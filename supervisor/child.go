@@ -1,7 +1,9 @@
 package supervisor
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"syscall"
@@ -10,6 +12,9 @@ import (
 
 	"brig/jail"
 )
+
+// selfExe is brig's own binary, the jail child of a build that carries none.
+const selfExe = "/proc/self/exe"
 
 // child is a started jail init (which has already started its worker),
 // waiting on fd 3 for its call.
@@ -126,18 +131,22 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		return nil, err
 	}
 	defer workerChildEnd.Close()
-	cmd := &exec.Cmd{
-		Path: s.exe(),
-		Args: append([]string{"brig-jail-init"}, jail.InitArgs(cg.procFiles()...)...),
-		// One P: init runs one loop on one thread, and a second P only
-		// makes each wake-up start a spinning thread looking for work.
-		Env:         []string{"GOMAXPROCS=1"},
-		Dir:         "/",
-		Stdout:      outW,
-		Stderr:      errW,
-		ExtraFiles:  []*os.File{childEnd, workerChildEnd}, // fds 3 and 4 (jail.ControlFD, jail.StartFD)
-		SysProcAttr: &syscall.SysProcAttr{Cloneflags: flags},
+	exe := s.exe()
+	mk := func(path string) *exec.Cmd {
+		return &exec.Cmd{
+			Path: path,
+			Args: append([]string{"brig-jail-init"}, jail.InitArgs(cg.procFiles()...)...),
+			// One P: init runs one loop on one thread, and a second P only
+			// makes each wake-up start a spinning thread looking for work.
+			Env:         []string{"GOMAXPROCS=1"},
+			Dir:         "/",
+			Stdout:      outW,
+			Stderr:      errW,
+			ExtraFiles:  []*os.File{childEnd, workerChildEnd}, // fds 3 and 4 (jail.ControlFD, jail.StartFD)
+			SysProcAttr: &syscall.SysProcAttr{Cloneflags: flags},
+		}
 	}
+	cmd := mk(exe)
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
@@ -152,17 +161,30 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		// across; init clears them before forking the worker.
 		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
 	}
-	start := cmd.Start
-	if flags&unix.CLONE_NEWUSER != 0 {
-		start = func() error { return s.startInUserNS(cmd) }
+	start := func() error {
+		if flags&unix.CLONE_NEWUSER != 0 {
+			return s.startInUserNS(cmd)
+		}
+		return cmd.Start()
 	}
-	if err := start(); err != nil {
+	err = start()
+	if err != nil && exe != selfExe && errors.Is(err, fs.ErrPermission) {
+		// The carried child could not be executed (seen once under a
+		// burst of spawns, not understood): brig itself is the same jail
+		// code, only slower to start.
+		s.log.Warn("the carried jail child could not be started; this call's child is brig itself", "err", err)
+		fallback := mk(selfExe)
+		fallback.Stdin, fallback.SysProcAttr = cmd.Stdin, cmd.SysProcAttr
+		cmd, exe = fallback, selfExe // start uses the new cmd
+		err = start()
+	}
+	if err != nil {
 		parentEnd.Close()
 		workerEnd.Close()
 		s.cgroups.put(cg)
 		outR.Close()
 		errR.Close()
-		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", s.exe(), err)}
+		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", exe, err)}
 	}
 	c := &child{cmd: cmd, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR}
 	if base != nil {

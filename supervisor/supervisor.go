@@ -118,7 +118,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 			exe = o.ExecutableFunc()
 		}
 		if !filepath.IsAbs(exe) {
-			exe = "/proc/self/exe" // never a name looked up on PATH
+			exe = selfExe // never a name looked up on PATH
 		}
 		return exe
 	})

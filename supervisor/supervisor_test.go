@@ -258,3 +258,32 @@ func TestPrewarmPool(t *testing.T) {
 		}
 	}
 }
+
+// TestUnexecutableChildFallsBackToSelf: when the jail executable cannot be
+// executed (permission denied), the call's child is the process's own
+// binary, and the call runs.
+func TestUnexecutableChildFallsBackToSelf(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "not-executable")
+	if err := os.WriteFile(bad, []byte("not a program"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Executable: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	ws := t.TempDir()
+	p := policy.Profile{Workspace: ws, Dir: ws, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
+	if !p.Namespaces {
+		p.CallTmp = t.TempDir()
+	}
+	spec, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", "echo ran"}}, IO{})
+	if err != nil || strings.TrimSpace(string(res.Stdout)) != "ran" {
+		t.Fatalf("%v %+v", err, res)
+	}
+}

@@ -82,7 +82,11 @@ func Open() (*Child, error) {
 		f.Close()
 		return nil, fmt.Errorf("write the jail child: %w", err)
 	}
-	if err := unix.Fchmod(high, 0o500); err != nil {
+	// Executable by anyone: a jail child starts in a new user namespace,
+	// where the exec is checked against its mapped ids. (No one else can
+	// reach the file: it has no name, and /proc/PID/fd of this
+	// non-dumpable process is closed to others.)
+	if err := unix.Fchmod(high, 0o555); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("make the jail child executable: %w", err)
 	}

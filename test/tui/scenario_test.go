@@ -118,3 +118,41 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestHumanAnswerWidensTheGrant: in auto mode, calls beyond the mode's
+// jail profile (a write and a read outside the workspace) are not run by
+// themselves — the terminal asks — and a human's "allow once" gives them
+// the wider grant: the file is written and the outside content reaches the
+// model. (brig -p refuses the same calls: test/e2e modes_test.go.)
+func TestHumanAnswerWidensTheGrant(t *testing.T) {
+	// Not under /tmp: a call's /tmp is its own.
+	outside, err := os.MkdirTemp("/var/tmp", "brig-tui-outside-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	if err := os.WriteFile(outside+"/notes.txt", []byte("OUTSIDE-NOTES-42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm := newTerm(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{scenario.Call("write_file", `{"path":"`+outside+`/out.txt","content":"from brig\n"}`)}},
+		fakeprovider.Turn{
+			Check:     []fakeprovider.Check{scenario.Has(0, "Created "+outside+"/out.txt")},
+			ToolCalls: []fakeprovider.ToolCall{scenario.Call("read_file", `{"path":"`+outside+`/notes.txt"}`)},
+		},
+		fakeprovider.Turn{Check: []fakeprovider.Check{scenario.Has(0, "OUTSIDE-NOTES-42")}, Text: "Both went through."},
+	)
+	tm.launch("--mode", "auto")
+	tm.waitFor(10*time.Second, "› Ask brig", "· ctx ") // the run has started
+	tm.typeLine("write outside and read back")
+	tm.waitFor(30*time.Second, "approve write_file?", "1 allow once")
+	tm.keys("1")
+	tm.waitFor(30*time.Second, "approve read_file?", "1 allow once")
+	tm.keys("1")
+	tm.waitFor(30*time.Second, "Both went through.")
+	tm.srv.Verify(t)
+	if b, err := os.ReadFile(outside + "/out.txt"); err != nil || string(b) != "from brig\n" {
+		t.Fatalf("the approved write: %q %v", b, err)
+	}
+	tm.quit()
+}
