@@ -27,6 +27,14 @@ func (e *Executor) auditCall(ctx context.Context, id, name string, args json.Raw
 		Denials: o.Result.Meta.Denials, Violations: o.Result.Meta.Violations,
 		Grant: grantOf(o.Grant), Changes: changesOf(o.Changes),
 	}
+	for _, n := range o.Net {
+		if len(c.Connections) == auditlog.MaxConnections {
+			c.ConnectionsMore++
+			continue
+		}
+		c.Connections = append(c.Connections, auditlog.Connection{Host: n.Host, Port: n.Port, Addr: n.Addr, Rule: n.Rule,
+			Refused: n.Refused, Up: n.Up, Down: n.Down, DurationMS: float64(n.Duration.Microseconds()) / 1000})
+	}
 	if o.Err != nil {
 		c.Error = o.Err.Error()
 	}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,6 +59,10 @@ type ApprovalRequest struct {
 	Args      json.RawMessage
 	Verdict   policy.Verdict
 	Grant     *jail.Spec // nil for calls that run in no jail
+	// Net is set when the question is a connection of a running call
+	// (ToolUseID, Tool and Args are that call's): the egress proxy holds
+	// it meanwhile. Verdict is then the decision on its host.
+	Net *NetRequest
 }
 
 // Approver asks the user. It returns when the user answers or ctx is done.
@@ -85,6 +90,9 @@ type Outcome struct {
 	Changes *checkpoint.ChangeSet
 	// Audit is the call's record in the audit log (nil: no log).
 	Audit *auditlog.Ref
+	// Net are the connections the call asked brig's egress proxy for,
+	// allowed and refused.
+	Net []jail.Connection
 	// Err is an infrastructure failure (the jail could not run the call);
 	// Result then says so to the model as an error.
 	Err error
@@ -114,6 +122,8 @@ type Executor struct {
 
 	mu   sync.Mutex
 	plan tools.Plan
+	// netAsk lets one network question at a time reach the approver.
+	netAsk chan struct{}
 }
 
 // Plan returns the current plan checklist (update_plan's state).
@@ -223,6 +233,13 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 		return o
 	}
 	stdio := supervisor.IO{Stdout: out, Stderr: out}
+	if spec.Network {
+		d := e.netDecider(id, name, args)
+		if call.Effect == policy.EffectNetwork {
+			d = d.fixedHost(call.Host, v)
+		}
+		stdio.Net = d
+	}
 	if prep.Def.Runs == tools.JailCommand {
 		// The model's copy of the output is kept apart from the live one.
 		stdio.Keep = supervisor.Keep{Head: tools.CommandHeadBytes, Tail: tools.CommandTailBytes}
@@ -250,6 +267,13 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 		}()
 	}
 	res, err := e.Runner.Run(ctx, *spec, prep.Invocation, stdio)
+	o.Net = res.Connections
+	defer func() {
+		// What the proxy refused, and what is allowed, for the model.
+		if note := tools.NetworkNote(o.Net, e.Policy.AllowedHosts()); note != "" && o.Err == nil {
+			o.Result.Text = strings.TrimRight(o.Result.Text, "\n") + "\n" + note
+		}
+	}()
 	if prep.Def.Runs == tools.JailCommand {
 		if err != nil {
 			o.Err = err
@@ -260,7 +284,7 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 	}
 	o.Result, o.Err = tools.FromJail(res, err)
 	if o.Err == nil && o.Result.Meta.Redirect != "" {
-		o.Result, o.Err = e.followRedirects(ctx, mode, name, args, call.Host, o.Result)
+		o.Result, o.Err = e.followRedirects(ctx, mode, name, args, call.Host, o.Result, &o.Net)
 	}
 	return o
 }
@@ -270,7 +294,7 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 // reach, or one the policy allows without asking, is fetched in a new
 // jail; any other host is not, and the model is told where the redirect
 // points so it can ask for that URL itself.
-func (e *Executor) followRedirects(ctx context.Context, mode policy.Mode, name string, args json.RawMessage, host string, res tools.Result) (tools.Result, error) {
+func (e *Executor) followRedirects(ctx context.Context, mode policy.Mode, name string, args json.RawMessage, host string, res tools.Result, conns *[]jail.Connection) (tools.Result, error) {
 	reached := map[string]bool{host: true}
 	for hop := 1; res.Meta.Redirect != ""; hop++ {
 		from, to := res.Meta.URL, res.Meta.Redirect
@@ -295,7 +319,8 @@ func (e *Executor) followRedirects(ctx context.Context, mode policy.Mode, name s
 		if err != nil {
 			return tools.Result{Text: fmt.Sprintf("%s redirected to %s, which cannot be granted: %v", from, to, err), IsError: true, Meta: res.Meta}, nil
 		}
-		jr, err := e.Runner.Run(ctx, spec, prep.Invocation, supervisor.IO{})
+		jr, err := e.Runner.Run(ctx, spec, prep.Invocation, supervisor.IO{Net: e.netDecider("", name, next).fixedHost(h, v)})
+		*conns = append(*conns, jr.Connections...)
 		if res, err = tools.FromJail(jr, err); err != nil {
 			return res, err
 		}

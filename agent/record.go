@@ -81,10 +81,10 @@ func (r *Recorder) Event(ev Event) {
 		}
 	case EventToolEnd:
 		o := ev.Tool.Outcome
-		if o == nil || (o.Changes == nil && o.Audit == nil) {
+		if o == nil || (o.Changes == nil && o.Audit == nil && len(o.Net) == 0) {
 			return
 		}
-		c := session.CallRecord{ID: ev.Tool.ID, Tool: ev.Tool.Name}
+		c := session.CallRecord{ID: ev.Tool.ID, Tool: ev.Tool.Name, Net: o.Net}
 		if o.Changes != nil {
 			c.Changes = o.Changes.Summary()
 		}

@@ -169,6 +169,15 @@ func initMain() int {
 		killTree()
 		return fail(&StageError{Stage: StageMount, Msg: "the spec asks for a private /tmp but no mount namespace is available"})
 	}
+	// The proxy's listener is made before the tool can start: a
+	// connection made at once waits in its backlog until the supervisor,
+	// which gets it now, accepts.
+	if start.Spec.Network && start.PrivateNet {
+		if err := sendProxyListener(sup); err != nil {
+			killTree()
+			return fail(stageErr(StageNetwork, err))
+		}
+	}
 	// The disks' starting state is recorded before the tool can write.
 	w := newWatch(start.Spec, pidNS, start.MemoryCgroup)
 	readyErr := wconn.send(message{Ready: true})

@@ -23,9 +23,10 @@ const (
 	StageCaps     Stage = "caps"     // preparing or checking an unprivileged worker (capabilities, no_new_privs)
 	StageLandlock Stage = "landlock"
 	StageSeccomp  Stage = "seccomp"
-	StageFDs      Stage = "fds"  // closing inherited descriptors
-	StageExec     Stage = "exec" // finding or executing the command
-	StageTool     Stage = "tool" // a Go tool failed to start
+	StageFDs      Stage = "fds"     // closing inherited descriptors
+	StageExec     Stage = "exec"    // finding or executing the command
+	StageTool     Stage = "tool"    // a Go tool failed to start
+	StageNetwork  Stage = "network" // the way to the egress proxy
 )
 
 // StageError is a failure of one set-up stage in the child.

@@ -26,7 +26,7 @@ import (
 // The test binary is also the jail child: the supervisor re-executes it.
 func TestMain(m *testing.M) {
 	if jail.IsChild() {
-		jail.ChildMain(map[string]jail.ToolFunc{"threads": threadsTool, "hang": hangTool})
+		jail.ChildMain(map[string]jail.ToolFunc{"threads": threadsTool, "hang": hangTool, "netprobe": netprobeTool})
 	}
 	os.Exit(m.Run())
 }

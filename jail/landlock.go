@@ -165,16 +165,27 @@ func (r *ruleset) close() { unix.Close(r.fd) }
 // always carved out of the grant, and protected ones too unless the
 // supervisor restores them after the call (restore), in which case the
 // grant covers them and the directories they sit in keep every right.
-func workerRuleset(spec Spec, namespaces, privateNet, restore bool, abi int) (rs *ruleset, late []PathRule, err error) {
+func workerRuleset(spec Spec, namespaces, privateNet, restore bool, abi, proxyPort int) (rs *ruleset, late []PathRule, err error) {
 	if abi < 1 {
 		return nil, nil, fmt.Errorf("landlock is unavailable on this kernel: %w", ErrUnenforceable)
 	}
 	attr := ll.RulesetAttr{HandledAccessFS: uint64(handledFS(abi))}
 	// TCP rules matter only on the host network: a private network
-	// namespace already has nothing but its own loopback, and a granted
-	// network is the host's, unrestricted.
-	if !spec.Network && !privateNet && abi >= 4 {
+	// namespace has nothing but its own loopback (and, for a call with
+	// Network, the egress proxy's listener there). On the host's network
+	// a call binds nothing and connects to the proxy's port alone (and to
+	// nothing without Network; seccomp then refuses inet sockets anyway).
+	hostNet := !privateNet
+	if hostNet && abi >= 4 {
 		attr.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+	}
+	if hostNet && spec.Network {
+		switch {
+		case abi < 4:
+			return nil, nil, fmt.Errorf("the call may reach the network only through brig's proxy, which needs a network namespace or Landlock ABI 4 (TCP rules); this kernel has ABI %d: %w", abi, ErrUnenforceable)
+		case proxyPort < 1 || proxyPort > 65535:
+			return nil, nil, fmt.Errorf("the call has network on the host but no proxy port to connect to (%d): %w", proxyPort, ErrUnenforceable)
+		}
 	}
 	if abi >= 6 {
 		attr.Scoped = ll.ScopeSignal | ll.ScopeAbstractUnixSocket
@@ -205,6 +216,13 @@ func workerRuleset(spec Spec, namespaces, privateNet, restore bool, abi int) (rs
 	if err := rs.add(grants); err != nil {
 		rs.close()
 		return nil, nil, err
+	}
+	if hostNet && spec.Network {
+		attr := ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(proxyPort)}
+		if err := ll.LandlockAddNetPortRule(rs.fd, &attr, 0); err != nil {
+			rs.close()
+			return nil, nil, fmt.Errorf("landlock_add_rule: connect to the proxy's port %d: %w", proxyPort, err)
+		}
 	}
 	return rs, late, nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // StartOptions are the parts of a start message that the supervisor decides
@@ -13,6 +15,10 @@ type StartOptions struct {
 	Namespaces  bool   // init runs in fresh user, mount and PID namespaces
 	PrivateNet  bool   // ... and a fresh network namespace
 	LandlockABI int
+	// ProxyPort is the egress proxy's port on the host's loopback, for a
+	// call with Network and no private network namespace: the one port
+	// Landlock lets it connect to.
+	ProxyPort int
 	// MemoryCgroup: the call's cgroup bounds its memory (init need not
 	// watch it).
 	MemoryCgroup bool
@@ -31,7 +37,14 @@ type StartOptions struct {
 
 // Parent is the supervisor's end of an init process's control socket, and
 // of the worker's start socket.
-type Parent struct{ c, w *conn }
+type Parent struct {
+	c, w *conn
+	// OnProxy gets the listening socket init made on the loopback of the
+	// call's network namespace for a call with Network (set before Start;
+	// nil closes it). It is called from Wait, as soon as the socket
+	// arrives, before the tool starts.
+	OnProxy func(listener *os.File)
+}
 
 // NewParent wraps the supervisor's ends of two SocketPairs: init's control
 // socket (its ControlFD) and the worker's start socket (init's and then the
@@ -53,15 +66,17 @@ func (p *Parent) Prepare(baseSeccomp, notify []byte) error {
 // prepared with one. It waits for the worker to have loaded it (a
 // prewarmed worker has long done so) and fails if the worker exits first.
 func (p *Parent) Listener() (*os.File, error) {
-	m, f, err := p.w.recvFD()
+	m, fd, err := p.w.recvWithFD()
 	if err != nil {
 		return nil, fmt.Errorf("receive the notify filter's listener from the worker: %w", err)
 	}
-	if !m.Listener {
-		f.Close()
+	if !m.Listener || fd < 0 {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 		return nil, errors.New("receive the notify filter's listener from the worker: unexpected message")
 	}
-	return f, nil
+	return os.NewFile(uintptr(fd), "seccomp-notify"), nil
 }
 
 // Start sends the call to the worker, and to init what it needs of it to
@@ -78,6 +93,7 @@ func (p *Parent) Listener() (*os.File, error) {
 func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool func() error) error {
 	toInit, err := encodeStart(startMsg{
 		Spec: spec.viewPart(), Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
+		ProxyPort:    o.ProxyPort,
 		MemoryCgroup: o.MemoryCgroup,
 	})
 	if err != nil {
@@ -86,6 +102,7 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 	toWorker, err := encodeStart(startMsg{
 		Spec: spec, Invocation: inv, Seccomp: o.Seccomp,
 		Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
+		ProxyPort:  o.ProxyPort,
 		NprocExtra: o.NprocExtra, RestoreProtected: o.RestoreProtected,
 	})
 	if err != nil {
@@ -117,7 +134,21 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 // Wait blocks until init reports how the call ended. A set-up failure comes
 // back as a *StageError.
 func (p *Parent) Wait() (Result, error) {
-	m, err := p.c.recv()
+	m, fd, err := p.c.recvWithFD()
+	for err == nil && m.Proxy {
+		l := os.NewFile(uintptr(fd), "egress-proxy-listener")
+		if fd < 0 || p.OnProxy == nil {
+			if l != nil {
+				l.Close()
+			}
+		} else {
+			p.OnProxy(l)
+		}
+		m, fd, err = p.c.recvWithFD()
+	}
+	if fd >= 0 {
+		unix.Close(fd) // nothing else carries one
+	}
 	switch {
 	case errors.Is(err, errEOF):
 		return Result{}, &StageError{Stage: StageProtocol, Msg: "the jail's init process exited without reporting a result (it crashed or was killed)"}

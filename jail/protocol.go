@@ -90,6 +90,10 @@ type message struct {
 	// Listener carries the notify filter's listener (SCM_RIGHTS), from
 	// the worker to the supervisor.
 	Listener bool `json:"listener,omitempty"`
+	// Proxy carries (as SCM_RIGHTS) the listening socket init made on the
+	// loopback of the call's network namespace, for the supervisor's
+	// egress proxy to accept the call's connections from.
+	Proxy bool `json:"proxy,omitempty"`
 }
 
 // prepareMsg is what the worker can do before its call is known.
@@ -119,6 +123,10 @@ type startMsg struct {
 	PrivateNet bool `json:"private_net,omitempty"`
 	// LandlockABI is the Landlock ABI the supervisor found.
 	LandlockABI int `json:"landlock_abi"`
+	// ProxyPort is the egress proxy's port on the host's loopback, the
+	// one port a call with Network and no network namespace may connect
+	// to (0: none).
+	ProxyPort int `json:"proxy_port,omitempty"`
 	// MemoryCgroup tells init that the call's cgroup bounds its memory,
 	// so init need not watch it.
 	MemoryCgroup bool `json:"memory_cgroup,omitempty"`
@@ -178,11 +186,22 @@ func (c *conn) recvRaw() (message, []byte, error) {
 
 // recvBytes reads one packet without decoding it.
 func (c *conn) recvBytes() ([]byte, error) {
+	b, fd, err := c.recvPacket(false)
+	if fd >= 0 {
+		unix.Close(fd)
+	}
+	return b, err
+}
+
+// recvPacket reads one packet and, with fds, the first descriptor sent
+// with it (-1 when none; any others are closed). Without fds, descriptors
+// sent are discarded by the kernel.
+func (c *conn) recvPacket(fds bool) ([]byte, int, error) {
 	// Peek at the packet's size first so a small message does not pay for
 	// a buffer of the largest one.
 	rc, err := c.f.SyscallConn()
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	var size int
 	var perr error
@@ -196,33 +215,77 @@ func (c *conn) recvBytes() ([]byte, error) {
 			size, _, perr = unix.Recvfrom(int(fd), nil, unix.MSG_PEEK|unix.MSG_TRUNC)
 			return perr != unix.EAGAIN
 		}); err != nil {
-			return nil, err
+			return nil, -1, err
 		}
 		if perr != unix.ECONNRESET || resets > 0 {
 			break
 		}
 	}
 	if perr != nil {
-		return nil, perr
+		return nil, -1, perr
 	}
 	if size == 0 {
-		return nil, errEOF
+		return nil, -1, errEOF
 	}
 	if size > maxMessage {
-		return nil, fmt.Errorf("message of %d bytes exceeds the %d-byte limit", size, maxMessage)
+		return nil, -1, fmt.Errorf("message of %d bytes exceeds the %d-byte limit", size, maxMessage)
 	}
 	buf := make([]byte, size)
-	n, err := c.f.Read(buf)
-	if n == 0 && errors.Is(err, unix.ECONNRESET) {
-		n, err = c.f.Read(buf) // the reset arrived between the peek and the read
-	}
-	if n == 0 {
-		if err == nil {
-			err = errEOF
+	if !fds {
+		n, err := c.f.Read(buf)
+		if n == 0 && errors.Is(err, unix.ECONNRESET) {
+			n, err = c.f.Read(buf) // the reset arrived between the peek and the read
 		}
-		return nil, err
+		if n == 0 {
+			if err == nil {
+				err = errEOF
+			}
+			return nil, -1, err
+		}
+		return buf[:n], -1, nil
 	}
-	return buf[:n], nil
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	var n, oobn int
+	var rerr error
+	for resets := 0; ; resets++ {
+		if err := rc.Read(func(s uintptr) bool {
+			n, oobn, _, _, rerr = unix.Recvmsg(int(s), buf, oob, unix.MSG_CMSG_CLOEXEC)
+			return rerr != unix.EAGAIN
+		}); err != nil {
+			return nil, -1, err
+		}
+		if rerr != unix.ECONNRESET || resets > 0 {
+			break
+		}
+	}
+	fd := -1
+	if oobn > 0 {
+		if cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+			for _, cm := range cmsgs {
+				got, err := unix.ParseUnixRights(&cm)
+				if err != nil {
+					continue
+				}
+				for _, f := range got {
+					if fd < 0 {
+						fd = f
+					} else {
+						unix.Close(f)
+					}
+				}
+			}
+		}
+	}
+	if rerr == nil && n == 0 {
+		rerr = errEOF
+	}
+	if rerr != nil {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		return nil, -1, rerr
+	}
+	return buf[:n], fd, nil
 }
 
 func decodeMessage(b []byte) (message, error) {
@@ -233,50 +296,44 @@ func decodeMessage(b []byte) (message, error) {
 	return m, nil
 }
 
-func (c *conn) close() error { return c.f.Close() }
-
-// sendFD sends m with the descriptor fd attached.
+// sendFD sends a message with one descriptor attached (SCM_RIGHTS).
 func (c *conn) sendFD(m message, fd int) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	return unix.Sendmsg(c.fd(), b, unix.UnixRights(fd), nil, 0)
+	rc, err := c.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Write(func(s uintptr) bool {
+		serr = unix.Sendmsg(int(s), b, unix.UnixRights(fd), nil, 0)
+		return serr != unix.EAGAIN
+	}); err != nil {
+		return err
+	}
+	return serr
 }
 
-// recvFD reads one message that carries a descriptor.
-func (c *conn) recvFD() (message, *os.File, error) {
-	buf := make([]byte, 4096)
-	oob := make([]byte, unix.CmsgSpace(4))
-	n, oobn, _, _, err := unix.Recvmsg(c.fd(), buf, oob, unix.MSG_CMSG_CLOEXEC)
-	if err == unix.ECONNRESET {
-		// The peer exited with a message of ours unread; what it sent
-		// before is still queued (see recvBytes).
-		n, oobn, _, _, err = unix.Recvmsg(c.fd(), buf, oob, unix.MSG_CMSG_CLOEXEC)
-	}
+// recvWithFD reads one message and the descriptor attached to it, if any
+// (-1 when none).
+func (c *conn) recvWithFD() (message, int, error) {
+	b, fd, err := c.recvPacket(true)
 	if err != nil {
-		return message{}, nil, err
+		return message{}, -1, err
 	}
-	if n == 0 {
-		return message{}, nil, errEOF
-	}
-	m, err := decodeMessage(buf[:n])
+	m, err := decodeMessage(b)
 	if err != nil {
-		return message{}, nil, err
-	}
-	cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(cmsgs) != 1 {
-		return m, nil, fmt.Errorf("expected one descriptor with the message (%v)", err)
-	}
-	fds, err := unix.ParseUnixRights(&cmsgs[0])
-	if err != nil || len(fds) != 1 {
-		for _, fd := range fds {
+		if fd >= 0 {
 			unix.Close(fd)
 		}
-		return m, nil, fmt.Errorf("expected one descriptor with the message (%v)", err)
+		return message{}, -1, err
 	}
-	return m, os.NewFile(uintptr(fds[0]), "received"), nil
+	return m, fd, nil
 }
+
+func (c *conn) close() error { return c.f.Close() }
 
 // fd is the socket's descriptor, for poll(2). The socket is blocking (it
 // was never handed to Go's poller), so using the number leaves it as it is.

@@ -48,6 +48,13 @@ type FilterOptions struct {
 	AllowInet bool
 	// AllowUnix permits socket(2) for AF_UNIX. socketpair(AF_UNIX) is always permitted.
 	AllowUnix bool
+	// TCPOnly narrows AllowInet to TCP: AF_INET and AF_INET6 sockets of
+	// type SOCK_STREAM with protocol 0 or IPPROTO_TCP (no UDP, so no DNS
+	// to any resolver; no SCTP), and no TCP Fast Open (sendto, sendmsg
+	// or sendmmsg with MSG_FASTOPEN), whose implicit connect Landlock's
+	// TCP rules do not see. For a call on the host's network that may
+	// reach only the egress proxy's port.
+	TCPOnly bool
 }
 
 // deniedSyscalls are refused with EPERM whatever their arguments. A name
@@ -197,6 +204,9 @@ func filterRules(opts FilterOptions) []rule {
 	}
 
 	rules = append(rules, socketRules(opts)...)
+	if opts.AllowInet && opts.TCPOnly {
+		rules = append(rules, tcpOnlyRules()...)
+	}
 	rules = append(rules, socketpairRules()...)
 	rules = append(rules, otherProcessRules()...)
 	rules = append(rules, setIDModeRules()...)
@@ -367,6 +377,35 @@ func socketRules(opts FilterOptions) []rule {
 	return rules
 }
 
+// tcpOnlyRules refuse, for AF_INET and AF_INET6, every socket type but
+// SOCK_STREAM and every protocol above IPPROTO_TCP (protocols 1 to 5 are no
+// stream protocol: the kernel refuses them itself), and refuse TCP Fast
+// Open in every family: a sendto(MSG_FASTOPEN) connects, and Landlock (up
+// to ABI 7 at least) checks connect(2) only, so it would reach any port.
+func tcpOnlyRules() []rule {
+	var rules []rule
+	for _, fam := range []uint64{unix.AF_INET, unix.AF_INET6} {
+		// The types other than SOCK_STREAM (1) in the low four bits, as
+		// aligned blocks: 0, 2-3, 4-7, 8-15.
+		for _, b := range []struct{ mask, value uint64 }{{0xf, 0}, {0xe, 2}, {0xc, 4}, {0x8, 8}} {
+			rules = append(rules, rule{syscall: "socket", errno: unix.EPERM,
+				conds: []cond{argEq(0, fam), argMasked(1, b.mask, b.value)}})
+		}
+		// EPROTONOSUPPORT, as for MPTCP (262) in socketRules: Go's
+		// listeners try MPTCP first and fall back to TCP.
+		rules = append(rules, rule{syscall: "socket", errno: unix.EPROTONOSUPPORT,
+			conds: []cond{argEq(0, fam), argGt(2, unix.IPPROTO_TCP)}})
+	}
+	for _, f := range []struct {
+		name string
+		arg  uint
+	}{{"sendto", 3}, {"sendmsg", 2}, {"sendmmsg", 3}} {
+		rules = append(rules, rule{syscall: f.name, errno: unix.EPERM,
+			conds: []cond{argMasked(f.arg, unix.MSG_FASTOPEN, unix.MSG_FASTOPEN)}})
+	}
+	return rules
+}
+
 // socketpairRules allows socketpair(AF_UNIX, ...) only.
 func socketpairRules() []rule {
 	return familyRules("socketpair", map[uint64]bool{unix.AF_UNIX: true})
@@ -493,7 +532,8 @@ func BuildNarrowingFilter(opts FilterOptions) ([]byte, error) {
 }
 
 // narrowingRules refuse the socket families the base filter allows and opts
-// do not, with the errno BuildFilter(opts) gives them.
+// do not, with the errno BuildFilter(opts) gives them, and, for TCPOnly,
+// what tcpOnlyRules refuse.
 func narrowingRules(opts FilterOptions) []rule {
 	var families []uint64
 	if !opts.AllowUnix {
@@ -505,6 +545,9 @@ func narrowingRules(opts FilterOptions) []rule {
 	var rules []rule
 	for _, f := range families {
 		rules = append(rules, rule{syscall: "socket", errno: unix.EAFNOSUPPORT, conds: []cond{argEq(0, f)}})
+	}
+	if opts.AllowInet && opts.TCPOnly {
+		rules = append(rules, tcpOnlyRules()...)
 	}
 	return rules
 }

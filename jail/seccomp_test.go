@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"net"
@@ -278,7 +279,7 @@ func seccompModes(t *testing.T) map[int]string {
 }
 
 func TestSeccompBuildFilterDeterministic(t *testing.T) {
-	variants := []FilterOptions{{}, {AllowInet: true}, {AllowUnix: true}, {AllowInet: true, AllowUnix: true}}
+	variants := []FilterOptions{{}, {AllowInet: true}, {AllowUnix: true}, {AllowInet: true, AllowUnix: true}, {AllowInet: true, TCPOnly: true}}
 	seen := map[string]FilterOptions{}
 	for _, opts := range variants {
 		a, err := BuildFilter(opts)
@@ -313,7 +314,7 @@ func TestSeccompRulesKnownToLibseccomp(t *testing.T) {
 	// should know them all, or the filter silently has a hole.
 	names := map[string]bool{}
 	byNumber := map[string]bool{} // rules that carry their own number
-	for _, r := range filterRules(FilterOptions{AllowInet: true, AllowUnix: true}) {
+	for _, r := range filterRules(FilterOptions{AllowInet: true, AllowUnix: true, TCPOnly: true}) {
 		names[r.syscall] = true
 		byNumber[r.syscall] = r.number > 0
 	}
@@ -622,6 +623,23 @@ func TestSeccompSocket(t *testing.T) {
 			seccompSockCase(false, unix.AF_INET, dgram, 0, noAF),
 			seccompSockCase(false, unix.AF_NETLINK, raw, unix.NETLINK_ROUTE, noAF),
 		}},
+		{"tcp", FilterOptions{AllowInet: true, TCPOnly: true}, []seccompCase{
+			seccompSockCase(false, unix.AF_INET, stream|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0, ok),
+			seccompSockCase(false, unix.AF_INET, stream, unix.IPPROTO_TCP, ok),
+			seccompSockCase(false, unix.AF_INET6, stream, 0, ok),
+			seccompSockCase(false, unix.AF_INET, dgram, 0, eperm),
+			seccompSockCase(false, unix.AF_INET, dgram|unix.SOCK_CLOEXEC, unix.IPPROTO_UDP, scWant(unix.EPERM, unix.EPROTONOSUPPORT)),
+			seccompSockCase(false, unix.AF_INET6, dgram, 0, eperm),
+			seccompSockCase(false, unix.AF_INET, dgram, unix.IPPROTO_ICMP, eperm), // ping sockets
+			seccompSockCase(false, unix.AF_INET, unix.SOCK_SEQPACKET, 0, eperm),
+			seccompSockCase(false, unix.AF_INET, unix.SOCK_DCCP, 0, eperm),
+			uncontrolled(seccompSockCase(false, unix.AF_INET, stream, unix.IPPROTO_SCTP, noMPTC)), // SCTP may not be built
+			uncontrolled(seccompSockCase(false, unix.AF_INET6, stream, unix.IPPROTO_SCTP, noMPTC)),
+			seccompSockCase(false, unix.AF_INET, stream, unix.IPPROTO_TCP|hi, noMPTC),
+			seccompSockCase(false, unix.AF_INET, stream, mptcp, noMPTC),
+			seccompSockCase(false, unix.AF_NETLINK, raw, unix.NETLINK_ROUTE, ok),
+			seccompSockCase(false, unix.AF_UNIX, stream, 0, noAF),
+		}},
 		{"both", FilterOptions{AllowInet: true, AllowUnix: true}, []seccompCase{
 			seccompSockCase(false, unix.AF_UNIX, stream, 0, ok),
 			seccompSockCase(false, unix.AF_INET, stream, 0, ok),
@@ -675,6 +693,9 @@ func TestSeccompSocket(t *testing.T) {
 					}
 					seccompCheckFiltered(t, cases)
 
+					if v.opts.TCPOnly {
+						seccompCheckNoFastOpen(t)
+					}
 					if v.opts.AllowInet {
 						// Real consumers: netlink RIB dumps (SOCK_RAW) and a TCP
 						// listener, which Go first tries as MPTCP.
@@ -690,6 +711,98 @@ func TestSeccompSocket(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// uncontrolled drops a case's control (the kernel may refuse it already).
+func uncontrolled(c seccompCase) seccompCase {
+	c.control = false
+	return c
+}
+
+// seccompCheckNoFastOpen proves, under a TCPOnly filter, that TCP Fast
+// Open cannot connect (Landlock's TCP rules do not see its implicit
+// connect): sendto, sendmsg and sendmmsg with MSG_FASTOPEN fail with EPERM
+// and a loopback sink receives nothing, while a plain connect and send
+// reach it (the control).
+func seccompCheckNoFastOpen(t *testing.T) {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got := make(chan string, 8)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			b, _ := io.ReadAll(c)
+			c.Close()
+			got <- string(b)
+		}
+	}()
+	sa := &unix.SockaddrInet4{Port: l.Addr().(*net.TCPAddr).Port, Addr: [4]byte{127, 0, 0, 1}}
+	tfo := []struct {
+		name string
+		send func(fd int) error
+	}{
+		{"sendto", func(fd int) error { return unix.Sendto(fd, []byte("TFO-sendto"), unix.MSG_FASTOPEN, sa) }},
+		{"sendmsg", func(fd int) error {
+			_, err := unix.SendmsgN(fd, []byte("TFO-sendmsg"), nil, sa, unix.MSG_FASTOPEN)
+			return err
+		}},
+		{"sendmmsg", func(fd int) error {
+			// struct mmsghdr { struct msghdr msg_hdr; unsigned msg_len; }
+			var name unix.RawSockaddrInet4
+			name.Family = unix.AF_INET
+			name.Port = uint16(sa.Port>>8 | sa.Port<<8&0xff00)
+			name.Addr = sa.Addr
+			data := []byte("TFO-sendmmsg")
+			iov := unix.Iovec{Base: &data[0]}
+			iov.SetLen(len(data))
+			var mm struct {
+				hdr unix.Msghdr
+				len uint32
+				_   [4]byte
+			}
+			mm.hdr.Name = (*byte)(unsafe.Pointer(&name))
+			mm.hdr.Namelen = unix.SizeofSockaddrInet4
+			mm.hdr.Iov = &iov
+			mm.hdr.SetIovlen(1)
+			_, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&mm)), 1, unix.MSG_FASTOPEN, 0, 0)
+			if errno != 0 {
+				return errno
+			}
+			return nil
+		}},
+	}
+	for _, c := range tfo {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.send(fd); !errors.Is(err, unix.EPERM) {
+			t.Errorf("%s with MSG_FASTOPEN: %v, want EPERM", c.name, err)
+		}
+		unix.Close(fd)
+	}
+	// The control: a plain connect and write arrive.
+	conn, err := net.Dial("tcp4", l.Addr().String())
+	if err != nil {
+		t.Fatalf("plain connect under the filter: %v", err)
+	}
+	io.WriteString(conn, "plain")
+	conn.Close()
+	if s := <-got; s != "plain" {
+		t.Errorf("the sink got %q first; want only the plain connection's bytes", s)
+	}
+	select {
+	case s := <-got:
+		t.Errorf("the sink got a second connection: %q", s)
+	default:
 	}
 }
 

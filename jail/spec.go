@@ -136,8 +136,14 @@ type Spec struct {
 	// it needs a mount namespace (the supervisor uses a per-call TMPDIR
 	// directory instead where there is none).
 	PrivateTmp bool `json:"private_tmp,omitempty"`
-	// Network grants the host network. Without it the call has no network
-	// (a private loopback-only network namespace where available).
+	// Network lets the call reach the network through the supervisor's
+	// egress proxy, and nothing else of it: in a private network
+	// namespace the proxy is a listener on the call's own loopback
+	// (127.0.0.1:NamespaceProxyPort), on the host's network Landlock
+	// allows connecting to the proxy's port alone and seccomp allows TCP
+	// alone (StartOptions.ProxyPort). The supervisor puts the proxy's
+	// address into the environment. Without it the call has no network at
+	// all (only its own loopback where it has a network namespace).
 	Network bool `json:"network"`
 	// UnixSockets permits creating AF_UNIX sockets (connect to pathname
 	// sockets is not confined by Landlock before ABI 9).
@@ -227,6 +233,10 @@ func (c Cache) Validate() error {
 	return nil
 }
 
+// NamespaceProxyPort is the port of the egress proxy's listener on the
+// loopback of a call's private network namespace.
+const NamespaceProxyPort = 3128
+
 // Invocation is what runs inside the jail: a command, or a Go tool compiled
 // into the binary.
 type Invocation struct {
@@ -240,7 +250,8 @@ func (s Spec) privateTmpWanted() bool { return s.PrivateTmp }
 // viewPart is what init needs of the Spec to build the call's view
 // (setupView) and watch its limits: the write grants, every grant on /tmp
 // and /dev/shm, the protected and hidden paths, the private /tmp's size,
-// and the memory, process and disk limits. Init is sent
+// the memory, process and disk limits, and whether the call has network
+// (init makes the egress proxy's listener). Init is sent
 // only that: decoding the start message is on the call's critical path, and
 // the environment, the other grants and the seccomp program are the
 // worker's business alone.
@@ -249,7 +260,8 @@ func (s Spec) viewPart() Spec {
 		Workspace: s.Workspace, Dir: s.Dir,
 		Protected: s.Protected, Hidden: s.Hidden,
 		PrivateTmp: s.PrivateTmp, Layers: s.Layers,
-		Limits: Limits{TmpBytes: s.Limits.TmpBytes, Memory: s.Limits.Memory, Processes: s.Limits.Processes, Disk: s.Limits.Disk},
+		Network: s.Network, // init makes the proxy's listener
+		Limits:  Limits{TmpBytes: s.Limits.TmpBytes, Memory: s.Limits.Memory, Processes: s.Limits.Processes, Disk: s.Limits.Disk},
 	}
 	for _, r := range s.Paths {
 		if r.Access == Write || within(r.Path, "/tmp") || within(r.Path, "/dev/shm") {
@@ -336,14 +348,43 @@ type Result struct {
 	// Violations lists protected paths the call created or replaced; the
 	// supervisor undid each after the call (see the README's security
 	// model).
-	Violations []string      `json:"violations,omitempty"`
-	Duration   time.Duration `json:"duration"`
+	Violations []string `json:"violations,omitempty"`
+	// Connections are the network connections the call asked the egress
+	// proxy for, allowed or refused, in the order they ended (filled in
+	// by the supervisor; see the egress package).
+	Connections []Connection  `json:"connections,omitempty"`
+	Duration    time.Duration `json:"duration"`
 	// Limit names the limit that stopped the call or killed one of its
 	// processes (LimitMemory, LimitProcesses, LimitDisk, LimitFileSize);
 	// empty when none did. LimitDetail says it in a sentence for the
 	// model and the user.
 	Limit       string `json:"limit,omitempty"`
 	LimitDetail string `json:"limit_detail,omitempty"`
+}
+
+// Connection is one connection a call asked the egress proxy for: where
+// to, what decided it, and, when it went through, the bytes each way and
+// how long it was open.
+type Connection struct {
+	// Host and Port are what the call asked for (a name, or an IP literal).
+	Host string `json:"host"`
+	Port int    `json:"port"`
+	// Via is how it asked: "CONNECT", "HTTP" (a plain http:// request) or
+	// "SOCKS5".
+	Via string `json:"via"`
+	// Addr is the address the proxy connected to (empty when refused
+	// before connecting).
+	Addr string `json:"addr,omitempty"`
+	// Rule is what allowed or refused it (a rule and its file, a preset,
+	// an answer of the user's).
+	Rule string `json:"rule,omitempty"`
+	// Refused says why the connection was not made; empty when it was.
+	Refused string `json:"refused,omitempty"`
+	// Up and Down are the bytes from the call to the host and back.
+	Up       int64         `json:"up"`
+	Down     int64         `json:"down"`
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration"`
 }
 
 // Transcript is a command's standard output and error together, in the

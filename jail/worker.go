@@ -93,7 +93,7 @@ func workerMain(tools map[string]ToolFunc) int {
 		late []PathRule
 	)
 	if !spec.Layers.NoLandlock {
-		if rs, late, err = workerRuleset(spec, st.Namespaces, st.PrivateNet, st.RestoreProtected, st.LandlockABI); err != nil {
+		if rs, late, err = workerRuleset(spec, st.Namespaces, st.PrivateNet, st.RestoreProtected, st.LandlockABI, st.ProxyPort); err != nil {
 			return fail(stageErr(StageLandlock, err), exitSetupFailed)
 		}
 		defer rs.close()
@@ -146,7 +146,7 @@ func workerMain(tools map[string]ToolFunc) int {
 				return fail(stageErr(StageSeccomp, err), exitSetupFailed)
 			}
 		}
-		return runTool(ctl, tools, inv)
+		return runTool(ctl, tools, inv, spec.Env)
 	}
 
 	argv := st.Invocation.Argv
@@ -173,12 +173,20 @@ func workerMain(tools map[string]ToolFunc) int {
 	return 0
 }
 
-// runTool runs a Go tool compiled into the binary, inside the restrictions.
-func runTool(ctl *conn, tools map[string]ToolFunc, inv Invocation) int {
+// runTool runs a Go tool compiled into the binary, inside the restrictions,
+// with the call's environment as its process environment (as a command
+// would have it: web_fetch finds the egress proxy there).
+func runTool(ctl *conn, tools map[string]ToolFunc, inv Invocation, env []string) int {
 	fn, ok := tools[inv.Tool]
 	if !ok {
 		_ = ctl.send(message{Error: &StageError{Stage: StageTool, Msg: fmt.Sprintf("unknown tool %q", inv.Tool)}})
 		return exitNotFound
+	}
+	os.Clearenv()
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			_ = os.Setenv(k, v)
+		}
 	}
 	out, err := fn(context.Background(), inv.Args)
 	msg := &toolOutput{Data: out}

@@ -44,9 +44,9 @@ func (m Mode) Profile() JailProfile {
 // Describe says in words what the profile grants.
 func (jp JailProfile) Describe() string {
 	if jp == ProfileReadOnly {
-		return "read the workspace, the system and the toolchains; no writes, no network"
+		return "read the workspace, the system and the toolchains; no writes; network only through brig's proxy, to hosts your rules or answers allow"
 	}
-	return "read the workspace, the system and the toolchains; write the workspace and a private temporary directory; no network"
+	return "read the workspace, the system and the toolchains; write the workspace and a private temporary directory; network only through brig's proxy, to hosts your rules or answers allow"
 }
 
 // Approves says in words what runs in mode m without asking.

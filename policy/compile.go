@@ -46,7 +46,9 @@ func (p *Policy) BashProfile(readOnly bool, callTmp string) (Profile, error) {
 	m := p.Machine
 	prof := Profile{
 		Workspace: p.Places.Workspace, Dir: p.Places.Workspace, ReadOnly: readOnly,
-		Network: p.Sandbox.Network, UnixSockets: p.Sandbox.UnixSockets,
+		// Every bash call has the egress proxy; each host it reaches is
+		// decided when it connects (DecideNet).
+		Network: true, UnixSockets: p.Sandbox.UnixSockets,
 		Home: m.Home, ParentEnv: m.Env, EnvAllow: p.Sandbox.Env, Limits: m.Limits,
 		Namespaces: m.Namespaces, CacheRoot: m.CacheRoot, CallTmp: callTmp, BrigDirs: m.BrigDirs,
 	}
@@ -172,11 +174,11 @@ func (p *Policy) fileSpec(v Verdict) (jail.Spec, error) {
 	return spec, spec.Validate()
 }
 
-// networkSpec compiles a web fetch: the network and the files name
-// resolution and TLS need, no other filesystem rights.
+// networkSpec compiles a web fetch: the egress proxy (names are resolved
+// there) and the TLS roots, no other filesystem rights.
 func (p *Policy) networkSpec(v Verdict) (jail.Spec, error) {
 	var paths []jail.PathRule
-	for _, f := range []string{"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl/certs", "/etc/ca-certificates", "/usr/share/ca-certificates", "/etc/pki", "/run/systemd/resolve"} {
+	for _, f := range []string{"/etc/ssl/certs", "/etc/ca-certificates", "/usr/share/ca-certificates", "/etc/pki"} {
 		paths = append(paths, jail.PathRule{Path: f, Access: jail.Read, Optional: true})
 	}
 	spec := jail.Spec{

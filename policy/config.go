@@ -72,7 +72,8 @@ func (a Agent) merge(o Agent) Agent {
 // granted beyond the defaults.
 //
 //	[sandbox]
-//	network = true          # the host network for bash calls
+//	net_presets = ["npm", "go"] # hosts of package registries (NetPresets)
+//	network = true          # every public host, through brig's proxy
 //	unix_sockets = false    # AF_UNIX sockets (reach host sockets: see README)
 //	read  = ["~/notes"]     # extra read roots
 //	write = ["../build-out"] # extra writable roots
@@ -80,6 +81,11 @@ func (a Agent) merge(o Agent) Agent {
 //
 // Relative paths are relative to the workspace; `~/` is the home directory.
 type Sandbox struct {
+	// NetPresets are named host lists every call may reach (NetPresets).
+	NetPresets []string `toml:"net_presets" json:"net_presets,omitempty"`
+	// Network lets every call reach every public host through the proxy
+	// (as a bare Net allow rule would); hosts are otherwise decided by
+	// Net rules and the user's answers.
 	Network     bool     `toml:"network" json:"network"`
 	UnixSockets bool     `toml:"unix_sockets" json:"unix_sockets"`
 	Read        []string `toml:"read" json:"read,omitempty"`
@@ -90,6 +96,7 @@ type Sandbox struct {
 // merge adds o's grants to s.
 func (s Sandbox) merge(o Sandbox) Sandbox {
 	return Sandbox{
+		NetPresets:  append(append([]string(nil), s.NetPresets...), o.NetPresets...),
 		Network:     s.Network || o.Network,
 		UnixSockets: s.UnixSockets || o.UnixSockets,
 		Read:        append(append([]string(nil), s.Read...), o.Read...),
@@ -100,7 +107,7 @@ func (s Sandbox) merge(o Sandbox) Sandbox {
 
 // empty reports whether the table grants nothing.
 func (s Sandbox) empty() bool {
-	return !s.Network && !s.UnixSockets && len(s.Read)+len(s.Write)+len(s.Env) == 0
+	return !s.Network && !s.UnixSockets && len(s.Read)+len(s.Write)+len(s.Env)+len(s.NetPresets) == 0
 }
 
 // Config is what one file says: its rules and its sandbox grants.
@@ -245,13 +252,18 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 	if rs.Deny, err = parse(pf.Permissions.Deny); err != nil {
 		return Config{}, nil, err
 	}
+	for _, name := range pf.Sandbox.NetPresets {
+		if _, ok := netPresets[name]; !ok {
+			return Config{}, nil, fmt.Errorf("%s:%d: unknown net preset %q%s; the presets are %s", file, lineOf(data, `"`+name+`"`), name, didYouMean(name, NetPresetNames()), strings.Join(NetPresetNames(), ", "))
+		}
+	}
 	return Config{Rules: rs, Sandbox: pf.Sandbox, Agent: pf.Agent, Limits: pf.Limits}, warnings, nil
 }
 
 // tableKeys are the keys of each table this package reads.
 var tableKeys = map[string][]string{
 	"permissions": {"allow", "ask", "deny"},
-	"sandbox":     {"network", "unix_sockets", "read", "write", "env"},
+	"sandbox":     {"net_presets", "network", "unix_sockets", "read", "write", "env"},
 	"agent":       {"model", "web_search", "max_tool_calls", "subagents"},
 	"mcp":         {"servers"},
 	"limits":      {"memory", "processes", "disk", "tmp", "file_size", "timeout"},
@@ -320,13 +332,14 @@ func typeMistake(msg string) string {
 var reTypeError = regexp.MustCompile(`line (\d+) \(last key "([^"]+)"\): incompatible types: TOML value has type (\w+); destination has type (\w+)`)
 
 // listKeys are the keys whose value is a list of strings.
-var listKeys = map[string]bool{"permissions.allow": true, "permissions.ask": true, "permissions.deny": true, "sandbox.read": true, "sandbox.write": true, "sandbox.env": true}
+var listKeys = map[string]bool{"permissions.allow": true, "permissions.ask": true, "permissions.deny": true, "sandbox.read": true, "sandbox.write": true, "sandbox.env": true, "sandbox.net_presets": true}
 
 var keyExamples = map[string]string{
 	"permissions.allow":    `allow = ["Bash(go test:*)", "Read(~/notes/**)"]`,
 	"permissions.ask":      `ask = ["Bash(npm install:*)"]`,
 	"permissions.deny":     `deny = ["Bash(git push:*)"]`,
 	"sandbox.network":      `network = true`,
+	"sandbox.net_presets":  `net_presets = ["npm", "go"]`,
 	"sandbox.unix_sockets": `unix_sockets = false`,
 	"sandbox.read":         `read = ["~/notes"]`,
 	"sandbox.write":        `write = ["../build-out"]`,

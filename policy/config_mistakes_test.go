@@ -31,7 +31,7 @@ func TestConfigMistakesAreSaid(t *testing.T) {
 		{name: "a string for a number", in: "[agent]\nmax_tool_calls = \"5\"\n",
 			err: `f.toml:2: agent.max_tool_calls must be a whole number, e.g. max_tool_calls = 64, not a string`},
 		{name: "misspelled sandbox key warns", in: "[sandbox]\nnetwrk = true\n",
-			warning: `f.toml:2: unknown key "sandbox.netwrk" (did you mean "network"?) (the [sandbox] table takes network, unix_sockets, read, write, env); ignored`},
+			warning: `f.toml:2: unknown key "sandbox.netwrk" (did you mean "network"?) (the [sandbox] table takes net_presets, network, unix_sockets, read, write, env); ignored`},
 		{name: "mcp is read elsewhere", in: "[mcp.servers.x]\ncommand = \"x\"\n"},
 	}
 	for _, tt := range tests {

@@ -33,8 +33,11 @@ type Policy struct {
 
 	mu      sync.Mutex
 	mode    Mode
-	session RuleSet    // "allow for this session" answers
-	extra   []ExtraDir // added to the jail profile for this run (--add-dir)
+	session RuleSet // "allow for this session" answers
+	// flagRules are rules given for this run by flags (--allow-host);
+	// they carry over to derived policies.
+	flagRules RuleSet
+	extra     []ExtraDir // added to the jail profile for this run (--add-dir)
 	// later are the places a program outside the jail runs or obeys
 	// later: the sensitive list's and the directories on the user's PATH.
 	later []laterExec
@@ -92,7 +95,9 @@ func (p *Policy) Derive(m Mode) (*Policy, error) {
 	if _, err := ParseMode(string(m)); err != nil {
 		return nil, err
 	}
-	return &Policy{Loaded: p.Loaded, Places: p.Places, Machine: p.Machine, mode: m}, nil
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return &Policy{Loaded: p.Loaded, Places: p.Places, Machine: p.Machine, mode: m, flagRules: p.flagRules}, nil
 }
 
 // Mode is the current mode.
@@ -131,7 +136,7 @@ func (p *Policy) SessionRules() []Rule {
 func (p *Policy) rules() RuleSet {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.Rules.Merge(p.session)
+	return p.Rules.Merge(p.flagRules).Merge(p.session)
 }
 
 func (p *Policy) ctx() Context {
@@ -166,7 +171,10 @@ type Verdict struct {
 	Paths    []PathVerdict    `json:"paths"`
 	Always   []string         `json:"always,omitempty"`
 	Network  bool             `json:"network"`
-	Risky    []string         `json:"risky,omitempty"`
+	// Net is the decision on the host of a network call (web_fetch, or a
+	// connection through the egress proxy).
+	Net   *NetDecision `json:"net,omitempty"`
+	Risky []string     `json:"risky,omitempty"`
 	// Profile is the mode's jail profile; Beyond the parts of the call's
 	// grant that lie beyond it (each needs a human's answer, a rule of
 	// the user's or a flag naming it: no mode and no --yes approves them).
@@ -262,13 +270,14 @@ func (p *Policy) decide(call Call, rs RuleSet) Verdict {
 		}
 		// Decided by the Mcp rules below.
 	case EffectNetwork:
-		d := rs.DecideHost(call.Host, Ask)
-		v.note(d.Tier, ruleReason(d, "no rule for host "+call.Host))
-		v.Network = d.Tier != Deny
-		rule := fmt.Sprintf("WebFetch(domain:%s)", call.Host)
+		nd := p.decideNet(call.Host, rs)
+		v.Net = &nd
+		v.note(nd.Tier, nd.Reason)
+		v.Network = nd.Tier != Deny
+		rule := NetRule(call.Host)
 		v.Always = []string{rule}
-		if d.Tier == Ask {
-			v.Beyond = append(v.Beyond, Beyond{What: "reaches the host " + call.Host + " over the network", Rule: rule})
+		if nd.Tier == Ask {
+			v.Beyond = append(v.Beyond, Beyond{What: "reaches the host " + nd.Host + " over the network", Rule: rule, Flag: "--allow-host " + bracketed(nd.Host)})
 		}
 	default:
 		v.note(Deny, fmt.Sprintf("unknown effect %q", call.Effect))

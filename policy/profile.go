@@ -19,11 +19,12 @@ import (
 // Profile describes a call in the terms a user or the policy layer uses; Spec
 // turns it into the exact grant.
 type Profile struct {
-	Workspace   string   // absolute, resolved
-	Dir         string   // working directory, inside or equal to Workspace unless granted
-	ReadOnly    bool     // the workspace is read-only (plan mode, --read-only)
-	Write       []string // extra writable paths (resolved, must exist)
-	Read        []string // extra readable paths (resolved, must exist)
+	Workspace string   // absolute, resolved
+	Dir       string   // working directory, inside or equal to Workspace unless granted
+	ReadOnly  bool     // the workspace is read-only (plan mode, --read-only)
+	Write     []string // extra writable paths (resolved, must exist)
+	Read      []string // extra readable paths (resolved, must exist)
+	// Network: the egress proxy (hosts decided per connection).
 	Network     bool
 	UnixSockets bool
 	Home        string
@@ -367,10 +368,6 @@ func (p Profile) Spec() (jail.Spec, error) {
 	for _, e := range defaults {
 		add(e.Path, e.Access, e.Optional)
 	}
-	if p.Network {
-		add("/run/systemd/resolve", jail.Read, true) // /etc/resolv.conf often points here
-	}
-
 	// The workspace and the user's extra grants.
 	wsAccess := jail.Write
 	if p.ReadOnly {

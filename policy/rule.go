@@ -4,10 +4,14 @@
 //
 // This file holds the rule language. A rule is one of
 //
-//	Read(PATH-GLOB)  Write(PATH-GLOB)  Bash(COMMAND)  WebFetch(domain:HOST)  Mcp(SERVER__TOOL)
+//	Read(PATH-GLOB)  Write(PATH-GLOB)  Bash(COMMAND)  Net(domain:HOST)  Mcp(SERVER__TOOL)
 //
 // or a bare scope name (Bash, Read, …), which matches everything in that
-// scope. Path globs: `*` and `?` never cross `/`, `**` matches any number of
+// scope. Net rules decide every host a call reaches, through the egress
+// proxy or with web_fetch; WebFetch(domain:HOST) is their older name and
+// means the same. A host is a name, *.name for its subdomains, or an IP
+// address (IPv6 in brackets); a wildcard and a bare Net never match an IP
+// address. Path globs: `*` and `?` never cross `/`, `**` matches any number of
 // whole segments, and `dir/**` also matches `dir` itself; `~/` is the home
 // directory, `./` (or no leading `/`) the workspace, `/` the filesystem root.
 // Commands: `Bash(git status)` matches that command exactly (words compared
@@ -21,6 +25,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"path"
 	"path/filepath"
 	"strings"
@@ -36,11 +41,17 @@ const (
 	ScopeRead     Scope = "Read"
 	ScopeWrite    Scope = "Write"
 	ScopeBash     Scope = "Bash"
-	ScopeWebFetch Scope = "WebFetch"
+	ScopeNet      Scope = "Net"
+	ScopeWebFetch Scope = "WebFetch" // the older name of Net
 	ScopeMcp      Scope = "Mcp"
 )
 
-func scopes() []Scope { return []Scope{ScopeRead, ScopeWrite, ScopeBash, ScopeWebFetch, ScopeMcp} }
+func scopes() []Scope {
+	return []Scope{ScopeRead, ScopeWrite, ScopeBash, ScopeNet, ScopeWebFetch, ScopeMcp}
+}
+
+// hostScope reports whether s decides hosts.
+func hostScope(s Scope) bool { return s == ScopeNet || s == ScopeWebFetch }
 
 // Source says where a rule was written, for error messages and for
 // explaining a decision.
@@ -123,7 +134,7 @@ func ParseRule(text string, src Source) (Rule, error) {
 		}
 	}
 	if scope == "" {
-		return fail("unknown scope %q (want one of Read, Write, Bash, WebFetch, Mcp)", name)
+		return fail("unknown scope %q (want one of Read, Write, Bash, Net, Mcp)", name)
 	}
 	if hasArg && arg == "" {
 		return fail("empty pattern (write the bare scope, %s, to match everything)", scope)
@@ -145,13 +156,13 @@ func ParseRule(text string, src Source) (Rule, error) {
 		if strings.HasPrefix(arg, "~") && arg != "~" && !strings.HasPrefix(arg, "~/") {
 			return fail("only ~/ (your own home) is supported, not ~user")
 		}
-	case ScopeWebFetch:
+	case ScopeNet, ScopeWebFetch:
 		host, ok := strings.CutPrefix(arg, "domain:")
 		if !ok || host == "" {
-			return fail("write WebFetch(domain:HOST), e.g. WebFetch(domain:go.dev)")
+			return fail("write %s(domain:HOST), e.g. %s(domain:go.dev) or %s(domain:*.github.com)", scope, scope, scope)
 		}
-		if strings.ContainsAny(host, "/: ") || strings.Count(host, "*") > 1 || strings.Contains(host, "*") && !strings.HasPrefix(host, "*.") {
-			return fail("a domain is a host name, optionally starting with *. for its subdomains")
+		if _, err := ruleHost(host); err != nil {
+			return fail("%v", err)
 		}
 	case ScopeMcp:
 		if !strings.Contains(arg, "__") {
@@ -302,20 +313,74 @@ func globMatch(pat, segs []string) bool {
 	return len(segs) == 0
 }
 
-// MatchHost reports whether a WebFetch rule matches a host name.
+// ruleHost checks and normalises the host of a Net rule: a host name (a
+// leading *. for its subdomains), or an IP address (IPv6 in brackets).
+func ruleHost(h string) (string, error) {
+	h = strings.ToLower(strings.TrimSuffix(h, "."))
+	if inner, ok := strings.CutPrefix(h, "["); ok {
+		a, err := netip.ParseAddr(strings.TrimSuffix(inner, "]"))
+		if !strings.HasSuffix(inner, "]") || err != nil || !a.Is6() || a.Zone() != "" {
+			return "", fmt.Errorf("%q is not an IPv6 address in brackets", h)
+		}
+		return a.Unmap().String(), nil
+	}
+	if a, err := netip.ParseAddr(h); err == nil && a.Is4() {
+		return a.String(), nil
+	}
+	name := strings.TrimPrefix(h, "*.")
+	if name == "" || strings.Contains(name, "*") {
+		return "", fmt.Errorf("a domain is a host name, optionally starting with *. for its subdomains, or an IP address ([::1] for IPv6)")
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return "", fmt.Errorf("%q is not a host name (letters, digits, - and . only), optionally starting with *. for its subdomains", h)
+		}
+	}
+	return h, nil
+}
+
+// NormalHost is a host as rules compare it: lower case, no trailing dot,
+// an IP address in its canonical form without brackets.
+func NormalHost(host string) string {
+	h := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(host), "."))
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a.Unmap().String()
+	}
+	return h
+}
+
+// isIP reports whether a normal host is an IP address.
+func isIP(host string) bool {
+	_, err := netip.ParseAddr(host)
+	return err == nil
+}
+
+// MatchHost reports whether a Net (or WebFetch) rule matches a host. A
+// bare rule and a *. rule match names only, never an IP address.
 func (r Rule) MatchHost(host string) bool {
-	if r.Scope != ScopeWebFetch {
+	if !hostScope(r.Scope) {
 		return false
 	}
+	host = NormalHost(host)
 	if r.Pattern == "" {
-		return true
+		return !isIP(host)
 	}
-	want := strings.ToLower(strings.TrimPrefix(r.Pattern, "domain:"))
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	want, err := ruleHost(strings.TrimPrefix(r.Pattern, "domain:"))
+	if err != nil {
+		return false
+	}
 	if sub, ok := strings.CutPrefix(want, "*."); ok {
-		return strings.HasSuffix(host, "."+sub)
+		return !isIP(host) && strings.HasSuffix(host, "."+sub)
 	}
 	return host == want
+}
+
+// NamesHost reports whether a Net rule names host exactly (no wildcard):
+// only such a rule lets a host reach loopback, private and other
+// non-public addresses through the proxy.
+func (r Rule) NamesHost(host string) bool {
+	return r.MatchHost(host) && r.Pattern != "" && !strings.HasPrefix(strings.TrimPrefix(r.Pattern, "domain:"), "*.")
 }
 
 // MatchTool reports whether an Mcp rule matches a tool named SERVER__TOOL.

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"brig/egress"
 	"brig/jail"
 )
 
@@ -47,8 +48,11 @@ type Process struct {
 // a set-up failure in the jail shows as EOF on Stdout and as Wait's error.
 // It always uses a freshly started (cold) child: a prewarmed one was started
 // with standard input on /dev/null. spec.Limits.Timeout, when set, bounds
-// the process's whole life; zero means it lives until killed.
-func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocation) (*Process, error) {
+// the process's whole life; zero means it lives until killed. With
+// spec.Network, net decides each connection it makes through the egress
+// proxy (nil refuses them all); the proxy's session lasts as long as the
+// process.
+func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocation, net egress.Decider) (*Process, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -94,6 +98,13 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 		stderr: &tailBuffer{limit: MaxStderrTail, log: s.log, name: firstArg(inv)},
 		done:   make(chan struct{}),
 	}
+	px, err := s.startProxy(c, &spec, &pl, net)
+	if err != nil {
+		stop()
+		inW.Close()
+		c.discard()
+		return nil, err
+	}
 	stderrDone := make(chan struct{})
 	go func() { p.stderr.drain(c.errR); close(stderrDone) }()
 	started := time.Now()
@@ -112,6 +123,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	}
 	if err := c.parent.Start(spec, inv, pl.opts, record); err != nil {
 		meta.stop()
+		px.close()
 		stop()
 		_ = c.cmd.Process.Kill()
 		c.wait()
@@ -122,6 +134,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	}
 	go func() {
 		res, err := c.parent.Wait()
+		res.Connections = px.close()
 		if p.killed.Load() {
 			// Killed on purpose: init may have been killed before it
 			// could report; either way the tree is gone.

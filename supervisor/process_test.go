@@ -93,7 +93,7 @@ setsid sleep %s &
 while read line; do echo "got:$line"; done`, canary, token)
 			pctx, cancel := context.WithCancel(ctx)
 			defer cancel()
-			p, err := sup.Start(pctx, spec, jail.Invocation{Argv: []string{"sh", "-c", script}})
+			p, err := sup.Start(pctx, spec, jail.Invocation{Argv: []string{"sh", "-c", script}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +160,7 @@ func TestStartExitsByItself(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := sup.Start(ctx, spec, jail.Invocation{Argv: []string{"sh", "-c", "read x; echo \"bye $x\" >&2; exit 3"}})
+	p, err := sup.Start(ctx, spec, jail.Invocation{Argv: []string{"sh", "-c", "read x; echo \"bye $x\" >&2; exit 3"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestStartKeepsTheLastStderr(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 30 {
-		p, err := sup.Start(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", "echo crashing on purpose >&2; exit 3"}})
+		p, err := sup.Start(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", "echo crashing on purpose >&2; exit 3"}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,6 +30,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/egress"
 	"brig/internal/safefs"
 	"brig/jail"
 )
@@ -54,6 +55,9 @@ type Options struct {
 	// next calls, taking process start-up off the calls' critical path.
 	// For long-lived supervisors (the agent); call Close when done.
 	Prewarm bool
+	// NeverReach are host:port endpoints no call may reach through the
+	// egress proxy, whatever its Decider says (the model provider).
+	NeverReach []string
 	// PoolSize is how many children Prewarm keeps waiting; default 2 (a
 	// burst of read-only calls in one answer takes two at once, and a
 	// taken child is replaced at once).
@@ -73,6 +77,8 @@ type Supervisor struct {
 	dumpMu  sync.Mutex // serialises the dumpable window of startInUserNS
 
 	protect protectStore // records of protected paths, for calls without namespaces
+	// egress is the proxy through which calls with Network reach hosts.
+	egress *egress.Proxy
 
 	mu      sync.Mutex
 	filters map[filterKey][]byte
@@ -103,6 +109,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		poolSize:      cmp.Or(max(o.PoolSize, 0), 2),
 		prewarm:       o.Prewarm,
 	}
+	s.egress = egress.New(egress.Options{Never: o.NeverReach, Logger: o.Logger})
 	if o.Executable != "" && !filepath.IsAbs(o.Executable) {
 		// Never a name looked up on PATH.
 		return nil, fmt.Errorf("the jail executable %q is not an absolute path", o.Executable)
@@ -172,13 +179,17 @@ func (s *Supervisor) Namespaces() bool { return s.userNS }
 // LandlockABI is the kernel's Landlock ABI as probed by New.
 func (s *Supervisor) LandlockABI() int { return s.landlockABI }
 
-// IO says where a call's output goes. A nil writer captures the stream into
-// the Result (up to the Spec's OutputBytes). Independently of the writers,
-// Keep asks for the Result's Transcript: both streams in the order they
-// came, bounded at both ends (what a model is shown of a command).
+// IO says where a call's output goes, and who decides its network. A nil
+// writer captures the stream into the Result (up to the Spec's
+// OutputBytes). Independently of the writers, Keep asks for the Result's
+// Transcript: both streams in the order they came, bounded at both ends
+// (what a model is shown of a command).
 type IO struct {
 	Stdout, Stderr io.Writer
 	Keep           Keep
+	// Net decides each connection of a call whose Spec has Network (the
+	// egress proxy holds the connection meanwhile); nil refuses them all.
+	Net egress.Decider
 }
 
 // Run executes inv under spec and returns how it ended. A *jail.StageError
@@ -255,6 +266,17 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	go func() { defer copies.Done(); stdout.drain(c.outR) }()
 	go func() { defer copies.Done(); stderr.drain(c.errR) }()
 
+	// A call with network gets its own session of the egress proxy, on a
+	// listener in its network namespace (made by init) or on the host's
+	// loopback; it ends with the call.
+	px, err := s.startProxy(c, &spec, &plan, stdio.Net)
+	if err != nil {
+		c.discard()
+		copies.Wait()
+		return jail.Result{}, err
+	}
+	defer px.close() // also when converse fails; a no-op once closed below
+
 	// The protected paths are recorded while the child builds the view;
 	// the tool starts only after that (see jail.Parent.Start).
 	var (
@@ -277,6 +299,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		return nil
 	}
 	res, runErr := s.converse(runCtx, c, spec, inv, plan, record)
+	res.Connections = px.close()
 	undo := func() []string {
 		meta.stop()
 		v := append(guard.finish(), s.sweep(before)...)
@@ -392,19 +415,29 @@ func (s *Supervisor) plan(spec jail.Spec) (plan, error) {
 	if spec.PrivateTmp && !ns {
 		return p, fmt.Errorf("%w: the spec asks for a private /tmp but user namespaces are unavailable", jail.ErrUnenforceable)
 	}
+	if spec.Network && !ns && !spec.Layers.NoLandlock && s.landlockABI < 4 {
+		return p, fmt.Errorf("%w: a call with network may reach it only through brig's proxy, which needs unprivileged user namespaces (a private network namespace) or Landlock ABI 4 (TCP rules); this kernel has ABI %d and no usable user namespaces; see `brig doctor`", jail.ErrUnenforceable, s.landlockABI)
+	}
 	p.opts.Namespaces = ns
 	// A call without namespaces gets the whole grant and its protected
 	// paths are put back after it (restore.go); Start, whose processes
 	// live on, keeps the split grant instead.
 	p.opts.RestoreProtected = !ns
-	p.opts.PrivateNet = ns && !spec.Network
+	// Every call with namespaces gets a private network namespace: one
+	// with network reaches it through the egress proxy's listener there.
+	p.opts.PrivateNet = ns
 	p.opts.LandlockABI = s.landlockABI
 	p.flags = cloneFlags(ns, p.opts.PrivateNet)
 	if !spec.Layers.NoSeccomp {
 		// In a private network namespace inet sockets reach only the
-		// call's own loopback; on the host network they are allowed only
-		// when granted.
-		opts := jail.FilterOptions{AllowInet: spec.Network || p.opts.PrivateNet, AllowUnix: spec.UnixSockets}
+		// call's own loopback (and the proxy's listener there); on the
+		// host's network a call with network gets TCP sockets alone
+		// (Landlock lets them connect to the proxy's port alone), and one
+		// without gets no inet socket.
+		opts := jail.FilterOptions{
+			AllowInet: spec.Network || p.opts.PrivateNet, AllowUnix: spec.UnixSockets,
+			TCPOnly: spec.Network && !p.opts.PrivateNet,
+		}
 		var err error
 		if p.base, err = s.filter(jail.BaseFilterOptions(), false); err != nil {
 			return p, err

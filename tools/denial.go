@@ -59,12 +59,13 @@ func denialNotes(output string, grant *jail.Spec) []string {
 				add("syscall", "[brig: the jail refuses this kind of system call to every command (ptrace, mount, namespaces, bpf, keyrings, io_uring …); no approval changes that, so do it another way]")
 			}
 		}
-		if !grant.Network {
-			if reNetwork.MatchString(line) {
-				add("network", "[brig: this call had no network: the jail gives commands no network access unless the user grants it. Work offline (vendored or cached dependencies), or tell the user what must be downloaded and from where]")
-			} else if reRefused.MatchString(line) && reLocal.MatchString(line) {
-				add("loopback", "[brig: the call runs with its own private loopback: servers on the user's machine (localhost) are not reachable, and a server it needs must be started within the same command]")
-			}
+		switch {
+		case reNetwork.MatchString(line) && !grant.Network:
+			add("network", "[brig: this call had no network: the jail gives commands no network access unless the user grants it. Work offline (vendored or cached dependencies), or tell the user what must be downloaded and from where]")
+		case reNetwork.MatchString(line):
+			add("network", "[brig: commands resolve no names and reach hosts only through brig's proxy, named in HTTP_PROXY, HTTPS_PROXY and ALL_PROXY; a program that ignores those (ping, nc, dig, a raw socket) reaches nothing. Use one that honours them (curl, wget, git over https, npm, pip, go, cargo)]")
+		case reRefused.MatchString(line) && reLocal.MatchString(line):
+			add("loopback", "[brig: the call runs with its own private loopback: servers on the user's machine (localhost) are not reachable from it directly, and a server it needs must be started within the same command]")
 		}
 	}
 	return notes

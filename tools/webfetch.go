@@ -2,15 +2,16 @@ package tools
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -80,19 +81,25 @@ func RedirectArgs(args json.RawMessage, to string) (json.RawMessage, error) {
 	return json.Marshal(a)
 }
 
-// fetchURL runs inside a jail with network and no filesystem rights beyond
-// name resolution and TLS roots. It makes one request and never follows a
+// fetchURL runs inside a jail whose only way out is brig's egress proxy,
+// which lets it reach the one host the call was approved for, and with no
+// filesystem rights beyond the TLS roots. Every request goes through the
+// proxy (named in the jail's environment), localhost included: the host
+// resolves names, not the jail. It makes one request and never follows a
 // redirect itself: the supervisor's policy decides every hop.
 func fetchURL(ctx context.Context, a fetchArgs) Result {
 	u, err := parseFetchURL(a.URL)
 	if err != nil {
 		return errorf("web_fetch: %v", err)
 	}
+	proxy, err := url.Parse(cmp.Or(os.Getenv("HTTPS_PROXY"), os.Getenv("HTTP_PROXY")))
+	if err != nil || proxy.Host == "" {
+		return errorf("web_fetch: this jail has no network proxy (HTTPS_PROXY), so it cannot reach %s", u.Host)
+	}
 	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
 	defer cancel()
 	tr := &http.Transport{
-		Proxy:               nil, // the jail has no proxy settings; never take them from anywhere
-		DialContext:         (&net.Dialer{}).DialContext,
+		Proxy:               http.ProxyURL(proxy), // for every host: never the environment's NO_PROXY
 		ForceAttemptHTTP2:   true,
 		TLSHandshakeTimeout: FetchTimeout / 2,
 	}

@@ -7,10 +7,13 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"brig/egress"
 )
 
 func fetchServer(t *testing.T) *httptest.Server {
@@ -60,10 +63,27 @@ func fetchServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
+// viaProxy points web_fetch at an egress proxy session that lets it reach
+// 127.0.0.1 alone (the jail's environment names the proxy; the jail
+// itself is exercised by the agent's executor tests).
+func viaProxy(t *testing.T) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := egress.New(egress.Options{}).Serve(l, egress.SessionOptions{Decider: egress.DeciderFunc(func(_ context.Context, r egress.Request) egress.Verdict {
+		return egress.Verdict{Allow: r.Host == "127.0.0.1", Named: true, Reason: "not the test server"}
+	})})
+	t.Cleanup(func() { s.Close() })
+	t.Setenv("HTTPS_PROXY", "http://"+l.Addr().String())
+}
+
 // TestFetchURL runs the in-jail implementation directly against a loopback
-// server (the jail itself is exercised by the agent's executor tests).
+// server, through the egress proxy.
 func TestFetchURL(t *testing.T) {
 	srv := fetchServer(t)
+	viaProxy(t)
 	for _, tc := range []struct {
 		path     string
 		isError  bool
@@ -131,5 +151,16 @@ func TestWebFetchArguments(t *testing.T) {
 	next, err := RedirectArgs(json.RawMessage(`{"url":"http://a/"}`), "http://b/c")
 	if err != nil || string(next) != `{"url":"http://b/c"}` {
 		t.Fatalf("RedirectArgs %s %v", next, err)
+	}
+}
+
+// Without a proxy in its environment web_fetch reaches nothing and says so.
+func TestFetchURLNeedsTheProxy(t *testing.T) {
+	srv := fetchServer(t)
+	t.Setenv("HTTPS_PROXY", "")
+	t.Setenv("HTTP_PROXY", "")
+	res := fetchURL(context.Background(), fetchArgs{URL: srv.URL + "/page"})
+	if !res.IsError || !strings.Contains(res.Text, "no network proxy") {
+		t.Fatalf("result %+v", res)
 	}
 }

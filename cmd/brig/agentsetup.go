@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"time"
 
 	"brig/agent"
 	"brig/agent/provider"
+	"brig/agent/provider/anthropic"
 	"brig/agent/provider/connect"
+	"brig/agent/provider/openai"
 	"brig/internal/credentials"
 	"brig/internal/instructions"
 	"brig/internal/mcp"
@@ -97,7 +101,8 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
-	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, ExecutableFunc: carriedPath, Prewarm: true, QuarantineDir: dirs.State + "/quarantine"})
+	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, ExecutableFunc: carriedPath, Prewarm: true, QuarantineDir: dirs.State + "/quarantine",
+		NeverReach: providerEndpoint(client)})
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +113,9 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		return nil, err
 	}
 	if err := addDirs(wp.Policy, o.AddDirs, o.procEnv); err != nil {
+		return nil, err
+	}
+	if err := wp.Policy.AllowHosts(o.AllowHosts...); err != nil {
 		return nil, err
 	}
 	trusted := len(wp.Policy.Layers) == 3 && wp.Policy.Layers[2].Exists && wp.Policy.Layers[2].Trusted
@@ -269,4 +277,28 @@ func subagents(wp *workspacePolicy, facts agent.PromptFacts, client *connect.Cli
 		return nil, err
 	}
 	return subs.Run, nil
+}
+
+// providerEndpoint is the model provider's host:port, which no call may
+// reach through the egress proxy: brig talks to it with the user's key.
+func providerEndpoint(c *connect.Client) []string {
+	base := c.BaseURL
+	if base == "" {
+		base = openai.DefaultBaseURL
+		if c.Model.Provider == provider.Anthropic {
+			base = anthropic.DefaultBaseURL
+		}
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Hostname() == "" {
+		return nil
+	}
+	port := u.Port()
+	if port == "" {
+		port = "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
+	}
+	return []string{net.JoinHostPort(u.Hostname(), port)}
 }

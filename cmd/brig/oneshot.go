@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +50,7 @@ type agentOptions struct {
 	MaxIterations int
 	MaxToolCalls  int      // per model answer; 0: [agent] max_tool_calls, else the default
 	AddDirs       []string // --add-dir: directories added to the jail profile
+	AllowHosts    []string // --allow-host: hosts calls reach without asking
 	Workspace     string
 	Effort        string
 	WebSearch     bool
@@ -206,6 +209,13 @@ func defaultModel(creds credentials.Set, baseURL string) (string, error) {
 func nonInteractive(yes bool, stderr io.Writer) agent.Approver {
 	return agent.ApproverFunc(func(_ context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
 		v := req.Verdict
+		if n := req.Net; n != nil {
+			// A connection of a running call: only a rule or --allow-host
+			// lets a host through without a human.
+			fmt.Fprintf(stderr, "brig: refused %s's connection to %s (%s; no one to ask — --allow-host %s or a rule %s allows it)\n",
+				req.Tool, net.JoinHostPort(n.Host, strconv.Itoa(n.Port)), v.Reason, n.Host, policy.NetRule(n.Host))
+			return agent.Approval{Answer: agent.AnswerDeny, By: "no one"}, nil
+		}
 		if len(v.Beyond) > 0 {
 			var parts []string
 			for _, b := range v.Beyond {

@@ -17,14 +17,15 @@ import (
 
 // policyCheckOptions are the inputs of `brig policy check`.
 type policyCheckOptions struct {
-	Mode      string
-	JSON      bool
-	Tool      string
-	Paths     []string
-	Host      string
-	Workspace string
-	Command   string
-	AddDirs   []string
+	Mode       string
+	JSON       bool
+	Tool       string
+	Paths      []string
+	Host       string
+	AllowHosts []string
+	Workspace  string
+	Command    string
+	AddDirs    []string
 	procEnv
 	// Namespaces says whether the jail has a mount namespace here; nil
 	// detects it.
@@ -47,7 +48,9 @@ func newPolicyCheckCmd() *cobra.Command {
 		Short: "Explain the decision on a command line or a tool call: tier, rule, commands, paths and the jail grant",
 		Example: `  brig policy check -- 'go test ./... && git push'
   brig policy check --mode plan --json -- 'make build > out.log'
-  brig policy check --tool write_file --path .git/hooks/pre-commit`,
+  brig policy check --tool write_file --path .git/hooks/pre-commit
+  brig policy check --host registry.npmjs.org      # a command's connection to a host
+  brig policy check --host localhost --allow-host localhost`,
 		RunE: commandRun(o, &o.procEnv, func(args []string) { o.Command = strings.Join(args, " ") }, nil, runPolicyCheck),
 	}
 	f := cmd.Flags()
@@ -56,7 +59,8 @@ func newPolicyCheckCmd() *cobra.Command {
 	f.BoolVar(&o.JSON, "json", false, "print the decision as JSON")
 	f.StringVar(&o.Tool, "tool", "", "check a tool call instead of a command line (read_file, write_file, edit_file, list_directory, web_fetch …)")
 	f.StringArrayVar(&o.Paths, "path", nil, "a `PATH` the tool call touches (repeatable)")
-	f.StringVar(&o.Host, "host", "", "the host a web_fetch call reaches")
+	f.StringVar(&o.Host, "host", "", "the host a connection reaches (alone: a command's connection through brig's proxy; with --tool web_fetch: that fetch)")
+	f.StringArrayVar(&o.AllowHosts, "allow-host", nil, "decide as brig -p --allow-host `HOST` would; repeatable")
 	f.StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
 	f.StringArrayVar(&o.AddDirs, "add-dir", nil, "decide as brig -p --add-dir `DIR` would (DIR:ro to read only); repeatable")
 	return cmd
@@ -73,6 +77,11 @@ func toolEffect(name string) (policy.Effect, bool) {
 
 // checkCall builds the call a check describes.
 func (o *policyCheckOptions) checkCall() (policy.Call, error) {
+	if o.Tool == "" && o.Host != "" && strings.TrimSpace(o.Command) == "" {
+		// A command's connection through the egress proxy: the decision
+		// the proxy asks the policy for (the same as web_fetch's).
+		return policy.Call{Tool: "bash", Effect: policy.EffectNetwork, Host: o.Host}, nil
+	}
 	if o.Tool == "" || o.Tool == "bash" {
 		if strings.TrimSpace(o.Command) == "" {
 			return policy.Call{}, errors.New("nothing to check: give a command line after --, or --tool NAME --path P")
@@ -131,6 +140,7 @@ type checkReport struct {
 	Profile  policy.JailProfile      `json:"profile"`
 	Beyond   []policy.Beyond         `json:"beyond,omitempty"`
 	Grant    *jail.Spec              `json:"grant"`
+	Net      *policy.NetDecision     `json:"net,omitempty"`
 	Layers   []policy.Layer          `json:"config"`
 	Warnings []string                `json:"warnings,omitempty"`
 }
@@ -155,16 +165,20 @@ func runPolicyCheck(ctx context.Context, o *policyCheckOptions) error {
 	if err := addDirs(wp.Policy, o.AddDirs, o.procEnv); err != nil {
 		return err
 	}
+	if err := wp.Policy.AllowHosts(o.AllowHosts...); err != nil {
+		return err
+	}
 	v := wp.Policy.Decide(call)
 	rep := checkReport{
 		Tier: v.Tier, Reason: v.Reason, Mode: v.Mode, Call: v.Call, Commands: v.Commands,
 		Paths: v.Paths, Always: v.Always, Profile: v.Profile, Beyond: v.Beyond, Layers: wp.Policy.Layers,
+		Net: v.Net,
 	}
 	for _, w := range wp.Policy.Warnings {
 		rep.Warnings = append(rep.Warnings, w.String())
 	}
 	rep.Warnings = append(rep.Warnings, wp.Policy.ProtectedRuleWarnings()...)
-	if v.Tier != policy.Deny && v.Call.Effect != policy.EffectNone && v.Call.Effect != policy.EffectMCP {
+	if v.Tier != policy.Deny && v.Call.Effect != policy.EffectNone && v.Call.Effect != policy.EffectMCP && !(v.Call.Effect == policy.EffectNetwork && v.Call.Tool == "bash") {
 		tmp := ""
 		if !wp.Policy.Machine.Namespaces {
 			tmp = os.TempDir() + "/brig-call-XXXX" // shown only; a real call creates its own
@@ -230,6 +244,20 @@ func printCheck(o *policyCheckOptions, r checkReport) {
 			}
 		}
 	}
+	if n := r.Net; n != nil {
+		fmt.Fprintf(w, "host:    %s — %s\n", n.Host, n.Tier)
+		if n.Rule != "" {
+			fmt.Fprintf(w, "  decided by %s\n", n.Rule)
+		}
+		if n.Named {
+			fmt.Fprintln(w, "  a rule names this host exactly: it may also reach loopback, private and link-local addresses")
+		} else {
+			fmt.Fprintln(w, "  public addresses only: loopback, private and link-local ones need a rule naming the host exactly")
+		}
+		if n.Tier == policy.Ask {
+			fmt.Fprintln(w, "  a connection to it is held while the user is asked; a run that cannot ask (brig -p, brig sandbox) refuses it")
+		}
+	}
 	if r.Grant != nil {
 		fmt.Fprintln(w, "grant (the jail Spec this call would run under):")
 		fmt.Fprintf(w, "  dir %s\n", r.Grant.Dir)
@@ -239,7 +267,11 @@ func printCheck(o *policyCheckOptions, r checkReport) {
 		if len(r.Grant.Protected) > 0 {
 			fmt.Fprintf(w, "  read-only (protected): %d paths, e.g. %s\n", len(r.Grant.Protected), r.Grant.Protected[0])
 		}
-		fmt.Fprintf(w, "  network: %v\n", r.Grant.Network)
+		net := "none"
+		if r.Grant.Network {
+			net = "through brig's proxy, each host decided as it connects"
+		}
+		fmt.Fprintf(w, "  network: %s\n", net)
 	}
 	if len(r.Always) > 0 {
 		fmt.Fprintf(w, "always allow would save: %s\n", strings.Join(r.Always, ", "))

@@ -54,6 +54,7 @@ func newRootCmd() *cobra.Command {
 	f.IntVar(&o.MaxIterations, "max-iterations", 200, "tool iterations per task before brig asks the model to sum up")
 	f.IntVar(&o.MaxToolCalls, "max-tool-calls", 0, "tool calls run per model answer; the rest are answered as not run (default 64, or [agent] max_tool_calls)")
 	f.StringArrayVar(&o.AddDirs, "add-dir", nil, "also let calls reach `DIR` (read-write; DIR:ro to read only); repeatable")
+	f.StringArrayVar(&o.AllowHosts, "allow-host", nil, "let calls reach `HOST` through brig's proxy without asking (a name, *.domain, or an address; a name given exactly may reach private addresses); repeatable")
 	f.StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
 	f.StringVar(&o.Effort, "effort", "", "reasoning effort for models that have it: minimal, low, medium, high")
 	f.BoolVar(&o.WebSearch, "web-search", false, "let the model use the provider's own web search")

@@ -7,17 +7,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"brig/egress"
 	"brig/internal/envguard"
 	"brig/internal/safefs"
+	"brig/internal/termsafe"
 	"brig/internal/xdg"
 	"brig/jail"
 	"brig/policy"
@@ -30,6 +35,7 @@ type sandboxOptions struct {
 	Write, Read []string
 	ReadOnly    bool
 	Net         bool
+	AllowHosts  []string
 	Unix        bool
 	Explain     bool
 	Unsafe      bool
@@ -82,7 +88,8 @@ running when it ends. The exit status is the command's own.`,
 	f.StringArrayVar(&o.Read, "read", nil, "also grant read access to `PATH` (repeatable; must exist)")
 	f.Var(addDirFlag{o}, "add-dir", "the same as --write `DIR`, or --read DIR when written DIR:ro (as brig -p spells it)")
 	f.BoolVar(&o.ReadOnly, "read-only", false, "make the workspace read-only")
-	f.BoolVar(&o.Net, "net", false, "grant the host network")
+	f.BoolVar(&o.Net, "net", false, "let the command reach every public host through brig's proxy (as [sandbox] network = true)")
+	f.StringArrayVar(&o.AllowHosts, "allow-host", nil, "let the command reach `HOST` through brig's proxy (a name, *.domain, or an address; a name given exactly may reach private addresses); repeatable")
 	f.BoolVar(&o.Unix, "unix-sockets", false, "allow creating unix sockets (reaches host sockets by path on kernels before Landlock ABI 9)")
 	f.BoolVar(&o.Explain, "explain", false, "print the exact grant (the jail Spec) on stderr before running")
 	f.BoolVar(&o.Unsafe, "unsafe-no-sandbox", false, "run WITHOUT the jail (no Landlock, no seccomp, no namespaces)")
@@ -175,7 +182,13 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 			}
 		}
 	}
-	prof.Network = prof.Network || o.Net
+	// The command reaches hosts through the egress proxy, decided by the
+	// workspace's Net rules and presets, --allow-host and --net; with no
+	// one to ask, any other host is refused (and said on stderr).
+	if err := wp.Policy.AllowHosts(o.AllowHosts...); err != nil {
+		return err
+	}
+	wp.Policy.Sandbox.Network = wp.Policy.Sandbox.Network || o.Net
 	prof.UnixSockets = prof.UnixSockets || o.Unix
 	prof.Limits.Timeout, prof.Limits.OutputBytes = cmp.Or(o.Timeout, prof.Limits.Timeout), o.MaxOutput
 	prof.Limits.Memory, prof.Limits.Processes, prof.Limits.Disk = cmp.Or(o.Memory, prof.Limits.Memory), cmp.Or(o.Procs, prof.Limits.Processes), cmp.Or(o.Disk, prof.Limits.Disk)
@@ -195,8 +208,33 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 			return err
 		}
 	}
-	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: o.Argv}, supervisor.IO{Stdout: o.Stdout, Stderr: o.Stderr})
+	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: o.Argv}, supervisor.IO{Stdout: o.Stdout, Stderr: o.Stderr, Net: sandboxNet(wp.Policy, o.Stderr)})
 	return sandboxOutcome(ctx, o, res, err)
+}
+
+// sandboxNet decides brig sandbox's connections by the policy alone (there
+// is no one to ask) and says on stderr which it refused and how to allow
+// each.
+func sandboxNet(p *policy.Policy, stderr io.Writer) egress.Decider {
+	var mu sync.Mutex
+	said := map[string]bool{}
+	return egress.DeciderFunc(func(_ context.Context, r egress.Request) egress.Verdict {
+		nd := p.DecideNet(r.Host)
+		if nd.Tier == policy.Allow {
+			return egress.Verdict{Allow: true, Named: nd.Named, Rule: nd.Rule}
+		}
+		why := nd.Reason
+		if nd.Tier == policy.Ask {
+			why += "; brig sandbox asks no one: --allow-host " + r.Host + " or a rule " + policy.NetRule(r.Host) + " allows it"
+		}
+		mu.Lock()
+		if !said[nd.Host] {
+			said[nd.Host] = true
+			fmt.Fprintf(stderr, "brig: refused a connection to %s: %s\n", termsafe.Line(net.JoinHostPort(r.Host, strconv.Itoa(r.Port))), termsafe.Line(why))
+		}
+		mu.Unlock()
+		return egress.Verdict{Reason: why, Rule: nd.Rule}
+	})
 }
 
 // explained is the Spec plus what the kernel layer adds, for --explain.

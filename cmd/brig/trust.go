@@ -156,10 +156,17 @@ func printTrustChanges(w io.Writer, c policy.Config, servers []mcp.Server, pl po
 		}
 	}
 	s := c.Sandbox
-	if s.Network || s.UnixSockets || len(s.Read)+len(s.Write)+len(s.Env) > 0 {
+	if s.Network || s.UnixSockets || len(s.Read)+len(s.Write)+len(s.Env)+len(s.NetPresets) > 0 {
 		section("sandbox — every bash call of this workspace gets:")
 		if s.Network {
-			fmt.Fprintln(w, "    network       ⚠ the host network (any host, any port)")
+			fmt.Fprintln(w, "    network       ⚠ every public host, any port (through brig's proxy)")
+		}
+		for _, name := range s.NetPresets {
+			for _, np := range policy.NetPresets() {
+				if np.Name == name {
+					fmt.Fprintf(w, "    net preset    %s: %s (%s)\n", name, strings.Join(np.Hosts, ", "), np.What)
+				}
+			}
 		}
 		if s.UnixSockets {
 			fmt.Fprintln(w, "    unix sockets  ⚠ may create unix sockets (and reach host sockets such as a container daemon's)")
@@ -201,11 +208,14 @@ func ruleReach(r policy.Rule, pl policy.Places) string {
 			return "⚠ every command line (the jail still applies)"
 		}
 		return "these commands"
-	case policy.ScopeWebFetch:
+	case policy.ScopeNet, policy.ScopeWebFetch:
 		if r.Pattern == "" {
-			return "⚠ web_fetch of any host"
+			return "⚠ every public host, from any command and web_fetch"
 		}
-		return "web_fetch of this host"
+		if strings.HasPrefix(r.Pattern, "domain:*.") {
+			return "⚠ every host under this domain, from any command and web_fetch"
+		}
+		return "this host, from any command and web_fetch"
 	case policy.ScopeMcp:
 		if r.Pattern == "" {
 			return "⚠ every MCP tool"
@@ -303,7 +313,7 @@ func printServer(w io.Writer, s mcp.Server, indent string) {
 		}
 		net := "off"
 		if s.Network {
-			net = "⚠ on (the host network)"
+			net = "on (hosts your Net rules allow, through brig's proxy)"
 		}
 		fmt.Fprintf(w, "%s    mode %s · workspace %s · network %s", indent, s.Mode, ws, net)
 		if s.Dir != "" {

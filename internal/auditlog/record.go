@@ -83,7 +83,30 @@ type Call struct {
 	// after the call).
 	Denials    []string `json:"denials,omitempty"`
 	Violations []string `json:"violations,omitempty"`
+	// Connections are the connections it asked brig's egress proxy for,
+	// allowed and refused (at most MaxConnections; ConnectionsMore counts
+	// the rest).
+	Connections     []Connection `json:"connections,omitempty"`
+	ConnectionsMore int          `json:"connections_more,omitempty"`
 }
+
+// Connection is one connection a call asked the egress proxy for.
+type Connection struct {
+	Host string `json:"host"`
+	Port int    `json:"port"`
+	// Addr is the address connected to (absent when refused).
+	Addr string `json:"addr,omitempty"`
+	// Rule is what decided: a rule and its file:line, a preset, an answer.
+	Rule    string `json:"rule,omitempty"`
+	Refused string `json:"refused,omitempty"`
+	// Up and Down are the bytes to the host and back.
+	Up         int64   `json:"up"`
+	Down       int64   `json:"down"`
+	DurationMS float64 `json:"duration_ms"`
+}
+
+// MaxConnections bounds the connections a record lists.
+const MaxConnections = 100
 
 // Decision is how the policy decided a call and who answered.
 type Decision struct {

@@ -216,23 +216,19 @@ func guarantees(f jail.Features, m Machine) []Guarantee {
 		}
 	}
 
-	// network-off
+	// network-off: the only way out is brig's egress proxy.
 	{
-		const name = "no network unless the call is granted it"
+		const name = "no network except through brig's proxy, to the hosts your rules or answers allow"
+		proxy := "brig's proxy resolves names itself, refuses loopback, private and link-local addresses unless a rule names the host, and asks about hosts no rule decides"
 		switch {
 		case !seccomp:
 			add("network-off", name, true, Missing, noSeccomp)
+		case f.NetNS:
+			add("network-off", name, true, Holds, "each call runs in a private network namespace whose only way out is brig's proxy, listening on the call's own loopback (the call's own test servers work); "+proxy+"; seccomp refuses packet, raw and every other non-inet socket family")
+		case abi >= 4:
+			add("network-off", name, true, Degraded, "no private network namespace (not available), so calls share the host's network: Landlock (ABI 4+) lets them connect to the proxy's port alone and bind nothing, and seccomp allows TCP alone (no UDP, so no DNS) and refuses TCP Fast Open, which Landlock does not see; "+proxy+"; but Landlock limits the port, not the address, so a server elsewhere listening on that same port number could be reached directly; fix: "+userNSFixText(f, m, false))
 		default:
-			why := "seccomp refuses socket() for every address family unless the call is granted network"
-			if f.NetNS {
-				why = "each call runs in a private network namespace with only its own loopback (so local test servers work), and seccomp refuses packet, raw and every other non-inet socket family"
-			} else {
-				why += "; no private network namespace (not available), so the call shares the host's network stack and seccomp is the layer that keeps it off"
-			}
-			if abi >= 4 {
-				why += "; Landlock ABI 4+ also denies TCP bind/connect"
-			}
-			add("network-off", name, true, Holds, why)
+			add("network-off", name, true, Holds, "no private network namespace and no Landlock TCP rules (ABI 4): calls get no network at all (seccomp refuses inet sockets); a call that needs the network is refused with a message")
 		}
 	}
 

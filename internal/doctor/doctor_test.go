@@ -89,7 +89,7 @@ func TestBuildGuarantees(t *testing.T) {
 		}},
 		{"ABI 4 without userns", abi4NoUserNS, false, map[string]Status{
 			"fs-confined": Holds, "protected-paths": Degraded, "metadata-confined": Holds,
-			"network-off": Holds, "unix-sockets": Holds,
+			"network-off": Degraded, "unix-sockets": Holds,
 			"signals-scoped": Missing, "tree-killed": Missing,
 			"private-tmp": Degraded, "resource-bounds": Degraded,
 		}},

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,6 +9,8 @@ import (
 	"image"
 	"image/png"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -62,8 +65,8 @@ func fakeServerMain() int {
 		}
 		return text("%s", b)
 	})
-	fakeTool(s, "dial", "Connect to a TCP address and say hello", func(a fakeArgs) *sdk.CallToolResult {
-		c, err := net.DialTimeout("tcp", a.Addr, 2*time.Second)
+	fakeTool(s, "dial", "Connect to a TCP address (through the proxy in HTTP_PROXY, when there is one) and say hello", func(a fakeArgs) *sdk.CallToolResult {
+		c, err := dialVia(os.Getenv("HTTP_PROXY"), a.Addr)
 		if err != nil {
 			return fail("dial %s: %v", a.Addr, err)
 		}
@@ -96,4 +99,31 @@ func fakeServerMain() int {
 		return 1
 	}
 	return 0
+}
+
+// dialVia connects to addr, through a CONNECT tunnel of the HTTP proxy at
+// proxyURL when it is set.
+func dialVia(proxyURL, addr string) (net.Conn, error) {
+	if proxyURL == "" {
+		return net.DialTimeout("tcp", addr, 2*time.Second)
+	}
+	u, err := url.Parse(proxyURL)
+	if err != nil {
+		return nil, err
+	}
+	c, err := net.DialTimeout("tcp", u.Host, 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		c.Close()
+		return nil, fmt.Errorf("the proxy refused: %s (%s)", resp.Status, resp.Header.Get("X-Brig-Refused"))
+	}
+	return c, nil
 }

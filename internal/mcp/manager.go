@@ -17,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"brig/egress"
 	"brig/internal/safefs"
 	"brig/jail"
 	"brig/policy"
@@ -36,7 +37,7 @@ const maxDescription = 4 << 10
 
 // Starter starts long-lived jailed processes; *supervisor.Supervisor is one.
 type Starter interface {
-	Start(ctx context.Context, spec jail.Spec, inv jail.Invocation) (*supervisor.Process, error)
+	Start(ctx context.Context, spec jail.Spec, inv jail.Invocation, net egress.Decider) (*supervisor.Process, error)
 }
 
 // Options are what the manager needs from the rest of brig.
@@ -301,7 +302,7 @@ func (s *server) startProcess(o Options) (sdk.Transport, error) {
 	shown := spec
 	shown.Env = envNames(spec.Env)
 	s.grant = &shown
-	proc, err := o.Starter.Start(s.ctx, spec, jail.Invocation{Argv: append([]string{s.cfg.Command}, s.cfg.Args...)})
+	proc, err := o.Starter.Start(s.ctx, spec, jail.Invocation{Argv: append([]string{s.cfg.Command}, s.cfg.Args...)}, serverNet(o.Policy, s.cfg.Name, o.Logger))
 	if err != nil {
 		return nil, fmt.Errorf("start %s in the jail: %w", s.cfg.Command, err)
 	}
@@ -642,4 +643,25 @@ func envNames(env []string) []string {
 		out = append(out, name)
 	}
 	return out
+}
+
+// serverNet decides the connections of a stdio server granted network, by
+// the workspace's Net rules and presets alone: a server runs on its own,
+// with no call for the user to be asked about, so a host no rule allows is
+// refused (and logged).
+func serverNet(p *policy.Policy, name string, log *slog.Logger) egress.Decider {
+	return egress.DeciderFunc(func(_ context.Context, r egress.Request) egress.Verdict {
+		nd := p.DecideNet(r.Host)
+		if nd.Tier == policy.Allow {
+			return egress.Verdict{Allow: true, Named: nd.Named, Rule: nd.Rule}
+		}
+		why := nd.Reason
+		if nd.Tier == policy.Ask {
+			why += " (an MCP server's hosts are decided by Net rules alone: add " + policy.NetRule(r.Host) + ")"
+		}
+		if log != nil {
+			log.Warn("mcp: a server's connection was refused", "server", name, "host", r.Host, "port", r.Port, "why", why)
+		}
+		return egress.Verdict{Reason: why, Rule: nd.Rule}
+	})
 }

@@ -250,6 +250,17 @@ func TestStdioServerJailed(t *testing.T) {
 	if hits.Load() != 0 {
 		t.Fatal("a connection from the server without network reached the listener")
 	}
+	// The configured server reaches hosts through brig's proxy, decided
+	// by the Net rules alone: refused until a rule names the host.
+	if r := call(t, m, "open__dial", map[string]string{"addr": addr}); !r.IsError || !strings.Contains(r.Text, "decided by Net rules alone") {
+		t.Fatalf("a server reached a host no rule allows: %+v", r)
+	}
+	if hits.Load() != 0 {
+		t.Fatal("a connection no rule allows reached the listener")
+	}
+	if err := e.pol.AllowHosts("127.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
 	if r := call(t, m, "open__dial", map[string]string{"addr": addr}); r.IsError {
 		t.Fatalf("the server with network could not connect: %+v", r)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"brig/agent/provider"
+	"brig/jail"
 	"brig/policy"
 )
 
@@ -72,7 +73,8 @@ type AuditRef struct {
 	Hash string `json:"hash"`
 }
 
-// CallRecord is what a tool call changed and where the audit log has it.
+// CallRecord is what a tool call changed, the connections it made, and
+// where the audit log has it.
 type CallRecord struct {
 	ID   string `json:"id"`
 	Tool string `json:"tool"`
@@ -80,6 +82,9 @@ type CallRecord struct {
 	// empty when it could write nothing.
 	Changes string    `json:"changes,omitempty"`
 	Audit   *AuditRef `json:"audit,omitempty"`
+	// Net are the connections it asked brig's egress proxy for: host,
+	// port, what decided, bytes each way, duration.
+	Net []jail.Connection `json:"net,omitempty"`
 }
 
 // UndoRecord is an undo of calls of this session.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"charm.land/lipgloss/v2"
@@ -61,7 +63,13 @@ func (m *Model) approvalView(p *pending) string {
 	a := parseArgs(req.Args)
 
 	var head []string // the question, the warnings and the target
-	head = append(head, wrapIndent(stWarn.Render("▲ approve "+strict(req.Tool)+"?")+stDim.Render(" — ")+strict(req.Verdict.Reason), w, "  ")...)
+	if n := req.Net; n != nil {
+		// A connection of a running call, held by the proxy meanwhile.
+		target := strict(net.JoinHostPort(n.Host, strconv.Itoa(n.Port)))
+		head = append(head, wrapIndent(stWarn.Render("▲ let "+strict(req.Tool)+" connect to "+target+"?")+stDim.Render(" — ")+strict(req.Verdict.Reason)+stDim.Render(" (the connection waits for your answer)"), w, "  ")...)
+	} else {
+		head = append(head, wrapIndent(stWarn.Render("▲ approve "+strict(req.Tool)+"?")+stDim.Render(" — ")+strict(req.Verdict.Reason), w, "  ")...)
+	}
 	if hiddenIn(req) {
 		head = append(head, wrapIndent(stWarn.Render("⚠ this call holds characters a terminal would not show as they act (control, bidi or invisible ones); they are shown as marked symbols"), w, "  ")...)
 	}
@@ -160,6 +168,11 @@ func (m *Model) targetLines(req agent.ApprovalRequest, a args, pv *preview, w in
 		out = append(out, wrapIndent(fmt.Sprintf("  %-6s %s", label, value), w, strings.Repeat(" ", 9))...)
 	}
 	name := tools.Name(req.Tool)
+	if n := req.Net; n != nil {
+		line("host", strict(n.Host))
+		line("port", fmt.Sprintf("%d", n.Port)+stDim.Render(" ("+strict(n.Via)+")"))
+		out = append(out, wrapIndent(stDim.Render("  asked by the running call:"), w, "    ")...)
+	}
 	switch {
 	case name == tools.Bash:
 		if dir := parseBashDir(req.Args); dir != "" {
@@ -519,6 +532,9 @@ func (m *Model) grantLines(req agent.ApprovalRequest, w int) []string {
 		}
 	}
 	rows := []string{stBold.Render("  if allowed, it runs in a jail that may:")}
+	if req.Net != nil {
+		rows = []string{stBold.Render("  it runs in a jail that may:")}
+	}
 	list := func(verb string, ps []string, none string) {
 		if len(ps) == 0 {
 			ps = []string{stDim.Render(none)}
@@ -532,14 +548,16 @@ func (m *Model) grantLines(req agent.ApprovalRequest, w int) []string {
 	list("read", read, "no other path")
 	net := "none"
 	switch {
+	case req.Net != nil:
+		net = stWarn.Render(strict(req.Net.Host)) + stDim.Render(" through brig's proxy, as you answer: once (the rest of this call), for the session, or always (a rule); other hosts are decided on their own")
 	case g.Network && tools.Name(req.Tool) == tools.WebFetch:
 		host := ""
 		if u, err := url.Parse(parseArgs(req.Args).URL); err == nil {
 			host = u.Hostname()
 		}
-		net = stWarn.Render("the whole network") + stDim.Render(" (the jail does not limit hosts; brig's fetcher itself connects only to "+strict(host)+" and asks before following a redirect elsewhere)")
+		net = stWarn.Render(strict(host)) + stDim.Render(" alone, through brig's proxy (a redirect to another host is decided again)")
 	case g.Network:
-		net = stWarn.Render("the whole network (any host, any port)")
+		net = stDim.Render("only through brig's proxy: hosts your rules allow, any other asked about as it connects")
 	}
 	rows = append(rows, wrapIndent(fmt.Sprintf("    %-8s %s", "network", net), w, strings.Repeat(" ", 13))...)
 	var more []string
@@ -571,7 +589,7 @@ func grantSummary(g *jail.Spec) string {
 	}
 	net := "no network"
 	if g.Network {
-		net = "the whole network"
+		net = "network through brig's proxy"
 	}
 	if len(write) == 0 {
 		write = []string{"nothing"}

@@ -206,16 +206,39 @@ func TestApprovalDeleteOffersOnlyOnce(t *testing.T) {
 	}
 }
 
-// TestApprovalWebFetchSaysTheWholeNetwork: web_fetch's jail has the whole
-// network; the prompt says so instead of speaking of one host.
-func TestApprovalWebFetchSaysTheWholeNetwork(t *testing.T) {
+// TestApprovalWebFetchSaysItsHost: web_fetch's jail reaches the one host
+// it is approved for, through brig's proxy; "always" saves a Net rule.
+func TestApprovalWebFetchSaysItsHost(t *testing.T) {
 	h := approvalHarness(t)
 	h.ask(h.request("web_fetch", `{"url":"https://pkg.example.org/docs?q=1"}`))
 	f := h.stableFrame()
-	if !strings.Contains(f, "the whole network") || !strings.Contains(f, "WebFetch(domain:pkg.example.org)") {
+	if !strings.Contains(f, "pkg.example.org alone, through brig's proxy") || !strings.Contains(f, "Net(domain:pkg.example.org)") {
 		t.Errorf("the grant is not said truthfully:\n%s", f)
 	}
 	golden(t, "approval_web_fetch", f)
+}
+
+// TestApprovalNetworkQuestion: a connection of a running bash call to a
+// host no rule decides shows the host, the port and the command that
+// asked; "always" saves the Net rule naming the host.
+func TestApprovalNetworkQuestion(t *testing.T) {
+	h := approvalHarness(t)
+	req := h.request("bash", `{"command":"npm install left-pad"}`)
+	req.Verdict = h.m.run.Policy.Decide(policy.Call{Tool: "bash", Effect: policy.EffectNetwork, Host: "registry.npmjs.org"})
+	req.Net = &agent.NetRequest{Host: "registry.npmjs.org", Port: 443, Via: "CONNECT"}
+	p := h.ask(req)
+	f := h.stableFrame()
+	for _, want := range []string{"let bash connect to registry.npmjs.org:443?", "host   registry.npmjs.org", "port   443 (CONNECT)",
+		"$ npm install left-pad", "3 always allow (saves Net(domain:registry.npmjs.org))", "waits for your answer"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, f)
+		}
+	}
+	golden(t, "approval_network", f)
+	h.keys("3")
+	if a := <-p.reply; a.Answer != agent.AnswerAlways {
+		t.Fatalf("answer %+v", a)
+	}
 }
 
 // TestApprovalTrojanSource: bidi controls and zero-width characters in a

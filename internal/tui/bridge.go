@@ -77,13 +77,17 @@ type (
 // sender: the agent waits for the UI rather than losing an event.
 type bridge struct {
 	ch chan tea.Msg
+	// asking lets one approval question at a time onto the screen.
+	asking chan struct{}
 }
 
 // bridgeBuffer is the channel's capacity: events the agent may run ahead
 // of the UI before it waits.
 const bridgeBuffer = 256
 
-func newBridge() *bridge { return &bridge{ch: make(chan tea.Msg, bridgeBuffer)} }
+func newBridge() *bridge {
+	return &bridge{ch: make(chan tea.Msg, bridgeBuffer), asking: make(chan struct{}, 1)}
+}
 
 // emit is Config.Emit: text and tool events become one message each.
 func (b *bridge) emit(ev agent.Event) { b.ch <- eventsMsg{ev} }
@@ -138,11 +142,21 @@ func (p *pending) answer(a agent.Approval) {
 }
 
 // broker is the agent.Approver of the TUI: it puts the request on the
-// bridge and waits for the user's answer or the turn's context.
+// bridge and waits for the user's answer or the turn's context. The prompt
+// shows one question, so questions that come at once (a call's
+// connections, subagents) wait their turn.
 type broker struct{ b *bridge }
 
 // Approve implements agent.Approver.
 func (br broker) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
+	if br.b.asking != nil {
+		select {
+		case br.b.asking <- struct{}{}:
+		case <-ctx.Done():
+			return agent.Approval{}, ctx.Err()
+		}
+		defer func() { <-br.b.asking }()
+	}
 	// The preview reads the file a call would change: done here, on the
 	// agent's goroutine, not the UI's.
 	p := &pending{req: req, prev: buildPreview(req), reply: make(chan agent.Approval, 1)}

