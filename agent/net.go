@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"sync"
 
-	"brig/egress"
+	"brig/internal/egress"
 	"brig/policy"
 )
 

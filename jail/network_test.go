@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"brig/egress"
+	"brig/internal/egress"
 	"brig/jail"
 	"brig/policy"
 	"brig/supervisor"

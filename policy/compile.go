@@ -48,7 +48,7 @@ func (p *Policy) BashProfile(readOnly bool, callTmp string) (Profile, error) {
 		Workspace: p.Places.Workspace, Dir: p.Places.Workspace, ReadOnly: readOnly,
 		// Every bash call has the egress proxy; each host it reaches is
 		// decided when it connects (DecideNet).
-		Network: true, UnixSockets: p.Sandbox.UnixSockets,
+		Network: true, GoDownloads: p.GoDownloads(), UnixSockets: p.Sandbox.UnixSockets,
 		Home: m.Home, ParentEnv: m.Env, EnvAllow: p.Sandbox.Env, Limits: m.Limits,
 		Namespaces: m.Namespaces, CacheRoot: m.CacheRoot, CallTmp: callTmp, BrigDirs: m.BrigDirs,
 	}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -177,4 +178,19 @@ func (p *Policy) AllowHosts(hosts ...string) error {
 	defer p.mu.Unlock()
 	p.flagRules.Allow = append(p.flagRules.Allow, rules...)
 	return nil
+}
+
+// GoDownloads reports whether calls may download Go modules without
+// asking: a rule, a preset or [sandbox] network allows the host of the
+// module proxy (the first in the user's GOPROXY, else proxy.golang.org).
+// Such calls get a module cache of the workspace's own (Profile.GoDownloads).
+func (p *Policy) GoDownloads() bool {
+	host := "proxy.golang.org"
+	for _, e := range strings.FieldsFunc(envValue(p.Machine.Env, "GOPROXY"), func(r rune) bool { return r == ',' || r == '|' }) {
+		if u, err := url.Parse(e); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Hostname() != "" {
+			host = u.Hostname()
+		}
+		break
+	}
+	return p.DecideNet(host).Tier == Allow
 }

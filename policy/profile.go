@@ -25,7 +25,11 @@ type Profile struct {
 	Write     []string // extra writable paths (resolved, must exist)
 	Read      []string // extra readable paths (resolved, must exist)
 	// Network: the egress proxy (hosts decided per connection).
-	Network     bool
+	Network bool
+	// GoDownloads: calls may download Go modules without asking (a rule
+	// or preset allows the module proxy), so they get a module cache of
+	// the workspace's own instead of yours read-only.
+	GoDownloads bool
 	UnixSockets bool
 	Home        string
 	ParentEnv   []string // the supervisor's environment, filtered by envguard
@@ -408,6 +412,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 		additions = append(additions, "TMPDIR="+p.CallTmp)
 	}
 	var cache *jail.Cache
+	goLayered := false
 	if p.CacheRoot != "" {
 		// Only described here: the supervisor prepares it when the call
 		// runs (compiling a grant has no side effect).
@@ -418,15 +423,40 @@ func (p Profile) Spec() (jail.Spec, error) {
 		cache = c
 		add(c.Dir(), jail.Write, false)
 		additions = append(additions, vars...)
+		// Go modules. Your module cache is read-only to every call (what a
+		// call wrote there, a build of yours outside the jail would run).
+		// When calls may download modules (GoDownloads), or once one has,
+		// the workspace's calls use a GOPATH of its own (module cache and
+		// checksum database state), filled first from your module cache (a
+		// file:// proxy, no network) and then from your GOPROXY through
+		// brig's proxy.
+		gopath := filepath.Join(c.Dir(), "gopath")
+		if fi, err := os.Lstat(gopath); p.GoDownloads || (err == nil && fi.IsDir()) {
+			c.Dirs = append(c.Dirs, "gopath")
+			additions = append(additions, "GOPATH="+gopath, "GOMODCACHE="+filepath.Join(gopath, "pkg", "mod"))
+			if v := goProxyVia(modCache(p.ParentEnv, p.Home), envValue(p.ParentEnv, "GOPROXY"), p.GoDownloads); v != "" {
+				additions = append(additions, "GOPROXY="+v)
+			}
+			goLayered = true
+		}
 	}
 	if !p.Network {
 		additions = append(additions, "npm_config_offline=true", "CARGO_NET_OFFLINE=true")
+	}
+	goflags := envValue(p.ParentEnv, "GOFLAGS")
+	switch {
+	case goLayered:
+		goflags = strings.TrimSpace(goflags + " -modcacherw") // so that brig cache clean can remove the modules
+	case p.CacheRoot != "" || !p.Network:
+		// Your module cache, read-only: Go cannot download into it, so it
+		// is told at once (GOPROXY=off) rather than failing to write.
 		if v := envValue(p.ParentEnv, "GOPROXY"); !strings.HasPrefix(v, "file://") && v != "off" {
 			additions = append(additions, "GOPROXY=off") // a local file:// proxy of yours still works offline
 		}
-		additions = append(additions, "GOFLAGS="+goFlags(envValue(p.ParentEnv, "GOFLAGS")))
-	} else if f := envValue(p.ParentEnv, "GOFLAGS"); f != "" {
-		additions = append(additions, "GOFLAGS="+f) // yours, as it is
+		goflags = goFlags(goflags)
+	}
+	if goflags != "" {
+		additions = append(additions, "GOFLAGS="+goflags)
 	}
 
 	var hidden []string
@@ -489,6 +519,21 @@ func goFlags(user string) string {
 		}
 	}
 	return strings.TrimSpace(user + " -mod=mod")
+}
+
+// goProxyVia is the GOPROXY of a call that uses the workspace's own module
+// cache: your module cache's downloads as a file:// proxy first, then, when
+// downloads are allowed, your GOPROXY (by default proxy.golang.org, then
+// direct), and otherwise nothing more. "" keeps yours when it is off or a file:// proxy.
+func goProxyVia(modCache, user string, download bool) string {
+	if user == "off" || strings.HasPrefix(user, "file://") {
+		return ""
+	}
+	local := "file://" + filepath.Join(modCache, "cache", "download")
+	if !download {
+		return local + ",off"
+	}
+	return local + "," + cmp.Or(user, "https://proxy.golang.org,direct")
 }
 
 func modCache(env []string, home string) string {

@@ -92,8 +92,39 @@ func TestProfileSpec(t *testing.T) {
 	if r, ok := rule(s, p.CallTmp); !ok || r.Access != jail.Write {
 		t.Errorf("per-call TMPDIR rule %+v", r)
 	}
-	if strings.Contains(strings.Join(s.Env, "\n"), "GOPROXY=off") {
-		t.Error("GOPROXY=off with network granted")
+	if !strings.Contains(strings.Join(s.Env, "\n"), "GOPROXY=off") {
+		t.Error("Go may try to download into your read-only module cache: no GOPROXY=off without GoDownloads")
+	}
+
+	// Go downloads allowed: a GOPATH of the workspace's own, filled from
+	// your module cache first, then from the module proxy.
+	p.GoDownloads = true
+	if s, err = p.Spec(); err != nil {
+		t.Fatal(err)
+	}
+	env = strings.Join(s.Env, "\n")
+	gopath := s.Cache.Dir() + "/gopath"
+	for _, want := range []string{"GOPATH=" + gopath + "\n", "GOMODCACHE=" + gopath + "/pkg/mod\n",
+		"GOPROXY=file://" + p.Home + "/go/pkg/mod/cache/download,https://proxy.golang.org,direct", "-modcacherw"} {
+		if !strings.Contains(env+"\n", want) {
+			t.Errorf("with Go downloads, env lacks %q:\n%s", want, env)
+		}
+	}
+	if !slices.Contains(s.Cache.Dirs, "gopath") {
+		t.Errorf("the cache does not make gopath: %v", s.Cache.Dirs)
+	}
+	// Once the workspace has its own module cache, every call uses it
+	// (what a download put there stays usable), offline past your cache.
+	if err := os.MkdirAll(gopath, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.GoDownloads = false
+	if s, err = p.Spec(); err != nil {
+		t.Fatal(err)
+	}
+	env = strings.Join(s.Env, "\n")
+	if !strings.Contains(env, "GOMODCACHE="+gopath+"/pkg/mod") || !strings.Contains(env, "GOPROXY=file://"+p.Home+"/go/pkg/mod/cache/download,off") {
+		t.Errorf("after a download, a call without downloads:\n%s", env)
 	}
 }
 

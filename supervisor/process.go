@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"brig/egress"
+	"brig/internal/egress"
 	"brig/jail"
 )
 

@@ -9,7 +9,7 @@ import (
 	"os"
 	"sync"
 
-	"brig/egress"
+	"brig/internal/egress"
 	"brig/jail"
 )
 

@@ -30,7 +30,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"brig/egress"
+	"brig/internal/egress"
 	"brig/internal/safefs"
 	"brig/jail"
 )

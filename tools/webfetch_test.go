@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"brig/egress"
+	"brig/internal/egress"
 )
 
 func fetchServer(t *testing.T) *httptest.Server {

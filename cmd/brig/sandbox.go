@@ -19,7 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"brig/egress"
+	"brig/internal/egress"
 	"brig/internal/envguard"
 	"brig/internal/safefs"
 	"brig/internal/termsafe"
@@ -189,6 +189,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 		return err
 	}
 	wp.Policy.Sandbox.Network = wp.Policy.Sandbox.Network || o.Net
+	prof.GoDownloads = wp.Policy.GoDownloads()
 	prof.UnixSockets = prof.UnixSockets || o.Unix
 	prof.Limits.Timeout, prof.Limits.OutputBytes = cmp.Or(o.Timeout, prof.Limits.Timeout), o.MaxOutput
 	prof.Limits.Memory, prof.Limits.Processes, prof.Limits.Disk = cmp.Or(o.Memory, prof.Limits.Memory), cmp.Or(o.Procs, prof.Limits.Processes), cmp.Or(o.Disk, prof.Limits.Disk)

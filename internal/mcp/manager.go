@@ -17,7 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"brig/egress"
+	"brig/internal/egress"
 	"brig/internal/safefs"
 	"brig/jail"
 	"brig/policy"

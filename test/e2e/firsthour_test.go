@@ -169,7 +169,7 @@ func TestConfigMistakesStopTheStart(t *testing.T) {
 func TestFirstQuarantineIsKept(t *testing.T) {
 	e := newEnv(t, "anthropic")
 	r := e.run(t, "sandbox", "--", "sh", "-c", "mkdir .vscode && echo planted > .vscode/tasks.json")
-	if r.code != 0 || !strings.Contains(r.stderr, "created the protected path") {
+	if r.code != 0 || !strings.Contains(r.stderr, "the protected path "+e.ws+"/.vscode") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	if _, err := os.Stat(e.ws + "/.vscode"); err == nil {

@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"brig/egress"
+	"brig/internal/egress"
 	"brig/jail"
 	"brig/supervisor"
 )
@@ -1063,6 +1063,12 @@ func proxyCase(name string, payload func(*env) string, attack egress.Verdict) es
 		control: func(t *testing.T, e *env) {
 			s := tcpSink(t)
 			res := run(e, s, egress.Verdict{Allow: true, Named: true, Rule: "Net(domain:127.0.0.1) (test)"})
+			// The client prints SENT once the payload is on its way; without
+			// it, nothing will arrive and waiting for the sink would only
+			// wait out the deadline.
+			if !strings.Contains(string(res.Stdout), "SENT") {
+				controlFail(t, "the client did not get through the proxy the rule allows: %s (%+v)", res.Stdout, res.Connections)
+			}
 			if !s.contains(t, payload(e)) {
 				controlFail(t, "a tunnel the rule allows did not reach the sink: %s", res.Stdout)
 			}

@@ -259,7 +259,7 @@ func ToolTour() []fakeprovider.Turn {
 		{Bash("echo planted > .git/hooks/pre-commit"),
 			[]fakeprovider.Check{Failed(0, true), Has(0, "denied by brig's policy"), Has(0, "git hooks")}},
 		{Bash("curl -sS https://example.com"),
-			[]fakeprovider.Check{Has(0, "Could not resolve host"), Has(0, "[brig: this call had no network")}},
+			[]fakeprovider.Check{Failed(0, true), Has(0, "the network proxy refused example.com:443"), Has(0, "--allow-host example.com")}},
 	}
 	var turns []fakeprovider.Turn
 	for i, s := range steps {

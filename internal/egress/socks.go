@@ -112,16 +112,18 @@ func (s *Session) socks(c net.Conn) {
 		return
 	}
 	rec.Addr = ap.String()
-	if !s.track(up) {
+	sent, ok := s.trackUp(up)
+	if !ok {
 		return
 	}
 	defer s.untrack(up)
+	defer sent()
 	if err := reply(c, socksOK); err != nil {
 		_ = up.Close()
 		fail("the client went away")
 		return
 	}
-	s.tunnel(c, up, &rec)
+	s.tunnel(c, up, &rec, sent)
 	s.record(rec)
 }
 

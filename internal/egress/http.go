@@ -147,10 +147,12 @@ func (s *Session) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.Addr = ap.String()
-	if !s.track(up) {
+	sent, ok := s.trackUp(up)
+	if !ok {
 		return
 	}
 	defer s.untrack(up)
+	defer sent()
 	client, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		_ = up.Close()
@@ -175,7 +177,7 @@ func (s *Session) connect(w http.ResponseWriter, r *http.Request) {
 		}
 		rec.Up += int64(n)
 	}
-	s.tunnel(client, up, &rec)
+	s.tunnel(client, up, &rec, sent)
 	s.record(rec)
 }
 

@@ -549,3 +549,42 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// What a call sent through a tunnel just before it ended reaches the host:
+// Close, which comes when the call's processes are gone, lets each tunnel
+// deliver what its client sent before the client's end. The control: the
+// tunnel's bytes are counted in the record.
+func TestCloseDeliversWhatWasSent(t *testing.T) {
+	srv, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	got := make(chan string, 1)
+	go func() {
+		c, err := srv.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		b, _ := io.ReadAll(c)
+		got <- string(b)
+	}()
+	_, s := start(t, Options{}, SessionOptions{Decider: &rules{allow: map[string]bool{"127.0.0.1": true}}})
+	c := dialConnect(t, s, srv.Addr().String())
+	if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	// The payload, then the client ends and the session is closed at once.
+	if _, err := io.WriteString(c, "LAST-WORDS"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	recs, _ := s.Close()
+	if b := <-got; b != "LAST-WORDS" {
+		t.Fatalf("the host received %q; want what the client sent before the session closed", b)
+	}
+	if len(recs) != 1 || recs[0].Up != int64(len("LAST-WORDS")) {
+		t.Fatalf("records = %+v", recs)
+	}
+}

@@ -188,6 +188,10 @@ func (p *Proxy) Serve(l net.Listener, o SessionOptions) *Session {
 	return s
 }
 
+// DrainTimeout bounds how long Close waits for the tunnels to deliver what
+// the call sent before it ended.
+const DrainTimeout = 2 * time.Second
+
 // Session is the proxy of one call.
 type Session struct {
 	p      *Proxy
@@ -202,6 +206,9 @@ type Session struct {
 	// handlers are the HTTP server's requests in flight (added to only
 	// while the session is open, under mu).
 	handlers sync.WaitGroup
+	// sending are the tunnels' client-to-host directions still copying:
+	// Close lets them deliver what the call sent before it ended.
+	sending sync.WaitGroup
 
 	mu      sync.Mutex
 	closed  bool
@@ -233,6 +240,15 @@ func (s *Session) Close() ([]jail.Connection, int) {
 	s.cancel()
 	_ = s.l.Close()
 	s.httpIn.Close()
+	// The call's processes are gone, so each tunnel's client side ends
+	// after the bytes they sent: let those reach the host (they were sent
+	// to an allowed host during the call), for a moment at most.
+	flushed := make(chan struct{})
+	go func() { s.sending.Wait(); close(flushed) }()
+	select {
+	case <-flushed:
+	case <-time.After(DrainTimeout):
+	}
 	_ = s.srv.Close()
 	for _, c := range open {
 		_ = c.Close()
@@ -263,6 +279,22 @@ func (s *Session) track(c io.Closer) bool {
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
 	return true
+}
+
+// trackUp tracks a dialed upstream connection like track, and counts it
+// among those Close lets deliver what the client sent: the caller calls
+// sent (once is enough; more calls do nothing) when the client's direction
+// has ended or will never start.
+func (s *Session) trackUp(up io.Closer) (sent func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		_ = up.Close()
+		return func() {}, false
+	}
+	s.conns[up] = struct{}{}
+	s.sending.Add(1) // under mu: never after Close began waiting
+	return sync.OnceFunc(s.sending.Done), true
 }
 
 func (s *Session) untrack(c io.Closer) {

@@ -20,8 +20,9 @@ const chunk = 256 << 10
 
 // tunnel copies both ways between the client and the host until both
 // directions have ended, an idle timeout passes with no byte moving either
-// way, or one side stops reading. It adds the bytes to rec.
-func (s *Session) tunnel(client, up net.Conn, rec *jail.Connection) {
+// way, or one side stops reading. It adds the bytes to rec, and calls sent
+// (from trackUp) once the client's direction has ended.
+func (s *Session) tunnel(client, up net.Conn, rec *jail.Connection, sent func()) {
 	var last atomic.Int64 // unix nanoseconds of the last progress either way
 	last.Store(time.Now().UnixNano())
 	var wg sync.WaitGroup
@@ -29,6 +30,7 @@ func (s *Session) tunnel(client, up net.Conn, rec *jail.Connection) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
+		defer sent()
 		upN = s.pipe(up, client, &last)
 	}()
 	go func() {
