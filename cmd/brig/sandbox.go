@@ -209,33 +209,58 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 			return err
 		}
 	}
-	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: o.Argv}, supervisor.IO{Stdout: o.Stdout, Stderr: o.Stderr, Net: sandboxNet(wp.Policy, o.Stderr)})
+	nets := newSandboxNet(wp.Policy, o.Stderr)
+	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: o.Argv}, supervisor.IO{Stdout: o.Stdout, Stderr: o.Stderr, Net: nets})
+	nets.after(res.Connections)
 	return sandboxOutcome(ctx, o, res, err)
 }
 
 // sandboxNet decides brig sandbox's connections by the policy alone (there
 // is no one to ask) and says on stderr which it refused and how to allow
-// each.
-func sandboxNet(p *policy.Policy, stderr io.Writer) egress.Decider {
-	var mu sync.Mutex
-	said := map[string]bool{}
-	return egress.DeciderFunc(func(_ context.Context, r egress.Request) egress.Verdict {
-		nd := p.DecideNet(r.Host)
-		if nd.Tier == policy.Allow {
-			return egress.Verdict{Allow: true, Named: nd.Named, Rule: nd.Rule}
+// each; after the call, refusals the proxy made itself (an address no rule
+// names, a limit) are said too.
+type sandboxNet struct {
+	p      *policy.Policy
+	stderr io.Writer
+	mu     sync.Mutex
+	said   map[string]bool
+}
+
+func newSandboxNet(p *policy.Policy, stderr io.Writer) *sandboxNet {
+	return &sandboxNet{p: p, stderr: stderr, said: map[string]bool{}}
+}
+
+// say writes one refusal of host, once per host.
+func (n *sandboxNet) say(host string, port int, why string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.said[host] {
+		return
+	}
+	n.said[host] = true
+	fmt.Fprintf(n.stderr, "brig: refused a connection to %s: %s\n", termsafe.Line(net.JoinHostPort(host, strconv.Itoa(port))), termsafe.Line(why))
+}
+
+func (n *sandboxNet) Decide(_ context.Context, r egress.Request) egress.Verdict {
+	nd := n.p.DecideNet(r.Host)
+	if nd.Tier == policy.Allow {
+		return egress.Verdict{Allow: true, Named: nd.Named, Rule: nd.Rule}
+	}
+	why := nd.Reason
+	if nd.Tier == policy.Ask {
+		why += "; brig sandbox asks no one: --allow-host " + r.Host + " or a rule " + policy.NetRule(r.Host) + " allows it"
+	}
+	n.say(policy.NormalHost(r.Host), r.Port, why)
+	return egress.Verdict{Reason: why, Rule: nd.Rule}
+}
+
+// after says the refusals of the finished call not said yet.
+func (n *sandboxNet) after(conns []jail.Connection) {
+	for _, c := range conns {
+		if c.Refused != "" {
+			n.say(policy.NormalHost(c.Host), c.Port, c.Refused)
 		}
-		why := nd.Reason
-		if nd.Tier == policy.Ask {
-			why += "; brig sandbox asks no one: --allow-host " + r.Host + " or a rule " + policy.NetRule(r.Host) + " allows it"
-		}
-		mu.Lock()
-		if !said[nd.Host] {
-			said[nd.Host] = true
-			fmt.Fprintf(stderr, "brig: refused a connection to %s: %s\n", termsafe.Line(net.JoinHostPort(r.Host, strconv.Itoa(r.Port))), termsafe.Line(why))
-		}
-		mu.Unlock()
-		return egress.Verdict{Reason: why, Rule: nd.Rule}
-	})
+	}
 }
 
 // explained is the Spec plus what the kernel layer adds, for --explain.
