@@ -235,6 +235,7 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 	stdio := supervisor.IO{Stdout: out, Stderr: out}
 	if spec.Network {
 		d := e.netDecider(id, name, args)
+		d.grant = spec
 		if call.Effect == policy.EffectNetwork {
 			d = d.fixedHost(call.Host, v)
 		}

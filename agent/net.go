@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"brig/internal/egress"
+	"brig/jail"
 	"brig/policy"
 )
 
@@ -35,6 +36,8 @@ type netDecider struct {
 	// the verdict before the call allowed it.
 	only *egress.Verdict
 	host string
+	// grant is the jail the asking call runs in, shown with the question.
+	grant *jail.Spec
 
 	mu      sync.Mutex
 	decided map[string]egress.Verdict // this call's answers, by host
@@ -109,7 +112,7 @@ func (d *netDecider) ask(ctx context.Context, r egress.Request, host string) egr
 		// Decided since (an answer to another call, a saved rule).
 		return egress.Verdict{Allow: v.Tier == policy.Allow, Named: v.Net.Named, Rule: v.Net.Rule, Reason: v.Net.Reason}
 	}
-	ap, err := d.e.askNet(ctx, ApprovalRequest{ToolUseID: d.id, Tool: d.tool, Args: d.args, Verdict: v,
+	ap, err := d.e.askNet(ctx, ApprovalRequest{ToolUseID: d.id, Tool: d.tool, Args: d.args, Verdict: v, Grant: d.grant,
 		Net: &NetRequest{Host: host, Port: r.Port, Via: r.Via}})
 	if err != nil {
 		return egress.Verdict{Reason: fmt.Sprintf("no rule allows %s and the question to the user was cut short (%v)", host, err)}

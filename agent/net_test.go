@@ -68,6 +68,11 @@ func TestNetworkHostAskedOncePerCall(t *testing.T) {
 		len(q.Verdict.Always) != 1 || q.Verdict.Always[0] != "Net(domain:127.0.0.1)" {
 		t.Fatalf("the question: %+v (net %+v)", q, q.Net)
 	}
+	// The question shows the jail the asking call runs in (without it the
+	// terminal said the connection "runs in brig itself").
+	if q.Grant == nil || !q.Grant.Network || q.Grant.Workspace == "" {
+		t.Fatalf("the question carries no grant of the running call: %+v", q.Grant)
+	}
 	if len(o.Net) != 2 || o.Net[0].Rule != "allowed for this call by the user" || o.Net[0].Down == 0 || o.Net[0].Via != "HTTP" {
 		t.Fatalf("connections %+v", o.Net)
 	}
