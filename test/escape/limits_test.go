@@ -208,6 +208,7 @@ func limitCases() []escCase {
 			}},
 		{family: "limits", name: "disk filler", passes: inNoNS,
 			control: func(t *testing.T, e *env) {
+				defer diskLock(t, e)()
 				res := e.sh(diskFiller(0.5), withLimits(func(l *jail.Limits) { l.Disk = 1 << 30; l.FileSize = 256 << 20 }))
 				if !strings.Contains(string(res.Stdout), "FILL-END") || res.Limit != "" || dirSize(filepath.Join(e.ws, "src/fill")) != 128<<20 {
 					controlFail(t, "with 1 GiB of disk, 128 MiB of files were stopped (limit %q, %d bytes): %s", res.Limit, dirSize(filepath.Join(e.ws, "src/fill")), output(res))
@@ -215,8 +216,12 @@ func limitCases() []escCase {
 			},
 			attack: func(t *testing.T, e *env) {
 				// The watch looks every 0.1 s: the call writes 128 MiB at
-				// once and then waits, so other programs freeing disk
-				// space at the same time cannot hide it.
+				// once and then waits. The watch measures free space, so
+				// space others free meanwhile would hide the write: the
+				// suite's other disk fills (this case in other passes and
+				// in the re-executed ones) are removed while the lock is
+				// held, never during another's call.
+				defer diskLock(t, e)()
 				res := e.sh(diskFiller(3), withLimits(func(l *jail.Limits) { l.Disk = 32 << 20; l.FileSize = 256 << 20 }))
 				if res.Limit != jail.LimitDisk || strings.Contains(string(res.Stdout), "FILL-END") {
 					escaped(t, "a call that wrote 128 MiB under a 32 MiB disk limit was not stopped (as %s; limit %q): %s", who(), res.Limit, output(res))
@@ -234,6 +239,25 @@ func limitCases() []escCase {
 
 // diskFiller writes 128 MiB (in src/: without namespaces the top of the
 // workspace takes no new entry), waits wait seconds and says it ended.
+// diskLock takes a lock on the disk cases, shared by every process of the
+// suite (the re-executed passes too), and returns its release, which first
+// removes what the call wrote.
+func diskLock(t *testing.T, e *env) func() {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "brig-escape-disk.lock"), os.O_CREATE|os.O_RDONLY, 0o644) // flock needs no write access: uid 65534 opens root's file too
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return func() {
+		os.RemoveAll(filepath.Join(e.ws, "src/fill"))
+		f.Close() // releases the lock
+	}
+}
+
 func diskFiller(wait float64) string {
 	return fmt.Sprintf(`mkdir -p src/fill && dd if=/dev/zero of=src/fill/f bs=1M count=128 2>/dev/null; sleep %g; echo FILL-END`, wait)
 }
