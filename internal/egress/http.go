@@ -147,12 +147,11 @@ func (s *Session) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.Addr = ap.String()
-	sent, ok := s.trackUp(up)
+	sent, release, ok := s.trackUp(up)
 	if !ok {
 		return
 	}
-	defer s.untrack(up)
-	defer sent()
+	defer release()
 	client, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		_ = up.Close()

@@ -282,19 +282,20 @@ func (s *Session) track(c io.Closer) bool {
 }
 
 // trackUp tracks a dialed upstream connection like track, and counts it
-// among those Close lets deliver what the client sent: the caller calls
-// sent (once is enough; more calls do nothing) when the client's direction
-// has ended or will never start.
-func (s *Session) trackUp(up io.Closer) (sent func(), ok bool) {
+// among those Close lets deliver what the client sent. sent ends that count
+// (once the client's direction has ended; more calls do nothing); release,
+// for a defer, ends it too and stops tracking up.
+func (s *Session) trackUp(up io.Closer) (sent, release func(), ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		_ = up.Close()
-		return func() {}, false
+		return nil, nil, false
 	}
 	s.conns[up] = struct{}{}
 	s.sending.Add(1) // under mu: never after Close began waiting
-	return sync.OnceFunc(s.sending.Done), true
+	sent = sync.OnceFunc(s.sending.Done)
+	return sent, func() { sent(); s.untrack(up) }, true
 }
 
 func (s *Session) untrack(c io.Closer) {

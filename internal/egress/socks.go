@@ -112,12 +112,11 @@ func (s *Session) socks(c net.Conn) {
 		return
 	}
 	rec.Addr = ap.String()
-	sent, ok := s.trackUp(up)
+	sent, release, ok := s.trackUp(up)
 	if !ok {
 		return
 	}
-	defer s.untrack(up)
-	defer sent()
+	defer release()
 	if err := reply(c, socksOK); err != nil {
 		_ = up.Close()
 		fail("the client went away")
