@@ -116,7 +116,10 @@ func DetectFeatures(ctx context.Context) Features {
 	if abi, err := llsys.LandlockGetABIVersion(); err != nil {
 		fail(probeLandlock, landlockProbeError(err))
 	} else {
-		f.LandlockABI = abi
+		f.LandlockABI = CapABI(abi)
+		if f.LandlockABI != abi {
+			f.Errors[probeLandlock] = fmt.Sprintf("capped at ABI %d (the kernel has %d) by %s, a test setting", f.LandlockABI, abi, TestABIEnv)
+		}
 	}
 
 	if err := featProbeSeccomp(); err != nil {

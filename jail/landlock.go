@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -39,13 +40,29 @@ func handledFS(abi int) landlock.AccessFSSet {
 	return 0
 }
 
-// LandlockABI returns the kernel's Landlock ABI version, 0 when unavailable.
+// LandlockABI returns the Landlock ABI version brig uses: the kernel's, 0
+// when unavailable, or lower when TestABIEnv caps it.
 func LandlockABI() int {
 	v, err := ll.LandlockGetABIVersion()
 	if err != nil {
 		return 0
 	}
-	return v
+	return CapABI(v)
+}
+
+// TestABIEnv names the test setting that caps the Landlock ABI brig uses
+// below the kernel's (BRIG_TEST_LANDLOCK_ABI=4 on a kernel with ABI 7), so
+// that the escape suite and the scenarios prove what brig keeps on older
+// kernels. It only ever lowers the ABI; brig doctor and the TUI's banner
+// say when it is set. The supervisor passes it on to its jail children.
+const TestABIEnv = "BRIG_TEST_LANDLOCK_ABI"
+
+// CapABI applies TestABIEnv to a kernel's ABI version.
+func CapABI(kernel int) int {
+	if c, err := strconv.Atoi(os.Getenv(TestABIEnv)); err == nil && c >= 0 && c < kernel {
+		return c
+	}
+	return kernel
 }
 
 // enterOuterDomain puts init, when there is no PID namespace, into a

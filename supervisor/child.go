@@ -146,7 +146,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 			Args: append([]string{"brig-jail-init"}, jail.InitArgs(cg.procFiles()...)...),
 			// One P: init runs one loop on one thread, and a second P only
 			// makes each wake-up start a spinning thread looking for work.
-			Env:         []string{"GOMAXPROCS=1"},
+			Env:         childEnv(),
 			Dir:         "/",
 			Stdout:      outW,
 			Stderr:      errW,
@@ -218,4 +218,15 @@ func (c *child) discard() {
 	c.errR.Close()
 	_ = c.cmd.Wait()
 	c.cg.remove()
+}
+
+// childEnv is a jail child's whole environment: one P, and the test cap on
+// the Landlock ABI when it is set (the child must use the ABI the
+// supervisor planned with).
+func childEnv() []string {
+	env := []string{"GOMAXPROCS=1"}
+	if v, ok := os.LookupEnv(jail.TestABIEnv); ok {
+		env = append(env, jail.TestABIEnv+"="+v)
+	}
+	return env
 }

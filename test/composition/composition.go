@@ -2,8 +2,9 @@
 // environments brig must work the same in: without user namespaces (a user
 // namespace whose user.max_user_namespaces is 0, so brig inside can create
 // none: Ubuntu's AppArmor restriction, Docker's default profile and CI
-// runners look the same to it), as an unprivileged user (uid 65534), and
-// both. It owns nothing but the re-execution.
+// runners look the same to it), as an unprivileged user (uid 65534), both,
+// and with brig's Landlock capped at older kernels' ABIs (jail.TestABIEnv).
+// It owns nothing but the re-execution.
 package composition
 
 import (
@@ -15,10 +16,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"brig/jail"
 )
 
 // Env names the composition a re-executed test binary runs in; unset in
@@ -34,6 +38,7 @@ type Composition struct {
 	Name   string
 	NoNS   bool // in a user namespace that cannot create another
 	Unpriv bool // as uid/gid 65534
+	ABI    int  // brig's Landlock capped at this ABI (0: the kernel's)
 }
 
 // All are the compositions besides the test's own (root, namespaces).
@@ -41,6 +46,11 @@ var All = []Composition{
 	{Name: "no-userns", NoNS: true},
 	{Name: "unprivileged", Unpriv: true},
 	{Name: "no-userns-unprivileged", NoNS: true, Unpriv: true},
+	// Ubuntu 22.04's kernel, and 24.04's (namespaces through brig's
+	// AppArmor profile); the oldest ABI that works without namespaces.
+	{Name: "landlock-abi-1", ABI: 1},
+	{Name: "landlock-abi-4", ABI: 4},
+	{Name: "landlock-abi-6-no-userns", NoNS: true, ABI: 6},
 }
 
 // Current is the composition this process runs in ("" for the test's own
@@ -82,6 +92,9 @@ func Run(t *testing.T, pattern, brig string) {
 			if c.Unpriv && os.Getuid() != 0 {
 				t.Skip("switching to uid 65534 needs a root test run")
 			}
+			if c.ABI >= jail.LandlockABI() {
+				t.Skipf("this kernel has Landlock ABI %d: capping at %d changes nothing", jail.LandlockABI(), c.ABI)
+			}
 			argv := []string{testBin, "-test.count=1", "-test.v", "-test.run", pattern}
 			ctx := context.Background()
 			if d, ok := t.Deadline(); ok {
@@ -118,6 +131,9 @@ func Run(t *testing.T, pattern, brig string) {
 			cmd.Dir = wd
 			cmd.SysProcAttr = attr
 			cmd.Env = append(filterEnv(os.Environ()), Env+"="+c.Name, BinEnv+"="+brigBin, "TMPDIR=/tmp")
+			if c.ABI > 0 {
+				cmd.Env = append(cmd.Env, jail.TestABIEnv+"="+strconv.Itoa(c.ABI))
+			}
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			err = cmd.Run()
@@ -140,6 +156,9 @@ func describe(c Composition) string {
 	if c.NoNS {
 		parts = append(parts, "without user namespaces")
 	}
+	if c.ABI > 0 {
+		parts = append(parts, fmt.Sprintf("with Landlock capped at ABI %d", c.ABI))
+	}
 	if c.Unpriv {
 		parts = append(parts, fmt.Sprintf("as uid %d", unprivID))
 	}
@@ -153,7 +172,7 @@ func filterEnv(env []string) []string {
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case Env, BinEnv, "TMPDIR", "GOCACHE", "GOTMPDIR", "HOME":
+		case Env, BinEnv, "TMPDIR", "GOCACHE", "GOTMPDIR", "HOME", jail.TestABIEnv:
 			continue
 		}
 		out = append(out, kv)
@@ -201,9 +220,13 @@ func Verify(t *testing.T, brig string) {
 	}
 	cmd := exec.Command(brig, "doctor", "--json")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+	if v, ok := os.LookupEnv(jail.TestABIEnv); ok {
+		cmd.Env = append(cmd.Env, jail.TestABIEnv+"="+v)
+	}
 	out, _ := cmd.Output() // doctor exits 1 when a baseline guarantee is missing
 	var got struct {
-		UserNS *bool `json:"user_ns"`
+		UserNS      *bool `json:"user_ns"`
+		LandlockABI int   `json:"landlock_abi"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil || got.UserNS == nil {
 		t.Fatalf("brig doctor --json: %v\n%s", err, out)
@@ -214,5 +237,8 @@ func Verify(t *testing.T, brig string) {
 	case !c.NoNS && !*got.UserNS && name != "":
 		t.Fatalf("composition %s: brig cannot create user namespaces here, so this run is the no-userns one", name)
 	}
-	t.Logf("composition %q: uid %d, user namespaces for brig: %v", name, os.Getuid(), *got.UserNS)
+	if c.ABI > 0 && got.LandlockABI != c.ABI {
+		t.Fatalf("composition %s: brig uses Landlock ABI %d, want it capped at %d", name, got.LandlockABI, c.ABI)
+	}
+	t.Logf("composition %q: uid %d, user namespaces for brig: %v, Landlock ABI %d", name, os.Getuid(), *got.UserNS, got.LandlockABI)
 }

@@ -5,6 +5,7 @@
 package e2e
 
 import (
+	"brig/jail"
 	"brig/test/brigbin"
 	"bytes"
 	"encoding/json"
@@ -57,6 +58,9 @@ func newEnv(t *testing.T, wire string, turns ...fakeprovider.Turn) *env {
 	}
 	t.Cleanup(func() { e.srv.Close() })
 	e.vars = []string{"PATH=/usr/bin:/bin", "HOME=" + e.home, "LANG=C.UTF-8"}
+	if v, ok := os.LookupEnv(jail.TestABIEnv); ok {
+		e.vars = append(e.vars, jail.TestABIEnv+"="+v) // a run capped at an older kernel's Landlock
+	}
 	switch wire {
 	case "anthropic":
 		e.vars = append(e.vars, "ANTHROPIC_API_KEY=sk-ant-e2e-secret", "ANTHROPIC_BASE_URL="+e.srv.URL())

@@ -1652,6 +1652,9 @@ func runBomb(t *testing.T, e *env, bombCap, limit int) bomb {
 	close(stop)
 	<-done
 	b.err = err
+	if why := unenforceable(e.pass, err); why != "" {
+		notApplicable(t, "%s", why)
+	}
 	if err != nil {
 		// Not judged by itself (it is what a crashed init looks like);
 		// what matters is the bound and that nothing survives.

@@ -101,11 +101,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"brig/jail"
 	"brig/supervisor"
 )
 
@@ -386,6 +388,44 @@ func TestWithoutUserNamespaces(t *testing.T) {
 	t.Logf("pass without user namespaces (root, and uid 65534 within it) passed:\n%s", summaryLines(text))
 }
 
+// TestAtOlderLandlockABIs re-executes this test binary (the root run only)
+// with brig's Landlock capped (jail.TestABIEnv) at each ABI from 1 up to
+// this kernel's, so the full jail is proved as it is on older kernels:
+// with namespaces, without them (where ABI 6 is needed to contain a call's
+// processes, below it the jail refuses as it must: not applicable), as root
+// and as uid 65534. The layer passes run only at the kernel's own ABI.
+func TestAtOlderLandlockABIs(t *testing.T) {
+	t.Parallel()
+	switch {
+	case os.Getenv(jail.TestABIEnv) != "":
+		t.Skip("this process is a capped run")
+	case noUserNSPass || unprivPass:
+		t.Skip("started by the root run")
+	case os.Getuid() != 0:
+		t.Skip("the capped runs are started by the root run (run the suite as root)")
+	}
+	kernel := jail.LandlockABI()
+	if kernel < 2 {
+		t.Skipf("this kernel has Landlock ABI %d: nothing below it to cap at", kernel)
+	}
+	for abi := 1; abi < kernel; abi++ {
+		ctx, cancel, timeoutArgs := childDeadline(t)
+		args := append([]string{"-test.count=1", "-test.run", "^(TestEscape|TestGitCommit|TestUnprivileged|TestWithoutUserNamespaces)$"}, timeoutArgs...)
+		cmd := exec.CommandContext(ctx, filepath.Join(binDir, "escape.test"), args...)
+		cmd.Dir = binDir
+		cmd.Env = append(os.Environ(), jail.TestABIEnv+"="+strconv.Itoa(abi), envBinDir+"="+binDir, envPasses+"=full")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		cancel()
+		if err != nil {
+			t.Errorf("the run capped at Landlock ABI %d failed (%v); its output follows\n%s", abi, err, out.String())
+			continue
+		}
+		t.Logf("capped at Landlock ABI %d: passed\n%s", abi, summaryLines(out.String()))
+	}
+}
+
 // childDeadline gives a re-executed pass what is left of this test's
 // deadline (go test -timeout), minus time to report: a slow machine makes
 // it slower, never failed.
@@ -460,6 +500,9 @@ func TestUnprivileged(t *testing.T) {
 		"HOME=/nonexistent", "LANG=C.UTF-8", "TMPDIR=/tmp",
 		envUnpriv + "=1", envBinDir + "=" + binDir,
 		envNoUserNS + "=" + os.Getenv(envNoUserNS), envPasses + "=" + os.Getenv(envPasses),
+	}
+	if v, ok := os.LookupEnv(jail.TestABIEnv); ok {
+		cmd.Env = append(cmd.Env, jail.TestABIEnv+"="+v) // a run capped at an older Landlock stays capped
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

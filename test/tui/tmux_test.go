@@ -5,6 +5,7 @@
 package tui
 
 import (
+	"brig/jail"
 	"brig/test/brigbin"
 	"bytes"
 	"encoding/json"
@@ -82,6 +83,9 @@ func (tm *term) launch(args ...string) {
 	}
 	for _, a := range append([]string{brig, "--model", model}, args...) {
 		q = append(q, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	if v, ok := os.LookupEnv(jail.TestABIEnv); ok {
+		provider += " " + jail.TestABIEnv + "=" + v // a run capped at an older kernel's Landlock
 	}
 	body := fmt.Sprintf("#!/bin/sh\ncd %s\nexec env -i PATH=/usr/bin:/bin HOME=%s TERM=xterm-256color LANG=C.UTF-8 %s %s\n",
 		tm.ws, tm.home, provider, strings.Join(q, " "))
