@@ -22,7 +22,7 @@ func CommandResult(res jail.Result, grant *jail.Spec) Result {
 	both := t.Stdout > 0 && t.Stderr > 0
 	var b strings.Builder
 	w := chunkWriter{b: &b, label: both}
-	for _, c := range t.Head {
+	for _, c := range wholeLines(t.Head) {
 		w.write(c)
 	}
 	if t.Omitted > 0 {
@@ -31,7 +31,7 @@ func CommandResult(res jail.Result, grant *jail.Spec) Result {
 			humanBytes(t.Omitted), t.OmittedLines, humanBytes(t.Stdout+t.Stderr))
 		w.last = -1 // label the tail's first run again
 	}
-	for _, c := range t.Tail {
+	for _, c := range wholeLines(t.Tail) {
 		w.write(c)
 	}
 	output := b.String()
@@ -70,6 +70,42 @@ func CommandResult(res jail.Result, grant *jail.Spec) Result {
 	}
 	r.Text = strings.ToValidUTF8(b.String(), "\uFFFD")
 	return r
+}
+
+// wholeLines keeps each stream's lines whole: a line one stream left open
+// (curl writes "curl: (7) Failed to connect" and " to host port 80\n" in
+// two writes) is finished by that stream's next bytes before the other
+// stream's output is shown, instead of being split by a label. Each line
+// keeps the place where its first byte was read, and each stream's own
+// order never changes.
+func wholeLines(cs []jail.Chunk) []jail.Chunk {
+	var out []jail.Chunk
+	open := [2]int{-1, -1} // per stream: the chunk in out whose last line is unfinished
+	for _, c := range cs {
+		s := 0
+		if c.Stderr {
+			s = 1
+		}
+		d := c.Data
+		if k := open[s]; k >= 0 {
+			end := bytes.IndexByte(d, '\n') + 1 // 0: the line goes on
+			if end == 0 {
+				end = len(d)
+			} else {
+				open[s] = -1
+			}
+			out[k].Data = append(out[k].Data, d[:end]...)
+			d = d[end:]
+		}
+		if len(d) == 0 {
+			continue
+		}
+		out = append(out, jail.Chunk{Stderr: c.Stderr, Data: bytes.Clone(d)})
+		if d[len(d)-1] != '\n' {
+			open[s] = len(out) - 1
+		}
+	}
+	return out
 }
 
 // chunkWriter writes runs of output, labelling each run with its stream

@@ -27,6 +27,11 @@ func TestCommandResult(t *testing.T) {
 			Head:   []jail.Chunk{chunk(false, "building\n"), chunk(true, "warning: w\n"), chunk(false, "linking")},
 			Stdout: 16, Stderr: 11}},
 			isError: true, want: "[stdout]\nbuilding\n[stderr]\nwarning: w\n[stdout]\nlinking\n[exit code 2]"},
+		{name: "a line split by the other stream stays whole", res: jail.Result{ExitCode: 7, Transcript: jail.Transcript{
+			Head: []jail.Chunk{chunk(true, "curl: (7) Failed to connect"), chunk(false, "000\n"), chunk(true, " to 127.0.0.1 port 80\nsecond"),
+				chunk(false, "done\n"), chunk(true, " line\n")},
+			Stdout: 9, Stderr: 62}},
+			isError: true, want: "[stderr]\ncurl: (7) Failed to connect to 127.0.0.1 port 80\n[stdout]\n000\n[stderr]\nsecond line\n[stdout]\ndone\n[exit code 7]"},
 		{name: "no output", res: jail.Result{}, want: "(no output)\n[exit code 0]"},
 		{name: "separately captured streams", res: jail.Result{ExitCode: 2, Stdout: []byte("out"), Stderr: []byte("err\n")},
 			isError: true, want: "[stdout]\nout\n[stderr]\nerr\n[exit code 2]"},
