@@ -192,7 +192,7 @@ func (l *Log) tail(f *os.File) (int64, Ref, error) {
 	if size == 0 {
 		return 0, Ref{}, nil
 	}
-	end, err := lastNewline(f, size)
+	end, err := fsutil.LastNewline(f, size)
 	if err != nil {
 		return 0, Ref{}, err
 	}
@@ -201,7 +201,7 @@ func (l *Log) tail(f *os.File) (int64, Ref, error) {
 		if _, err := f.ReadAt(torn, end); err != nil {
 			return 0, Ref{}, err
 		}
-		if err := appendFile(l.Path()+tornExt, torn); err != nil {
+		if err := fsutil.AppendSync(l.Path()+tornExt, torn); err != nil {
 			return 0, Ref{}, fmt.Errorf("keep the torn last line before cutting it: %w", err)
 		}
 		if err := f.Truncate(end); err != nil {
@@ -211,7 +211,7 @@ func (l *Log) tail(f *os.File) (int64, Ref, error) {
 	if end == 0 {
 		return 0, Ref{}, nil
 	}
-	start, err := lastNewline(f, end-1)
+	start, err := fsutil.LastNewline(f, end-1)
 	if err != nil {
 		return 0, Ref{}, err
 	}
@@ -224,41 +224,6 @@ func (l *Log) tail(f *os.File) (int64, Ref, error) {
 		return 0, Ref{}, fmt.Errorf("its last record is damaged (%v); see brig log verify", err)
 	}
 	return end, Ref{Seq: rec.Seq, Hash: claimed}, nil
-}
-
-// lastNewline returns the offset just past the last '\n' before size (0 if
-// there is none).
-func lastNewline(f *os.File, size int64) (int64, error) {
-	const block = 64 << 10
-	buf := make([]byte, block)
-	for end := size; end > 0; {
-		start := max(end-block, 0)
-		b := buf[:end-start]
-		if _, err := f.ReadAt(b, start); err != nil {
-			return 0, err
-		}
-		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-			return start + int64(i) + 1, nil
-		}
-		end = start
-	}
-	return 0, nil
-}
-
-func appendFile(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // headSize is the head file's fixed length: the head is rewritten in

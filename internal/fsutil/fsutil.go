@@ -7,6 +7,7 @@
 package fsutil
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -127,3 +128,41 @@ func WithFileLock(ctx context.Context, f *os.File, fn func() error) error {
 
 // SyncDir flushes dir's entries (a created, renamed or removed file) to disk.
 func SyncDir(dir string) error { return syncDir(dir) }
+
+// AppendSync appends b to the file at path (created 0600, never through a
+// symbolic link) and syncs it before closing.
+func AppendSync(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// LastNewline returns the offset just past the last '\n' in f before size
+// (0 if there is none), reading backwards in blocks: where the last whole
+// line of an append-only file ends.
+func LastNewline(f *os.File, size int64) (int64, error) {
+	const block = 64 << 10
+	buf := make([]byte, block)
+	for end := size; end > 0; {
+		start := max(end-block, 0)
+		b := buf[:end-start]
+		if _, err := f.ReadAt(b, start); err != nil {
+			return 0, fmt.Errorf("read the end of %s: %w", f.Name(), err)
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
+}

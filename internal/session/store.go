@@ -350,7 +350,7 @@ func (s *Session) repairTail(size int64) (int64, error) {
 	if last[0] == '\n' {
 		return size, nil
 	}
-	keep, err := lastNewline(s.f, size)
+	keep, err := fsutil.LastNewline(s.f, size)
 	if err != nil {
 		return 0, err
 	}
@@ -361,7 +361,7 @@ func (s *Session) repairTail(size int64) (int64, error) {
 	if _, err := s.f.ReadAt(torn, keep); err != nil {
 		return 0, fmt.Errorf("read the torn tail: %w", err)
 	}
-	if err := appendFile(s.path+tornExt, torn); err != nil {
+	if err := fsutil.AppendSync(s.path+tornExt, torn); err != nil {
 		return 0, fmt.Errorf("keep the torn tail before repairing: %w", err)
 	}
 	if err := s.f.Truncate(keep); err != nil {
@@ -373,39 +373,4 @@ func (s *Session) repairTail(size int64) (int64, error) {
 	s.store.log.Warn("session: cut an incomplete last record (left by a crash mid-write) before appending",
 		"session", s.id, "file", s.path, "bytes", len(torn), "kept_in", s.path+tornExt)
 	return keep, nil
-}
-
-// lastNewline returns the offset just past the last '\n' before size (0 if
-// there is none), reading backwards in blocks.
-func lastNewline(f *os.File, size int64) (int64, error) {
-	const block = 64 << 10
-	buf := make([]byte, block)
-	for end := size; end > 0; {
-		start := max(end-block, 0)
-		b := buf[:end-start]
-		if _, err := f.ReadAt(b, start); err != nil {
-			return 0, fmt.Errorf("read the end of the file: %w", err)
-		}
-		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-			return start + int64(i) + 1, nil
-		}
-		end = start
-	}
-	return 0, nil
-}
-
-func appendFile(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
