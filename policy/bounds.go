@@ -10,6 +10,7 @@ package policy
 // names it (--add-dir).
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -327,6 +328,9 @@ type Beyond struct {
 	// ("" when there is none, as for a host).
 	Rule string `json:"rule"`
 	Flag string `json:"flag,omitempty"`
+	// Config is the user's own config file the rule would go in, as the
+	// user writes it (~ for the home directory); "" for the default.
+	Config string `json:"config,omitempty"`
 }
 
 // Hint says how the user can allow it.
@@ -335,7 +339,7 @@ func (b Beyond) Hint() string {
 	if b.Flag != "" {
 		ways = append(ways, "run brig -p with "+b.Flag)
 	}
-	ways = append(ways, "add "+b.Rule+" to the allow rules of ~/.config/brig/config.toml")
+	ways = append(ways, "add "+b.Rule+" to the allow rules of "+cmp.Or(b.Config, "~/.config/brig/config.toml"))
 	return strings.Join(ways, ", or ")
 }
 

@@ -219,3 +219,29 @@ network = true
 		}
 	}
 }
+
+// The hint for a host beyond the profile names the user's own config file
+// as loaded (XDG_CONFIG_HOME moves it), the home directory written as ~;
+// without one known, the default.
+func TestBeyondHintNamesTheUsersConfig(t *testing.T) {
+	f := newModeFixture(t, "")
+	call := Call{Tool: "bash", Effect: EffectNetwork, Host: "pkg.example"}
+	hint := func(p *Policy) string {
+		v := p.Decide(call)
+		if len(v.Beyond) != 1 {
+			t.Fatalf("beyond %+v (%s)", v.Beyond, v.Reason)
+		}
+		return v.Beyond[0].Hint()
+	}
+	if h := hint(f.policy(t, ModeAsk)); !strings.HasSuffix(h, "Net(domain:pkg.example) to the allow rules of ~/.config/brig/config.toml") {
+		t.Errorf("default: %s", h)
+	}
+	f.loaded.Files.Global = f.home + "/xdg/brig/config.toml"
+	if h := hint(f.policy(t, ModeAsk)); !strings.HasSuffix(h, "to the allow rules of ~/xdg/brig/config.toml") {
+		t.Errorf("XDG_CONFIG_HOME under home: %s", h)
+	}
+	f.loaded.Files.Global = "/etc/brig-user/config.toml"
+	if h := hint(f.policy(t, ModeAsk)); !strings.HasSuffix(h, "to the allow rules of /etc/brig-user/config.toml") {
+		t.Errorf("elsewhere: %s", h)
+	}
+}

@@ -303,8 +303,9 @@ func (p *Policy) applyMode(v *Verdict, mode Mode) {
 		return
 	case len(v.Beyond) > 0:
 		var what []string
-		for _, b := range v.Beyond {
+		for i, b := range v.Beyond {
 			what = append(what, b.What)
+			v.Beyond[i].Config = p.userConfig()
 		}
 		v.Tier = Ask
 		v.Reason = fmt.Sprintf("%s — beyond the %s jail profile of %s mode, so only the user can allow it", strings.Join(what, "; "), mode.Profile(), mode)
@@ -586,4 +587,14 @@ func (p *Policy) Remember(ctx context.Context, persist bool, texts ...string) er
 	}
 	p.AllowForSession(rules...)
 	return nil
+}
+
+// userConfig is the user's global config file as the user writes it (~
+// for the home directory), for hints; "" when unknown.
+func (p *Policy) userConfig() string {
+	f := p.Loaded.Files.Global
+	if rel, ok := strings.CutPrefix(f, p.Machine.Home+"/"); ok && p.Machine.Home != "" {
+		return "~/" + rel
+	}
+	return f
 }
