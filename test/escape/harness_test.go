@@ -415,13 +415,23 @@ func (e *env) parentEnv() []string {
 // command that hangs, not a budget: every call ends by itself well before
 // it (cases that are about the timeout set their own), so a slow machine
 // never turns into a failure.
+//
+// Without a user namespace an ordinary user's RLIMIT_NPROC counts every
+// task of the uid, and this pass runs up to 16 calls at once, each with
+// its Go init and worker threads, beside the test binary's own: a call
+// then gets brig's default budget, or its first fork fails for what the
+// others hold (cases about the process limit set their own).
 func defaultLimits() jail.Limits {
+	procs := uint64(256)
+	if sup != nil && !sup.Namespaces() && os.Getuid() != 0 {
+		procs = jail.DefaultLimits().Processes
+	}
 	return jail.Limits{
 		Timeout:     60 * time.Second,
 		OutputBytes: 1 << 20,
 		FileSize:    64 << 20,
 		OpenFiles:   1024,
-		Processes:   256,
+		Processes:   procs,
 		Memory:      1 << 30,
 		TmpBytes:    64 << 20,
 	}

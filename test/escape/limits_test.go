@@ -331,7 +331,16 @@ func TestLimitsKeepTheSession(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(home, ".config", "brig", "config.toml"), []byte("[limits]\nmemory = \"256M\"\nprocesses = 64\ntimeout = \"60s\"\n"), 0o644); err != nil {
+	// Without a user namespace an ordinary user's RLIMIT_NPROC counts
+	// every process of the uid on the machine (other passes of this suite
+	// run as uid 65534 at the same time, each Go test binary with its
+	// threads): the call's budget is 64 beyond what the uid holds now, with
+	// room for those passes to grow, or the hog's first fork already fails.
+	procs := 64
+	if !sup.Namespaces() && os.Getuid() != 0 {
+		procs += uidTasks(os.Getuid()) + 256
+	}
+	if err := os.WriteFile(filepath.Join(home, ".config", "brig", "config.toml"), []byte(fmt.Sprintf("[limits]\nmemory = \"256M\"\nprocesses = %d\ntimeout = \"60s\"\n", procs)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// The probe goes into the workspace: /tmp (where the test keeps it) is
@@ -357,6 +366,9 @@ func TestLimitsKeepTheSession(t *testing.T) {
 	cmd := exec.CommandContext(ctx, brigBin, "--model", "claude-sonnet-4-5", "-p", "stress it", "--mode", "auto", "--yes", "--output", "json")
 	cmd.Dir = ws
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "LANG=C.UTF-8", "ANTHROPIC_API_KEY=sk-ant-limits", "ANTHROPIC_BASE_URL=" + srv.URL()}
+	if v, ok := os.LookupEnv(jail.TestABIEnv); ok {
+		cmd.Env = append(cmd.Env, jail.TestABIEnv+"="+v) // a capped run stays capped
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
