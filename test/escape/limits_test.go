@@ -160,6 +160,12 @@ func limitCases() []escCase {
 				case res.Limit == jail.LimitProcesses && !res.TimedOut:
 				case shared && res.TimedOut && created <= 128:
 					t.Logf("held at %d processes by the user's shared RLIMIT_NPROC and ended by its timeout (no user namespace)", created)
+				case res.TimedOut && created < 64:
+					// The kernel counts tasks init has not reaped yet; on a
+					// loaded machine init's count can stay just under the
+					// limit while every fork already fails: bounded, and
+					// ended by the timeout (README, Resource limits).
+					t.Logf("held at %d processes by RLIMIT_NPROC just under the watch's count and ended by its timeout", created)
 				default:
 					escaped(t, "a fork bomb under a limit of 64 (as %s) was not stopped by it (limit %q, timed out %v, ran %s, created %d)", who(), res.Limit, res.TimedOut, res.Duration, created)
 				}
