@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"brig/internal/checkpoint/treetest"
 	"context"
 	"errors"
 	"fmt"
@@ -17,81 +18,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// fileState is one path of a tree as a test compares it: byte-exact.
-type fileState struct {
-	Type    string
-	Mode    fs.FileMode
-	Content string
-}
-
-// treeState reads everything under dir (not following links), except
-// what skip names (relative paths of directories left out).
-func treeState(t *testing.T, dir string, skip ...string) map[string]fileState {
-	t.Helper()
-	out := map[string]fileState{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if slices.Contains(skip, rel) {
-			return fs.SkipDir
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		st := fileState{Mode: fi.Mode()}
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			st.Type = "link"
-			st.Content, _ = os.Readlink(p)
-		case fi.IsDir():
-			st.Type = "dir"
-		default:
-			st.Type = "file"
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			st.Content = string(b)
-		}
-		out[rel] = st
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func diffStates(want, got map[string]fileState) string {
-	var d []string
-	for k, w := range want {
-		g, ok := got[k]
-		switch {
-		case !ok:
-			d = append(d, "missing "+k)
-		case g != w:
-			d = append(d, fmt.Sprintf("%s: want %s %v %q, got %s %v %q", k, w.Type, w.Mode, trunc(w.Content), g.Type, g.Mode, trunc(g.Content)))
-		}
-	}
-	for k := range got {
-		if _, ok := want[k]; !ok {
-			d = append(d, "extra "+k)
-		}
-	}
-	slices.Sort(d)
-	return strings.Join(d, "\n")
-}
-
-func trunc(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
-}
 
 // rig is a workspace and a store.
 type rig struct {
@@ -211,7 +137,7 @@ func (r *rig) seed() {
 func TestUndoMess(t *testing.T) {
 	r := newRig(t)
 	r.seed()
-	before := treeState(t, r.ws)
+	before := treetest.Read(t, r.ws)
 	cs := r.call(`rm -rf src && sed -i 's/alpha/ALPHA/' README.md && chmod 600 run.sh && printf '\377\000x' > bin.dat &&
 		ln -sf README.md link && mkdir -p new/deep/tree && echo n > new/deep/tree/f && rmdir empty && chmod 700 new`)
 	if cs.Empty() {
@@ -230,7 +156,7 @@ func TestUndoMess(t *testing.T) {
 	if !rep.Applied || len(rep.Calls) != 1 || rep.Calls[0].ID != "call1" {
 		t.Fatalf("report %+v", rep)
 	}
-	if d := diffStates(before, treeState(t, r.ws)); d != "" {
+	if d := treetest.Diff(before, treetest.Read(t, r.ws)); d != "" {
 		t.Fatalf("not restored exactly:\n%s", d)
 	}
 	// Nothing left to undo.
@@ -246,10 +172,10 @@ func TestUndoMess(t *testing.T) {
 func TestPermissions(t *testing.T) {
 	r := newRig(t)
 	r.seed()
-	before := treeState(t, r.ws)
+	before := treetest.Read(t, r.ws)
 	r.call(`touch empty/x && chmod 555 empty && chmod 000 src/lib && chmod 444 README.md`)
 	r.mustUndo(UndoOptions{})
-	if d := diffStates(before, treeState(t, r.ws)); d != "" {
+	if d := treetest.Diff(before, treetest.Read(t, r.ws)); d != "" {
 		t.Fatalf("not restored:\n%s", d)
 	}
 }
@@ -260,7 +186,7 @@ func TestUndoTo(t *testing.T) {
 	r := newRig(t)
 	r.seed()
 	r.call(`echo one >> README.md`)
-	afterFirst := treeState(t, r.ws)
+	afterFirst := treetest.Read(t, r.ws)
 	r.call(`echo two >> README.md && rm run.sh`)
 	r.call(`mkdir x && echo y > x/y && chmod 000 bin.dat`)
 	r.callOn(`true`) // a call that changed nothing is skipped
@@ -268,7 +194,7 @@ func TestUndoTo(t *testing.T) {
 	if len(rep.Calls) != 2 || rep.Calls[0].ID != "call2" || rep.Calls[1].ID != "call3" {
 		t.Fatalf("undid %+v", rep.Calls)
 	}
-	if d := diffStates(afterFirst, treeState(t, r.ws)); d != "" {
+	if d := treetest.Diff(afterFirst, treetest.Read(t, r.ws)); d != "" {
 		t.Fatalf("not back to after call 1:\n%s", d)
 	}
 	calls, err := r.store.Calls("s1")
@@ -296,10 +222,10 @@ func TestUndoKeepsEditsBetweenCalls(t *testing.T) {
 	r.seed()
 	r.call(`echo call1 >> README.md`)
 	r.write("run.sh", "user's own edit\n", 0o755) // outside brig, between calls
-	userState := treeState(t, r.ws)
+	userState := treetest.Read(t, r.ws)
 	r.call(`echo call2 >> run.sh`)
 	r.mustUndo(UndoOptions{})
-	if d := diffStates(userState, treeState(t, r.ws)); d != "" {
+	if d := treetest.Diff(userState, treetest.Read(t, r.ws)); d != "" {
 		t.Fatalf("undo of call 2 lost the user's edit:\n%s", d)
 	}
 }
@@ -310,12 +236,12 @@ func TestUndoKeepsEditsBetweenCalls(t *testing.T) {
 func TestUndoConflict(t *testing.T) {
 	r := newRig(t)
 	r.seed()
-	before := treeState(t, r.ws)
+	before := treetest.Read(t, r.ws)
 	r.call(`echo by-brig >> README.md && rm run.sh && mkdir made && echo x > made/f`)
 	r.write("README.md", "the user's later edit\n", 0o644)
 	r.write("run.sh", "recreated by the user\n", 0o755)
 	r.write("made/mine.txt", "a file of the user's\n", 0o644)
-	mid := treeState(t, r.ws)
+	mid := treetest.Read(t, r.ws)
 	rep, err := r.undo(UndoOptions{})
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("undo over outside changes: %v", err)
@@ -335,18 +261,18 @@ func TestUndoConflict(t *testing.T) {
 	if rep.Applied {
 		t.Fatal("a refused undo says it applied")
 	}
-	if d := diffStates(mid, treeState(t, r.ws)); d != "" {
+	if d := treetest.Diff(mid, treetest.Read(t, r.ws)); d != "" {
 		t.Fatalf("a refused undo changed files:\n%s", d)
 	}
 	rep = r.mustUndo(UndoOptions{Force: true})
-	got := treeState(t, r.ws)
+	got := treetest.Read(t, r.ws)
 	// made/ stays, with the user's file in it; everything else as before.
 	if got["made/mine.txt"].Content != "a file of the user's\n" {
 		t.Fatalf("force removed the user's file: %+v", got)
 	}
 	delete(got, "made")
 	delete(got, "made/mine.txt")
-	if d := diffStates(before, got); d != "" {
+	if d := treetest.Diff(before, got); d != "" {
 		t.Fatalf("forced undo:\n%s", d)
 	}
 	// What --force overwrote is in the store.
@@ -430,7 +356,7 @@ func TestExcluded(t *testing.T) {
 	r.write("node_modules/dep/index.js", "module.exports = 1\n", 0o644)
 	r.write(".git/HEAD", "ref: refs/heads/main\n", 0o644)
 	r.write("target/debug/out", "bin", 0o644) // no Cargo.toml beside it: an ordinary directory
-	before := treeState(t, r.ws, "node_modules", ".git")
+	before := treetest.Read(t, r.ws, "node_modules", ".git")
 	cs := r.call(`rm -rf node_modules/dep && mkdir node_modules/other && echo 2 > .git/HEAD && echo x > .git/ORIG_HEAD && echo y >> README.md && rm -r target`)
 	if !slices.ContainsFunc(cs.Excluded, func(n Note) bool { return strings.HasSuffix(n.Path, "/node_modules") }) {
 		t.Fatalf("excluded %+v", cs.Excluded)
@@ -447,7 +373,7 @@ func TestExcluded(t *testing.T) {
 		}
 	}
 	r.mustUndo(UndoOptions{})
-	if d := diffStates(before, treeState(t, r.ws, "node_modules", ".git")); d != "" {
+	if d := treetest.Diff(before, treetest.Read(t, r.ws, "node_modules", ".git")); d != "" {
 		t.Fatalf("not restored:\n%s", d)
 	}
 	if b, _ := os.ReadFile(r.ws + "/.git/HEAD"); string(b) != "2\n" {
@@ -470,13 +396,13 @@ func TestExcluded(t *testing.T) {
 func TestRoots(t *testing.T) {
 	r := newRig(t)
 	r.seed()
-	before := treeState(t, r.ws)
+	before := treetest.Read(t, r.ws)
 	cs := r.callOn(`echo new > created.txt && echo changed > README.md && echo sub > src/lib/x`, r.ws+"/created.txt", r.ws+"/README.md", r.ws+"/src/lib")
 	if cs.Created != 2 || cs.Modified != 1 {
 		t.Fatalf("change set %+v", cs)
 	}
 	r.mustUndo(UndoOptions{})
-	if d := diffStates(before, treeState(t, r.ws)); d != "" {
+	if d := treetest.Diff(before, treetest.Read(t, r.ws)); d != "" {
 		t.Fatalf("not restored:\n%s", d)
 	}
 }
@@ -487,7 +413,7 @@ func TestRoots(t *testing.T) {
 func TestCrashMidCall(t *testing.T) {
 	r := newRig(t)
 	r.seed()
-	before := treeState(t, r.ws)
+	before := treetest.Read(t, r.ws)
 	if _, err := r.store.Before(context.Background(), "s1", "crashed", "bash", []string{r.ws}); err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +433,7 @@ func TestCrashMidCall(t *testing.T) {
 		t.Fatalf("the crashed call's changes: %+v", c)
 	}
 	r.mustUndo(UndoOptions{To: "crashed"})
-	if d := diffStates(before, treeState(t, r.ws)); d != "" {
+	if d := treetest.Diff(before, treetest.Read(t, r.ws)); d != "" {
 		t.Fatalf("not restored:\n%s", d)
 	}
 }
@@ -522,14 +448,14 @@ func TestSymlinkPlanted(t *testing.T) {
 	os.Mkdir(outside, 0o755)
 	os.WriteFile(outside+"/main.go", []byte("outside canary"), 0o644)
 	os.WriteFile(outside+"/README.md", []byte("outside readme"), 0o644)
-	outBefore := treeState(t, outside)
-	before := treeState(t, r.ws)
+	outBefore := treetest.Read(t, outside)
+	before := treetest.Read(t, r.ws)
 	r.call(`rm -rf src && ln -s ` + outside + ` src && rm README.md && ln -s ` + outside + `/README.md README.md`)
 	r.mustUndo(UndoOptions{})
-	if d := diffStates(before, treeState(t, r.ws)); d != "" {
+	if d := treetest.Diff(before, treetest.Read(t, r.ws)); d != "" {
 		t.Fatalf("not restored:\n%s", d)
 	}
-	if d := diffStates(outBefore, treeState(t, outside)); d != "" {
+	if d := treetest.Diff(outBefore, treetest.Read(t, outside)); d != "" {
 		t.Fatalf("undo wrote through a planted link:\n%s", d)
 	}
 }
@@ -549,7 +475,7 @@ func TestSymlinkOnRootPath(t *testing.T) {
 func TestTornIndex(t *testing.T) {
 	r := newRig(t)
 	r.seed()
-	before := treeState(t, r.ws)
+	before := treetest.Read(t, r.ws)
 	r.call(`echo 1 >> README.md`)
 	f, _ := os.OpenFile(filepath.Join(r.dir, indexName), os.O_WRONLY|os.O_APPEND, 0)
 	f.Write(make([]byte, 20))
@@ -560,7 +486,7 @@ func TestTornIndex(t *testing.T) {
 		t.Fatalf("index size %d", st.Size())
 	}
 	r.mustUndo(UndoOptions{To: "1"})
-	if d := diffStates(before, treeState(t, r.ws)); d != "" {
+	if d := treetest.Diff(before, treetest.Read(t, r.ws)); d != "" {
 		t.Fatalf("not restored:\n%s", d)
 	}
 }

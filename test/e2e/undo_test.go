@@ -1,9 +1,9 @@
 package e2e
 
 import (
+	"brig/internal/checkpoint/treetest"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -18,72 +18,6 @@ import (
 	"brig/test/fakeprovider"
 	"brig/test/scenario"
 )
-
-// fileState is one path as the undo tests compare it: byte-exact.
-type fileState struct {
-	Type    string
-	Mode    fs.FileMode
-	Content string
-}
-
-// treeState reads everything under dir without following links, except
-// .git (which undo never touches).
-func treeState(t *testing.T, dir string) map[string]fileState {
-	t.Helper()
-	out := map[string]fileState{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == ".git" {
-			return fs.SkipDir
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		st := fileState{Mode: fi.Mode()}
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			st.Type = "link"
-			st.Content, _ = os.Readlink(p)
-		case fi.IsDir():
-			st.Type = "dir"
-		default:
-			st.Type = "file"
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			st.Content = string(b)
-		}
-		out[rel] = st
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func sameTree(want, got map[string]fileState) string {
-	var d []string
-	for k, w := range want {
-		if g, ok := got[k]; !ok {
-			d = append(d, "missing "+k)
-		} else if g != w {
-			d = append(d, fmt.Sprintf("%s: want %s %v %q, got %s %v %q", k, w.Type, w.Mode, w.Content, g.Type, g.Mode, g.Content))
-		}
-	}
-	for k := range got {
-		if _, ok := want[k]; !ok {
-			d = append(d, "extra "+k)
-		}
-	}
-	slices.Sort(d)
-	return strings.Join(d, "\n")
-}
 
 // messyWorkspace fills the workspace with what the scenario damages: a
 // source tree, a text file, a binary, a script, a symlink.
@@ -127,7 +61,7 @@ func TestUndoScenario(t *testing.T) {
 		fakeprovider.Turn{Text: "Understood."},
 	)
 	messyWorkspace(t, e.ws)
-	before := treeState(t, e.ws)
+	before := treetest.Read(t, e.ws, ".git")
 	r := e.run(t, append(modelArgs("anthropic"), "-p", "tidy up", "--mode", "auto", "--yes", "--output", "json")...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -178,7 +112,7 @@ func TestUndoScenario(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("undo --to 1: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if d := sameTree(before, treeState(t, e.ws)); d != "" {
+	if d := treetest.Diff(before, treetest.Read(t, e.ws, ".git")); d != "" {
 		t.Fatalf("the workspace is not as it was:\n%s\n%s", d, r.stdout)
 	}
 	r = e.run(t, "changes")
@@ -251,7 +185,7 @@ func TestUndoConflictCLI(t *testing.T) {
 	if err := os.RemoveAll(e.ws + "/.git"); err != nil {
 		t.Fatal(err)
 	}
-	before := treeState(t, e.ws)
+	before := treetest.Read(t, e.ws, ".git")
 	if r := e.run(t, append(modelArgs("anthropic"), "-p", "x", "--mode", "auto", "--yes")...); r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -266,7 +200,7 @@ func TestUndoConflictCLI(t *testing.T) {
 	if r = e.run(t, "undo", "--force"); r.code != 0 {
 		t.Fatalf("undo --force: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if d := sameTree(before, treeState(t, e.ws)); d != "" {
+	if d := treetest.Diff(before, treetest.Read(t, e.ws, ".git")); d != "" {
 		t.Fatalf("after --force:\n%s", d)
 	}
 }
@@ -281,7 +215,7 @@ func TestUndoAfterCrash(t *testing.T) {
 		fakeprovider.Turn{Text: "never reached"},
 	)
 	messyWorkspace(t, e.ws)
-	before := treeState(t, e.ws)
+	before := treetest.Read(t, e.ws, ".git")
 	c := e.cmd(append(modelArgs("anthropic"), "-p", "x", "--mode", "auto", "--yes")...)
 	c.Stdout, c.Stderr = io.Discard, io.Discard
 	if err := c.Start(); err != nil {
@@ -313,9 +247,9 @@ func TestUndoAfterCrash(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("undo after the crash: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	got := treeState(t, e.ws)
+	got := treetest.Read(t, e.ws, ".git")
 	delete(got, marker+".started") // created by the call; removed too
-	if d := sameTree(before, got); d != "" {
+	if d := treetest.Diff(before, got); d != "" {
 		t.Fatalf("after undo:\n%s", d)
 	}
 	if r = e.run(t, "log", "verify"); r.code != 0 {
@@ -378,8 +312,8 @@ func plantedSymlinks(t *testing.T, unpriv bool) {
 			t.Fatalf("cp: %v %s", err, out)
 		}
 	}
-	outBefore := treeState(t, outside)
-	before := treeState(t, e.ws)
+	outBefore := treetest.Read(t, outside, ".git")
+	before := treetest.Read(t, e.ws, ".git")
 	run := func(args ...string) result {
 		t.Helper()
 		var c *exec.Cmd
@@ -412,10 +346,10 @@ func plantedSymlinks(t *testing.T, unpriv bool) {
 	if r := run("undo"); r.code != 0 {
 		t.Fatalf("undo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if d := sameTree(before, treeState(t, e.ws)); d != "" {
+	if d := treetest.Diff(before, treetest.Read(t, e.ws, ".git")); d != "" {
 		t.Fatalf("the workspace is not restored:\n%s", d)
 	}
-	if d := sameTree(outBefore, treeState(t, outside)); d != "" {
+	if d := treetest.Diff(outBefore, treetest.Read(t, outside, ".git")); d != "" {
 		t.Fatalf("undo wrote through a planted link:\n%s", d)
 	}
 }
