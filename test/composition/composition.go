@@ -2,7 +2,7 @@
 // environments brig must work the same in: without user namespaces (a user
 // namespace whose user.max_user_namespaces is 0, so brig inside can create
 // none: Ubuntu's AppArmor restriction, Docker's default profile and CI
-// runners look the same to it), as an unprivileged user (uid 65534), both,
+// runners look the same to it), as an unprivileged user, both,
 // and with brig's Landlock capped at older kernels' ABIs (jail.TestABIEnv).
 // It owns nothing but the re-execution.
 package composition
@@ -37,7 +37,7 @@ const BinEnv = "BRIG_TEST_BRIG"
 type Composition struct {
 	Name   string
 	NoNS   bool // in a user namespace that cannot create another
-	Unpriv bool // as uid/gid 65534
+	Unpriv bool // as the caller's unprivileged uid and gid
 	ABI    int  // brig's Landlock capped at this ABI (0: the kernel's)
 }
 
@@ -57,14 +57,20 @@ var All = []Composition{
 // run).
 func Current() string { return os.Getenv(Env) }
 
-const unprivID = 65534
+// UIDEnv hands the re-executed test binary the uid its unprivileged
+// compositions run as, for Verify.
+const UIDEnv = "BRIG_TEST_COMPOSITION_UID"
 
 // Run re-executes this test binary for pattern (a -test.run expression) in
 // every composition, as subtests, with brig (a binary the first run built)
-// copied where uid 65534 can run it. It does nothing in a re-executed run,
-// and skips the compositions this machine cannot make (an unprivileged
-// test run cannot switch users) with the reason.
-func Run(t *testing.T, pattern, brig string) {
+// copied where uid can run it. uid is the unprivileged compositions' user
+// and group: each test package passes its own, none a real account's, so
+// that packages go test runs at the same time never share a uid's process
+// budget (RLIMIT_NPROC counts every process of the uid), its tmux socket
+// directory or the right to signal each other's processes. It does nothing
+// in a re-executed run, and skips the compositions this machine cannot make
+// (an unprivileged test run cannot switch users) with the reason.
+func Run(t *testing.T, pattern, brig string, uid int) {
 	if Current() != "" {
 		t.Skip("this run is itself one of the compositions")
 	}
@@ -90,7 +96,7 @@ func Run(t *testing.T, pattern, brig string) {
 	for _, c := range All {
 		t.Run(c.Name, func(t *testing.T) {
 			if c.Unpriv && os.Getuid() != 0 {
-				t.Skip("switching to uid 65534 needs a root test run")
+				t.Skipf("switching to uid %d needs a root test run", uid)
 			}
 			if c.ABI >= jail.LandlockABI() {
 				t.Skipf("this kernel has Landlock ABI %d: capping at %d changes nothing", jail.LandlockABI(), c.ABI)
@@ -108,14 +114,14 @@ func Run(t *testing.T, pattern, brig string) {
 				defer cancel()
 			}
 			if c.Unpriv {
-				argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", unprivID), fmt.Sprintf("--regid=%d", unprivID), "--clear-groups", "--"}, argv...)
+				argv = append([]string{"setpriv", fmt.Sprintf("--reuid=%d", uid), fmt.Sprintf("--regid=%d", uid), "--clear-groups", "--"}, argv...)
 			}
 			var attr *syscall.SysProcAttr
 			if c.NoNS {
-				// uid 0 and 65534 mapped to themselves; then no more
+				// uid 0 and uid mapped to themselves; then no more
 				// user namespaces may be made inside.
 				argv = append([]string{"/bin/sh", "-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh"}, argv...)
-				ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: unprivID, HostID: unprivID, Size: 1}}
+				ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: uid, HostID: uid, Size: 1}}
 				attr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: ids, GidMappings: ids, GidMappingsEnableSetgroups: true}
 				if os.Getuid() != 0 {
 					own := []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
@@ -130,7 +136,7 @@ func Run(t *testing.T, pattern, brig string) {
 			cmd := exec.CommandContext(ctx, path, argv[1:]...)
 			cmd.Dir = wd
 			cmd.SysProcAttr = attr
-			cmd.Env = append(filterEnv(os.Environ()), Env+"="+c.Name, BinEnv+"="+brigBin, "TMPDIR=/tmp")
+			cmd.Env = append(filterEnv(os.Environ()), Env+"="+c.Name, BinEnv+"="+brigBin, UIDEnv+"="+strconv.Itoa(uid), "TMPDIR=/tmp")
 			if c.ABI > 0 {
 				cmd.Env = append(cmd.Env, jail.TestABIEnv+"="+strconv.Itoa(c.ABI))
 			}
@@ -138,20 +144,20 @@ func Run(t *testing.T, pattern, brig string) {
 			cmd.Stdout, cmd.Stderr = &out, &out
 			err = cmd.Run()
 			if err != nil {
-				t.Errorf("the scenario tests failed %s (%v):\n%s", describe(c), err, out.String())
+				t.Errorf("the scenario tests failed %s (%v):\n%s", describe(c, uid), err, out.String())
 				return
 			}
 			if !strings.Contains(out.String(), "--- PASS: TestComposition") {
-				t.Errorf("the re-executed run %s did not check its composition (TestComposition must match the pattern):\n%s", describe(c), out.String())
+				t.Errorf("the re-executed run %s did not check its composition (TestComposition must match the pattern):\n%s", describe(c, uid), out.String())
 				return
 			}
 			t.Logf("the scenario tests passed %s: %d tests and subtests passed, %d skipped",
-				describe(c), strings.Count(out.String(), "--- PASS: "), strings.Count(out.String(), "--- SKIP: "))
+				describe(c, uid), strings.Count(out.String(), "--- PASS: "), strings.Count(out.String(), "--- SKIP: "))
 		})
 	}
 }
 
-func describe(c Composition) string {
+func describe(c Composition, uid int) string {
 	var parts []string
 	if c.NoNS {
 		parts = append(parts, "without user namespaces")
@@ -160,19 +166,19 @@ func describe(c Composition) string {
 		parts = append(parts, fmt.Sprintf("with Landlock capped at ABI %d", c.ABI))
 	}
 	if c.Unpriv {
-		parts = append(parts, fmt.Sprintf("as uid %d", unprivID))
+		parts = append(parts, fmt.Sprintf("as uid %d", uid))
 	}
 	return strings.Join(parts, ", ")
 }
 
 // filterEnv drops what would point the re-executed run at the first run's
-// private directories (uid 65534 cannot enter them).
+// private directories (the unprivileged uid cannot enter them).
 func filterEnv(env []string) []string {
 	var out []string
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case Env, BinEnv, "TMPDIR", "GOCACHE", "GOTMPDIR", "HOME", jail.TestABIEnv:
+		case Env, BinEnv, UIDEnv, "TMPDIR", "GOCACHE", "GOTMPDIR", "HOME", jail.TestABIEnv:
 			continue
 		}
 		out = append(out, kv)
@@ -198,7 +204,7 @@ func copyFile(dst, src string) error {
 }
 
 // Verify fails the test unless this process runs in the composition it
-// was started for: as uid 65534 when unprivileged, and where brig (the
+// was started for: as Run's uid when unprivileged, and where brig (the
 // binary under test) finds no user namespaces when without them; in the
 // test's own run, that brig does find them (or says why not). Every
 // re-executed run includes it, so a composition that silently was not
@@ -215,8 +221,8 @@ func Verify(t *testing.T, brig string) {
 	if name != "" && c.Name == "" {
 		t.Fatalf("unknown composition %q", name)
 	}
-	if c.Unpriv && os.Getuid() != unprivID {
-		t.Fatalf("composition %s runs as uid %d, want %d", name, os.Getuid(), unprivID)
+	if want := os.Getenv(UIDEnv); c.Unpriv && strconv.Itoa(os.Getuid()) != want {
+		t.Fatalf("composition %s runs as uid %d, want %s", name, os.Getuid(), want)
 	}
 	cmd := exec.Command(brig, "doctor", "--json")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}

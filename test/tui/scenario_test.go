@@ -94,6 +94,8 @@ func (tm *term) answerUntil(timeout time.Duration, done string) int {
 		switch {
 		case strings.Contains(s, done):
 			return n
+		case exited(s):
+			tm.t.Fatalf("brig exited before the screen showed %q (%d approvals given):\n%s", done, n, s)
 		case len(tm.srv.Failures()) > 0:
 			tm.srv.Verify(tm.t)
 			tm.t.Fatalf("the scenario failed; the screen:\n%s", s)
@@ -124,10 +126,16 @@ func lastLines(s string, n int) string {
 // for (test/composition); in the test's own run it is the control.
 func TestComposition(t *testing.T) { composition.Verify(t, brig) }
 
+// compositionUID is this package's unprivileged user for the
+// compositions (test/e2e uses 65532, the escape suite 65534): a tmux
+// server and brig as this uid share no process budget, socket directory
+// or signal rights with packages that run at the same time.
+const compositionUID = 65533
+
 // TestScenarioInEveryComposition runs the TUI scenario again without user
-// namespaces, as uid 65534, and both.
+// namespaces, as an unprivileged uid, and both.
 func TestScenarioInEveryComposition(t *testing.T) {
-	composition.Run(t, `^(TestComposition|TestFixTaskInTheTUI)$`, brig)
+	composition.Run(t, `^(TestComposition|TestFixTaskInTheTUI)$`, brig, compositionUID)
 }
 
 // TestHumanAnswerWidensTheGrant: in auto mode, calls beyond the mode's

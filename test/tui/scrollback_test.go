@@ -31,6 +31,9 @@ func (tm *term) waitUntil(timeout time.Duration, what string, ok func(screen str
 		if ok(s) {
 			return s
 		}
+		if exited(s) {
+			tm.t.Fatalf("brig exited before the screen showed %s:\n%s", what, s)
+		}
 		if time.Now().After(deadline) {
 			tm.t.Fatalf("the screen never showed %s:\n%s", what, s)
 		}

@@ -5,19 +5,23 @@
 package tui
 
 import (
-	"brig/jail"
-	"brig/test/brigbin"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"brig/jail"
+	"brig/test/brigbin"
 	"brig/test/fakeprovider"
 )
 
@@ -42,6 +46,7 @@ type term struct {
 	srv      *fakeprovider.Server
 	sock     string
 	n        int
+	last     string // the pane as last captured
 	wire     string // the provider brig talks to; default anthropic
 }
 
@@ -98,8 +103,17 @@ func (tm *term) launch(args ...string) {
 	tm.sock = fmt.Sprintf("brig-tui-%d-%d", os.Getpid(), sockets.Add(1))
 	sock := tm.sock
 	tm.t.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
-	if out, err := exec.Command("tmux", "-L", tm.sock, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "100", "-y", "40",
-		"sh -c '"+script+"; echo \"[brig exited $?]\"; sleep 600'").CombinedOutput(); err != nil {
+	// A pane whose command dies stays on screen (remain-on-exit), so that
+	// a shell that could not start brig says why instead of taking the
+	// server with it; the server ends itself 10 minutes after brig did, in
+	// case this test never gets to kill it.
+	conf := filepath.Join(tm.root, "tmux.conf")
+	if err := os.WriteFile(conf, []byte("set -g remain-on-exit on\n"), 0o644); err != nil {
+		tm.t.Fatal(err)
+	}
+	tm.last = ""
+	if out, err := exec.Command("tmux", "-L", tm.sock, "-f", conf, "new-session", "-d", "-s", "main", "-x", "100", "-y", "40",
+		"sh -c '"+script+"; echo \"[brig exited $?]\"; sleep 600; tmux -L "+tm.sock+" kill-server'").CombinedOutput(); err != nil {
 		tm.t.Fatalf("tmux: %v\n%s", err, out)
 	}
 }
@@ -109,9 +123,46 @@ func (tm *term) tmux(args ...string) string {
 	return string(out)
 }
 
-// screen is the pane with its scrollback.
+// screen is the pane with its scrollback. When the tmux server is gone
+// nothing more can show, so it fails the test at once with what the pane
+// showed last and what may have ended the server.
 func (tm *term) screen() string {
-	return tm.tmux("capture-pane", "-p", "-J", "-S", "-3000", "-t", "main")
+	tm.t.Helper()
+	out, err := exec.Command("tmux", "-L", tm.sock, "capture-pane", "-p", "-J", "-S", "-3000", "-t", "main").CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("the terminal is gone (tmux capture-pane: %v: %s)\n%s\nthe pane last showed:\n%s", err, bytes.TrimSpace(out), tm.diagnose(), tm.last)
+	}
+	tm.last = string(out)
+	return tm.last
+}
+
+// diagnose describes this user's share of the machine's process budget and
+// the server's socket: a failed fork (RLIMIT_NPROC counts every process of
+// the uid) or a removed socket ends a tmux server.
+func (tm *term) diagnose() string {
+	var rl unix.Rlimit
+	_ = unix.Getrlimit(unix.RLIMIT_NPROC, &rl)
+	tasks := 0
+	uid := strconv.Itoa(os.Getuid())
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" && f[1] == uid {
+				threads, _ := os.ReadDir("/proc/" + e.Name() + "/task")
+				tasks += len(threads)
+			}
+		}
+	}
+	sock := filepath.Join(cmp.Or(os.Getenv("TMUX_TMPDIR"), "/tmp"), "tmux-"+uid, tm.sock)
+	present := "present"
+	if _, err := os.Lstat(sock); err != nil {
+		present = err.Error()
+	}
+	return fmt.Sprintf("uid %s has %d tasks (RLIMIT_NPROC %d); socket %s: %s", uid, tasks, rl.Cur, sock, present)
 }
 
 // waitFor polls the screen until it holds every want, or fails. timeout is
@@ -135,12 +186,19 @@ func (tm *term) waitFor(timeout time.Duration, want ...string) string {
 		if missing == "" {
 			return s
 		}
+		if exited(s) {
+			tm.t.Fatalf("brig exited before the screen showed %q:\n%s", missing, s)
+		}
 		if time.Now().After(deadline) {
 			tm.t.Fatalf("the screen never showed %q:\n%s", missing, s)
 		}
 		time.Sleep(40 * time.Millisecond)
 	}
 }
+
+// exited reports whether the pane says brig has exited: after that line
+// nothing more comes.
+func exited(screen string) bool { return strings.Contains(screen, "[brig exited ") }
 
 // typeLine types text literally, then Enter.
 func (tm *term) typeLine(text string) {
