@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -260,8 +259,8 @@ func extractJSON(text string) string {
 }
 
 var (
-	cweID   = regexp.MustCompile(`(?i)^(?:cwe)?[-_ ]?(\d{1,4})$`)
-	ruleBad = regexp.MustCompile(`[^a-z0-9]+`)
+	cweID   = lazyRegexp(`(?i)^(?:cwe)?[-_ ]?(\d{1,4})$`)
+	ruleBad = lazyRegexp(`[^a-z0-9]+`)
 )
 
 // finding checks and normalises one finding.
@@ -297,7 +296,7 @@ func (rf rawFinding) finding() (Finding, error) {
 		f.Category = FocusSecurity
 	}
 	for _, c := range rf.CWE {
-		if m := cweID.FindStringSubmatch(strings.TrimSpace(c)); m != nil {
+		if m := cweID().FindStringSubmatch(strings.TrimSpace(c)); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			id := fmt.Sprintf("CWE-%d", n)
 			if !containsString(f.CWE, id) {
@@ -318,7 +317,7 @@ func (rf rawFinding) finding() (Finding, error) {
 // ruleSlug is a rule id: lower case, words joined by dashes, at most 60
 // bytes.
 func ruleSlug(s string) string {
-	s = strings.Trim(ruleBad.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	s = strings.Trim(ruleBad().ReplaceAllString(strings.ToLower(s), "-"), "-")
 	if len(s) > 60 {
 		s = strings.TrimRight(s[:60], "-")
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -177,7 +176,7 @@ var lifecycle = map[string]string{
 	"dependencies": "after node_modules changes",
 }
 
-var goGenerate = regexp.MustCompile(`(?m)^//go:generate\s+(.+)$`)
+var goGenerate = lazyRegexp(`(?m)^//go:generate\s+(.+)$`)
 
 // BuildManifest builds the manifest of a collection.
 func BuildManifest(c *Collection) Manifest {
@@ -202,7 +201,7 @@ func BuildManifest(c *Collection) Manifest {
 		case path.Base(f.Path) == "composer.json":
 			m.Scripts = append(m.Scripts, composerScripts(f.Path, f.Text)...)
 		case path.Ext(f.Path) == ".go":
-			for _, g := range goGenerate.FindAllStringSubmatch(f.Text, -1) {
+			for _, g := range goGenerate().FindAllStringSubmatch(f.Text, -1) {
 				m.Scripts = append(m.Scripts, Script{File: f.Path, Name: "go:generate", Command: strings.TrimSpace(g[1]), When: "on go generate"})
 			}
 		}

@@ -4,7 +4,15 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
+
+// lazyRegexp compiles expr on first use. Every jail child links this
+// package and almost none redacts; compiling the expressions at start cost
+// each process about 1 ms.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // Redacted is what replaces a secret-looking value in the text sent to the
 // provider (the key or the surrounding text stays, so a reviewer still sees
@@ -20,7 +28,7 @@ type Redaction struct {
 // tokenPatterns are credentials recognisable by their shape alone.
 var tokenPatterns = []struct {
 	kind string
-	re   *regexp.Regexp
+	re   func() *regexp.Regexp
 	// hints: a line holds a match only if it holds one of these
 	// (lower-case; a cheap test before the expression runs).
 	hints []string
@@ -28,22 +36,22 @@ var tokenPatterns = []struct {
 	// "sk-some-long-css-class-name" out).
 	digit bool
 }{
-	{"AWS access key", regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b`), []string{"akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"}, false},
-	{"GitHub token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,255}\b`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, false},
-	{"GitHub token", regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,255}\b`), []string{"github_pat_"}, false},
-	{"GitLab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`), []string{"glpat-"}, false},
-	{"Slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), []string{"xox"}, false},
-	{"Slack webhook", regexp.MustCompile(`https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}`), []string{"hooks.slack.com"}, false},
-	{"Anthropic API key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), []string{"sk-ant-"}, false},
-	{"OpenAI API key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}`), []string{"sk-"}, true},
-	{"Stripe key", regexp.MustCompile(`\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}\b`), []string{"k_live_", "k_test_"}, false},
-	{"Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), []string{"aiza"}, false},
-	{"npm token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`), []string{"npm_"}, false},
-	{"PyPI token", regexp.MustCompile(`\bpypi-[A-Za-z0-9_-]{50,}`), []string{"pypi-"}, false},
-	{"Hugging Face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`), []string{"hf_"}, false},
-	{"SendGrid key", regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`), []string{"sg."}, false},
-	{"JSON web token", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`), []string{"eyj"}, false},
-	{"Azure key", regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/=]{20,}`), []string{"accountkey=", "sharedaccesskey="}, false},
+	{"AWS access key", lazyRegexp(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b`), []string{"akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"}, false},
+	{"GitHub token", lazyRegexp(`\bgh[pousr]_[A-Za-z0-9]{36,255}\b`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, false},
+	{"GitHub token", lazyRegexp(`\bgithub_pat_[A-Za-z0-9_]{22,255}\b`), []string{"github_pat_"}, false},
+	{"GitLab token", lazyRegexp(`\bglpat-[A-Za-z0-9_-]{20,}`), []string{"glpat-"}, false},
+	{"Slack token", lazyRegexp(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), []string{"xox"}, false},
+	{"Slack webhook", lazyRegexp(`https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}`), []string{"hooks.slack.com"}, false},
+	{"Anthropic API key", lazyRegexp(`\bsk-ant-[A-Za-z0-9_-]{20,}`), []string{"sk-ant-"}, false},
+	{"OpenAI API key", lazyRegexp(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}`), []string{"sk-"}, true},
+	{"Stripe key", lazyRegexp(`\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}\b`), []string{"k_live_", "k_test_"}, false},
+	{"Google API key", lazyRegexp(`\bAIza[0-9A-Za-z_-]{35}\b`), []string{"aiza"}, false},
+	{"npm token", lazyRegexp(`\bnpm_[A-Za-z0-9]{36}\b`), []string{"npm_"}, false},
+	{"PyPI token", lazyRegexp(`\bpypi-[A-Za-z0-9_-]{50,}`), []string{"pypi-"}, false},
+	{"Hugging Face token", lazyRegexp(`\bhf_[A-Za-z0-9]{30,}\b`), []string{"hf_"}, false},
+	{"SendGrid key", lazyRegexp(`\bSG\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`), []string{"sg."}, false},
+	{"JSON web token", lazyRegexp(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`), []string{"eyj"}, false},
+	{"Azure key", lazyRegexp(`(?i)\b(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/=]{20,}`), []string{"accountkey=", "sharedaccesskey="}, false},
 }
 
 // secretWords are the lower-case words one of which a name must hold for
@@ -61,21 +69,21 @@ func hasAny(s string, subs []string) bool {
 
 var (
 	// urlPassword is the password of user:password@host in a URL.
-	urlPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"'<>]+):([^\s@/"'<>]+)@`)
+	urlPassword = lazyRegexp(`([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"'<>]+):([^\s@/"'<>]+)@`)
 	// secretKey is the part of a name that makes its value a secret.
 	secretKey = `[A-Za-z0-9_.-]*(?i:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|client[_-]?secret|credential)[A-Za-z0-9_.-]*`
 	// assignQuoted is NAME = "value" (and :, :=, =>; the name may be
 	// quoted, as in JSON).
-	assignQuoted = regexp.MustCompile(`(["']?` + secretKey + `["']?\s*(?::=|=>|=|:)\s*)("(?:[^"\\\n]|\\.)*"|'[^'\n]*')`)
+	assignQuoted = lazyRegexp(`(["']?` + secretKey + `["']?\s*(?::=|=>|=|:)\s*)("(?:[^"\\\n]|\\.)*"|'[^'\n]*')`)
 	// assignBare is NAME=value with an unquoted value, as configuration
 	// files write it (.env, YAML, INI, properties).
-	assignBare = regexp.MustCompile(`(["']?` + secretKey + `["']?\s*(?:=|:)[ \t]*)([^\s"'#,;]+)`)
+	assignBare = lazyRegexp(`(["']?` + secretKey + `["']?\s*(?:=|:)[ \t]*)([^\s"'#,;]+)`)
 	// xmlSecret is <password>value</password>.
-	xmlSecret = regexp.MustCompile(`(<(` + secretKey + `)>)([^<\n]{3,})(</)`)
+	xmlSecret = lazyRegexp(`(<(` + secretKey + `)>)([^<\n]{3,})(</)`)
 	// keyBegin and keyEnd delimit a private key block.
-	keyBegin = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
-	keyEnd   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
-	numeric  = regexp.MustCompile(`^[0-9.]+$`)
+	keyBegin = lazyRegexp(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	keyEnd   = lazyRegexp(`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	numeric  = lazyRegexp(`^[0-9.]+$`)
 )
 
 // Redact replaces secret-looking values in the text of the file at path:
@@ -101,7 +109,7 @@ func Redact(filePath, text string) (string, []Redaction) {
 		}
 		note := func(kind string) { out = append(out, Redaction{Line: i + 1, Kind: kind}) }
 		if inKey {
-			if loc := keyEnd.FindStringIndex(line); loc != nil {
+			if loc := keyEnd().FindStringIndex(line); loc != nil {
 				inKey = false
 				line = line[loc[0]:]
 			} else {
@@ -112,14 +120,14 @@ func Redact(filePath, text string) (string, []Redaction) {
 		// A whole block on one line (a JSON string with \n escapes), or
 		// the start of one.
 		for from := 0; ; {
-			b := keyBegin.FindStringIndex(line[from:])
+			b := keyBegin().FindStringIndex(line[from:])
 			if b == nil {
 				break
 			}
 			note("private key")
 			head := line[:from+b[1]]
 			rest := line[from+b[1]:]
-			e := keyEnd.FindStringIndex(rest)
+			e := keyEnd().FindStringIndex(rest)
 			if e == nil {
 				line = head + Redacted
 				inKey = true
@@ -137,7 +145,7 @@ func Redact(filePath, text string) (string, []Redaction) {
 			if !hasAny(lower, p.hints) {
 				continue
 			}
-			line = p.re.ReplaceAllStringFunc(line, func(m string) string {
+			line = p.re().ReplaceAllStringFunc(line, func(m string) string {
 				if p.digit && !strings.ContainsAny(m, "0123456789") {
 					return m
 				}
@@ -146,7 +154,7 @@ func Redact(filePath, text string) (string, []Redaction) {
 			})
 		}
 		if strings.Contains(line, "://") {
-			line = replaceGroups(urlPassword, line, func(g []string) string {
+			line = replaceGroups(urlPassword(), line, func(g []string) string {
 				if placeholder(g[2]) {
 					return g[0]
 				}
@@ -158,7 +166,7 @@ func Redact(filePath, text string) (string, []Redaction) {
 			lines[i] = line + nl
 			continue
 		}
-		line = replaceGroups(assignQuoted, line, func(g []string) string {
+		line = replaceGroups(assignQuoted(), line, func(g []string) string {
 			q := g[2][:1]
 			v := g[2][1 : len(g[2])-1]
 			if len(v) < 3 || placeholder(v) || v == Redacted {
@@ -168,16 +176,16 @@ func Redact(filePath, text string) (string, []Redaction) {
 			return g[1] + q + Redacted + q
 		})
 		if config {
-			line = replaceGroups(assignBare, line, func(g []string) string {
+			line = replaceGroups(assignBare(), line, func(g []string) string {
 				v := g[2]
-				if len(v) < 4 || placeholder(v) || numeric.MatchString(v) || strings.Contains(v, Redacted) || boolish(v) {
+				if len(v) < 4 || placeholder(v) || numeric().MatchString(v) || strings.Contains(v, Redacted) || boolish(v) {
 					return g[0]
 				}
 				note("secret assignment")
 				return g[1] + Redacted
 			})
 		}
-		line = replaceGroups(xmlSecret, line, func(g []string) string {
+		line = replaceGroups(xmlSecret(), line, func(g []string) string {
 			if placeholder(g[3]) {
 				return g[0]
 			}

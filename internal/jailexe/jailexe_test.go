@@ -3,6 +3,7 @@ package jailexe
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io/fs"
 	"os"
 	"os/exec"
 	"testing"
@@ -24,7 +25,7 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 	with := func(data []byte, s string) {
 		files, Sum = fstest.MapFS{childName: {Data: data}}, s
 	}
-	defer func(f fsys, s string) { files, Sum = f, s }(files, Sum)
+	defer func(f fs.FS, s string) { files, Sum = f, s }(files, Sum)
 
 	with(script, "")
 	if c, err := Open(); c != nil || err != nil {
