@@ -50,7 +50,40 @@ func (s *Supervisor) acquire(p plan, lim jail.Limits) (*child, error) {
 	return s.startChildStdin(p.flags, lim, nil, p.base, p.notify)
 }
 
-// refill starts warm children for flags until the pool holds s.poolSize
+// busy counts a call that holds a child for flags until the returned
+// function is called. When a burst of calls ends (none holds one any
+// more) with more of them at once than ever before, the pool is filled up
+// to that many from then on: not during the burst, whose calls need the
+// cores more than the next burst's children do.
+func (s *Supervisor) busy(flags uintptr) (done func()) {
+	s.mu.Lock()
+	s.active[flags]++
+	s.peak[flags] = max(s.peak[flags], s.active[flags])
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.active[flags]--
+		grew := false
+		if s.active[flags] == 0 {
+			if d := min(s.peak[flags], maxPoolSize); d > s.poolTarget(flags) {
+				s.demand[flags], grew = d, true
+			}
+			s.peak[flags] = 0
+		}
+		s.mu.Unlock()
+		if grew {
+			go s.refill(flags)
+		}
+	}
+}
+
+// poolTarget is how many warm children refill keeps for flags: the pool
+// size, or the demand calls have shown if greater. Called with mu held.
+func (s *Supervisor) poolTarget(flags uintptr) int {
+	return max(s.poolSize, s.demand[flags])
+}
+
+// refill starts warm children for flags until the pool holds poolTarget
 // (counting those being started).
 func (s *Supervisor) refill(flags uintptr) {
 	if !s.prewarm {
@@ -70,7 +103,7 @@ func (s *Supervisor) refill(flags uintptr) {
 	}
 	for {
 		s.mu.Lock()
-		if s.closed || len(s.warm[flags])+s.starting[flags] >= s.poolSize {
+		if s.closed || len(s.warm[flags])+s.starting[flags] >= s.poolTarget(flags) {
 			s.mu.Unlock()
 			return
 		}
@@ -79,7 +112,7 @@ func (s *Supervisor) refill(flags uintptr) {
 		c, err := s.startChildStdin(flags, jail.DefaultLimits(), nil, base, notify)
 		s.mu.Lock()
 		s.starting[flags]--
-		keep := err == nil && !s.closed && len(s.warm[flags]) < s.poolSize
+		keep := err == nil && !s.closed && len(s.warm[flags]) < s.poolTarget(flags)
 		if keep {
 			s.warm[flags] = append(s.warm[flags], c)
 		}

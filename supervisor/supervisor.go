@@ -58,11 +58,16 @@ type Options struct {
 	// NeverReach are host:port endpoints no call may reach through the
 	// egress proxy, whatever its Decider says (the model provider).
 	NeverReach []string
-	// PoolSize is how many children Prewarm keeps waiting; default 2 (a
-	// burst of read-only calls in one answer takes two at once, and a
-	// taken child is replaced at once).
+	// PoolSize is how many children Prewarm keeps waiting at least;
+	// default 2 (a taken child is replaced at once). The pool grows to the
+	// most calls seen holding a child at once, up to maxPoolSize: a model
+	// that reads four files in one answer finds four waiting the next time.
 	PoolSize int
 }
+
+// maxPoolSize bounds how far demand grows the pool of waiting children
+// (each is an init and a worker, about 12 MB of memory between them).
+const maxPoolSize = 4
 
 // Supervisor runs jailed calls. It is safe for concurrent use.
 type Supervisor struct {
@@ -87,8 +92,13 @@ type Supervisor struct {
 	// starting counts warm children being started, by clone flags.
 	starting map[uintptr]int
 	poolSize int
-	closed   bool
-	cgroups  cgroupPool // empty call cgroups for reuse (root only)
+	// active counts the calls holding (or acquiring) a child now, peak
+	// the most at once since none did, and demand the most at once of any
+	// burst so far (at most maxPoolSize): what refill fills the pool to,
+	// when it exceeds poolSize (see busy). By clone flags.
+	active, peak, demand map[uintptr]int
+	closed               bool
+	cgroups              cgroupPool // empty call cgroups for reuse (root only)
 }
 
 // New probes the kernel once and returns a Supervisor. It also marks this
@@ -106,6 +116,9 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		filters:       map[filterKey][]byte{},
 		warm:          map[uintptr][]*child{},
 		starting:      map[uintptr]int{},
+		active:        map[uintptr]int{},
+		peak:          map[uintptr]int{},
+		demand:        map[uintptr]int{},
 		poolSize:      cmp.Or(max(o.PoolSize, 0), 2),
 		prewarm:       o.Prewarm,
 	}
@@ -241,6 +254,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	}
 	defer cancelTimeout()
 
+	defer s.busy(plan.flags)()
 	c, err := s.acquire(plan, spec.Limits)
 	if err != nil {
 		return jail.Result{}, err

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -188,48 +190,17 @@ func TestProbeRunsNothingFromPath(t *testing.T) {
 }
 
 // TestPrewarmPool: a prewarmed supervisor has its pool waiting before the
-// first call, takes from it for calls at once, refills it right away, and
-// leaves no child behind when it closes.
+// first call, takes from it for calls, refills it right away, and leaves
+// no child behind when it closes.
 func TestPrewarmPool(t *testing.T) {
 	ctx := context.Background()
 	sup, err := New(ctx, Options{Prewarm: true, PoolSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	flags := cloneFlags(sup.userNS, sup.userNS)
-	pool := func() (n int, pids []int) {
-		sup.mu.Lock()
-		defer sup.mu.Unlock()
-		for _, c := range sup.warm[flags] {
-			pids = append(pids, c.cmd.Process.Pid)
-		}
-		return len(sup.warm[flags]), pids
-	}
-	waitPool := func(want int) []int {
-		t.Helper()
-		deadline := time.Now().Add(time.Minute)
-		for {
-			n, pids := pool()
-			if n == want {
-				return pids
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the pool holds %d children, want %d", n, want)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
 	sup.Warm()
-	first := waitPool(2) // before any call
-	ws := t.TempDir()
-	p := policy.Profile{Workspace: ws, Dir: ws, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
-	if !p.Namespaces {
-		p.CallTmp = t.TempDir()
-	}
-	spec, err := p.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := waitPool(t, sup, 2) // before any call
+	_, spec := poolSpec(t, sup)
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Add(1)
@@ -241,14 +212,118 @@ func TestPrewarmPool(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	second := waitPool(2)
-	for _, pid := range first {
-		if slices.Contains(second, pid) {
-			t.Errorf("child %d was not taken by the two calls (pool before %v, after %v)", pid, first, second)
-		}
+	second := waitPool(t, sup, 2)
+	// The pool is last in, first out: when the second call acquires only
+	// after the first call's refill has added a child (a loaded machine),
+	// it takes that one, and one of the first pair stays. Either way the
+	// calls took from the pool and it was refilled.
+	if taken := slices.DeleteFunc(slices.Clone(first), func(pid int) bool { return slices.Contains(second, pid) }); len(taken) == 0 {
+		t.Errorf("no call took a waiting child (pool before %v, after %v)", first, second)
 	}
 	sup.Close()
-	for _, pid := range second {
+	waitPIDsGone(t, second)
+}
+
+// TestPrewarmPoolGrowsWithDemand: four calls at once (they wait for each
+// other) grow a pool of two to four, so the next such burst finds a child
+// for each; the pool stops at four, and Close ends every child it holds.
+func TestPrewarmPoolGrowsWithDemand(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prewarm: true, PoolSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	sup.Warm()
+	waitPool(t, sup, 2)
+	ws, spec := poolSpec(t, sup)
+	burst := func(n int) {
+		t.Helper()
+		// Each call marks itself started, then waits until all n have:
+		// they hold their children at the same time.
+		script := fmt.Sprintf(`touch "started.$CALL"; until [ "$(ls | grep -c '^started\.')" -ge %d ]; do sleep 0.01; done; ls | grep -c '^started\.'`, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := spec
+				s.Env = append(slices.Clone(spec.Env), fmt.Sprintf("CALL=%d", i))
+				res, err := sup.Run(ctx, s, jail.Invocation{Argv: []string{"/bin/sh", "-c", script}}, IO{})
+				if err != nil || res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != strconv.Itoa(n) {
+					t.Errorf("call %d: %v %+v (stdout %q)", i, err, res, res.Stdout)
+				}
+			}()
+		}
+		wg.Wait()
+		matches, _ := filepath.Glob(filepath.Join(ws, "started.*"))
+		for _, m := range matches {
+			os.Remove(m)
+		}
+	}
+	demand := func() int {
+		sup.mu.Lock()
+		defer sup.mu.Unlock()
+		return sup.demand[cloneFlags(sup.userNS, sup.userNS)]
+	}
+	burst(4)
+	waitPool(t, sup, 4)
+	// A wider burst does not grow it past maxPoolSize (its calls saw each
+	// other, so without the bound the demand would be six).
+	burst(maxPoolSize + 2)
+	if d := demand(); d != maxPoolSize {
+		t.Errorf("after %d calls at once the pool is filled to %d, want the bound %d", maxPoolSize+2, d, maxPoolSize)
+	}
+	pids := waitPool(t, sup, maxPoolSize)
+	sup.Close()
+	waitPIDsGone(t, pids)
+}
+
+// poolSpec is a plain workspace call's spec for sup.
+func poolSpec(t *testing.T, sup *Supervisor) (string, jail.Spec) {
+	t.Helper()
+	ws := t.TempDir()
+	p := policy.Profile{Workspace: ws, Dir: ws, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
+	if !p.Namespaces {
+		p.CallTmp = t.TempDir()
+	}
+	spec, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws, spec
+}
+
+// waitPool waits until sup's pool for the usual call holds want started
+// children and starts no more, and returns their pids.
+func waitPool(t *testing.T, sup *Supervisor, want int) []int {
+	t.Helper()
+	flags := cloneFlags(sup.userNS, sup.userNS)
+	pool := func() (n int, pids []int) {
+		sup.mu.Lock()
+		defer sup.mu.Unlock()
+		for _, c := range sup.warm[flags] {
+			pids = append(pids, c.cmd.Process.Pid)
+		}
+		return len(sup.warm[flags]) + sup.starting[flags], pids
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		n, pids := pool()
+		if n == want && len(pids) == want {
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pool holds %d children (%d started), want %d", n, len(pids), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitPIDsGone waits until every pid has exited.
+func waitPIDsGone(t *testing.T, pids []int) {
+	t.Helper()
+	for _, pid := range pids {
 		deadline := time.Now().Add(time.Minute)
 		for syscall.Kill(pid, 0) == nil {
 			if time.Now().After(deadline) {
