@@ -102,12 +102,12 @@ func run(bin string, calls, runs, load int) error {
 
 // figures are one pass's results.
 type figures struct {
-	load                                float64
-	seqMed, seqP95, execMed             time.Duration
-	batch4, batch4Again, execBatch4     time.Duration
-	firstCall, firstRequest, help       time.Duration
-	sandboxTrue, bwrapTrue, execTrue    time.Duration
-	rssSupervisorMB, rssTreeMB, rssTree float64
+	load                                  float64
+	seqMed, seqP95, execMed               time.Duration
+	batch4, batch4Again, execBatch4       time.Duration
+	firstCall, firstRequest, help         time.Duration
+	sandboxTrue, bwrapTrue, execTrue      time.Duration
+	rssSupervisorMB, rssTreeMB, pssTreeMB float64
 }
 
 func (f figures) print(label string) {
@@ -135,13 +135,14 @@ func (f figures) print(label string) {
 	}
 	fmt.Printf("    %-40s %8.1f MB   (target ≤ 40 MB)\n", "peak RSS, supervisor", f.rssSupervisorMB)
 	fmt.Printf("    %-40s %8.1f MB   (target ≤ 60 MB; prewarmed children included)\n", "peak RSS, whole process tree", f.rssTreeMB)
+	fmt.Printf("    %-40s %8.1f MB   (the same tree with shared pages counted once)\n", "  its PSS at that peak", f.pssTreeMB)
 }
 
 func pass(bin, ws string, calls, runs int) (figures, error) {
 	var f figures
 	f.load = loadavg()
 	var seq, first, firstReq, batch, batchAgain []time.Duration
-	var rssSup, rssTree []float64
+	var rssSup, rssTree, pssTree []float64
 	for range runs {
 		s, err := session(bin, ws, calls)
 		if err != nil {
@@ -154,13 +155,15 @@ func pass(bin, ws string, calls, runs int) (figures, error) {
 		batchAgain = append(batchAgain, s.batch4Again)
 		rssSup = append(rssSup, s.rssSupMB)
 		rssTree = append(rssTree, s.rssTreeMB)
+		pssTree = append(pssTree, s.pssTreeMB)
 	}
 	f.seqMed, f.seqP95 = quantile(seq, 0.5), quantile(seq, 0.95)
 	f.firstCall, f.firstRequest = quantile(first, 0.5), quantile(firstReq, 0.5)
 	f.batch4, f.batch4Again = quantile(batch, 0.5), quantile(batchAgain, 0.5)
 	slices.Sort(rssSup)
 	slices.Sort(rssTree)
-	f.rssSupervisorMB, f.rssTreeMB = rssSup[len(rssSup)-1], rssTree[len(rssTree)-1]
+	slices.Sort(pssTree)
+	f.rssSupervisorMB, f.rssTreeMB, f.pssTreeMB = rssSup[len(rssSup)-1], rssTree[len(rssTree)-1], pssTree[len(pssTree)-1]
 	var execs, execs4 []time.Duration
 	for i := range calls * runs {
 		execs = append(execs, timeIt(func() error { return exec.Command("/bin/bash", "-c", "echo "+strconv.Itoa(i)).Run() }))
@@ -208,10 +211,10 @@ func pass(bin, ws string, calls, runs int) (figures, error) {
 }
 
 type sessionFigures struct {
-	seq                 []time.Duration
-	first, firstRequest time.Duration
-	batch4, batch4Again time.Duration
-	rssSupMB, rssTreeMB float64
+	seq                            []time.Duration
+	first, firstRequest            time.Duration
+	batch4, batch4Again            time.Duration
+	rssSupMB, rssTreeMB, pssTreeMB float64
 }
 
 // session runs one brig -p session: calls sequential bash calls, then two
@@ -252,7 +255,7 @@ func session(bin, ws string, calls int) (sessionFigures, error) {
 	}
 	peak := watchTree(cmd.Process.Pid)
 	err = cmd.Wait()
-	treeKiB := peak()
+	treeKiB, treePSSKiB := peak()
 	if err != nil {
 		return s, fmt.Errorf("brig -p: %v\n%s", err, out.String())
 	}
@@ -275,14 +278,16 @@ func session(bin, ws string, calls int) (sessionFigures, error) {
 	batch := func(i int) time.Duration { return reqs[i+1].Received.Sub(reqs[i].Received.Add(reqs[i].Duration)) }
 	s.batch4, s.batch4Again = batch(calls), batch(calls+1)
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	s.rssSupMB, s.rssTreeMB = float64(ru.Maxrss)/1024, float64(treeKiB)/1024
+	s.rssSupMB, s.rssTreeMB, s.pssTreeMB = float64(ru.Maxrss)/1024, float64(treeKiB)/1024, float64(treePSSKiB)/1024
 	return s, nil
 }
 
 // watchTree samples the summed RSS of pid and its descendants every 2 ms
-// until the returned function is called, which gives the peak in KiB.
-func watchTree(pid int) func() int64 {
-	var peak atomic.Int64
+// until the returned function is called, which gives the peak in KiB and
+// the tree's PSS (shared pages divided among their users) when it was
+// reached. PSS is read only at a new peak: reading it walks every mapping.
+func watchTree(pid int) func() (rssKiB, pssKiB int64) {
+	var peak, pss atomic.Int64
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
@@ -293,16 +298,18 @@ func watchTree(pid int) func() int64 {
 				return
 			case <-time.After(2 * time.Millisecond):
 			}
-			if t := treeRSS(pid); t > peak.Load() {
+			if t, pids := treeRSS(pid); t > peak.Load() {
 				peak.Store(t)
+				pss.Store(sumPSS(pids))
 			}
 		}
 	}()
-	return func() int64 { close(done); <-stopped; return peak.Load() }
+	return func() (int64, int64) { close(done); <-stopped; return peak.Load(), pss.Load() }
 }
 
-// treeRSS sums VmRSS (KiB) of pid and every process below it.
-func treeRSS(root int) int64 {
+// treeRSS sums VmRSS (KiB) of root and every process below it, and names
+// them.
+func treeRSS(root int) (int64, []int) {
 	entries, _ := os.ReadDir("/proc")
 	parent := map[int]int{}
 	rss := map[int]int64{}
@@ -328,11 +335,31 @@ func treeRSS(root int) int64 {
 		}
 	}
 	var sum int64
+	var pids []int
 	for pid, n := range rss {
 		for p := pid; p > 1; p = parent[p] {
 			if p == root {
 				sum += n
+				pids = append(pids, pid)
 				break
+			}
+		}
+	}
+	return sum, pids
+}
+
+// sumPSS sums the Pss (KiB) of pids.
+func sumPSS(pids []int) int64 {
+	var sum int64
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) > 1 && f[0] == "Pss:" {
+				n, _ := strconv.ParseInt(f[1], 10, 64)
+				sum += n
 			}
 		}
 	}
