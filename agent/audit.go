@@ -142,7 +142,10 @@ func writableRoots(s *jail.Spec, targets []string, callTmp, cacheRoot string) []
 		switch {
 		case r.Access != jail.Write:
 		case within(p, "/dev"), within(p, "/proc"), within(p, "/sys"):
-		case s.PrivateTmp && (within(p, "/tmp") || within(p, "/dev/shm")):
+		case s.PrivateTmp && (p == "/tmp" || p == "/dev/shm"):
+			// The call's own fresh tmpfs. A grant below them (a
+			// workspace in /tmp) is the real directory, carried into
+			// the call's view: its changes are snapshotted like any.
 		case callTmp != "" && within(p, callTmp):
 		case cacheRoot != "" && within(p, cacheRoot):
 		case targets != nil && !within(p, s.Workspace):

@@ -136,6 +136,14 @@ func TestWritableRoots(t *testing.T) {
 	if want := []string{"/ws", "/srv/out/report.txt"}; !slices.Equal(got, want) {
 		t.Fatalf("a file tool's roots %v, want %v", got, want)
 	}
+	// A workspace in /tmp is carried into the call's private /tmp as
+	// itself: it is snapshotted (the fresh tmpfs around it is not).
+	inTmp := &jail.Spec{Workspace: "/tmp/proj", PrivateTmp: true, Paths: []jail.PathRule{
+		{Path: "/tmp", Access: jail.Write}, {Path: "/tmp/proj", Access: jail.Write}, {Path: "/dev/shm", Access: jail.Write},
+	}}
+	if got, want := writableRoots(inTmp, nil, "", ""), []string{"/tmp/proj"}; !slices.Equal(got, want) {
+		t.Fatalf("a workspace in /tmp: roots %v, want %v", got, want)
+	}
 	s.PrivateTmp = false // without a mount namespace /tmp itself is never granted; a grant of it is the user's
 	if got := writableRoots(s, nil, "", ""); !slices.Contains(got, "/tmp") {
 		t.Fatalf("roots %v", got)

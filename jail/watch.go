@@ -69,7 +69,10 @@ func newWatch(spec Spec, pidNS, memoryCgroup bool) *watch {
 	}
 	seen := map[unix.Fsid]bool{}
 	for _, r := range spec.Paths {
-		if r.Access != Write || within(r.Path, "/dev") || within(r.Path, "/proc") || (spec.PrivateTmp && (within(r.Path, "/tmp") || within(r.Path, "/dev/shm"))) {
+		// The private /tmp and /dev/shm are watched as tmpfs (w.tmp); a
+		// grant below them (a workspace in /tmp) is the real directory
+		// carried into the view, on the filesystem it lives on.
+		if r.Access != Write || within(r.Path, "/dev") || within(r.Path, "/proc") || (spec.PrivateTmp && r.Path == "/tmp") {
 			continue
 		}
 		var st unix.Statfs_t

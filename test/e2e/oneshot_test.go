@@ -39,7 +39,13 @@ type env struct {
 
 func newEnv(t *testing.T, wire string, turns ...fakeprovider.Turn) *env {
 	t.Helper()
-	root, err := os.MkdirTemp("/var/tmp", "brig-e2e-")
+	return newEnvIn(t, "/var/tmp", wire, turns...)
+}
+
+// newEnvIn is newEnv with the workspace and home under parent.
+func newEnvIn(t *testing.T, parent, wire string, turns ...fakeprovider.Turn) *env {
+	t.Helper()
+	root, err := os.MkdirTemp(parent, "brig-e2e-")
 	if err != nil {
 		t.Fatal(err)
 	}

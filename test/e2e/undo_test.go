@@ -205,6 +205,37 @@ func TestUndoConflictCLI(t *testing.T) {
 	}
 }
 
+// TestUndoShellInATmpWorkspace: a workspace in /tmp is carried into the
+// call's private /tmp as itself, so what a shell command changed there is
+// snapshotted and undone like anywhere else (it once was not: every grant
+// below /tmp was taken for the call's own scratch space).
+func TestUndoShellInATmpWorkspace(t *testing.T) {
+	e := newEnvIn(t, "/tmp", "anthropic",
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{scenario.Bash("echo brig >> main.go && echo new > made.txt")}},
+		fakeprovider.Turn{Text: "ok"},
+	)
+	if err := os.RemoveAll(e.ws + "/.git"); err != nil {
+		t.Fatal(err)
+	}
+	before := treetest.Read(t, e.ws, ".git")
+	if r := e.run(t, append(modelArgs("anthropic"), "-p", "x", "--mode", "auto")...); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(e.ws + "/made.txt"); err != nil {
+		t.Fatalf("control: the command did not run in the workspace: %v", err)
+	}
+	r := e.run(t, "changes")
+	if r.code != 0 || !strings.Contains(r.stdout, "created  made.txt") || !strings.Contains(r.stdout, "modified main.go") {
+		t.Fatalf("brig changes: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r = e.run(t, "undo"); r.code != 0 {
+		t.Fatalf("undo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if d := treetest.Diff(before, treetest.Read(t, e.ws, ".git")); d != "" {
+		t.Fatalf("after undo:\n%s", d)
+	}
+}
+
 // TestUndoAfterCrash: brig is SIGKILLed while a command that has already
 // deleted and changed files is still running; the snapshot taken before
 // the call puts everything back.
