@@ -100,6 +100,9 @@ func TestDenialNotes(t *testing.T) {
 		{"seccomp", "strace: test_ptrace_get_syscall_info: PTRACE_TRACEME: Operation not permitted", []string{"refuses this kind of system call"}},
 		{"plain EPERM is not claimed", "kill: (1) - Operation not permitted", nil},
 		{"one note per path", "cat: /x/a: Permission denied\ncat: /x/a: Permission denied", []string{"/x/a is outside"}},
+		{"the shell reporting is not the path", "/bin/sh: 1: cannot create .git/config: Read-only file system", []string{"/ws/.git/config is protected"}},
+		{"a program named by its path", "/usr/bin/cat: /home/u/.ssh/id_rsa: Permission denied", []string{"/home/u/.ssh/id_rsa is outside"}},
+		{"a path alone before its error", "/srv/run.sh: Permission denied", []string{"/srv/run.sh is outside"}},
 	}
 	for _, tt := range tests {
 		got := denialNotes(tt.output, grant)

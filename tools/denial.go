@@ -112,11 +112,24 @@ func pathsIn(line, dir, home string) []string {
 			}
 		}
 	}
-	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' }) {
+	// A first word that ends in a colon names the program reporting
+	// ("/bin/sh: 1: cannot create x", "/usr/bin/cat: y: Permission
+	// denied"): it is not what failed, unless it is the only path.
+	prog := ""
+	for i, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' }) {
+		first := i == 0 && strings.HasSuffix(f, ":")
 		f = strings.TrimRight(strings.Trim(f, "'\"‘’`()[]:;"), ".")
-		if strings.Contains(f, "/") && !strings.Contains(f, "://") {
-			cands = append(cands, f)
+		if !strings.Contains(f, "/") || strings.Contains(f, "://") {
+			continue
 		}
+		if first {
+			prog = f
+			continue
+		}
+		cands = append(cands, f)
+	}
+	if prog != "" && len(cands) == 0 {
+		cands = append(cands, prog)
 	}
 	var out []string
 	for _, c := range cands {
