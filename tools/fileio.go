@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"brig/internal/fsutil"
 )
 
 // hashContent is the content hash read_file reports and edit_file checks
@@ -146,15 +148,7 @@ func writeInPlace(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return fsutil.WriteSyncClose(f, data)
 }
 
 // countLines counts lines as an editor shows them (a last line without a

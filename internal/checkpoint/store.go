@@ -394,30 +394,16 @@ func cutTornLine(f *os.File) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	size := st.Size()
-	if size == 0 {
-		return 0, nil
+	keep, err := fsutil.LastNewline(f, st.Size())
+	if err != nil {
+		return 0, err
 	}
-	const block = 64 << 10
-	buf := make([]byte, block)
-	for end := size; end > 0; {
-		start := max(end-block, 0)
-		b := buf[:end-start]
-		if _, err := f.ReadAt(b, start); err != nil {
+	if keep != st.Size() {
+		if err := f.Truncate(keep); err != nil {
 			return 0, err
 		}
-		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-			keep := start + int64(i) + 1
-			if keep != size {
-				if err := f.Truncate(keep); err != nil {
-					return 0, err
-				}
-			}
-			return keep, nil
-		}
-		end = start
 	}
-	return 0, f.Truncate(0)
+	return keep, nil
 }
 
 // Events reads the journal: every complete event, in order. A torn last

@@ -136,6 +136,12 @@ func AppendSync(path string, b []byte) error {
 	if err != nil {
 		return err
 	}
+	return WriteSyncClose(f, b)
+}
+
+// WriteSyncClose writes b to f, syncs it and closes it, returning the
+// first error (f is closed either way).
+func WriteSyncClose(f *os.File, b []byte) error {
 	if _, err := f.Write(b); err != nil {
 		f.Close()
 		return err
