@@ -329,7 +329,7 @@ func pythonAllowed(c Command) bool {
 	if !safeAssigns(c) {
 		return false
 	}
-	if pythonName.MatchString(n) {
+	if pythonName().MatchString(n) {
 		if len(c.Words) == 2 && hasWord(c, "--version", "-V") {
 			return true
 		}

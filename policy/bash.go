@@ -221,7 +221,7 @@ func SuggestRule(c Command) (rule string, prefix bool) {
 func prefixRule(c Command, n int) (string, bool) {
 	name := c.Words[0]
 	base := baseName(name)
-	if noPrefix[base] || pythonName.MatchString(base) || strings.Contains(name, "/") {
+	if noPrefix[base] || pythonName().MatchString(base) || strings.Contains(name, "/") {
 		if n == len(c.Words) {
 			return exactRule(c.Words)
 		}

@@ -6,9 +6,10 @@ package policy
 // holds it to, and the reason `brig policy check` prints.
 
 import (
-	"regexp"
 	"slices"
 	"strings"
+
+	"brig/internal/lazyre"
 )
 
 // BuiltinRule is one entry of the built-in command lists.
@@ -166,9 +167,9 @@ func isGit(c Command, name func(Command) string, subs ...string) (int, bool) {
 // machine or the user's account.
 var systemDirs = names("bin boot dev etc home lib lib32 lib64 libx32 media mnt opt proc root run sbin srv sys tmp usr var snap nix")
 
-var pythonName = regexp.MustCompile(`^python[0-9.]*$`)
+var pythonName = lazyre.New(`^python[0-9.]*$`)
 
-var emptyVarSlash = regexp.MustCompile(`^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/+\*?$`)
+var emptyVarSlash = lazyre.New(`^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/+\*?$`)
 
 // rootLike reports whether removing (or chmod-ing) t recursively from dir
 // would hit the filesystem root, a system directory, the home directory
@@ -177,7 +178,7 @@ var emptyVarSlash = regexp.MustCompile(`^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/+\*?$`)
 func rootLike(t string, dynamic bool, c Command, dot bool) bool {
 	if dynamic {
 		// "$DIR/" and $DIR/* are / and /* when DIR is empty.
-		return emptyVarSlash.MatchString(t) || isHomeVar(strings.TrimRight(strings.TrimSuffix(t, "*"), "/"))
+		return emptyVarSlash().MatchString(t) || isHomeVar(strings.TrimRight(strings.TrimSuffix(t, "*"), "/"))
 	}
 	for strings.Contains(t, "//") {
 		t = strings.ReplaceAll(t, "//", "/")

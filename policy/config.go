@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"brig/internal/lazyre"
 	"brig/internal/pin"
 	"brig/internal/termsafe"
 	"brig/internal/userfile"
@@ -309,7 +309,7 @@ func editDistance(a, b string) int {
 // typeMistake turns the TOML decoder's type error into what the user wrote
 // wrong and what is wanted ("LINE: KEY must be …"), or "".
 func typeMistake(msg string) string {
-	m := reTypeError.FindStringSubmatch(msg)
+	m := reTypeError().FindStringSubmatch(msg)
 	if m == nil {
 		return ""
 	}
@@ -329,7 +329,7 @@ func typeMistake(msg string) string {
 	return fmt.Sprintf("%s: %s must be %s, not %s", line, key, w, g)
 }
 
-var reTypeError = regexp.MustCompile(`line (\d+) \(last key "([^"]+)"\): incompatible types: TOML value has type (\w+); destination has type (\w+)`)
+var reTypeError = lazyre.New(`line (\d+) \(last key "([^"]+)"\): incompatible types: TOML value has type (\w+); destination has type (\w+)`)
 
 // listKeys are the keys whose value is a list of strings.
 var listKeys = map[string]bool{"permissions.allow": true, "permissions.ask": true, "permissions.deny": true, "sandbox.read": true, "sandbox.write": true, "sandbox.env": true, "sandbox.net_presets": true}

@@ -572,7 +572,7 @@ func makeAssignOK(w string) bool {
 		}
 	}
 	base := strings.TrimRight(val, "0123456789.")
-	return !interpreters[val] && !interpreters[base] && !noPrefix[val] && !pythonName.MatchString(val)
+	return !interpreters[val] && !interpreters[base] && !noPrefix[val] && !pythonName().MatchString(val)
 }
 
 // wrapperSpecs are the options of the wrappers an Allow entry accepts.

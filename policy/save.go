@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 
 	"brig/internal/fsutil"
+	"brig/internal/lazyre"
 )
 
 // SaveAllow adds allow rules ("always allow" answers) to the user's rules
@@ -58,9 +58,9 @@ func SaveAllow(ctx context.Context, file string, rules ...string) error {
 }
 
 var (
-	tableHeader = regexp.MustCompile(`^\s*\[`)
-	permHeader  = regexp.MustCompile(`^\s*\[\s*permissions\s*\]\s*(#.*)?$`)
-	allowKey    = regexp.MustCompile(`^(\s*)allow\s*=\s*`)
+	tableHeader = lazyre.New(`^\s*\[`)
+	permHeader  = lazyre.New(`^\s*\[\s*permissions\s*\]\s*(#.*)?$`)
+	allowKey    = lazyre.New(`^(\s*)allow\s*=\s*`)
 )
 
 // insertAllow adds one rule to the allow array of the [permissions] table.
@@ -69,7 +69,7 @@ func insertAllow(data []byte, rule string) ([]byte, error) {
 	lines := strings.SplitAfter(string(data), "\n")
 	header := -1
 	for i, l := range lines {
-		if permHeader.MatchString(strings.TrimRight(l, "\r\n")) {
+		if permHeader().MatchString(strings.TrimRight(l, "\r\n")) {
 			header = i
 			break
 		}
@@ -92,10 +92,10 @@ func insertAllow(data []byte, rule string) ([]byte, error) {
 	}
 	for i := header + 1; i < len(lines); i++ {
 		l := lines[i]
-		if tableHeader.MatchString(l) {
+		if tableHeader().MatchString(l) {
 			break
 		}
-		if m := allowKey.FindStringIndex(l); m != nil {
+		if m := allowKey().FindStringIndex(l); m != nil {
 			return insertInArray(data, offset+m[1], quoted)
 		}
 		offset += len(l)

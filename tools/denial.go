@@ -3,9 +3,9 @@ package tools
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 
+	"brig/internal/lazyre"
 	"brig/jail"
 )
 
@@ -14,15 +14,15 @@ const maxDenialNotes = 5
 
 // Error texts, as commands print them, of the failures a jail causes.
 var (
-	reAccess  = regexp.MustCompile(`(?i)permission denied|\bEACCES\b|operation not permitted|\bEPERM\b`)
-	reROFS    = regexp.MustCompile(`(?i)read-only file system|\bEROFS\b`)
-	reNetwork = regexp.MustCompile(`(?i)network is unreachable|temporary failure in name resolution|could not resolve host|name or service not known|no such host|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|failed to resolve|could not resolve|\bENETUNREACH\b|unable to access '[a-z]+://`)
-	reRefused = regexp.MustCompile(`(?i)connection refused|\bECONNREFUSED\b`)
-	reLocal   = regexp.MustCompile(`127\.0\.0\.1|localhost|\[::1\]`)
+	reAccess  = lazyre.New(`(?i)permission denied|\bEACCES\b|operation not permitted|\bEPERM\b`)
+	reROFS    = lazyre.New(`(?i)read-only file system|\bEROFS\b`)
+	reNetwork = lazyre.New(`(?i)network is unreachable|temporary failure in name resolution|could not resolve host|name or service not known|no such host|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|failed to resolve|could not resolve|\bENETUNREACH\b|unable to access '[a-z]+://`)
+	reRefused = lazyre.New(`(?i)connection refused|\bECONNREFUSED\b`)
+	reLocal   = lazyre.New(`127\.0\.0\.1|localhost|\[::1\]`)
 	// System calls the seccomp filter refuses, as their users name them.
-	reSyscall = regexp.MustCompile(`(?i)ptrace|unshare|setns|\bmount\b|chroot|pivot_root|\bbpf\b|perf_event|keyctl|io_uring`)
+	reSyscall = lazyre.New(`(?i)ptrace|unshare|setns|\bmount\b|chroot|pivot_root|\bbpf\b|perf_event|keyctl|io_uring`)
 	// Quoted path-like strings: '…', ‘…’, "…", `…'.
-	reQuoted = regexp.MustCompile("'([^'\\n]+)'|‘([^’\\n]+)’|\"([^\"\\n]+)\"|`([^'`\\n]+)'")
+	reQuoted = lazyre.New("'([^'\\n]+)'|‘([^’\\n]+)’|\"([^\"\\n]+)\"|`([^'`\\n]+)'")
 )
 
 // denialNotes explains, in words a model can act on, failures in a
@@ -45,8 +45,8 @@ func denialNotes(output string, grant *jail.Spec) []string {
 	}
 	home := envValue(grant.Env, "HOME")
 	for _, line := range strings.Split(output, "\n") {
-		rofs := reROFS.MatchString(line)
-		if rofs || reAccess.MatchString(line) {
+		rofs := reROFS().MatchString(line)
+		if rofs || reAccess().MatchString(line) {
 			pathNoted := false
 			for _, p := range pathsIn(line, grant.Dir, home) {
 				key, note := pathNote(p, rofs, grant)
@@ -55,16 +55,16 @@ func denialNotes(output string, grant *jail.Spec) []string {
 					pathNoted = true
 				}
 			}
-			if !pathNoted && !rofs && reSyscall.MatchString(line) && strings.Contains(strings.ToLower(line), "not permitted") {
+			if !pathNoted && !rofs && reSyscall().MatchString(line) && strings.Contains(strings.ToLower(line), "not permitted") {
 				add("syscall", "[brig: the jail refuses this kind of system call to every command (ptrace, mount, namespaces, bpf, keyrings, io_uring …); no approval changes that, so do it another way]")
 			}
 		}
 		switch {
-		case reNetwork.MatchString(line) && !grant.Network:
+		case reNetwork().MatchString(line) && !grant.Network:
 			add("network", "[brig: this call had no network: the jail gives commands no network access unless the user grants it. Work offline (vendored or cached dependencies), or tell the user what must be downloaded and from where]")
-		case reNetwork.MatchString(line):
+		case reNetwork().MatchString(line):
 			add("network", "[brig: commands resolve no names and reach hosts only through brig's proxy, named in HTTP_PROXY, HTTPS_PROXY and ALL_PROXY; a program that ignores those (ping, nc, dig, a raw socket) reaches nothing. Use one that honours them (curl, wget, git over https, npm, pip, go, cargo)]")
-		case reRefused.MatchString(line) && reLocal.MatchString(line):
+		case reRefused().MatchString(line) && reLocal().MatchString(line):
 			add("loopback", "[brig: the call runs with its own private loopback: servers on the user's machine (localhost) are not reachable from it directly, and a server it needs must be started within the same command]")
 		}
 	}
@@ -105,7 +105,7 @@ func protectedNote(p string) string {
 // that look like paths, made absolute against dir (and ~ against home).
 func pathsIn(line, dir, home string) []string {
 	var cands []string
-	for _, m := range reQuoted.FindAllStringSubmatch(line, -1) {
+	for _, m := range reQuoted().FindAllStringSubmatch(line, -1) {
 		for _, g := range m[1:] {
 			if g != "" {
 				cands = append(cands, g)

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
 
+	"brig/internal/lazyre"
 	"brig/policy"
 )
 
@@ -252,13 +252,13 @@ func applyEdit(content string, e edit) (string, int, error) {
 	return strings.ReplaceAll(content, e.OldString, e.NewString), n, nil
 }
 
-var lineNumberPrefix = regexp.MustCompile(`(?m)^ *\d+\t`)
+var lineNumberPrefix = lazyre.New(`(?m)^ *\d+\t`)
 
 // noMatchHelp says why old_string was not found, as far as it can tell.
 func noMatchHelp(content, old string) string {
 	msg := "old_string was not found in the file"
 	switch {
-	case lineNumberPrefix.MatchString(old) && strings.Count(old, "\n")+1 == len(lineNumberPrefix.FindAllString(old, -1)):
+	case lineNumberPrefix().MatchString(old) && strings.Count(old, "\n")+1 == len(lineNumberPrefix().FindAllString(old, -1)):
 		msg += "; it seems to include read_file's line-number prefixes, which are not part of the file"
 	case strings.Contains(content, strings.TrimSpace(old)):
 		msg += "; it matches when leading and trailing whitespace is ignored, so check indentation and blank lines"

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"brig/internal/lazyre"
 )
 
 // Severity ranks a finding.
@@ -259,8 +261,8 @@ func extractJSON(text string) string {
 }
 
 var (
-	cweID   = lazyRegexp(`(?i)^(?:cwe)?[-_ ]?(\d{1,4})$`)
-	ruleBad = lazyRegexp(`[^a-z0-9]+`)
+	cweID   = lazyre.New(`(?i)^(?:cwe)?[-_ ]?(\d{1,4})$`)
+	ruleBad = lazyre.New(`[^a-z0-9]+`)
 )
 
 // finding checks and normalises one finding.

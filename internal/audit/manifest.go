@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"brig/internal/lazyre"
 	"brig/internal/sensitive"
 )
 
@@ -176,7 +177,7 @@ var lifecycle = map[string]string{
 	"dependencies": "after node_modules changes",
 }
 
-var goGenerate = lazyRegexp(`(?m)^//go:generate\s+(.+)$`)
+var goGenerate = lazyre.New(`(?m)^//go:generate\s+(.+)$`)
 
 // BuildManifest builds the manifest of a collection.
 func BuildManifest(c *Collection) Manifest {

@@ -4,15 +4,9 @@ import (
 	"path"
 	"regexp"
 	"strings"
-	"sync"
-)
 
-// lazyRegexp compiles expr on first use. Every jail child links this
-// package and almost none redacts; compiling the expressions at start cost
-// each process about 1 ms.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
+	"brig/internal/lazyre"
+)
 
 // Redacted is what replaces a secret-looking value in the text sent to the
 // provider (the key or the surrounding text stays, so a reviewer still sees
@@ -36,22 +30,22 @@ var tokenPatterns = []struct {
 	// "sk-some-long-css-class-name" out).
 	digit bool
 }{
-	{"AWS access key", lazyRegexp(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b`), []string{"akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"}, false},
-	{"GitHub token", lazyRegexp(`\bgh[pousr]_[A-Za-z0-9]{36,255}\b`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, false},
-	{"GitHub token", lazyRegexp(`\bgithub_pat_[A-Za-z0-9_]{22,255}\b`), []string{"github_pat_"}, false},
-	{"GitLab token", lazyRegexp(`\bglpat-[A-Za-z0-9_-]{20,}`), []string{"glpat-"}, false},
-	{"Slack token", lazyRegexp(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), []string{"xox"}, false},
-	{"Slack webhook", lazyRegexp(`https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}`), []string{"hooks.slack.com"}, false},
-	{"Anthropic API key", lazyRegexp(`\bsk-ant-[A-Za-z0-9_-]{20,}`), []string{"sk-ant-"}, false},
-	{"OpenAI API key", lazyRegexp(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}`), []string{"sk-"}, true},
-	{"Stripe key", lazyRegexp(`\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}\b`), []string{"k_live_", "k_test_"}, false},
-	{"Google API key", lazyRegexp(`\bAIza[0-9A-Za-z_-]{35}\b`), []string{"aiza"}, false},
-	{"npm token", lazyRegexp(`\bnpm_[A-Za-z0-9]{36}\b`), []string{"npm_"}, false},
-	{"PyPI token", lazyRegexp(`\bpypi-[A-Za-z0-9_-]{50,}`), []string{"pypi-"}, false},
-	{"Hugging Face token", lazyRegexp(`\bhf_[A-Za-z0-9]{30,}\b`), []string{"hf_"}, false},
-	{"SendGrid key", lazyRegexp(`\bSG\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`), []string{"sg."}, false},
-	{"JSON web token", lazyRegexp(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`), []string{"eyj"}, false},
-	{"Azure key", lazyRegexp(`(?i)\b(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/=]{20,}`), []string{"accountkey=", "sharedaccesskey="}, false},
+	{"AWS access key", lazyre.New(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b`), []string{"akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"}, false},
+	{"GitHub token", lazyre.New(`\bgh[pousr]_[A-Za-z0-9]{36,255}\b`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, false},
+	{"GitHub token", lazyre.New(`\bgithub_pat_[A-Za-z0-9_]{22,255}\b`), []string{"github_pat_"}, false},
+	{"GitLab token", lazyre.New(`\bglpat-[A-Za-z0-9_-]{20,}`), []string{"glpat-"}, false},
+	{"Slack token", lazyre.New(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), []string{"xox"}, false},
+	{"Slack webhook", lazyre.New(`https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}`), []string{"hooks.slack.com"}, false},
+	{"Anthropic API key", lazyre.New(`\bsk-ant-[A-Za-z0-9_-]{20,}`), []string{"sk-ant-"}, false},
+	{"OpenAI API key", lazyre.New(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}`), []string{"sk-"}, true},
+	{"Stripe key", lazyre.New(`\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}\b`), []string{"k_live_", "k_test_"}, false},
+	{"Google API key", lazyre.New(`\bAIza[0-9A-Za-z_-]{35}\b`), []string{"aiza"}, false},
+	{"npm token", lazyre.New(`\bnpm_[A-Za-z0-9]{36}\b`), []string{"npm_"}, false},
+	{"PyPI token", lazyre.New(`\bpypi-[A-Za-z0-9_-]{50,}`), []string{"pypi-"}, false},
+	{"Hugging Face token", lazyre.New(`\bhf_[A-Za-z0-9]{30,}\b`), []string{"hf_"}, false},
+	{"SendGrid key", lazyre.New(`\bSG\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`), []string{"sg."}, false},
+	{"JSON web token", lazyre.New(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`), []string{"eyj"}, false},
+	{"Azure key", lazyre.New(`(?i)\b(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/=]{20,}`), []string{"accountkey=", "sharedaccesskey="}, false},
 }
 
 // secretWords are the lower-case words one of which a name must hold for
@@ -69,21 +63,21 @@ func hasAny(s string, subs []string) bool {
 
 var (
 	// urlPassword is the password of user:password@host in a URL.
-	urlPassword = lazyRegexp(`([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"'<>]+):([^\s@/"'<>]+)@`)
+	urlPassword = lazyre.New(`([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"'<>]+):([^\s@/"'<>]+)@`)
 	// secretKey is the part of a name that makes its value a secret.
 	secretKey = `[A-Za-z0-9_.-]*(?i:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|client[_-]?secret|credential)[A-Za-z0-9_.-]*`
 	// assignQuoted is NAME = "value" (and :, :=, =>; the name may be
 	// quoted, as in JSON).
-	assignQuoted = lazyRegexp(`(["']?` + secretKey + `["']?\s*(?::=|=>|=|:)\s*)("(?:[^"\\\n]|\\.)*"|'[^'\n]*')`)
+	assignQuoted = lazyre.New(`(["']?` + secretKey + `["']?\s*(?::=|=>|=|:)\s*)("(?:[^"\\\n]|\\.)*"|'[^'\n]*')`)
 	// assignBare is NAME=value with an unquoted value, as configuration
 	// files write it (.env, YAML, INI, properties).
-	assignBare = lazyRegexp(`(["']?` + secretKey + `["']?\s*(?:=|:)[ \t]*)([^\s"'#,;]+)`)
+	assignBare = lazyre.New(`(["']?` + secretKey + `["']?\s*(?:=|:)[ \t]*)([^\s"'#,;]+)`)
 	// xmlSecret is <password>value</password>.
-	xmlSecret = lazyRegexp(`(<(` + secretKey + `)>)([^<\n]{3,})(</)`)
+	xmlSecret = lazyre.New(`(<(` + secretKey + `)>)([^<\n]{3,})(</)`)
 	// keyBegin and keyEnd delimit a private key block.
-	keyBegin = lazyRegexp(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
-	keyEnd   = lazyRegexp(`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
-	numeric  = lazyRegexp(`^[0-9.]+$`)
+	keyBegin = lazyre.New(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	keyEnd   = lazyre.New(`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	numeric  = lazyre.New(`^[0-9.]+$`)
 )
 
 // Redact replaces secret-looking values in the text of the file at path:
