@@ -60,6 +60,22 @@ func initMain() int {
 	if err := oomScoreAdj(); err != nil {
 		return fail(stageErr(StageRlimit, err))
 	}
+	carried, cgroupProcs := parseInitArgs(os.Args[2:])
+	// The carried programs, when handed over: init's own is not needed
+	// once it runs, and the worker's moves out of the way of the
+	// descriptors the worker is given (a close-on-exec copy above them,
+	// so nothing but the worker's exec uses it).
+	exe := "/proc/self/exe"
+	if carried {
+		_ = unix.Close(InitExeFD)
+		high, err := unix.FcntlInt(WorkerExeFD, unix.F_DUPFD_CLOEXEC, 100)
+		if err != nil {
+			return fail(stageErr(StageWorker, fmt.Errorf("the worker's program (fd %d): %w", WorkerExeFD, err)))
+		}
+		_ = unix.Close(WorkerExeFD)
+		defer unix.Close(high)
+		exe = "/proc/self/fd/" + strconv.Itoa(high)
+	}
 
 	pidNS := unix.Getpid() == 1
 	if pidNS {
@@ -105,7 +121,7 @@ func initMain() int {
 	if err := unprivilegeForkThread(); err != nil {
 		return fail(stageErr(StageCaps, err))
 	}
-	worker, wconn, err := startWorker()
+	worker, wconn, err := startWorker(exe)
 	if err != nil {
 		return fail(stageErr(StageWorker, err))
 	}
@@ -122,7 +138,7 @@ func initMain() int {
 	// ready, which comes after this. It may already have failed on its own
 	// (a grant that does not exist) and exited: then its own report says
 	// why, not this move.
-	for _, procs := range os.Args[2:] {
+	for _, procs := range cgroupProcs {
 		if err := os.WriteFile(procs, []byte(strconv.Itoa(worker)), 0); err != nil {
 			if errors.Is(err, syscall.ESRCH) {
 				break
@@ -271,18 +287,17 @@ func warmCodec() {
 	_ = json.Unmarshal([]byte(`{"exec":1}`), &m)
 }
 
-// startWorker re-executes this binary as the worker with fds 0-2 and the
-// supervisor's start socket (StartFD) inherited, and a fresh control socket
-// on fd 3.
-func startWorker() (int, *conn, error) {
+// startWorker executes exe (this binary, or the worker program the
+// supervisor handed over) as the worker with fds 0-2 and the supervisor's
+// start socket (StartFD) inherited, and a fresh control socket on fd 3.
+// /proc/self/exe keeps working when the binary was replaced on disk, and
+// init still sees the host /proc here (the view is built later).
+func startWorker(exe string) (int, *conn, error) {
 	parent, child, err := SocketPair()
 	if err != nil {
 		return 0, nil, err
 	}
 	defer child.Close()
-	// /proc/self/exe keeps working when the binary was replaced on disk,
-	// and init still sees the host /proc here (the view is built later).
-	const exe = "/proc/self/exe"
 	attr := &syscall.ProcAttr{
 		// The worker's own Go runtime (not the tool's environment): one P
 		// means fewer threads for psx to stop at each all-thread syscall.

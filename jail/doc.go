@@ -11,7 +11,12 @@
 // Landlock, and only then runs the tool. Nothing here reads brig's configuration or keys,
 // talks to a provider, or decides policy: the policy layer builds Specs.
 //
-// Every jailed call is two processes of this binary, plus the command:
+// Every jailed call is two processes, plus the command: init and the
+// worker, both this package's code. brig carries them as two programs
+// (cmd/brig-jail-init, and cmd/brig-jail with the Go tools), hands init
+// both at fixed descriptors (WorkerExeFD, InitExeFD; InitArgs says so) and
+// executes init through its own; init closes that one and runs the worker
+// from the other. A build that carries none runs its own binary as both.
 //
 //	supervisor ──fd 3──► init  (session leader; PID 1 of a PID namespace, or a
 //	    │                  │     child subreaper in an outer Landlock domain)

@@ -19,6 +19,13 @@ const (
 	// start message straight from the supervisor (in parallel with init,
 	// which hands it down as its own fd 4 and closes it).
 	StartFD = 4
+	// WorkerExeFD and InitExeFD are, when init's arguments say so
+	// (InitArgs), the carried programs: the one init runs as the worker
+	// (brig-jail, whose Go tools the init program lacks), and init's own,
+	// through which it was executed; init closes it first thing. Without
+	// them init runs its own binary as the worker.
+	WorkerExeFD = 5
+	InitExeFD   = 6
 	// maxMessage bounds one protocol packet.
 	maxMessage = 4 << 20
 )
@@ -28,6 +35,9 @@ const (
 	initArg   = "__brig_jail_init"
 	workerArg = "__brig_jail_worker"
 	probeArg  = "__brig_probe"
+	// carriedArg, right after initArg, says init holds the carried
+	// programs at WorkerExeFD and InitExeFD.
+	carriedArg = "__brig_carried"
 )
 
 // ProbeArgs is the whole argv that makes the brig binary exit 0 at once,
@@ -69,7 +79,23 @@ func rootOwned(path string, dir bool) bool {
 // bound; init itself stays outside, so it can always start the threads it
 // needs to clean up). Moving a process between cgroups takes milliseconds,
 // so it happens while a prewarmed child waits, not on the call's clock.
-func InitArgs(cgroupProcs ...string) []string { return append([]string{initArg}, cgroupProcs...) }
+// carried says the supervisor hands init the carried programs at
+// WorkerExeFD and InitExeFD.
+func InitArgs(carried bool, cgroupProcs ...string) []string {
+	args := []string{initArg}
+	if carried {
+		args = append(args, carriedArg)
+	}
+	return append(args, cgroupProcs...)
+}
+
+// parseInitArgs splits init's arguments after initArg (os.Args[2:]).
+func parseInitArgs(args []string) (carried bool, cgroupProcs []string) {
+	if len(args) > 0 && args[0] == carriedArg {
+		return true, args[1:]
+	}
+	return false, args
+}
 
 // message is one packet of the fd-3 protocol. Exactly one field is set.
 type message struct {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -15,6 +16,18 @@ import (
 
 // selfExe is brig's own binary, the jail child of a build that carries none.
 const selfExe = "/proc/self/exe"
+
+// programs are the carried jail programs: init's, and the worker's that
+// init runs. Both are handed to init at fixed descriptors
+// (jail.WorkerExeFD, jail.InitExeFD) and init is executed through its own:
+// a high descriptor number named in the exec path is not safe, because
+// the fork copies the descriptors it hands over to their numbers and may
+// move its own error pipe onto the number above the highest of them,
+// which is where a carried program sat (the exec then failed with EACCES,
+// now and then, under bursts of spawns).
+type programs struct {
+	init, worker *os.File
+}
 
 // child is a started jail init (which has already started its worker),
 // waiting on fd 3 for its call.
@@ -173,21 +186,32 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 	}
 	defer workerChildEnd.Close()
 	exe := s.exe()
-	mk := func(path string) *exec.Cmd {
+	// mk makes the command that starts init: the carried programs, if
+	// any and carried says so, else path.
+	mk := func(path string, carried bool) *exec.Cmd {
+		files := []*os.File{childEnd, workerChildEnd} // fds 3 and 4 (jail.ControlFD, jail.StartFD)
+		progs := programs{}
+		if carried {
+			progs = s.programs()
+		}
+		if progs.init != nil {
+			files = append(files, progs.worker, progs.init) // fds 5 and 6 (jail.WorkerExeFD, jail.InitExeFD)
+			path = "/proc/self/fd/" + strconv.Itoa(jail.InitExeFD)
+		}
 		return &exec.Cmd{
 			Path: path,
-			Args: append([]string{"brig-jail-init"}, jail.InitArgs(cg.procFiles()...)...),
+			Args: append([]string{"brig-jail-init"}, jail.InitArgs(progs.init != nil, cg.procFiles()...)...),
 			// One P: init runs one loop on one thread, and a second P only
 			// makes each wake-up start a spinning thread looking for work.
 			Env:         childEnv(),
 			Dir:         "/",
 			Stdout:      outW,
 			Stderr:      errW,
-			ExtraFiles:  []*os.File{childEnd, workerChildEnd}, // fds 3 and 4 (jail.ControlFD, jail.StartFD)
+			ExtraFiles:  files,
 			SysProcAttr: &syscall.SysProcAttr{Cloneflags: flags},
 		}
 	}
-	cmd := mk(exe)
+	cmd := mk(exe, true)
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
@@ -210,11 +234,10 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 	}
 	err = start()
 	if err != nil && exe != selfExe && errors.Is(err, fs.ErrPermission) {
-		// The carried child could not be executed (seen once under a
-		// burst of spawns, not understood): brig itself is the same jail
-		// code, only slower to start.
+		// The carried program could not be executed: brig itself is the
+		// same jail code, only slower to start.
 		s.log.Warn("the carried jail child could not be started; this call's child is brig itself", "err", err)
-		fallback := mk(selfExe)
+		fallback := mk(selfExe, false)
 		fallback.Stdin, fallback.SysProcAttr = cmd.Stdin, cmd.SysProcAttr
 		cmd, exe = fallback, selfExe // start uses the new cmd
 		err = start()

@@ -43,6 +43,11 @@ type Options struct {
 	// spawn instead of at New (the carried jail child is still being
 	// written while the session starts); "" means /proc/self/exe.
 	ExecutableFunc func() string
+	// Programs, when Executable is empty, gives the carried jail programs
+	// (sealed memory files) at the first spawn: init runs the first, and
+	// the second as the worker; they take the executable's place. A nil
+	// one (or no Programs): both run the executable.
+	Programs func() (init, worker *os.File)
 	// QuarantineDir receives protected files a call created (moved out of
 	// the workspace after the call). Empty: they are deleted.
 	QuarantineDir string
@@ -72,7 +77,8 @@ const maxPoolSize = 4
 
 // Supervisor runs jailed calls. It is safe for concurrent use.
 type Supervisor struct {
-	exe           func() string // the jail executable, resolved at the first spawn
+	exe           func() string   // the jail executable, resolved at the first spawn
+	programs      func() programs // the carried programs, if any; resolved at the first spawn
 	quarantineDir string
 	log           *slog.Logger
 	grace         time.Duration
@@ -137,6 +143,16 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 			exe = selfExe // never a name looked up on PATH
 		}
 		return exe
+	})
+	s.programs = sync.OnceValue(func() programs {
+		if o.Programs == nil || o.Executable != "" {
+			return programs{} // a program of the caller's
+		}
+		initProg, worker := o.Programs()
+		if initProg == nil || worker == nil {
+			return programs{}
+		}
+		return programs{init: initProg, worker: worker}
 	})
 	if s.log == nil {
 		s.log = slog.Default()

@@ -362,3 +362,70 @@ func TestUnexecutableChildFallsBackToSelf(t *testing.T) {
 		t.Fatalf("%v %+v", err, res)
 	}
 }
+
+// TestCarriedProgramsAtFixedDescriptors: with carried programs, init is
+// executed through its descriptor handed over as fd 6 (its arguments say
+// so), the worker's program comes as fd 5, and neither reaches the
+// command. Many descriptors are open first, so that everything the fork
+// hands over is numbered high: the fork may move its own error pipe onto
+// the number above the highest of them, which is where a program named by
+// its number in the supervisor's table used to sit (EACCES).
+func TestCarriedProgramsAtFixedDescriptors(t *testing.T) {
+	self, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	open := func(name string) *os.File {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, self, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	initProg, worker := open("init"), open("worker")
+	for range 150 {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+	}
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Programs: func() (*os.File, *os.File) { return initProg, worker }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	ws := t.TempDir()
+	p := policy.Profile{Workspace: ws, Dir: ws, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
+	if !p.Namespaces {
+		p.CallTmp = t.TempDir()
+	}
+	spec, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The command's parent is init (the worker starts it as init's child);
+	// a program executed through /proc/self/fd/6 is named "6".
+	script := `tr '\0' ' ' </proc/$PPID/cmdline; echo; cat /proc/$PPID/comm; ls /proc/self/fd | tr '\n' ' '`
+	for i := range 5 {
+		res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", script}}, IO{})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("call %d: %v %+v", i, err, res)
+		}
+		lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+		if len(lines) != 3 || !strings.Contains(lines[0], "__brig_jail_init __brig_carried") || lines[1] != strconv.Itoa(jail.InitExeFD) {
+			t.Fatalf("call %d: init was not started through the carried program: %q", i, res.Stdout)
+		}
+		// ls's own directory descriptor (3) besides stdio, nothing else.
+		if fds := strings.Fields(lines[2]); len(fds) > 4 {
+			t.Errorf("call %d: the command holds descriptors %v", i, fds)
+		}
+	}
+}

@@ -1,10 +1,11 @@
-// Command brig-jail is the jail child alone: what brig re-executes for each
-// tool call, without the terminal UI, the provider clients and the rest of
-// brig. Go initialises every package a program links before main runs,
-// and the UI's packages alone took 12–75 ms of every child's start; this
-// program starts in about 2 ms. brig carries it inside its own binary
-// (internal/jailexe) and runs it from a sealed memory file, so brig stays
-// one file; a brig built without it re-executes itself instead.
+// Command brig-jail is the jail's worker: the jail package and the Go
+// tools it runs, without the terminal UI, the provider clients and the
+// rest of brig. Go initialises every package a program links before main
+// runs, and the UI's packages alone took 12–75 ms of every child's start.
+// brig carries it inside its own binary (internal/jailexe) and each call's
+// init (cmd/brig-jail-init, which lacks the tools) runs it from a sealed
+// memory file, so brig stays one file; a brig built without them
+// re-executes itself instead.
 package main
 
 import (

@@ -101,7 +101,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
-	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, ExecutableFunc: carriedPath, Prewarm: true, QuarantineDir: dirs.State + "/quarantine",
+	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, ExecutableFunc: carriedPath, Programs: carriedPrograms, Prewarm: true, QuarantineDir: dirs.State + "/quarantine",
 		NeverReach: providerEndpoint(client)})
 	if err != nil {
 		return nil, err

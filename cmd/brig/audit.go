@@ -139,7 +139,7 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 	if err != nil {
 		return err
 	}
-	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, ExecutableFunc: carriedPath, QuarantineDir: dirs.State + "/quarantine"})
+	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, ExecutableFunc: carriedPath, Programs: carriedPrograms, QuarantineDir: dirs.State + "/quarantine"})
 	if err != nil {
 		return err
 	}

@@ -91,8 +91,8 @@ func run(ctx context.Context, args []string) int {
 }
 
 // carriedPath is the program the supervisor starts for each call: the jail
-// child carried in this binary (a sealed memory file, opened once), or ""
-// (brig itself) when this build carries none.
+// init program carried in this binary (a sealed memory file, opened once),
+// or "" (brig itself) when this build carries none.
 func carriedPath() string {
 	c, err := carriedChild()
 	if err != nil {
@@ -104,6 +104,16 @@ func carriedPath() string {
 	return c.Path()
 }
 
-// carriedChild opens the carried jail child once per process; it stays
+// carriedPrograms are the carried jail programs, init's and the worker's
+// (nil when this build carries none; carriedPath has said why).
+func carriedPrograms() (init, worker *os.File) {
+	c, _ := carriedChild()
+	if c == nil {
+		return nil, nil
+	}
+	return c.Init(), c.Worker()
+}
+
+// carriedChild opens the carried jail programs once per process; they stay
 // open for the process's life.
 var carriedChild = sync.OnceValues(jailexe.Open)

@@ -155,7 +155,7 @@ type mcpListReport struct {
 }
 
 func runMCPList(ctx context.Context, o *mcpListOptions) error {
-	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, ExecutableFunc: carriedPath})
+	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, ExecutableFunc: carriedPath, Programs: carriedPrograms})
 	if err != nil {
 		return err
 	}

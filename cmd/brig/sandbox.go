@@ -136,7 +136,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 		return runUnconfined(ctx, o, ws)
 	}
 	dirs := xdg.Resolve(o.Env, o.Home)
-	sup, err := supervisor.New(ctx, supervisor.Options{ExecutableFunc: carriedPath, QuarantineDir: filepath.Join(dirs.State, "quarantine")})
+	sup, err := supervisor.New(ctx, supervisor.Options{ExecutableFunc: carriedPath, Programs: carriedPrograms, QuarantineDir: filepath.Join(dirs.State, "quarantine")})
 	if err != nil {
 		return err
 	}

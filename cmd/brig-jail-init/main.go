@@ -1,0 +1,25 @@
+// Command brig-jail-init is the init process of a jail child and nothing
+// else: it links the jail package without the Go tools (and so without
+// the policy, the HTML converter, the HTTP client and the image decoders
+// they bring), which makes its start-up about half of brig-jail's. brig
+// carries it beside brig-jail (internal/jailexe) and starts it as every
+// call's init; init then runs brig-jail, whose descriptor the supervisor
+// passes it (jail.WorkerExeFD), as the worker. Started as a worker it
+// would know no Go tool.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"brig/jail"
+)
+
+func main() {
+	if jail.IsChild() {
+		jail.ChildMain(nil)
+		return // not reached: ChildMain exits
+	}
+	fmt.Fprintln(os.Stderr, "brig-jail-init is the jail's init process, started by brig itself; run brig instead")
+	os.Exit(2)
+}
