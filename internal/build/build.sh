@@ -30,7 +30,7 @@ jailprog() {
 		if "$go" build "$@" -tags 'netgo osusergo' -ldflags "${LDFLAGS:-} -s -w -linkmode external -extldflags -static" -o "$tmp/$name" "$pkg" 2>"$tmp/static.log"; then
 			return 0
 		fi
-		echo "build.sh: $name is linked dynamically: a static link failed ($(tail -n 1 "$tmp/static.log")); sh internal/build/deps.sh static installs libseccomp.a and the static C library" >&2
+		echo "build.sh: $name is linked dynamically: a static link failed ($(grep -v '^[[:space:]]*$' "$tmp/static.log" | tail -n 1)); sh internal/build/deps.sh static installs libseccomp.a and the static C library" >&2
 		;;
 	esac
 	"$go" build "$@" -ldflags "${LDFLAGS:-} -s -w" -o "$tmp/$name" "$pkg"
