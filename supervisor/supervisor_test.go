@@ -28,6 +28,21 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// workspaceSpec is the default grant over a fresh workspace, for sup.
+func workspaceSpec(tb testing.TB, sup *Supervisor) (ws string, spec jail.Spec) {
+	tb.Helper()
+	ws = tb.TempDir()
+	p := policy.Profile{Workspace: ws, Dir: ws, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
+	if !p.Namespaces {
+		p.CallTmp = tb.TempDir()
+	}
+	spec, err := p.Spec()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ws, spec
+}
+
 func TestCappedStream(t *testing.T) {
 	var w bytes.Buffer
 	c := newCappedStream("stdout", &w, 10)
@@ -53,15 +68,7 @@ func benchRun(b *testing.B, o Options) {
 		b.Fatal(err)
 	}
 	defer sup.Close()
-	ws := b.TempDir()
-	p := policy.Profile{Workspace: ws, Dir: ws, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
-	if !p.Namespaces {
-		p.CallTmp = b.TempDir()
-	}
-	spec, err := p.Spec()
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, spec := workspaceSpec(b, sup)
 	inv := jail.Invocation{Argv: []string{"true"}}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -282,15 +289,7 @@ func TestPrewarmPoolGrowsWithDemand(t *testing.T) {
 // poolSpec is a plain workspace call's spec for sup.
 func poolSpec(t *testing.T, sup *Supervisor) (string, jail.Spec) {
 	t.Helper()
-	ws := t.TempDir()
-	p := policy.Profile{Workspace: ws, Dir: ws, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
-	if !p.Namespaces {
-		p.CallTmp = t.TempDir()
-	}
-	spec, err := p.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws, spec := workspaceSpec(t, sup)
 	return ws, spec
 }
 
@@ -348,15 +347,7 @@ func TestUnexecutableChildFallsBackToSelf(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sup.Close()
-	ws := t.TempDir()
-	p := policy.Profile{Workspace: ws, Dir: ws, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
-	if !p.Namespaces {
-		p.CallTmp = t.TempDir()
-	}
-	spec, err := p.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, spec := workspaceSpec(t, sup)
 	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", "echo ran"}}, IO{})
 	if err != nil || strings.TrimSpace(string(res.Stdout)) != "ran" {
 		t.Fatalf("%v %+v", err, res)
@@ -402,15 +393,7 @@ func TestCarriedProgramsAtFixedDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sup.Close()
-	ws := t.TempDir()
-	p := policy.Profile{Workspace: ws, Dir: ws, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
-	if !p.Namespaces {
-		p.CallTmp = t.TempDir()
-	}
-	spec, err := p.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, spec := workspaceSpec(t, sup)
 	// The command's parent is init (the worker starts it as init's child);
 	// a program executed through /proc/self/fd/6 is named "6".
 	script := `tr '\0' ' ' </proc/$PPID/cmdline; echo; cat /proc/$PPID/comm; ls /proc/self/fd | tr '\n' ' '`

@@ -3,14 +3,12 @@ package supervisor
 import (
 	"bytes"
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"brig/jail"
-	"brig/policy"
 )
 
 func text(cs []jail.Chunk) string {
@@ -77,15 +75,7 @@ func TestTranscriptBesideLiveOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sup.Close()
-	ws := t.TempDir()
-	p := policy.Profile{Workspace: ws, Dir: ws, Home: os.Getenv("HOME"), ParentEnv: os.Environ(), Limits: jail.DefaultLimits(), Namespaces: sup.Namespaces()}
-	if !p.Namespaces {
-		p.CallTmp = t.TempDir()
-	}
-	spec, err := p.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, spec := workspaceSpec(t, sup)
 	inv := jail.Invocation{Argv: []string{"/bin/sh", "-c", "echo MARKER_A1; echo MARKER_ERR >&2; seq 1 20000; exit 3"}}
 	all := int64(len("MARKER_A1\n")) + int64(len(seqOutput(20000)))
 	for _, live := range []bool{true, false} {
