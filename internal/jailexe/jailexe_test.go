@@ -1,14 +1,19 @@
 package jailexe
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
-	"testing/fstest"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestOpenRunsTheCarriedChild: programs whose sums the build declared are
@@ -27,20 +32,20 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 		t.Skip("no /bin/cat to carry:", err)
 	}
 	hexSum := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
-	with := func(m fstest.MapFS, sum, initSum string) { files, Sum, InitSum = m, sum, initSum }
-	defer func(f fs.FS, s, i string) { files, Sum, InitSum = f, s, i }(files, Sum, InitSum)
-	both := fstest.MapFS{workerName: {Data: cat}, initName: {Data: echo}}
+	with := func(m map[string]string, sum, initSum string) { embedded, Sum, InitSum = m, sum, initSum }
+	defer func(e map[string]string, s, i string) { embedded, Sum, InitSum = e, s, i }(embedded, Sum, InitSum)
+	both := map[string]string{workerName: string(cat), initName: string(echo)}
 
 	for _, c := range []struct {
 		name         string
-		files        fstest.MapFS
+		files        map[string]string
 		sum, initSum string
 	}{
 		{"no declared sums", both, "", ""},
 		{"no declared init sum", both, hexSum(cat), ""},
-		{"sums but no programs", fstest.MapFS{}, hexSum(cat), hexSum(echo)},
-		{"no init program", fstest.MapFS{workerName: {Data: cat}}, hexSum(cat), hexSum(echo)},
-		{"no worker program", fstest.MapFS{initName: {Data: echo}}, hexSum(cat), hexSum(echo)},
+		{"sums but no programs", map[string]string{}, hexSum(cat), hexSum(echo)},
+		{"no init program", map[string]string{workerName: string(cat)}, hexSum(cat), hexSum(echo)},
+		{"no worker program", map[string]string{initName: string(echo)}, hexSum(cat), hexSum(echo)},
 	} {
 		with(c.files, c.sum, c.initSum)
 		if ch, err := Open(); ch != nil || err != nil {
@@ -77,4 +82,107 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCopyOutReleasesReadOnlyFilePages: data in a read-only file mapping
+// (as brig's embedded programs are) is copied whole, and the pages it was
+// read through leave the process's resident memory; the data still reads
+// back intact from the page cache. Data in anonymous memory is copied and
+// left alone (control: releasing it would zero it).
+func TestCopyOutReleasesReadOnlyFilePages(t *testing.T) {
+	const size = 3<<20 + 12345 // spans chunks, and ends inside a page
+	content := make([]byte, size)
+	for i := range content {
+		content[i] = byte(i*7 + i/4096)
+	}
+	src := filepath.Join(t.TempDir(), "program")
+	if err := os.WriteFile(src, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(src, unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := unix.Mmap(fd, 0, size, unix.PROT_READ, unix.MAP_PRIVATE)
+	unix.Close(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	data := unsafe.String(&m[0], size)
+	if !inReadOnlyFileMapping(data) {
+		t.Fatal("a read-only private file mapping was not recognised")
+	}
+	if !bytes.Equal(m, content) { // every page read, so resident
+		t.Fatal("the mapping does not hold the file")
+	}
+	if kb := mappingRSS(t, &m[0]); kb < 3<<10 {
+		t.Fatalf("only %d kB resident after reading the whole mapping", kb)
+	}
+	out := copyTo(t, data)
+	if !bytes.Equal(out, content) {
+		t.Fatal("the copy differs from the data")
+	}
+	if kb := mappingRSS(t, &m[0]); kb > 16 {
+		t.Errorf("%d kB of the mapping still resident after the copy", kb)
+	}
+	if !bytes.Equal(m, content) {
+		t.Fatal("the data no longer reads back intact")
+	}
+
+	// Control: anonymous memory is copied and keeps its contents.
+	heap := string(content)
+	if inReadOnlyFileMapping(heap) {
+		t.Fatal("a heap string was taken for a read-only file mapping")
+	}
+	if out := copyTo(t, heap); !bytes.Equal(out, content) || heap != string(content) {
+		t.Fatal("copying a heap string changed it or its copy")
+	}
+}
+
+// copyTo runs copyOut into a fresh memfd and reads the result back.
+func copyTo(t *testing.T, data string) []byte {
+	t.Helper()
+	fd, err := unix.MemfdCreate("copy", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fd), "copy")
+	defer f.Close()
+	if err := copyOut(f, data); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// mappingRSS is the resident size (kB) of the mapping holding p, from
+// /proc/self/smaps.
+func mappingRSS(t *testing.T, p *byte) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := uint64(uintptr(unsafe.Pointer(p)))
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			lo, hi, _ := strings.Cut(f[0], "-")
+			a, _ := strconv.ParseUint(lo, 16, 64)
+			z, _ := strconv.ParseUint(hi, 16, 64)
+			in = addr >= a && addr < z
+			continue
+		}
+		if in && len(f) >= 2 && f[0] == "Rss:" {
+			kb, _ := strconv.Atoi(f[1])
+			return kb
+		}
+	}
+	t.Fatal("the mapping is not in /proc/self/smaps")
+	return 0
 }
