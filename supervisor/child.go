@@ -185,7 +185,6 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		return nil, err
 	}
 	defer workerChildEnd.Close()
-	exe := s.exe()
 	// mk makes the command that starts init: the carried programs, if
 	// any and carried says so, else path.
 	mk := func(path string, carried bool) *exec.Cmd {
@@ -211,7 +210,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 			SysProcAttr: &syscall.SysProcAttr{Cloneflags: flags},
 		}
 	}
-	cmd := mk(exe, true)
+	cmd := mk(s.exe(), true)
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
@@ -233,13 +232,13 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		return cmd.Start()
 	}
 	err = start()
-	if err != nil && exe != selfExe && errors.Is(err, fs.ErrPermission) {
+	if err != nil && cmd.Path != selfExe && errors.Is(err, fs.ErrPermission) {
 		// The carried program could not be executed: brig itself is the
 		// same jail code, only slower to start.
 		s.log.Warn("the carried jail child could not be started; this call's child is brig itself", "err", err)
 		fallback := mk(selfExe, false)
 		fallback.Stdin, fallback.SysProcAttr = cmd.Stdin, cmd.SysProcAttr
-		cmd, exe = fallback, selfExe // start uses the new cmd
+		cmd = fallback // start uses the new cmd
 		err = start()
 	}
 	if err != nil {
@@ -248,7 +247,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		s.cgroups.put(cg)
 		outR.Close()
 		errR.Close()
-		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", exe, err)}
+		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", cmd.Path, err)}
 	}
 	c := &child{cmd: cmd, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR}
 	if base != nil {
