@@ -65,7 +65,7 @@ func initMain() int {
 	// once it runs, and the worker's moves out of the way of the
 	// descriptors the worker is given (a close-on-exec copy above them,
 	// so nothing but the worker's exec uses it).
-	exe := "/proc/self/exe"
+	exe, exeFD := "/proc/self/exe", -1
 	if carried {
 		_ = unix.Close(InitExeFD)
 		high, err := unix.FcntlInt(WorkerExeFD, unix.F_DUPFD_CLOEXEC, 100)
@@ -73,8 +73,7 @@ func initMain() int {
 			return fail(stageErr(StageWorker, fmt.Errorf("the worker's program (fd %d): %w", WorkerExeFD, err)))
 		}
 		_ = unix.Close(WorkerExeFD)
-		defer unix.Close(high)
-		exe = "/proc/self/fd/" + strconv.Itoa(high)
+		exe, exeFD = "/proc/self/fd/"+strconv.Itoa(high), high
 	}
 
 	pidNS := unix.Getpid() == 1
@@ -122,6 +121,9 @@ func initMain() int {
 		return fail(stageErr(StageCaps, err))
 	}
 	worker, wconn, err := startWorker(exe)
+	if exeFD >= 0 {
+		_ = unix.Close(exeFD) // the worker runs it now; init keeps no copy for the call's life
+	}
 	if err != nil {
 		return fail(stageErr(StageWorker, err))
 	}
