@@ -34,8 +34,8 @@ const (
 	ProfileWorkspaceWrite JailProfile = "workspace-write"
 )
 
-// Profile is the mode's default jail profile.
-func (m Mode) Profile() JailProfile {
+// ProfileOf is mode m's default jail profile.
+func ProfileOf(m Mode) JailProfile {
 	if m == ModePlan {
 		return ProfileReadOnly
 	}
@@ -51,7 +51,7 @@ func (jp JailProfile) Describe() string {
 }
 
 // Approves says in words what runs in mode m without asking.
-func (m Mode) Approves() string {
+func Approves(m Mode) string {
 	switch m {
 	case ModePlan:
 		return "reads and the allow lists; nothing that writes"
@@ -306,14 +306,14 @@ func (p *Policy) classify(resolved string, write, bash bool) (c PathClass, entry
 func (p *Policy) inProfile(pv PathVerdict, mode Mode) bool {
 	switch pv.Class {
 	case ClassWorkspace, ClassTemp:
-		return !pv.Write || mode.Profile() == ProfileWorkspaceWrite
+		return !pv.Write || ProfileOf(mode) == ProfileWorkspaceWrite
 	case ClassProtected:
 		return !pv.Write
 	case ClassSystem:
 		return !pv.Write
 	case ClassAdded:
 		d, _ := p.extraFor(pv.Resolved)
-		return !pv.Write || !d.ReadOnly && mode.Profile() == ProfileWorkspaceWrite
+		return !pv.Write || !d.ReadOnly && ProfileOf(mode) == ProfileWorkspaceWrite
 	}
 	return false
 }
@@ -385,7 +385,7 @@ func beyondPath(pv PathVerdict, pl Places) Beyond {
 // paths; network and unix sockets only if it has them. callTmp is the
 // per-call temporary directory when there is no mount namespace.
 func (p *Policy) Exceeds(spec jail.Spec, mode Mode, callTmp string) ([]string, error) {
-	prof, err := p.BashProfile(mode.Profile() == ProfileReadOnly, callTmp)
+	prof, err := p.BashProfile(ProfileOf(mode) == ProfileReadOnly, callTmp)
 	if err != nil {
 		return nil, err
 	}

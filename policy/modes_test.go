@@ -188,7 +188,7 @@ func TestModeDecisionTable(t *testing.T) {
 				if v.Tier != w.tier || (len(v.Beyond) > 0) != w.beyond {
 					t.Fatalf("%s, beyond %v (%s); want %s, beyond %v", v.Tier, v.Beyond, v.Reason, w.tier, w.beyond)
 				}
-				if v.Profile != mode.Profile() {
+				if v.Profile != ProfileOf(mode) {
 					t.Fatalf("profile %s", v.Profile)
 				}
 				if v.Tier == Deny {

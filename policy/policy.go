@@ -244,7 +244,7 @@ func (p *Policy) allowedBy(call Call, rs RuleSet, texts []string) bool {
 
 func (p *Policy) decide(call Call, rs RuleSet) Verdict {
 	mode := p.Mode()
-	v := Verdict{Call: call, Mode: mode, Tier: Allow, Commands: []CommandVerdict{}, Paths: []PathVerdict{}, Profile: mode.Profile()}
+	v := Verdict{Call: call, Mode: mode, Tier: Allow, Commands: []CommandVerdict{}, Paths: []PathVerdict{}, Profile: ProfileOf(mode)}
 	switch call.Effect {
 	case EffectNone:
 		v.note(Allow, "touches nothing outside brig")
@@ -308,7 +308,7 @@ func (p *Policy) applyMode(v *Verdict, mode Mode) {
 			v.Beyond[i].Config = p.userConfig()
 		}
 		v.Tier = Ask
-		v.Reason = fmt.Sprintf("%s — beyond the %s jail profile of %s mode, so only the user can allow it", strings.Join(what, "; "), mode.Profile(), mode)
+		v.Reason = fmt.Sprintf("%s — beyond the %s jail profile of %s mode, so only the user can allow it", strings.Join(what, "; "), ProfileOf(mode), mode)
 		return
 	case v.Call.Confirm:
 		// No rule can spare the question, so none is proposed.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"brig/jail"
-	"brig/policy"
+	"brig/policy/toolcall"
 )
 
 // BashArgs are the arguments of a bash call.
@@ -47,7 +47,7 @@ func (a BashArgs) Timeout() time.Duration {
 func ParseBashArgs(raw json.RawMessage) (BashArgs, error) { return decodeArgs[BashArgs](raw) }
 
 func bashDef() Definition {
-	d := define(Bash, policy.EffectExec,
+	d := define(Bash, toolcall.EffectExec,
 		fmt.Sprintf("Run a bash command in the workspace, in a jail: it sees only the paths it was granted, has no network unless granted, and leaves no process behind. The result is stdout and stderr in the order they came (each run labelled [stdout]/[stderr] when both were used), then the exit status; beyond %d KiB the middle is left out (the first %d KiB and the last %d KiB are kept) and a note says how much. When the jail refused a path or the network, a [brig: …] note says so. Default timeout %s, at most %s. Prefer the file tools for reading, searching and editing files.",
 			MaxCommandOutputBytes>>10, CommandHeadBytes>>10, CommandTailBytes>>10, DefaultBashTimeout, MaxBashTimeout),
 		`{"type":"object","properties":{`+
@@ -55,7 +55,7 @@ func bashDef() Definition {
 			`"timeout_seconds":{"type":"integer","minimum":1,"maximum":`+fmt.Sprint(int(MaxBashTimeout/time.Second))+`},`+
 			`"description":{"type":"string","description":"A few words on what the command does, shown to the user"}`+
 			`},"required":["command"],"additionalProperties":false}`,
-		func(a BashArgs) policy.Call { return policy.Call{Command: a.Command} },
+		func(a BashArgs) toolcall.Call { return toolcall.Call{Command: a.Command} },
 		nil)
 	d.Runs = JailCommand
 	d.invoke = func(raw json.RawMessage) (jail.Invocation, error) {

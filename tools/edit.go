@@ -12,7 +12,7 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 
 	"brig/internal/lazyre"
-	"brig/policy"
+	"brig/policy/toolcall"
 )
 
 // How edits stay honest when every call is a fresh process:
@@ -45,13 +45,13 @@ func (a *writeArgs) validate() error {
 func (a *writeArgs) pathFields() []*string { return []*string{&a.Path} }
 
 func writeFileDef() Definition {
-	return define(WriteFile, policy.EffectWrite,
+	return define(WriteFile, toolcall.EffectWrite,
 		"Create a file or replace its whole content, atomically. Missing parent directories are created; an existing file keeps its permissions. Prefer edit_file for changes to an existing file.",
 		`{"type":"object","properties":{`+
 			`"path":{"type":"string","description":"File to write, relative to the workspace or absolute"},`+
 			`"content":{"type":"string","description":"The complete new content"}`+
 			`},"required":["path","content"],"additionalProperties":false}`,
-		func(a writeArgs) policy.Call { return policy.Call{Write: []string{a.Path}} },
+		func(a writeArgs) toolcall.Call { return toolcall.Call{Write: []string{a.Path}} },
 		runWriteFile)
 }
 
@@ -161,26 +161,28 @@ const editProps = `"old_string":{"type":"string","description":"Exact text to re
 const hashProp = `"expected_hash":{"type":"string","description":"The [hash …] read_file reported; the edit is refused if the file changed since"}`
 
 func editFileDef() Definition {
-	return define(EditFile, policy.EffectWrite,
+	return define(EditFile, toolcall.EffectWrite,
 		"Replace text in a file. old_string must match the file exactly and occur exactly once, unless replace_all is set; include enough surrounding lines to make it unique. Line endings (CRLF) are kept. Returns a diff of the change and the new hash.",
 		`{"type":"object","properties":{`+
 			`"path":{"type":"string","description":"File to edit"},`+editProps+`,`+hashProp+
 			`},"required":["path","old_string","new_string"],"additionalProperties":false}`,
-		func(a editArgs) policy.Call { return policy.Call{Read: []string{a.Path}, Write: []string{a.Path}} },
+		func(a editArgs) toolcall.Call { return toolcall.Call{Read: []string{a.Path}, Write: []string{a.Path}} },
 		func(ctx context.Context, a editArgs) Result {
 			return runEdits(ctx, a.Path, []edit{a.edit}, a.ExpectedHash)
 		})
 }
 
 func multiEditDef() Definition {
-	return define(MultiEdit, policy.EffectWrite,
+	return define(MultiEdit, toolcall.EffectWrite,
 		"Apply several edits to one file in order, all or nothing: each edit works on the result of the previous ones and follows edit_file's rules; if any fails, the file is left unchanged.",
 		`{"type":"object","properties":{`+
 			`"path":{"type":"string","description":"File to edit"},`+
 			`"edits":{"type":"array","minItems":1,"maxItems":`+fmt.Sprint(MaxMultiEdits)+`,"items":{"type":"object","properties":{`+editProps+`},"required":["old_string","new_string"],"additionalProperties":false}},`+
 			hashProp+
 			`},"required":["path","edits"],"additionalProperties":false}`,
-		func(a multiEditArgs) policy.Call { return policy.Call{Read: []string{a.Path}, Write: []string{a.Path}} },
+		func(a multiEditArgs) toolcall.Call {
+			return toolcall.Call{Read: []string{a.Path}, Write: []string{a.Path}}
+		},
 		func(ctx context.Context, a multiEditArgs) Result {
 			return runEdits(ctx, a.Path, a.Edits, a.ExpectedHash)
 		})

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"brig/policy"
+	"brig/policy/toolcall"
 )
 
 type pathArg struct {
@@ -34,10 +34,10 @@ func (a *listArgs) validate() error {
 func (a *listArgs) pathFields() []*string { return []*string{&a.Path} }
 
 func listDirectoryDef() Definition {
-	return define(ListDirectory, policy.EffectRead,
+	return define(ListDirectory, toolcall.EffectRead,
 		fmt.Sprintf("List one directory (not recursive): subdirectories end with /, symlinks show their target, files their size. At most %d entries; use glob for recursive listings.", MaxListEntries),
 		`{"type":"object","properties":{"path":{"type":"string","description":"Directory to list; default the workspace root"}},"additionalProperties":false}`,
-		func(a listArgs) policy.Call { return policy.Call{Read: []string{a.Path}} },
+		func(a listArgs) toolcall.Call { return toolcall.Call{Read: []string{a.Path}} },
 		runListDirectory)
 }
 
@@ -95,10 +95,10 @@ func (a *mkdirArgs) validate() error {
 }
 
 func createDirectoryDef() Definition {
-	return define(CreateDirectory, policy.EffectWrite,
+	return define(CreateDirectory, toolcall.EffectWrite,
 		"Create a directory and any missing parents. Succeeds if it already exists.",
 		`{"type":"object","properties":{"path":{"type":"string","description":"Directory to create"}},"required":["path"],"additionalProperties":false}`,
-		func(a mkdirArgs) policy.Call { return policy.Call{Write: []string{a.Path}} },
+		func(a mkdirArgs) toolcall.Call { return toolcall.Call{Write: []string{a.Path}} },
 		func(_ context.Context, a mkdirArgs) Result {
 			if err := os.MkdirAll(a.Path, 0o755); err != nil {
 				return fsError("create directory", a.Path, err)
@@ -132,10 +132,10 @@ const twoPathSchema = `{"type":"object","properties":{` +
 	`},"required":["source","destination"],"additionalProperties":false}`
 
 func movePathDef() Definition {
-	return define(MovePath, policy.EffectWrite,
+	return define(MovePath, toolcall.EffectWrite,
 		"Move or rename a file or directory. Refuses to replace an existing destination unless overwrite is set (directories are never replaced).",
 		twoPathSchema,
-		func(a twoPathArgs) policy.Call { return policy.Call{Write: []string{a.Source, a.Destination}} },
+		func(a twoPathArgs) toolcall.Call { return toolcall.Call{Write: []string{a.Source, a.Destination}} },
 		runMove)
 }
 
@@ -181,11 +181,11 @@ func runMove(_ context.Context, a twoPathArgs) Result {
 }
 
 func copyPathDef() Definition {
-	return define(CopyPath, policy.EffectWrite,
+	return define(CopyPath, toolcall.EffectWrite,
 		"Copy a file or a directory tree. Permissions are kept; symlinks are copied as links, not followed. Refuses to replace an existing destination unless overwrite is set.",
 		twoPathSchema,
-		func(a twoPathArgs) policy.Call {
-			return policy.Call{Read: []string{a.Source}, Write: []string{a.Destination}}
+		func(a twoPathArgs) toolcall.Call {
+			return toolcall.Call{Read: []string{a.Source}, Write: []string{a.Destination}}
 		},
 		func(_ context.Context, a twoPathArgs) Result {
 			if _, err := os.Lstat(a.Source); err != nil {
@@ -273,13 +273,13 @@ func (a *deleteArgs) validate() error {
 func (a *deleteArgs) pathFields() []*string { return []*string{&a.Path} }
 
 func deletePathDef() Definition {
-	return define(DeletePath, policy.EffectWrite,
+	return define(DeletePath, toolcall.EffectWrite,
 		"Delete a file, a symlink (not its target) or a directory. A non-empty directory needs recursive. The user is always asked to confirm.",
 		`{"type":"object","properties":{`+
 			`"path":{"type":"string","description":"Path to delete"},`+
 			`"recursive":{"type":"boolean","description":"Delete a directory with everything in it"}`+
 			`},"required":["path"],"additionalProperties":false}`,
-		func(a deleteArgs) policy.Call { return policy.Call{Write: []string{a.Path}, Confirm: true} },
+		func(a deleteArgs) toolcall.Call { return toolcall.Call{Write: []string{a.Path}, Confirm: true} },
 		runDelete)
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"brig/policy"
+	"brig/policy/toolcall"
 )
 
 // skippedDirs are directories glob and search_code do not enter unless
@@ -59,16 +59,16 @@ func (a globArgs) root() (string, string) {
 }
 
 func globDef() Definition {
-	return define(Glob, policy.EffectRead,
+	return define(Glob, toolcall.EffectRead,
 		fmt.Sprintf("Find files and directories by name pattern: * matches within one path segment, ** across directories, {a,b} alternatives, [abc] classes (e.g. **/*.go, src/**/test_*.py). Results are sorted paths, at most %d; directories end with /. %s are skipped unless include_ignored is set.", MaxGlobResults, strings.Join(skippedDirs(), ", ")),
 		`{"type":"object","properties":{`+
 			`"pattern":{"type":"string","description":"Glob pattern, relative to path"},`+
 			`"path":{"type":"string","description":"Directory to search from; default the workspace root"},`+
 			`"include_ignored":{"type":"boolean","description":"Also look inside the normally skipped directories"}`+
 			`},"required":["pattern"],"additionalProperties":false}`,
-		func(a globArgs) policy.Call {
+		func(a globArgs) toolcall.Call {
 			root, _ := a.root()
-			return policy.Call{Read: []string{root}}
+			return toolcall.Call{Read: []string{root}}
 		},
 		runGlob)
 }

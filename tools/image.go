@@ -20,7 +20,7 @@ import (
 	_ "golang.org/x/image/tiff" // decode TIFF (re-encoded as PNG)
 	_ "golang.org/x/image/webp" // decode WebP
 
-	"brig/policy"
+	"brig/policy/toolcall"
 )
 
 type imageArgs struct {
@@ -37,10 +37,10 @@ func (a *imageArgs) validate() error {
 func (a *imageArgs) pathFields() []*string { return []*string{&a.Path} }
 
 func viewImageDef() Definition {
-	return define(ViewImage, policy.EffectRead,
+	return define(ViewImage, toolcall.EffectRead,
 		fmt.Sprintf("Look at an image file (PNG, JPEG, GIF, WebP; BMP and TIFF are converted). Files up to %d MiB; images larger than %d px on the long side are scaled down.", MaxImageFileBytes>>20, MaxImageSide),
 		`{"type":"object","properties":{"path":{"type":"string","description":"Image file to view"}},"required":["path"],"additionalProperties":false}`,
-		func(a imageArgs) policy.Call { return policy.Call{Read: []string{a.Path}} },
+		func(a imageArgs) toolcall.Call { return toolcall.Call{Read: []string{a.Path}} },
 		func(_ context.Context, a imageArgs) Result { return loadImage(a.Path) })
 }
 

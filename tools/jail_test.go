@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"brig/jail"
-	"brig/policy"
+	"brig/policy/toolcall"
 	"brig/supervisor"
 	"brig/tools"
 )
@@ -92,7 +92,7 @@ func (e kenv) spec(t *testing.T, rules ...jail.PathRule) jail.Spec {
 func (e kenv) run(t *testing.T, spec jail.Spec, name tools.Name, args any) tools.Result {
 	t.Helper()
 	raw, _ := json.Marshal(args)
-	p, refused := tools.NewRegistry().Prepare(policy.ModeAuto, string(name), raw)
+	p, refused := tools.NewRegistry().Prepare(toolcall.ModeAuto, string(name), raw)
 	if refused != nil {
 		t.Fatalf("%s refused before the jail: %s", name, refused.Text)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"brig/policy"
+	"brig/policy/toolcall"
 )
 
 // StepStatus is the state of one plan step.
@@ -106,7 +106,7 @@ func (p Plan) Checklist() string {
 }
 
 func updatePlanDef() Definition {
-	d := define(UpdatePlan, policy.EffectNone,
+	d := define(UpdatePlan, toolcall.EffectNone,
 		"Keep a checklist of the steps of the current task. Send the whole plan each time; at most one step may be in_progress. The reply is a short acknowledgement.",
 		`{"type":"object","properties":{`+
 			`"explanation":{"type":"string","description":"Optional note on why the plan changed"},`+
@@ -114,7 +114,7 @@ func updatePlanDef() Definition {
 			`"step":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]}`+
 			`},"required":["step","status"],"additionalProperties":false}}`+
 			`},"required":["plan"],"additionalProperties":false}`,
-		func(Plan) policy.Call { return policy.Call{} },
+		func(Plan) toolcall.Call { return toolcall.Call{} },
 		nil)
 	d.Runs = InSupervisor
 	return d

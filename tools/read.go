@@ -14,7 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"brig/policy"
+	"brig/policy/toolcall"
 )
 
 // lineCutMarker ends a line read_file cut short. edit_file refuses an
@@ -40,7 +40,7 @@ func (a *readArgs) validate() error {
 func (a *readArgs) pathFields() []*string { return []*string{&a.Path} }
 
 func readFileDef() Definition {
-	return define(ReadFile, policy.EffectRead,
+	return define(ReadFile, toolcall.EffectRead,
 		`Read a text file. Lines come numbered like cat -n ("number<TAB>text"); the numbers are not part of the file. `+
 			fmt.Sprintf("Returns at most %d lines and %d KiB per call; use offset (1-based line) and limit to page through larger files. ", MaxReadLines, MaxReadBytes>>10)+
 			"The last line gives the file's hash: pass it as expected_hash to edit_file or multi_edit to have them refuse if the file changed since. Binary files are refused (use view_image for images).",
@@ -49,7 +49,7 @@ func readFileDef() Definition {
 			`"offset":{"type":"integer","minimum":1,"description":"First line to return (1-based); default 1"},`+
 			`"limit":{"type":"integer","minimum":1,"description":"Number of lines to return; default and maximum `+fmt.Sprint(MaxReadLines)+`"}`+
 			`},"required":["path"],"additionalProperties":false}`,
-		func(a readArgs) policy.Call { return policy.Call{Read: []string{a.Path}} },
+		func(a readArgs) toolcall.Call { return toolcall.Call{Read: []string{a.Path}} },
 		runReadFile)
 }
 

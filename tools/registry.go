@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"brig/jail"
-	"brig/policy"
+	"brig/policy/toolcall"
 )
 
 // Name is a native tool's name. Dispatch goes by Name, never by raw strings.
@@ -66,10 +66,10 @@ type Definition struct {
 	// Schema is the JSON schema of the arguments (the provider's
 	// input_schema).
 	Schema json.RawMessage
-	Effect policy.Effect
+	Effect toolcall.Effect
 	Runs   Runner
 
-	call     func(json.RawMessage) (policy.Call, error)
+	call     func(json.RawMessage) (toolcall.Call, error)
 	invoke   func(json.RawMessage) (jail.Invocation, error)
 	run      func(context.Context, json.RawMessage) Result // InJail only
 	external func(context.Context, json.RawMessage) Result // External only
@@ -81,9 +81,9 @@ type Definition struct {
 // Offered reports whether mode offers the tool to the model (and lets it
 // run): plan mode hides native tools that write and every External tool
 // that is not read-only.
-func (d Definition) Offered(mode policy.Mode) bool {
+func (d Definition) Offered(mode toolcall.Mode) bool {
 	if d.Runs == External {
-		return mode != policy.ModePlan || d.readOnly
+		return mode != toolcall.ModePlan || d.readOnly
 	}
 	return mode.Advertises(d.Effect)
 }
@@ -94,7 +94,7 @@ func (d Definition) ReadOnly() bool {
 	if d.Runs == External {
 		return d.readOnly
 	}
-	return d.Effect == policy.EffectRead || d.Effect == policy.EffectNone || d.Effect == policy.EffectNetwork
+	return d.Effect == toolcall.EffectRead || d.Effect == toolcall.EffectNone || d.Effect == toolcall.EffectNetwork
 }
 
 // RunExternal runs an External tool (after the policy allowed the call).
@@ -107,18 +107,18 @@ func (d Definition) RunExternal(ctx context.Context, args json.RawMessage) Resul
 
 // NewExternal describes a tool of a Source: check validates the arguments
 // (an error is a model-facing message), run performs the call. Its
-// policy.Call is EffectMCP under the tool's own name, decided by Mcp rules.
+// toolcall.Call is EffectMCP under the tool's own name, decided by Mcp rules.
 func NewExternal(name, description string, schema json.RawMessage, readOnly bool, check func(json.RawMessage) error, run func(context.Context, json.RawMessage) Result) Definition {
 	return Definition{
-		Name: Name(name), Description: description, Schema: schema, Effect: policy.EffectMCP, Runs: External,
+		Name: Name(name), Description: description, Schema: schema, Effect: toolcall.EffectMCP, Runs: External,
 		readOnly: readOnly, external: run,
-		call: func(raw json.RawMessage) (policy.Call, error) {
+		call: func(raw json.RawMessage) (toolcall.Call, error) {
 			if check != nil {
 				if err := check(raw); err != nil {
-					return policy.Call{}, err
+					return toolcall.Call{}, err
 				}
 			}
-			return policy.Call{Tool: name, Effect: policy.EffectMCP}, nil
+			return toolcall.Call{Tool: name, Effect: toolcall.EffectMCP}, nil
 		},
 	}
 }
@@ -132,7 +132,7 @@ type Source interface {
 
 // Call decodes and checks the arguments and returns what the call needs,
 // for the policy. An error is a model-facing message about bad arguments.
-func (d Definition) Call(args json.RawMessage) (policy.Call, error) { return d.call(args) }
+func (d Definition) Call(args json.RawMessage) (toolcall.Call, error) { return d.call(args) }
 
 // Invocation is what the jail runs for these arguments. Tools that run in
 // the supervisor have none.
@@ -180,13 +180,13 @@ func decodeArgs[T any, PT interface {
 func define[T any, PT interface {
 	*T
 	validator
-}](name Name, effect policy.Effect, desc, schema string, call func(T) policy.Call, run func(context.Context, T) Result) Definition {
+}](name Name, effect toolcall.Effect, desc, schema string, call func(T) toolcall.Call, run func(context.Context, T) Result) Definition {
 	d := Definition{
 		Name: name, Description: desc, Schema: json.RawMessage(schema), Effect: effect, Runs: InJail,
-		call: func(raw json.RawMessage) (policy.Call, error) {
+		call: func(raw json.RawMessage) (toolcall.Call, error) {
 			v, err := decodeArgs[T, PT](raw)
 			if err != nil {
-				return policy.Call{}, err
+				return toolcall.Call{}, err
 			}
 			c := call(v)
 			c.Tool, c.Effect = string(name), effect
@@ -289,7 +289,7 @@ func (r *Registry) Definitions() []Definition {
 
 // Advertised returns the tools offered to the model in mode (plan mode
 // hides every tool that writes, and external tools not marked read-only).
-func (r *Registry) Advertised(mode policy.Mode) []Definition {
+func (r *Registry) Advertised(mode toolcall.Mode) []Definition {
 	return slices.DeleteFunc(r.Definitions(), func(d Definition) bool { return !d.Offered(mode) })
 }
 
@@ -311,7 +311,7 @@ func (r *Registry) Lookup(name string) (Definition, bool) {
 // Prepared is a call that passed the registry's checks.
 type Prepared struct {
 	Def  Definition
-	Call policy.Call
+	Call toolcall.Call
 	// Invocation is what the jail runs; zero for InSupervisor and
 	// External tools.
 	Invocation jail.Invocation
@@ -321,7 +321,7 @@ type Prepared struct {
 // (the run-time half of plan mode, whatever was advertised), and its
 // arguments are valid. A refusal is an error Result for the model, never a
 // Go error, so every tool_use still gets its tool_result.
-func (r *Registry) Prepare(mode policy.Mode, name string, args json.RawMessage) (Prepared, *Result) {
+func (r *Registry) Prepare(mode toolcall.Mode, name string, args json.RawMessage) (Prepared, *Result) {
 	d, ok := r.Lookup(name)
 	if !ok {
 		res := errorf("unknown tool %q; the available tools are: %s", name, strings.Join(r.names(mode), ", "))
@@ -346,7 +346,7 @@ func (r *Registry) Prepare(mode policy.Mode, name string, args json.RawMessage) 
 	return p, nil
 }
 
-func (r *Registry) names(mode policy.Mode) []string {
+func (r *Registry) names(mode toolcall.Mode) []string {
 	var out []string
 	for _, d := range r.Advertised(mode) {
 		out = append(out, string(d.Name))

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"brig/policy"
+	"brig/policy/toolcall"
 )
 
 func TestSchemasAreWellFormed(t *testing.T) {
@@ -48,9 +48,9 @@ func TestSchemasAreWellFormed(t *testing.T) {
 func TestPlanModeHidesAndRefusesWrites(t *testing.T) {
 	r := NewRegistry()
 	var planNames []Name
-	for _, d := range r.Advertised(policy.ModePlan) {
+	for _, d := range r.Advertised(toolcall.ModePlan) {
 		planNames = append(planNames, d.Name)
-		if d.Effect == policy.EffectWrite {
+		if d.Effect == toolcall.EffectWrite {
 			t.Errorf("%s advertised in plan mode", d.Name)
 		}
 	}
@@ -59,16 +59,16 @@ func TestPlanModeHidesAndRefusesWrites(t *testing.T) {
 			t.Errorf("%s missing from plan mode", want)
 		}
 	}
-	if got := len(r.Advertised(policy.ModeAuto)); got != len(r.Definitions()) {
+	if got := len(r.Advertised(toolcall.ModeAuto)); got != len(r.Definitions()) {
 		t.Errorf("auto mode advertises %d of %d tools", got, len(r.Definitions()))
 	}
 	// The run-time half: a write tool called anyway is refused with a
 	// result, not an error.
-	_, res := r.Prepare(policy.ModePlan, "write_file", json.RawMessage(`{"path":"a","content":"x"}`))
+	_, res := r.Prepare(toolcall.ModePlan, "write_file", json.RawMessage(`{"path":"a","content":"x"}`))
 	if res == nil || !res.IsError || !strings.Contains(res.Text, "plan mode") {
 		t.Fatalf("write_file in plan mode: %+v", res)
 	}
-	if _, res := r.Prepare(policy.ModeEdit, "write_file", json.RawMessage(`{"path":"a","content":"x"}`)); res != nil {
+	if _, res := r.Prepare(toolcall.ModeEdit, "write_file", json.RawMessage(`{"path":"a","content":"x"}`)); res != nil {
 		t.Fatalf("write_file in edit mode refused: %s", res.Text)
 	}
 }
@@ -80,7 +80,7 @@ func TestPrepare(t *testing.T) {
 		tool    string
 		args    string
 		wantErr string
-		call    policy.Call
+		call    toolcall.Call
 		argv    []string
 	}{
 		{name: "unknown tool", tool: "rm_rf", args: `{}`, wantErr: "unknown tool"},
@@ -92,28 +92,28 @@ func TestPrepare(t *testing.T) {
 		{name: "same old and new", tool: "edit_file", args: `{"path":"a","old_string":"x","new_string":"x"}`, wantErr: "the same"},
 		{name: "two in progress", tool: "update_plan", args: `{"plan":[{"step":"a","status":"in_progress"},{"step":"b","status":"in_progress"}]}`, wantErr: "at most one"},
 		{name: "bash timeout too long", tool: "bash", args: `{"command":"true","timeout_seconds":99999}`, wantErr: "at most"},
-		{name: "read", tool: "read_file", args: `{"path":"a.go"}`, call: policy.Call{Tool: "read_file", Effect: policy.EffectRead, Read: []string{"a.go"}}},
+		{name: "read", tool: "read_file", args: `{"path":"a.go"}`, call: toolcall.Call{Tool: "read_file", Effect: toolcall.EffectRead, Read: []string{"a.go"}}},
 		{name: "edit reads and writes", tool: "edit_file", args: `{"path":"a.go","old_string":"x","new_string":"y"}`,
-			call: policy.Call{Tool: "edit_file", Effect: policy.EffectWrite, Read: []string{"a.go"}, Write: []string{"a.go"}}},
+			call: toolcall.Call{Tool: "edit_file", Effect: toolcall.EffectWrite, Read: []string{"a.go"}, Write: []string{"a.go"}}},
 		{name: "copy", tool: "copy_path", args: `{"source":"a","destination":"b"}`,
-			call: policy.Call{Tool: "copy_path", Effect: policy.EffectWrite, Read: []string{"a"}, Write: []string{"b"}}},
+			call: toolcall.Call{Tool: "copy_path", Effect: toolcall.EffectWrite, Read: []string{"a"}, Write: []string{"b"}}},
 		{name: "move writes both", tool: "move_path", args: `{"source":"a","destination":"b"}`,
-			call: policy.Call{Tool: "move_path", Effect: policy.EffectWrite, Write: []string{"a", "b"}}},
+			call: toolcall.Call{Tool: "move_path", Effect: toolcall.EffectWrite, Write: []string{"a", "b"}}},
 		{name: "delete confirms", tool: "delete_path", args: `{"path":"a"}`,
-			call: policy.Call{Tool: "delete_path", Effect: policy.EffectWrite, Write: []string{"a"}, Confirm: true}},
+			call: toolcall.Call{Tool: "delete_path", Effect: toolcall.EffectWrite, Write: []string{"a"}, Confirm: true}},
 		{name: "search default path", tool: "search_code", args: `{"pattern":"x"}`,
-			call: policy.Call{Tool: "search_code", Effect: policy.EffectRead, Read: []string{"."}, Programs: true}},
+			call: toolcall.Call{Tool: "search_code", Effect: toolcall.EffectRead, Read: []string{"."}, Programs: true}},
 		{name: "glob reads its literal base", tool: "glob", args: `{"pattern":"src/**/*.go"}`,
-			call: policy.Call{Tool: "glob", Effect: policy.EffectRead, Read: []string{"src"}}},
+			call: toolcall.Call{Tool: "glob", Effect: toolcall.EffectRead, Read: []string{"src"}}},
 		{name: "bash", tool: "bash", args: `{"command":"go test ./..."}`,
-			call: policy.Call{Tool: "bash", Effect: policy.EffectExec, Command: "go test ./..."},
+			call: toolcall.Call{Tool: "bash", Effect: toolcall.EffectExec, Command: "go test ./..."},
 			argv: []string{"/bin/bash", "-c", "go test ./..."}},
 		{name: "plan", tool: "update_plan", args: `{"plan":[{"step":"a","status":"pending"}]}`,
-			call: policy.Call{Tool: "update_plan", Effect: policy.EffectNone}},
+			call: toolcall.Call{Tool: "update_plan", Effect: toolcall.EffectNone}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, res := r.Prepare(policy.ModeAuto, tt.tool, json.RawMessage(tt.args))
+			p, res := r.Prepare(toolcall.ModeAuto, tt.tool, json.RawMessage(tt.args))
 			if tt.wantErr != "" {
 				if res == nil || !res.IsError || !strings.Contains(res.Text, tt.wantErr) {
 					t.Fatalf("want an error result containing %q, got %+v", tt.wantErr, res)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"brig/policy"
+	"brig/policy/toolcall"
 )
 
 type searchArgs struct {
@@ -71,7 +71,7 @@ func (a searchArgs) regexp() (*regexp.Regexp, error) {
 }
 
 func searchCodeDef() Definition {
-	return define(SearchCode, policy.EffectRead,
+	return define(SearchCode, toolcall.EffectRead,
 		fmt.Sprintf("Search file contents with a regular expression (RE2/ripgrep syntax, one line at a time). Output lines are path:line:text, in path order, at most max_results (default and maximum %d) and %d KiB. Hidden files and %s are skipped unless include_ignored is set; binary files and files over %d MiB are skipped. .gitignore is not consulted.",
 			MaxSearchMatches, MaxSearchBytes>>10, strings.Join(skippedDirs()[3:], ", "), MaxSearchFileBytes>>20),
 		`{"type":"object","properties":{`+
@@ -83,7 +83,7 @@ func searchCodeDef() Definition {
 			`"include_ignored":{"type":"boolean","description":"Also search hidden files and the normally skipped directories"},`+
 			`"max_results":{"type":"integer","minimum":1,"maximum":`+fmt.Sprint(MaxSearchMatches)+`}`+
 			`},"required":["pattern"],"additionalProperties":false}`,
-		func(a searchArgs) policy.Call { return policy.Call{Read: []string{a.Path}, Programs: true} },
+		func(a searchArgs) toolcall.Call { return toolcall.Call{Read: []string{a.Path}, Programs: true} },
 		runSearchCode)
 }
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"brig/policy"
+	"brig/policy/toolcall"
 )
 
 // Task is the tool that starts a read-only subagent.
@@ -62,14 +62,14 @@ func ParseTaskArgs(raw json.RawMessage) (TaskArgs, error) {
 // context, the plan-mode tools (read, list, glob, search, read-only bash
 // in a read-only jail) and no task tool of its own.
 func TaskDefinition() Definition {
-	d := define(Task, policy.EffectNone,
+	d := define(Task, toolcall.EffectNone,
 		"Start a read-only subagent with its own context to explore the repository or review code, and get its summary back. It can read, list, glob, search and run read-only commands (the workspace is read-only for it); it cannot write files or start subagents. Several task calls in one message run in parallel: use them for independent questions. Give it a complete, self-contained prompt: it sees nothing of this conversation.",
 		`{"type":"object","properties":{`+
 			`"description":{"type":"string","description":"A few words on what it does, shown to the user"},`+
 			`"prompt":{"type":"string","description":"The task, self-contained: what to find out or review, where to look, and what the summary should contain"},`+
 			`"kind":{"type":"string","enum":["explore","review"],"description":"explore (default): find and explain; review: look for bugs and risks"}`+
 			`},"required":["prompt"],"additionalProperties":false}`,
-		func(TaskArgs) policy.Call { return policy.Call{} },
+		func(TaskArgs) toolcall.Call { return toolcall.Call{} },
 		nil)
 	d.Runs = Delegated
 	return d

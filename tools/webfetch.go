@@ -21,7 +21,7 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"golang.org/x/net/html/charset"
 
-	"brig/policy"
+	"brig/policy/toolcall"
 )
 
 type fetchArgs struct {
@@ -60,12 +60,12 @@ func parseFetchURL(raw string) (*url.URL, error) {
 }
 
 func webFetchDef() Definition {
-	return define(WebFetch, policy.EffectNetwork,
+	return define(WebFetch, toolcall.EffectNetwork,
 		fmt.Sprintf("Fetch an http or https URL and return its content: HTML as Markdown, text and JSON as they are, images as images. The host must be allowed by the user (a redirect to another host is not followed: you are told where it points). At most %d KiB of text is returned.", MaxFetchTextBytes>>10),
 		`{"type":"object","properties":{"url":{"type":"string","description":"Absolute http:// or https:// URL"}},"required":["url"],"additionalProperties":false}`,
-		func(a fetchArgs) policy.Call {
+		func(a fetchArgs) toolcall.Call {
 			u, _ := parseFetchURL(a.URL)
-			return policy.Call{Host: strings.ToLower(u.Hostname())}
+			return toolcall.Call{Host: strings.ToLower(u.Hostname())}
 		},
 		fetchURL)
 }

@@ -1,6 +1,6 @@
 // Command brig-jail is the jail's worker: the jail package and the Go
-// tools it runs, without the terminal UI, the provider clients and the
-// rest of brig. Go initialises every package a program links before main
+// tools it runs, without the terminal UI, the provider clients, the
+// policy, the supervisor and the rest of brig (deps_test.go keeps it so). Go initialises every package a program links before main
 // runs, and the UI's packages alone took 12–75 ms of every child's start.
 // brig carries it inside its own binary (internal/jailexe) and each call's
 // init (cmd/brig-jail-init, which lacks the tools) runs it from a sealed

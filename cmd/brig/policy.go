@@ -212,7 +212,7 @@ func envNames(env []string) []string {
 
 func printCheck(o *policyCheckOptions, r checkReport) {
 	w := o.Stdout
-	fmt.Fprintf(w, "tier:    %s\nreason:  %s\nmode:    %s — runs without asking: %s\nprofile: %s — %s\n", r.Tier, r.Reason, r.Mode, r.Mode.Approves(), r.Profile, r.Profile.Describe())
+	fmt.Fprintf(w, "tier:    %s\nreason:  %s\nmode:    %s — runs without asking: %s\nprofile: %s — %s\n", r.Tier, r.Reason, r.Mode, policy.Approves(r.Mode), r.Profile, r.Profile.Describe())
 	for _, b := range r.Beyond {
 		fmt.Fprintf(w, "beyond the profile: %s\n  to allow it: %s\n", b.What, b.Hint())
 	}

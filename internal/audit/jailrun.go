@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"brig/internal/audit/collect"
 	"brig/jail"
 	"brig/policy"
 	"brig/supervisor"
@@ -76,7 +77,7 @@ func Collect(ctx context.Context, run Runner, spec jail.Spec, lim Limits) (*Coll
 	case res.StdoutTruncated:
 		return nil, fmt.Errorf("the collection outgrew its %d-byte stream; lower --max-bytes", spec.Limits.OutputBytes)
 	}
-	var sum summary
+	var sum collect.Summary
 	if err := json.Unmarshal(res.Output, &sum); err != nil {
 		return nil, fmt.Errorf("the collector's summary: %w", err)
 	}
@@ -97,7 +98,7 @@ func FilterDenied(p *policy.Policy, c *Collection) {
 	for _, f := range c.Files {
 		v := p.Decide(policy.Call{Tool: CollectTool, Effect: policy.EffectRead, Read: []string{f.Path}})
 		if v.Tier == policy.Deny {
-			c.Skipped = append(c.Skipped, Skip{Path: f.Path, Reason: ReasonDenied, Bytes: f.Bytes, Detail: v.Reason})
+			c.Skipped = append(c.Skipped, Skip{Path: f.Path, Reason: collect.ReasonDenied, Bytes: f.Bytes, Detail: v.Reason})
 			continue
 		}
 		kept = append(kept, f)

@@ -3,6 +3,8 @@ package audit
 import (
 	"strings"
 	"testing"
+
+	"brig/internal/audit/collect"
 )
 
 func TestRoleOf(t *testing.T) {
@@ -27,7 +29,7 @@ func TestBuildManifest(t *testing.T) {
 			{Path: "gen.go", Bytes: 40, Text: "package x\n//go:generate stringer -type=Kind\n"},
 			{Path: "main.go", Bytes: 30, Text: "package main\n"},
 		},
-		Skipped: []Skip{{Path: ".github/workflows/release.yml", Reason: ReasonBudget, Bytes: 500}, {Path: "bin/tool", Reason: ReasonBinary, Bytes: 9000}},
+		Skipped: []Skip{{Path: ".github/workflows/release.yml", Reason: collect.ReasonBudget, Bytes: 500}, {Path: "bin/tool", Reason: collect.ReasonBinary, Bytes: 9000}},
 	}
 	m := BuildManifest(c)
 	text := m.Text(50)

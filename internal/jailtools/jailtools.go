@@ -7,7 +7,7 @@ package jailtools
 import (
 	"maps"
 
-	"brig/internal/audit"
+	"brig/internal/audit/collect"
 	"brig/jail"
 	"brig/tools"
 )
@@ -15,6 +15,6 @@ import (
 // All is every Go tool a jail worker runs, by name.
 func All() map[string]jail.ToolFunc {
 	m := tools.JailTools()
-	maps.Copy(m, audit.JailTools())
+	maps.Copy(m, collect.JailTools())
 	return m
 }

@@ -1,4 +1,4 @@
-package audit
+package collect
 
 import (
 	"bufio"
@@ -128,8 +128,8 @@ type record struct {
 	Skip *Skip `json:"skip,omitempty"`
 }
 
-// summary is the collector's result message.
-type summary struct {
+// Summary is the collector's result message: what Write wrote.
+type Summary struct {
 	Files   int   `json:"files"`
 	Skipped int   `json:"skipped"`
 	Bytes   int64 `json:"bytes"`
@@ -143,7 +143,7 @@ func collectTool(ctx context.Context, raw json.RawMessage) (json.RawMessage, err
 		return nil, fmt.Errorf("audit collector arguments: %w", err)
 	}
 	w := bufio.NewWriterSize(os.Stdout, 256<<10)
-	sum, err := collect(ctx, ".", lim, w)
+	sum, err := Write(ctx, ".", lim, w)
 	if ferr := w.Flush(); err == nil && ferr != nil {
 		err = fmt.Errorf("write the collection: %w", ferr)
 	}
@@ -213,7 +213,7 @@ type collector struct {
 	lim     Limits
 	w       io.Writer
 	written int64
-	sum     summary
+	sum     Summary
 	listed  int
 	more    int64 // skipped entries not listed
 }
@@ -257,12 +257,14 @@ func (c *collector) skip(s Skip) error {
 	return c.emit(record{Skip: &s})
 }
 
-// collect walks root and writes the records: first every skipped entry
-// found by the walk, then the files in priority order (what runs on
-// checkout, install or build first), each read, checked and redacted.
-func collect(ctx context.Context, root string, lim Limits, w io.Writer) (summary, error) {
+// Write walks root and writes the collection to w, one JSON record per
+// line (ReadCollection reads it back): first every skipped entry found by
+// the walk, then the files in priority order (what runs on checkout,
+// install or build first), each read, checked and redacted. The jail's
+// collector tool runs it on the workspace.
+func Write(ctx context.Context, root string, lim Limits, w io.Writer) (Summary, error) {
 	if lim.MaxFileBytes <= 0 || lim.MaxTotalBytes <= 0 {
-		return summary{}, errors.New("audit collector: the limits must be positive")
+		return Summary{}, errors.New("audit collector: the limits must be positive")
 	}
 	if lim.MaxSkipped <= 0 {
 		lim.MaxSkipped = DefaultLimits().MaxSkipped
@@ -270,7 +272,7 @@ func collect(ctx context.Context, root string, lim Limits, w io.Writer) (summary
 	c := &collector{lim: lim, w: w}
 	dir, err := os.OpenRoot(root)
 	if err != nil {
-		return summary{}, fmt.Errorf("open the workspace: %w", err)
+		return Summary{}, fmt.Errorf("open the workspace: %w", err)
 	}
 	defer dir.Close()
 	var cands []candidate
@@ -351,7 +353,7 @@ func collect(ctx context.Context, root string, lim Limits, w io.Writer) (summary
 		return nil
 	})
 	if err != nil {
-		return summary{}, fmt.Errorf("walk the workspace: %w", err)
+		return Summary{}, fmt.Errorf("walk the workspace: %w", err)
 	}
 	// What runs on checkout, install or build goes first, then the rest in
 	// path order; a file that does not fit the budget is skipped and the
@@ -367,7 +369,7 @@ func collect(ctx context.Context, root string, lim Limits, w io.Writer) (summary
 	fileRoom := lim.OutputBytes() - int64(lim.MaxSkipped)*512
 	for _, cand := range cands {
 		if err := ctx.Err(); err != nil {
-			return summary{}, err
+			return Summary{}, err
 		}
 		f, skip := readCandidate(dir, cand, lim)
 		if skip == nil && total+int64(len(f.Text)) > lim.MaxTotalBytes {
@@ -375,19 +377,19 @@ func collect(ctx context.Context, root string, lim Limits, w io.Writer) (summary
 		}
 		if skip != nil {
 			if err := c.skip(*skip); err != nil {
-				return summary{}, err
+				return Summary{}, err
 			}
 			continue
 		}
 		line, err := encode(record{File: f})
 		if err != nil {
-			return summary{}, err
+			return Summary{}, err
 		}
 		if c.written+int64(len(line)) > fileRoom {
 			// Text that escapes badly (control characters) can outgrow
 			// the stream's cap before the text budget: stop short of it.
 			if err := c.skip(Skip{Path: cand.path, Reason: ReasonBudget, Bytes: cand.size}); err != nil {
-				return summary{}, err
+				return Summary{}, err
 			}
 			continue
 		}
@@ -395,12 +397,12 @@ func collect(ctx context.Context, root string, lim Limits, w io.Writer) (summary
 		c.sum.Files++
 		c.sum.Bytes += int64(len(f.Text))
 		if err := c.write(line); err != nil {
-			return summary{}, err
+			return Summary{}, err
 		}
 	}
 	if c.more > 0 {
 		if err := c.emit(record{Skip: &Skip{Path: fmt.Sprintf("(%d entries)", c.more), Reason: ReasonMore}}); err != nil {
-			return summary{}, err
+			return Summary{}, err
 		}
 	}
 	return c.sum, nil
