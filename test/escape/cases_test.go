@@ -1551,13 +1551,13 @@ func exhaustionCases() []escCase {
 			attack: func(t *testing.T, e *env) { flood(t, e, true) }},
 		{family: "exhaustion", name: "memory", passes: limitPasses, probe: true,
 			control: func(t *testing.T, e *env) {
-				res := e.argv([]string{probeBin, "alloc", strconv.Itoa(2 * memLimit)}, withLimits(func(l *jail.Limits) { l.Memory = 1 << 30 }))
+				res := e.argv([]string{probeBin, "alloc", strconv.Itoa(2 * memLimit)}, withLimits(func(l *jail.Limits) { l.Timeout = memoryBackstop; l.Memory = 1 << 30 }))
 				if got := allocTouched(res); got < 2*memLimit {
 					controlFail(t, "with a 1 GiB limit the probe touched only %d bytes of %d", got, 2*memLimit)
 				}
 			},
 			attack: func(t *testing.T, e *env) {
-				res := e.argv([]string{probeBin, "alloc", strconv.Itoa(2 * memLimit)}, withLimits(func(l *jail.Limits) { l.Memory = memLimit }))
+				res := e.argv([]string{probeBin, "alloc", strconv.Itoa(2 * memLimit)}, withLimits(func(l *jail.Limits) { l.Timeout = memoryBackstop; l.Memory = memLimit }))
 				if got := allocTouched(res); got >= 2*memLimit || got > memLimit {
 					escaped(t, "with Memory=%d the probe allocated and touched %d bytes", memLimit, got)
 				}
@@ -1593,20 +1593,34 @@ type bomb struct {
 	shared int
 }
 
-// uidTasks counts the tasks (threads included, as RLIMIT_NPROC does) of uid.
+// uidTasks counts the tasks (threads included, as RLIMIT_NPROC does) whose
+// real uid is uid, as the kernel counts them: by real uid, so processes
+// that are not dumpable (whose /proc directory root owns), such as this
+// test process once its supervisor started, count too.
 func uidTasks(uid int) int {
 	ents, _ := os.ReadDir("/proc")
+	want := strconv.Itoa(uid)
 	n := 0
 	for _, d := range ents {
 		if _, err := strconv.Atoi(d.Name()); err != nil {
 			continue
 		}
-		var st syscall.Stat_t
-		if syscall.Stat("/proc/"+d.Name(), &st) != nil || int(st.Uid) != uid {
+		b, err := os.ReadFile("/proc/" + d.Name() + "/status")
+		if err != nil {
 			continue
 		}
-		tasks, _ := os.ReadDir("/proc/" + d.Name() + "/task")
-		n += len(tasks)
+		var real string
+		threads := 1
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Uid:"); ok && len(strings.Fields(v)) > 0 {
+				real = strings.Fields(v)[0]
+			} else if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				threads, _ = strconv.Atoi(strings.TrimSpace(v))
+			}
+		}
+		if real == want {
+			n += max(threads, 1)
+		}
 	}
 	return n
 }

@@ -421,6 +421,14 @@ func (e *env) parentEnv() []string {
 // its Go init and worker threads, beside the test binary's own: a call
 // then gets brig's default budget, or its first fork fails for what the
 // others hold (cases about the process limit set their own).
+// memoryBackstop is the timeout of the calls that touch hundreds of MiB
+// (the memory cases): each page is a fault, and on a loaded VM (page
+// faults of 25 µs, a load of 40 on 2 cores when the suite's passes all
+// run) such a call took more than the default 60 s before it had done
+// anything. They end by themselves or at their memory limit, so the longer
+// backstop costs nothing on an idle machine.
+const memoryBackstop = 10 * time.Minute
+
 func defaultLimits() jail.Limits {
 	procs := uint64(256)
 	if sup != nil && !sup.Namespaces() && os.Getuid() != 0 {

@@ -73,10 +73,10 @@ static int cmd_hold(int argc, char **argv) {
 	fflush(stdout);
 	// A victim whose test was killed before it could clean up ends by
 	// itself (SIGALRM's default action) rather than stay for good: after
-	// the longest a test binary may run (make test's -timeout 25m), not
+	// the longest a test binary may run (make test's -timeout 35m), not
 	// before — on a slow machine the suite reached its last victim case
 	// after 10 minutes, and that control waited for a dead victim.
-	alarm(1800);
+	alarm(2400);
 	for (;;) pause();
 	return 0;
 }
