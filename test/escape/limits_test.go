@@ -199,9 +199,12 @@ func limitCases() []escCase {
 				// of the call's processes from outside while they run.
 				marker := "brigoom" + randHex(6)
 				t.Cleanup(func() { killMarked(marker) })
-				// The sampler looks until it has seen the marked process or
-				// the call has ended (not for a fixed time: on a loaded
-				// machine the call once started after 80 s).
+				// The marked process waits until the sampler has seen it
+				// (the sampler then creates a file in the workspace):
+				// an event, not a time — a scan of /proc took longer than
+				// a 2-second sleep on a loaded machine, and the sampler
+				// saw nothing.
+				sampled := filepath.Join(e.ws, "oom-sampled-"+randHex(4))
 				seen := map[string]bool{}
 				callEnded, done := make(chan struct{}), make(chan struct{})
 				go func() {
@@ -213,6 +216,9 @@ func limitCases() []escCase {
 							}
 						}
 						if len(seen) > 0 {
+							if err := os.WriteFile(sampled, nil, 0o644); err != nil {
+								t.Errorf("tell the call it was sampled: %v", err)
+							}
 							return
 						}
 						select {
@@ -222,9 +228,12 @@ func limitCases() []escCase {
 						}
 					}
 				}()
-				res := e.sh(`echo -1000 > /proc/self/oom_score_adj 2>/dev/null; echo 0 > /proc/self/oom_score_adj 2>/dev/null; cat /proc/self/oom_score_adj 2>/dev/null; sh -c 'sleep 2' ` + marker)
+				res := e.sh(`echo -1000 > /proc/self/oom_score_adj 2>/dev/null; echo 0 > /proc/self/oom_score_adj 2>/dev/null; cat /proc/self/oom_score_adj 2>/dev/null; sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' ` + marker + ` ` + sampled)
 				close(callEnded)
 				<-done
+				if len(seen) == 0 {
+					controlFail(t, "the sampler never saw the call's marked process (timed out %v): %s", res.TimedOut, output(res))
+				}
 				if got := strings.TrimSpace(string(res.Stdout)); e.pass.namespaces() && got != "1000" {
 					escaped(t, "a jailed process's oom_score_adj is %q after trying to lower it (as %s), want 1000", got, who())
 				}
