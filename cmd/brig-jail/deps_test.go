@@ -2,18 +2,16 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// deps lists the packages pkg links, with the go command that runs this test.
+// deps lists the packages pkg links (go test puts its own go command first
+// on PATH).
 func deps(t *testing.T, pkg string) []string {
 	t.Helper()
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(goCmd, "list", "-deps", pkg).Output()
+	out, err := exec.Command("go", "list", "-deps", pkg).Output()
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v", pkg, err)
 	}
