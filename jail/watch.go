@@ -187,12 +187,12 @@ func (w *watch) processes() (tasks, mem uint64) {
 // entries while the tree changes, which a fork bomb does all the time.
 func (w *watch) pids() []int {
 	self := os.Getpid()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var pids []int
 	if w.pidNS {
+		entries, err := os.ReadDir("/proc")
+		if err != nil {
+			return nil
+		}
+		var pids []int
 		for _, e := range entries {
 			if pid, err := strconv.Atoi(e.Name()); err == nil && pid != self {
 				pids = append(pids, pid)
@@ -200,51 +200,13 @@ func (w *watch) pids() []int {
 		}
 		return pids
 	}
+	// /proc/PID belongs to the process's effective uid (root when it is
+	// not dumpable; the call's processes are).
 	uid := uint32(os.Getuid())
-	children := map[int][]int{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	return descendants(self, func(name string) bool {
 		var st unix.Stat_t
-		// /proc/PID belongs to the process's effective uid (root when it
-		// is not dumpable; the call's processes are).
-		if unix.Stat("/proc/"+e.Name(), &st) != nil || st.Uid != uid {
-			continue
-		}
-		if ppid := parentOf(pid); ppid > 0 {
-			children[ppid] = append(children[ppid], pid)
-		}
-	}
-	queue := children[self]
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		pids = append(pids, p)
-		queue = append(queue, children[p]...)
-	}
-	return pids
-}
-
-// parentOf reads a process's parent pid from /proc/PID/stat (0 when it is
-// gone).
-func parentOf(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// pid (comm) state ppid …; comm may hold spaces and parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(string(f[1]))
-	return ppid
+		return unix.Stat("/proc/"+name, &st) == nil && st.Uid == uid
+	})
 }
 
 // tmpUsed is what the call's private tmpfs mounts hold.

@@ -1,13 +1,16 @@
 package supervisor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -36,6 +39,30 @@ type child struct {
 	parent     *jail.Parent
 	cg         *callCgroup
 	outR, errR *os.File
+	// pidNS: init is PID 1 of its own namespace, and the kernel ends the
+	// call's processes when init dies.
+	pidNS bool
+}
+
+// treeKillBound is how long kill waits for the call's processes to die
+// after SIGKILL before it gives up on them (it logs that they remain).
+const treeKillBound = time.Minute
+
+// kill ends init at once, for when it did not end the call when asked. In
+// a PID namespace the kernel takes the call's processes with init. Without
+// one they would outlive it — init is their only reaper and killer — so
+// they are killed first, found below init (jail.KillTree). Init may have
+// been starved of CPU by the very call it was stopping (a fork bomb on a
+// loaded machine); the supervisor is not.
+func (c *child) kill(log *slog.Logger) {
+	if !c.pidNS {
+		ctx, cancel := context.WithTimeout(context.Background(), treeKillBound)
+		defer cancel()
+		if err := jail.KillTree(ctx, c.cmd.Process.Pid); err != nil {
+			log.Warn("processes of a call whose init was killed may remain", "pid", c.cmd.Process.Pid, "err", err)
+		}
+	}
+	_ = c.cmd.Process.Kill()
 }
 
 // acquire returns a child for a call planned as p: a warm one when there
@@ -249,7 +276,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		errR.Close()
 		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", cmd.Path, err)}
 	}
-	c := &child{cmd: cmd, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR}
+	c := &child{cmd: cmd, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR, pidNS: flags&unix.CLONE_NEWPID != 0}
 	if base != nil {
 		if err := c.parent.Prepare(base, notify); err != nil {
 			c.discard()

@@ -125,7 +125,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 		meta.stop()
 		px.close()
 		stop()
-		_ = c.cmd.Process.Kill()
+		c.kill(s.log)
 		c.wait()
 		c.cg.remove()
 		inW.Close()
@@ -187,7 +187,7 @@ func (p *Process) Kill() {
 		case <-p.done:
 		case <-time.After(p.s.grace):
 			p.s.log.Warn("jail init did not stop in time; killing it", "pid", p.c.cmd.Process.Pid)
-			_ = p.c.cmd.Process.Kill()
+			p.c.kill(p.s.log)
 			<-p.done
 		}
 	})

@@ -516,7 +516,7 @@ func (s *Supervisor) filter(opts jail.FilterOptions, narrowing bool) ([]byte, er
 // beforeTool runs after the call is sent and before the tool may start.
 func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv jail.Invocation, p plan, beforeTool func() error) (jail.Result, error) {
 	if err := c.parent.Start(spec, inv, p.opts, beforeTool); err != nil {
-		_ = c.cmd.Process.Kill()
+		c.kill(s.log)
 		var bt *jail.BeforeToolError
 		if errors.As(err, &bt) {
 			return jail.Result{}, bt.Err
@@ -545,7 +545,7 @@ func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv
 			killed = true
 			mu.Unlock()
 			s.log.Warn("jail init did not stop in time; killing it", "pid", c.cmd.Process.Pid)
-			_ = c.cmd.Process.Kill()
+			c.kill(s.log)
 		})
 	})
 	res, err := c.parent.Wait()

@@ -1398,19 +1398,23 @@ const waitStarted = `while [ ! -e src/started-1 ]; do sleep 0.05; done; `
 
 func survivorCases() []escCase {
 	allPasses := inLandlock | inSeccomp | inNoNS | inLandlockBare
+	// control: outside the jail the script leaves a process behind.
+	control := func(script func(marker string) string) func(*testing.T, *env) {
+		return func(t *testing.T, e *env) {
+			marker := "brigsurvivor" + randHex(6)
+			t.Cleanup(func() { killMarked(marker) })
+			// The script's own argv carries the marker too: wait for
+			// the survivor's file, then for a process besides the script.
+			started := func() bool { return exists(filepath.Join(e.ws, "src/started-1")) }
+			e.outsideUntil(started, "sh", "-c", script(marker))
+			if !started() || !waitEvent(t, func() bool { return len(markerPIDs(marker)) > 0 }) {
+				controlFail(t, "outside the jail the script left no process behind, so it tests nothing")
+			}
+		}
+	}
 	surv := func(name string, script func(marker string) string, lim func(*jail.Limits), wantTimeout bool) escCase {
 		return escCase{family: "survivors", name: name, passes: allPasses,
-			control: func(t *testing.T, e *env) {
-				marker := "brigsurvivor" + randHex(6)
-				t.Cleanup(func() { killMarked(marker) })
-				// The script's own argv carries the marker too: wait for
-				// the survivor's file, then for a process besides the script.
-				started := func() bool { return exists(filepath.Join(e.ws, "src/started-1")) }
-				e.outsideUntil(started, "sh", "-c", script(marker))
-				if !started() || !waitEvent(t, func() bool { return len(markerPIDs(marker)) > 0 }) {
-					controlFail(t, "outside the jail the script left no process behind, so it tests nothing")
-				}
-			},
+			control: control(script),
 			attack: func(t *testing.T, e *env) {
 				marker := "brigsurvivor" + randHex(6)
 				t.Cleanup(func() { killMarked(marker) })
@@ -1438,10 +1442,70 @@ func survivorCases() []escCase {
 			},
 		}
 	}
+	setsidStay := func(m string) string {
+		return `setsid ` + pySurvivor(m, "1") + ` </dev/null >/dev/null 2>&1 & ` + waitStarted +
+			`exec python3 -c 'import time; time.sleep(300)' ` + m
+	}
 	return []escCase{
 		surv("setsid", func(m string) string {
 			return `setsid ` + pySurvivor(m, "1") + ` </dev/null >/dev/null 2>&1 & ` + waitStarted
 		}, nil, false),
+		{family: "survivors", name: "init stopped before it could end the call", passes: allPasses,
+			control: control(setsidStay),
+			attack: func(t *testing.T, e *env) {
+				// Init ends a call's processes; without a PID namespace
+				// nothing else does. An init that cannot run when the call
+				// is cancelled (starved by the call's own fork bomb on a
+				// loaded machine; here stopped) is killed by the
+				// supervisor after its grace period, and the call's
+				// processes must die with it all the same.
+				marker := "brigsurvivor" + randHex(6)
+				t.Cleanup(func() { killMarked(marker) })
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				type outcome struct {
+					res jail.Result
+					err error
+				}
+				done := make(chan outcome, 1)
+				go func() {
+					res, err := e.call([]string{"/bin/sh", "-c", setsidStay(marker)}, withContext(ctx))
+					done <- outcome{res, err}
+				}()
+				var initPID int
+				if !waitEvent(t, func() bool {
+					select {
+					case o := <-done:
+						t.Fatalf("the call ended before it was cancelled (err %v):\n%s", o.err, output(o.res))
+					default:
+					}
+					if !exists(filepath.Join(e.ws, "src/started-1")) {
+						return false
+					}
+					for _, pid := range markerPIDs(marker) {
+						if initPID = childAbove(pid, os.Getpid()); initPID > 0 {
+							return true
+						}
+					}
+					return false
+				}) {
+					t.Fatal("the survivor never started inside the jail, so the case proves nothing")
+				}
+				if err := unix.Kill(initPID, unix.SIGSTOP); err != nil {
+					t.Fatalf("stop the call's init (pid %d): %v", initPID, err)
+				}
+				cancel()
+				o := <-done
+				if o.err != nil {
+					t.Fatalf("the cancelled call failed: %v", o.err)
+				}
+				if !o.res.Canceled {
+					t.Errorf("the call should have been cancelled: %s", output(o.res))
+				}
+				if pids := markerPIDs(marker); len(pids) > 0 {
+					escaped(t, "processes %v with the marker argv are alive after the supervisor killed the call's stopped init", pids)
+				}
+			}},
 		surv("double fork", func(m string) string {
 			return `( ( setsid ` + pySurvivor(m, "1") + ` </dev/null >/dev/null 2>&1 & ) & ); ` + waitStarted
 		}, nil, false),

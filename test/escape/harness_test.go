@@ -463,7 +463,11 @@ type callCfg struct {
 	prof  policy.Profile
 	specs []func(*jail.Spec)
 	io    supervisor.IO
+	ctx   context.Context // cancels the call (nil: only its timeout and the test's deadline)
 }
+
+// withContext makes cancelling ctx cancel the call, as a user's interrupt does.
+func withContext(ctx context.Context) opt { return func(c *callCfg) { c.ctx = ctx } }
 
 type opt func(*callCfg)
 
@@ -507,7 +511,11 @@ func (e *env) call(argv []string, opts ...opt) (jail.Result, error) {
 	}
 	// The call's own Limits.Timeout bounds it; the test's deadline is the
 	// backstop for a jail that never answers.
-	ctx, cancel := context.WithTimeout(context.Background(), untilDeadline(e.t))
+	parent := c.ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, untilDeadline(e.t))
 	defer cancel()
 	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: argv}, c.io)
 	e.log = append(e.log, fmt.Sprintf("$ %q (layers %+v, ns %v, net %v, unix %v)\n  exit=%d signal=%s timedout=%v limit=%q err=%v violations=%v\n  stdout: %s\n  stderr: %s",
@@ -1040,18 +1048,48 @@ func copyFile(dst, src string, mode os.FileMode) error {
 	return out.Close()
 }
 
-// niceOf returns the nice value of pid's main thread (field 19 of stat).
-func niceOf(pid int) int {
+// statFields returns the fields of /proc/PID/stat after the command name
+// (field 3, the state, first), or nil when pid is gone.
+func statFields(pid int) []string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return -100
+		return nil
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	f := strings.Fields(s[i+2:])
+	if i < 0 || i+2 > len(s) {
+		return nil
+	}
+	return strings.Fields(s[i+2:])
+}
+
+// niceOf returns the nice value of pid's main thread (field 19 of stat).
+func niceOf(pid int) int {
+	f := statFields(pid)
 	if len(f) < 17 {
 		return -100
 	}
 	n, _ := strconv.Atoi(f[16])
 	return n
+}
+
+// childAbove returns the ancestor of pid (or pid itself) whose parent is
+// ancestor, or 0 when ancestor is not above pid: given the test process,
+// the init of the call pid belongs to.
+func childAbove(pid, ancestor int) int {
+	for range 64 {
+		f := statFields(pid)
+		if len(f) < 2 {
+			return 0
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		switch ppid {
+		case ancestor:
+			return pid
+		case 0, 1:
+			return 0
+		}
+		pid = ppid
+	}
+	return 0
 }
