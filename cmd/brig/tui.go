@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/charmbracelet/colorprofile"
@@ -16,6 +17,8 @@ import (
 	"brig/agent/provider/connect"
 	"brig/internal/credentials"
 	"brig/internal/doctor"
+	"brig/internal/jailexe"
+	"brig/internal/render"
 	"brig/internal/session"
 	"brig/internal/tui"
 	"brig/jail"
@@ -62,6 +65,8 @@ func runTUI(cmd *cobra.Command, o *agentOptions) error {
 		initial.Mode = policy.Mode(o.Mode)
 	}
 	store := session.NewStore(dirs.State)
+	rend, closeRend := tuiRenderer()
+	defer closeRend()
 	cfg := tui.Config{
 		Start:       tuiStarter(o),
 		Initial:     initial,
@@ -92,10 +97,37 @@ func runTUI(cmd *cobra.Command, o *agentOptions) error {
 		},
 		Workspace: ws,
 		Profile:   colorprofile.Detect(os.Stdout, pe.Env),
+		Renderer:  rend,
 	}
 	sum, err := tui.Run(ctx, cfg, tui.Options{Env: pe.Env})
 	fmt.Fprintln(cmd.OutOrStdout(), sum)
 	return err
+}
+
+// tuiRenderer is the TUI's renderer: the carried helper program
+// (internal/render), started now in the background so that the first
+// message does not wait for it, and a function that stops it. It is nil,
+// and the TUI shows text as it is, when this build carries no renderer (a
+// plain go build; make builds carry it).
+func tuiRenderer() (render.Renderer, func()) {
+	prog, err := jailexe.OpenRenderer()
+	if err != nil || prog == nil {
+		slog.Warn("no renderer: Markdown and code are shown without styling (brig built with make carries one)", "err", err)
+		return nil, func() {}
+	}
+	c := render.NewClient(func() *exec.Cmd {
+		return &exec.Cmd{
+			Path:       "/proc/self/fd/3", // ExtraFiles[0]
+			Args:       []string{"brig-render"},
+			Env:        []string{"GOMAXPROCS=1"}, // nothing of brig's: its keys stay here
+			ExtraFiles: []*os.File{prog},
+		}
+	}, slog.Default())
+	go func() { _ = c.Start() }() // a failure is logged; the text is then shown as it is
+	return c, func() {
+		_ = c.Close()
+		_ = prog.Close()
+	}
 }
 
 // tuiStarter builds the TUI's runs with the same set-up as one-shot mode.

@@ -1,11 +1,13 @@
-// Package jailexe carries the jail child programs inside brig's binary and
-// hands the supervisor what executes them: sealed memory files (memfd), so
-// a program cannot be changed or replaced between brig's start and a
-// call, and brig stays a single file. There are two: cmd/brig-jail-init,
-// each call's init, and cmd/brig-jail, its worker, which links the Go
-// tools. Every call starts both, and the tools' packages (the policy, the
-// HTML converter, the HTTP client, image decoders) doubled the start-up of
-// a process that never runs them.
+// Package jailexe carries the programs brig runs as its children inside
+// brig's binary and hands out what executes them: sealed memory files
+// (memfd), so a program cannot be changed or replaced between brig's
+// start and its use, and brig stays a single file. There are three:
+// cmd/brig-jail-init, each call's init, and cmd/brig-jail, its worker,
+// which links the Go tools — every call starts both, and the tools'
+// packages (the policy, the HTML converter, the HTTP client, image
+// decoders) doubled the start-up of a process that never runs them — and
+// cmd/brig-render, the TUI's renderer, whose libraries' initialisation
+// slowed every start of brig itself (internal/render).
 //
 // The programs are embedded by the build (make, test/brigbin): it
 // compiles them and adds them to this package through go build's
@@ -46,11 +48,15 @@ var embedded = map[string]string{}
 // version string: nothing assigns them at run time.
 var Sum, InitSum string
 
+// RenderSum is the SHA-256 (hex) of the embedded renderer, set like Sum.
+var RenderSum string
+
 // The embedded programs' names, their paths beside this package in the
 // build's overlay.
 const (
 	workerName = "bin/brig-jail"
 	initName   = "bin/brig-jail-init"
+	renderName = "bin/brig-render"
 )
 
 // Child is the pair of embedded jail programs, open for the life of the
@@ -94,6 +100,15 @@ func Open() (*Child, error) {
 		return nil, err
 	}
 	return &Child{init: initProg, worker: worker}, nil
+}
+
+// OpenRenderer writes the embedded renderer (cmd/brig-render) into a
+// sealed memfd. It returns nil and no error when this build carries none.
+func OpenRenderer() (*os.File, error) {
+	if RenderSum == "" {
+		return nil, nil
+	}
+	return carry(renderName)
 }
 
 // carry writes the embedded program name into a sealed memfd: nil and no

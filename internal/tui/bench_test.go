@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"brig/internal/render/engine"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -21,7 +22,7 @@ import (
 func benchModel(b *testing.B, lines int) *Model {
 	b.Helper()
 	h := &harness{t: &testing.T{}}
-	h.m = New(b.Context(), Config{Workspace: "/ws", Profile: colorprofile.TrueColor})
+	h.m = New(b.Context(), Config{Workspace: "/ws", Profile: colorprofile.TrueColor, Renderer: engine.New()})
 	printed := 0
 	h.m.out = func(s string) { printed += strings.Count(s, "\n") + 1 }
 	h.m.Update(sizeMsg(100, 40))

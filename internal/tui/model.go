@@ -16,6 +16,7 @@ import (
 	"brig/agent"
 	"brig/agent/provider"
 	"brig/internal/doctor"
+	"brig/internal/render"
 	"brig/internal/session"
 	"brig/internal/termsafe"
 	"brig/policy"
@@ -42,6 +43,9 @@ type Config struct {
 	Usable func(model string) error
 	// Profile is the terminal's colour profile (NO_COLOR gives ASCII).
 	Profile colorprofile.Profile
+	// Renderer renders Markdown and colours code (brig's helper program,
+	// internal/render); nil shows text as it is.
+	Renderer render.Renderer
 }
 
 // Summary is what a TUI session spent, for the line printed on exit.
@@ -141,10 +145,14 @@ func New(ctx context.Context, cfg Config) *Model {
 	ta.Focus()
 	di := textinput.New()
 	di.Prompt = "message to the model: "
+	var rend render.Renderer = render.Plain{}
+	if cfg.Renderer != nil {
+		rend = cfg.Renderer
+	}
 	m := &Model{
 		cfg: cfg, ctx: ctx, bridge: b, inbox: &inbox{b: b},
 		width: 80, height: 24, profile: cfg.Profile,
-		md: newMarkdown(cfg.Profile), hl: newHighlighter(),
+		md: newMarkdown(cfg.Profile, rend), hl: newHighlighter(rend),
 		input: ta, denyInput: di, tools: map[string]*toolView{},
 		starting: !cfg.PickSession, wg: &sync.WaitGroup{},
 		out: func(string) {}, now: time.Now,
@@ -259,7 +267,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.ColorProfileMsg:
 		if m.cfg.Profile == colorprofile.Unknown {
 			m.profile = msg.Profile
-			m.md = newMarkdown(msg.Profile)
+			m.md = newMarkdown(msg.Profile, m.md.r)
 		}
 		return m, nil
 	case tea.KeyPressMsg:

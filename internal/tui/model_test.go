@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"brig/internal/render/engine"
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,7 +83,7 @@ func oneMissing() doctor.Report {
 func newHarness(t *testing.T, width int, profile colorprofile.Profile, sandbox doctor.Report) *harness {
 	t.Helper()
 	h := &harness{t: t}
-	h.m = New(context.Background(), Config{Workspace: "/home/dev/project", Profile: profile})
+	h.m = New(context.Background(), Config{Workspace: "/home/dev/project", Profile: profile, Renderer: engine.New()})
 	h.m.out = func(s string) { h.printed = append(h.printed, s) }
 	// A stopped clock: a loaded machine cannot stretch the time between
 	// two Ctrl+C past the window.

@@ -6,14 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"charm.land/glamour/v2"
 	"charm.land/lipgloss/v2"
-	"github.com/alecthomas/chroma/v2"
-	"github.com/alecthomas/chroma/v2/lexers"
-	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
+	"brig/internal/render"
 	"brig/internal/termsafe"
 )
 
@@ -64,20 +61,19 @@ func downsample(s string, p colorprofile.Profile) string {
 	return b.String()
 }
 
-// markdown renders Markdown through glamour, with one renderer per width
-// (a renderer is built on first use, not at start-up).
+// markdown renders Markdown through the renderer (glamour, in the helper
+// program; see internal/render).
 type markdown struct {
 	style string // glamour standard style: "dark", or "notty" without colour
-	width int
-	r     *glamour.TermRenderer
+	r     render.Renderer
 }
 
-func newMarkdown(p colorprofile.Profile) *markdown {
+func newMarkdown(p colorprofile.Profile, r render.Renderer) *markdown {
 	style := "dark"
 	if p <= colorprofile.ASCII && p != colorprofile.Unknown {
 		style = "notty"
 	}
-	return &markdown{style: style}
+	return &markdown{style: style, r: r}
 }
 
 // render renders src (already made inert) to width columns. On a renderer
@@ -86,14 +82,7 @@ func (md *markdown) render(src string, width int) string {
 	if width < 20 {
 		width = 20
 	}
-	if md.r == nil || md.width != width {
-		r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(md.style), glamour.WithWordWrap(width-2), glamour.WithChromaFormatter("terminal16m"))
-		if err != nil {
-			return src
-		}
-		md.r, md.width = r, width
-	}
-	out, err := md.r.Render(src)
+	out, err := md.r.Markdown(md.style, width, src)
 	if err != nil {
 		return src
 	}
@@ -138,52 +127,49 @@ func stableSplit(s string) int {
 	return cut
 }
 
-// highlighter colours code by file name with chroma, keeping one style per
-// token type.
+// highlighter colours code by file name (chroma, in the renderer),
+// keeping each line's tokens — a diff is drawn again at every frame while
+// it is on screen — and one style per colour.
 type highlighter struct {
-	style  *chroma.Style
-	cache  map[chroma.TokenType]lipgloss.Style
-	lexers map[string]chroma.Lexer
+	r      render.Renderer
+	tokens map[codeKey][]render.Token
+	styles map[string]lipgloss.Style
 }
 
-func newHighlighter() *highlighter {
-	return &highlighter{style: styles.Get("monokai"), cache: map[chroma.TokenType]lipgloss.Style{}, lexers: map[string]chroma.Lexer{}}
-}
+type codeKey struct{ name, code string }
 
-func (h *highlighter) lexer(path string) chroma.Lexer {
-	base := filepath.Base(path)
-	if l, ok := h.lexers[base]; ok {
-		return l
-	}
-	l := lexers.Match(base)
-	if l != nil {
-		l = chroma.Coalesce(l)
-	}
-	h.lexers[base] = l
-	return l
+// maxCodeLines bounds the lines whose tokens the highlighter keeps.
+const maxCodeLines = 4096
+
+func newHighlighter(r render.Renderer) *highlighter {
+	return &highlighter{r: r, tokens: map[codeKey][]render.Token{}, styles: map[string]lipgloss.Style{}}
 }
 
 // line colours one line of code; bg, when set, is the line's background.
 func (h *highlighter) line(path, code string, bg lipgloss.Style) string {
-	l := h.lexer(path)
-	if l == nil {
-		return bg.Render(code)
+	k := codeKey{filepath.Base(path), code}
+	toks, ok := h.tokens[k]
+	if !ok {
+		toks = h.r.Code(k.name, code)
+		if len(h.tokens) >= maxCodeLines {
+			clear(h.tokens)
+		}
+		h.tokens[k] = toks
 	}
-	it, err := l.Tokenise(nil, code)
-	if err != nil {
+	if toks == nil {
 		return bg.Render(code)
 	}
 	var b strings.Builder
-	for _, tok := range it.Tokens() {
-		st, ok := h.cache[tok.Type]
+	for _, tok := range toks {
+		st, ok := h.styles[tok.Colour]
 		if !ok {
 			st = lipgloss.NewStyle()
-			if e := h.style.Get(tok.Type); e.Colour.IsSet() {
-				st = st.Foreground(lipgloss.Color(e.Colour.String()))
+			if tok.Colour != "" {
+				st = st.Foreground(lipgloss.Color(tok.Colour))
 			}
-			h.cache[tok.Type] = st
+			h.styles[tok.Colour] = st
 		}
-		b.WriteString(st.Inherit(bg).Render(strings.TrimRight(tok.Value, "\n")))
+		b.WriteString(st.Inherit(bg).Render(tok.Text))
 	}
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"brig/internal/render/engine"
 	"strings"
 	"testing"
 
@@ -63,7 +64,7 @@ func TestParseUnified(t *testing.T) {
 // TestDiffIsSyntaxColoured: a Go diff gets chroma's colours and the
 // changed lines their backgrounds; NoTTY strips all of it.
 func TestDiffIsSyntaxColoured(t *testing.T) {
-	h := newHighlighter()
+	h := newHighlighter(engine.New())
 	out := h.renderDiff("x.go", "@@ -1,1 +1,1 @@\n-func a() {}\n+func b() {}\n", 80, 10)
 	if !strings.Contains(out, "\x1b[") || !strings.Contains(out, "48;2;") {
 		t.Errorf("no colour in the diff: %q", out)
@@ -75,7 +76,7 @@ func TestDiffIsSyntaxColoured(t *testing.T) {
 }
 
 func TestMarkdownNoColour(t *testing.T) {
-	md := newMarkdown(colorprofile.ASCII)
+	md := newMarkdown(colorprofile.ASCII, engine.New())
 	out := md.render("# Head\n\n```go\nfunc main() {}\n```\n", 60)
 	if strings.Contains(out, "38;5;") || strings.Contains(out, "38;2;") {
 		t.Errorf("colour with NO_COLOR: %q", out)

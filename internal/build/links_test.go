@@ -1,0 +1,65 @@
+package build
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// linked lists the packages pkg links (go test puts its own go command
+// first on PATH).
+func linked(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// TestLinksOnlyWhatItRuns: Go initialises every package a program links
+// before main, so each of brig's programs must not link what it never
+// runs. Every call starts the worker and init: neither links the policy's
+// rule tables (a fifth of the worker's package initialisation), the
+// supervisor, the provider clients or the terminal UI, and init not even
+// the tools. brig itself does not link the renderers (chroma parses
+// hundreds of lexers and styles before main: most of brig's start-up,
+// --help included); the renderer program does, and nothing that holds
+// brig's keys or runs calls, since what it renders is untrusted.
+func TestLinksOnlyWhatItRuns(t *testing.T) {
+	renderers := []string{
+		"charm.land/glamour/v2", "github.com/alecthomas/chroma/v2", "github.com/alecthomas/chroma/v2/lexers",
+		"github.com/yuin/goldmark", "github.com/microcosm-cc/bluemonday", "brig/internal/render/engine",
+	}
+	never := append([]string{
+		"brig/policy", "brig/supervisor", "brig/agent", "brig/agent/provider", "brig/internal/audit",
+		"brig/internal/egress", "brig/internal/tui", "github.com/BurntSushi/toml",
+		"charm.land/bubbletea/v2", "github.com/spf13/cobra",
+	}, renderers...)
+	for _, tc := range []struct {
+		pkg   string
+		needs []string // the control: what it does link
+		never []string
+	}{
+		{"brig/cmd/brig-jail", []string{"brig/jail", "brig/tools", "brig/internal/audit/collect", "brig/policy/toolcall"}, never},
+		{"brig/cmd/brig-jail-init", []string{"brig/jail"}, append([]string{"brig/tools", "brig/internal/audit/collect", "golang.org/x/net/html"}, never...)},
+		{"brig/cmd/brig", []string{"brig/internal/tui", "brig/internal/render", "brig/supervisor", "charm.land/bubbletea/v2"}, renderers},
+		{"brig/cmd/brig-render", []string{"brig/internal/render/engine", "charm.land/glamour/v2", "github.com/alecthomas/chroma/v2"}, []string{
+			"brig/supervisor", "brig/jail", "brig/agent", "brig/agent/provider", "brig/internal/credentials",
+			"brig/internal/tui", "brig/tools", "net/http",
+		}},
+	} {
+		deps := linked(t, tc.pkg)
+		for _, p := range tc.needs {
+			if !slices.Contains(deps, p) {
+				t.Errorf("%s does not link %s (the list is wrong, not the program)", tc.pkg, p)
+			}
+		}
+		for _, p := range tc.never {
+			if slices.Contains(deps, p) {
+				t.Errorf("%s links %s, which it never runs: each start would initialise it", tc.pkg, p)
+			}
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package render
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// answerBound is how long the Client waits for one answer before it takes
+// the helper for hung, kills it and renders plainly from then on. It guards
+// against a hang; a render takes well under a millisecond.
+const answerBound = 10 * time.Second
+
+// Client renders through a helper process speaking Request and Response
+// as JSON lines on its standard input and output. The helper starts on
+// first use (or at Start, which the TUI calls in the background as it
+// starts, so that the first message does not wait for it). Once the helper
+// fails — it cannot start, it crashed, it hung — the Client logs why once
+// and renders as Plain for the rest of the session: a rendering failure
+// never costs the user the text. Safe for concurrent use.
+type Client struct {
+	command func() *exec.Cmd
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	in     *os.File // the helper's standard input
+	out    *os.File // its standard output
+	enc    *json.Encoder
+	dec    *json.Decoder
+	failed error
+}
+
+// NewClient returns a Client whose helper command is command's (a fresh
+// *exec.Cmd each time it is called; its standard input and output are the
+// Client's to set).
+func NewClient(command func() *exec.Cmd, log *slog.Logger) *Client {
+	return &Client{command: command, log: log}
+}
+
+// Start starts the helper unless it runs or has failed.
+func (c *Client) Start() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.startLocked()
+}
+
+func (c *Client) startLocked() error {
+	if c.failed != nil {
+		return c.failed
+	}
+	if c.cmd != nil {
+		return nil
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return c.fail(fmt.Errorf("a pipe to the renderer: %w", err))
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return c.fail(fmt.Errorf("a pipe from the renderer: %w", err))
+	}
+	cmd := c.command()
+	cmd.Stdin, cmd.Stdout = inR, outW
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL // it never outlives brig
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return c.fail(fmt.Errorf("start the renderer: %w", err))
+	}
+	c.cmd, c.in, c.out = cmd, inW, outR
+	c.enc, c.dec = json.NewEncoder(inW), json.NewDecoder(bufio.NewReader(outR))
+	return nil
+}
+
+// fail records err as the reason to render plainly from now on, stops the
+// helper, and returns err. Called with mu held.
+func (c *Client) fail(err error) error {
+	c.failed = err
+	c.log.Warn("the renderer failed; text is shown without styling from now on", "err", err)
+	c.stopLocked()
+	return err
+}
+
+// ask sends req and waits for its answer.
+func (c *Client) ask(req Request) (Response, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.startLocked(); err != nil {
+		return Response{}, err
+	}
+	if err := c.enc.Encode(req); err != nil {
+		return Response{}, c.fail(fmt.Errorf("send to the renderer: %w", err))
+	}
+	_ = c.out.SetReadDeadline(time.Now().Add(answerBound))
+	var resp Response
+	if err := c.dec.Decode(&resp); err != nil {
+		return Response{}, c.fail(fmt.Errorf("the renderer's answer: %w", err))
+	}
+	if resp.Err != "" {
+		return resp, errors.New(resp.Err)
+	}
+	return resp, nil
+}
+
+// Markdown renders through the helper, or plainly when it failed.
+func (c *Client) Markdown(style string, width int, src string) (string, error) {
+	resp, err := c.ask(Request{Markdown: &MarkdownRequest{Style: style, Width: width, Src: src}})
+	if err != nil {
+		return Plain{}.Markdown(style, width, src)
+	}
+	return resp.Text, nil
+}
+
+// Code colours through the helper; nil when it failed.
+func (c *Client) Code(path, code string) []Token {
+	resp, err := c.ask(Request{Code: &CodeRequest{Path: path, Code: code}})
+	if err != nil {
+		return nil
+	}
+	return resp.Tokens
+}
+
+// errClosed is why a closed Client renders plainly.
+var errClosed = errors.New("the renderer was closed")
+
+// Close stops the helper; the Client renders plainly from then on.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopLocked()
+	if c.failed == nil {
+		c.failed = errClosed
+	}
+	return nil
+}
+
+func (c *Client) stopLocked() {
+	if c.cmd == nil {
+		return
+	}
+	c.in.Close() // the helper ends on EOF
+	_ = c.cmd.Process.Kill()
+	_ = c.cmd.Wait()
+	c.out.Close()
+	c.cmd = nil
+}
