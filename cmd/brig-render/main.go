@@ -16,15 +16,11 @@ import (
 	"os"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
-	"golang.org/x/sys/unix"
 
 	"brig/internal/render/engine"
 )
 
 func main() {
-	// Nothing but the pipes: brig executes this program through a
-	// descriptor it hands over (3), which is not needed once running.
-	_ = unix.CloseRange(3, ^uint(0), 0)
 	if err := landlock.V6.BestEffort().Restrict(); err != nil {
 		fmt.Fprintf(os.Stderr, "brig-render: confine itself with Landlock: %v\n", err)
 		os.Exit(1)

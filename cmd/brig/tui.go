@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 
 	"github.com/charmbracelet/colorprofile"
 	"github.com/spf13/cobra"
@@ -116,11 +117,13 @@ func tuiRenderer() (render.Renderer, func()) {
 		return nil, func() {}
 	}
 	c := render.NewClient(func() *exec.Cmd {
+		// The memory file's descriptor is high and close-on-exec: the
+		// exec reaches it through this process's /proc, and the
+		// renderer starts with its three pipes and nothing else of brig.
 		return &exec.Cmd{
-			Path:       "/proc/self/fd/3", // ExtraFiles[0]
-			Args:       []string{"brig-render"},
-			Env:        []string{"GOMAXPROCS=1"}, // nothing of brig's: its keys stay here
-			ExtraFiles: []*os.File{prog},
+			Path: "/proc/self/fd/" + strconv.Itoa(int(prog.Fd())),
+			Args: []string{"brig-render"},
+			Env:  []string{"GOMAXPROCS=1"}, // nothing of brig's: its keys stay here
 		}
 	}, slog.Default())
 	go func() { _ = c.Start() }() // a failure is logged; the text is then shown as it is

@@ -35,6 +35,7 @@ type Client struct {
 	out    *os.File // its standard output
 	enc    *json.Encoder
 	dec    *json.Decoder
+	stderr *tail // what the helper said on its standard error
 	failed error
 }
 
@@ -70,7 +71,8 @@ func (c *Client) startLocked() error {
 		return c.fail(fmt.Errorf("a pipe from the renderer: %w", err))
 	}
 	cmd := c.command()
-	cmd.Stdin, cmd.Stdout = inR, outW
+	c.stderr = &tail{}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, c.stderr
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -92,8 +94,12 @@ func (c *Client) startLocked() error {
 // helper, and returns err. Called with mu held.
 func (c *Client) fail(err error) error {
 	c.failed = err
-	c.log.Warn("the renderer failed; text is shown without styling from now on", "err", err)
 	c.stopLocked()
+	var said string
+	if c.stderr != nil {
+		said = c.stderr.String()
+	}
+	c.log.Warn("the renderer failed; text is shown without styling from now on", "err", err, "stderr", said)
 	return err
 }
 
@@ -159,4 +165,29 @@ func (c *Client) stopLocked() {
 	_ = c.cmd.Wait()
 	c.out.Close()
 	c.cmd = nil
+}
+
+// tailLimit is how much of the helper's standard error is kept.
+const tailLimit = 4 << 10
+
+// tail keeps the last tailLimit bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > tailLimit {
+		t.buf = t.buf[len(t.buf)-tailLimit:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
 }
