@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"brig/internal/envguard"
+	"brig/internal/lazyre"
 )
 
 // Redacted replaces a secret in the log.
@@ -20,35 +20,35 @@ const Redacted = "[REDACTED]"
 const MaxArgBytes = 2048
 
 var (
-	rePrivateKey = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)
+	rePrivateKey = lazyre.New(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)
 	// Tokens with a recognisable shape.
-	reToken = regexp.MustCompile(`\b(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(proj-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_\-]{16,}|xox[abposr]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{30,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})`)
+	reToken = lazyre.New(`\b(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(proj-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_\-]{16,}|xox[abposr]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{30,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})`)
 	// NAME=value, where the name looks like a credential's.
-	reAssign = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_]*)=("[^"\n]*"|'[^'\n]*'|[^\s;&|]+)`)
+	reAssign = lazyre.New(`\b([A-Za-z_][A-Za-z0-9_]*)=("[^"\n]*"|'[^'\n]*'|[^\s;&|]+)`)
 	// Authorization and similar headers.
-	reHeader = regexp.MustCompile(`(?i)\b(authorization|proxy-authorization|x-api-key|api-key|x-auth-token|private-token|cookie|set-cookie)(\s*[:=]\s*)("?)(bearer\s+|basic\s+|token\s+)?[^\s"']+`)
+	reHeader = lazyre.New(`(?i)\b(authorization|proxy-authorization|x-api-key|api-key|x-auth-token|private-token|cookie|set-cookie)(\s*[:=]\s*)("?)(bearer\s+|basic\s+|token\s+)?[^\s"']+`)
 	// scheme://user:password@host
-	reURLAuth = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+:)[^@\s/]+@`)
+	reURLAuth = lazyre.New(`([A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+:)[^@\s/]+@`)
 	// --password=x, --token x, -p=x is too ambiguous to touch.
-	reFlag = regexp.MustCompile(`(?i)(--?(?:password|passwd|pass|token|secret|api[-_]?key|access[-_]?key|auth[-_]?token|client[-_]?secret)(?:=|\s+))("[^"\n]*"|'[^'\n]*'|\S+)`)
+	reFlag = lazyre.New(`(?i)(--?(?:password|passwd|pass|token|secret|api[-_]?key|access[-_]?key|auth[-_]?token|client[-_]?secret)(?:=|\s+))("[^"\n]*"|'[^'\n]*'|\S+)`)
 )
 
 // RedactString replaces what looks like a secret in s: private keys,
 // tokens of known shapes, credential-named assignments (GITHUB_TOKEN=…),
 // authorization headers, passwords in URLs and password or token flags.
 func RedactString(s string) string {
-	s = rePrivateKey.ReplaceAllString(s, Redacted)
-	s = reToken.ReplaceAllString(s, Redacted)
-	s = reAssign.ReplaceAllStringFunc(s, func(m string) string {
+	s = rePrivateKey().ReplaceAllString(s, Redacted)
+	s = reToken().ReplaceAllString(s, Redacted)
+	s = reAssign().ReplaceAllStringFunc(s, func(m string) string {
 		name, _, _ := strings.Cut(m, "=")
 		if envguard.IsCredential(name) {
 			return name + "=" + Redacted
 		}
 		return m
 	})
-	s = reHeader.ReplaceAllString(s, "${1}${2}${3}${4}"+Redacted)
-	s = reURLAuth.ReplaceAllString(s, "${1}"+Redacted+"@")
-	s = reFlag.ReplaceAllString(s, "${1}"+Redacted)
+	s = reHeader().ReplaceAllString(s, "${1}${2}${3}${4}"+Redacted)
+	s = reURLAuth().ReplaceAllString(s, "${1}"+Redacted+"@")
+	s = reFlag().ReplaceAllString(s, "${1}"+Redacted)
 	return s
 }
 

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"brig/internal/pin"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +15,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"brig/internal/lazyre"
+	"brig/internal/pin"
 	"brig/internal/termsafe"
 	"brig/internal/userfile"
 	"brig/policy"
@@ -287,7 +287,7 @@ func parseMCPJSON(path string, data []byte) ([]Server, []string, error) {
 
 // serverName is what a server may be called: it prefixes its tools, and a
 // tool name must stay unambiguous (no "__", no leading or trailing "_").
-var serverName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9-])?$`)
+var serverName = lazyre.New(`^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9-])?$`)
 
 // build validates the tables of one file. own says the file is the user's
 // (${NAME} references are expanded from env); in a repository's file they
@@ -317,7 +317,7 @@ func validate(path, name string, t serverTable, own bool, env []string) (Server,
 	switch {
 	case strings.Contains(name, "__"):
 		return s, errors.New(`its name contains "__", the separator of server and tool names; rename it`)
-	case !serverName.MatchString(name):
+	case !serverName().MatchString(name):
 		return s, errors.New("a server name is letters, digits, - and _ (not at either end)")
 	}
 	switch {
@@ -381,7 +381,7 @@ func validate(path, name string, t serverTable, own bool, env []string) (Server,
 	return s, nil
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRef = lazyre.New(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // expandAll expands ${NAME} in values from env when the file is the
 // user's own; a reference to an unset variable is an error (a server
@@ -397,8 +397,8 @@ func expandAll(m map[string]string, own bool, env []string) (map[string]string, 
 			continue
 		}
 		var missing []string
-		out[k] = envRef.ReplaceAllStringFunc(v, func(ref string) string {
-			name := envRef.FindStringSubmatch(ref)[1]
+		out[k] = envRef().ReplaceAllStringFunc(v, func(ref string) string {
+			name := envRef().FindStringSubmatch(ref)[1]
 			val, ok := lookupEnv(env, name)
 			if !ok {
 				missing = append(missing, name)

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"brig/internal/egress"
+	"brig/internal/lazyre"
 	"brig/internal/safefs"
 	"brig/jail"
 	"brig/policy"
@@ -399,7 +399,7 @@ func (m *Manager) register(native []string) {
 			switch {
 			case strings.Contains(ti.Tool, Separator):
 				ti.Refused = fmt.Sprintf("its name contains %q, the separator of server and tool names", Separator)
-			case !toolName.MatchString(ti.Name):
+			case !toolName().MatchString(ti.Name):
 				ti.Refused = "the prefixed name is not 1-64 letters, digits, _ and - (what model providers accept)"
 			case taken[ti.Name] != "":
 				ti.Refused = "its name collides with " + taken[ti.Name]
@@ -418,7 +418,7 @@ func (m *Manager) register(native []string) {
 	m.mu.Unlock()
 }
 
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var toolName = lazyre.New(`^[A-Za-z0-9_-]{1,64}$`)
 
 // definition is one MCP tool as brig offers it.
 func (m *Manager) definition(s *server, ti ToolInfo, t *sdk.Tool) tools.Definition {
