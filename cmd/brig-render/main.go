@@ -6,9 +6,10 @@
 // package initialisation would otherwise slow every start of brig.
 //
 // The text it renders is the model's and the tools': untrusted. It needs
-// no file, socket or signal once started, so it gives them all up first
-// (Landlock, best effort: a kernel without it renders unconfined, as brig
-// did in its own process before).
+// no file, network or signal once started, so it gives up first what
+// Landlock restricts — every file access, TCP, abstract Unix sockets,
+// signals to other processes (best effort: a kernel without Landlock
+// renders unconfined, as brig did in its own process before).
 package main
 
 import (
