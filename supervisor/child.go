@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -42,6 +43,8 @@ type child struct {
 	// pidNS: init is PID 1 of its own namespace, and the kernel ends the
 	// call's processes when init dies.
 	pidNS bool
+	// reaped makes wait idempotent.
+	reaped sync.Once
 }
 
 // treeKillBound is how long kill waits for the call's processes to die
@@ -286,10 +289,13 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 	return c, nil
 }
 
-// wait reaps init.
+// wait reaps init. It may be called more than once: the calls after the
+// first return at once.
 func (c *child) wait() {
-	_ = c.cmd.Wait()
-	c.parent.Close()
+	c.reaped.Do(func() {
+		_ = c.cmd.Wait()
+		c.parent.Close()
+	})
 }
 
 // discard ends an unused child: closing the socket tells init to kill its

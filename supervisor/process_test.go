@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -320,5 +321,67 @@ func TestStartKeepsTheLastStderr(t *testing.T) {
 		if res, _ := p.Wait(); res.ExitCode != 3 {
 			t.Fatalf("run %d: control: exit %d", i, res.ExitCode)
 		}
+	}
+}
+
+// TestStoppedInitIsReapedBeforeTheCallEnds: init that does not end a
+// cancelled call within the grace period is killed, and the call counts as
+// ended only once init has been reaped. In a PID namespace the kernel kills
+// the call's processes as init exits, after init's report has already
+// reached its end; the caller sweeps the protected paths as soon as the
+// call ends, so nothing of the call may still run then. Init is stopped
+// here: the deterministic form of an init starved by its call's fork bomb.
+func TestStoppedInitIsReapedBeforeTheCallEnds(t *testing.T) {
+	r := newConverseRig(t)
+	r.sup.grace = 50 * time.Millisecond
+	p, err := r.sup.plan(r.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.sup.startChildStdin(p.flags, r.spec.Limits, nil, r.base(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.discard()
+	// A sleep whose length no other process has: the shell and its sleep
+	// both carry it.
+	marker := fmt.Sprintf("300.%09d", time.Now().UnixNano()%1e9)
+	t.Cleanup(func() { waitGone(t, marker) })
+	started := filepath.Join(r.ws, "started")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type outcome struct {
+		res jail.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		script := "touch started; sleep " + marker + "; :"
+		res, err := r.sup.converse(ctx, c, r.spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", script}}, p, nil)
+		done <- outcome{res, err}
+	}()
+	for {
+		if _, err := os.Stat(started); err == nil && len(processesWith(t, marker)) > 1 {
+			break
+		}
+		select {
+		case o := <-done:
+			t.Fatalf("the call ended before it was cancelled: %+v %v", o.res, o.err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	o := <-done
+	if o.err != nil || !o.res.Canceled || o.res.Signal != "SIGKILL" {
+		t.Fatalf("want a call cancelled by killing its init, got %+v %v", o.res, o.err)
+	}
+	if c.cmd.ProcessState == nil {
+		t.Error("the call was reported ended before its killed init was reaped")
+	}
+	if pids := processesWith(t, marker); len(pids) > 0 {
+		t.Errorf("the call's processes %v still ran when it was reported ended", pids)
 	}
 }

@@ -560,6 +560,11 @@ func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv
 	}
 	switch {
 	case killed:
+		// The report ended when init's descriptors closed, which the
+		// kernel does before it kills the rest of init's PID namespace:
+		// only reaping init proves the call's processes are gone, and
+		// the caller sweeps and reports the call as ended next.
+		c.wait()
 		return jail.Result{Canceled: true, ExitCode: 128 + int(unix.SIGKILL), Signal: "SIGKILL"}, nil
 	case err != nil:
 		return jail.Result{Canceled: true}, nil
