@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"brig/jail"
+	"brig/jail/filter"
 )
 
 // selfExe is brig's own binary, the jail child of a build that carries none.
@@ -132,7 +133,7 @@ func (s *Supervisor) refill(flags uintptr) {
 	if !s.prewarm {
 		return
 	}
-	base, err := s.filter(jail.BaseFilterOptions(), false)
+	base, err := s.filter(filter.BaseFilterOptions(), false)
 	if err != nil {
 		s.log.Debug("prewarm a jail child", "err", err)
 		return

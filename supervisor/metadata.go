@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"brig/jail"
+	"brig/jail/filter"
 )
 
 // Metadata of files outside a call's write grant, without namespaces.
@@ -22,7 +23,7 @@ import (
 // their mode, owner or times; with namespaces everything outside the write
 // grants is a read-only mount, which refuses those too. Without, a call
 // could chmod 666 ~/.config/brig/config.toml or chmod 755 ~/.ssh. So the
-// jail sends every such syscall (jail.BuildNotifyFilter) to the supervisor
+// jail sends every such syscall (filter.BuildNotifyFilter) to the supervisor
 // as a seccomp user notification, and the supervisor, not the call,
 // performs it: it resolves the path the way the call would (from the
 // call's working directory or directory descriptor), checks that what it
@@ -46,7 +47,7 @@ func (s *Supervisor) notifyFilter() ([]byte, error) {
 	if s.notify != nil {
 		return s.notify, nil
 	}
-	b, err := jail.BuildNotifyFilter(jail.NotifyOptions{Truncate: s.landlockABI < 3})
+	b, err := filter.BuildNotifyFilter(filter.NotifyOptions{Truncate: s.landlockABI < 3})
 	if err != nil {
 		return nil, fmt.Errorf("%w: compile the seccomp notify filter: %v", jail.ErrUnenforceable, err)
 	}

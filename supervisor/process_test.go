@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"brig/jail"
+	"brig/jail/filter"
 	"brig/policy"
 )
 
@@ -207,7 +208,7 @@ func newConverseRig(t *testing.T) converseRig {
 // base is the base seccomp filter a child gets before its call.
 func (r converseRig) base() []byte {
 	r.t.Helper()
-	b, err := r.sup.filter(jail.BaseFilterOptions(), false)
+	b, err := r.sup.filter(filter.BaseFilterOptions(), false)
 	if err != nil {
 		r.t.Fatal(err)
 	}

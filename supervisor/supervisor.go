@@ -33,6 +33,7 @@ import (
 	"brig/internal/egress"
 	"brig/internal/safefs"
 	"brig/jail"
+	"brig/jail/filter"
 )
 
 // Options configure a Supervisor.
@@ -465,12 +466,12 @@ func (s *Supervisor) plan(spec jail.Spec) (plan, error) {
 		// host's network a call with network gets TCP sockets alone
 		// (Landlock lets them connect to the proxy's port alone), and one
 		// without gets no inet socket.
-		opts := jail.FilterOptions{
+		opts := filter.FilterOptions{
 			AllowInet: spec.Network || p.opts.PrivateNet, AllowUnix: spec.UnixSockets,
 			TCPOnly: spec.Network && !p.opts.PrivateNet,
 		}
 		var err error
-		if p.base, err = s.filter(jail.BaseFilterOptions(), false); err != nil {
+		if p.base, err = s.filter(filter.BaseFilterOptions(), false); err != nil {
 			return p, err
 		}
 		if p.opts.Seccomp, err = s.filter(opts, true); err != nil {
@@ -488,21 +489,21 @@ func (s *Supervisor) plan(spec jail.Spec) (plan, error) {
 // filterKey names a compiled seccomp program: the full filter for opts, or
 // the one narrowing the base filter down to opts.
 type filterKey struct {
-	opts      jail.FilterOptions
+	opts      filter.FilterOptions
 	narrowing bool
 }
 
 // filter returns a compiled seccomp program, compiling it once.
-func (s *Supervisor) filter(opts jail.FilterOptions, narrowing bool) ([]byte, error) {
+func (s *Supervisor) filter(opts filter.FilterOptions, narrowing bool) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := filterKey{opts, narrowing}
 	if b, ok := s.filters[key]; ok {
 		return b, nil
 	}
-	build := jail.BuildFilter
+	build := filter.BuildFilter
 	if narrowing {
-		build = jail.BuildNarrowingFilter
+		build = filter.BuildNarrowingFilter
 	}
 	b, err := build(opts)
 	if err != nil {

@@ -2,15 +2,19 @@
 # build.sh OUT [GO BUILD FLAGS...]: builds brig into OUT with its child
 # programs carried inside it (internal/jailexe): cmd/brig-jail (the
 # worker, with the Go tools), cmd/brig-jail-init (every call's init,
-# without them) and cmd/brig-render (the TUI's renderer). They are built first with the same flags, then added to
-# internal/jailexe through go build's -overlay with a file that embeds
-# them (nothing is written into the source tree), and their SHA-256 sums
-# are stamped into brig so that brig runs only the programs it was built
-# with. LDFLAGS
-# (environment) are the link flags of all three; GOOS, GOARCH, CC, CGO_*
-# and the rest of go's environment pass through. Where the machine can
-# link statically, the jail programs are (the release links everything
-# so): a dynamic one spends a few ms of every call in the loader.
+# without them) and cmd/brig-render (the TUI's renderer). They are built
+# first with the same go build flags, then added to internal/jailexe
+# through go build's -overlay with a file that embeds them (nothing is
+# written into the source tree), and their SHA-256 sums are stamped into
+# brig so that brig runs only the programs it was built with. LDFLAGS
+# (environment) are the link flags of brig and the worker; GOOS, GOARCH,
+# CC, CGO_* and the rest of go's environment pass through. None links
+# libseccomp: brig compiles the seccomp programs and the jail loads their
+# bytes. Init and the renderer are pure Go (CGO_ENABLED=0: static, and no
+# cgo start-up in every call); the worker starts commands through a C
+# clone (jail/spawn.go), so it uses cgo and, where the machine can link
+# statically, is static (the release links everything so): a dynamic one
+# spends a few ms of every call in the loader.
 # make build, make release and the tests' brig (test/brigbin) all use it.
 set -eu
 out=$1
@@ -21,22 +25,30 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-# jailprog PKG NAME [GO BUILD FLAGS...]: one jail program into $tmp/NAME.
+# jailprog PKG NAME [GO BUILD FLAGS...]: a pure-Go carried program into
+# $tmp/NAME (static without asking: LDFLAGS' external linking needs cgo).
 jailprog() {
 	pkg=$1 name=$2
 	shift 2
+	CGO_ENABLED=0 "$go" build "$@" -ldflags "-s -w" -o "$tmp/$name" "$pkg"
+}
+# workerprog NAME [GO BUILD FLAGS...]: the worker (cgo) into $tmp/NAME,
+# static where the machine can link so.
+workerprog() {
+	name=$1
+	shift
 	case " ${LDFLAGS:-} $* " in
 	*-static* | *" -tags "*) ;; # the caller chose how to link (make release)
 	*)
-		if "$go" build "$@" -tags 'netgo osusergo' -ldflags "${LDFLAGS:-} -s -w -linkmode external -extldflags -static" -o "$tmp/$name" "$pkg" 2>"$tmp/static.log"; then
+		if "$go" build "$@" -tags 'netgo osusergo' -ldflags "${LDFLAGS:-} -s -w -linkmode external -extldflags -static" -o "$tmp/$name" ./cmd/brig-jail 2>"$tmp/static.log"; then
 			return 0
 		fi
-		echo "build.sh: $name is linked dynamically: a static link failed ($(grep -v '^[[:space:]]*$' "$tmp/static.log" | tail -n 1)); sh internal/build/deps.sh static installs libseccomp.a and the static C library" >&2
+		echo "build.sh: $name is linked dynamically: a static link failed ($(grep -v '^[[:space:]]*$' "$tmp/static.log" | tail -n 1)); sh internal/build/deps.sh static installs the static C library" >&2
 		;;
 	esac
-	"$go" build "$@" -ldflags "${LDFLAGS:-} -s -w" -o "$tmp/$name" "$pkg"
+	"$go" build "$@" -ldflags "${LDFLAGS:-} -s -w" -o "$tmp/$name" ./cmd/brig-jail
 }
-jailprog ./cmd/brig-jail brig-jail "$@"
+workerprog brig-jail "$@"
 jailprog ./cmd/brig-jail-init brig-jail-init "$@"
 jailprog ./cmd/brig-render brig-render "$@"
 sum=$(sha256sum "$tmp/brig-jail" | cut -d' ' -f1)

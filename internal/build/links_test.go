@@ -1,6 +1,7 @@
 package build
 
 import (
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -26,7 +27,8 @@ func linked(t *testing.T, pkg string) []string {
 // the tools. brig itself does not link the renderers (chroma parses
 // hundreds of lexers and styles before main: most of brig's start-up,
 // --help included); the renderer program does, and nothing that holds
-// brig's keys or runs calls, since what it renders is untrusted.
+// brig's keys or runs calls, since what it renders is untrusted. No jail
+// program links libseccomp: brig compiles the filters.
 func TestLinksOnlyWhatItRuns(t *testing.T) {
 	renderers := []string{
 		"charm.land/glamour/v2", "github.com/alecthomas/chroma/v2", "github.com/alecthomas/chroma/v2/lexers",
@@ -36,6 +38,8 @@ func TestLinksOnlyWhatItRuns(t *testing.T) {
 		"brig/policy", "brig/supervisor", "brig/agent", "brig/agent/provider", "brig/internal/audit",
 		"brig/internal/egress", "brig/internal/tui", "github.com/BurntSushi/toml",
 		"charm.land/bubbletea/v2", "github.com/spf13/cobra",
+		// brig compiles the seccomp programs; the jail loads their bytes.
+		"brig/jail/filter", "github.com/seccomp/libseccomp-golang",
 	}, renderers...)
 	for _, tc := range []struct {
 		pkg   string
@@ -61,5 +65,31 @@ func TestLinksOnlyWhatItRuns(t *testing.T) {
 				t.Errorf("%s links %s, which it never runs: each start would initialise it", tc.pkg, p)
 			}
 		}
+	}
+}
+
+// TestPureGoPrograms: init and the renderer build without cgo, as build.sh
+// builds them (static, and no cgo start-up in every call), and link no cgo
+// then; the worker, which starts commands through a C clone, is the one
+// carried program that needs it.
+func TestPureGoPrograms(t *testing.T) {
+	for _, pkg := range []string{"brig/cmd/brig-jail-init", "brig/cmd/brig-render"} {
+		cmd := exec.Command("go", "build", "-o", os.DevNull, pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s does not build without cgo: %v\n%s", pkg, err, out)
+		}
+		cmd = exec.Command("go", "list", "-deps", pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		if slices.Contains(strings.Fields(string(out)), "runtime/cgo") {
+			t.Errorf("%s links runtime/cgo even without cgo", pkg)
+		}
+	}
+	if !slices.Contains(linked(t, "brig/cmd/brig-jail"), "runtime/cgo") {
+		t.Error("the worker links no cgo: jail/spawn.go's C clone is gone, and this test with it")
 	}
 }

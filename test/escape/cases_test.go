@@ -1238,9 +1238,9 @@ func signalCase(name, script, unprivOnly string, alsoVictim bool) escCase {
 func foreignABIAbsent(sub, stderr string) string {
 	switch {
 	case sub == "int80" && strings.Contains(stderr, "NOIA32"):
-		return "this kernel has no IA32 emulation (int 0x80 faults outside the jail too), so there is no i386 syscall to escape with; the filter's kill of a foreign architecture is covered by jail/seccomp_test.go"
+		return "this kernel has no IA32 emulation (int 0x80 faults outside the jail too), so there is no i386 syscall to escape with; the filter's kill of a foreign architecture is covered by jail/filter/filter_test.go"
 	case sub == "x32" && strings.Contains(stderr, "Function not implemented"):
-		return "this kernel has no x32 ABI (CONFIG_X86_X32_ABI off): an x32 syscall does nothing anywhere, so there is nothing to escape with; the filter's x32 kill is covered by jail/seccomp_test.go"
+		return "this kernel has no x32 ABI (CONFIG_X86_X32_ABI off): an x32 syscall does nothing anywhere, so there is nothing to escape with; the filter's x32 kill is covered by jail/filter/filter_test.go"
 	}
 	return ""
 }

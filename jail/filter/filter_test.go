@@ -1,8 +1,9 @@
-package jail
+package filter
 
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,8 @@ import (
 
 	seccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
+
+	"brig/jail"
 )
 
 // Tests that install a filter do it in a fresh copy of the test binary: a
@@ -137,7 +140,7 @@ func loadSeccomp(t *testing.T, prog []byte) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		t.Fatalf("prctl(PR_SET_NO_NEW_PRIVS): %v", err)
 	}
-	if err := LoadFilter(prog); err != nil {
+	if err := jail.LoadFilter(prog); err != nil {
 		t.Fatalf("LoadFilter: %v", err)
 	}
 }
@@ -355,8 +358,8 @@ var seccompAmd64Numbers = map[string]int{
 func TestSeccompLoadFilterRejectsMalformedPrograms(t *testing.T) {
 	// These fail before any syscall, so they are safe in the test process.
 	for _, prog := range [][]byte{nil, {}, make([]byte, 7), make([]byte, 8*(bpfMaxInsns+1))} {
-		if err := LoadFilter(prog); err == nil {
-			t.Errorf("LoadFilter(%d bytes) succeeded", len(prog))
+		if err := jail.LoadFilter(prog); err == nil {
+			t.Errorf("jail.LoadFilter(%d bytes) succeeded", len(prog))
 		}
 	}
 	if modes := seccompModes(t); modes[unix.Getpid()] != "0" {
@@ -993,7 +996,7 @@ func TestSeccompLoadFilterNeedsNoNewPrivs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = LoadFilter(prog) // as root: the kernel alone would accept it
+		err = jail.LoadFilter(prog) // as root: the kernel alone would accept it
 		if err == nil || !errors.Is(err, unix.EACCES) {
 			t.Fatalf("LoadFilter without no_new_privs: %v, want an error wrapping EACCES", err)
 		}
@@ -1047,7 +1050,7 @@ func TestSeccompLoadFilterNamesUnsyncableThread(t *testing.T) {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			t.Fatal(err)
 		}
-		err = LoadFilter(prog)
+		err = jail.LoadFilter(prog)
 		if err == nil {
 			t.Fatal("LoadFilter succeeded although a thread cannot be synchronised")
 		}
@@ -1206,7 +1209,7 @@ func TestSeccompNotifyFilter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lst, err := LoadNotifyFilter(notify)
+		lst, err := jail.LoadNotifyFilter(notify)
 		if err != nil {
 			t.Fatalf("LoadNotifyFilter: %v", err)
 		}
@@ -1252,18 +1255,35 @@ func TestSeccompNotifyFilter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := LoadFilter(base); err != nil {
+		if err := jail.LoadFilter(base); err != nil {
 			t.Fatalf("the base filter on top of the notify filter: %v", err)
 		}
-		if _, err := LoadNotifyFilter(notify); !errors.Is(err, unix.EPERM) {
+		if _, err := jail.LoadNotifyFilter(notify); !errors.Is(err, unix.EPERM) {
 			t.Errorf("a second filter with a listener after the base filter: %v, want EPERM", err)
 		}
 		narrow, err := BuildNarrowingFilter(FilterOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := LoadFilter(narrow); err != nil {
+		if err := jail.LoadFilter(narrow); err != nil {
 			t.Errorf("control: a filter without a listener after the base filter: %v", err)
 		}
 	})
+}
+
+// bpfMaxInsns is BPF_MAXINSNS, the kernel's limit on a classic BPF program.
+const bpfMaxInsns = 4096
+
+// decodeBPF turns a compiled program into its instructions, checked as
+// jail.LoadFilter checks them.
+func decodeBPF(prog []byte) ([]unix.SockFilter, error) {
+	if err := jail.CheckBPF(prog); err != nil {
+		return nil, err
+	}
+	insns := make([]unix.SockFilter, len(prog)/8)
+	for i := range insns {
+		b := prog[i*8:]
+		insns[i] = unix.SockFilter{Code: binary.NativeEndian.Uint16(b[0:2]), Jt: b[2], Jf: b[3], K: binary.NativeEndian.Uint32(b[4:8])}
+	}
+	return insns, nil
 }
