@@ -155,12 +155,17 @@ func WriteSyncClose(f *os.File, b []byte) error {
 
 // LastNewline returns the offset just past the last '\n' in f before size
 // (0 if there is none), reading backwards in blocks: where the last whole
-// line of an append-only file ends.
+// line of an append-only file ends. The first block is small, since such a
+// file nearly always ends with its newline (every append checks it); the
+// blocks grow to 64 KiB.
 func LastNewline(f *os.File, size int64) (int64, error) {
-	const block = 64 << 10
-	buf := make([]byte, block)
-	for end := size; end > 0; {
+	const first, most = 512, 64 << 10
+	var buf []byte
+	for end, block := size, int64(first); end > 0; block = min(block*8, most) {
 		start := max(end-block, 0)
+		if int64(cap(buf)) < end-start {
+			buf = make([]byte, end-start)
+		}
 		b := buf[:end-start]
 		if _, err := f.ReadAt(b, start); err != nil {
 			return 0, fmt.Errorf("read the end of %s: %w", f.Name(), err)

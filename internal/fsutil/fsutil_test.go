@@ -1,6 +1,7 @@
 package fsutil
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -114,5 +115,48 @@ func TestWithFileLockExcludesOtherOpensOfTheFile(t *testing.T) {
 	}
 	if err := WithFileLock(context.Background(), b, func() error { ran = true; return nil }); err != nil || !ran {
 		t.Fatalf("after release: ran=%v err=%v", ran, err)
+	}
+}
+
+// TestLastNewline: the end of the last whole line wherever the newline
+// lies relative to the growing blocks (the first 512 bytes, then 4 KiB,
+// then 64 KiB at a time), and 0 without any.
+func TestLastNewline(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		size, nl int // file size; where its last newline is (-1: none)
+	}{
+		{"empty", 0, -1},
+		{"ends with its newline", 100000, 99999},
+		{"no newline", 200000, -1},
+		{"a short torn tail", 1000, 900},
+		{"torn tail of exactly the first block", 1000, 1000 - 512 - 1},
+		{"newline at the start of the first block", 1000, 1000 - 512},
+		{"in the second block", 10000, 10000 - 3000},
+		{"beyond the first 64 KiB block", 300000, 100},
+		{"the first byte", 70000, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := bytes.Repeat([]byte{'x'}, tc.size)
+			if tc.nl >= 0 {
+				data[tc.nl] = '\n'
+			}
+			p := filepath.Join(t.TempDir(), "f")
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			got, err := LastNewline(f, int64(tc.size))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := int64(tc.nl + 1); got != want {
+				t.Errorf("LastNewline = %d, want %d", got, want)
+			}
+		})
 	}
 }
