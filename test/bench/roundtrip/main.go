@@ -107,6 +107,7 @@ func run(bin string, calls, runs, load int) error {
 type figures struct {
 	load                                  float64
 	seqMed, seqP95, execMed               time.Duration
+	pacedMed                              time.Duration
 	batch4, batch4Again, execBatch4       time.Duration
 	firstCall, firstRequest, help         time.Duration
 	sandboxTrue, bwrapTrue, execTrue      time.Duration
@@ -127,6 +128,7 @@ func (f figures) print(label string) {
 	}
 	row("sequential bash call, median", f.seqMed, "≤ 5 ms", f.execMed)
 	row("sequential bash call, p95", f.seqP95, "≤ 10 ms", 0)
+	row("the same, the model streaming (median)", f.pacedMed, "", f.execMed)
 	row("4 read-only calls in one answer", f.batch4, "≤ 8 ms", f.execBatch4)
 	row("4 read-only calls, next (slow) answer", f.batch4Again, "≤ 8 ms", f.execBatch4)
 	row("first call of a fresh process", f.firstCall, "≤ 10 ms", 0)
@@ -144,7 +146,7 @@ func (f figures) print(label string) {
 func pass(bin, ws string, calls, runs int) (figures, error) {
 	var f figures
 	f.load = loadavg()
-	var seq, first, firstReq, batch, batchAgain []time.Duration
+	var seq, paced, first, firstReq, batch, batchAgain []time.Duration
 	var rssSup, rssTree, pssTree []float64
 	for i := range runs + 1 {
 		// The last session measures memory only (its sampler would slow
@@ -161,6 +163,7 @@ func pass(bin, ws string, calls, runs int) (figures, error) {
 			continue
 		}
 		seq = append(seq, s.seq...)
+		paced = append(paced, s.paced...)
 		first = append(first, s.first)
 		firstReq = append(firstReq, s.firstRequest)
 		batch = append(batch, s.batch4)
@@ -168,6 +171,7 @@ func pass(bin, ws string, calls, runs int) (figures, error) {
 		rssSup = append(rssSup, s.rssSupMB)
 	}
 	f.seqMed, f.seqP95 = quantile(seq, 0.5), quantile(seq, 0.95)
+	f.pacedMed = quantile(paced, 0.5)
 	f.firstCall, f.firstRequest = quantile(first, 0.5), quantile(firstReq, 0.5)
 	f.batch4, f.batch4Again = quantile(batch, 0.5), quantile(batchAgain, 0.5)
 	slices.Sort(rssSup)
@@ -220,16 +224,24 @@ func pass(bin, ws string, calls, runs int) (figures, error) {
 	return f, nil
 }
 
+// pacedCalls are the sequential bash calls of a session whose answers
+// stream at a real model's pace.
+const pacedCalls = 10
+
 type sessionFigures struct {
-	seq                            []time.Duration
+	seq, paced                     []time.Duration
 	first, firstRequest            time.Duration
 	batch4, batch4Again            time.Duration
 	rssSupMB, rssTreeMB, pssTreeMB float64
 }
 
-// session runs one brig -p session: calls sequential bash calls, then two
-// answers with four read_file calls each (the second streamed slowly, as a
-// real model's: the pool has time to fill before its calls), then the end.
+// session runs one brig -p session: calls sequential bash calls, then
+// pacedCalls more whose answers stream as a real model's (frames 10 ms
+// apart: the replacement of the jail child a call took is started while
+// the next answer streams, not on top of the next call, so these measure
+// a call's own path rather than two cores shared with the spawns), then
+// two answers with four read_file calls each (the second streamed slowly
+// too: the pool has time to fill before its calls), then the end.
 // With sampleTree it also samples the RSS of brig's process tree; that
 // sampler reads /proc every 2 ms, which cost brig a quarter of its round
 // trip on two cores, so timed sessions run without it.
@@ -239,6 +251,10 @@ func session(bin, ws string, calls int, sampleTree bool) (sessionFigures, error)
 	for i := range calls {
 		in, _ := json.Marshal(map[string]string{"command": "echo " + strconv.Itoa(i)})
 		turns = append(turns, fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: "bash", Input: in}}})
+	}
+	for i := range pacedCalls {
+		in, _ := json.Marshal(map[string]string{"command": "echo paced " + strconv.Itoa(i)})
+		turns = append(turns, fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: "bash", Input: in}}, ChunkDelayMS: 10})
 	}
 	var four []fakeprovider.ToolCall
 	for _, f := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
@@ -257,7 +273,7 @@ func session(bin, ws string, calls int, sampleTree bool) (sessionFigures, error)
 		return s, err
 	}
 	defer os.RemoveAll(home)
-	cmd := exec.Command(bin, "--model", "claude-sonnet-4-5", "-p", "echo many times", "--mode", "auto", "--output", "json", "--max-iterations", strconv.Itoa(calls+5))
+	cmd := exec.Command(bin, "--model", "claude-sonnet-4-5", "-p", "echo many times", "--mode", "auto", "--output", "json", "--max-iterations", strconv.Itoa(calls+pacedCalls+5))
 	cmd.Dir = ws
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "ANTHROPIC_API_KEY=sk-bench", "ANTHROPIC_BASE_URL=" + srv.URL()}
 	var out bytes.Buffer
@@ -276,8 +292,8 @@ func session(bin, ws string, calls int, sampleTree bool) (sessionFigures, error)
 		return s, fmt.Errorf("brig -p: %v\n%s", err, out.String())
 	}
 	reqs := srv.Requests()
-	if len(reqs) != calls+3 {
-		return s, fmt.Errorf("%d requests, want %d", len(reqs), calls+3)
+	if len(reqs) != calls+pacedCalls+3 {
+		return s, fmt.Errorf("%d requests, want %d", len(reqs), calls+pacedCalls+3)
 	}
 	s.firstRequest = reqs[0].Received.Sub(start)
 	// Request i's answer ended at Received+Duration; the next request
@@ -291,8 +307,11 @@ func session(bin, ws string, calls int, sampleTree bool) (sessionFigures, error)
 		}
 		s.seq = append(s.seq, d)
 	}
-	batch := func(i int) time.Duration { return reqs[i+1].Received.Sub(reqs[i].Received.Add(reqs[i].Duration)) }
-	s.batch4, s.batch4Again = batch(calls), batch(calls+1)
+	after := func(i int) time.Duration { return reqs[i+1].Received.Sub(reqs[i].Received.Add(reqs[i].Duration)) }
+	for i := calls; i < calls+pacedCalls; i++ {
+		s.paced = append(s.paced, after(i))
+	}
+	s.batch4, s.batch4Again = after(calls+pacedCalls), after(calls+pacedCalls+1)
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	s.rssSupMB, s.rssTreeMB, s.pssTreeMB = float64(ru.Maxrss)/1024, float64(treeKiB)/1024, float64(treePSSKiB)/1024
 	return s, nil
