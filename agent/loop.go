@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"brig/agent/provider"
+	"brig/supervisor"
 	"brig/tools"
 )
 
@@ -495,13 +496,27 @@ func (a *Agent) runTools(ctx context.Context, uses []provider.ToolUse, cut bool)
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				results[k] = a.runTool(ctx, uses[k])
+				results[k] = a.runTool(a.burst(ctx, uses[k], j-i), uses[k])
 			}()
 		}
 		wg.Wait()
 		i = j
 	}
 	return results
+}
+
+// burst marks ctx for a jailed call run beside n-1 others: for the
+// supervisor they are a burst, whose jail children are replaced after
+// them, not beside them (supervisor.Burst). A subagent (task) is not
+// marked: its own calls come one at a time, however long it runs.
+func (a *Agent) burst(ctx context.Context, u provider.ToolUse, n int) context.Context {
+	if n < 2 || a.cfg.Executor == nil {
+		return ctx
+	}
+	if d, ok := a.cfg.Executor.Registry.Lookup(u.Name); !ok || d.Runs == tools.Delegated {
+		return ctx
+	}
+	return supervisor.Burst(ctx)
 }
 
 // readOnly reports whether a call may run alongside its neighbours.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,8 +18,11 @@ import (
 	"brig/agent/provider/openai"
 	"brig/agent/provider/openaichat"
 	"brig/internal/credentials"
+	"brig/jail"
 	"brig/policy"
+	"brig/supervisor"
 	"brig/test/fakeprovider"
+	"brig/tools"
 )
 
 // wires builds a client of each wire format for a fake provider.
@@ -417,5 +421,53 @@ func TestLoopToolCallLimit(t *testing.T) {
 	}
 	if ran != 5 || skipped != 15 || len(ev.kinds(EventToolStart)) != 5 || len(ev.kinds(EventNotice)) != 1 {
 		t.Fatalf("%d ran, %d skipped, %d started, notices %v", ran, skipped, len(ev.kinds(EventToolStart)), ev.kinds(EventNotice))
+	}
+}
+
+// burstRecorder records, for each jailed call, whether its context marks
+// it as one of a burst (supervisor.Burst).
+type burstRecorder struct {
+	Runner
+	mu    sync.Mutex
+	calls []string // "tool burst" or "tool alone"
+}
+
+func (r *burstRecorder) Run(ctx context.Context, spec jail.Spec, inv jail.Invocation, stdio supervisor.IO) (jail.Result, error) {
+	r.mu.Lock()
+	how := " alone"
+	if supervisor.InBurst(ctx) {
+		how = " burst"
+	}
+	r.calls = append(r.calls, inv.Tool+how)
+	r.mu.Unlock()
+	return r.Runner.Run(ctx, spec, inv, stdio)
+}
+
+// TestLoopParallelCallsAreABurst: the read-only calls of one answer, run
+// side by side, reach the supervisor marked as a burst (their jail
+// children are replaced after them, not beside them); a call on its own
+// is not, and neither is a subagent, whose own calls come one at a time.
+func TestLoopParallelCallsAreABurst(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	rec := &burstRecorder{Runner: e.ex.Runner}
+	e.ex.Runner = rec
+	srv := startFake(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("read_file", `{"path":"a.txt"}`), call("list_directory", `{"path":"."}`), call("glob", `{"pattern":"*.txt"}`)}},
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("read_file", `{"path":"a.txt"}`)}},
+		fakeprovider.Turn{Text: "done"},
+	)
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex}, nil)
+	if _, err := a.Run(context.Background(), userText("look")); err != nil {
+		t.Fatal(err)
+	}
+	got := slices.Clone(rec.calls)
+	slices.Sort(got[:3]) // the first three ran side by side
+	want := []string{"glob burst", "list_directory burst", "read_file burst", "read_file alone"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the calls reached the supervisor as %q, want %q", got, want)
+	}
+	e.ex.Registry.Add(tools.TaskDefinition())
+	if supervisor.InBurst(a.burst(context.Background(), provider.ToolUse{Name: "task"}, 3)) {
+		t.Error("a subagent run beside other calls was marked as a burst: all of its own calls would be")
 	}
 }

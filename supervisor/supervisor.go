@@ -105,8 +105,10 @@ type Supervisor struct {
 	// burst so far (at most maxPoolSize): what refill fills the pool to,
 	// when it exceeds poolSize (see busy). By clone flags.
 	active, peak, demand map[uintptr]int
-	closed               bool
-	cgroups              cgroupPool // empty call cgroups for reuse (root only)
+	// bursting counts the calls of a burst (Burst) holding a child now.
+	bursting map[uintptr]int
+	closed   bool
+	cgroups  cgroupPool // empty call cgroups for reuse (root only)
 }
 
 // New probes the kernel once and returns a Supervisor. It also marks this
@@ -127,6 +129,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		active:        map[uintptr]int{},
 		peak:          map[uintptr]int{},
 		demand:        map[uintptr]int{},
+		bursting:      map[uintptr]int{},
 		poolSize:      cmp.Or(max(o.PoolSize, 0), 2),
 		prewarm:       o.Prewarm,
 	}
@@ -272,8 +275,9 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	}
 	defer cancelTimeout()
 
-	defer s.busy(plan.flags)()
-	c, err := s.acquire(plan, spec.Limits)
+	burst := InBurst(ctx)
+	defer s.busy(plan.flags, burst)()
+	c, err := s.acquire(plan, spec.Limits, burst)
 	if err != nil {
 		return jail.Result{}, err
 	}

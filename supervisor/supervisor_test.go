@@ -286,6 +286,72 @@ func TestPrewarmPoolGrowsWithDemand(t *testing.T) {
 	waitPIDsGone(t, pids)
 }
 
+// TestPrewarmPoolWaitsForTheBurst: the calls of a burst (Burst) take the
+// waiting children and start no replacement while they run; the pool is
+// filled again when the last of them ends.
+func TestPrewarmPoolWaitsForTheBurst(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prewarm: true, PoolSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	sup.Warm()
+	waitPool(t, sup, 3)
+	ws, spec := poolSpec(t, sup)
+	flags := cloneFlags(sup.userNS, sup.userNS)
+	const n = 3
+	// Each call marks itself started, then waits for the test's go.
+	script := `touch "started.$CALL"; until [ -e release ]; do sleep 0.01; done`
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := spec
+			s.Env = append(slices.Clone(spec.Env), fmt.Sprintf("CALL=%d", i))
+			if res, err := sup.Run(Burst(ctx), s, jail.Invocation{Argv: []string{"/bin/sh", "-c", script}}, IO{}); err != nil || res.ExitCode != 0 {
+				t.Errorf("call %d: %v %+v", i, err, res)
+			}
+		}()
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		matches, _ := filepath.Glob(filepath.Join(ws, "started.*"))
+		if len(matches) == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d calls started", len(matches), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Every call runs and took a waiting child; what the pool holds or is
+	// starting now, the burst started.
+	settled := func() int {
+		for {
+			sup.mu.Lock()
+			starting, warm := sup.starting[flags], len(sup.warm[flags])
+			sup.mu.Unlock()
+			if starting == 0 {
+				return warm
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the pool is still starting %d children", starting)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if got := settled(); got != 0 {
+		t.Errorf("%d replacements were started while the burst of %d calls ran, want none", got, n)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	waitPool(t, sup, 3)
+}
+
 // poolSpec is a plain workspace call's spec for sup.
 func poolSpec(t *testing.T, sup *Supervisor) (string, jail.Spec) {
 	t.Helper()
