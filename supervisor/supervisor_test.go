@@ -249,20 +249,9 @@ func TestPrewarmPoolGrowsWithDemand(t *testing.T) {
 		// Each call marks itself started, then waits until all n have:
 		// they hold their children at the same time.
 		script := fmt.Sprintf(`touch "started.$CALL"; until [ "$(ls | grep -c '^started\.')" -ge %d ]; do sleep 0.01; done; ls | grep -c '^started\.'`, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s := spec
-				s.Env = append(slices.Clone(spec.Env), fmt.Sprintf("CALL=%d", i))
-				res, err := sup.Run(ctx, s, jail.Invocation{Argv: []string{"/bin/sh", "-c", script}}, IO{})
-				if err != nil || res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != strconv.Itoa(n) {
-					t.Errorf("call %d: %v %+v (stdout %q)", i, err, res, res.Stdout)
-				}
-			}()
-		}
-		wg.Wait()
+		runAtOnce(t, sup, ctx, spec, n, script, func(res jail.Result) bool {
+			return strings.TrimSpace(string(res.Stdout)) == strconv.Itoa(n)
+		})()
 		matches, _ := filepath.Glob(filepath.Join(ws, "started.*"))
 		for _, m := range matches {
 			os.Remove(m)
@@ -303,18 +292,7 @@ func TestPrewarmPoolWaitsForTheBurst(t *testing.T) {
 	const n = 3
 	// Each call marks itself started, then waits for the test's go.
 	script := `touch "started.$CALL"; until [ -e release ]; do sleep 0.01; done`
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := spec
-			s.Env = append(slices.Clone(spec.Env), fmt.Sprintf("CALL=%d", i))
-			if res, err := sup.Run(Burst(ctx), s, jail.Invocation{Argv: []string{"/bin/sh", "-c", script}}, IO{}); err != nil || res.ExitCode != 0 {
-				t.Errorf("call %d: %v %+v", i, err, res)
-			}
-		}()
-	}
+	wait := runAtOnce(t, sup, Burst(ctx), spec, n, script, nil)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		matches, _ := filepath.Glob(filepath.Join(ws, "started.*"))
@@ -348,8 +326,29 @@ func TestPrewarmPoolWaitsForTheBurst(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "release"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
+	wait()
 	waitPool(t, sup, 3)
+}
+
+// runAtOnce starts n calls of the shell script under spec at once, each
+// with CALL=i in its environment, and returns a function that waits for
+// them. A call fails the test unless it exits 0 and ok (nil: any such
+// result) accepts its result.
+func runAtOnce(t *testing.T, sup *Supervisor, ctx context.Context, spec jail.Spec, n int, script string, ok func(jail.Result) bool) (wait func()) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := spec
+			s.Env = append(slices.Clone(spec.Env), fmt.Sprintf("CALL=%d", i))
+			res, err := sup.Run(ctx, s, jail.Invocation{Argv: []string{"/bin/sh", "-c", script}}, IO{})
+			if err != nil || res.ExitCode != 0 || (ok != nil && !ok(res)) {
+				t.Errorf("call %d: %v %+v (stdout %q)", i, err, res, res.Stdout)
+			}
+		}()
+	}
+	return wg.Wait
 }
 
 // poolSpec is a plain workspace call's spec for sup.
