@@ -14,7 +14,7 @@ import (
 // Without one, the call is on the host's network, where Landlock (ABI 4)
 // lets it connect to the proxy's port alone (StartOptions.ProxyPort) and
 // bind nothing, and the seccomp filter allows only TCP sockets
-// (FilterOptions.TCPOnly) and refuses TCP Fast Open, whose implicit
+// (filter.FilterOptions.TCPOnly) and refuses TCP Fast Open, whose implicit
 // connect Landlock does not see.
 
 // sendProxyListener makes the proxy's listening socket on the loopback of

@@ -11,7 +11,7 @@ import (
 // StartOptions are the parts of a start message that the supervisor decides
 // from what the kernel offers, not from policy.
 type StartOptions struct {
-	Seccomp     []byte // raw BPF from BuildNarrowingFilter, stacked on the base filter (Prepare)
+	Seccomp     []byte // raw BPF from filter.BuildNarrowingFilter, stacked on the base filter (Prepare)
 	Namespaces  bool   // init runs in fresh user, mount and PID namespaces
 	PrivateNet  bool   // ... and a fresh network namespace
 	LandlockABI int

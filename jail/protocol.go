@@ -124,11 +124,11 @@ type message struct {
 
 // prepareMsg is what the worker can do before its call is known.
 type prepareMsg struct {
-	// Seccomp is the base filter (BuildFilter(BaseFilterOptions())); the
+	// Seccomp is the base filter (filter.BuildFilter(filter.BaseFilterOptions())); the
 	// worker loads it at once, and the call's narrowing filter
 	// (startMsg.Seccomp) is stacked on it.
 	Seccomp []byte `json:"seccomp"`
-	// Notify, when set, is the notify filter (BuildNotifyFilter): the
+	// Notify, when set, is the notify filter (filter.BuildNotifyFilter): the
 	// worker loads it first and sends its listener back on the same
 	// socket ({listener}, the descriptor attached).
 	Notify []byte `json:"notify,omitempty"`
@@ -139,7 +139,7 @@ type startMsg struct {
 	Spec       Spec       `json:"spec"`
 	Invocation Invocation `json:"invocation"`
 	// Seccomp is the raw BPF program, compiled by the supervisor, that
-	// narrows the base filter down to the call (BuildNarrowingFilter);
+	// narrows the base filter down to the call (filter.BuildNarrowingFilter);
 	// empty when the base filter is all the call needs.
 	Seccomp []byte `json:"seccomp,omitempty"`
 	// Namespaces tells init it runs in fresh user, mount, PID (and maybe

@@ -51,7 +51,7 @@ func decodeBPF(prog []byte) ([]unix.SockFilter, error) {
 	return insns, nil
 }
 
-// LoadNotifyFilter installs a notify filter (BuildNotifyFilter) on every
+// LoadNotifyFilter installs a notify filter (filter.BuildNotifyFilter, package jail/filter) on every
 // thread, like LoadFilter, and returns its listener: the descriptor on
 // which the supervisor receives the notifications and answers them.
 func LoadNotifyFilter(prog []byte) (int, error) {
@@ -78,7 +78,7 @@ func LoadNotifyFilter(prog []byte) (int, error) {
 	return int(fd), nil
 }
 
-// LoadFilter installs a raw BPF program (as returned by BuildFilter) on every
+// LoadFilter installs a raw BPF program (as returned by filter.BuildFilter) on every
 // thread of the calling process: seccomp(SECCOMP_SET_MODE_FILTER,
 // SECCOMP_FILTER_FLAG_TSYNC, &sock_fprog) via golang.org/x/sys/unix raw syscall.
 // It must not call libseccomp (the jail child loads bytes compiled elsewhere).
