@@ -149,7 +149,7 @@ func TestProbeRunsNothingFromPath(t *testing.T) {
 	// The stand-in for the jail binary records how it was started.
 	exe := filepath.Join(dir, "brig-jail")
 	record := filepath.Join(dir, "probe")
-	must(t, os.WriteFile(exe, []byte("#!/bin/sh\n{ echo \"args:$*\"; /usr/bin/env; } > "+record+"\n"), 0o755))
+	must(t, os.WriteFile(exe, []byte("#!/bin/sh\n{ echo \"args:$*\"; /usr/bin/env; } > "+record+".part && /bin/mv "+record+".part "+record+"\n"), 0o755))
 	t.Setenv("PATH", planted+":"+os.Getenv("PATH"))
 	t.Setenv("ANTHROPIC_API_KEY", "sk-probe-canary")
 	// Control: the planted program does run when looked up on this PATH.
@@ -177,10 +177,24 @@ func TestProbeRunsNothingFromPath(t *testing.T) {
 	if !sup.probeUserNS(context.Background(), exe, jail.ProbeArgs()) {
 		t.Skip("no user namespaces here, so the probe never starts")
 	}
-	b, err := os.ReadFile(record)
-	if err != nil {
-		t.Fatalf("the probe did not start the jail binary: %v", err)
+	// The probe is not waited for (it only has to start): wait for its
+	// record, written whole.
+	var b []byte
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if b, err = os.ReadFile(record); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the probe did not start the jail binary: %v", err)
+		}
 	}
+	// New's probe, started before this one, has run too: nothing
+	// planted may have.
+	defer func() {
+		if b, err := os.ReadFile(canary); err == nil {
+			t.Errorf("a program planted on PATH ran outside the jail: %s", b)
+		}
+	}()
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if lines[0] != "args:"+strings.Join(jail.ProbeArgs()[1:], " ") {
 		t.Errorf("the probe ran with %q, want the probe argument", lines[0])
