@@ -2,7 +2,12 @@
 
 package jail
 
-import "golang.org/x/sys/unix"
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
 
 // spawnCommand starts a command through the C clone in spawn.go, which
 // needs cgo. The jail's init (cmd/brig-jail-init) is built without cgo —
@@ -11,4 +16,10 @@ import "golang.org/x/sys/unix"
 // command here, closed, saying how to build it.
 func spawnCommand(string, []string, []string, int, []unix.SockFilter) (int, *StageError) {
 	return -1, &StageError{Stage: StageExec, Msg: "this jail program was built without cgo, so it cannot start a command; build brig with internal/build/build.sh (make build)"}
+}
+
+// StartInNamespaces needs the C clone in spawn.go; only the supervisor
+// calls it, and brig is always built with cgo.
+func StartInNamespaces(p NSProcess) (*os.Process, error) {
+	return nil, fmt.Errorf("start %s: this program was built without cgo, which starting a program in new namespaces needs; build brig with internal/build/build.sh (make build)", p.Path)
 }

@@ -7,10 +7,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -37,15 +35,16 @@ type programs struct {
 // child is a started jail init (which has already started its worker),
 // waiting on fd 3 for its call.
 type child struct {
-	cmd        *exec.Cmd
+	proc       *os.Process
 	parent     *jail.Parent
 	cg         *callCgroup
 	outR, errR *os.File
 	// pidNS: init is PID 1 of its own namespace, and the kernel ends the
 	// call's processes when init dies.
 	pidNS bool
-	// reaped makes wait idempotent.
+	// reaped makes wait idempotent; state is init's end, once reaped.
 	reaped sync.Once
+	state  *os.ProcessState
 }
 
 // treeKillBound is how long kill waits for the call's processes to die
@@ -62,11 +61,11 @@ func (c *child) kill(log *slog.Logger) {
 	if !c.pidNS {
 		ctx, cancel := context.WithTimeout(context.Background(), treeKillBound)
 		defer cancel()
-		if err := jail.KillTree(ctx, c.cmd.Process.Pid); err != nil {
-			log.Warn("processes of a call whose init was killed may remain", "pid", c.cmd.Process.Pid, "err", err)
+		if err := jail.KillTree(ctx, c.proc.Pid); err != nil {
+			log.Warn("processes of a call whose init was killed may remain", "pid", c.proc.Pid, "err", err)
 		}
 	}
-	_ = c.cmd.Process.Kill()
+	_ = c.proc.Kill()
 }
 
 // acquire returns a child for a call planned as p: a warm one when there
@@ -249,10 +248,10 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		return nil, err
 	}
 	defer workerChildEnd.Close()
-	// mk makes the command that starts init: the carried programs, if
-	// any and carried says so, else path.
-	mk := func(path string, carried bool) *exec.Cmd {
-		files := []*os.File{childEnd, workerChildEnd} // fds 3 and 4 (jail.ControlFD, jail.StartFD)
+	// mk describes the start of init: the carried programs, if any and
+	// carried says so, else path.
+	mk := func(path string, carried bool) jail.NSProcess {
+		files := []*os.File{stdin, outW, errW, childEnd, workerChildEnd} // fds 0-2, then 3 and 4 (jail.ControlFD, jail.StartFD)
 		progs := programs{}
 		if carried {
 			progs = s.programs()
@@ -261,49 +260,42 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 			files = append(files, progs.worker, progs.init) // fds 5 and 6 (jail.WorkerExeFD, jail.InitExeFD)
 			path = "/proc/self/fd/" + strconv.Itoa(jail.InitExeFD)
 		}
-		return &exec.Cmd{
+		p := jail.NSProcess{
 			Path: path,
 			Args: append([]string{"brig-jail-init"}, jail.InitArgs(progs.init != nil, cg.procFiles()...)...),
 			// One P: init runs one loop on one thread, and a second P only
 			// makes each wake-up start a spinning thread looking for work.
-			Env:         childEnv(),
-			Dir:         "/",
-			Stdout:      outW,
-			Stderr:      errW,
-			ExtraFiles:  files,
-			SysProcAttr: &syscall.SysProcAttr{Cloneflags: flags},
+			Env:        childEnv(),
+			Dir:        "/",
+			Files:      files,
+			Cloneflags: flags,
 		}
-	}
-	cmd := mk(s.exe(), true)
-	if stdin != nil {
-		cmd.Stdin = stdin
-	}
-	if flags&unix.CLONE_NEWUSER != 0 {
-		uid, gid := os.Getuid(), os.Getgid()
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
-		// An ordinary user keeps its uid inside the namespace, so exec would
-		// drop the capabilities init needs over its own namespaces: mounts,
-		// bringing up loopback, securebits. Ambient capabilities carry them
-		// across; init clears them before forking the worker.
-		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
-	}
-	start := func() error {
 		if flags&unix.CLONE_NEWUSER != 0 {
-			return s.startInUserNS(cmd)
+			uid, gid := os.Getuid(), os.Getgid()
+			p.UIDMap, p.GIDMap = fmt.Sprintf("%d %d 1", uid, uid), fmt.Sprintf("%d %d 1", gid, gid)
+			// An ordinary user keeps its uid inside the namespace, so exec
+			// would drop the capabilities init needs over its own
+			// namespaces: mounts, bringing up loopback, securebits.
+			// Ambient capabilities carry them across; init clears them
+			// before forking the worker.
+			p.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
 		}
-		return cmd.Start()
+		return p
 	}
-	err = start()
-	if err != nil && cmd.Path != selfExe && errors.Is(err, fs.ErrPermission) {
+	start := func(p jail.NSProcess) (*os.Process, error) {
+		if flags&unix.CLONE_NEWUSER != 0 {
+			return s.startInUserNS(p)
+		}
+		return jail.StartInNamespaces(p)
+	}
+	np := mk(s.exe(), true)
+	proc, err := start(np)
+	if err != nil && np.Path != selfExe && errors.Is(err, fs.ErrPermission) {
 		// The carried program could not be executed: brig itself is the
 		// same jail code, only slower to start.
 		s.log.Warn("the carried jail child could not be started; this call's child is brig itself", "err", err)
-		fallback := mk(selfExe, false)
-		fallback.Stdin, fallback.SysProcAttr = cmd.Stdin, cmd.SysProcAttr
-		cmd = fallback // start uses the new cmd
-		err = start()
+		np = mk(selfExe, false)
+		proc, err = start(np)
 	}
 	if err != nil {
 		parentEnd.Close()
@@ -311,9 +303,9 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		s.cgroups.put(cg)
 		outR.Close()
 		errR.Close()
-		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", cmd.Path, err)}
+		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", np.Path, err)}
 	}
-	c := &child{cmd: cmd, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR, pidNS: flags&unix.CLONE_NEWPID != 0}
+	c := &child{proc: proc, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR, pidNS: flags&unix.CLONE_NEWPID != 0}
 	if base != nil {
 		if err := c.parent.Prepare(base, notify); err != nil {
 			c.discard()
@@ -327,7 +319,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 // first return at once.
 func (c *child) wait() {
 	c.reaped.Do(func() {
-		_ = c.cmd.Wait()
+		c.state, _ = c.proc.Wait()
 		c.parent.Close()
 	})
 }
@@ -338,7 +330,7 @@ func (c *child) discard() {
 	c.parent.Close()
 	c.outR.Close()
 	c.errR.Close()
-	_ = c.cmd.Wait()
+	_, _ = c.proc.Wait()
 	c.cg.remove()
 }
 

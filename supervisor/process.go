@@ -186,7 +186,7 @@ func (p *Process) Kill() {
 		select {
 		case <-p.done:
 		case <-time.After(p.s.grace):
-			p.s.log.Warn("jail init did not stop in time; killing it", "pid", p.c.cmd.Process.Pid)
+			p.s.log.Warn("jail init did not stop in time; killing it", "pid", p.c.proc.Pid)
 			p.c.kill(p.s.log)
 			<-p.done
 		}
@@ -210,7 +210,7 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 func (p *Process) StderrTail() string { return string(p.stderr.bytes()) }
 
 // InitPID is the host pid of the jail's init process (for diagnostics).
-func (p *Process) InitPID() int { return p.c.cmd.Process.Pid }
+func (p *Process) InitPID() int { return p.c.proc.Pid }
 
 func firstArg(inv jail.Invocation) string {
 	if len(inv.Argv) > 0 {

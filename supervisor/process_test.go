@@ -371,7 +371,7 @@ func TestStoppedInitIsReapedBeforeTheCallEnds(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	if err := c.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := c.proc.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
@@ -379,7 +379,7 @@ func TestStoppedInitIsReapedBeforeTheCallEnds(t *testing.T) {
 	if o.err != nil || !o.res.Canceled || o.res.Signal != "SIGKILL" {
 		t.Fatalf("want a call cancelled by killing its init, got %+v %v", o.res, o.err)
 	}
-	if c.cmd.ProcessState == nil {
+	if c.state == nil {
 		t.Error("the call was reported ended before its killed init was reaped")
 	}
 	if pids := processesWith(t, marker); len(pids) > 0 {

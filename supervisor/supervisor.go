@@ -19,13 +19,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -549,7 +547,7 @@ func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv
 			mu.Lock()
 			killed = true
 			mu.Unlock()
-			s.log.Warn("jail init did not stop in time; killing it", "pid", c.cmd.Process.Pid)
+			s.log.Warn("jail init did not stop in time; killing it", "pid", c.proc.Pid)
 			c.kill(s.log)
 		})
 	})
@@ -721,59 +719,73 @@ func (s *Supervisor) quarantine(dir *safefs.Dir, base string) error {
 	return dir.RemoveAll(base)
 }
 
-// startInUserNS starts cmd, whose SysProcAttr asks for a new user namespace.
+// startInUserNS starts p, whose Cloneflags ask for a new user namespace
+// (jail.StartInNamespaces: the child writes its own uid_map and gid_map
+// between clone and exec).
 //
-// Go writes the child's uid_map and gid_map from this process between clone
-// and exec. A child of a non-dumpable process is non-dumpable too, which
-// makes its /proc files root's: an ordinary user could then not write the
-// maps, and every call would silently lose its namespaces. So for the few
-// microseconds of the clone the supervisor is dumpable again. That exposes
-// nothing to a jail (seccomp and Landlock refuse ptrace, and the call's
-// processes cannot see this one); only other, unjailed processes of the same
-// user could attach then, and those can read the user's keys directly.
-func (s *Supervisor) startInUserNS(cmd *exec.Cmd) error {
+// A process's /proc files are root's while its memory is non-dumpable, and
+// the child shares the supervisor's memory until its exec: an ordinary user
+// could then not write the maps, and every call would silently lose its
+// namespaces. So for the clone the supervisor is dumpable again. That
+// exposes nothing to a jail (seccomp and Landlock refuse ptrace, and the
+// call's processes cannot see this one); only other, unjailed processes of
+// the same user could attach then, and those can read the user's keys
+// directly.
+func (s *Supervisor) startInUserNS(p jail.NSProcess) (*os.Process, error) {
 	if os.Geteuid() == 0 {
-		return cmd.Start() // root may write any process's maps
+		return jail.StartInNamespaces(p) // root owns its /proc files either way
 	}
 	s.dumpMu.Lock()
 	defer s.dumpMu.Unlock()
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("PR_SET_DUMPABLE: %w", err)
+		return nil, fmt.Errorf("PR_SET_DUMPABLE: %w", err)
 	}
-	err := cmd.Start()
-	if derr := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); derr != nil && err == nil {
-		err = fmt.Errorf("PR_SET_DUMPABLE: %w", derr)
+	proc, err := jail.StartInNamespaces(p)
+	if derr := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); derr != nil {
+		if proc != nil {
+			_ = proc.Kill()
+			_, _ = proc.Wait()
+		}
+		return nil, fmt.Errorf("PR_SET_DUMPABLE: %w", derr)
 	}
-	return err
+	return proc, err
 }
 
 // probeUserNS reports whether an unprivileged user namespace with mount, PID
 // and network namespaces can be created here, by starting path (absolute:
 // jail.ProbeCommand's root-owned true, or the jail's own binary as a probe)
-// in them with an empty environment and / as its directory: nothing is
-// looked up on PATH, and nothing of the supervisor's environment (API keys)
-// reaches it.
+// in them the way every call's init is started, with an empty environment
+// and / as its directory: nothing is looked up on PATH, and nothing of the
+// supervisor's environment (API keys) reaches it.
 func (s *Supervisor) probeUserNS(ctx context.Context, path string, argv []string) bool {
-	cmd := exec.CommandContext(ctx, path)
-	cmd.Args = argv
-	cmd.Env = []string{}
-	cmd.Dir = "/"
 	uid, gid := os.Getuid(), os.Getgid()
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		GidMappingsEnableSetgroups: false,
-	}
-	if err := s.startInUserNS(cmd); err != nil {
+	proc, err := s.startInUserNS(jail.NSProcess{
+		Path: path, Args: argv, Env: []string{}, Dir: "/",
+		Files:      []*os.File{nil, nil, nil},
+		Cloneflags: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
+		UIDMap:     fmt.Sprintf("%d %d 1", uid, uid),
+		GIDMap:     fmt.Sprintf("%d %d 1", gid, gid),
+	})
+	if err != nil {
 		s.log.Debug("user namespaces unavailable", "err", err)
 		return false
 	}
 	// It started in the namespaces (a failure before its exec, the maps
-	// included, is Start's error): that is all the probe asks. It is
-	// reaped in the background; waiting for it cost every brig start
-	// 2–6 ms here.
-	go func() { _ = cmd.Wait() }()
+	// included, is the start's error): that is all the probe asks. It is
+	// reaped in the background (killed if ctx ends first); waiting for it
+	// cost every brig start 2–6 ms here.
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = proc.Kill()
+		case <-done:
+		}
+	}()
+	go func() {
+		_, _ = proc.Wait()
+		close(done)
+	}()
 	return true
 }
 

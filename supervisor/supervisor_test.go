@@ -381,7 +381,7 @@ func waitPool(t *testing.T, sup *Supervisor, want int) []int {
 		sup.mu.Lock()
 		defer sup.mu.Unlock()
 		for _, c := range sup.warm[flags] {
-			pids = append(pids, c.cmd.Process.Pid)
+			pids = append(pids, c.proc.Pid)
 		}
 		return len(sup.warm[flags]) + sup.starting[flags], pids
 	}

@@ -1,0 +1,24 @@
+package jail
+
+import "os"
+
+// NSProcess is a program StartInNamespaces starts.
+type NSProcess struct {
+	Path string
+	Args []string // argv, Args[0] included
+	Env  []string
+	Dir  string
+	// Files[i] becomes the program's descriptor i (nil: /dev/null); every
+	// other descriptor is closed at its exec.
+	Files []*os.File
+	// Cloneflags are the CLONE_NEW* flags of its namespaces.
+	Cloneflags uintptr
+	// UIDMap and GIDMap, when set, are the one-line ID maps the program
+	// writes for itself in its new user namespace (setgroups is denied
+	// first): a process may map only its own ids so, which is all a jail
+	// needs.
+	UIDMap, GIDMap string
+	// AmbientCaps are carried across its exec (an unprivileged program
+	// keeps no capability across exec otherwise).
+	AmbientCaps []uintptr
+}
