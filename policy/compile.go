@@ -51,6 +51,7 @@ func (p *Policy) BashProfile(readOnly bool, callTmp string) (Profile, error) {
 		Network: true, GoDownloads: p.GoDownloads(), UnixSockets: p.Sandbox.UnixSockets,
 		Home: m.Home, ParentEnv: m.Env, EnvAllow: p.Sandbox.Env, Limits: m.Limits,
 		Namespaces: m.Namespaces, CacheRoot: m.CacheRoot, CallTmp: callTmp, BrigDirs: m.BrigDirs,
+		Secrets: p.secrets,
 	}
 	for _, g := range []struct {
 		paths []string
@@ -167,7 +168,7 @@ func (p *Policy) fileSpec(v Verdict) (jail.Spec, error) {
 		Dir:       p.Places.Workspace,
 		Paths:     paths,
 		Protected: protected,
-		Hidden:    SecretMasks(paths, p.Machine.Home, p.Machine.BrigDirs),
+		Hidden:    secretMasks(paths, Profile{Home: p.Machine.Home, BrigDirs: p.Machine.BrigDirs, Secrets: p.secrets}),
 		Env:       envguard.Build(p.Machine.Env, nil, []string{"LC_ALL=C.UTF-8"}),
 		Limits:    p.Machine.Limits,
 	}

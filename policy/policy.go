@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"brig/internal/sensitive"
 	"brig/jail"
 )
 
@@ -41,6 +42,9 @@ type Policy struct {
 	// later are the places a program outside the jail runs or obeys
 	// later: the sensitive list's and the directories on the user's PATH.
 	later []laterExec
+	// secrets is the index of the secrets under Machine.Home (immutable;
+	// every call's grant is checked against it).
+	secrets *sensitive.Index
 }
 
 // New builds the policy of a workspace from its loaded config. workspace and
@@ -65,6 +69,7 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 		Machine: m,
 		mode:    mode,
 		later:   laterExecList(m.Home, pathDirs(m.Env, workspace)),
+		secrets: sensitive.NewIndex(m.Home),
 	}
 	// A [sandbox] grant that cannot be given would fail every bash call:
 	// refused now, not at the first call (nothing is created by this).
@@ -97,7 +102,7 @@ func (p *Policy) Derive(m Mode) (*Policy, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return &Policy{Loaded: p.Loaded, Places: p.Places, Machine: p.Machine, mode: m, flagRules: p.flagRules}, nil
+	return &Policy{Loaded: p.Loaded, Places: p.Places, Machine: p.Machine, mode: m, flagRules: p.flagRules, later: p.later, secrets: p.secrets}, nil
 }
 
 // Mode is the current mode.

@@ -405,6 +405,15 @@ func TestDerive(t *testing.T) {
 	if v := plan.Decide(Call{Tool: "write_file", Effect: EffectWrite, Write: []string{"a.txt"}}); v.Tier != Deny {
 		t.Fatalf("a write in the derived plan policy: %s", v.Tier)
 	}
+	// The derived policy places paths as its parent does: a write to a
+	// file run later outside the jail is that, not merely "outside".
+	bashrc := filepath.Join(p.Machine.Home, ".bashrc")
+	if c, _, _ := plan.classify(bashrc, true, true); c != ClassLaterExec {
+		t.Errorf("the derived policy classifies a write to %s as %s, want %s", bashrc, c, ClassLaterExec)
+	}
+	if c, _, _ := p.classify(bashrc, true, true); c != ClassLaterExec {
+		t.Errorf("the policy classifies a write to %s as %s, want %s", bashrc, c, ClassLaterExec)
+	}
 	if _, err := p.Derive("yolo"); err == nil {
 		t.Fatal("an unknown mode was accepted")
 	}

@@ -44,6 +44,17 @@ type Profile struct {
 	CallTmp string
 	// BrigDirs are brig's own config and state directories: never writable.
 	BrigDirs []string
+	// Secrets is the index of the secrets under Home when the caller keeps
+	// one (a Policy does); nil, or one of another home: made here.
+	Secrets *sensitive.Index
+}
+
+// secrets is the index of the secrets under p.Home.
+func (p Profile) secrets() *sensitive.Index {
+	if p.Secrets != nil && p.Secrets.Home() == p.Home {
+		return p.Secrets
+	}
+	return sensitive.NewIndex(p.Home)
 }
 
 // GrantEntry is one entry of the default grant: a path outside the
@@ -310,7 +321,7 @@ func (p Profile) Outside() (Outside, error) {
 			Reason: "brig's toolchain cache for this workspace (GOCACHE, npm, pip, CARGO_HOME)"})
 	}
 	reasons := map[string]string{}
-	ix := sensitive.NewIndex(p.Home)
+	ix := p.secrets()
 	defaults, refused := p.defaults(ix)
 	for _, e := range defaults {
 		if _, ok := reasons[e.Path]; !ok {
@@ -367,7 +378,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 
 	// The default grant: the system, toolchains, PATH and the module
 	// cache (DefaultGrant says why each is there).
-	ix := sensitive.NewIndex(p.Home)
+	ix := p.secrets()
 	defaults, _ := p.defaults(ix)
 	for _, e := range defaults {
 		add(e.Path, e.Access, e.Optional)
@@ -701,12 +712,17 @@ func SensitiveMarkdown() string {
 // ~/.ssh. A grant that is a secret itself, or lies in one, masks nothing
 // of it (it was named individually).
 func SecretMasks(paths []jail.PathRule, home string, brigDirs []string) []string {
-	p := Profile{Home: home, BrigDirs: brigDirs}
+	return secretMasks(paths, Profile{Home: home, BrigDirs: brigDirs})
+}
+
+// secretMasks is SecretMasks for p's home and brig directories (p.Secrets
+// used when set).
+func secretMasks(paths []jail.PathRule, p Profile) []string {
 	for _, r := range paths {
 		p.Read = append(p.Read, r.Path)
 	}
 	var out []string
-	for _, m := range p.masks(paths, sensitive.NewIndex(home)) {
+	for _, m := range p.masks(paths, p.secrets()) {
 		out = append(out, m.Path)
 	}
 	return out

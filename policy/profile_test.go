@@ -425,3 +425,32 @@ func TestToolchainEnvKeepsTheUsers(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileSecretsIndex: a kept index is used only for the home it was
+// made for, and masks exactly what one made per call does.
+func TestProfileSecretsIndex(t *testing.T) {
+	p := testProfile(t)
+	if err := os.MkdirAll(filepath.Join(p.Home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	kept := sensitive.NewIndex(p.Home)
+	p.Secrets = kept
+	if p.secrets() != kept {
+		t.Error("the kept index of the profile's home was not used")
+	}
+	other := p
+	other.Secrets = sensitive.NewIndex(filepath.Join(p.Home, "elsewhere"))
+	if got := other.secrets(); got.Home() != p.Home {
+		t.Errorf("an index of %s was used for the home %s", got.Home(), p.Home)
+	}
+	grant := []jail.PathRule{{Path: p.Home, Access: jail.Read}}
+	want := SecretMasks(grant, p.Home, p.BrigDirs)
+	if !slices.Contains(want, filepath.Join(p.Home, ".ssh")) {
+		t.Fatalf("a grant of the home does not mask ~/.ssh: %v", want)
+	}
+	for _, q := range []Profile{p, other} {
+		if got := secretMasks(grant, q); !slices.Equal(got, want) {
+			t.Errorf("masks with the index of %s: %v, want %v", q.Secrets.Home(), got, want)
+		}
+	}
+}

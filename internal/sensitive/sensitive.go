@@ -454,6 +454,9 @@ func NewIndex(home string) *Index {
 	return ix
 }
 
+// Home is the home directory the index was made for.
+func (ix *Index) Home() string { return ix.home }
+
 // Under lists the entries of kind k that lie strictly inside root (an
 // absolute, clean directory): each literal entry whether or not it
 // exists, and each existing path a pattern entry names. A grant of root
