@@ -426,5 +426,5 @@ func StartInNamespaces(p NSProcess) (*os.Process, error) {
 		C.BRIG_NS_GIDMAP: "write its gid_map", C.BRIG_NS_CAPS: "raise ambient capabilities", C.BRIG_NS_DIR: "chdir " + p.Dir,
 		C.BRIG_NS_FDS: "place descriptors", C.BRIG_NS_EXEC: "exec",
 	}[a.fail_step]
-	return nil, &os.PathError{Op: "start (" + step + ")", Path: p.Path, Err: errno}
+	return nil, fmt.Errorf("start %s: %s: %w", p.Path, step, errno)
 }

@@ -303,7 +303,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		s.cgroups.put(cg)
 		outR.Close()
 		errR.Close()
-		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: fmt.Sprintf("start %s: %v", np.Path, err)}
+		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: err.Error()} // it names the program and the step
 	}
 	c := &child{proc: proc, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR, pidNS: flags&unix.CLONE_NEWPID != 0}
 	if base != nil {

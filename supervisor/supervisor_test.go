@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -436,6 +437,62 @@ func TestUnexecutableChildFallsBackToSelf(t *testing.T) {
 // TestCarriedProgramsAtFixedDescriptors: with carried programs, init is
 // executed through its descriptor handed over as fd 6 (its arguments say
 // so), the worker's program comes as fd 5, and neither reaches the
+// TestUnexecutableCarriedInitFallsBack: where the carried init cannot be
+// executed (a host that forbids executing memory files answers EACCES),
+// the call's init is brig itself — the same jail code — and the call
+// runs; the user is told in the log. The carried file here is not
+// executable.
+func TestUnexecutableCarriedInitFallsBack(t *testing.T) {
+	self, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	open := func(name string, mode os.FileMode) *os.File {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, self, mode); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	initProg, worker := open("init", 0o644), open("worker", 0o755)
+	var logged bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logged.Write(p)
+	}), nil))
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Logger: logger, Programs: func() (*os.File, *os.File) { return initProg, worker }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	_, spec := workspaceSpec(t, sup)
+	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", `tr '\0' ' ' </proc/$PPID/cmdline`}}, IO{})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("the call did not run: %v %+v", err, res)
+	}
+	if got := string(res.Stdout); !strings.Contains(got, "__brig_jail_init") || strings.Contains(got, "__brig_carried") {
+		t.Errorf("init's command line %q: want brig itself as init, not the carried program", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logged.String(), "could not be started") || !strings.Contains(logged.String(), "permission denied") {
+		t.Errorf("the fallback was not logged with its cause: %q", logged.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
 // command. Many descriptors are open first, so that everything the fork
 // hands over is numbered high: the fork may move its own error pipe onto
 // the number above the highest of them, which is where a program named by
