@@ -69,31 +69,66 @@ func (c *child) kill(log *slog.Logger) {
 }
 
 // acquire returns a child for a call planned as p: a warm one when there
-// is one, else a fresh one. Warm children have the base seccomp filter
-// loaded, so a call without the seccomp layer (tests of the other layers)
-// always gets a fresh child. Taking a warm child starts its replacement at
-// once, so that the next call — which an instant model sends a millisecond
-// after this one's result — finds one waiting; except for a call of a
-// burst, whose replacements are started when the burst ends (busy).
-func (s *Supervisor) acquire(p plan, lim jail.Limits, burst bool) (*child, error) {
+// is one, else one a refill is starting now (a session's first call comes
+// while the pool is being filled: starting yet another child beside those
+// would only share the cores three ways), else a fresh one. Warm children
+// have the base seccomp filter loaded, so a call without the seccomp layer
+// (tests of the other layers) always gets a fresh child. Taking a warm
+// child starts its replacement at once, so that the next call — which an
+// instant model sends a millisecond after this one's result — finds one
+// waiting; except for a call of a burst, whose replacements are started
+// when the burst ends (busy).
+func (s *Supervisor) acquire(ctx context.Context, p plan, lim jail.Limits, burst bool) (*child, error) {
 	if s.prewarm && p.base != nil {
-		s.mu.Lock()
-		var c *child
-		if pool := s.warm[p.flags]; len(pool) > 0 {
-			c, s.warm[p.flags] = pool[len(pool)-1], pool[:len(pool)-1]
-		}
-		s.mu.Unlock()
-		if !burst {
-			go s.refill(p.flags)
-		}
-		if c != nil {
-			if err := c.cg.setLimits(lim.Processes, lim.Memory); err == nil {
-				return c, nil
+		refilled := false
+		for {
+			s.mu.Lock()
+			var c *child
+			if pool := s.warm[p.flags]; len(pool) > 0 {
+				c, s.warm[p.flags] = pool[len(pool)-1], pool[:len(pool)-1]
 			}
-			c.discard()
+			inFlight, landed := s.starting[p.flags], s.landed
+			s.mu.Unlock()
+			if !burst && !refilled {
+				refilled = true
+				go s.refill(p.flags)
+			}
+			if c != nil {
+				if err := c.cg.setLimits(lim.Processes, lim.Memory); err == nil {
+					return c, nil
+				}
+				c.discard()
+				continue
+			}
+			if inFlight == 0 {
+				break
+			}
+			select {
+			case <-landed:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("wait for a jail child: %w", context.Cause(ctx))
+			}
 		}
 	}
 	return s.startChildStdin(p.flags, lim, nil, p.base, p.notify)
+}
+
+// landStart ends the start of a warm child for flags (c nil: it failed):
+// c joins the pool unless the supervisor closed or the pool is full (then
+// it is returned, for the caller to discard), and the calls waiting for a
+// start in flight are woken. Called with mu held.
+func (s *Supervisor) landStart(flags uintptr, c *child) (surplus *child) {
+	s.starting[flags]--
+	close(s.landed)
+	s.landed = make(chan struct{})
+	if c == nil {
+		return nil
+	}
+	if s.closed || len(s.warm[flags]) >= s.poolTarget(flags) {
+		return c
+	}
+	s.warm[flags] = append(s.warm[flags], c)
+	return nil
 }
 
 // burstKey marks a context whose call is one of a burst.
@@ -187,18 +222,14 @@ func (s *Supervisor) refill(flags uintptr) {
 		s.mu.Unlock()
 		c, err := s.startChildStdin(flags, jail.DefaultLimits(), nil, base, notify)
 		s.mu.Lock()
-		s.starting[flags]--
-		keep := err == nil && !s.closed && len(s.warm[flags]) < s.poolTarget(flags)
-		if keep {
-			s.warm[flags] = append(s.warm[flags], c)
-		}
+		surplus := s.landStart(flags, c)
 		s.mu.Unlock()
 		if err != nil {
 			s.log.Debug("prewarm a jail child", "err", err)
 			return
 		}
-		if !keep {
-			c.discard()
+		if surplus != nil {
+			surplus.discard()
 			return
 		}
 	}

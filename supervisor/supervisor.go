@@ -95,8 +95,11 @@ type Supervisor struct {
 	filters map[filterKey][]byte
 	notify  []byte               // the notify filter, compiled once (metadata.go)
 	warm    map[uintptr][]*child // by clone flags; only with prewarm
-	// starting counts warm children being started, by clone flags.
+	// starting counts warm children being started, by clone flags;
+	// landed is closed (and replaced) whenever one of those starts ends,
+	// for the calls waiting for it (acquire).
 	starting map[uintptr]int
+	landed   chan struct{}
 	poolSize int
 	// active counts the calls holding (or acquiring) a child now, peak
 	// the most at once since none did, and demand the most at once of any
@@ -124,6 +127,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		filters:       map[filterKey][]byte{},
 		warm:          map[uintptr][]*child{},
 		starting:      map[uintptr]int{},
+		landed:        make(chan struct{}),
 		active:        map[uintptr]int{},
 		peak:          map[uintptr]int{},
 		demand:        map[uintptr]int{},
@@ -275,7 +279,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 
 	burst := InBurst(ctx)
 	defer s.busy(plan.flags, burst)()
-	c, err := s.acquire(plan, spec.Limits, burst)
+	c, err := s.acquire(ctx, plan, spec.Limits, burst)
 	if err != nil {
 		return jail.Result{}, err
 	}

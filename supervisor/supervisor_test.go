@@ -345,6 +345,66 @@ func TestPrewarmPoolWaitsForTheBurst(t *testing.T) {
 	waitPool(t, sup, 3)
 }
 
+// TestAcquireWaitsForAStartInFlight: a call that finds the pool empty
+// while a refill is starting a child waits for that child instead of
+// starting another beside it, and a call whose context ends while it
+// waits starts nothing.
+func TestAcquireWaitsForAStartInFlight(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prewarm: true, PoolSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	_, spec := poolSpec(t, sup)
+	p, err := sup.plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.base == nil {
+		t.Skip("no seccomp layer here: calls never use the pool")
+	}
+	// A start in flight, as the refill counts it; the pool is empty.
+	sup.mu.Lock()
+	sup.starting[p.flags]++
+	sup.mu.Unlock()
+
+	// Cancelled while waiting: an error, and no child started.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if c, err := sup.acquire(cancelled, p, spec.Limits, true); err == nil {
+		c.discard()
+		t.Fatal("a call that could not wait started a child of its own")
+	} else if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want the context's end, got %v", err)
+	}
+
+	// The start lands: the waiting call gets that very child.
+	landed, err := sup.startChildStdin(p.flags, jail.DefaultLimits(), nil, p.base, p.notify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *child, 1)
+	go func() {
+		c, err := sup.acquire(ctx, p, spec.Limits, true)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	sup.mu.Lock()
+	if surplus := sup.landStart(p.flags, landed); surplus != nil {
+		sup.mu.Unlock()
+		t.Fatal("the landed child was not kept")
+	}
+	sup.mu.Unlock()
+	c := <-got
+	if c != landed {
+		t.Fatalf("the call took %v, want the child whose start it waited for (%v)", c, landed)
+	}
+	c.discard()
+}
+
 // runAtOnce starts n calls of the shell script under spec at once, each
 // with CALL=i in its environment, and returns a function that waits for
 // them. A call fails the test unless it exits 0 and ok (nil: any such
