@@ -234,3 +234,57 @@ func cpuTime() time.Duration {
 func reportCPU(b *testing.B, start time.Duration, excluded time.Duration) {
 	b.ReportMetric(float64(cpuTime()-start-excluded)/float64(b.N)/1e6, "cpu-ms/op")
 }
+
+// BenchmarkSeedAfterHistory is a new process's first snapshot of a small
+// workspace whose journal holds 10 or 10,000 calls of history (two
+// events each, the workspace's other roots first): it finds its last
+// snapshot from the journal's end, so the history's length should not
+// show.
+func BenchmarkSeedAfterHistory(b *testing.B) {
+	for _, calls := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("calls=%d", calls), func(b *testing.B) {
+			ws := b.TempDir()
+			for i := range 20 {
+				if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%d.txt", i)), []byte("content\n"), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			dir := b.TempDir()
+			s, err := Open(dir, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := s.Before(context.Background(), "s", "c", "bash", []string{ws})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := p.After(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			// The rest of the history: the same events again.
+			evs, err := s.Events()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var more []Event
+			for range calls - 1 {
+				more = append(more, evs...)
+			}
+			if err := s.appendJournal(more...); err != nil {
+				b.Fatal(err)
+			}
+			s.Close()
+			b.ResetTimer()
+			for range b.N {
+				s, err := Open(dir, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Warm(context.Background(), []string{ws}); err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"brig/internal/checkpoint/treetest"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -645,5 +646,78 @@ func TestWarm(t *testing.T) {
 	}
 	if sn := p.Snapshot(); sn.Read != 0 || sn.Entries > 1 {
 		t.Fatalf("after a warm-up the first snapshot read %d files and looked at %d entries", sn.Read, sn.Entries)
+	}
+}
+
+// TestLastEventReadsTheJournalBackwards: the journal read from its end,
+// in blocks smaller and larger than its lines, gives the events Events
+// gives, newest first; a torn last line is not one; the walk stops where
+// the visitor is done, so damage further back does not matter then, and
+// is reported with its place when the walk reaches it.
+func TestLastEventReadsTheJournalBackwards(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var evs []Event
+	for i := range 40 {
+		ev := Event{Kind: EventBefore, Time: time.Unix(int64(i), 0).UTC(), Session: "s", Call: "call-" + strconv.Itoa(i)}
+		// Some lines much longer than the smaller blocks.
+		ev.Tool = strings.Repeat("t", (i%7)*97)
+		evs = append(evs, ev)
+	}
+	if err := s.appendJournal(evs...); err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(s.Dir(), journalName)
+	f, err := os.OpenFile(journal, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"kind":"before","call":"torn`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	calls := func(window int, stop string) ([]string, error) {
+		var got []string
+		err := s.lastEvent(window, func(ev *Event) (bool, error) {
+			got = append(got, ev.Call)
+			return ev.Call == stop, nil
+		})
+		return got, err
+	}
+	var want []string
+	for i := len(evs) - 1; i >= 0; i-- {
+		want = append(want, evs[i].Call)
+	}
+	for _, window := range []int{1, 7, 64, 500, journalTail} {
+		got, err := calls(window, "")
+		if err != nil {
+			t.Fatalf("window %d: %v", window, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("window %d: events %v, want %v", window, got, want)
+		}
+		if got, _ := calls(window, "call-37"); !slices.Equal(got, want[:3]) {
+			t.Errorf("window %d: stopping at call-37 visited %v, want %v", window, got, want[:3])
+		}
+	}
+	// Damage near the start: a walk that stops before it is unaffected; a
+	// full one names the place.
+	data, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := bytes.IndexByte(data, '\n') + 1
+	data[second] = '#'
+	if err := os.WriteFile(journal, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := calls(64, "call-30"); err != nil || len(got) != 10 {
+		t.Errorf("a walk that stops before the damage: %v %v", got, err)
+	}
+	if _, err := calls(64, ""); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("byte %d", second)) {
+		t.Errorf("the damaged line at byte %d: %v", second, err)
 	}
 }

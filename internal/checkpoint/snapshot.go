@@ -620,25 +620,21 @@ func (s *Store) seed(root string) error {
 		return nil
 	}
 	s.seeded[root] = true
-	evs, err := s.Events()
-	if err != nil {
-		return err
-	}
-	for i := len(evs) - 1; i >= 0; i-- {
-		for _, r := range evs[i].Roots {
+	return s.lastEvent(journalTail, func(ev *Event) (bool, error) {
+		for _, r := range ev.Roots {
 			if !within(root, r.Path) {
 				continue
 			}
 			e, err := s.lookup(r, root)
 			if err != nil {
-				return err
+				return true, err
 			}
 			if e != nil {
-				return s.seedEntry(root, e)
+				return true, s.seedEntry(root, e)
 			}
 		}
-	}
-	return nil
+		return false, nil
+	})
 }
 
 // lookup finds the entry at abs inside a root's recorded state (nil when

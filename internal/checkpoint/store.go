@@ -406,6 +406,69 @@ func cutTornLine(f *os.File) (int64, error) {
 	return keep, nil
 }
 
+// journalTail is how much of the journal lastEvent reads at a time.
+const journalTail = 64 << 10
+
+// lastEvent calls visit with the journal's events from the newest back,
+// reading the journal from its end in blocks of window bytes, until visit
+// is done or returns an error; a torn last line is not an event. What a
+// process needs of its history at start (the last snapshot of a root) is
+// near the end, and the journal only grows: reading it whole, as Events
+// does, made every session's first snapshot cost the workspace's whole
+// history.
+func (s *Store) lastEvent(window int, visit func(*Event) (done bool, err error)) error {
+	f, err := os.OpenFile(filepath.Join(s.dir, journalName), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint journal: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("checkpoint journal: %w", err)
+	}
+	// end: the lines at and after it were visited (it is a line's start,
+	// or the file's end).
+	for end, size := fi.Size(), window; end > 0; {
+		start := max(end-int64(size), 0)
+		buf := make([]byte, end-start)
+		if _, err := f.ReadAt(buf, start); err != nil {
+			return fmt.Errorf("checkpoint journal: %w", err)
+		}
+		if start > 0 {
+			// The bytes up to the first newline end a line that began
+			// before start: the next block has it whole. The block's
+			// last byte ends its own last line (or is the torn tail).
+			nl := bytes.IndexByte(buf[:len(buf)-1], '\n')
+			if nl < 0 {
+				size *= 2 // no whole line in the block
+				continue
+			}
+			buf, start = buf[nl+1:], start+int64(nl+1)
+		}
+		lines := bytes.SplitAfter(buf, []byte("\n"))
+		at := end // where lines[k] starts, going back
+		for k := len(lines) - 1; k >= 0; k-- {
+			l := lines[k]
+			at -= int64(len(l))
+			if len(l) == 0 || l[len(l)-1] != '\n' {
+				continue // nothing, or the torn tail
+			}
+			var ev Event
+			if err := json.Unmarshal(l, &ev); err != nil {
+				return fmt.Errorf("checkpoint journal %s: the line at byte %d is damaged: %w", filepath.Join(s.dir, journalName), at, err)
+			}
+			if done, err := visit(&ev); done || err != nil {
+				return err
+			}
+		}
+		end = start
+	}
+	return nil
+}
+
 // Events reads the journal: every complete event, in order. A torn last
 // line is left out.
 func (s *Store) Events() ([]Event, error) {
