@@ -24,13 +24,7 @@ import (
 // and checks what it started with; then that a failing step is reported
 // as an error and leaves no process behind.
 func TestStartInNamespaces(t *testing.T) {
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
-	if !userNamespacesWork(t, sh) {
-		t.Skip("user namespaces are not available here")
-	}
+	sh := nsShell(t)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -147,6 +141,20 @@ for fd in 4 5 6 7 8 9 ` + fmt.Sprint(leak.Fd()) + `; do if [ -e /proc/self/fd/$f
 	}
 }
 
+// nsShell is the shell these tests start; it skips the test where there
+// is none or this process may not create a user namespace.
+func nsShell(t *testing.T) string {
+	t.Helper()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	if !userNamespacesWork(t, sh) {
+		t.Skip("user namespaces are not available here")
+	}
+	return sh
+}
+
 // userNamespacesWork reports whether this process may create a user
 // namespace (a test host may forbid it).
 func userNamespacesWork(t *testing.T, sh string) bool {
@@ -169,13 +177,7 @@ func userNamespacesWork(t *testing.T, sh string) bool {
 // none. Counted per thread (RUSAGE_THREAD), on memory without huge pages,
 // with os/exec's start as the control that shows the count can see it.
 func TestStartInNamespacesCopiesNoMemory(t *testing.T) {
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
-	if !userNamespacesWork(t, sh) {
-		t.Skip("user namespaces are not available here")
-	}
+	sh := nsShell(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	const size = 16 << 20

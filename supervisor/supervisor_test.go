@@ -503,24 +503,7 @@ func TestUnexecutableChildFallsBackToSelf(t *testing.T) {
 // runs; the user is told in the log. The carried file here is not
 // executable.
 func TestUnexecutableCarriedInitFallsBack(t *testing.T) {
-	self, err := os.ReadFile("/proc/self/exe")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	open := func(name string, mode os.FileMode) *os.File {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, self, mode); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
-		return f
-	}
-	initProg, worker := open("init", 0o644), open("worker", 0o755)
+	initProg, worker := copyOfSelf(t, "init", 0o644), copyOfSelf(t, "worker", 0o755)
 	var logged bytes.Buffer
 	var mu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
@@ -549,6 +532,26 @@ func TestUnexecutableCarriedInitFallsBack(t *testing.T) {
 	}
 }
 
+// copyOfSelf is a copy of the test binary (which doubles as the jail
+// child) named name with mode, open for reading: a carried program.
+func copyOfSelf(t *testing.T, name string, mode os.FileMode) *os.File {
+	t.Helper()
+	self, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, self, mode); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
@@ -558,24 +561,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // the number above the highest of them, which is where a program named by
 // its number in the supervisor's table used to sit (EACCES).
 func TestCarriedProgramsAtFixedDescriptors(t *testing.T) {
-	self, err := os.ReadFile("/proc/self/exe")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	open := func(name string) *os.File {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, self, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
-		return f
-	}
-	initProg, worker := open("init"), open("worker")
+	initProg, worker := copyOfSelf(t, "init", 0o755), copyOfSelf(t, "worker", 0o755)
 	for range 150 {
 		f, err := os.Open(os.DevNull)
 		if err != nil {
