@@ -25,6 +25,11 @@
 //	                       └── command (started by the worker as init's child:
 //	                                    Landlock, narrowing seccomp, then exec)
 //
+// The supervisor starts init in its namespaces with StartInNamespaces: a
+// clone that shares the supervisor's memory until the exec (no copy of a
+// large process per call), in which the child writes its own one-line ID
+// maps and raises the ambient capabilities init needs for its mounts.
+//
 // The init process is trusted code: it mounts the namespace view, waits for
 // the call to end and, when it ends for any reason, kills every process
 // left of the call with kill(-1), so setsid and double forks cannot outlive
