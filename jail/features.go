@@ -1,12 +1,10 @@
 package jail
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -245,29 +243,27 @@ func featProbeNamespaces(ctx context.Context, extra uintptr) error {
 	ctx, cancel := context.WithTimeout(ctx, featureProbeTimeout)
 	defer cancel()
 	path, argv := ProbeCommand(func() string { return "/proc/self/exe" })
-	cmd := exec.CommandContext(ctx, path)
-	cmd.Args = argv
-	cmd.Env = []string{}
-	cmd.Dir = "/"
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
 	uid, gid := os.Getuid(), os.Getgid()
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:                 syscall.CLONE_NEWUSER | extra,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		GidMappingsEnableSetgroups: false,
-		Pdeathsig:                  syscall.SIGKILL,
+	// Started as the supervisor starts every call's init, so that what
+	// this reports is what calls get.
+	proc, err := StartInNamespaces(NSProcess{
+		Path: path, Args: argv, Env: []string{}, Dir: "/",
+		Files:      []*os.File{nil, nil, nil},
+		Cloneflags: syscall.CLONE_NEWUSER | extra,
+		UIDMap:     fmt.Sprintf("%d %d 1", uid, uid),
+		GIDMap:     fmt.Sprintf("%d %d 1", gid, gid),
+	})
+	if err != nil {
+		return fmt.Errorf("%s in %s: %w", path, featNSName(extra), err)
 	}
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > 200 {
-			msg = msg[:200]
-		}
-		if msg != "" {
-			return fmt.Errorf("%s in %s: %w (%s)", cmd.Path, featNSName(extra), err, msg)
-		}
-		return fmt.Errorf("%s in %s: %w", cmd.Path, featNSName(extra), err)
+	stop := context.AfterFunc(ctx, func() { _ = proc.Kill() })
+	defer stop()
+	st, err := proc.Wait()
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s in %s: %w", path, featNSName(extra), err)
+	case !st.Success():
+		return fmt.Errorf("%s in %s: %v", path, featNSName(extra), st)
 	}
 	return nil
 }

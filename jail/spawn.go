@@ -365,6 +365,12 @@ func freeCStrings(cs []*C.char) {
 // Here the child shares the caller's memory until its exec (CLONE_VM,
 // CLONE_VFORK, as os/exec does without a user namespace) and writes its own
 // maps, so nothing is copied.
+//
+// A process's /proc files are root's while its memory is non-dumpable, so
+// an ordinary user's child, sharing a non-dumpable caller's memory (the
+// supervisor's), could not write its own maps: for the clone the caller is
+// made dumpable again, and then restored. Only other unjailed processes of
+// the same user could use that instant (README, limits).
 func StartInNamespaces(p NSProcess) (*os.Process, error) {
 	if len(p.Files) > C.BRIG_NS_MAXFDS {
 		return nil, fmt.Errorf("start %s: %d descriptors, at most %d", p.Path, len(p.Files), C.BRIG_NS_MAXFDS)
@@ -413,12 +419,26 @@ func StartInNamespaces(p NSProcess) (*os.Process, error) {
 		defer unix.Close(fd)
 		a.fds[i] = C.int(fd)
 	}
-	spawnStackMu.Lock()
+	spawnStackMu.Lock() // also serialises the dumpable window
+	restore, err := dumpableForMaps(p)
+	if err != nil {
+		spawnStackMu.Unlock()
+		return nil, fmt.Errorf("start %s: %w", p.Path, err)
+	}
 	pid := C.brig_nsstart(a)
+	err = restore()
 	spawnStackMu.Unlock()
 	runtime.KeepAlive(p.Files)
 	if pid > 0 {
-		return os.FindProcess(int(pid))
+		proc, ferr := os.FindProcess(int(pid))
+		if err != nil {
+			if ferr == nil {
+				_ = proc.Kill()
+				_, _ = proc.Wait()
+			}
+			return nil, fmt.Errorf("start %s: %w", p.Path, err)
+		}
+		return proc, ferr
 	}
 	errno := syscall.Errno(a.fail_errno)
 	step := map[C.int]string{
@@ -427,4 +447,30 @@ func StartInNamespaces(p NSProcess) (*os.Process, error) {
 		C.BRIG_NS_FDS: "place descriptors", C.BRIG_NS_EXEC: "exec",
 	}[a.fail_step]
 	return nil, fmt.Errorf("start %s: %s: %w", p.Path, step, errno)
+}
+
+// dumpableForMaps makes the calling process dumpable when p's child must
+// write its own ID maps and cannot otherwise (an ordinary user's
+// non-dumpable process); restore undoes it.
+func dumpableForMaps(p NSProcess) (restore func() error, err error) {
+	none := func() error { return nil }
+	if p.UIDMap == "" && p.GIDMap == "" || os.Geteuid() == 0 {
+		return none, nil // root owns its /proc files either way
+	}
+	was, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("PR_GET_DUMPABLE: %w", err)
+	}
+	if was == 1 {
+		return none, nil
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("PR_SET_DUMPABLE: %w", err)
+	}
+	return func() error {
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			return fmt.Errorf("PR_SET_DUMPABLE back to 0: %w", err)
+		}
+		return nil
+	}, nil
 }

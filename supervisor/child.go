@@ -313,20 +313,14 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		}
 		return p
 	}
-	start := func(p jail.NSProcess) (*os.Process, error) {
-		if flags&unix.CLONE_NEWUSER != 0 {
-			return s.startInUserNS(p)
-		}
-		return jail.StartInNamespaces(p)
-	}
 	np := mk(s.exe(), true)
-	proc, err := start(np)
+	proc, err := jail.StartInNamespaces(np)
 	if err != nil && np.Path != selfExe && errors.Is(err, fs.ErrPermission) {
 		// The carried program could not be executed: brig itself is the
 		// same jail code, only slower to start.
 		s.log.Warn("the carried jail child could not be started; this call's child is brig itself", "err", err)
 		np = mk(selfExe, false)
-		proc, err = start(np)
+		proc, err = jail.StartInNamespaces(np)
 	}
 	if err != nil {
 		parentEnd.Close()

@@ -85,7 +85,6 @@ type Supervisor struct {
 	userNS        bool
 
 	prewarm bool
-	dumpMu  sync.Mutex // serialises the dumpable window of startInUserNS
 
 	protect protectStore // records of protected paths, for calls without namespaces
 	// egress is the proxy through which calls with Network reach hosts.
@@ -723,38 +722,6 @@ func (s *Supervisor) quarantine(dir *safefs.Dir, base string) error {
 	return dir.RemoveAll(base)
 }
 
-// startInUserNS starts p, whose Cloneflags ask for a new user namespace
-// (jail.StartInNamespaces: the child writes its own uid_map and gid_map
-// between clone and exec).
-//
-// A process's /proc files are root's while its memory is non-dumpable, and
-// the child shares the supervisor's memory until its exec: an ordinary user
-// could then not write the maps, and every call would silently lose its
-// namespaces. So for the clone the supervisor is dumpable again. That
-// exposes nothing to a jail (seccomp and Landlock refuse ptrace, and the
-// call's processes cannot see this one); only other, unjailed processes of
-// the same user could attach then, and those can read the user's keys
-// directly.
-func (s *Supervisor) startInUserNS(p jail.NSProcess) (*os.Process, error) {
-	if os.Geteuid() == 0 {
-		return jail.StartInNamespaces(p) // root owns its /proc files either way
-	}
-	s.dumpMu.Lock()
-	defer s.dumpMu.Unlock()
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
-		return nil, fmt.Errorf("PR_SET_DUMPABLE: %w", err)
-	}
-	proc, err := jail.StartInNamespaces(p)
-	if derr := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); derr != nil {
-		if proc != nil {
-			_ = proc.Kill()
-			_, _ = proc.Wait()
-		}
-		return nil, fmt.Errorf("PR_SET_DUMPABLE: %w", derr)
-	}
-	return proc, err
-}
-
 // probeUserNS reports whether an unprivileged user namespace with mount, PID
 // and network namespaces can be created here, by starting path (absolute:
 // jail.ProbeCommand's root-owned true, or the jail's own binary as a probe)
@@ -763,7 +730,7 @@ func (s *Supervisor) startInUserNS(p jail.NSProcess) (*os.Process, error) {
 // supervisor's environment (API keys) reaches it.
 func (s *Supervisor) probeUserNS(ctx context.Context, path string, argv []string) bool {
 	uid, gid := os.Getuid(), os.Getgid()
-	proc, err := s.startInUserNS(jail.NSProcess{
+	proc, err := jail.StartInNamespaces(jail.NSProcess{
 		Path: path, Args: argv, Env: []string{}, Dir: "/",
 		Files:      []*os.File{nil, nil, nil},
 		Cloneflags: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
