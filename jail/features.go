@@ -243,6 +243,9 @@ func featProbeNamespaces(ctx context.Context, extra uintptr) error {
 	ctx, cancel := context.WithTimeout(ctx, featureProbeTimeout)
 	defer cancel()
 	path, argv := ProbeCommand(func() string { return "/proc/self/exe" })
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s in %s: not started: %w", path, featNSName(extra), err)
+	}
 	uid, gid := os.Getuid(), os.Getgid()
 	// Started as the supervisor starts every call's init, so that what
 	// this reports is what calls get.

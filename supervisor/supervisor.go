@@ -729,6 +729,9 @@ func (s *Supervisor) quarantine(dir *safefs.Dir, base string) error {
 // and / as its directory: nothing is looked up on PATH, and nothing of the
 // supervisor's environment (API keys) reaches it.
 func (s *Supervisor) probeUserNS(ctx context.Context, path string, argv []string) bool {
+	if ctx.Err() != nil {
+		return false // nothing is started for a context already done
+	}
 	uid, gid := os.Getuid(), os.Getgid()
 	proc, err := jail.StartInNamespaces(jail.NSProcess{
 		Path: path, Args: argv, Env: []string{}, Dir: "/",
@@ -745,17 +748,10 @@ func (s *Supervisor) probeUserNS(ctx context.Context, path string, argv []string
 	// included, is the start's error): that is all the probe asks. It is
 	// reaped in the background (killed if ctx ends first); waiting for it
 	// cost every brig start 2–6 ms here.
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			_ = proc.Kill()
-		case <-done:
-		}
-	}()
+	stop := context.AfterFunc(ctx, func() { _ = proc.Kill() })
 	go func() {
 		_, _ = proc.Wait()
-		close(done)
+		stop()
 	}()
 	return true
 }
