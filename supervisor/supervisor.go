@@ -82,7 +82,10 @@ type Supervisor struct {
 	log           *slog.Logger
 	grace         time.Duration
 	landlockABI   int
-	userNS        bool
+	// probed is closed once the start-up probe has run: userNS is set
+	// (read it through Namespaces) and stale cgroups are gone.
+	probed chan struct{}
+	userNS bool
 
 	prewarm bool
 
@@ -111,8 +114,9 @@ type Supervisor struct {
 	cgroups  cgroupPool // empty call cgroups for reuse (root only)
 }
 
-// New probes the kernel once and returns a Supervisor. It also marks this
-// process non-dumpable, so no process of the same user can read its memory or
+// New returns a Supervisor and starts its one probe of the kernel (can
+// this process make user namespaces?) in the background; Namespaces and
+// every call wait for the answer. It also marks this process non-dumpable, so no process of the same user can read its memory or
 // /proc/PID/environ through ptrace rules.
 func New(ctx context.Context, o Options) (*Supervisor, error) {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
@@ -176,24 +180,42 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 			s.log.Warn("the quarantine directory cannot be made; a protected path a call creates will be deleted, not kept", "dir", s.quarantineDir, "err", err)
 		}
 	}
-	probe, argv := jail.ProbeCommand(s.exe)
-	s.userNS = s.probeUserNS(ctx, probe, argv)
-	if os.Geteuid() == 0 {
-		removeStaleCgroups()
-	}
+	// The probe runs while the caller goes on (it opens its session, say):
+	// what needs its answer waits for it (Namespaces, every call's plan).
+	s.probed = make(chan struct{})
+	go func() {
+		defer close(s.probed)
+		probe, argv := jail.ProbeCommand(s.exe)
+		s.userNS = s.probeUserNS(ctx, probe, argv)
+		if os.Geteuid() == 0 {
+			removeStaleCgroups() // before this supervisor makes any
+		}
+	}()
 	return s, nil
 }
 
 // Warm fills the pool of prewarmed children for the usual call (no
-// network) in the background, if Prewarm is on. The agent calls it as it
-// sends its first request, so that the children start while the model
-// answers rather than while the session starts.
+// network) in the background, if Prewarm is on, starting as soon as the
+// start-up probe has answered. The agent calls it right after New: the
+// children start on the other core while the session starts, and are
+// waiting when the model's first answer asks for a call.
 func (s *Supervisor) Warm() {
-	go s.refill(cloneFlags(s.userNS, s.userNS))
+	if !s.prewarm {
+		return
+	}
+	// What every start needs is made while the probe runs, each on its
+	// own: the base seccomp filter compiled, the carried programs written.
+	go func() { _, _ = s.filter(filter.BaseFilterOptions(), false) }()
+	go s.programs()
+	go func() {
+		ns := s.Namespaces()
+		s.refill(cloneFlags(ns, ns))
+	}()
 }
 
 // Close stops the prewarmed children. Calls in flight are not affected.
 func (s *Supervisor) Close() {
+	<-s.probed // its process and its cgroup clean-up are done
 	s.mu.Lock()
 	s.closed = true
 	warm := s.warm
@@ -209,7 +231,11 @@ func (s *Supervisor) Close() {
 
 // Namespaces reports whether calls get fresh user, mount, PID and network
 // namespaces.
-func (s *Supervisor) Namespaces() bool { return s.userNS }
+// It waits for the start-up probe.
+func (s *Supervisor) Namespaces() bool {
+	<-s.probed
+	return s.userNS
+}
 
 // LandlockABI is the kernel's Landlock ABI as probed by New.
 func (s *Supervisor) LandlockABI() int { return s.landlockABI }
@@ -442,7 +468,7 @@ type plan struct {
 
 func (s *Supervisor) plan(spec jail.Spec) (plan, error) {
 	var p plan
-	ns := s.userNS && !spec.Layers.NoNamespaces
+	ns := s.Namespaces() && !spec.Layers.NoNamespaces
 	if !spec.Layers.NoLandlock && s.landlockABI < 1 {
 		return p, fmt.Errorf("%w: Landlock is not available (ABI 0); enable it (boot with lsm=...,landlock) and see `brig doctor`", jail.ErrUnenforceable)
 	}

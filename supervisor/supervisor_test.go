@@ -102,7 +102,9 @@ func TestPlanFailsClosed(t *testing.T) {
 		{"namespaces with old Landlock", 1, true, spec, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Supervisor{landlockABI: tc.abi, userNS: tc.userNS, filters: map[filterKey][]byte{}}
+			probed := make(chan struct{})
+			close(probed) // the probe's answer is tc.userNS
+			s := &Supervisor{landlockABI: tc.abi, userNS: tc.userNS, probed: probed, filters: map[filterKey][]byte{}}
 			tc.spec.Layers.NoSeccomp = true // the filter is not what is tested here
 			_, err := s.plan(tc.spec)
 			if refused := errors.Is(err, jail.ErrUnenforceable); refused != tc.refuse {
@@ -275,7 +277,7 @@ func TestPrewarmPoolGrowsWithDemand(t *testing.T) {
 	demand := func() int {
 		sup.mu.Lock()
 		defer sup.mu.Unlock()
-		return sup.demand[cloneFlags(sup.userNS, sup.userNS)]
+		return sup.demand[cloneFlags(sup.Namespaces(), sup.Namespaces())]
 	}
 	burst(4)
 	waitPool(t, sup, 4)
@@ -303,7 +305,7 @@ func TestPrewarmPoolWaitsForTheBurst(t *testing.T) {
 	sup.Warm()
 	waitPool(t, sup, 3)
 	ws, spec := poolSpec(t, sup)
-	flags := cloneFlags(sup.userNS, sup.userNS)
+	flags := cloneFlags(sup.Namespaces(), sup.Namespaces())
 	const n = 3
 	// Each call marks itself started, then waits for the test's go.
 	script := `touch "started.$CALL"; until [ -e release ]; do sleep 0.01; done`
@@ -437,7 +439,7 @@ func poolSpec(t *testing.T, sup *Supervisor) (string, jail.Spec) {
 // children and starts no more, and returns their pids.
 func waitPool(t *testing.T, sup *Supervisor, want int) []int {
 	t.Helper()
-	flags := cloneFlags(sup.userNS, sup.userNS)
+	flags := cloneFlags(sup.Namespaces(), sup.Namespaces())
 	pool := func() (n int, pids []int) {
 		sup.mu.Lock()
 		defer sup.mu.Unlock()

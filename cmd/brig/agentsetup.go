@@ -107,23 +107,13 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		return nil, err
 	}
 	run.closers = append(run.closers, sup.Close)
-	mode, _ := policy.ParseMode(o.Mode)
-	wp, err := wc.policy(o.procEnv, mode, sup.Namespaces())
-	if err != nil {
-		return nil, err
-	}
-	if err := addDirs(wp.Policy, o.AddDirs, o.procEnv); err != nil {
-		return nil, err
-	}
-	if err := wp.Policy.AllowHosts(o.AllowHosts...); err != nil {
-		return nil, err
-	}
-	trusted := len(wp.Policy.Layers) == 3 && wp.Policy.Layers[2].Exists && wp.Policy.Layers[2].Trusted
-	instr, err := instructions.Load(wp.Workspace, trusted)
-	if err != nil {
-		return nil, err
-	}
-	sess, st, err := openSession(ctx, o, dirs.State, wp.Workspace, client)
+	// The jail children for the first calls start at once, on the other
+	// core while the session starts: with a quick model the first answer
+	// comes a few milliseconds after the request.
+	sup.Warm()
+	// The session is opened while the supervisor's probe runs (the
+	// policy below needs its answer).
+	sess, st, err := openSession(ctx, o, dirs.State, wc.Workspace, client)
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +133,22 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		})
 	}
 	run.closers = append(run.closers, func() { sess.Close() })
+	mode, _ := policy.ParseMode(o.Mode)
+	wp, err := wc.policy(o.procEnv, mode, sup.Namespaces())
+	if err != nil {
+		return nil, err
+	}
+	if err := addDirs(wp.Policy, o.AddDirs, o.procEnv); err != nil {
+		return nil, err
+	}
+	if err := wp.Policy.AllowHosts(o.AllowHosts...); err != nil {
+		return nil, err
+	}
+	trusted := len(wp.Policy.Layers) == 3 && wp.Policy.Layers[2].Exists && wp.Policy.Layers[2].Trusted
+	instr, err := instructions.Load(wp.Workspace, trusted)
+	if err != nil {
+		return nil, err
+	}
 	if st != nil && !o.ModeSet {
 		mode = st.Mode
 		if err := wp.Policy.SetMode(mode); err != nil {
@@ -228,9 +234,6 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 			a.Note(n) // undone while the session was closed: the model hears it first
 		}
 	}
-	// The jail children for the first calls start now, while the first
-	// request goes out and the model answers.
-	sup.Warm()
 	*run = agentRun{
 		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
 		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, closers: run.closers, discard: run.discard,
