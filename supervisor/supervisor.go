@@ -195,10 +195,10 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 }
 
 // Warm fills the pool of prewarmed children for the usual call (no
-// network) in the background, if Prewarm is on, starting as soon as the
-// start-up probe has answered. The agent calls it right after New: the
-// children start on the other core while the session starts, and are
-// waiting when the model's first answer asks for a call.
+// network) in the background, if Prewarm is on, once the start-up probe
+// has answered. The agent calls it as it sends its first request, so that
+// the children start while the model answers rather than while the
+// session starts.
 func (s *Supervisor) Warm() {
 	if !s.prewarm {
 		return
