@@ -73,29 +73,39 @@ func (c *child) kill(log *slog.Logger) {
 // while the pool is being filled: starting yet another child beside those
 // would only share the cores three ways), else a fresh one. Warm children
 // have the base seccomp filter loaded, so a call without the seccomp layer
-// (tests of the other layers) always gets a fresh child. Taking a warm
-// child starts its replacement at once, so that the next call — which an
-// instant model sends a millisecond after this one's result — finds one
-// waiting; except for a call of a burst, whose replacements are started
-// when the burst ends (busy).
-func (s *Supervisor) acquire(ctx context.Context, p plan, lim jail.Limits, burst bool) (*child, error) {
+// (tests of the other layers) always gets a fresh child.
+//
+// Taking a warm child starts its replacement at once, so that the next
+// call — which an instant model sends a millisecond after this one's
+// result — finds one waiting; except when calls come at a model's pace
+// (the last one ended more than quietGap ago) and another child still
+// waits: then later is true, and the caller starts the replacement when
+// its call is done (refill), so that the start does not take the cores
+// from the call while the model, answering next, leaves them idle. A call
+// of a burst starts none: its replacements follow the burst (busy).
+func (s *Supervisor) acquire(ctx context.Context, p plan, lim jail.Limits, burst bool) (c *child, later bool, err error) {
 	if s.prewarm && p.base != nil {
 		refilled := false
 		for {
 			s.mu.Lock()
-			var c *child
+			c = nil
 			if pool := s.warm[p.flags]; len(pool) > 0 {
 				c, s.warm[p.flags] = pool[len(pool)-1], pool[:len(pool)-1]
 			}
-			inFlight, landed := s.starting[p.flags], s.landed
+			inFlight, landed, left := s.starting[p.flags], s.landed, len(s.warm[p.flags])
+			ended := s.lastEnd[p.flags]
 			s.mu.Unlock()
 			if !burst && !refilled {
 				refilled = true
-				go s.refill(p.flags)
+				if c != nil && left > 0 && !ended.IsZero() && time.Since(ended) > quietGap {
+					later = true
+				} else {
+					go s.refill(p.flags)
+				}
 			}
 			if c != nil {
 				if err := c.cg.setLimits(lim.Processes, lim.Memory); err == nil {
-					return c, nil
+					return c, later, nil
 				}
 				c.discard()
 				continue
@@ -106,12 +116,19 @@ func (s *Supervisor) acquire(ctx context.Context, p plan, lim jail.Limits, burst
 			select {
 			case <-landed:
 			case <-ctx.Done():
-				return nil, fmt.Errorf("wait for a jail child: %w", context.Cause(ctx))
+				return nil, later, fmt.Errorf("wait for a jail child: %w", context.Cause(ctx))
 			}
 		}
 	}
-	return s.startChildStdin(p.flags, lim, nil, p.base, p.notify)
+	c, err = s.startChildStdin(p.flags, lim, nil, p.base, p.notify)
+	return c, later, err
 }
+
+// quietGap is how long no call may have held a child for acquire to take
+// calls as coming at a model's pace: a real model takes hundreds of
+// milliseconds to answer, an instant one (a script on loopback) one or
+// two; the roundtrip bench's streamed answers take 40–80 ms.
+const quietGap = 25 * time.Millisecond
 
 // landStart ends the start of a warm child for flags (c nil: it failed):
 // c joins the pool unless the supervisor closed or the pool is full (then
@@ -171,6 +188,7 @@ func (s *Supervisor) busy(flags uintptr, burst bool) (done func()) {
 		s.active[flags]--
 		fill := false
 		if s.active[flags] == 0 {
+			s.lastEnd[flags] = time.Now()
 			if d := min(s.peak[flags], maxPoolSize); d > s.poolTarget(flags) {
 				s.demand[flags], fill = d, true
 			}

@@ -103,6 +103,9 @@ type Supervisor struct {
 	starting map[uintptr]int
 	landed   chan struct{}
 	poolSize int
+	// lastEnd is when the last call holding a child for these flags ended
+	// (none held one any more): how acquire tells a model's pace.
+	lastEnd map[uintptr]time.Time
 	// active counts the calls holding (or acquiring) a child now, peak
 	// the most at once since none did, and demand the most at once of any
 	// burst so far (at most maxPoolSize): what refill fills the pool to,
@@ -132,6 +135,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		starting:      map[uintptr]int{},
 		landed:        make(chan struct{}),
 		active:        map[uintptr]int{},
+		lastEnd:       map[uintptr]time.Time{},
 		peak:          map[uintptr]int{},
 		demand:        map[uintptr]int{},
 		bursting:      map[uintptr]int{},
@@ -304,7 +308,13 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 
 	burst := InBurst(ctx)
 	defer s.busy(plan.flags, burst)()
-	c, err := s.acquire(ctx, plan, spec.Limits, burst)
+	c, later, err := s.acquire(ctx, plan, spec.Limits, burst)
+	replace := func() {}
+	if later {
+		// Once the call is done (or failed), not beside it.
+		replace = sync.OnceFunc(func() { go s.refill(plan.flags) })
+	}
+	defer replace()
 	if err != nil {
 		return jail.Result{}, err
 	}
@@ -362,6 +372,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		return nil
 	}
 	res, runErr := s.converse(runCtx, c, spec, inv, plan, record)
+	replace() // the call's processes are gone: its sweep and the model's answer leave the cores idle
 	res.Connections = px.close()
 	undo := func() []string {
 		meta.stop()

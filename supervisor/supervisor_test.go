@@ -374,7 +374,7 @@ func TestAcquireWaitsForAStartInFlight(t *testing.T) {
 	// Cancelled while waiting: an error, and no child started.
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if c, err := sup.acquire(cancelled, p, spec.Limits, true); err == nil {
+	if c, _, err := sup.acquire(cancelled, p, spec.Limits, true); err == nil {
 		c.discard()
 		t.Fatal("a call that could not wait started a child of its own")
 	} else if !errors.Is(err, context.Canceled) {
@@ -388,7 +388,7 @@ func TestAcquireWaitsForAStartInFlight(t *testing.T) {
 	}
 	got := make(chan *child, 1)
 	go func() {
-		c, err := sup.acquire(ctx, p, spec.Limits, true)
+		c, _, err := sup.acquire(ctx, p, spec.Limits, true)
 		if err != nil {
 			t.Error(err)
 		}
@@ -405,6 +405,93 @@ func TestAcquireWaitsForAStartInFlight(t *testing.T) {
 		t.Fatalf("the call took %v, want the child whose start it waited for (%v)", c, landed)
 	}
 	c.discard()
+}
+
+// TestReplacementFollowsACallAtAModelsPace: when calls come at a model's
+// pace (the last one ended long ago) and another child waits, the child a
+// call takes is replaced once the call is done, not beside it; when calls
+// come back to back, or the pool is left empty, at once.
+func TestReplacementFollowsACallAtAModelsPace(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prewarm: true, PoolSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	ws, spec := poolSpec(t, sup)
+	p, err := sup.plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.base == nil {
+		t.Skip("no seccomp layer here: calls never use the pool")
+	}
+	sup.Warm()
+	waitPool(t, sup, 2)
+	ended := func(ago time.Duration) {
+		sup.mu.Lock()
+		sup.lastEnd[p.flags] = time.Now().Add(-ago)
+		sup.mu.Unlock()
+	}
+	state := func() (warm, starting int) {
+		sup.mu.Lock()
+		defer sup.mu.Unlock()
+		return len(sup.warm[p.flags]), sup.starting[p.flags]
+	}
+
+	// At a model's pace, with a second child waiting: nothing is started.
+	ended(time.Second)
+	c, later, err := sup.acquire(ctx, p, spec.Limits, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.discard()
+	if warm, starting := state(); !later || warm != 1 || starting != 0 {
+		t.Fatalf("at a model's pace: later=%v, %d waiting and %d starting; want the replacement left to the caller (true, 1, 0)", later, warm, starting)
+	}
+	// The last child is taken: replaced at once, whatever the pace.
+	c, later, err = sup.acquire(ctx, p, spec.Limits, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.discard()
+	if later {
+		t.Fatal("the pool's last child was taken and its replacement left for later")
+	}
+	waitPool(t, sup, 2)
+	// Back to back (the last call ended just now): at once.
+	ended(0)
+	c, later, err = sup.acquire(ctx, p, spec.Limits, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.discard()
+	if later {
+		t.Fatal("calls back to back and the replacement left for later")
+	}
+	waitPool(t, sup, 2)
+
+	// Through Run at a model's pace: the call runs beside no start, and the
+	// pool is full again once it is done.
+	ended(time.Second)
+	script := `touch started; until [ -e release ]; do sleep 0.01; done`
+	wait := runAtOnce(t, sup, ctx, spec, 1, script, nil)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call did not start")
+		}
+	}
+	if warm, starting := state(); warm != 1 || starting != 0 {
+		t.Errorf("while the call runs: %d waiting and %d starting, want 1 and 0", warm, starting)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wait()
+	waitPool(t, sup, 2)
 }
 
 // runAtOnce starts n calls of the shell script under spec at once, each
