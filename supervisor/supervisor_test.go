@@ -353,19 +353,7 @@ func TestPrewarmPoolWaitsForTheBurst(t *testing.T) {
 // waits starts nothing.
 func TestAcquireWaitsForAStartInFlight(t *testing.T) {
 	ctx := context.Background()
-	sup, err := New(ctx, Options{Prewarm: true, PoolSize: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
-	_, spec := poolSpec(t, sup)
-	p, err := sup.plan(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.base == nil {
-		t.Skip("no seccomp layer here: calls never use the pool")
-	}
+	sup, _, spec, p := pooledPlan(t, 1)
 	// A start in flight, as the refill counts it; the pool is empty.
 	sup.mu.Lock()
 	sup.starting[p.flags]++
@@ -413,19 +401,7 @@ func TestAcquireWaitsForAStartInFlight(t *testing.T) {
 // come back to back, or the pool is left empty, at once.
 func TestReplacementFollowsACallAtAModelsPace(t *testing.T) {
 	ctx := context.Background()
-	sup, err := New(ctx, Options{Prewarm: true, PoolSize: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
-	ws, spec := poolSpec(t, sup)
-	p, err := sup.plan(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.base == nil {
-		t.Skip("no seccomp layer here: calls never use the pool")
-	}
+	sup, ws, spec, p := pooledPlan(t, 2)
 	sup.Warm()
 	waitPool(t, sup, 2)
 	ended := func(ago time.Duration) {
@@ -441,32 +417,26 @@ func TestReplacementFollowsACallAtAModelsPace(t *testing.T) {
 
 	// At a model's pace, with a second child waiting: nothing is started.
 	ended(time.Second)
-	c, later, err := sup.acquire(ctx, p, spec.Limits, false)
-	if err != nil {
-		t.Fatal(err)
+	// take acquires a child for a call and drops it, and says whether its
+	// replacement was left to the caller.
+	take := func() bool {
+		c, later, err := sup.acquire(ctx, p, spec.Limits, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.discard()
+		return later
 	}
-	c.discard()
+	later := take()
 	if warm, starting := state(); !later || warm != 1 || starting != 0 {
 		t.Fatalf("at a model's pace: later=%v, %d waiting and %d starting; want the replacement left to the caller (true, 1, 0)", later, warm, starting)
 	}
-	// The last child is taken: replaced at once, whatever the pace.
-	c, later, err = sup.acquire(ctx, p, spec.Limits, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.discard()
-	if later {
+	if take() {
 		t.Fatal("the pool's last child was taken and its replacement left for later")
 	}
 	waitPool(t, sup, 2)
-	// Back to back (the last call ended just now): at once.
-	ended(0)
-	c, later, err = sup.acquire(ctx, p, spec.Limits, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.discard()
-	if later {
+	ended(0) // back to back: the last call ended just now
+	if take() {
 		t.Fatal("calls back to back and the replacement left for later")
 	}
 	waitPool(t, sup, 2)
@@ -520,6 +490,27 @@ func poolSpec(t *testing.T, sup *Supervisor) (string, jail.Spec) {
 	t.Helper()
 	ws, spec := workspaceSpec(t, sup)
 	return ws, spec
+}
+
+// pooledPlan makes a prewarming supervisor with a pool of size (closed
+// when the test ends), a workspace and the spec of a usual call there, and
+// that call's plan; it skips the test where calls never use the pool.
+func pooledPlan(t *testing.T, size int) (*Supervisor, string, jail.Spec, plan) {
+	t.Helper()
+	sup, err := New(context.Background(), Options{Prewarm: true, PoolSize: size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Close)
+	ws, spec := poolSpec(t, sup)
+	p, err := sup.plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.base == nil {
+		t.Skip("no seccomp layer here: calls never use the pool")
+	}
+	return sup, ws, spec, p
 }
 
 // waitPool waits until sup's pool for the usual call holds want started
