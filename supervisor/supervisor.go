@@ -207,8 +207,9 @@ func (s *Supervisor) Warm() {
 	if !s.prewarm {
 		return
 	}
-	// What every start needs is made while the probe runs, each on its
-	// own: the base seccomp filter compiled, the carried programs written.
+	// What every start needs is made side by side, not one after the
+	// other in the first start: the base seccomp filter compiled, the
+	// carried programs written (and the probe's answer awaited).
 	go func() { _, _ = s.filter(filter.BaseFilterOptions(), false) }()
 	go s.programs()
 	go func() {
