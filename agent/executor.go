@@ -148,6 +148,11 @@ func (e *Executor) Execute(ctx context.Context, id, name string, args json.RawMe
 }
 
 func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMessage, out io.Writer) (o Outcome) {
+	// A call of a group of read-only calls may run in one jail child with
+	// the others (batch); any way out of here but joining lets them go on.
+	slot := slotOf(ctx)
+	defer slot.leave()
+	ctx = withBatch(ctx, nil) // a subagent this call starts has batches of its own
 	mode := e.Policy.Mode()
 	prep, refused := e.Registry.Prepare(mode, name, args)
 	if refused != nil {
@@ -182,6 +187,9 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 			}
 		}
 		spec, o.Grant = &s, &s
+	}
+	if v.Tier == policy.Ask || prep.Def.Runs != tools.InJail || callTmp != "" || spec.Network || spec.Cache != nil {
+		slot.leave() // before any question: the others do not wait for the user
 	}
 	if v.Tier == policy.Ask {
 		ap, err := e.ask(ctx, ApprovalRequest{ToolUseID: id, Tool: name, Args: args, Verdict: v, Grant: spec})
@@ -267,7 +275,18 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 			o.Changes = cs
 		}()
 	}
-	res, err := e.Runner.Run(ctx, *spec, prep.Invocation, stdio)
+	var (
+		res jail.Result
+		err error
+	)
+	if slot.open() {
+		var grant *jail.Spec
+		if res, grant, err = slot.run(ctx, *spec, prep.Invocation); grant != nil {
+			o.Grant = grant // the union it ran under
+		}
+	} else {
+		res, err = e.Runner.Run(ctx, *spec, prep.Invocation, stdio)
+	}
 	o.Net = res.Connections
 	defer func() {
 		// What the proxy refused, and what is allowed, for the model.

@@ -491,12 +491,19 @@ func (a *Agent) runTools(ctx context.Context, uses []provider.ToolUse, cut bool)
 			}
 		}
 		var wg sync.WaitGroup
+		gctx := ctx
 		for k := i; k < j; k++ {
+			if (k-i)%maxParallel == 0 && j-i > 1 && a.cfg.Executor != nil && a.cfg.Executor.Runner != nil {
+				// The jailed Go tools of the calls that run at once
+				// (maxParallel at most: a batch waits for all of its
+				// calls) run in one child.
+				gctx = withBatch(ctx, newBatch(a.cfg.Executor.Runner, min(maxParallel, j-k)))
+			}
 			wg.Add(1)
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				results[k] = a.runTool(a.burst(ctx, uses[k], j-i), uses[k])
+				results[k] = a.runTool(a.burst(gctx, uses[k], j-i), uses[k])
 			}()
 		}
 		wg.Wait()

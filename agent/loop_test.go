@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -430,6 +431,7 @@ type burstRecorder struct {
 	Runner
 	mu    sync.Mutex
 	calls []string // "tool burst" or "tool alone"
+	specs []jail.Spec
 }
 
 func (r *burstRecorder) Run(ctx context.Context, spec jail.Spec, inv jail.Invocation, stdio supervisor.IO) (jail.Result, error) {
@@ -439,14 +441,15 @@ func (r *burstRecorder) Run(ctx context.Context, spec jail.Spec, inv jail.Invoca
 		how = " burst"
 	}
 	r.calls = append(r.calls, inv.Tool+how)
+	r.specs = append(r.specs, spec)
 	r.mu.Unlock()
 	return r.Runner.Run(ctx, spec, inv, stdio)
 }
 
-// TestLoopParallelCallsAreABurst: the read-only calls of one answer, run
-// side by side, reach the supervisor marked as a burst (their jail
-// children are replaced after them, not beside them); a call on its own
-// is not, and neither is a subagent, whose own calls come one at a time.
+// TestLoopParallelCallsAreABurst: the read-only calls of one answer reach
+// the supervisor as one batch, marked as a burst (its jail child is
+// replaced after it, not beside it); a call on its own is not, and neither
+// is a subagent, whose own calls come one at a time.
 func TestLoopParallelCallsAreABurst(t *testing.T) {
 	e := newExecEnv(t, policy.ModeAuto)
 	rec := &burstRecorder{Runner: e.ex.Runner}
@@ -461,13 +464,86 @@ func TestLoopParallelCallsAreABurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := slices.Clone(rec.calls)
-	slices.Sort(got[:3]) // the first three ran side by side
-	want := []string{"glob burst", "list_directory burst", "read_file burst", "read_file alone"}
+	want := []string{tools.BatchTool + " burst", "read_file alone"}
 	if !slices.Equal(got, want) {
 		t.Errorf("the calls reached the supervisor as %q, want %q", got, want)
 	}
 	e.ex.Registry.Add(tools.TaskDefinition())
 	if supervisor.InBurst(a.burst(context.Background(), provider.ToolUse{Name: "task"}, 3)) {
 		t.Error("a subagent run beside other calls was marked as a burst: all of its own calls would be")
+	}
+}
+
+// TestLoopBatchesReadOnlyCalls: the jailed read-only calls of one answer
+// run in one jail child under the union of their grants, each result
+// reaches the model under its own call, and a call the policy denies stays
+// out of the batch; with one call left the batch is a plain call.
+func TestLoopBatchesReadOnlyCalls(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	for name, body := range map[string]string{"b.txt": "bravo\n", "c.txt": "charlie\n"} {
+		if err := os.WriteFile(filepath.Join(e.ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(e.home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(e.home, ".ssh", "id_ed25519")
+	if err := os.WriteFile(secret, []byte("canary-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec := &burstRecorder{Runner: e.ex.Runner}
+	e.ex.Runner = rec
+	srv := startFake(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{
+			call("read_file", `{"path":"a.txt"}`), call("read_file", `{"path":"`+secret+`"}`),
+			call("read_file", `{"path":"b.txt"}`), call("read_file", `{"path":"c.txt"}`),
+		}},
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("read_file", `{"path":"a.txt"}`), call("read_file", `{"path":"`+secret+`"}`)}},
+		fakeprovider.Turn{Text: "done"},
+	)
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex}, nil)
+	if _, err := a.Run(context.Background(), userText("look")); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{tools.BatchTool + " burst", "read_file burst"}; !slices.Equal(rec.calls, want) {
+		t.Fatalf("the calls reached the supervisor as %q, want %q", rec.calls, want)
+	}
+	var granted []string
+	for _, r := range rec.specs[0].Paths {
+		granted = append(granted, r.Path)
+	}
+	slices.Sort(granted)
+	if want := []string{e.ws + "/a.txt", e.ws + "/b.txt", e.ws + "/c.txt"}; !slices.Equal(granted, want) {
+		t.Errorf("the batch ran under %q, want the union of the three reads' grants %q", granted, want)
+	}
+	// What the model received, by call.
+	args, results := map[string]string{}, map[string]string{}
+	for _, m := range a.History() {
+		for _, u := range m.ToolUses() {
+			args[u.ID] = string(u.Input)
+		}
+		for _, b := range m.Content {
+			if b.ToolResult != nil {
+				text, _ := b.ToolResult.Split()
+				results[b.ToolResult.ToolUseID] = text
+			}
+		}
+	}
+	if len(results) != 6 {
+		t.Fatalf("%d results for 6 calls: %v", len(results), results)
+	}
+	for id, in := range args {
+		got := results[id]
+		switch {
+		case strings.Contains(in, secret):
+			if !strings.Contains(got, "denied") || strings.Contains(got, "canary") {
+				t.Errorf("the secret's read (%s) answered %q, want a denial", id, got)
+			}
+		case strings.Contains(in, "a.txt") && !strings.Contains(got, "hello"),
+			strings.Contains(in, "b.txt") && !strings.Contains(got, "bravo"),
+			strings.Contains(in, "c.txt") && !strings.Contains(got, "charlie"):
+			t.Errorf("call %s (%s) received %q", id, in, got)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 
 	"brig/internal/envguard"
@@ -256,4 +257,51 @@ func compact(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return slices.Compact(s)
+}
+
+// Union is one grant for calls run together in one jail child (the
+// read-only calls of one answer: see the agent's batch): the union of their
+// paths, protected paths and hidden paths, when every other part of their
+// grants is the same and none has network or a toolchain cache; ok is false
+// otherwise (run them apart). Each call was allowed on its own, and the
+// tools that run under the union are brig's own, each reading what its
+// arguments name: together, each may read what the others may.
+func Union(specs []jail.Spec) (u jail.Spec, ok bool) {
+	if len(specs) == 0 {
+		return jail.Spec{}, false
+	}
+	rest := func(s jail.Spec) jail.Spec {
+		s.Paths, s.Protected, s.Hidden = nil, nil, nil
+		return s
+	}
+	first := rest(specs[0])
+	if first.Network || first.Cache != nil {
+		return jail.Spec{}, false
+	}
+	u = first
+	seenRule, seenProt, seenHid := map[jail.PathRule]bool{}, map[string]bool{}, map[string]bool{}
+	for _, s := range specs {
+		if !reflect.DeepEqual(rest(s), first) {
+			return jail.Spec{}, false
+		}
+		for _, r := range s.Paths {
+			if !seenRule[r] {
+				seenRule[r] = true
+				u.Paths = append(u.Paths, r)
+			}
+		}
+		for _, p := range s.Protected {
+			if !seenProt[p] {
+				seenProt[p] = true
+				u.Protected = append(u.Protected, p)
+			}
+		}
+		for _, p := range s.Hidden {
+			if !seenHid[p] {
+				seenHid[p] = true
+				u.Hidden = append(u.Hidden, p)
+			}
+		}
+	}
+	return u, u.Validate() == nil
 }

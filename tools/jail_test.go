@@ -104,6 +104,15 @@ func (e kenv) run(t *testing.T, spec jail.Spec, name tools.Name, args any) tools
 	return out
 }
 
+// canary writes secret into a file outside every grant and returns its
+// path.
+func (e kenv) canary(t *testing.T, secret string) string {
+	t.Helper()
+	p := filepath.Join(e.outside, "secret")
+	put(t, p, secret+"\n")
+	return p
+}
+
 func put(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
@@ -114,8 +123,7 @@ func put(t *testing.T, path, content string) {
 func TestKernelReadFileSymlinkToCanary(t *testing.T) {
 	e := newKernelEnv(t)
 	const secret = "canary-7f3a-never-read"
-	canary := filepath.Join(e.outside, "secret")
-	put(t, canary, secret+"\n")
+	canary := e.canary(t, secret)
 	put(t, filepath.Join(e.ws, "a.txt"), "workspace text\n")
 	if err := os.Symlink(canary, filepath.Join(e.ws, "link.txt")); err != nil {
 		t.Fatal(err)
@@ -255,5 +263,52 @@ func TestKernelSearchCodeEngines(t *testing.T) {
 	res = e.run(t, e.spec(t, append(sys, read)...), tools.SearchCode, map[string]any{"pattern": "findme"})
 	if res.IsError || res.Text != "a.go:2:// findme here\n[1 match in 1 file]" || res.Meta.Engine != "ripgrep" {
 		t.Fatalf("ripgrep in the jail: %+v", res)
+	}
+}
+
+// TestKernelBatchStaysInItsGrant: the calls of a batch run in one jail
+// child and each is held to the batch's grant: a call naming a file the
+// grant does not hold is refused by the kernel (a canary outside the grant
+// stays unread) while its neighbours, granted, read; the outputs come back
+// in the calls' order, an unknown tool is an error of its own entry.
+func TestKernelBatchStaysInItsGrant(t *testing.T) {
+	e := newKernelEnv(t)
+	const secret = "canary-batch-never-read"
+	canary := e.canary(t, secret)
+	put(t, filepath.Join(e.ws, "a.txt"), "alpha\n")
+	put(t, filepath.Join(e.ws, "b.txt"), "bravo\n")
+	spec := e.spec(t, jail.PathRule{Path: filepath.Join(e.ws, "a.txt"), Access: jail.Read}, jail.PathRule{Path: filepath.Join(e.ws, "b.txt"), Access: jail.Read})
+	entry := func(path string) tools.BatchEntry {
+		raw, _ := json.Marshal(map[string]string{"path": path})
+		return tools.BatchEntry{Tool: string(tools.ReadFile), Args: raw}
+	}
+	entries := []tools.BatchEntry{entry("a.txt"), entry(canary), entry("b.txt"), {Tool: "no_such_tool"}}
+	args, _ := json.Marshal(entries)
+	res, err := e.sup.Run(context.Background(), spec, jail.Invocation{Tool: tools.BatchTool, Args: args}, supervisor.IO{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs []tools.BatchOutput
+	if err := json.Unmarshal(res.Output, &outs); err != nil || len(outs) != len(entries) {
+		t.Fatalf("the batch's outputs: %v (%d for %d calls): %s", err, len(outs), len(entries), res.Output)
+	}
+	read := func(i int) tools.Result {
+		var r tools.Result
+		if err := json.Unmarshal(outs[i].Data, &r); err != nil {
+			t.Fatalf("output %d: %v: %s", i, err, outs[i].Data)
+		}
+		return r
+	}
+	if r := read(0); r.IsError || !strings.Contains(r.Text, "alpha") {
+		t.Errorf("the first granted read: %+v", r)
+	}
+	if r := read(2); r.IsError || !strings.Contains(r.Text, "bravo") {
+		t.Errorf("the second granted read: %+v", r)
+	}
+	if r := read(1); !r.IsError || strings.Contains(string(outs[1].Data), secret) {
+		t.Fatalf("a batched read outside the batch's grant was not refused: %s", outs[1].Data)
+	}
+	if outs[3].Error == "" || outs[3].Data != nil {
+		t.Errorf("an unknown tool in a batch: %+v", outs[3])
 	}
 }

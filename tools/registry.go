@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -363,6 +364,7 @@ func (r *Registry) JailTools() map[string]jail.ToolFunc {
 		}
 		out[string(d.Name)] = toolFunc(d)
 	}
+	out[BatchTool] = batchFunc(maps.Clone(out))
 	return out
 }
 
