@@ -501,9 +501,10 @@ func (a *Agent) runTools(ctx context.Context, uses []provider.ToolUse, cut bool)
 			}
 			wg.Add(1)
 			sem <- struct{}{}
+			kctx := gctx // this call's batch: gctx moves on to the next one
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				results[k] = a.runTool(a.burst(gctx, uses[k], j-i), uses[k])
+				results[k] = a.runTool(a.burst(kctx, uses[k], j-i), uses[k])
 			}()
 		}
 		wg.Wait()

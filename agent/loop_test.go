@@ -547,3 +547,41 @@ func TestLoopBatchesReadOnlyCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopBatchesManyReadsInChunks: more read-only calls in one answer
+// than run at once are batched by those that do run at once (a batch waits
+// for every call it counts, so one spanning them would wait forever), and
+// every call gets its result.
+func TestLoopBatchesManyReadsInChunks(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	rec := &burstRecorder{Runner: e.ex.Runner}
+	e.ex.Runner = rec
+	const n = 2*maxParallel + 3
+	var calls []fakeprovider.ToolCall
+	for range n {
+		calls = append(calls, call("read_file", `{"path":"a.txt"}`))
+	}
+	srv := startFake(t, fakeprovider.Turn{ToolCalls: calls}, fakeprovider.Turn{Text: "done"})
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex, MaxToolCalls: n}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := a.Run(ctx, userText("look")); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{tools.BatchTool + " burst", tools.BatchTool + " burst", tools.BatchTool + " burst"}; !slices.Equal(rec.calls, want) {
+		t.Errorf("the calls reached the supervisor as %q, want %q", rec.calls, want)
+	}
+	got := 0
+	for _, m := range a.History() {
+		for _, b := range m.Content {
+			if b.ToolResult != nil {
+				if text, _ := b.ToolResult.Split(); strings.Contains(text, "hello") {
+					got++
+				}
+			}
+		}
+	}
+	if got != n {
+		t.Errorf("%d of %d calls read the file", got, n)
+	}
+}
