@@ -137,55 +137,40 @@ func (b *batch) settle(ctx context.Context, c *batchCall) {
 	}
 }
 
-// runAll runs the joined calls: those whose grants join in one child,
-// the others each in its own, side by side.
+// runAll runs the joined calls: in one child when their grants join,
+// else each in its own, side by side.
 func (b *batch) runAll() {
 	b.mu.Lock()
 	calls, ctx := b.joined, b.ctx
 	b.mu.Unlock()
-	if len(calls) == 0 {
+	specs := make([]jail.Spec, len(calls))
+	for i, c := range calls {
+		specs[i] = c.spec
+	}
+	if union, ok := policy.Union(specs); ok && len(calls) > 1 {
+		b.runTogether(ctx, calls, union)
 		return
 	}
-	var groups [][]*batchCall
-	if len(calls) > 1 {
-		if _, ok := policy.Union(grants(calls)); ok {
-			groups = [][]*batchCall{calls}
-		}
-	}
-	if groups == nil {
-		for _, c := range calls {
-			groups = append(groups, []*batchCall{c})
-		}
-	}
 	var wg sync.WaitGroup
-	for _, g := range groups {
+	for _, c := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b.runGroup(ctx, g)
+			c.done <- b.runAlone(ctx, c)
 		}()
 	}
 	wg.Wait()
 }
 
-func grants(calls []*batchCall) []jail.Spec {
-	out := make([]jail.Spec, len(calls))
-	for i, c := range calls {
-		out[i] = c.spec
-	}
-	return out
+// runAlone runs one call as it is.
+func (b *batch) runAlone(ctx context.Context, c *batchCall) batchOutcome {
+	res, err := b.runner.Run(ctx, c.spec, c.inv, supervisor.IO{})
+	return batchOutcome{res: res, err: err}
 }
 
-// runGroup runs calls in one child (one call: as it is) and hands each its
+// runTogether runs calls in one child under union and hands each its
 // outcome.
-func (b *batch) runGroup(ctx context.Context, calls []*batchCall) {
-	if len(calls) == 1 {
-		c := calls[0]
-		res, err := b.runner.Run(ctx, c.spec, c.inv, supervisor.IO{})
-		c.done <- batchOutcome{res: res, err: err}
-		return
-	}
-	union, _ := policy.Union(grants(calls))
+func (b *batch) runTogether(ctx context.Context, calls []*batchCall, union jail.Spec) {
 	entries := make([]tools.BatchEntry, len(calls))
 	for i, c := range calls {
 		entries[i] = tools.BatchEntry{Tool: c.inv.Tool, Args: c.inv.Args}
@@ -212,9 +197,7 @@ func (b *batch) runGroup(ctx context.Context, calls []*batchCall) {
 			// of it says so.
 			o.res.Output = nil
 		case outs[i].Skipped:
-			// The results before it filled the message: on its own.
-			o.res, o.err = b.runner.Run(ctx, c.spec, c.inv, supervisor.IO{})
-			o.grant = nil
+			o = b.runAlone(ctx, c) // the results before it filled the message
 		case outs[i].Error != "":
 			o.res.Output, o.err = nil, &jail.StageError{Stage: jail.StageTool, Msg: outs[i].Error}
 		default:

@@ -262,8 +262,8 @@ func compact(s []string) []string {
 // Union is one grant for calls run together in one jail child (the
 // read-only calls of one answer: see the agent's batch): the union of their
 // paths, protected paths and hidden paths, when every other part of their
-// grants is the same and none has network or a toolchain cache; ok is false
-// otherwise (run them apart). Each call was allowed on its own, and the
+// grants is the same and none writes, has network or a toolchain cache; ok
+// is false otherwise (run them apart). Each call was allowed on its own, and the
 // tools that run under the union are brig's own, each reading what its
 // arguments name: together, each may read what the others may.
 func Union(specs []jail.Spec) (u jail.Spec, ok bool) {
@@ -285,6 +285,9 @@ func Union(specs []jail.Spec) (u jail.Spec, ok bool) {
 			return jail.Spec{}, false
 		}
 		for _, r := range s.Paths {
+			if r.Access == jail.Write {
+				return jail.Spec{}, false // a read-only call's grant never writes; this one would lend it
+			}
 			if !seenRule[r] {
 				seenRule[r] = true
 				u.Paths = append(u.Paths, r)
