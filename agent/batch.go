@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -58,10 +57,10 @@ func withBatch(ctx context.Context, b *batch) context.Context {
 }
 
 // batchSlot is one call's place in its group's batch: it joins or leaves,
-// once; a nil slot (a call of no group) never joins.
+// once; a nil slot (a call of no group) never joins. Only its call's own
+// goroutine uses it.
 type batchSlot struct {
 	b       *batch
-	mu      sync.Mutex
 	settled bool
 }
 
@@ -74,40 +73,22 @@ func slotOf(ctx context.Context) *batchSlot {
 	return &batchSlot{b: b}
 }
 
-// take settles the slot; false when it had already been.
-func (s *batchSlot) take() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.settled {
-		return false
-	}
-	s.settled = true
-	return true
-}
-
 // leave gives up the slot (a no-op once it joined or left).
 func (s *batchSlot) leave() {
-	if s != nil && s.take() {
+	if s.open() {
+		s.settled = true
 		s.b.settle(context.Background(), nil)
 	}
 }
 
 // open reports whether the call may still join.
-func (s *batchSlot) open() bool {
-	if s == nil {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return !s.settled
-}
+func (s *batchSlot) open() bool { return s != nil && !s.settled }
 
-// run joins the call with its grant and waits for its outcome: the result
-// and error as from Runner.Run, and the grant it ran under (nil: its own).
+// run joins the call, whose slot is open, with its grant and waits for its
+// outcome: the result and error as from Runner.Run, and the grant it ran
+// under (nil: its own).
 func (s *batchSlot) run(ctx context.Context, spec jail.Spec, inv jail.Invocation) (jail.Result, *jail.Spec, error) {
-	if !s.take() {
-		return jail.Result{}, nil, errors.New("a call of a batch settled its place twice")
-	}
+	s.settled = true
 	c := &batchCall{spec: spec, inv: inv, done: make(chan batchOutcome, 1)}
 	s.b.settle(ctx, c)
 	select {

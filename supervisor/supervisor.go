@@ -119,8 +119,9 @@ type Supervisor struct {
 
 // New returns a Supervisor and starts its one probe of the kernel (can
 // this process make user namespaces?) in the background; Namespaces and
-// every call wait for the answer. It also marks this process non-dumpable, so no process of the same user can read its memory or
-// /proc/PID/environ through ptrace rules.
+// every call wait for the answer. It also marks this process non-dumpable,
+// so no process of the same user can read its memory or /proc/PID/environ
+// through ptrace rules.
 func New(ctx context.Context, o Options) (*Supervisor, error) {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("mark the supervisor non-dumpable: %w", err)
