@@ -101,6 +101,16 @@ func (r *Recorder) Event(ev Event) {
 	r.mu.Unlock()
 }
 
+// Stage keeps records for the next write, as Event keeps usage and
+// notices: a session's start (its system prompt, or what changed on
+// resume) goes to disk with the first message instead of in a sync of its
+// own before the first request.
+func (r *Recorder) Stage(recs ...session.Record) {
+	r.mu.Lock()
+	r.pending = append(r.pending, recs...)
+	r.mu.Unlock()
+}
+
 // Flush writes the usage and notices still waiting (a turn that ended
 // without a message after them, e.g. a failed request). A failure is
 // logged, not fatal: the messages a resume needs are saved by Persist.

@@ -163,12 +163,9 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	var history []provider.Message
 	if st != nil {
 		history = st.Messages
-		err = recordChanges(ctx, sess, st, client, mode, sys)
+		rec.Stage(sessionChanges(st, client, mode, sys)...)
 	} else {
-		err = sess.Append(ctx, session.SystemRecord(sys))
-	}
-	if err != nil {
-		return nil, err
+		rec.Stage(session.SystemRecord(sys))
 	}
 	store, audit, err := openUndo(dirs.State, wp.Workspace)
 	if err != nil {

@@ -348,9 +348,10 @@ func openSession(ctx context.Context, o *agentOptions, stateDir, ws string, clie
 	return s, st, nil
 }
 
-// recordChanges saves what differs, on resume, from the session as it was:
-// the model, the mode, the system prompt.
-func recordChanges(ctx context.Context, s *session.Session, st *session.State, client *connect.Client, mode policy.Mode, sys string) error {
+// sessionChanges is what differs, on resume, from the session as it was:
+// the model, the mode, the system prompt. The recorder saves them with the
+// next message.
+func sessionChanges(st *session.State, client *connect.Client, mode policy.Mode, sys string) []session.Record {
 	var recs []session.Record
 	if st.Model != client.Model.ID {
 		recs = append(recs, session.ModelRecord(client.Provider(), client.Model.ID))
@@ -361,10 +362,7 @@ func recordChanges(ctx context.Context, s *session.Session, st *session.State, c
 	if st.System != sys {
 		recs = append(recs, session.SystemRecord(sys))
 	}
-	if len(recs) == 0 {
-		return nil
-	}
-	return s.Append(ctx, recs...)
+	return recs
 }
 
 // printer writes a one-shot run's events in the chosen output format.
