@@ -253,20 +253,31 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 		// The model's copy of the output is kept apart from the live one.
 		stdio.Keep = supervisor.Keep{Head: tools.CommandHeadBytes, Tail: tools.CommandTailBytes}
 	}
-	// What the call may write is snapshotted before it runs, and again
+	// What the call may write is snapshotted before it runs — beside the
+	// jail child's set-up, which the tool waits for anyway — and again
 	// after it, however it ended.
-	var cp *checkpoint.Pending
-	if roots := writableRoots(spec, writeTargets(&v, prep.Def.Runs), callTmp, e.Policy.Machine.CacheRoot); e.Checkpoints != nil && len(roots) > 0 {
-		var err error
-		if cp, err = e.Checkpoints.Before(ctx, e.Session, id, name, roots); err != nil {
-			if ctx.Err() != nil {
-				o.Result = interrupted(ctx, err)
-				return o
+	var (
+		cp        *checkpoint.Pending
+		beforeErr error
+	)
+	roots := writableRoots(spec, writeTargets(&v, prep.Def.Runs), callTmp, e.Policy.Machine.CacheRoot)
+	if e.Checkpoints != nil && len(roots) > 0 {
+		before := func() error {
+			if cp != nil {
+				return nil // a call run again (Supervisor.Run) keeps its first snapshot
 			}
-			o.Err = fmt.Errorf("%w; the call was not run (undo could not have put back what it changed)", err)
-			return o
+			cp, beforeErr = e.Checkpoints.Before(ctx, e.Session, id, name, roots)
+			return beforeErr
+		}
+		if slot.open() {
+			before() // a batch has no hook; its calls write nothing, so none gets here
+		} else {
+			stdio.BeforeTool = before
 		}
 		defer func() {
+			if cp == nil {
+				return
+			}
 			cs, err := cp.After(context.WithoutCancel(ctx))
 			if err != nil {
 				e.logger().Warn("could not take the snapshot after a call; its change set is unknown", "tool", name, "id", id, "err", err)
@@ -279,13 +290,23 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 		res jail.Result
 		err error
 	)
-	if slot.open() {
+	switch {
+	case beforeErr != nil:
+	case slot.open():
 		var grant *jail.Spec
 		if res, grant, err = slot.run(ctx, *spec, prep.Invocation); grant != nil {
 			o.Grant = grant // the union it ran under
 		}
-	} else {
+	default:
 		res, err = e.Runner.Run(ctx, *spec, prep.Invocation, stdio)
+	}
+	if beforeErr != nil {
+		if ctx.Err() != nil {
+			o.Result = interrupted(ctx, beforeErr)
+			return o
+		}
+		o.Err = fmt.Errorf("%w; the call was not run (undo could not have put back what it changed)", beforeErr)
+		return o
 	}
 	o.Net = res.Connections
 	defer func() {

@@ -257,6 +257,14 @@ type IO struct {
 	// Net decides each connection of a call whose Spec has Network (the
 	// egress proxy holds the connection meanwhile); nil refuses them all.
 	Net egress.Decider
+	// BeforeTool, if set, runs while the jail child builds the call's
+	// view, after the supervisor's record of the protected paths; the tool
+	// starts only once it has returned nil. An error ends the call before
+	// the tool starts and Run returns it as is. (The agent takes its
+	// snapshot of what the call may write here, beside the view instead
+	// of before the child is taken.) It may run more than once for one
+	// Run: a call whose cgroup vanished before it started is run again.
+	BeforeTool func() error
 }
 
 // Run executes inv under spec and returns how it ended. A *jail.StageError
@@ -367,10 +375,15 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 			}
 		}
 		if plan.opts.RestoreProtected {
-			guard, err = s.beginRestore(spec)
-			return err
+			if guard, err = s.beginRestore(spec); err != nil {
+				return err
+			}
+		} else {
+			before = snapshotProtected(spec.Protected)
 		}
-		before = snapshotProtected(spec.Protected)
+		if stdio.BeforeTool != nil {
+			return stdio.BeforeTool()
+		}
 		return nil
 	}
 	res, runErr := s.converse(runCtx, c, spec, inv, plan, record)

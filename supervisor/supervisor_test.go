@@ -674,3 +674,42 @@ func TestCarriedProgramsAtFixedDescriptors(t *testing.T) {
 		}
 	}
 }
+
+// TestBeforeToolRunsBeforeTheTool: IO.BeforeTool runs before the tool
+// starts (it sees nothing the tool writes, and the tool sees what it
+// wrote); when it fails, the tool never runs and Run returns its error.
+func TestBeforeToolRunsBeforeTheTool(t *testing.T) {
+	ctx := context.Background()
+	sup, ws, spec, _ := pooledPlan(t, 1)
+	sup.Warm()
+	script := `test -e before && echo ran > ran.txt`
+	ran := filepath.Join(ws, "ran.txt")
+	sawTool := false
+	before := func() error {
+		if _, err := os.Stat(ran); err == nil {
+			sawTool = true
+		}
+		return os.WriteFile(filepath.Join(ws, "before"), nil, 0o644)
+	}
+	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", script}}, IO{BeforeTool: before})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("the call: %v %+v", err, res)
+	}
+	if sawTool {
+		t.Error("BeforeTool ran after the tool had written")
+	}
+	if _, err := os.Stat(ran); err != nil {
+		t.Fatalf("the tool did not run after BeforeTool: %v", err)
+	}
+
+	// A failing BeforeTool: the same call never runs.
+	os.Remove(ran)
+	refused := errors.New("no snapshot")
+	_, err = sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", script}}, IO{BeforeTool: func() error { return refused }})
+	if !errors.Is(err, refused) {
+		t.Fatalf("Run returned %v, want BeforeTool's error", err)
+	}
+	if _, err := os.Stat(ran); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the tool ran although BeforeTool failed (%v)", err)
+	}
+}
