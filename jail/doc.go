@@ -65,6 +65,10 @@
 //	| from       | to         | fd | message          | when                                   |
 //	|------------|------------|----|------------------|----------------------------------------|
 //	| supervisor | worker     | 4  | {prepare}        | at start-up: the base seccomp filter   |
+//	| worker     | supervisor | 4  | {listener}       | without namespaces: the notify filter's|
+//	|            |            |    |                  | listener (SCM_RIGHTS), once loaded     |
+//	| worker     | supervisor | 4  | {prepared}       | the base filter is loaded: the child   |
+//	|            |            |    |                  | waits for its call (its start is over) |
 //	| supervisor | worker     | 4  | {start}          | once: Spec, Invocation, narrowing BPF  |
 //	| supervisor | init       | 3  | {start}          | right after: the Spec's view part      |
 //	| supervisor | worker     | 4  | {go}             | the supervisor has recorded the        |

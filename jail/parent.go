@@ -44,6 +44,9 @@ type Parent struct {
 	// nil closes it). It is called from Wait, as soon as the socket
 	// arrives, before the tool starts.
 	OnProxy func(listener *os.File)
+	// listener is the notify filter's listener when it came before
+	// {prepared} (WaitPrepared), kept for Listener.
+	listener *os.File
 }
 
 // NewParent wraps the supervisor's ends of two SocketPairs: init's control
@@ -66,6 +69,10 @@ func (p *Parent) Prepare(baseSeccomp, notify []byte) error {
 // prepared with one. It waits for the worker to have loaded it (a
 // prewarmed worker has long done so) and fails if the worker exits first.
 func (p *Parent) Listener() (*os.File, error) {
+	if l := p.listener; l != nil {
+		p.listener = nil
+		return l, nil
+	}
 	m, fd, err := p.w.recvWithFD()
 	if err != nil {
 		return nil, fmt.Errorf("receive the notify filter's listener from the worker: %w", err)
@@ -77,6 +84,30 @@ func (p *Parent) Listener() (*os.File, error) {
 		return nil, errors.New("receive the notify filter's listener from the worker: unexpected message")
 	}
 	return os.NewFile(uintptr(fd), "seccomp-notify"), nil
+}
+
+// WaitPrepared waits for a worker that was prepared (Prepare) to say it
+// has loaded the base filter and waits for its call: the child's start is
+// over. A notify filter's listener, which comes before, is kept for
+// Listener. It fails if the worker exits first.
+func (p *Parent) WaitPrepared() error {
+	for {
+		m, fd, err := p.w.recvWithFD()
+		if err != nil {
+			return fmt.Errorf("wait for the worker to be ready: %w", err)
+		}
+		switch {
+		case m.Listener && fd >= 0 && p.listener == nil:
+			p.listener = os.NewFile(uintptr(fd), "seccomp-notify")
+			continue
+		case m.Prepared && fd < 0:
+			return nil
+		}
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		return errors.New("wait for the worker to be ready: unexpected message")
+	}
 }
 
 // Start sends the call to the worker, and to init what it needs of it to
@@ -168,6 +199,9 @@ func (p *Parent) Cancel() error { return p.c.send(message{Cancel: true}) }
 // Close closes the sockets; init treats that as a cancel, and a worker
 // still waiting for its start message exits.
 func (p *Parent) Close() error {
+	if p.listener != nil {
+		p.listener.Close()
+	}
 	_ = p.w.close()
 	return p.c.close()
 }

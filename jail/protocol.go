@@ -116,6 +116,9 @@ type message struct {
 	// Listener carries the notify filter's listener (SCM_RIGHTS), from
 	// the worker to the supervisor.
 	Listener bool `json:"listener,omitempty"`
+	// Prepared tells the supervisor that the worker has loaded the base
+	// filter and waits for its call: a prewarmed child's start is over.
+	Prepared bool `json:"prepared,omitempty"`
 	// Proxy carries (as SCM_RIGHTS) the listening socket init made on the
 	// loopback of the call's network namespace, for the supervisor's
 	// egress proxy to accept the call's connections from.

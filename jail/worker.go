@@ -64,6 +64,9 @@ func workerMain(tools map[string]ToolFunc) int {
 			return fail(stageErr(StageSeccomp, err), exitSetupFailed)
 		}
 		baseSeccomp = true
+		// The supervisor starts its next warm child once this one is
+		// ready. A supervisor that is gone shows as EOF just below.
+		_ = startConn.send(message{Prepared: true})
 		raw, err = startConn.recvBytes()
 	}
 	if err != nil {

@@ -124,6 +124,33 @@ func (s *Supervisor) acquire(ctx context.Context, p plan, lim jail.Limits, burst
 	return c, later, err
 }
 
+// preparedBound is how long refill waits for a child it started to be
+// ready before it starts the next one anyway: far more than any start
+// takes (10–30 ms on two loaded cores), only so that a child that hangs
+// cannot stop the pool's refills.
+const preparedBound = 10 * time.Second
+
+// awaitPrepared waits until c's worker is ready for its call
+// (jail.Parent.WaitPrepared), or preparedBound at most: a child that has
+// been cloned is still starting (init, then the worker, then its filter),
+// and refill's next start should not share the cores with it. The child
+// may meanwhile serve a call, which only sends on the socket this reads
+// (no notify filter: see refill); a child that died is the call's error,
+// not this one's.
+func (s *Supervisor) awaitPrepared(c *child) error {
+	done := make(chan error, 1)
+	go func() { done <- c.parent.WaitPrepared() }()
+	t := time.NewTimer(preparedBound)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		// The read ends when the worker sends, or exits with its child.
+		return fmt.Errorf("the jail child was not ready after %v", preparedBound)
+	}
+}
+
 // quietGap is how long no call may have held a child for acquire to take
 // calls as coming at a model's pace: a real model takes hundreds of
 // milliseconds to answer, an instant one (a script on loopback) one or
@@ -211,9 +238,14 @@ func (s *Supervisor) poolTarget(flags uintptr) int {
 	return max(s.poolSize, s.demand[flags])
 }
 
-// refill starts warm children for flags until the pool holds poolTarget
-// (counting those being started), one at a time. It stops while a call of
-// a burst runs (Burst): the burst's end refills.
+// refill starts warm children for flags until the pool holds poolTarget,
+// one at a time: while a start is in flight (until the child is ready for
+// a call, though it joins the pool as soon as it is cloned) it returns at
+// once, and the refill that started it goes on once it is ready. Two cold starts side by
+// side (a call's replacement, then the next call's) would take both cores
+// from the call running meanwhile, and hold two more children's memory
+// at once. It stops while a call of a burst runs (Burst): the burst's end
+// refills.
 func (s *Supervisor) refill(flags uintptr) {
 	if !s.prewarm {
 		return
@@ -232,7 +264,7 @@ func (s *Supervisor) refill(flags uintptr) {
 	}
 	for {
 		s.mu.Lock()
-		if s.closed || s.bursting[flags] > 0 || len(s.warm[flags])+s.starting[flags] >= s.poolTarget(flags) {
+		if s.closed || s.bursting[flags] > 0 || s.starting[flags] > 0 || s.readying[flags] > 0 || len(s.warm[flags]) >= s.poolTarget(flags) {
 			s.mu.Unlock()
 			return
 		}
@@ -241,6 +273,9 @@ func (s *Supervisor) refill(flags uintptr) {
 		c, err := s.startChildStdin(flags, jail.DefaultLimits(), nil, base, notify)
 		s.mu.Lock()
 		surplus := s.landStart(flags, c)
+		if err == nil && surplus == nil && notify == nil {
+			s.readying[flags]++
+		}
 		s.mu.Unlock()
 		if err != nil {
 			s.log.Debug("prewarm a jail child", "err", err)
@@ -249,6 +284,18 @@ func (s *Supervisor) refill(flags uintptr) {
 		if surplus != nil {
 			surplus.discard()
 			return
+		}
+		if notify == nil {
+			// The child is in the pool (a call may take it meanwhile),
+			// but still starting; the next start waits for this one.
+			// (With a notify filter its socket also carries the listener,
+			// which the call reads: no wait then.)
+			if err := s.awaitPrepared(c); err != nil {
+				s.log.Debug("a prewarmed jail child did not get ready", "err", err)
+			}
+			s.mu.Lock()
+			s.readying[flags]--
+			s.mu.Unlock()
 		}
 	}
 }

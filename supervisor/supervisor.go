@@ -102,6 +102,10 @@ type Supervisor struct {
 	// for the calls waiting for it (acquire).
 	starting map[uintptr]int
 	landed   chan struct{}
+	// readying counts the children refill has put in the pool that are
+	// still starting (awaitPrepared), by clone flags: refill starts no
+	// other meanwhile.
+	readying map[uintptr]int
 	poolSize int
 	// lastEnd is when the last call holding a child for these flags ended
 	// (none held one any more): how acquire tells a model's pace.
@@ -134,6 +138,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		filters:       map[filterKey][]byte{},
 		warm:          map[uintptr][]*child{},
 		starting:      map[uintptr]int{},
+		readying:      map[uintptr]int{},
 		landed:        make(chan struct{}),
 		active:        map[uintptr]int{},
 		lastEnd:       map[uintptr]time.Time{},

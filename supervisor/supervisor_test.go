@@ -514,22 +514,23 @@ func pooledPlan(t *testing.T, size int) (*Supervisor, string, jail.Spec, plan) {
 }
 
 // waitPool waits until sup's pool for the usual call holds want started
-// children and starts no more, and returns their pids.
+// children, all ready for a call, and starts no more; it returns their
+// pids.
 func waitPool(t *testing.T, sup *Supervisor, want int) []int {
 	t.Helper()
 	flags := cloneFlags(sup.Namespaces(), sup.Namespaces())
-	pool := func() (n int, pids []int) {
+	pool := func() (n int, pids []int, readying int) {
 		sup.mu.Lock()
 		defer sup.mu.Unlock()
 		for _, c := range sup.warm[flags] {
 			pids = append(pids, c.proc.Pid)
 		}
-		return len(sup.warm[flags]) + sup.starting[flags], pids
+		return len(sup.warm[flags]) + sup.starting[flags], pids, sup.readying[flags]
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		n, pids := pool()
-		if n == want && len(pids) == want {
+		n, pids, readying := pool()
+		if n == want && len(pids) == want && readying == 0 {
 			return pids
 		}
 		if time.Now().After(deadline) {
@@ -712,4 +713,73 @@ func TestBeforeToolRunsBeforeTheTool(t *testing.T) {
 	if _, err := os.Stat(ran); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the tool ran although BeforeTool failed (%v)", err)
 	}
+}
+
+// TestRefillStartsOneAtATime: while a start is in flight, another refill
+// starts nothing beside it; once none is, a refill fills the pool, each
+// child ready for its call before the next one starts.
+func TestRefillStartsOneAtATime(t *testing.T) {
+	sup, _, _, p := pooledPlan(t, 2)
+	state := func() (warm, starting int) {
+		sup.mu.Lock()
+		defer sup.mu.Unlock()
+		return len(sup.warm[p.flags]), sup.starting[p.flags]
+	}
+	sup.mu.Lock()
+	sup.starting[p.flags]++ // a start in flight, as another refill counts it
+	sup.mu.Unlock()
+	sup.refill(p.flags)
+	if warm, starting := state(); warm != 0 || starting != 1 {
+		t.Fatalf("beside a start in flight: %d waiting and %d starting, want 0 and 1", warm, starting)
+	}
+	sup.mu.Lock()
+	sup.starting[p.flags]--
+	sup.mu.Unlock()
+	sup.refill(p.flags) // returns once the pool is full
+	if warm, starting := state(); warm != 2 || starting != 0 {
+		t.Fatalf("with none in flight: %d waiting and %d starting, want 2 and 0", warm, starting)
+	}
+	// What it added had finished starting: each init's worker runs, with
+	// the base seccomp filter loaded (it loads it last, once it has read
+	// it). Without the wait, the last child would still be starting.
+	sup.mu.Lock()
+	pool := slices.Clone(sup.warm[p.flags])
+	sup.mu.Unlock()
+	for _, c := range pool {
+		workers := childrenOf(t, c.proc.Pid)
+		if len(workers) != 1 {
+			t.Fatalf("init %d has children %v, want its worker alone", c.proc.Pid, workers)
+		}
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", workers[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(status), "\nSeccomp:\t2\n") {
+			t.Errorf("the worker of a child in the pool has not loaded its filter yet:\n%s", status)
+		}
+	}
+}
+
+// childrenOf lists the children of every thread of pid.
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kids []int
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range strings.Fields(string(b)) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kids = append(kids, n)
+		}
+	}
+	return kids
 }
