@@ -481,7 +481,7 @@ func (ix *Index) Under(root string, k Kind) []Found {
 		}
 		// A pattern: expand it only when its fixed part and root lie on
 		// one line.
-		if !strings.HasPrefix(e.fixed, prefix) && e.fixed != root && !strings.HasPrefix(root+"/", e.prefix) {
+		if !strings.HasPrefix(e.fixed, prefix) && e.fixed != root && !strings.HasPrefix(prefix, e.prefix) {
 			continue
 		}
 		matches, _ := filepath.Glob(e.Path)
@@ -502,14 +502,18 @@ func Contains(dir, home string, k Kind) (Entry, bool) { return NewIndex(home).Co
 // Contains is the package function Contains on this index.
 func (ix *Index) Contains(dir string, k Kind) (Entry, bool) {
 	dir = filepath.Clean(dir)
+	slash := dir + "/" // once: every bash call's grant checks each PATH entry
 	for _, e := range ix.entries {
 		if e.Kind != k {
 			continue
 		}
-		if e.meta && !strings.HasPrefix(dir+"/", e.prefix) {
-			continue
+		var in bool
+		if e.meta {
+			in = strings.HasPrefix(slash, e.prefix) && within(dir, e.Path)
+		} else {
+			in = dir == e.Path || strings.HasPrefix(dir, e.prefix) // within, with the prefix made once
 		}
-		if within(dir, e.Path) {
+		if in {
 			return ix.relative(e.Entry), true
 		}
 	}
