@@ -18,8 +18,9 @@
 //     every 2 ms competes with brig for the cores, so no timed session
 //     runs the sampler.
 //
-// -load N runs N busy loops during a second pass, to see how the round
-// trip grows under load.
+// It then times the same sessions in a workspace of 10,000 files, where
+// the per-call walks of the workspace show. -load N runs N busy loops
+// during a last pass, to see how the round trip grows under load.
 package main
 
 import (
@@ -90,6 +91,9 @@ func run(bin string, calls, runs, load int) error {
 		return err
 	}
 	idle.print("")
+	if err := largeWorkspacePass(bin, calls, max(runs/2, 1)); err != nil {
+		return err
+	}
 	if load > 0 {
 		stop := busy(load)
 		loaded, err := pass(bin, ws, calls, runs)
@@ -100,6 +104,56 @@ func run(bin string, calls, runs, load int) error {
 		loaded.print(fmt.Sprintf(" with %d busy loops", load))
 		fmt.Printf("  growth under load: sequential call median ×%.1f (target ≤ 3×)\n", ms(loaded.seqMed)/ms(idle.seqMed))
 	}
+	return nil
+}
+
+// largeFiles is the size of the workspace largeWorkspacePass measures in:
+// a repository of a few thousand source files is no rarity, and what a
+// call costs beyond the empty workspace's grows with it.
+const largeFiles = 10000
+
+// largeWorkspacePass runs sessions in a workspace of largeFiles files (100
+// directories of 100) and prints the calls' round trips there: every bash
+// call is snapshotted after it by a walk of the whole workspace (undo),
+// and its grant and sweep look for repositories through all of it.
+func largeWorkspacePass(bin string, calls, runs int) error {
+	ws, err := os.MkdirTemp("/var/tmp", "brig-bench-large-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(ws)
+	for d := range largeFiles / 100 {
+		dir := filepath.Join(ws, fmt.Sprintf("pkg%02d", d))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+		for f := range 100 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.go", f)), []byte("package p\n"), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
+		if err := os.WriteFile(filepath.Join(ws, f), []byte("hello\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	l := loadavg()
+	var seq, paced []time.Duration
+	for range runs {
+		s, err := session(bin, ws, calls, false)
+		if err != nil {
+			return err
+		}
+		seq, paced = append(seq, s.seq...), append(paced, s.paced...)
+	}
+	plural := "s"
+	if runs == 1 {
+		plural = ""
+	}
+	fmt.Printf("\n  in a workspace of %d files (%d session%s; load average %.1f at the start):\n", largeFiles, runs, plural, l)
+	fmt.Printf("    %-40s %8.2f ms\n", "sequential bash call, median", ms(quantile(seq, 0.5)))
+	fmt.Printf("    %-40s %8.2f ms\n", "the same, the model streaming (median)", ms(quantile(paced, 0.5)))
 	return nil
 }
 
