@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"brig/internal/gitconfig"
+	"brig/internal/safefs"
 	"brig/internal/sensitive"
 )
 
@@ -113,57 +114,147 @@ func validHead(p string) bool {
 // (IsRepositoryShape) whatever their name, and the repositories kept in
 // each git directory's modules/ (recursively) and worktrees/. It does not
 // descend into a git directory's objects, refs and other internals.
+//
+// Every call's grant and the sweep after it search the whole workspace, so
+// the walk lists each directory with getdents alone (safefs.ReadDirents:
+// the type from the listing, a stat only where the file system gives
+// none) and opens each subdirectory from its parent's descriptor without
+// following a link. It visits names in the order filepath.WalkDir would.
 func Repositories(root string) ([]Repository, error) {
-	var out []Repository
-	shapes := map[string]bool{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	fi, err := os.Lstat(root)
+	if err != nil {
+		return nil, err
+	}
+	w := &repoWalk{shapes: map[string]bool{}}
+	if w.consider(root, fi.Name(), fi.Mode().Type()) || !fi.IsDir() {
+		return w.out, nil
+	}
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: root, Err: err}
+	}
+	ents, err := safefs.ReadDirents(fd)
+	if err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "readdirent", Path: root, Err: err}
+	}
+	w.dir(fd, filepath.Clean(root), ents)
+	return w.out, nil
+}
+
+// repoWalk is one Repositories search.
+type repoWalk struct {
+	out    []Repository
+	shapes map[string]bool // directories found to have a repository's shape
+}
+
+// dir visits the entries of the directory open at fd (at path), which it
+// closes. An unreadable subtree is passed over: nothing in it can be
+// granted either.
+func (w *repoWalk) dir(fd int, path string, ents []safefs.Dirent) {
+	defer unix.Close(fd)
+	prefix := path + "/"
+	if path == "/" {
+		prefix = path
+	}
+	for _, e := range ents {
+		typ, ok := direntType(fd, e)
+		if !ok || typ != fs.ModeDir && e.Name != ".git" && e.Name != "HEAD" {
+			continue // the common case, a file of no interest: not even its path is made
+		}
+		p := prefix + e.Name // as filepath.Join: path is clean, and a name holds no slash
+		if w.consider(p, e.Name, typ) || typ != fs.ModeDir {
+			continue
+		}
+		sub, err := unix.Openat(fd, e.Name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			if path == root {
-				return err
-			}
-			return nil // unreadable subtree: nothing in it can be granted either
+			continue
 		}
-		name := d.Name()
-		if name != ".git" && name != "HEAD" && (len(shapes) == 0 || !d.IsDir()) {
-			return nil // the common case: nothing to look at
+		subEnts, err := safefs.ReadDirents(sub)
+		if err != nil {
+			unix.Close(sub)
+			continue
 		}
-		parent := filepath.Dir(path)
-		switch {
-		case name == ".git" && d.IsDir():
-			out = append(out, Repository{GitDir: path, Worktree: parent})
-			out = append(out, kept(path)...)
-			return fs.SkipDir
-		case name == ".git":
-			gitdir := ""
-			if d.Type()&fs.ModeSymlink != 0 {
-				if t, err := filepath.EvalSymlinks(path); err == nil {
-					if fi, err := os.Stat(t); err == nil && fi.IsDir() {
-						gitdir = t
-					}
+		w.dir(sub, p, subEnts)
+	}
+}
+
+// direntType is an entry's type (fs.ModeDir, fs.ModeSymlink, 0 for a
+// regular file …): from the listing, or from a stat of the entry where the
+// listing gave none. ok is false when it is gone.
+func direntType(dirfd int, e safefs.Dirent) (fs.FileMode, bool) {
+	switch e.Type {
+	case unix.DT_DIR:
+		return fs.ModeDir, true
+	case unix.DT_REG:
+		return 0, true
+	case unix.DT_LNK:
+		return fs.ModeSymlink, true
+	case unix.DT_UNKNOWN:
+		var st unix.Stat_t
+		if err := unix.Fstatat(dirfd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return 0, false
+		}
+		return modeType(st.Mode), true
+	}
+	return fs.ModeIrregular, true // a FIFO, a socket, a device: none of them a directory or a link
+}
+
+// modeType is the fs type bits of a stat mode.
+func modeType(m uint32) fs.FileMode {
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return fs.ModeDir
+	case unix.S_IFLNK:
+		return fs.ModeSymlink
+	case unix.S_IFREG:
+		return 0
+	}
+	return fs.ModeIrregular
+}
+
+// consider looks at one entry of the walk (path, named name, of type typ)
+// and reports whether the walk must not descend into it.
+func (w *repoWalk) consider(path, name string, typ fs.FileMode) (skip bool) {
+	isDir := typ == fs.ModeDir
+	if name != ".git" && name != "HEAD" && (len(w.shapes) == 0 || !isDir) {
+		return false // the common case: nothing to look at
+	}
+	parent := filepath.Dir(path)
+	switch {
+	case name == ".git" && isDir:
+		w.out = append(w.out, Repository{GitDir: path, Worktree: parent})
+		w.out = append(w.out, kept(path)...)
+		return true
+	case name == ".git":
+		gitdir := ""
+		if typ == fs.ModeSymlink {
+			if t, err := filepath.EvalSymlinks(path); err == nil {
+				if fi, err := os.Stat(t); err == nil && fi.IsDir() {
+					gitdir = t
 				}
-			} else {
-				gitdir = readGitdirFile(path)
 			}
-			r := Repository{GitDir: gitdir, Worktree: parent, DotGit: path}
-			if gitdir == "" {
-				r.GitDir = path // names nothing (yet): the entry itself is what matters
-			}
-			out = append(out, r)
-			if gitdir != "" {
-				out = append(out, kept(gitdir)...)
-			}
-		case name == "HEAD" && !d.IsDir() && filepath.Base(parent) != ".git" && !shapes[parent]:
-			if IsRepositoryShape(parent) {
-				shapes[parent] = true
-				out = append(out, Repository{GitDir: parent})
-				out = append(out, kept(parent)...)
-			}
-		case d.IsDir() && shapes[parent] && gitInternals[name]:
-			return fs.SkipDir
+		} else {
+			gitdir = readGitdirFile(path)
 		}
-		return nil
-	})
-	return out, err
+		r := Repository{GitDir: gitdir, Worktree: parent, DotGit: path}
+		if gitdir == "" {
+			r.GitDir = path // names nothing (yet): the entry itself is what matters
+		}
+		w.out = append(w.out, r)
+		if gitdir != "" {
+			w.out = append(w.out, kept(gitdir)...)
+		}
+	case name == "HEAD" && !isDir && filepath.Base(parent) != ".git" && !w.shapes[parent]:
+		if IsRepositoryShape(parent) {
+			w.shapes[parent] = true
+			w.out = append(w.out, Repository{GitDir: parent})
+			w.out = append(w.out, kept(parent)...)
+		}
+	case isDir && w.shapes[parent] && gitInternals[name]:
+		return true
+	}
+	return false
 }
 
 // kept lists the repositories kept inside a git directory: each entry of

@@ -1,9 +1,7 @@
 package checkpoint
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"brig/internal/safefs"
 )
 
 // racyWindow: a file whose status changed this close to the start of a
@@ -504,7 +504,7 @@ func (wk *walker) dir(fd, parentfd int, at place, e *Entry, st *unix.Stat_t, par
 		wk.unwatched.Store(true)
 	}
 	at.key = key
-	ents, err := readDirents(fd)
+	ents, err := safefs.ReadDirents(fd)
 	if err != nil {
 		wk.excluded(e, at, "unreadable: "+errText(err), FlagUnreadable)
 		return nil
@@ -513,9 +513,9 @@ func (wk *walker) dir(fd, parentfd int, at place, e *Entry, st *unix.Stat_t, par
 	var ups []cached
 	var wg sync.WaitGroup
 	for i, de := range ents {
-		pe := prev.find(de.name)
+		pe := prev.find(de.Name)
 		// A subdirectory another goroutine can take: hand it over.
-		if de.typ == unix.DT_DIR && len(wk.sem) < cap(wk.sem) {
+		if de.Type == unix.DT_DIR && len(wk.sem) < cap(wk.sem) {
 			select {
 			case wk.sem <- struct{}{}:
 				wg.Add(1)
@@ -523,7 +523,7 @@ func (wk *walker) dir(fd, parentfd int, at place, e *Entry, st *unix.Stat_t, par
 					defer wg.Done()
 					defer func() { <-wk.sem }()
 					var sub []cached
-					ce, err := wk.entry(fd, at, de.name, de.typ, st.Dev, &sub, false, pe)
+					ce, err := wk.entry(fd, at, de.Name, de.Type, st.Dev, &sub, false, pe)
 					wk.mu.Lock()
 					wk.updates = append(wk.updates, sub...)
 					if err != nil && wk.err == nil {
@@ -536,7 +536,7 @@ func (wk *walker) dir(fd, parentfd int, at place, e *Entry, st *unix.Stat_t, par
 			default:
 			}
 		}
-		ce, err := wk.entry(fd, at, de.name, de.typ, st.Dev, &ups, false, pe)
+		ce, err := wk.entry(fd, at, de.Name, de.Type, st.Dev, &ups, false, pe)
 		if err != nil {
 			wg.Wait()
 			return err
@@ -560,56 +560,6 @@ func (wk *walker) dir(fd, parentfd int, at place, e *Entry, st *unix.Stat_t, par
 	}
 	e.Hash = h
 	return nil
-}
-
-// dirent is one name of a directory listing with its type hint.
-type dirent struct {
-	name string
-	typ  uint8
-}
-
-var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// readDirents lists the directory open at fd (without . and ..), sorted
-// by name, straight from getdents64: no stat, no per-entry allocation but
-// the name.
-func readDirents(fd int) ([]dirent, error) {
-	bp := direntBufs.Get().(*[]byte)
-	defer direntBufs.Put(bp)
-	buf := *bp
-	var out []dirent
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n <= 0 {
-			break
-		}
-		for off := 0; off < n; {
-			// struct linux_dirent64: ino u64, off s64, reclen u16,
-			// type u8, name (NUL-terminated).
-			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
-			if reclen == 0 || off+reclen > n {
-				return nil, errors.New("a malformed directory listing")
-			}
-			typ := buf[off+18]
-			name := buf[off+19 : off+reclen]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			off += reclen
-			if len(name) == 0 || string(name) == "." || string(name) == ".." {
-				continue
-			}
-			out = append(out, dirent{name: string(name), typ: typ})
-		}
-	}
-	slices.SortFunc(out, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
-	return out, nil
 }
 
 // seed fills the stat cache for root from the latest journalled snapshot
