@@ -721,3 +721,51 @@ func TestLastEventReadsTheJournalBackwards(t *testing.T) {
 		t.Errorf("the damaged line at byte %d: %v", second, err)
 	}
 }
+
+// TestAfterLater: the snapshot after a call taken in the background gives
+// the change set After gives, and a snapshot asked for once AfterLater
+// has returned (the next call's) comes after it in the journal, though
+// the walk may still be running: the lock is taken before AfterLater
+// returns.
+func TestAfterLater(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	ctx := context.Background()
+	p, err := r.store.Before(ctx, "s1", "c1", "bash", []string{r.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.ws, "new.txt"), []byte("made by c1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wait := p.AfterLater(ctx)
+	next, err := r.store.Before(ctx, "s1", "c2", "bash", []string{r.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.Created != 1 || cs.Files() != 1 {
+		t.Fatalf("the change set of c1: %+v", cs)
+	}
+	if _, err := next.After(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := r.store.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, e := range evs {
+		order = append(order, e.Call+" "+string(e.Kind))
+	}
+	want := []string{"c1 " + string(EventBefore), "c1 " + string(EventAfter), "c2 " + string(EventBefore), "c2 " + string(EventAfter)}
+	if !slices.Equal(order, want) {
+		t.Fatalf("journal %v, want %v", order, want)
+	}
+	if c2 := evs[3].Changes; c2 == nil || c2.Files() != 0 {
+		t.Fatalf("c2 was charged with c1's change: %+v", c2)
+	}
+}

@@ -79,8 +79,37 @@ func (s *Store) Before(ctx context.Context, session, call, tool string, roots []
 // journals it with the change set and returns the change set. Call it
 // whether or not the call succeeded.
 func (p *Pending) After(ctx context.Context) (*ChangeSet, error) {
+	p.s.mu.Lock()
+	return p.after(ctx)
+}
+
+// AfterLater is After with the walk off the caller's way: it takes the
+// store's lock now — no snapshot asked for after it returns (the next
+// call's Before, an undo) can come first — and walks in the background;
+// the function it returns waits for the change set. The walk of a large
+// workspace (tens of milliseconds at 10,000 files) then overlaps what the
+// caller does next, such as sending the call's result to the model.
+func (p *Pending) AfterLater(ctx context.Context) func() (*ChangeSet, error) {
+	p.s.mu.Lock()
+	done := make(chan struct{})
+	var (
+		cs  *ChangeSet
+		err error
+	)
+	go func() {
+		defer close(done)
+		cs, err = p.after(ctx)
+	}()
+	return func() (*ChangeSet, error) {
+		<-done
+		return cs, err
+	}
+}
+
+// after is After with the store's mutex already held; it releases it.
+func (p *Pending) after(ctx context.Context) (*ChangeSet, error) {
 	var cs *ChangeSet
-	err := p.s.locked(ctx, func() error {
+	err := p.s.lockedHeld(ctx, func() error {
 		_, err := p.s.commitSnapshot(ctx, p.roots, false, func(sn *Snapshot) []Event {
 			_, c, derr := p.s.diff(p.before, sn)
 			if derr != nil {

@@ -147,6 +147,12 @@ func (s *Store) Close() error {
 // locked runs fn holding the store's mutex and its cross-process lock.
 func (s *Store) locked(ctx context.Context, fn func() error) error {
 	s.mu.Lock()
+	return s.lockedHeld(ctx, fn)
+}
+
+// lockedHeld is locked for a caller that already holds the mutex (taken
+// on another goroutine: AfterLater); it releases it.
+func (s *Store) lockedHeld(ctx context.Context, fn func() error) error {
 	defer s.mu.Unlock()
 	if s.lock == nil {
 		return errors.New("checkpoint store is closed")
