@@ -96,6 +96,10 @@ type Outcome struct {
 	// Err is an infrastructure failure (the jail could not run the call);
 	// Result then says so to the model as an error.
 	Err error
+
+	// after waits for the snapshot after the call (checkpoint AfterLater),
+	// between execute and ExecuteLater's completion; nil when none was taken.
+	after func() (*checkpoint.ChangeSet, error)
 }
 
 // Executor runs the model's tool calls: the registry checks them, the
@@ -136,15 +140,43 @@ func (e *Executor) Plan() tools.Plan {
 // Execute runs one tool call. Command output is copied to out as it
 // arrives when out is not nil (the UI shows it live).
 func (e *Executor) Execute(ctx context.Context, id, name string, args json.RawMessage, out io.Writer) Outcome {
+	_, complete := e.ExecuteLater(ctx, id, name, args, out)
+	return complete()
+}
+
+// ExecuteLater runs one call like Execute, but returns as soon as the call
+// itself has ended, with what the model is told (the Result, the verdict,
+// the grant); complete waits for the rest — the snapshot of what the call
+// changed, walked in the background, and the call's audit record, written
+// once it has its change set — and returns the whole Outcome. The next
+// call's snapshot waits for this one's (the checkpoint store's lock is
+// taken before ExecuteLater returns), so a call's result can go to the
+// model while the walk of a large workspace goes on.
+func (e *Executor) ExecuteLater(ctx context.Context, id, name string, args json.RawMessage, out io.Writer) (o Outcome, complete func() Outcome) {
 	start := time.Now()
-	o := e.execute(ctx, id, name, args, out)
+	o = e.execute(ctx, id, name, args, out)
 	o.Duration = time.Since(start)
 	if o.Err != nil {
 		e.logger().Error("tool call failed to run", "tool", name, "id", id, "err", o.Err)
 		o.Result = tools.Result{Text: fmt.Sprintf("brig could not run this call: %v", o.Err), IsError: true}
 	}
-	o.Audit = e.auditCall(context.WithoutCancel(ctx), id, name, args, &o)
-	return o
+	after := o.after
+	o.after = nil
+	done := make(chan Outcome, 1)
+	go func() {
+		full := o
+		if after != nil {
+			cs, err := after()
+			if err != nil {
+				e.logger().Warn("could not take the snapshot after a call; its change set is unknown", "tool", name, "id", id, "err", err)
+			} else {
+				full.Changes = cs
+			}
+		}
+		full.Audit = e.auditCall(context.WithoutCancel(ctx), id, name, args, &full)
+		done <- full
+	}()
+	return o, sync.OnceValue(func() Outcome { return <-done })
 }
 
 func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMessage, out io.Writer) (o Outcome) {
@@ -275,15 +307,9 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 			stdio.BeforeTool = before
 		}
 		defer func() {
-			if cp == nil {
-				return
+			if cp != nil {
+				o.after = cp.AfterLater(context.WithoutCancel(ctx)) // ExecuteLater waits for it
 			}
-			cs, err := cp.After(context.WithoutCancel(ctx))
-			if err != nil {
-				e.logger().Warn("could not take the snapshot after a call; its change set is unknown", "tool", name, "id", id, "err", err)
-				return
-			}
-			o.Changes = cs
 		}()
 	}
 	var (

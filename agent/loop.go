@@ -139,6 +139,9 @@ type Agent struct {
 	lastContext, lastLen int
 	compactions          int
 	notes                []string // for the model, sent with the next user turn (see Note)
+	// ends is closed once the EventToolEnd of the last call started so
+	// far has been emitted (endLater); nil before any.
+	ends chan struct{}
 }
 
 // New starts an agent with a history (empty for a new session, the saved
@@ -179,8 +182,56 @@ func (a *Agent) Totals() (provider.Usage, float64) {
 }
 
 func (a *Agent) emit(ev Event) {
-	if a.cfg.Emit != nil {
-		a.cfg.Emit(ev)
+	if a.cfg.Emit == nil {
+		return
+	}
+	if ev.afterCalls() {
+		a.settle() // the calls' ends first, in the order the calls came
+	}
+	a.cfg.Emit(ev)
+}
+
+// afterCalls reports whether ev tells of something that follows the calls
+// run so far — the model's next answer, a notice, usage — rather than of a
+// call (its start, output, end) or of the results going back.
+func (ev Event) afterCalls() bool {
+	switch ev.Kind {
+	case EventToolStart, EventToolOutput, EventToolEnd:
+		return false
+	case EventMessage:
+		return ev.Message == nil || ev.Message.Role != provider.User
+	}
+	return true
+}
+
+// endLater emits a call's EventToolEnd once complete has returned it,
+// after the ends of the calls before it. A call's change set and audit
+// record (Executor.ExecuteLater) are made while its result goes back to
+// the model; the end, which carries them, follows.
+func (a *Agent) endLater(u provider.ToolUse, complete func() Outcome) {
+	done := make(chan struct{})
+	a.mu.Lock()
+	prev := a.ends
+	a.ends = done
+	a.mu.Unlock()
+	go func() {
+		defer close(done)
+		o := complete()
+		if prev != nil {
+			<-prev
+		}
+		a.emit(Event{Kind: EventToolEnd, Tool: &ToolEvent{ID: u.ID, Name: u.Name, Args: u.Input, Outcome: &o}})
+	}()
+}
+
+// settle waits until the EventToolEnd of every call started so far has
+// been emitted.
+func (a *Agent) settle() {
+	a.mu.Lock()
+	ends := a.ends
+	a.mu.Unlock()
+	if ends != nil {
+		<-ends
 	}
 }
 
@@ -230,6 +281,7 @@ func (a *Agent) addAsync(ctx context.Context, m provider.Message, async bool) fu
 // provider-valid: every tool_use has exactly one tool_result, and the
 // user's message is never lost.
 func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, error) {
+	defer a.settle() // every call's end is out when the turn is
 	var tr TurnResult
 	if err := a.answerDangling(ctx); err != nil {
 		return tr, err
@@ -541,6 +593,7 @@ func (a *Agent) runTool(ctx context.Context, u provider.ToolUse) provider.Block 
 	te := &ToolEvent{ID: u.ID, Name: u.Name, Args: u.Input}
 	a.emit(Event{Kind: EventToolStart, Tool: te})
 	var o Outcome
+	complete := func() Outcome { return o }
 	switch {
 	case u.Incomplete:
 		o.Result = tools.Result{Text: "not run: the call's arguments were cut off", IsError: true}
@@ -549,9 +602,9 @@ func (a *Agent) runTool(ctx context.Context, u provider.ToolUse) provider.Block 
 	case a.cfg.Executor == nil:
 		o.Result = tools.Result{Text: "no tools are available in this session", IsError: true}
 	default:
-		o = a.cfg.Executor.Execute(ctx, u.ID, u.Name, u.Input, a.outputTo(u.ID))
+		o, complete = a.cfg.Executor.ExecuteLater(ctx, u.ID, u.Name, u.Input, a.outputTo(u.ID))
 	}
-	a.emit(Event{Kind: EventToolEnd, Tool: &ToolEvent{ID: u.ID, Name: u.Name, Args: u.Input, Outcome: &o}})
+	a.endLater(u, complete)
 	return resultBlock(u.ID, o.Result)
 }
 

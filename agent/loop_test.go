@@ -18,12 +18,15 @@ import (
 	"brig/agent/provider/anthropic"
 	"brig/agent/provider/openai"
 	"brig/agent/provider/openaichat"
+	"brig/internal/auditlog"
 	"brig/internal/credentials"
 	"brig/jail"
 	"brig/policy"
 	"brig/supervisor"
 	"brig/test/fakeprovider"
 	"brig/tools"
+
+	"golang.org/x/sys/unix"
 )
 
 // wires builds a client of each wire format for a fake provider.
@@ -583,5 +586,94 @@ func TestLoopBatchesManyReadsInChunks(t *testing.T) {
 	}
 	if got != n {
 		t.Errorf("%d of %d calls read the file", got, n)
+	}
+}
+
+// lockingRunner takes the checkpoint store's cross-process lock as a call
+// ends (after its snapshot before, before its snapshot after), and keeps
+// it until released.
+type lockingRunner struct {
+	Runner
+	lock     string // the store's lock file
+	held     chan struct{}
+	released chan struct{}
+}
+
+func (r *lockingRunner) Run(ctx context.Context, spec jail.Spec, inv jail.Invocation, stdio supervisor.IO) (jail.Result, error) {
+	res, err := r.Runner.Run(ctx, spec, inv, stdio)
+	f, ferr := os.OpenFile(r.lock, os.O_RDWR, 0)
+	if ferr != nil {
+		return res, ferr
+	}
+	if ferr := unix.Flock(int(f.Fd()), unix.LOCK_EX); ferr != nil {
+		return res, ferr
+	}
+	close(r.held)
+	go func() {
+		<-r.released
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}()
+	return res, err
+}
+
+// TestLoopSendsResultsBeforeTheSnapshotAfter: a call's result goes to the
+// model while its snapshot after is still to be taken (it waits here on
+// the store's lock, held by the test), and its end — with the change set
+// and the audit record — is emitted before anything of the next answer,
+// and before Run returns.
+func TestLoopSendsResultsBeforeTheSnapshotAfter(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	store, log := withUndo(t, e)
+	lr := &lockingRunner{Runner: e.ex.Runner, lock: filepath.Join(store.Dir(), "lock"), held: make(chan struct{}), released: make(chan struct{})}
+	e.ex.Runner = lr
+	srv := startFake(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("bash", `{"command":"echo made > made.txt"}`)}},
+		fakeprovider.Turn{Text: "done"},
+	)
+	var evs events
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex, Emit: evs.add}, nil)
+	ran := make(chan error, 1)
+	go func() {
+		_, err := a.Run(context.Background(), userText("make it"))
+		ran <- err
+	}()
+	<-lr.held
+	// The second request leaves with the lock still held: the result did
+	// not wait for the snapshot after.
+	for deadline := time.Now().Add(time.Minute); len(srv.Requests()) < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			close(lr.released)
+			t.Fatal("the result did not go to the model while the snapshot after waited")
+		}
+	}
+	if ends := evs.kinds(EventToolEnd); len(ends) != 0 {
+		t.Errorf("the call's end was emitted before its snapshot after: %+v", ends[0].Tool.Outcome)
+	}
+	close(lr.released)
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	// The order of the events: the call's end, then the answer's text.
+	var order []EventKind
+	var end *Outcome
+	for _, ev := range evs.all {
+		switch ev.Kind {
+		case EventToolEnd:
+			end = ev.Tool.Outcome
+			order = append(order, ev.Kind)
+		case EventText:
+			order = append(order, ev.Kind)
+		}
+	}
+	if len(order) < 2 || order[0] != EventToolEnd || order[1] != EventText {
+		t.Fatalf("events %v, want the call's end before the answer's text", order)
+	}
+	if end.Changes == nil || end.Changes.Created != 1 || end.Audit == nil {
+		t.Fatalf("the call's end lacks its change set or audit record: changes %+v, audit %+v", end.Changes, end.Audit)
+	}
+	n := 0
+	if err := log.Records(func(auditlog.Record) error { n++; return nil }); err != nil || n != 1 {
+		t.Fatalf("audit records when Run returned: %d (%v), want 1", n, err)
 	}
 }
