@@ -4,6 +4,7 @@ import (
 	"brig/internal/checkpoint/treetest"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -17,6 +18,8 @@ import (
 
 	"brig/test/fakeprovider"
 	"brig/test/scenario"
+
+	"golang.org/x/sys/unix"
 )
 
 // messyWorkspace fills the workspace with what the scenario damages: a
@@ -410,5 +413,90 @@ func TestAuditTrustAndMode(t *testing.T) {
 	}
 	if r = e.run(t, "log", "verify"); r.code != 0 || !strings.Contains(r.stdout, "intact: 3 records") {
 		t.Fatalf("verify: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TestCrashWhileTheSnapshotAfterIsTaken: brig is SIGKILLed after a call
+// has ended and its result has gone to the model, while the snapshot of
+// what the call changed is still to be taken (it waits here on the
+// checkpoint store's lock, which the test holds). The session kept the
+// result (the model gets it again on --continue), undo puts back what the
+// call did, the audit log verifies — and the call has no record in it: the
+// moment the README names ("The audit log").
+func TestCrashWhileTheSnapshotAfterIsTaken(t *testing.T) {
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{scenario.Bash("echo made > made.txt && until [ -e release ]; do sleep 0.01; done && echo call-output-8d2f")}},
+		fakeprovider.Turn{Text: "never shown"},
+	)
+	c := e.cmd(append(modelArgs("anthropic"), "-p", "x", "--mode", "auto", "--yes")...)
+	c.Stdout, c.Stderr = io.Discard, io.Discard
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	defer func() {
+		if !killed {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); !ok(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+		}
+	}
+	// The call runs: its snapshot before is taken, and the store unlocked.
+	waitFor("the call never started", func() bool { _, err := os.Stat(e.ws + "/made.txt"); return err == nil })
+	locks, _ := filepath.Glob(e.home + "/.local/state/brig/checkpoints/*/lock")
+	if len(locks) != 1 {
+		t.Fatalf("checkpoint store locks: %v", locks)
+	}
+	lock, err := os.OpenFile(locks[0], os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.ws+"/release", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The result reaches the model while the snapshot after waits.
+	waitFor("the result never went to the model", func() bool { return len(e.srv.Requests()) >= 2 })
+	if !bytes.Contains(e.srv.Requests()[1].Body, []byte("call-output-8d2f")) {
+		t.Fatalf("the second request lacks the call's output:\n%s", e.srv.Requests()[1].Body)
+	}
+	c.Process.Kill()
+	c.Wait()
+	killed = true
+	unix.Flock(int(lock.Fd()), unix.LOCK_UN)
+
+	if r := e.run(t, "changes"); !strings.Contains(r.stdout, "brig stopped before it finished") {
+		t.Fatalf("brig changes after the crash:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if r := e.run(t, "log", "verify"); r.code != 0 {
+		t.Fatalf("log verify after the crash: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := e.run(t, "log", "--json"); r.code != 0 || strings.Contains(r.stdout, "until [ -e release ]") {
+		t.Fatalf("the killed call has a record after all (update the README and this test):\n%s", r.stdout)
+	}
+	// Resuming sends the saved result again, and the history is valid.
+	e.srv.SetScript(fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "resumed"}}})
+	if r := e.run(t, append(modelArgs("anthropic"), "-c", "-p", "go on")...); r.code != 0 || !strings.Contains(r.stdout, "resumed") {
+		t.Fatalf("continue: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	reqs := e.srv.Requests()
+	if last := reqs[len(reqs)-1]; last.Reject != "" || !bytes.Contains(last.Body, []byte("call-output-8d2f")) {
+		t.Fatalf("the resumed request (refused: %q) lacks the saved result", last.Reject)
+	}
+	if r := e.run(t, "undo"); r.code != 0 {
+		t.Fatalf("undo after the crash: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(e.ws + "/made.txt"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("undo left what the call made: %v", err)
 	}
 }
