@@ -302,7 +302,9 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 			return beforeErr
 		}
 		if slot.open() {
-			before() // a batch has no hook; its calls write nothing, so none gets here
+			// A batch has no hook (its calls write nothing, so none gets
+			// here); beforeErr below says if this failed.
+			_ = before()
 		} else {
 			stdio.BeforeTool = before
 		}
