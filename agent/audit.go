@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"brig/agent/provider"
 	"brig/internal/auditlog"
 	"brig/internal/checkpoint"
 	"brig/jail"
@@ -73,6 +74,39 @@ func (e *Executor) auditUnfinished(ctx context.Context, id, name string, args js
 		Error: "brig stopped before this call finished (found when the session was resumed); how it was decided and what it did were not recorded"}
 	if _, err := e.Audit.Append(ctx, auditlog.Record{Kind: auditlog.KindCall, Session: e.Session, Workspace: e.Policy.Places.Workspace, Call: c}); err != nil {
 		e.logger().Warn("could not write the audit record of an unfinished call", "id", id, "err", err)
+	}
+}
+
+// auditUnrecorded writes the records a crash left out: brig was killed
+// after the results of calls had been saved (they go back to the model as
+// soon as each call ends) and before their audit records were written
+// (ExecuteLater writes them once the snapshot after the call is taken).
+// uses are the calls whose saved results came from Execute; those that
+// have no record of this session in the log get one now, saying so.
+func (e *Executor) auditUnrecorded(ctx context.Context, uses []provider.ToolUse) {
+	if e.Audit == nil || len(uses) == 0 {
+		return
+	}
+	recorded := map[string]bool{}
+	err := e.Audit.Records(func(r auditlog.Record) error {
+		if r.Kind == auditlog.KindCall && r.Session == e.Session && r.Call != nil {
+			recorded[r.Call.ID] = true
+		}
+		return nil
+	})
+	if err != nil {
+		e.logger().Warn("could not read the audit log for the records of the last calls", "err", err)
+		return
+	}
+	for _, u := range uses {
+		if recorded[u.ID] {
+			continue
+		}
+		c := &auditlog.Call{ID: u.ID, Tool: u.Name, Args: auditlog.RedactArgs(u.Input), IsError: true,
+			Error: "brig stopped after this call's result was saved and before its record was written (found when the session was resumed); what it changed is in brig changes, how it was decided was not recorded"}
+		if _, err := e.Audit.Append(ctx, auditlog.Record{Kind: auditlog.KindCall, Session: e.Session, Workspace: e.Policy.Places.Workspace, Call: c}); err != nil {
+			e.logger().Warn("could not write the audit record of a call whose record a crash left out", "id", u.ID, "err", err)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"brig/agent/provider"
@@ -142,6 +143,9 @@ type Agent struct {
 	// ends is closed once the EventToolEnd of the last call started so
 	// far has been emitted (endLater); nil before any.
 	ends chan struct{}
+	// recordsChecked: the history this agent started from was checked for
+	// calls a crash left without an audit record (recordsAfterCrash).
+	recordsChecked bool
 }
 
 // New starts an agent with a history (empty for a new session, the saved
@@ -283,6 +287,7 @@ func (a *Agent) addAsync(ctx context.Context, m provider.Message, async bool) fu
 func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, error) {
 	defer a.settle() // every call's end is out when the turn is
 	var tr TurnResult
+	a.recordsAfterCrash(ctx)
 	if err := a.answerDangling(ctx); err != nil {
 		return tr, err
 	}
@@ -381,6 +386,57 @@ func (a *Agent) fits(user []provider.Block) error {
 		return nil
 	}
 	return fmt.Errorf("the message is about %d tokens (with brig's instructions), more than the %d-token context window of %s; nothing was sent. Send less (one file, or a narrower diff), or use a model with a larger window", need, window, a.cfg.Model.ID)
+}
+
+// recordsAfterCrash, once per agent, looks at a history that ends with
+// the saved results of the last answer's calls (a resumed session whose
+// turn was cut short): each call that ran must have an audit record, and
+// a crash between a result being saved and its record (written once the
+// snapshot after the call is taken: ExecuteLater) leaves one out, which
+// Executor.auditUnrecorded writes now. Calls answered "not run: …" never
+// reached the executor and have none.
+func (a *Agent) recordsAfterCrash(ctx context.Context) {
+	a.mu.Lock()
+	checked := a.recordsChecked
+	a.recordsChecked = true
+	n := len(a.history)
+	var answer, results provider.Message
+	ended := n >= 2 && a.history[n-2].Role == provider.Assistant && a.history[n-1].Role == provider.User
+	if ended {
+		answer, results = a.history[n-2], a.history[n-1]
+	}
+	a.mu.Unlock()
+	if checked || !ended || a.cfg.Executor == nil {
+		return
+	}
+	ran := map[string]bool{}
+	for _, b := range results.Content {
+		if r := b.ToolResult; b.Type == provider.BlockToolResult && r != nil && !(r.IsError && strings.HasPrefix(resultText(r), notRunPrefix)) {
+			ran[r.ToolUseID] = true
+		}
+	}
+	var uses []provider.ToolUse
+	for _, u := range answer.ToolUses() {
+		if ran[u.ID] {
+			uses = append(uses, u)
+		}
+	}
+	a.cfg.Executor.auditUnrecorded(context.WithoutCancel(ctx), uses)
+}
+
+// notRunPrefix begins the result of every call the loop answers without
+// running it (cut off, interrupted, over the limit per answer).
+const notRunPrefix = "not run: "
+
+// resultText is the text of a tool result.
+func resultText(r *provider.ToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if c.Type == provider.BlockText {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
 }
 
 // answerDangling answers the tool calls of a last assistant message that
@@ -522,14 +578,14 @@ func (a *Agent) runTools(ctx context.Context, uses []provider.ToolUse, cut bool)
 	results := make([]provider.Block, len(uses))
 	if cut {
 		for i, u := range uses {
-			results[i] = provider.ToolResultBlock(u.ID, "not run: your response was cut off by the output limit (max_tokens) before it was complete. Make smaller tool calls (write large files in parts).", true)
+			results[i] = provider.ToolResultBlock(u.ID, notRunPrefix+"your response was cut off by the output limit (max_tokens) before it was complete. Make smaller tool calls (write large files in parts).", true)
 		}
 		a.emit(Event{Kind: EventNotice, Text: "the answer was cut by the output limit; its tool calls were not run"})
 		return results
 	}
 	if limit := a.cfg.MaxToolCalls; len(uses) > limit {
 		for i := limit; i < len(uses); i++ {
-			results[i] = provider.ToolResultBlock(uses[i].ID, fmt.Sprintf("not run: brig runs at most %d tool calls per answer and this one had %d (the first %d ran); ask again, fewer at a time, for the calls still needed", limit, len(uses), limit), true)
+			results[i] = provider.ToolResultBlock(uses[i].ID, fmt.Sprintf(notRunPrefix+"brig runs at most %d tool calls per answer and this one had %d (the first %d ran); ask again, fewer at a time, for the calls still needed", limit, len(uses), limit), true)
 		}
 		a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("the model asked for %d tool calls in one answer; the first %d ran (the limit per answer), the other %d were answered as not run", len(uses), limit, len(uses)-limit)})
 		uses = uses[:limit]
@@ -596,9 +652,9 @@ func (a *Agent) runTool(ctx context.Context, u provider.ToolUse) provider.Block 
 	complete := func() Outcome { return o }
 	switch {
 	case u.Incomplete:
-		o.Result = tools.Result{Text: "not run: the call's arguments were cut off", IsError: true}
+		o.Result = tools.Result{Text: notRunPrefix + "the call's arguments were cut off", IsError: true}
 	case ctx.Err() != nil:
-		o.Result = tools.Result{Text: "not run: interrupted by the user", IsError: true}
+		o.Result = tools.Result{Text: notRunPrefix + "interrupted by the user", IsError: true}
 	case a.cfg.Executor == nil:
 		o.Result = tools.Result{Text: "no tools are available in this session", IsError: true}
 	default:

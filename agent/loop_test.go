@@ -677,3 +677,60 @@ func TestLoopSendsResultsBeforeTheSnapshotAfter(t *testing.T) {
 		t.Fatalf("audit records when Run returned: %d (%v), want 1", n, err)
 	}
 }
+
+// TestResumeRecordsCallsACrashLeftUnrecorded: a resumed history that ends
+// with the saved results of the last answer's calls gets, at its first
+// turn, an audit record for each call that ran and has none in this
+// session (a crash came between its result and its record) — not for a
+// call with its record, not for one answered "not run", not twice.
+func TestResumeRecordsCallsACrashLeftUnrecorded(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	_, log := withUndo(t, e)
+	ctx := context.Background()
+	write := func(session, id string) {
+		t.Helper()
+		if _, err := log.Append(ctx, auditlog.Record{Kind: auditlog.KindCall, Session: session, Call: &auditlog.Call{ID: id, Tool: "bash"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(e.ex.Session, "c1") // recorded before the crash
+	write("another-session", "c2")
+	use := func(id string) provider.Block {
+		return provider.Block{Type: provider.BlockToolUse, ToolUse: &provider.ToolUse{ID: id, Name: "bash", Input: json.RawMessage(`{"command":"echo ` + id + `"}`)}}
+	}
+	history := []provider.Message{
+		{Role: provider.User, Content: userText("do three things")},
+		{Role: provider.Assistant, Content: []provider.Block{use("c1"), use("c2"), use("c3")}},
+		{Role: provider.User, Content: []provider.Block{
+			provider.ToolResultBlock("c1", "c1", false),
+			provider.ToolResultBlock("c2", "c2", false),
+			provider.ToolResultBlock("c3", notRunPrefix+"interrupted by the user", true),
+		}},
+	}
+	srv := startFake(t, fakeprovider.Turn{Text: "resumed"}, fakeprovider.Turn{Text: "again"})
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex}, history)
+	for range 2 {
+		if _, err := a.Run(ctx, userText("go on")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := map[string]int{}
+	var c2 *auditlog.Call
+	if err := log.Records(func(r auditlog.Record) error {
+		if r.Session == e.ex.Session && r.Call != nil {
+			count[r.Call.ID]++
+			if r.Call.ID == "c2" {
+				c2 = r.Call
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if count["c1"] != 1 || count["c2"] != 1 || count["c3"] != 0 {
+		t.Fatalf("records of this session by call: %v, want c1 1, c2 1, c3 0", count)
+	}
+	if !strings.Contains(c2.Error, "before its record was written") || !strings.Contains(string(c2.Args), "echo c2") {
+		t.Fatalf("the record written for c2: %+v", c2)
+	}
+}

@@ -421,8 +421,9 @@ func TestAuditTrustAndMode(t *testing.T) {
 // what the call changed is still to be taken (it waits here on the
 // checkpoint store's lock, which the test holds). The session kept the
 // result (the model gets it again on --continue), undo puts back what the
-// call did, the audit log verifies — and the call has no record in it: the
-// moment the README names ("The audit log").
+// call did, the audit log verifies; the call has no record in it until the
+// session is resumed, which writes one saying what happened (README, "The
+// audit log").
 func TestCrashWhileTheSnapshotAfterIsTaken(t *testing.T) {
 	e := newEnv(t, "anthropic",
 		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{scenario.Bash("echo made > made.txt && until [ -e release ]; do sleep 0.01; done && echo call-output-8d2f")}},
@@ -482,7 +483,7 @@ func TestCrashWhileTheSnapshotAfterIsTaken(t *testing.T) {
 		t.Fatalf("log verify after the crash: exit %d\n%s", r.code, r.stdout)
 	}
 	if r := e.run(t, "log", "--json"); r.code != 0 || strings.Contains(r.stdout, "until [ -e release ]") {
-		t.Fatalf("the killed call has a record after all (update the README and this test):\n%s", r.stdout)
+		t.Fatalf("the killed call has a record before the resume (update the README and this test):\n%s", r.stdout)
 	}
 	// Resuming sends the saved result again, and the history is valid.
 	e.srv.SetScript(fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "resumed"}}})
@@ -492,6 +493,14 @@ func TestCrashWhileTheSnapshotAfterIsTaken(t *testing.T) {
 	reqs := e.srv.Requests()
 	if last := reqs[len(reqs)-1]; last.Reject != "" || !bytes.Contains(last.Body, []byte("call-output-8d2f")) {
 		t.Fatalf("the resumed request (refused: %q) lacks the saved result", last.Reject)
+	}
+	// The resume wrote the record the crash left out, once, and the chain holds.
+	r := e.run(t, "log", "--json")
+	if strings.Count(r.stdout, "until [ -e release ]") != 1 || !strings.Contains(r.stdout, "before its record was written") {
+		t.Fatalf("the log after the resume:\n%s", r.stdout)
+	}
+	if r := e.run(t, "log", "verify"); r.code != 0 {
+		t.Fatalf("log verify after the resume: exit %d\n%s", r.code, r.stdout)
 	}
 	if r := e.run(t, "undo"); r.code != 0 {
 		t.Fatalf("undo after the crash: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
