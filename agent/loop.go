@@ -411,7 +411,7 @@ func (a *Agent) recordsAfterCrash(ctx context.Context) {
 	}
 	ran := map[string]bool{}
 	for _, b := range results.Content {
-		if r := b.ToolResult; b.Type == provider.BlockToolResult && r != nil && !(r.IsError && strings.HasPrefix(resultText(r), notRunPrefix)) {
+		if r := b.ToolResult; b.Type == provider.BlockToolResult && r != nil && !notRun(r) {
 			ran[r.ToolUseID] = true
 		}
 	}
@@ -428,15 +428,10 @@ func (a *Agent) recordsAfterCrash(ctx context.Context) {
 // running it (cut off, interrupted, over the limit per answer).
 const notRunPrefix = "not run: "
 
-// resultText is the text of a tool result.
-func resultText(r *provider.ToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if c.Type == provider.BlockText {
-			b.WriteString(c.Text)
-		}
-	}
-	return b.String()
+// notRun reports whether r is the loop's answer to a call it did not run
+// (an error whose text, its first block, starts with notRunPrefix).
+func notRun(r *provider.ToolResult) bool {
+	return r.IsError && len(r.Content) > 0 && r.Content[0].Type == provider.BlockText && strings.HasPrefix(r.Content[0].Text, notRunPrefix)
 }
 
 // answerDangling answers the tool calls of a last assistant message that
