@@ -35,6 +35,8 @@ type Endpoint struct {
 	DecodeError func(body []byte) (typ, msg string)
 	// Parse reads the response stream.
 	Parse func(ctx context.Context, r io.Reader, emit func(provider.Event) error) (provider.Response, error)
+
+	finished func() // tests: called when a finished stream's body is closed
 }
 
 // Stream posts body and parses the streamed answer, retrying what the
@@ -45,7 +47,14 @@ func (e *Endpoint) Stream(ctx context.Context, model string, body []byte, emit f
 		if err != nil {
 			return provider.Response{}, provider.NetworkError(ctx, e.Provider, e.Base, err)
 		}
-		defer resp.Body.Close()
+		parsed := false
+		defer func() {
+			if parsed {
+				go finish(resp.Body, e.finished)
+			} else {
+				resp.Body.Close()
+			}
+		}()
 		if resp.StatusCode/100 != 2 {
 			return provider.Response{}, e.httpError(model, resp)
 		}
@@ -56,12 +65,32 @@ func (e *Endpoint) Stream(ctx context.Context, model string, body []byte, emit f
 			return provider.Response{}, pe
 		}
 		out, err := e.Parse(ctx, resp.Body, emit)
+		parsed = err == nil
 		var pe *provider.Error
 		if errors.As(err, &pe) {
 			e.fill(pe, model)
 		}
 		return out, err
 	})
+}
+
+// finishWait bounds how long a finished stream's end is waited for.
+const finishWait = 5 * time.Second
+
+// finish reads what follows a stream's last event (the end of the chunked
+// body) before closing it: an HTTP/1.1 connection whose body was not read
+// to its end is closed rather than kept for the next request, and the
+// next request would pay a new connection (a TLS handshake, through a
+// proxy or to a local server). It runs in the background, bounded in
+// bytes and time; the request's context still ends it.
+func finish(body io.ReadCloser, done func()) {
+	t := time.AfterFunc(finishWait, func() { body.Close() })
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	t.Stop()
+	body.Close()
+	if done != nil {
+		done()
+	}
 }
 
 func (e *Endpoint) fill(pe *provider.Error, model string) {
