@@ -155,8 +155,11 @@ func (s *Server) pick(body []byte) int {
 func (s *Server) handler(wire Wire) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rec := Request{Wire: wire, Path: r.URL.Path, Header: redactHeader(r.Header), Turn: -1, Received: time.Now()}
-		// Listed on arrival (a test may look while the stream is still
-		// open), completed when the handler returns.
+		body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+		rec.Body = body
+		// Listed once its body is read (a test may look while the stream
+		// is still open, and finds what was sent), completed when the
+		// handler returns.
 		s.mu.Lock()
 		slot := len(s.requests)
 		s.requests = append(s.requests, rec)
@@ -170,13 +173,11 @@ func (s *Server) handler(wire Wire) http.HandlerFunc {
 				s.onRequest(rec)
 			}
 		}()
-		body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 		if err != nil {
 			rec.Status, rec.Reject = 400, "unreadable body"
 			writeError(w, wire, ErrorReply{Status: 400, Message: "unreadable body"})
 			return
 		}
-		rec.Body = body
 		if err := json.Unmarshal(body, &rec.Decoded); err != nil {
 			rec.Status, rec.Reject = 400, "body is not a JSON object: "+err.Error()
 			writeError(w, wire, ErrorReply{Status: 400, Message: rec.Reject})
