@@ -109,6 +109,9 @@ func (a *Agent) Compact(ctx context.Context) error {
 }
 
 func (a *Agent) compact(ctx context.Context, reason string, force bool) error {
+	if err := a.synced(); err != nil {
+		return err // the messages it counts must be on disk
+	}
 	if cut := a.truncateOld(); len(cut) > 0 {
 		if err := a.replace(ctx, len(cut), cut, "truncate"); err != nil {
 			return err

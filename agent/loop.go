@@ -117,8 +117,11 @@ type Config struct {
 	Compacted func(ctx context.Context, c Compaction) error
 	// Persist is called with each message as it joins the history, before
 	// the next request leaves; an error ends the turn (nothing completed is
-	// ever only in memory).
-	Persist func(ctx context.Context, m provider.Message) error
+	// ever only in memory). It returns once the message is written (a
+	// kill -9 of brig keeps it); synced waits until it is on disk and
+	// reports a failure to get it there, and the loop calls it before
+	// anything else is saved and before the turn ends.
+	Persist func(ctx context.Context, m provider.Message) (synced func() error, err error)
 
 	// TokenBudget, when positive, bounds the tokens (input and output) a
 	// turn's requests may use: past it, as at the iteration bound, the
@@ -146,6 +149,9 @@ type Agent struct {
 	// recordsChecked: the history this agent started from was checked for
 	// calls a crash left without an audit record (recordsAfterCrash).
 	recordsChecked bool
+	// unsynced waits for the sync of the last message saved (addLater);
+	// only Run's goroutine uses it.
+	unsynced func() error
 }
 
 // New starts an agent with a history (empty for a new session, the saved
@@ -239,42 +245,52 @@ func (a *Agent) settle() {
 	}
 }
 
-// add appends a message to history and persists it. History keeps one
-// entry per saved message (consecutive user messages, as after an
-// interrupt, are merged only when a request is built), so it and the
-// session file always count messages alike.
+// add appends a message to history and saves it, waiting until it is on
+// disk. History keeps one entry per saved message (consecutive user
+// messages, as after an interrupt, are merged only when a request is
+// built), so it and the session file always count messages alike.
 func (a *Agent) add(ctx context.Context, m provider.Message) error {
+	if err := a.addLater(ctx, m); err != nil {
+		return err
+	}
+	return a.synced()
+}
+
+// addLater is add that returns once the message is written to the session
+// (a kill -9 keeps it), leaving its sync to run meanwhile: the next save
+// (add, addLater, a compaction) or synced waits for it and reports its
+// failure first, since a failed sync cuts the message off the file and
+// nothing may follow it there.
+func (a *Agent) addLater(ctx context.Context, m provider.Message) error {
+	if err := a.synced(); err != nil {
+		return err
+	}
 	a.mu.Lock()
 	a.history = append(a.history, m)
 	a.mu.Unlock()
 	a.emit(Event{Kind: EventMessage, Message: &m})
-	if a.cfg.Persist != nil {
-		if err := a.cfg.Persist(ctx, m); err != nil {
-			return fmt.Errorf("save the session: %w", err)
-		}
+	if a.cfg.Persist == nil {
+		return nil
 	}
+	synced, err := a.cfg.Persist(ctx, m)
+	if err != nil {
+		return fmt.Errorf("save the session: %w", err)
+	}
+	a.unsynced = synced
 	return nil
 }
 
-// addAsync is add, with the write to the session in the background when
-// async is set; the returned function waits for it and reports its error.
-func (a *Agent) addAsync(ctx context.Context, m provider.Message, async bool) func() error {
-	if !async || a.cfg.Persist == nil {
-		err := a.add(ctx, m)
-		return func() error { return err }
-	}
-	a.mu.Lock()
-	a.history = append(a.history, m)
-	a.mu.Unlock()
-	a.emit(Event{Kind: EventMessage, Message: &m})
-	done := make(chan error, 1)
-	go func() { done <- a.cfg.Persist(context.WithoutCancel(ctx), m) }()
-	return func() error {
-		if err := <-done; err != nil {
-			return fmt.Errorf("save the session: %w", err)
-		}
+// synced waits until the last message saved is on disk.
+func (a *Agent) synced() error {
+	wait := a.unsynced
+	a.unsynced = nil
+	if wait == nil {
 		return nil
 	}
+	if err := wait(); err != nil {
+		return fmt.Errorf("save the session: %w", err)
+	}
+	return nil
 }
 
 // Run sends the user's message (nil continues from the history as it is,
@@ -284,9 +300,15 @@ func (a *Agent) addAsync(ctx context.Context, m provider.Message, async bool) fu
 // (ctx), or a provider error stops it. Whatever happens, the history stays
 // provider-valid: every tool_use has exactly one tool_result, and the
 // user's message is never lost.
-func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, error) {
+func (a *Agent) Run(ctx context.Context, user []provider.Block) (tr TurnResult, err error) {
 	defer a.settle() // every call's end is out when the turn is
-	var tr TurnResult
+	defer func() {
+		// What the turn saved is on disk when it returns (a failed
+		// request leaves after the results were written, not synced).
+		if serr := a.synced(); serr != nil && err == nil {
+			tr.Stop, err = StopFailed, serr
+		}
+	}()
 	a.recordsAfterCrash(ctx)
 	if err := a.answerDangling(ctx); err != nil {
 		return tr, err
@@ -307,12 +329,21 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 			return a.recover(ctx, tr)
 		}
 		if a.cfg.CompactAt >= 0 && a.needsCompaction() {
+			if err := a.synced(); err != nil {
+				return tr, err
+			}
 			if err := a.compact(ctx, "auto", false); err != nil {
 				a.emit(Event{Kind: EventNotice, Text: "could not compact the conversation: " + err.Error()})
 			}
 		}
 		sent := len(a.History())
 		resp, err := a.request(ctx, &tr, true)
+		// The last results were synced while the request was under way;
+		// nothing is done with its answer before they are on disk.
+		if serr := a.synced(); serr != nil {
+			tr.Stop = StopFailed
+			return tr, serr
+		}
 		if err != nil && provider.IsKind(err, provider.ErrContextOverflow) && !overflowRetried && ctx.Err() == nil {
 			// The estimate was short: compact now and try once more.
 			overflowRetried = true
@@ -324,10 +355,11 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 			return a.failed(ctx, tr, resp, err)
 		}
 		msg := resp.Message
-		// An answer with tool calls is saved while its calls run (the
-		// write and the jail overlap); it is on disk before their results
-		// are, and before the next request leaves.
-		saved := a.addAsync(ctx, msg, len(msg.ToolUses()) > 0)
+		// The answer is written before its calls start and synced while
+		// they run; it is on disk before their results are written.
+		if err := a.addLater(ctx, msg); err != nil {
+			return tr, err
+		}
 		a.mu.Lock()
 		a.lastContext = resp.Usage.Input + resp.Usage.CacheRead + resp.Usage.CacheWrite + resp.Usage.Output
 		a.lastLen = sent + 1
@@ -335,7 +367,7 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 		tr.Text = msg.PlainText()
 		uses := msg.ToolUses()
 		if len(uses) == 0 {
-			if err := saved(); err != nil {
+			if err := a.synced(); err != nil {
 				return tr, err
 			}
 		}
@@ -355,17 +387,19 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (TurnResult, err
 		}
 		results := a.runTools(ctx, uses, resp.StopReason == provider.StopMaxTokens)
 		tr.ToolCalls += min(len(uses), a.cfg.MaxToolCalls)
-		if err := saved(); err != nil {
-			return tr, err
-		}
 		if a.cfg.Inbox != nil && ctx.Err() == nil {
 			results = append(results, a.cfg.Inbox()...)
 		}
-		// The results always go in, interrupted or not: history stays valid.
-		if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: results}); err != nil {
+		// The results always go in, interrupted or not: history stays
+		// valid. They are written before the next request leaves and
+		// synced while it is under way; the next save waits for that.
+		if err := a.addLater(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: results}); err != nil {
 			return tr, err
 		}
 		if ctx.Err() != nil {
+			if err := a.synced(); err != nil {
+				return tr, err
+			}
 			tr.Stop = StopInterrupted
 			return tr, ctx.Err()
 		}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -340,11 +341,11 @@ func TestLoopPersistsBeforeTheNextRequest(t *testing.T) {
 		fakeprovider.Turn{Text: "ok"},
 	)
 	var saved []provider.Role
-	persist := func(_ context.Context, m provider.Message) error {
+	persist := func(_ context.Context, m provider.Message) (func() error, error) {
 		// When a message is saved, the provider has seen exactly the
 		// requests that produced the messages before it.
 		saved = append(saved, m.Role)
-		return nil
+		return nil, nil
 	}
 	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex, Persist: persist}, nil)
 	if _, err := a.Run(context.Background(), userText("read")); err != nil {
@@ -356,10 +357,63 @@ func TestLoopPersistsBeforeTheNextRequest(t *testing.T) {
 	}
 	// A persist failure stops the turn before the next request.
 	srv2 := startFake(t, fakeprovider.Turn{Text: "never sent"})
-	fail := func(context.Context, provider.Message) error { return os.ErrPermission }
+	fail := func(context.Context, provider.Message) (func() error, error) { return nil, os.ErrPermission }
 	a = New(Config{Client: wires(srv2)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Persist: fail}, nil)
 	if _, err := a.Run(context.Background(), userText("x")); err == nil || len(srv2.Requests()) != 0 {
 		t.Fatalf("a turn whose message could not be saved went on: %v, %d requests", err, len(srv2.Requests()))
+	}
+}
+
+// TestLoopSyncsResultsWhileTheRequestLeaves: a call's results are written
+// before the next request and synced while it is under way; a sync that
+// fails stops the turn before anything of the answer is acted on.
+func TestLoopSyncsResultsWhileTheRequestLeaves(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	srv := startFake(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("read_file", `{"path":"a.txt"}`)}},
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("write_file", `{"path":"after.txt","content":"x"}`)}},
+		fakeprovider.Turn{Text: "done"},
+	)
+	var written []provider.Role
+	persist := func(_ context.Context, m provider.Message) (func() error, error) {
+		written = append(written, m.Role)
+		if m.Role != provider.User || len(m.Content) == 0 || m.Content[0].Type != provider.BlockToolResult {
+			return nil, nil
+		}
+		return func() error {
+			// The sync ends only once the next request has arrived:
+			// a loop that waits for it before sending hangs here.
+			for len(srv.Requests()) < 2 {
+				time.Sleep(time.Millisecond)
+			}
+			return errors.New("the disk failed the sync")
+		}, nil
+	}
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex, Persist: persist}, nil)
+	done := make(chan struct{})
+	var tr TurnResult
+	var err error
+	go func() {
+		defer close(done)
+		tr, err = a.Run(context.Background(), userText("read, then write"))
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the turn hangs: the next request waited for the results' sync")
+	}
+	if err == nil || !strings.Contains(err.Error(), "the disk failed the sync") || tr.Stop != StopFailed {
+		t.Fatalf("turn %+v, %v: want it stopped by the failed sync", tr, err)
+	}
+	if _, serr := os.Stat(filepath.Join(e.ws, "after.txt")); serr == nil {
+		t.Error("the answer that came back while the results were synced was acted on")
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+	// Nothing was saved after the results whose sync failed.
+	if want := []provider.Role{provider.User, provider.Assistant, provider.User}; !slices.Equal(written, want) {
+		t.Errorf("saved %v, want %v", written, want)
 	}
 }
 

@@ -38,8 +38,9 @@ func (r *Recorder) Saved(role provider.Role) int {
 }
 
 // Persist saves one message and its display records, with the usage and
-// notices that came before it. It is Config.Persist.
-func (r *Recorder) Persist(ctx context.Context, m provider.Message) error {
+// notices that came before it. It is Config.Persist: it returns once they
+// are written, and synced waits for them to be on disk.
+func (r *Recorder) Persist(ctx context.Context, m provider.Message) (synced func() error, err error) {
 	r.mu.Lock()
 	recs := append(r.pending, session.MessageRecord(m))
 	r.pending = nil
@@ -47,8 +48,9 @@ func (r *Recorder) Persist(ctx context.Context, m provider.Message) error {
 	for _, d := range displayOf(m) {
 		recs = append(recs, session.DisplayRecord(d))
 	}
-	if err := r.Session.Append(ctx, recs...); err != nil {
-		return err
+	synced, err = r.Session.AppendLater(ctx, recs...)
+	if err != nil {
+		return nil, err
 	}
 	r.mu.Lock()
 	if r.saved == nil {
@@ -56,7 +58,7 @@ func (r *Recorder) Persist(ctx context.Context, m provider.Message) error {
 	}
 	r.saved[m.Role]++
 	r.mu.Unlock()
-	return nil
+	return synced, nil
 }
 
 // Event keeps usage and notices for the next write, and a subagent's

@@ -308,17 +308,17 @@ func TestSubagentTranscriptsAreSaved(t *testing.T) {
 	defer sess.Close()
 	rec := &Recorder{Session: sess, Model: "m"}
 	call := provider.Message{Role: provider.Assistant, Content: []provider.Block{{Type: provider.BlockToolUse, ToolUse: &provider.ToolUse{ID: "t1", Name: "task", Input: json.RawMessage(`{"prompt":"p"}`)}}}}
-	if err := rec.Persist(ctx, provider.Message{Role: provider.User, Content: []provider.Block{provider.Text("hi")}}); err != nil {
+	if _, err := rec.Persist(ctx, provider.Message{Role: provider.User, Content: []provider.Block{provider.Text("hi")}}); err != nil {
 		t.Fatal(err)
 	}
 	rec.Event(Event{Kind: EventUsage, Usage: &provider.Usage{Input: 100, Output: 10}, Cost: 0.5})
-	if err := rec.Persist(ctx, call); err != nil {
+	if _, err := rec.Persist(ctx, call); err != nil {
 		t.Fatal(err)
 	}
 	rec.Event(Event{Kind: EventMessage, Parent: "t1", Message: &provider.Message{Role: provider.User, Content: []provider.Block{provider.Text("the task")}}})
 	rec.Event(Event{Kind: EventMessage, Parent: "t1", Message: &provider.Message{Role: provider.Assistant, Content: []provider.Block{provider.Text("sub summary")}}})
 	rec.Event(Event{Kind: EventUsage, Parent: "t1", Usage: &provider.Usage{Input: 7000, Output: 70}, Cost: 0.25})
-	if err := rec.Persist(ctx, provider.Message{Role: provider.User, Content: []provider.Block{provider.ToolResultBlock("t1", "sub summary", false)}}); err != nil {
+	if _, err := rec.Persist(ctx, provider.Message{Role: provider.User, Content: []provider.Block{provider.ToolResultBlock("t1", "sub summary", false)}}); err != nil {
 		t.Fatal(err)
 	}
 	sess.Close()

@@ -108,22 +108,33 @@ func WithLock(ctx context.Context, path string, fn func() error) error {
 // taken through different opens of one file exclude each other, also within
 // one process; a single *os.File shared by goroutines needs its own mutex.
 func WithFileLock(ctx context.Context, f *os.File, fn func() error) error {
+	unlock, err := LockFile(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn()
+}
+
+// LockFile takes the exclusive advisory lock WithFileLock holds, for a
+// caller that releases it later (from another goroutine); unlock releases
+// it.
+func LockFile(ctx context.Context, f *os.File) (unlock func(), err error) {
 	for delay := time.Millisecond; ; delay = min(delay*2, 50*time.Millisecond) {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
 			break
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			return fmt.Errorf("lock %s: %w", f.Name(), err)
+			return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("lock %s: %w", f.Name(), ctx.Err())
+			return nil, fmt.Errorf("lock %s: %w", f.Name(), ctx.Err())
 		case <-time.After(delay):
 		}
 	}
-	defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
-	return fn()
+	return func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }, nil
 }
 
 // SyncDir flushes dir's entries (a created, renamed or removed file) to disk.

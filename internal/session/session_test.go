@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -559,5 +561,75 @@ func TestFailedWriteLeavesThePreviousStateIntact(t *testing.T) {
 	st, err := s.Load(context.Background(), sess.ID())
 	if err != nil || len(st.Messages) != 2 || len(st.Warnings) != 0 {
 		t.Fatalf("after the disk recovered: %v %+v", err, st)
+	}
+}
+
+// TestAppendLater: the records are in the file when AppendLater returns
+// (a kill -9 keeps them), their sync runs after, and the session's next use
+// waits for it; a failed sync cuts them back off as a failed write does.
+func TestAppendLater(t *testing.T) {
+	s, _ := newTestStore(t)
+	sess := create(t, s, "/ws")
+	appendOK(t, sess, MessageRecord(userMsg("kept")))
+	before, _ := os.ReadFile(sess.Path())
+	release := make(chan struct{})
+	syncing := make(chan struct{})
+	var calls atomic.Int32
+	s.datasync = func(f *os.File) error {
+		if calls.Add(1) > 1 {
+			return f.Sync()
+		}
+		close(syncing)
+		<-release
+		return syscall.EIO
+	}
+	synced, err := sess.AppendLater(context.Background(), MessageRecord(assistantMsg("written, then cut")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-syncing
+	if st, err := s.Load(context.Background(), sess.ID()); err != nil || len(st.Messages) != 2 {
+		t.Fatalf("while its sync runs, the file has %+v, %v: want the record written", st, err)
+	}
+	next := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		next <- sess.Append(context.Background(), MessageRecord(userMsg("after")))
+	}()
+	<-started
+	for range 100 {
+		runtime.Gosched()
+	}
+	select {
+	case err := <-next:
+		t.Fatalf("an append went on while the sync before it ran: %v", err)
+	default:
+	}
+	close(release)
+	if err := synced(); !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "intact") {
+		t.Fatalf("synced() = %v, want the I/O error and what was kept", err)
+	}
+	if err := synced(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("synced() again = %v", err)
+	}
+	if err := <-next; err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(sess.Path())
+	if !bytes.HasPrefix(after, before) || bytes.Contains(after, []byte("written, then cut")) || !bytes.Contains(after, []byte(`"after"`)) {
+		t.Fatalf("after the failed sync the file is\n%q\nwant the records before it, then the next append", after)
+	}
+	// A sync that succeeds leaves the records in place.
+	synced, err = sess.AppendLater(context.Background(), MessageRecord(assistantMsg("durable")))
+	if err != nil || synced() != nil {
+		t.Fatal(err, synced())
+	}
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Load(context.Background(), sess.ID())
+	if err != nil || len(st.Messages) != 3 || st.Messages[2].PlainText() != "durable" {
+		t.Fatalf("%v %+v", err, st)
 	}
 }

@@ -41,6 +41,8 @@ type Store struct {
 	// writeAt writes a batch of records; tests replace it to inject a
 	// failing disk.
 	writeAt func(f *os.File, b []byte, off int64) (int, error)
+	// datasync makes a batch durable; tests replace it likewise.
+	datasync func(f *os.File) error
 }
 
 // Option configures a Store.
@@ -56,10 +58,11 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // sessions live in stateDir/sessions, which is created on first write.
 func NewStore(stateDir string, opts ...Option) *Store {
 	s := &Store{
-		dir:     filepath.Join(stateDir, "sessions"),
-		log:     slog.Default(),
-		now:     time.Now,
-		writeAt: (*os.File).WriteAt,
+		dir:      filepath.Join(stateDir, "sessions"),
+		log:      slog.Default(),
+		now:      time.Now,
+		writeAt:  (*os.File).WriteAt,
+		datasync: func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) },
 	}
 	for _, o := range opts {
 		o(s)
@@ -132,7 +135,7 @@ func (s *Store) Create(ctx context.Context, h Header) (*Session, error) {
 			tmp.Close()
 			return nil, fmt.Errorf("create session: %w", err)
 		}
-		if err := sess.append(ctx, []Record{{Kind: KindHeader, Time: h.Created, Header: &h}}, true); err != nil {
+		if _, err := sess.append(ctx, []Record{{Kind: KindHeader, Time: h.Created, Header: &h}}, true, false); err != nil {
 			tmp.Close()
 			return nil, err
 		}
@@ -228,8 +231,7 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 }
 
 // Append writes recs to the end of the session and returns once they are on
-// disk (written and fsynced): the turn loop calls it with each completed
-// message before the next request leaves. Records with a zero Time are
+// disk (written and fsynced). Records with a zero Time are
 // stamped now. Either all of recs are saved or none are: several records
 // go on one line (a batch) that a crash tears as a whole, and a failed write
 // (a full disk) is cut back off so the file stays as it was.
@@ -238,22 +240,35 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 // tail is first cut back to the last complete record, under the lock; the
 // cut bytes are kept in a .torn file next to it and a warning is logged.
 func (s *Session) Append(ctx context.Context, recs ...Record) error {
-	return s.append(ctx, recs, false)
+	_, err := s.append(ctx, recs, false, false)
+	return err
 }
 
-// append is Append; only Create may write the header (into an empty file).
-func (s *Session) append(ctx context.Context, recs []Record, header bool) error {
+// AppendLater is Append that returns as soon as recs are written to the
+// file (a kill -9 of brig keeps them; a power cut may not) and syncs them
+// in the background: synced waits for that and reports its error (nil
+// once it is done). A failed sync cuts the records back off, as Append
+// does; every other use of the session (an append, Close) waits for the
+// sync. The turn loop saves a call's results this way, so that the next
+// request leaves while they are synced.
+func (s *Session) AppendLater(ctx context.Context, recs ...Record) (synced func() error, err error) {
+	return s.append(ctx, recs, false, true)
+}
+
+// append is Append (AppendLater when later is set, returning the wait for
+// the sync); only Create may write the header (into an empty file).
+func (s *Session) append(ctx context.Context, recs []Record, header, later bool) (func() error, error) {
 	if len(recs) == 0 {
-		return nil
+		return func() error { return nil }, nil
 	}
 	now := s.store.now().UTC()
 	stamped := make([]Record, len(recs))
 	for i, r := range recs {
 		if (r.Kind == KindHeader) != header || r.Kind == KindBatch {
-			return fmt.Errorf("session %s: append: a %q record cannot be appended (a header starts a session and only Create writes it)", s.id, r.Kind)
+			return nil, fmt.Errorf("session %s: append: a %q record cannot be appended (a header starts a session and only Create writes it)", s.id, r.Kind)
 		}
 		if err := r.check(); err != nil {
-			return fmt.Errorf("session %s: append: %w", s.id, err)
+			return nil, fmt.Errorf("session %s: append: %w", s.id, err)
 		}
 		if r.Time.IsZero() {
 			r.Time = now
@@ -268,56 +283,93 @@ func (s *Session) append(ctx context.Context, recs []Record, header bool) error 
 	}
 	b, err := json.Marshal(line)
 	if err != nil {
-		return fmt.Errorf("session %s: encode %s record: %w", s.id, line.Kind, err)
+		return nil, fmt.Errorf("session %s: encode %s record: %w", s.id, line.Kind, err)
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(b) + 1)
 	buf.Write(b)
 	buf.WriteByte('\n')
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.f == nil {
-		return fmt.Errorf("session %s: append after Close", s.id)
+		s.mu.Unlock()
+		return nil, fmt.Errorf("session %s: append after Close", s.id)
 	}
-	err = fsutil.WithFileLock(ctx, s.f, func() error {
-		var st unix.Stat_t
-		if err := unix.Fstat(int(s.f.Fd()), &st); err != nil {
-			return err
-		}
-		if st.Nlink == 0 {
-			return ErrRemoved
-		}
-		size := st.Size
-		if (size == 0) != header {
-			return &CorruptError{Path: s.path, Line: 1, Err: errors.New("the file is empty or already started; refusing to append")}
-		}
-		if size > 0 {
-			var err error
-			if size, err = s.repairTail(size); err != nil {
-				return err
-			}
-		}
-		return s.write(buf.Bytes(), size)
-	})
+	unlock, err := fsutil.LockFile(ctx, s.f)
 	if err != nil {
-		return fmt.Errorf("session %s: save %d record(s): %w", s.id, len(recs), err)
+		s.mu.Unlock()
+		return nil, fmt.Errorf("session %s: save %d record(s): %w", s.id, len(recs), err)
 	}
-	return nil
+	// The file's lock and s.mu are held until the records are synced (or
+	// cut back off), in the background for AppendLater.
+	release := func(err error) error {
+		unlock()
+		s.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("session %s: save %d record(s): %w", s.id, len(recs), err)
+		}
+		return nil
+	}
+	off, err := s.end(header)
+	if err == nil {
+		err = s.write(buf.Bytes(), off)
+	}
+	if err != nil || !later {
+		if err == nil {
+			err = s.sync(off)
+		}
+		err = release(err)
+		return func() error { return err }, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- release(s.sync(off)) }()
+	return sync.OnceValue(func() error { return <-done }), nil
 }
 
-// write puts b at off and syncs it; on any failure the file is cut back to
-// off so the previous records stay exactly as they were.
+// end checks the file (not removed; empty exactly when the header is
+// written) and returns where the next records go, after cutting a torn
+// last record off. Called with both locks held.
+func (s *Session) end(header bool) (int64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(s.f.Fd()), &st); err != nil {
+		return 0, err
+	}
+	if st.Nlink == 0 {
+		return 0, ErrRemoved
+	}
+	size := st.Size
+	if (size == 0) != header {
+		return 0, &CorruptError{Path: s.path, Line: 1, Err: errors.New("the file is empty or already started; refusing to append")}
+	}
+	if size > 0 {
+		return s.repairTail(size)
+	}
+	return size, nil
+}
+
+// write puts b at off; on a failure the file is cut back to off so the
+// previous records stay exactly as they were.
 func (s *Session) write(b []byte, off int64) error {
 	n, err := s.store.writeAt(s.f, b, off)
 	if err == nil && n < len(b) {
 		err = io.ErrShortWrite
 	}
-	if err == nil {
-		err = unix.Fdatasync(int(s.f.Fd()))
+	if err != nil {
+		return s.cutBack(off, err)
 	}
-	if err == nil {
-		return nil
+	return nil
+}
+
+// sync makes what was written after off durable; on a failure (a full
+// disk shows at the sync with delayed allocation) it is cut back off.
+func (s *Session) sync(off int64) error {
+	if err := s.store.datasync(s.f); err != nil {
+		return s.cutBack(off, err)
 	}
+	return nil
+}
+
+// cutBack truncates the file to off after err and says what was kept.
+func (s *Session) cutBack(off int64, err error) error {
 	if terr := s.f.Truncate(off); terr != nil {
 		return fmt.Errorf("%w; and cutting the partial write back failed: %v (the next save repairs it)", explain(err), terr)
 	}
