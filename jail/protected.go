@@ -121,11 +121,30 @@ func validHead(p string) bool {
 // none) and opens each subdirectory from its parent's descriptor without
 // following a link. It visits names in the order filepath.WalkDir would.
 func Repositories(root string) ([]Repository, error) {
+	return (&repoWalk{shapes: map[string]bool{}}).run(root)
+}
+
+// repoWalk is one Repositories search.
+type repoWalk struct {
+	out    []Repository
+	shapes map[string]bool // directories found to have a repository's shape
+
+	// With a RepoCache (on a file system it trusts): what the last search
+	// remembered, what this one remembers, the time before which a
+	// change is surely seen in a ctime, and how many directories this
+	// one listed.
+	memo, next map[string]dirMemo
+	dev        uint64 // the file system remembered (the root's)
+	settled    unix.Timespec
+	reads      int
+}
+
+// run searches root.
+func (w *repoWalk) run(root string) ([]Repository, error) {
 	fi, err := os.Lstat(root)
 	if err != nil {
 		return nil, err
 	}
-	w := &repoWalk{shapes: map[string]bool{}}
 	if w.consider(root, fi.Name(), fi.Mode().Type()) || !fi.IsDir() {
 		return w.out, nil
 	}
@@ -133,31 +152,43 @@ func Repositories(root string) ([]Repository, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: root, Err: err}
 	}
-	ents, err := safefs.ReadDirents(fd)
-	if err != nil {
-		unix.Close(fd)
+	if err := w.dir(fd, filepath.Clean(root)); err != nil {
 		return nil, &fs.PathError{Op: "readdirent", Path: root, Err: err}
 	}
-	w.dir(fd, filepath.Clean(root), ents)
 	return w.out, nil
 }
 
-// repoWalk is one Repositories search.
-type repoWalk struct {
-	out    []Repository
-	shapes map[string]bool // directories found to have a repository's shape
-}
-
-// dir visits the entries of the directory open at fd (at path), which it
-// closes. An unreadable subtree is passed over: nothing in it can be
-// granted either.
-func (w *repoWalk) dir(fd int, path string, ents []safefs.Dirent) {
+// dir visits the directory open at fd (at path), which it closes, and
+// reports only a failure to list it. An unreadable subtree is passed
+// over: nothing in it can be granted either.
+func (w *repoWalk) dir(fd int, path string) error {
 	defer unix.Close(fd)
 	prefix := path + "/"
 	if path == "/" {
 		prefix = path
 	}
+	var st unix.Stat_t
+	remember := w.next != nil && unix.Fstat(fd, &st) == nil
+	if m, ok := w.memo[path]; remember && ok && m.same(&st) {
+		// Nothing was added, removed or renamed here since the last
+		// search: only its subdirectories need a look.
+		w.next[path] = m
+		for _, name := range m.subdirs {
+			w.descend(fd, prefix+name, name)
+		}
+		return nil
+	}
+	ents, err := safefs.ReadDirents(fd)
+	if err != nil {
+		return err
+	}
+	w.reads++
+	plain := true
+	var subdirs []string
 	for _, e := range ents {
+		if e.Name == ".git" || e.Name == "HEAD" {
+			plain = false
+		}
 		typ, ok := direntType(fd, e)
 		if !ok || typ != fs.ModeDir && e.Name != ".git" && e.Name != "HEAD" {
 			continue // the common case, a file of no interest: not even its path is made
@@ -166,17 +197,25 @@ func (w *repoWalk) dir(fd int, path string, ents []safefs.Dirent) {
 		if w.consider(p, e.Name, typ) || typ != fs.ModeDir {
 			continue
 		}
-		sub, err := unix.Openat(fd, e.Name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			continue
-		}
-		subEnts, err := safefs.ReadDirents(sub)
-		if err != nil {
-			unix.Close(sub)
-			continue
-		}
-		w.dir(sub, p, subEnts)
+		subdirs = append(subdirs, e.Name)
+		w.descend(fd, p, e.Name)
 	}
+	// A directory changed since w.settled may change again within the
+	// same clock tick and keep its change time: it is listed next time.
+	if remember && plain && st.Dev == w.dev && st.Ctim.Nano() < w.settled.Nano() {
+		w.next[path] = dirMemo{dev: st.Dev, ino: st.Ino, ctime: st.Ctim, subdirs: subdirs}
+	}
+	return nil
+}
+
+// descend visits the subdirectory name of the directory open at fd,
+// opened without following a link.
+func (w *repoWalk) descend(fd int, path, name string) {
+	sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	_ = w.dir(sub, path)
 }
 
 // direntType is an entry's type (fs.ModeDir, fs.ModeSymlink, 0 for a
@@ -334,7 +373,13 @@ func ProtectedPaths(workspace string, extra ...string) ([]string, error) {
 // git run with env reads (HOME, XDG_CONFIG_HOME, GIT_CONFIG_GLOBAL,
 // GIT_CONFIG_SYSTEM, GIT_CONFIG_NOSYSTEM).
 func ProtectedPathsEnv(workspace string, env []string, extra ...string) ([]string, error) {
-	repos, err := Repositories(workspace)
+	return (*RepoCache)(nil).ProtectedPathsEnv(workspace, env, extra...)
+}
+
+// ProtectedPathsEnv is the package's ProtectedPathsEnv, searching the
+// workspace for repositories with c (nil: afresh).
+func (c *RepoCache) ProtectedPathsEnv(workspace string, env []string, extra ...string) ([]string, error) {
+	repos, err := c.Repositories(workspace)
 	if err != nil {
 		return nil, err
 	}

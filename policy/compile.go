@@ -52,7 +52,7 @@ func (p *Policy) BashProfile(readOnly bool, callTmp string) (Profile, error) {
 		Network: true, GoDownloads: p.GoDownloads(), UnixSockets: p.Sandbox.UnixSockets,
 		Home: m.Home, ParentEnv: m.Env, EnvAllow: p.Sandbox.Env, Limits: m.Limits,
 		Namespaces: m.Namespaces, CacheRoot: m.CacheRoot, CallTmp: callTmp, BrigDirs: m.BrigDirs,
-		Secrets: p.secrets,
+		Secrets: p.secrets, Repos: p.repos,
 	}
 	for _, g := range []struct {
 		paths []string

@@ -45,6 +45,9 @@ type Policy struct {
 	// secrets is the index of the secrets under Machine.Home (immutable;
 	// every call's grant is checked against it).
 	secrets *sensitive.Index
+	// repos remembers the workspace's directories between the grants'
+	// searches for repositories (jail.RepoCache).
+	repos *jail.RepoCache
 }
 
 // New builds the policy of a workspace from its loaded config. workspace and
@@ -70,6 +73,7 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 		mode:    mode,
 		later:   laterExecList(m.Home, pathDirs(m.Env, workspace)),
 		secrets: sensitive.NewIndex(m.Home),
+		repos:   jail.NewRepoCache(),
 	}
 	// A [sandbox] grant that cannot be given would fail every bash call:
 	// refused now, not at the first call (nothing is created by this).
@@ -102,7 +106,7 @@ func (p *Policy) Derive(m Mode) (*Policy, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return &Policy{Loaded: p.Loaded, Places: p.Places, Machine: p.Machine, mode: m, flagRules: p.flagRules, later: p.later, secrets: p.secrets}, nil
+	return &Policy{Loaded: p.Loaded, Places: p.Places, Machine: p.Machine, mode: m, flagRules: p.flagRules, later: p.later, secrets: p.secrets, repos: p.repos}, nil
 }
 
 // Mode is the current mode.

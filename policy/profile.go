@@ -47,6 +47,9 @@ type Profile struct {
 	// Secrets is the index of the secrets under Home when the caller keeps
 	// one (a Policy does); nil, or one of another home: made here.
 	Secrets *sensitive.Index
+	// Repos remembers the workspace's directories between grants (the
+	// Policy keeps one for its workspace); nil searches it afresh.
+	Repos *jail.RepoCache
 }
 
 // secrets is the index of the secrets under p.Home.
@@ -476,7 +479,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 	}
 
 	gitEnv := append(slices.Clone(p.ParentEnv), "HOME="+p.Home)
-	protected, err := jail.ProtectedPathsEnv(p.Workspace, gitEnv, p.BrigDirs...)
+	protected, err := p.Repos.ProtectedPathsEnv(p.Workspace, gitEnv, p.BrigDirs...)
 	if err != nil {
 		return jail.Spec{}, fmt.Errorf("find protected paths in %s: %w", p.Workspace, err)
 	}

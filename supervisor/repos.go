@@ -60,7 +60,7 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) [
 	}
 	var found []string
 	for _, root := range writtenRoots(spec) {
-		repos, _ := jail.Repositories(root)
+		repos, _ := s.repos.Repositories(root)
 		for _, r := range repos {
 			found = append(found, s.undoRepository(r, known, start)...)
 		}

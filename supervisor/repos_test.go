@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -136,5 +137,52 @@ func TestSweepRepositoryShapes(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(ws, "fixtures/old.git/HEAD")); err != nil {
 		t.Error("control: its untouched HEAD was taken out")
+	}
+}
+
+// TestSweepRemembersOnlyWhatNoCallChanged: the sweep's search remembers
+// the workspace's directories between calls (jail.RepoCache) and still
+// takes out what a call made deep in a remembered subtree or in a
+// remembered directory, and lists only the directories that changed.
+func TestSweepRemembersOnlyWhatNoCallChanged(t *testing.T) {
+	ws := t.TempDir()
+	q := t.TempDir()
+	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler), repos: jail.NewRepoCache()}
+	shape(t, filepath.Join(ws, ".git"), "[core]\n")
+	for _, d := range []string{"a/b/c", "a/d", "e/f", "g"} {
+		mk(t, filepath.Join(ws, d, "file.go"), "package x\n")
+	}
+	protected, err := jail.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
+	// Directories changed within the last second are never remembered
+	// (a change in the same clock tick may keep their change time): the
+	// tree ages past that first.
+	time.Sleep(1100 * time.Millisecond)
+	for range 2 { // a call that changed nothing, twice: the second search remembers
+		if found := s.sweepNewRepositories(spec, startAfter(t, filepath.Join(q, "probe0"))); len(found) != 0 {
+			t.Fatalf("a call that changed nothing had %v taken out", found)
+		}
+	}
+	if n := s.repos.Listed(); n != 1 {
+		t.Fatalf("the search after an unchanged call listed %d directories, want only the root (it has a .git)", n)
+	}
+
+	start := startAfter(t, filepath.Join(q, "probe1"))
+	mk(t, filepath.Join(ws, "a/b/c/evil/.git/config"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
+	shape(t, filepath.Join(ws, "e/f"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
+	found := s.sweepNewRepositories(spec, start)
+	for _, gone := range []string{"a/b/c/evil/.git", "e/f/HEAD", "e/f/config"} {
+		if _, err := os.Lstat(filepath.Join(ws, gone)); err == nil || !slices.Contains(found, filepath.Join(ws, gone)) {
+			t.Errorf("%s stayed in the workspace or was not reported: %v", gone, found)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "e/f/file.go")); err != nil {
+		t.Error("control: the user's file beside the shape was taken out")
+	}
+	if n := s.repos.Listed(); n < 3 || n > 8 {
+		t.Errorf("the search after the call listed %d directories, want those it changed (and the root)", n)
 	}
 }

@@ -119,6 +119,9 @@ type Supervisor struct {
 	bursting map[uintptr]int
 	closed   bool
 	cgroups  cgroupPool // empty call cgroups for reuse (root only)
+	// repos remembers the written trees' directories between the sweeps'
+	// searches for repositories a call made (jail.RepoCache).
+	repos *jail.RepoCache
 }
 
 // New returns a Supervisor and starts its one probe of the kernel (can
@@ -147,6 +150,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		bursting:      map[uintptr]int{},
 		poolSize:      cmp.Or(max(o.PoolSize, 0), 2),
 		prewarm:       o.Prewarm,
+		repos:         jail.NewRepoCache(),
 	}
 	s.egress = egress.New(egress.Options{Never: o.NeverReach, Logger: o.Logger})
 	if o.Executable != "" && !filepath.IsAbs(o.Executable) {

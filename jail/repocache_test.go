@@ -1,0 +1,201 @@
+package jail
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// nextTick waits until the coarse clock the kernel stamps inode times
+// with has moved on, so that a change made after it carries a change time
+// later than anything stamped before.
+func nextTick() {
+	var a, b unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &a)
+	for b = a; b == a; _ = unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &b) {
+	}
+}
+
+// TestRepoCache: a cached search finds what a fresh one finds, in the same
+// order, after every kind of change that can make a repository appear in
+// a directory it remembered (a .git made deep in a remembered subtree, a
+// directory given a repository's shape, a subtree with a repository moved
+// in, a directory replaced by another one from outside the tree, a HEAD
+// rewritten into a ref, a .git file written); and it lists only the
+// directories that changed.
+func TestRepoCache(t *testing.T) {
+	var paths []string
+	for i := range 20 {
+		paths = append(paths, fmt.Sprintf("pkg%d/sub/file.go", i), fmt.Sprintf("pkg%d/other/file.go", i))
+	}
+	paths = append(paths, ".git/hooks/", "vendor/x/.git/hooks/", "docs/HEAD", "docs/objects/", "docs/refs/", "empty/")
+	ws := mkTree(t, paths...)
+	writeFile(t, filepath.Join(ws, "docs/HEAD"), "not a ref\n")
+	outside := mkTree(t, "moved/.git/hooks/", "moved/src/a.go", "replacement/.git/hooks/")
+	dirs := 0
+	_ = filepath.WalkDir(ws, func(_ string, d os.DirEntry, _ error) error {
+		if d.IsDir() {
+			dirs++
+		}
+		return nil
+	})
+
+	c := NewRepoCache()
+	check := func(what string) {
+		t.Helper()
+		got, err := c.Repositories(ws)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		want, err := Repositories(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: the cached search found\n%+v\na fresh one\n%+v", what, got, want)
+		}
+	}
+	// Directories changed within the last second are not remembered: a
+	// change in the same clock tick could leave their change time as it
+	// was.
+	check("first search")
+	check("right after")
+	if c.reads < dirs/2 {
+		t.Fatalf("a search right after the tree was made listed %d of its %d directories: just-changed ones were remembered", c.reads, dirs)
+	}
+
+	c.racy = 0 // every change below comes a clock tick after the search before it
+	check("remembering")
+	nextTick()
+	check("unchanged")
+	// Listed every time: the root (it has a .git), docs/ (a HEAD).
+	if c.reads > 3 {
+		t.Errorf("a search of an unchanged tree listed %d of its %d directories, want only those with a .git or a HEAD", c.reads, dirs)
+	}
+
+	found := func(gitdir string) {
+		t.Helper()
+		got, _ := c.Repositories(ws)
+		for _, r := range got {
+			if r.GitDir == gitdir || r.DotGit == gitdir {
+				return
+			}
+		}
+		t.Fatalf("%s not found: %+v", gitdir, got)
+	}
+	steps := []struct {
+		name   string
+		change func()
+		gitdir string
+	}{
+		{"a .git made deep in a remembered subtree", func() {
+			writeFile(t, filepath.Join(ws, "pkg3/sub/deeper/.git/config"), "")
+		}, filepath.Join(ws, "pkg3/sub/deeper/.git")},
+		{"a remembered directory given a repository's shape", func() {
+			writeFile(t, filepath.Join(ws, "pkg5/other/HEAD"), "ref: refs/heads/main\n")
+			for _, d := range []string{"objects", "refs"} {
+				if err := os.Mkdir(filepath.Join(ws, "pkg5/other", d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, filepath.Join(ws, "pkg5/other")},
+		{"a subtree with a repository moved in", func() {
+			if err := os.Rename(filepath.Join(outside, "moved"), filepath.Join(ws, "pkg7/sub/moved")); err != nil {
+				t.Fatal(err)
+			}
+		}, filepath.Join(ws, "pkg7/sub/moved/.git")},
+		{"a remembered directory replaced by one from outside", func() {
+			if err := os.Remove(filepath.Join(ws, "empty")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(filepath.Join(outside, "replacement"), filepath.Join(ws, "empty")); err != nil {
+				t.Fatal(err)
+			}
+		}, filepath.Join(ws, "empty/.git")},
+		{"a HEAD rewritten into a ref", func() {
+			writeFile(t, filepath.Join(ws, "docs/HEAD"), "ref: refs/heads/main\n")
+		}, filepath.Join(ws, "docs")},
+		{"a .git file written", func() {
+			writeFile(t, filepath.Join(ws, "pkg9/other/.git"), "gitdir: "+filepath.Join(ws, ".git")+"\n")
+		}, filepath.Join(ws, "pkg9/other/.git")},
+	}
+	for _, s := range steps {
+		nextTick()
+		s.change()
+		check(s.name)
+		found(s.gitdir)
+	}
+	// A root that is a file, and one that vanished, are not remembered.
+	if r, err := c.Repositories(filepath.Join(ws, "pkg1/sub/file.go")); err != nil || len(r) != 0 {
+		t.Errorf("a file as the root: %v %v", r, err)
+	}
+	if _, err := c.Repositories(filepath.Join(ws, "missing")); err == nil {
+		t.Error("a missing root gave no error")
+	}
+	if len(c.roots) != 1 {
+		t.Errorf("remembered roots: %d, want only the workspace", len(c.roots))
+	}
+	// Directories of a file system whose change times are not trusted
+	// (procfs here; a network or FUSE one in use) are listed every time.
+	proc := NewRepoCache()
+	proc.racy = 0
+	for range 2 {
+		if _, err := proc.Repositories("/proc/sys/fs"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(proc.roots) != 0 || proc.reads < 2 {
+		t.Errorf("a procfs tree was remembered: %d roots, %d directories listed", len(proc.roots), proc.reads)
+	}
+	// A nil cache searches without remembering.
+	var none *RepoCache
+	if got, err := none.Repositories(ws); err != nil || len(got) == 0 {
+		t.Errorf("a nil cache: %v %v", got, err)
+	}
+}
+
+// BenchmarkRepositories searches a workspace of 10,000 files (100
+// directories of 50 files and a subdirectory of 50 more) afresh, and with
+// a cache that remembers the unchanged tree (make bench).
+func BenchmarkRepositories(b *testing.B) {
+	ws := b.TempDir()
+	for i := range 100 {
+		for _, d := range []string{fmt.Sprintf("pkg%d", i), fmt.Sprintf("pkg%d/sub", i)} {
+			if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for j := range 50 {
+				if err := os.WriteFile(filepath.Join(ws, d, fmt.Sprintf("f%d.go", j)), nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(ws, ".git/hooks"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("fresh", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Repositories(ws); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		c := NewRepoCache()
+		c.racy = 0
+		_, _ = c.Repositories(ws)
+		nextTick()
+		_, _ = c.Repositories(ws)
+		for b.Loop() {
+			if _, err := c.Repositories(ws); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(c.reads), "dirs-listed")
+	})
+}
