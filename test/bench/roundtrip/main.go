@@ -86,12 +86,20 @@ func run(bin string, calls, runs, load int) error {
 		return err
 	}
 	fmt.Printf("brig round trips: the real binary (%.1f MB), an instant fake model on loopback, %d sessions of %d sequential bash calls\n", float64(fi.Size())/1e6, runs, calls)
+	// The large workspace is made first, so that it is as old as a real
+	// repository's by the time it is used (brig does not remember a
+	// directory changed within the last second: jail.RepoCache).
+	large, err := largeWorkspace()
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(large)
 	idle, err := pass(bin, ws, calls, runs)
 	if err != nil {
 		return err
 	}
 	idle.print("")
-	if err := largeWorkspacePass(bin, calls, max(runs/2, 1)); err != nil {
+	if err := largeWorkspacePass(bin, large, calls, max(runs/2, 1)); err != nil {
 		return err
 	}
 	if load > 0 {
@@ -112,32 +120,40 @@ func run(bin string, calls, runs, load int) error {
 // call costs beyond the empty workspace's grows with it.
 const largeFiles = 10000
 
-// largeWorkspacePass runs sessions in a workspace of largeFiles files (100
-// directories of 100) and prints the calls' round trips there: every bash
-// call is snapshotted after it by a walk of the whole workspace (undo),
-// and its grant and sweep look for repositories through all of it.
-func largeWorkspacePass(bin string, calls, runs int) error {
+// largeWorkspace makes a workspace of largeFiles files (100 directories
+// of 100) and returns its path.
+func largeWorkspace() (string, error) {
 	ws, err := os.MkdirTemp("/var/tmp", "brig-bench-large-")
 	if err != nil {
-		return err
+		return "", err
 	}
-	defer os.RemoveAll(ws)
 	for d := range largeFiles / 100 {
 		dir := filepath.Join(ws, fmt.Sprintf("pkg%02d", d))
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			return err
+			os.RemoveAll(ws)
+			return "", err
 		}
 		for f := range 100 {
 			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.go", f)), []byte("package p\n"), 0o644); err != nil {
-				return err
+				os.RemoveAll(ws)
+				return "", err
 			}
 		}
 	}
 	for _, f := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
 		if err := os.WriteFile(filepath.Join(ws, f), []byte("hello\n"), 0o644); err != nil {
-			return err
+			os.RemoveAll(ws)
+			return "", err
 		}
 	}
+	return ws, nil
+}
+
+// largeWorkspacePass runs sessions in the large workspace ws and prints
+// the calls' round trips there: every bash call is snapshotted after it by
+// a walk of the whole workspace (undo), and its grant and sweep look for
+// repositories through all of it.
+func largeWorkspacePass(bin, ws string, calls, runs int) error {
 	l := loadavg()
 	var seq, paced []time.Duration
 	for range runs {
