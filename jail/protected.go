@@ -209,8 +209,17 @@ func (w *repoWalk) dir(fd int, path string) error {
 }
 
 // descend visits the subdirectory name of the directory open at fd,
-// opened without following a link.
+// opened without following a link. A remembered one without
+// subdirectories of its own is only looked at (its inode and change
+// time), not opened, when it is unchanged.
 func (w *repoWalk) descend(fd int, path, name string) {
+	if m, ok := w.memo[path]; ok && len(m.subdirs) == 0 {
+		var st unix.Stat_t
+		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && m.same(&st) {
+			w.next[path] = m
+			return
+		}
+	}
 	sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return

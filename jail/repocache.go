@@ -81,7 +81,7 @@ func (c *RepoCache) Repositories(root string) ([]Repository, error) {
 	var fsst unix.Statfs_t
 	var st unix.Stat_t
 	if unix.Statfs(root, &fsst) == nil && trustedCtime[int64(fsst.Type)] && unix.Lstat(root, &st) == nil {
-		w.memo, w.next, w.dev = c.roots[root], map[string]dirMemo{}, st.Dev
+		w.memo, w.next, w.dev = c.roots[root], make(map[string]dirMemo, len(c.roots[root])), st.Dev
 		w.settled = unix.NsecToTimespec(now.Nano() - c.racy.Nanoseconds())
 	}
 	out, err := w.run(root)
