@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,7 +63,8 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 	if err := CheckWorkspace(workspace, m.Home); err != nil {
 		return nil, err
 	}
-	protected, err := jail.ProtectedPaths(workspace, m.BrigDirs...)
+	repos := jail.NewRepoCache() // this search's memory serves the first call's grant
+	protected, err := repos.ProtectedPathsEnv(workspace, os.Environ(), m.BrigDirs...)
 	if err != nil {
 		return nil, fmt.Errorf("find the protected paths of %s: %w", workspace, err)
 	}
@@ -73,7 +75,7 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 		mode:    mode,
 		later:   laterExecList(m.Home, pathDirs(m.Env, workspace)),
 		secrets: sensitive.NewIndex(m.Home),
-		repos:   jail.NewRepoCache(),
+		repos:   repos,
 	}
 	// A [sandbox] grant that cannot be given would fail every bash call:
 	// refused now, not at the first call (nothing is created by this).
