@@ -150,7 +150,8 @@ type Agent struct {
 	// calls a crash left without an audit record (recordsAfterCrash).
 	recordsChecked bool
 	// unsynced waits for the sync of the last message saved (addLater);
-	// only Run's goroutine uses it.
+	// used by Run and by Compact, which never run at the same time (Run
+	// waits for it before it returns).
 	unsynced func() error
 }
 
