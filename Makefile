@@ -122,6 +122,7 @@ bench: build
 	$(GO) test -run '^$$' -bench Repositories -benchtime 200x ./jail/
 	$(GO) test -run '^$$' -bench BuildRequest -benchtime 200x ./agent/provider/anthropic/
 	$(GO) test -run '^$$' -bench Search -benchtime 3x ./tools/
+	$(GO) test -run '^$$' -bench DenialNotes -benchtime 200x ./tools/
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./internal/egress/
 	$(GO) run ./test/bench/tui -runs 20 -turns 100
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/tui/

@@ -25,6 +25,32 @@ var (
 	reQuoted = lazyre.New("'([^'\\n]+)'|‘([^’\\n]+)’|\"([^\"\\n]+)\"|`([^'`\\n]+)'")
 )
 
+// errorAnchors are substrings, in lower case, one of which every line that
+// reAccess, reROFS, reNetwork or reRefused matches holds: a first look at
+// a whole output (most hold none) costs microseconds, where matching each
+// line costs milliseconds for the 30 KiB a model is shown. None holds an
+// s or a k: (?i) matches their non-ASCII case twins (ſ, K), which
+// strings.ToLower keeps. TestErrorAnchors checks both against the
+// patterns.
+var errorAnchors = []string{
+	"denied", "eacce", "permitted", "eperm", // reAccess
+	"read-only", "erof", // reROFS
+	"unreach", "temporary failure", "could not re", "name or ", "uch ho", "enotfound", "eai_again", "getaddrinfo", "failed to re", "unable to acce", // reNetwork
+	"refu", // reRefused
+}
+
+// mayReportDenial reports whether output (a whole output, or a line)
+// holds one of errorAnchors.
+func mayReportDenial(output string) bool {
+	lower := strings.ToLower(output)
+	for _, a := range errorAnchors {
+		if strings.Contains(lower, a) {
+			return true
+		}
+	}
+	return false
+}
+
 // denialNotes explains, in words a model can act on, failures in a
 // command's output that the call's jail caused: a path outside its grant
 // (or protected, or hidden), the network it does not have, a system call
@@ -32,7 +58,7 @@ var (
 // failure AND the grant shows the jail is the reason, so a file that is
 // merely missing, or unreadable for another reason, gets none.
 func denialNotes(output string, grant *jail.Spec) []string {
-	if grant == nil || output == "" {
+	if grant == nil || output == "" || !mayReportDenial(output) {
 		return nil
 	}
 	var notes []string
@@ -45,6 +71,9 @@ func denialNotes(output string, grant *jail.Spec) []string {
 	}
 	home := envValue(grant.Env, "HOME")
 	for _, line := range strings.Split(output, "\n") {
+		if !mayReportDenial(line) {
+			continue // no pattern below can match it
+		}
 		rofs := reROFS().MatchString(line)
 		if rofs || reAccess().MatchString(line) {
 			pathNoted := false
