@@ -358,7 +358,7 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (tr TurnResult, 
 		msg := resp.Message
 		// The answer is written before its calls start and synced while
 		// they run; it is on disk before their results are written.
-		if err := a.addLater(ctx, msg); err != nil {
+		if err := a.addLater(context.WithoutCancel(ctx), msg); err != nil {
 			return tr, err
 		}
 		a.mu.Lock()
