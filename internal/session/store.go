@@ -249,8 +249,8 @@ func (s *Session) Append(ctx context.Context, recs ...Record) error {
 // in the background: synced waits for that and reports its error (nil
 // once it is done). A failed sync cuts the records back off, as Append
 // does; every other use of the session (an append, Close) waits for the
-// sync. The turn loop saves a call's results this way, so that the next
-// request leaves while they are synced.
+// sync. The turn loop saves its messages this way: a call's results are
+// synced while the next request leaves, an answer while its calls start.
 func (s *Session) AppendLater(ctx context.Context, recs ...Record) (synced func() error, err error) {
 	return s.append(ctx, recs, false, true)
 }
