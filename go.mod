@@ -58,3 +58,8 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
+
+// brig's copy of colorprofile runs no program: upstream's colour detection
+// runs `tmux info`, looked up on PATH with the whole environment, inside
+// tmux (internal/colorprofile; README, Dependencies).
+replace github.com/charmbracelet/colorprofile => ./internal/colorprofile

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"brig/agent"
 	"brig/internal/termsafe"
@@ -44,6 +45,10 @@ func Run(ctx context.Context, cfg Config, o Options) (Summary, error) {
 	opts = append(opts, tea.WithOutput(guard))
 	if o.Env != nil {
 		opts = append(opts, tea.WithEnvironment(o.Env))
+	}
+	if cfg.Profile != colorprofile.Unknown {
+		// Detected once, by the caller: Bubble Tea would detect it again.
+		opts = append(opts, tea.WithColorProfile(cfg.Profile))
 	}
 	p := tea.NewProgram(m, opts...)
 	pr := newPrinter(p)

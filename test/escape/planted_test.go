@@ -9,8 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"brig/test/fakeprovider"
 )
@@ -135,7 +138,10 @@ func plantedCases() []escCase {
 // TestPlantedProgramsOnPath: programs named like everything the
 // supervisor could conceivably start, planted in a directory on PATH
 // inside the workspace (an activated .venv/bin), never run outside the
-// jail, whichever brig command starts: each writes a canary outside the
+// jail, whichever brig command starts, with its output to a pipe and on a
+// terminal inside tmux (TMUX set, no COLORTERM: where a colour library ran
+// `tmux info` from PATH, with brig's environment, keys included, before
+// brig's copy of colorprofile): each writes a canary outside the
 // workspace, which stays absent, while the same program run directly
 // (the control) does write it. Runs as root and, through TestUnprivileged,
 // as uid 65534.
@@ -156,7 +162,7 @@ func TestPlantedProgramsOnPath(t *testing.T) {
 	}
 	names := []string{"true", "false", "sh", "bash", "dash", "env", "git", "rg", "go", "gofmt", "node", "npm", "npx", "python3", "python", "cargo", "rustc",
 		"make", "ls", "cat", "echo", "id", "uname", "getent", "ps", "sudo", "setpriv", "unshare", "newuidmap", "newgidmap", "systemd-run",
-		"systemctl", "dbus-send", "xdg-open", "ssh", "gpg", "security", "pass", "brig", "ldconfig", "mount", "ip"}
+		"systemctl", "dbus-send", "xdg-open", "ssh", "gpg", "security", "pass", "brig", "ldconfig", "mount", "ip", "tmux", "tput", "infocmp", "stty"}
 	for _, n := range names {
 		// Only absolute paths inside: the planted programs must not
 		// find each other on PATH.
@@ -183,19 +189,31 @@ func TestPlantedProgramsOnPath(t *testing.T) {
 	srv, err := fakeprovider.Start(fakeprovider.Script{Turns: []fakeprovider.Turn{
 		{ToolCalls: []fakeprovider.ToolCall{{Name: "bash", Input: json.RawMessage(`{"command":"true; git status; echo hi"}`)}}},
 		{Text: "done"},
+		{ToolCalls: []fakeprovider.ToolCall{{Name: "bash", Input: json.RawMessage(`{"command":"true; git status; echo hi"}`)}}},
+		{Text: "done"},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	for _, args := range [][]string{
+	commands := [][]string{
 		{"sandbox", "--", "echo", "hi"},
 		{"sandbox", "--explain", "--", "true"},
 		{"doctor"},
 		{"cache", "list"},
 		{"policy", "check", "--", "true && git status"},
 		{"--model", "claude-sonnet-4-5", "-p", "run true", "--mode", "auto", "--yes"},
-	} {
+	}
+	check := func(how string, args []string) {
+		t.Helper()
+		entries, _ := os.ReadDir(canary)
+		for _, en := range entries {
+			b, _ := os.ReadFile(filepath.Join(canary, en.Name()))
+			t.Errorf("ESCAPE: `brig %s` (%s) ran the planted %s outside the jail (as %s):\n%s", strings.Join(args, " "), how, en.Name(), who(), b)
+			os.Remove(filepath.Join(canary, en.Name()))
+		}
+	}
+	for _, args := range commands {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		cmd := exec.CommandContext(ctx, brigBin, args...)
 		cmd.Dir = ws
@@ -204,12 +222,39 @@ func TestPlantedProgramsOnPath(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
 		cancel()
-		entries, _ := os.ReadDir(canary)
-		for _, en := range entries {
-			b, _ := os.ReadFile(filepath.Join(canary, en.Name()))
-			t.Errorf("ESCAPE: `brig %s` ran the planted %s outside the jail (as %s):\n%s", strings.Join(args, " "), en.Name(), who(), b)
-			os.Remove(filepath.Join(canary, en.Name()))
-		}
+		check("output to a pipe", args)
 		t.Logf("brig %s: %v\n%s", strings.Join(args, " "), err, clip(out.Bytes()))
+	}
+	// On a terminal, inside tmux (TMUX set, no COLORTERM): where the
+	// terminal libraries look for colours, and where a library would run
+	// `tmux info` from PATH. The TUI too, until its prompt shows.
+	onTerminal := [][]string{{"--help"}, {"doctor"}, {"sandbox", "--", "echo", "hi"}, {"policy", "check", "--", "true"}, commands[len(commands)-1], {"--model", "claude-sonnet-4-5"}}
+	for _, args := range onTerminal {
+		p := openPTY(t)
+		if err := unix.IoctlSetWinsize(int(p.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 120}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, brigBin, args...)
+		cmd.Dir = ws
+		cmd.Env = append(env, "ANTHROPIC_BASE_URL="+srv.URL(), "TERM=xterm-256color", "TMUX=/tmp/tmux-planted/default,1,0")
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = p.slave, p.slave, p.slave
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		tui := len(args) == 2 // the interactive TUI: stopped once its banner shows
+		for tui && ctx.Err() == nil && !p.has("workspace") {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if tui {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+		}
+		err := cmd.Wait()
+		cancel()
+		check("on a terminal in tmux", args)
+		p.mu.Lock()
+		t.Logf("brig %s on a terminal: %v\n%s", strings.Join(args, " "), err, clip(p.seen))
+		p.mu.Unlock()
 	}
 }
