@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -221,6 +222,9 @@ func TestPlantedProgramsOnPath(t *testing.T) {
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
+		if ctx.Err() != nil {
+			t.Errorf("`brig %s` (output to a pipe) did not end within a minute", strings.Join(args, " "))
+		}
 		cancel()
 		check("output to a pipe", args)
 		t.Logf("brig %s: %v\n%s", strings.Join(args, " "), err, clip(out.Bytes()))
@@ -228,7 +232,7 @@ func TestPlantedProgramsOnPath(t *testing.T) {
 	// On a terminal, inside tmux (TMUX set, no COLORTERM): where the
 	// terminal libraries look for colours, and where a library would run
 	// `tmux info` from PATH. The TUI too, until its prompt shows.
-	onTerminal := [][]string{{"--help"}, {"doctor"}, {"sandbox", "--", "echo", "hi"}, {"policy", "check", "--", "true"}, commands[len(commands)-1], {"--model", "claude-sonnet-4-5"}}
+	onTerminal := [][]string{{"--help"}, {"doctor"}, {"sandbox", "--", "echo", "hi"}, {"cache", "list"}, {"policy", "check", "--", "true"}, commands[len(commands)-1], {"--model", "claude-sonnet-4-5"}}
 	for _, args := range onTerminal {
 		p := openPTY(t)
 		if err := unix.IoctlSetWinsize(int(p.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 120}); err != nil {
@@ -243,7 +247,9 @@ func TestPlantedProgramsOnPath(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		tui := len(args) == 2 // the interactive TUI: stopped once its banner shows
+		// The interactive TUI (no -p, no subcommand) is stopped once its
+		// banner shows; every other command ends by itself.
+		tui := args[0] == "--model" && !slices.Contains(args, "-p")
 		for tui && ctx.Err() == nil && !p.has("workspace") {
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -251,6 +257,9 @@ func TestPlantedProgramsOnPath(t *testing.T) {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 		}
 		err := cmd.Wait()
+		if ctx.Err() != nil {
+			t.Errorf("`brig %s` on a terminal did not end within a minute (the TUI: its banner never showed)", strings.Join(args, " "))
+		}
 		cancel()
 		check("on a terminal in tmux", args)
 		p.mu.Lock()
