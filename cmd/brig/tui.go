@@ -106,17 +106,30 @@ func runTUI(cmd *cobra.Command, o *agentOptions) error {
 }
 
 // tuiRenderer is the TUI's renderer: the carried helper program
-// (internal/render), started now in the background so that the first
-// message does not wait for it, and a function that stops it. It is nil,
-// and the TUI shows text as it is, when this build carries no renderer (a
-// plain go build; make builds carry it).
+// (internal/render), started now in the background so that neither the
+// first frame nor the first message waits for it (writing the program
+// into its memory file alone takes several milliseconds), and a function
+// that stops it. It is nil, and the TUI shows text as it is, when this
+// build carries no renderer (a plain go build; make builds carry it).
 func tuiRenderer() (render.Renderer, func()) {
-	prog, err := jailexe.OpenRenderer()
-	if err != nil || prog == nil {
-		slog.Warn("no renderer: Markdown and code are shown without styling (brig built with make carries one)", "err", err)
+	if !jailexe.CarriesRenderer() {
+		slog.Warn("no renderer: Markdown and code are shown without styling (brig built with make carries one)")
 		return nil, func() {}
 	}
-	c := render.NewClient(func() *exec.Cmd {
+	// Written by the Client's first start, under the Client's lock; read
+	// after Close, which takes that lock and after which no start runs.
+	var prog *os.File
+	c := render.NewClient(func() (*exec.Cmd, error) {
+		if prog == nil {
+			p, err := jailexe.OpenRenderer()
+			if err != nil {
+				return nil, err
+			}
+			if p == nil {
+				return nil, errors.New("this build carries no renderer")
+			}
+			prog = p
+		}
 		// The memory file's descriptor is high and close-on-exec: the
 		// exec reaches it through this process's /proc, and the
 		// renderer starts with its three pipes and nothing else of brig.
@@ -124,12 +137,14 @@ func tuiRenderer() (render.Renderer, func()) {
 			Path: "/proc/self/fd/" + strconv.Itoa(int(prog.Fd())),
 			Args: []string{"brig-render"},
 			Env:  []string{"GOMAXPROCS=1"}, // nothing of brig's: its keys stay here
-		}
+		}, nil
 	}, slog.Default())
 	go func() { _ = c.Start() }() // a failure is logged; the text is then shown as it is
 	return c, func() {
 		_ = c.Close()
-		_ = prog.Close()
+		if prog != nil {
+			_ = prog.Close()
+		}
 	}
 }
 

@@ -102,8 +102,13 @@ func Open() (*Child, error) {
 	return &Child{init: initProg, worker: worker}, nil
 }
 
-// OpenRenderer writes the embedded renderer (cmd/brig-render) into a
-// sealed memfd. It returns nil and no error when this build carries none.
+// CarriesRenderer reports whether this build carries the renderer
+// (cmd/brig-render), without writing it anywhere.
+func CarriesRenderer() bool { return RenderSum != "" && embedded[renderName] != "" }
+
+// OpenRenderer writes the embedded renderer into a sealed memfd (11 MB:
+// several milliseconds, so the TUI does it off its first frame's path).
+// It returns nil and no error when this build carries none.
 func OpenRenderer() (*os.File, error) {
 	if RenderSum == "" {
 		return nil, nil

@@ -26,7 +26,7 @@ const answerBound = 10 * time.Second
 // and renders as Plain for the rest of the session: a rendering failure
 // never costs the user the text. Safe for concurrent use.
 type Client struct {
-	command func() *exec.Cmd
+	command func() (*exec.Cmd, error)
 	log     *slog.Logger
 
 	mu     sync.Mutex
@@ -41,8 +41,10 @@ type Client struct {
 
 // NewClient returns a Client whose helper command is command's (a fresh
 // *exec.Cmd each time it is called; its standard input and output are the
-// Client's to set).
-func NewClient(command func() *exec.Cmd, log *slog.Logger) *Client {
+// Client's to set). An error from command (the helper's program could
+// not be made ready) is a failure like any other: the Client renders
+// plainly from then on.
+func NewClient(command func() (*exec.Cmd, error), log *slog.Logger) *Client {
 	return &Client{command: command, log: log}
 }
 
@@ -60,6 +62,10 @@ func (c *Client) startLocked() error {
 	if c.cmd != nil {
 		return nil
 	}
+	cmd, err := c.command()
+	if err != nil {
+		return c.fail(fmt.Errorf("the renderer's program: %w", err))
+	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return c.fail(fmt.Errorf("a pipe to the renderer: %w", err))
@@ -70,7 +76,6 @@ func (c *Client) startLocked() error {
 		inW.Close()
 		return c.fail(fmt.Errorf("a pipe from the renderer: %w", err))
 	}
-	cmd := c.command()
 	c.stderr = &tail{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, c.stderr
 	if cmd.SysProcAttr == nil {

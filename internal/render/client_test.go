@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -47,11 +48,11 @@ func (o *oneLine) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func helper(mode string) func() *exec.Cmd {
-	return func() *exec.Cmd {
+func helper(mode string) func() (*exec.Cmd, error) {
+	return func() (*exec.Cmd, error) {
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), serveEnv+"="+mode)
-		return cmd
+		return cmd, nil
 	}
 }
 
@@ -107,7 +108,7 @@ func TestClientFallsBackToPlain(t *testing.T) {
 		t.Fatalf("Plain lost the text or styled it: %q", plain)
 	}
 	t.Run("cannot start", func(t *testing.T) {
-		c := render.NewClient(func() *exec.Cmd { return exec.Command("/nonexistent/brig-render") }, slog.Default())
+		c := render.NewClient(func() (*exec.Cmd, error) { return exec.Command("/nonexistent/brig-render"), nil }, slog.Default())
 		if err := c.Start(); err == nil {
 			t.Fatal("Start of a missing program succeeded")
 		}
@@ -116,6 +117,25 @@ func TestClientFallsBackToPlain(t *testing.T) {
 		}
 		if toks := c.Code("x.go", "func a() {}"); toks != nil {
 			t.Errorf("Code = %+v, want none", toks)
+		}
+	})
+	t.Run("program not ready", func(t *testing.T) {
+		// The TUI's command writes the carried program into a memory
+		// file on first use; when that fails, it is asked once, and the
+		// text is shown plainly.
+		calls := 0
+		c := render.NewClient(func() (*exec.Cmd, error) {
+			calls++
+			return nil, errors.New("no memory file")
+		}, slog.Default())
+		if err := c.Start(); err == nil || !strings.Contains(err.Error(), "no memory file") {
+			t.Fatalf("Start = %v, want the command's error", err)
+		}
+		if got, err := c.Markdown("dark", 60, doc); err != nil || got != plain {
+			t.Errorf("Markdown = %q, %v; want the plain text %q", got, err, plain)
+		}
+		if calls != 1 {
+			t.Errorf("the command was asked %d times, want once", calls)
 		}
 	})
 	t.Run("dies", func(t *testing.T) {
