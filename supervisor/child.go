@@ -20,8 +20,8 @@ import (
 // selfExe is brig's own binary, the jail child of a build that carries none.
 const selfExe = "/proc/self/exe"
 
-// programs are the carried jail programs: init's, and the worker's that
-// init runs. Both are handed to init at fixed descriptors
+// programs are the carried jail programs: init's, and the workers init
+// runs. Init and a worker are handed to init at fixed descriptors
 // (jail.WorkerExeFD, jail.InitExeFD) and init is executed through its own:
 // a high descriptor number named in the exec path is not safe, because
 // the fork copies the descriptors it hands over to their numbers and may
@@ -29,7 +29,33 @@ const selfExe = "/proc/self/exe"
 // which is where a carried program sat (the exec then failed with EACCES,
 // now and then, under bursts of spawns).
 type programs struct {
-	init, worker *os.File
+	init *os.File
+	// worker has every Go tool; made on first use when light is set.
+	worker func() (*os.File, error)
+	// light, when set, is the worker of every call needsFull does not
+	// name (Programs.Light).
+	light     *os.File
+	needsFull func(jail.Invocation) bool
+}
+
+// full reports whether inv must run in the full worker while there is a
+// light one (which the pool then holds). Without a light worker every
+// call runs the full one, and this is false.
+func (p programs) full(inv jail.Invocation) bool {
+	return p.light != nil && p.needsFull != nil && p.needsFull(inv)
+}
+
+// workerFor is the worker program for a child: the full one, or the light
+// one when there is one and full is false.
+func (p programs) workerFor(full bool) (*os.File, error) {
+	if !full && p.light != nil {
+		return p.light, nil
+	}
+	w, err := p.worker()
+	if err != nil {
+		return nil, fmt.Errorf("the jail worker's program: %w", err)
+	}
+	return w, nil
 }
 
 // child is a started jail init (which has already started its worker),
@@ -84,7 +110,7 @@ func (c *child) kill(log *slog.Logger) {
 // from the call while the model, answering next, leaves them idle. A call
 // of a burst starts none: its replacements follow the burst (busy).
 func (s *Supervisor) acquire(ctx context.Context, p plan, lim jail.Limits, burst bool) (c *child, later bool, err error) {
-	if s.prewarm && p.base != nil {
+	if s.prewarm && p.base != nil && !p.full {
 		refilled := false
 		for {
 			s.mu.Lock()
@@ -120,7 +146,7 @@ func (s *Supervisor) acquire(ctx context.Context, p plan, lim jail.Limits, burst
 			}
 		}
 	}
-	c, err = s.startChildStdin(p.flags, lim, nil, p.base, p.notify)
+	c, err = s.startChildStdin(p.flags, lim, nil, p.base, p.notify, p.full)
 	return c, later, err
 }
 
@@ -270,7 +296,7 @@ func (s *Supervisor) refill(flags uintptr) {
 		}
 		s.starting[flags]++
 		s.mu.Unlock()
-		c, err := s.startChildStdin(flags, jail.DefaultLimits(), nil, base, notify)
+		c, err := s.startChildStdin(flags, jail.DefaultLimits(), nil, base, notify, false)
 		s.mu.Lock()
 		surplus := s.landStart(flags, c)
 		if err == nil && surplus == nil && notify == nil {
@@ -305,8 +331,20 @@ func (s *Supervisor) refill(flags uintptr) {
 // stdin is init's (and so the worker's) standard input: nil means
 // /dev/null; long-lived processes (Start) pass a pipe. base is the seccomp
 // filter the worker loads as soon as it starts (nil: none), notify the
-// notify filter it loads before it (nil: none; see metadata.go).
-func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.File, base, notify []byte) (*child, error) {
+// notify filter it loads before it (nil: none; see metadata.go). full
+// asks for the worker with every Go tool (programs.full).
+func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.File, base, notify []byte, full bool) (*child, error) {
+	// The carried programs, if any: init's, and the worker the call
+	// needs.
+	progs := s.programs()
+	var worker *os.File
+	if progs.init != nil {
+		w, err := progs.workerFor(full)
+		if err != nil {
+			return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: err.Error()}
+		}
+		worker = w
+	}
 	cg, err := s.cgroups.get(lim.Processes, lim.Memory)
 	if err != nil {
 		return nil, fmt.Errorf("%w: bound the process count of a root call: %v", jail.ErrUnenforceable, err)
@@ -348,17 +386,14 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 	// carried says so, else path.
 	mk := func(path string, carried bool) jail.NSProcess {
 		files := []*os.File{stdin, outW, errW, childEnd, workerChildEnd} // fds 0-2, then 3 and 4 (jail.ControlFD, jail.StartFD)
-		progs := programs{}
+		carried = carried && progs.init != nil
 		if carried {
-			progs = s.programs()
-		}
-		if progs.init != nil {
-			files = append(files, progs.worker, progs.init) // fds 5 and 6 (jail.WorkerExeFD, jail.InitExeFD)
+			files = append(files, worker, progs.init) // fds 5 and 6 (jail.WorkerExeFD, jail.InitExeFD)
 			path = "/proc/self/fd/" + strconv.Itoa(jail.InitExeFD)
 		}
 		p := jail.NSProcess{
 			Path: path,
-			Args: append([]string{"brig-jail-init"}, jail.InitArgs(progs.init != nil, cg.procFiles()...)...),
+			Args: append([]string{"brig-jail-init"}, jail.InitArgs(carried, cg.procFiles()...)...),
 			// One P: init runs one loop on one thread, and a second P only
 			// makes each wake-up start a spinning thread looking for work.
 			Env:        childEnv(),

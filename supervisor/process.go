@@ -83,7 +83,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
-	c, err := s.startChildStdin(pl.flags, spec.Limits, inR, pl.base, pl.notify)
+	c, err := s.startChildStdin(pl.flags, spec.Limits, inR, pl.base, pl.notify, s.programs().full(inv))
 	inR.Close() // init holds it now
 	if err != nil {
 		inW.Close()

@@ -223,7 +223,7 @@ func (r converseRig) run(spec jail.Spec, base []byte, argv []string, beforeTool 
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	c, err := r.sup.startChildStdin(p.flags, spec.Limits, nil, base, nil)
+	c, err := r.sup.startChildStdin(p.flags, spec.Limits, nil, base, nil, true)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestStoppedInitIsReapedBeforeTheCallEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := r.sup.startChildStdin(p.flags, r.spec.Limits, nil, r.base(), nil)
+	c, err := r.sup.startChildStdin(p.flags, r.spec.Limits, nil, r.base(), nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,10 +43,10 @@ type Options struct {
 	// written while the session starts); "" means /proc/self/exe.
 	ExecutableFunc func() string
 	// Programs, when Executable is empty, gives the carried jail programs
-	// (sealed memory files) at the first spawn: init runs the first, and
-	// the second as the worker; they take the executable's place. A nil
-	// one (or no Programs): both run the executable.
-	Programs func() (init, worker *os.File)
+	// (sealed memory files) at the first spawn; they take the
+	// executable's place. Without an Init or a Worker (or without
+	// Programs) both run the executable.
+	Programs func() Programs
 	// QuarantineDir receives protected files a call created (moved out of
 	// the workspace after the call). Empty: they are deleted.
 	QuarantineDir string
@@ -67,6 +67,22 @@ type Options struct {
 	// most calls seen holding a child at once, up to maxPoolSize: a model
 	// that reads four files in one answer finds four waiting the next time.
 	PoolSize int
+}
+
+// Programs are the carried jail programs: init runs Init, and a worker
+// program as the call's worker.
+type Programs struct {
+	Init *os.File
+	// Worker runs every Go tool. It is asked for at the first call that
+	// needs it when there is a Light one (writing a program into memory
+	// costs milliseconds of the start).
+	Worker func() (*os.File, error)
+	// Light, when not nil, is the worker of every call NeedsFull does
+	// not name: commands and most Go tools. It leaves out the largest
+	// tools' libraries, so it is smaller and starts faster; the pool of
+	// waiting children holds only light ones.
+	Light     *os.File
+	NeedsFull func(jail.Invocation) bool
 }
 
 // maxPoolSize bounds how far demand grows the pool of waiting children
@@ -171,11 +187,20 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		if o.Programs == nil || o.Executable != "" {
 			return programs{} // a program of the caller's
 		}
-		initProg, worker := o.Programs()
-		if initProg == nil || worker == nil {
+		p := o.Programs()
+		if p.Init == nil || p.Worker == nil {
 			return programs{}
 		}
-		return programs{init: initProg, worker: worker}
+		progs := programs{init: p.Init, worker: p.Worker, light: p.Light, needsFull: p.NeedsFull}
+		if progs.light == nil || progs.needsFull == nil {
+			// Every call runs the full worker: made now, with init.
+			if _, err := p.Worker(); err != nil {
+				s.log.Warn("the carried jail worker cannot be used; brig re-executes itself for each call", "err", err)
+				return programs{}
+			}
+			progs.light = nil
+		}
+		return progs
 	})
 	if s.log == nil {
 		s.log = slog.Default()
@@ -310,6 +335,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	if err != nil {
 		return jail.Result{}, err
 	}
+	plan.full = s.programs().full(inv)
 	if spec.Cache != nil {
 		if err := s.prepareCache(spec.Cache); err != nil {
 			return jail.Result{}, err
@@ -493,6 +519,9 @@ func cloneFlags(ns, privateNet bool) uintptr {
 type plan struct {
 	opts  jail.StartOptions // opts.Seccomp: the narrowing filter, stacked on base
 	flags uintptr
+	// full: the call needs the full worker where the pool of waiting
+	// children holds light ones (programs.full).
+	full bool
 	// base is the base seccomp filter the child loads before its call,
 	// nil when the Spec switches the seccomp layer off.
 	base []byte

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -24,7 +26,16 @@ import (
 // The test binary doubles as the jail child for the benchmarks.
 func TestMain(m *testing.M) {
 	if jail.IsChild() {
-		jail.ChildMain(nil)
+		jail.ChildMain(map[string]jail.ToolFunc{
+			// exe names the program the worker runs (TestLightWorkerServesAllButFullCalls).
+			"exe": func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				link, err := os.Readlink("/proc/self/exe")
+				if err != nil {
+					return nil, err
+				}
+				return json.Marshal(link)
+			},
+		})
 	}
 	os.Exit(m.Run())
 }
@@ -370,7 +381,7 @@ func TestAcquireWaitsForAStartInFlight(t *testing.T) {
 	}
 
 	// The start lands: the waiting call gets that very child.
-	landed, err := sup.startChildStdin(p.flags, jail.DefaultLimits(), nil, p.base, p.notify)
+	landed, err := sup.startChildStdin(p.flags, jail.DefaultLimits(), nil, p.base, p.notify, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -575,9 +586,6 @@ func TestUnexecutableChildFallsBackToSelf(t *testing.T) {
 	}
 }
 
-// TestCarriedProgramsAtFixedDescriptors: with carried programs, init is
-// executed through its descriptor handed over as fd 6 (its arguments say
-// so), the worker's program comes as fd 5, and neither reaches the
 // TestUnexecutableCarriedInitFallsBack: where the carried init cannot be
 // executed (a host that forbids executing memory files answers EACCES),
 // the call's init is brig itself — the same jail code — and the call
@@ -593,7 +601,7 @@ func TestUnexecutableCarriedInitFallsBack(t *testing.T) {
 		return logged.Write(p)
 	}), nil))
 	ctx := context.Background()
-	sup, err := New(ctx, Options{Logger: logger, Programs: func() (*os.File, *os.File) { return initProg, worker }})
+	sup, err := New(ctx, Options{Logger: logger, Programs: carried(initProg, worker)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,10 +641,69 @@ func copyOfSelf(t *testing.T, name string, mode os.FileMode) *os.File {
 	return f
 }
 
+// carried gives init and worker as the carried programs, without a light
+// worker.
+func carried(initProg, worker *os.File) func() Programs {
+	return func() Programs {
+		return Programs{Init: initProg, Worker: func() (*os.File, error) { return worker, nil }}
+	}
+}
+
+// TestLightWorkerServesAllButFullCalls: with a light worker, every call
+// NeedsFull does not name runs in it (from the pool, prewarmed), and a
+// call it names runs in the full worker, which is asked for only then;
+// the call after that is light again. Which program ran is what the
+// worker's own /proc/self/exe names (the "exe" tool of TestMain).
+func TestLightWorkerServesAllButFullCalls(t *testing.T) {
+	initProg := copyOfSelf(t, "init", 0o755)
+	light, full := copyOfSelf(t, "worker-light", 0o755), copyOfSelf(t, "worker-full", 0o755)
+	var asked atomic.Int32
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prewarm: true, Programs: func() Programs {
+		return Programs{
+			Init:      initProg,
+			Worker:    func() (*os.File, error) { asked.Add(1); return full, nil },
+			Light:     light,
+			NeedsFull: func(inv jail.Invocation) bool { return string(inv.Args) == `"full"` },
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	sup.Warm()
+	_, spec := workspaceSpec(t, sup)
+	exe := func(args string) string {
+		t.Helper()
+		res, err := sup.Run(ctx, spec, jail.Invocation{Tool: "exe", Args: json.RawMessage(args)}, IO{})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("the exe tool: %v %+v", err, res)
+		}
+		var link string
+		if err := json.Unmarshal(res.Output, &link); err != nil {
+			t.Fatalf("the exe tool's output %q: %v", res.Output, err)
+		}
+		return filepath.Base(link)
+	}
+	for i, step := range []struct{ args, want string }{
+		{`"light"`, "worker-light"}, {`"light"`, "worker-light"}, {`"full"`, "worker-full"}, {`"light"`, "worker-light"},
+	} {
+		if got := exe(step.args); got != step.want {
+			t.Errorf("call %d (%s) ran in %s, want %s", i, step.args, got, step.want)
+		}
+		if n := asked.Load(); (i < 2 && n != 0) || (i >= 2 && n != 1) {
+			t.Errorf("after call %d the full worker was asked for %d times", i, n)
+		}
+	}
+}
+
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
+// TestCarriedProgramsAtFixedDescriptors: with carried programs, init is
+// executed through its descriptor handed over as fd 6 (its arguments say
+// so), the worker's program comes as fd 5, and neither reaches the
 // command. Many descriptors are open first, so that everything the fork
 // hands over is numbered high: the fork may move its own error pipe onto
 // the number above the highest of them, which is where a program named by
@@ -651,7 +718,7 @@ func TestCarriedProgramsAtFixedDescriptors(t *testing.T) {
 		t.Cleanup(func() { f.Close() })
 	}
 	ctx := context.Background()
-	sup, err := New(ctx, Options{Programs: func() (*os.File, *os.File) { return initProg, worker }})
+	sup, err := New(ctx, Options{Programs: carried(initProg, worker)})
 	if err != nil {
 		t.Fatal(err)
 	}

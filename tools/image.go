@@ -1,3 +1,5 @@
+//go:build !brig_light_worker
+
 package tools
 
 import (

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"unicode/utf8"
@@ -71,7 +70,7 @@ func runReadFile(_ context.Context, a readArgs) Result {
 		return fsError("read", a.Path, err)
 	}
 	if looksBinary(head) {
-		kind := http.DetectContentType(head)
+		kind := binaryKind(head)
 		hint := ""
 		if strings.HasPrefix(kind, "image/") {
 			hint = "; use view_image to look at it"

@@ -48,8 +48,8 @@ func TestReadFile(t *testing.T) {
 			contains: []string{"     3\tafter", lineCutMarker + ", " + fmt.Sprint(MaxLineChars) + " more bytes]", "1 long lines were cut"}, truncated: true, lines: 3},
 		{name: "byte cap", args: obj{"path": "wide.txt"}, contains: []string{"continue with offset="}, truncated: true},
 		{name: "past the end", args: obj{"path": "small.txt", "offset": 9}, wantErr: "past the end"},
-		{name: "binary", args: obj{"path": "bin.dat"}, wantErr: "binary file"},
-		{name: "image hint", args: obj{"path": "image.png"}, wantErr: "use view_image"},
+		{name: "binary", args: obj{"path": "bin.dat"}, wantErr: "binary file (12 bytes, looks like application/zip)"},
+		{name: "image hint", args: obj{"path": "image.png"}, wantErr: "looks like image/png); use view_image"},
 		{name: "missing", args: obj{"path": "nope.txt"}, wantErr: "no such file"},
 		{name: "directory", args: obj{"path": "."}, wantErr: "is a directory"},
 	}
@@ -94,4 +94,32 @@ func tail(s string) string {
 		return "…" + s[len(s)-600:]
 	}
 	return s
+}
+
+// TestBinaryKind: each signature names its type, at its offset only; a
+// head shorter than a signature, or unknown bytes, is
+// application/octet-stream.
+func TestBinaryKind(t *testing.T) {
+	tar := make([]byte, 512)
+	copy(tar[257:], "ustar\x0000")
+	for _, tt := range []struct {
+		head []byte
+		want string
+	}{
+		{[]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), "image/png"},
+		{[]byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00"), "image/jpeg"},
+		{[]byte("RIFF\x10\x00\x00\x00WEBPVP8 "), "image/webp"},
+		{[]byte("GIF89a\x01\x00"), "image/gif"},
+		{[]byte("\x7fELF\x02\x01\x01\x00"), "application/x-elf"},
+		{[]byte("\x00\x00\x00\x18ftypmp42"), "video/mp4"},
+		{tar, "application/x-tar"},
+		{[]byte("\x89PN"), "application/octet-stream"},           // shorter than the signature
+		{[]byte("xxxxWEBPVP8 \x00"), "application/octet-stream"}, // the right bytes at the wrong offset
+		{[]byte("\x00\x01\x02\x03"), "application/octet-stream"},
+		{nil, "application/octet-stream"},
+	} {
+		if got := binaryKind(tt.head); got != tt.want {
+			t.Errorf("binaryKind(%q) = %q, want %q", tt.head, got, tt.want)
+		}
+	}
 }

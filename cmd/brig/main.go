@@ -22,6 +22,7 @@ import (
 	"brig/internal/jailtools"
 	"brig/internal/termsafe"
 	"brig/jail"
+	"brig/supervisor"
 )
 
 func main() {
@@ -104,14 +105,16 @@ func carriedPath() string {
 	return c.Path()
 }
 
-// carriedPrograms are the carried jail programs, init's and the worker's
-// (nil when this build carries none; carriedPath has said why).
-func carriedPrograms() (init, worker *os.File) {
+// carriedPrograms are the carried jail programs: init's and the workers
+// (none when this build carries none; carriedPath has said why). The
+// light worker serves every call but those jailtools.NeedsFullWorker
+// names.
+func carriedPrograms() supervisor.Programs {
 	c, _ := carriedChild()
 	if c == nil {
-		return nil, nil
+		return supervisor.Programs{}
 	}
-	return c.Init(), c.Worker()
+	return supervisor.Programs{Init: c.Init(), Worker: c.Worker, Light: c.Light(), NeedsFull: jailtools.NeedsFullWorker}
 }
 
 // carriedChild opens the carried jail programs once per process; they stay

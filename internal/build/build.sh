@@ -1,8 +1,10 @@
 #!/bin/sh
 # build.sh OUT [GO BUILD FLAGS...]: builds brig into OUT with its child
 # programs carried inside it (internal/jailexe): cmd/brig-jail (the
-# worker, with the Go tools), cmd/brig-jail-init (every call's init,
-# without them) and cmd/brig-render (the TUI's renderer). They are built
+# worker, with the Go tools) twice — in full, and light (built with the
+# brig_light_worker tag: without the tools internal/jailtools.FullOnly
+# names) —, cmd/brig-jail-init (every call's init, without them) and
+# cmd/brig-render (the TUI's renderer). They are built
 # first with the same go build flags, then added to internal/jailexe
 # through go build's -overlay with a file that embeds them (nothing is
 # written into the source tree), and their SHA-256 sums are stamped into
@@ -32,26 +34,46 @@ jailprog() {
 	shift 2
 	CGO_ENABLED=0 "$go" build "$@" -ldflags "-s -w" -o "$tmp/$name" "$pkg"
 }
-# workerprog NAME [GO BUILD FLAGS...]: the worker (cgo) into $tmp/NAME,
-# static where the machine can link so.
+# tagsof [GO BUILD FLAGS...]: the build tags the flags give (the last
+# -tags wins, as with go build), comma-separated.
+tagsof() {
+	t=
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-tags) t=${2:-} && shift ;;
+		-tags=*) t=${1#-tags=} ;;
+		esac
+		shift
+	done
+	printf '%s' "$t" | tr ' ' ','
+}
+# workerprog NAME EXTRA_TAGS [GO BUILD FLAGS...]: the worker (cgo) into
+# $tmp/NAME, built with EXTRA_TAGS besides the caller's tags, static where
+# the machine can link so.
 workerprog() {
-	name=$1
-	shift
+	name=$1 extra=$2
+	shift 2
+	tags=$(tagsof "$@")
 	case " ${LDFLAGS:-} $* " in
 	*-static* | *" -tags "*) ;; # the caller chose how to link (make release)
 	*)
-		if "$go" build "$@" -tags 'netgo osusergo' -ldflags "${LDFLAGS:-} -s -w -linkmode external -extldflags -static" -o "$tmp/$name" ./cmd/brig-jail 2>"$tmp/static.log"; then
+		if "$go" build "$@" -tags "netgo,osusergo${extra:+,$extra}" -ldflags "${LDFLAGS:-} -s -w -linkmode external -extldflags -static" -o "$tmp/$name" ./cmd/brig-jail 2>"$tmp/static.log"; then
 			return 0
 		fi
 		echo "build.sh: $name is linked dynamically: a static link failed ($(grep -v '^[[:space:]]*$' "$tmp/static.log" | tail -n 1)); sh internal/build/deps.sh static installs the static C library" >&2
 		;;
 	esac
-	"$go" build "$@" -ldflags "${LDFLAGS:-} -s -w" -o "$tmp/$name" ./cmd/brig-jail
+	"$go" build "$@" -tags "${tags}${tags:+${extra:+,}}${extra}" -ldflags "${LDFLAGS:-} -s -w" -o "$tmp/$name" ./cmd/brig-jail
 }
-workerprog brig-jail "$@"
+# The worker with every Go tool, and the light one that leaves out the
+# tools internal/jailtools.FullOnly names (and their libraries): the
+# supervisor starts the light one for every other call.
+workerprog brig-jail '' "$@"
+workerprog brig-jail-light brig_light_worker "$@"
 jailprog ./cmd/brig-jail-init brig-jail-init "$@"
 jailprog ./cmd/brig-render brig-render "$@"
 sum=$(sha256sum "$tmp/brig-jail" | cut -d' ' -f1)
+lightsum=$(sha256sum "$tmp/brig-jail-light" | cut -d' ' -f1)
 initsum=$(sha256sum "$tmp/brig-jail-init" | cut -d' ' -f1)
 rendersum=$(sha256sum "$tmp/brig-render" | cut -d' ' -f1)
 # The file that embeds them, added to internal/jailexe by the overlay too.
@@ -66,6 +88,9 @@ import _ "embed"
 //go:embed bin/brig-jail
 var carriedWorker string
 
+//go:embed bin/brig-jail-light
+var carriedLight string
+
 //go:embed bin/brig-jail-init
 var carriedInit string
 
@@ -74,13 +99,15 @@ var carriedRender string
 
 func init() {
 	embedded[workerName] = carriedWorker
+	embedded[lightName] = carriedLight
 	embedded[initName] = carriedInit
 	embedded[renderName] = carriedRender
 }
 EOF
-printf '{"Replace":{"%s":"%s","%s":"%s","%s":"%s","%s":"%s"}}\n' \
+printf '{"Replace":{"%s":"%s","%s":"%s","%s":"%s","%s":"%s","%s":"%s"}}\n' \
 	"$root/internal/jailexe/bin/brig-jail" "$tmp/brig-jail" \
+	"$root/internal/jailexe/bin/brig-jail-light" "$tmp/brig-jail-light" \
 	"$root/internal/jailexe/bin/brig-jail-init" "$tmp/brig-jail-init" \
 	"$root/internal/jailexe/bin/brig-render" "$tmp/brig-render" \
 	"$root/internal/jailexe/carried.go" "$tmp/carried.go" >"$tmp/overlay.json"
-"$go" build "$@" -overlay "$tmp/overlay.json" -ldflags "${LDFLAGS:-} -X brig/internal/jailexe.Sum=$sum -X brig/internal/jailexe.InitSum=$initsum -X brig/internal/jailexe.RenderSum=$rendersum" -o "$out" ./cmd/brig
+"$go" build "$@" -overlay "$tmp/overlay.json" -ldflags "${LDFLAGS:-} -X brig/internal/jailexe.Sum=$sum -X brig/internal/jailexe.LightSum=$lightsum -X brig/internal/jailexe.InitSum=$initsum -X brig/internal/jailexe.RenderSum=$rendersum" -o "$out" ./cmd/brig

@@ -10,9 +10,9 @@ import (
 
 // linked lists the packages pkg links (go test puts its own go command
 // first on PATH).
-func linked(t *testing.T, pkg string) []string {
+func linked(t *testing.T, pkg string, tags ...string) []string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", pkg).Output()
+	out, err := exec.Command("go", "list", "-tags", strings.Join(tags, ","), "-deps", pkg).Output()
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v", pkg, err)
 	}
@@ -43,26 +43,33 @@ func TestLinksOnlyWhatItRuns(t *testing.T) {
 	}, renderers...)
 	for _, tc := range []struct {
 		pkg   string
+		tags  []string
 		needs []string // the control: what it does link
 		never []string
 	}{
-		{"brig/cmd/brig-jail", []string{"brig/jail", "brig/tools", "brig/internal/audit/collect", "brig/policy/toolcall"}, never},
-		{"brig/cmd/brig-jail-init", []string{"brig/jail"}, append([]string{"brig/tools", "brig/internal/audit/collect", "golang.org/x/net/html"}, never...)},
-		{"brig/cmd/brig", []string{"brig/internal/tui", "brig/internal/render", "brig/supervisor", "charm.land/bubbletea/v2"}, renderers},
-		{"brig/cmd/brig-render", []string{"brig/internal/render/engine", "charm.land/glamour/v2", "github.com/alecthomas/chroma/v2"}, []string{
+		{"brig/cmd/brig-jail", nil, []string{"brig/jail", "brig/tools", "brig/internal/audit/collect", "brig/policy/toolcall", "net/http", "image"}, never},
+		// The light worker (jailtools.FullOnly's tools left out) links
+		// none of their libraries.
+		{"brig/cmd/brig-jail", []string{"brig_light_worker"}, []string{"brig/jail", "brig/tools", "brig/internal/audit/collect"}, append([]string{
+			"net/http", "crypto/tls", "golang.org/x/net/html", "golang.org/x/net/html/charset",
+			"github.com/JohannesKaufmann/html-to-markdown/v2/converter", "image", "image/png", "golang.org/x/image/webp",
+		}, never...)},
+		{"brig/cmd/brig-jail-init", nil, []string{"brig/jail"}, append([]string{"brig/tools", "brig/internal/audit/collect", "golang.org/x/net/html"}, never...)},
+		{"brig/cmd/brig", nil, []string{"brig/internal/tui", "brig/internal/render", "brig/supervisor", "charm.land/bubbletea/v2"}, renderers},
+		{"brig/cmd/brig-render", nil, []string{"brig/internal/render/engine", "charm.land/glamour/v2", "github.com/alecthomas/chroma/v2"}, []string{
 			"brig/supervisor", "brig/jail", "brig/agent", "brig/agent/provider", "brig/internal/credentials",
 			"brig/internal/tui", "brig/tools", "net/http",
 		}},
 	} {
-		deps := linked(t, tc.pkg)
+		deps := linked(t, tc.pkg, tc.tags...)
 		for _, p := range tc.needs {
 			if !slices.Contains(deps, p) {
-				t.Errorf("%s does not link %s (the list is wrong, not the program)", tc.pkg, p)
+				t.Errorf("%s (tags %v) does not link %s (the list is wrong, not the program)", tc.pkg, tc.tags, p)
 			}
 		}
 		for _, p := range tc.never {
 			if slices.Contains(deps, p) {
-				t.Errorf("%s links %s, which it never runs: each start would initialise it", tc.pkg, p)
+				t.Errorf("%s (tags %v) links %s, which it never runs: each start would initialise it", tc.pkg, tc.tags, p)
 			}
 		}
 	}

@@ -1,13 +1,15 @@
 // Package jailexe carries the programs brig runs as its children inside
 // brig's binary and hands out what executes them: sealed memory files
 // (memfd), so a program cannot be changed or replaced between brig's
-// start and its use, and brig stays a single file. There are three:
+// start and its use, and brig stays a single file. There are four:
 // cmd/brig-jail-init, each call's init, and cmd/brig-jail, its worker,
 // which links the Go tools — every call starts both, and the tools'
 // packages (the policy, the HTML converter, the HTTP client, image
-// decoders) doubled the start-up of a process that never runs them — and
-// cmd/brig-render, the TUI's renderer, whose libraries' initialisation
-// slowed every start of brig itself (internal/render).
+// decoders) doubled the start-up of a process that never runs them —,
+// built twice: in full, and light, without the tools whose libraries are
+// most of its size (internal/jailtools), which serves every other call;
+// and cmd/brig-render, the TUI's renderer, whose libraries'
+// initialisation slowed every start of brig itself (internal/render).
 //
 // The programs are embedded by the build (make, test/brigbin): it
 // compiles them and adds them to this package through go build's
@@ -29,6 +31,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -48,21 +51,30 @@ var embedded = map[string]string{}
 // version string: nothing assigns them at run time.
 var Sum, InitSum string
 
-// RenderSum is the SHA-256 (hex) of the embedded renderer, set like Sum.
-var RenderSum string
+// RenderSum and LightSum are the SHA-256 (hex) of the embedded renderer
+// and light worker, set like Sum.
+var RenderSum, LightSum string
 
 // The embedded programs' names, their paths beside this package in the
 // build's overlay.
 const (
 	workerName = "bin/brig-jail"
+	lightName  = "bin/brig-jail-light"
 	initName   = "bin/brig-jail-init"
 	renderName = "bin/brig-render"
 )
 
-// Child is the pair of embedded jail programs, open for the life of the
-// process.
+// highFD is the least descriptor number the memfds take.
+const highFD = 100
+
+// Child is the embedded jail programs, open for the life of the process:
+// init, the light worker, and the full worker, written on first use.
 type Child struct {
-	init, worker *os.File
+	init, light *os.File
+	worker      func() (*os.File, error)
+	// opened is the full worker once written (nil before), for Close.
+	mu     sync.Mutex
+	opened *os.File
 }
 
 // Path executes the init program (/proc/self/fd/N). The descriptor is
@@ -70,36 +82,72 @@ type Child struct {
 // handed, so it still names the program while the new process execs it.
 func (c *Child) Path() string { return fmt.Sprintf("/proc/self/fd/%d", c.init.Fd()) }
 
-// Init and Worker are the two programs, for the supervisor to hand each
-// init (jail.InitExeFD, jail.WorkerExeFD).
-func (c *Child) Init() *os.File   { return c.init }
-func (c *Child) Worker() *os.File { return c.worker }
+// Init is init's program, for the supervisor to hand each init
+// (jail.InitExeFD).
+func (c *Child) Init() *os.File { return c.init }
+
+// Light is the light worker's program (cmd/brig-jail built with the
+// brig_light_worker tag), nil when this build carries none.
+func (c *Child) Light() *os.File { return c.light }
+
+// Worker is the full worker's program, written into its memfd at the
+// first call (10 MB: milliseconds that a start need not spend when the
+// light worker serves its calls); later calls return the same file.
+func (c *Child) Worker() (*os.File, error) { return c.worker() }
 
 // Close releases the memory files.
-func (c *Child) Close() error { return errors.Join(c.init.Close(), c.worker.Close()) }
+func (c *Child) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	errs := []error{c.init.Close()}
+	if c.light != nil {
+		errs = append(errs, c.light.Close())
+	}
+	if c.opened != nil {
+		errs = append(errs, c.opened.Close())
+	}
+	return errors.Join(errs...)
+}
 
-// highFD is the least descriptor number the memfds take.
-const highFD = 100
-
-// Open writes the embedded programs into sealed memfds. It returns nil
-// and no error when this build carries no programs it can vouch for (the
-// caller then re-executes itself).
+// Open writes the embedded init program (and the light worker, when the
+// build carries one) into sealed memfds; the full worker waits for its
+// first use unless there is no light one. It returns nil and no error
+// when this build carries no programs it can vouch for (the caller then
+// re-executes itself).
 func Open() (*Child, error) {
-	if Sum == "" || InitSum == "" {
+	if Sum == "" || InitSum == "" || embedded[workerName] == "" {
 		// None a build declared (the files reach the embed only through
 		// build.sh's overlay, which also sets the sums).
 		return nil, nil
 	}
-	worker, err := carry(workerName)
-	if worker == nil || err != nil {
-		return nil, err
-	}
 	initProg, err := carry(initName)
 	if initProg == nil || err != nil {
-		worker.Close()
 		return nil, err
 	}
-	return &Child{init: initProg, worker: worker}, nil
+	c := &Child{init: initProg}
+	c.worker = sync.OnceValues(func() (*os.File, error) {
+		w, err := carry(workerName)
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		c.opened = w
+		c.mu.Unlock()
+		return w, nil
+	})
+	if LightSum != "" {
+		if c.light, err = carry(lightName); err != nil {
+			initProg.Close()
+			return nil, err
+		}
+	}
+	if c.light == nil {
+		if _, err := c.worker(); err != nil {
+			initProg.Close()
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // CarriesRenderer reports whether this build carries the renderer

@@ -19,7 +19,8 @@ import (
 // TestOpenRunsTheCarriedChild: programs whose sums the build declared are
 // written into sealed memfds that execute, cannot be written, and sit
 // above the descriptors a child is handed; without declared sums, or
-// without either file, nothing is used.
+// without init or the worker, nothing is used. With a light worker, the
+// full one is written only when asked for, once.
 func TestOpenRunsTheCarriedChild(t *testing.T) {
 	// ELF programs (a script would be read by its interpreter after exec,
 	// when the close-on-exec descriptor is gone; the programs are ELF).
@@ -32,8 +33,10 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 		t.Skip("no /bin/cat to carry:", err)
 	}
 	hexSum := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
-	with := func(m map[string]string, sum, initSum string) { embedded, Sum, InitSum = m, sum, initSum }
-	defer func(e map[string]string, s, i string) { embedded, Sum, InitSum = e, s, i }(embedded, Sum, InitSum)
+	with := func(m map[string]string, sum, initSum, lightSum string) {
+		embedded, Sum, InitSum, LightSum = m, sum, initSum, lightSum
+	}
+	defer func(e map[string]string, s, i, l string) { embedded, Sum, InitSum, LightSum = e, s, i, l }(embedded, Sum, InitSum, LightSum)
 	both := map[string]string{workerName: string(cat), initName: string(echo)}
 
 	for _, c := range []struct {
@@ -47,41 +50,111 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 		{"no init program", map[string]string{workerName: string(cat)}, hexSum(cat), hexSum(echo)},
 		{"no worker program", map[string]string{initName: string(echo)}, hexSum(cat), hexSum(echo)},
 	} {
-		with(c.files, c.sum, c.initSum)
+		with(c.files, c.sum, c.initSum, "")
 		if ch, err := Open(); ch != nil || err != nil {
 			t.Fatalf("%s: %v %v", c.name, ch, err)
 		}
 	}
-	with(both, hexSum(cat), hexSum(echo))
-	c, err := Open()
-	if err != nil || c == nil {
-		t.Fatalf("open: %v", err)
+	memfds := func() int {
+		t.Helper()
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range entries {
+			if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); strings.HasPrefix(l, "/memfd:brig-jail") {
+				n++
+			}
+		}
+		return n
 	}
-	defer c.Close()
-	for _, f := range []*os.File{c.init, c.worker} {
+	run := func(f *os.File, args ...string) string {
+		t.Helper()
+		out, err := exec.Command(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("run the program at fd %d: %v %q", f.Fd(), err, out)
+		}
+		return string(out)
+	}
+	sealed := func(f *os.File) {
+		t.Helper()
 		if fd := f.Fd(); fd < highFD {
 			t.Errorf("fd %d is below %d", fd, highFD)
 		}
-	}
-	// Path runs the init program (echo here), Worker is the other.
-	out, err := exec.Command(c.Path(), "carried", "x").CombinedOutput()
-	if err != nil || string(out) != "carried x\n" {
-		t.Fatalf("run the init program: %v %q", err, out)
-	}
-	worker := fmt.Sprintf("/proc/self/fd/%d", c.Worker().Fd())
-	out, err = exec.Command(worker, "/proc/self/comm").CombinedOutput()
-	if err != nil || len(out) == 0 {
-		t.Fatalf("run the worker program: %v %q", err, out)
-	}
-	for _, p := range []string{c.Path(), worker} {
-		if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
-			_, werr := f.Write([]byte("changed"))
-			f.Close()
+		if w, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_WRONLY, 0); err == nil {
+			_, werr := w.Write([]byte("changed"))
+			w.Close()
 			if werr == nil {
-				t.Errorf("the sealed program %s could be written", p)
+				t.Errorf("the sealed program at fd %d could be written", f.Fd())
 			}
 		}
 	}
+
+	t.Run("without a light worker", func(t *testing.T) {
+		with(both, hexSum(cat), hexSum(echo), "")
+		before := memfds()
+		c, err := Open()
+		if err != nil || c == nil {
+			t.Fatalf("open: %v", err)
+		}
+		defer c.Close()
+		if c.Light() != nil {
+			t.Error("a light worker without one embedded")
+		}
+		if n := memfds() - before; n != 2 {
+			t.Errorf("Open wrote %d programs, want init and the worker", n)
+		}
+		// Path runs the init program (echo here), Worker is the other.
+		if out, err := exec.Command(c.Path(), "carried", "x").CombinedOutput(); err != nil || string(out) != "carried x\n" {
+			t.Fatalf("run the init program: %v %q", err, out)
+		}
+		w, err := c.Worker()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := run(w, "/proc/self/comm"); out == "" {
+			t.Error("the worker (cat) printed nothing")
+		}
+		sealed(c.Init())
+		sealed(w)
+	})
+	t.Run("with a light worker", func(t *testing.T) {
+		light, err := os.ReadFile("/bin/true")
+		if err != nil {
+			t.Skip("no /bin/true to carry:", err)
+		}
+		three := map[string]string{workerName: string(cat), initName: string(echo), lightName: string(light)}
+		with(three, hexSum(cat), hexSum(echo), hexSum(light))
+		before := memfds()
+		c, err := Open()
+		if err != nil || c == nil || c.Light() == nil {
+			t.Fatalf("open: %v %v", c, err)
+		}
+		if n := memfds() - before; n != 2 {
+			t.Errorf("Open wrote %d programs, want init and the light worker", n)
+		}
+		run(c.Light())
+		sealed(c.Light())
+		w, err := c.Worker()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w2, _ := c.Worker(); w2 != w {
+			t.Error("the full worker was written twice")
+		}
+		if n := memfds() - before; n != 3 {
+			t.Errorf("after Worker, %d programs are open, want 3", n)
+		}
+		if out := run(w, "/proc/self/comm"); out == "" {
+			t.Error("the worker (cat) printed nothing")
+		}
+		sealed(w)
+		c.Close()
+		if n := memfds() - before; n != 0 {
+			t.Errorf("Close left %d programs open", n)
+		}
+	})
 }
 
 // TestCopyOutReleasesReadOnlyFilePages: data in a read-only file mapping

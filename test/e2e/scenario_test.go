@@ -3,6 +3,9 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,4 +218,49 @@ const compositionUID = 65532
 // each.
 func TestScenariosInEveryComposition(t *testing.T) {
 	composition.Run(t, scenarioTests, brig, compositionUID)
+}
+
+// TestFullWorkerCalls: the calls only the full jail worker can run — a
+// web_fetch, and an answer whose read-only calls (a view_image among
+// them) run as one batch — reach their tools and return their results
+// through the real binary, whose usual calls run in the light worker (a
+// call sent to the light one would come back as an unknown tool).
+func TestFullWorkerCalls(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<html><body><h1>Landing</h1><p>fetched <b>page-canary-41</b></p></body></html>")
+	}))
+	t.Cleanup(site.Close)
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{scenario.Call("web_fetch", `{"url":"`+site.URL+`/page"}`)}},
+		fakeprovider.Turn{
+			Check: []fakeprovider.Check{scenario.Has(0, "# Landing"), scenario.Has(0, "**page-canary-41**"), scenario.Failed(0, false)},
+			ToolCalls: []fakeprovider.ToolCall{
+				scenario.Call("read_file", `{"path":"main.go"}`),
+				scenario.Call("view_image", `{"path":"pixel.png"}`),
+				scenario.Bash("echo light"),
+			},
+		},
+		fakeprovider.Turn{
+			Check: []fakeprovider.Check{
+				scenario.Has(0, "println(\"hello\")"), scenario.Has(1, "Image pixel.png: 4×3 image/png"), scenario.Has(2, "light"),
+				scenario.Failed(0, false), scenario.Failed(1, false), scenario.Failed(2, false),
+			},
+			Text: "done",
+		},
+	)
+	if _, err := scenario.Fixtures(e.ws, filepath.Join(filepath.Dir(e.ws), "outside")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(e.home+"/.config/brig", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.home+"/.config/brig/config.toml", []byte("[permissions]\nallow = [\"WebFetch(domain:127.0.0.1)\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run(t, append(modelArgs("anthropic"), "-p", "x", "--mode", "auto")...)
+	e.srv.Verify(t)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
 }

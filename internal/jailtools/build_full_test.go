@@ -1,0 +1,5 @@
+//go:build !brig_light_worker
+
+package jailtools
+
+const lightBuild = false
