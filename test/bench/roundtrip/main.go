@@ -41,6 +41,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"brig/test/brigbin"
 	"brig/test/fakeprovider"
 )
@@ -413,44 +415,73 @@ func watchTree(pid int) func() (rssKiB, pssKiB int64) {
 }
 
 // treeRSS sums VmRSS (KiB) of root and every process below it, and names
-// them.
+// them. A process started with CLONE_VM (init, and each command, until
+// their exec) shares its parent's address space, and /proc shows it with
+// all of that RSS: it is counted once, with the process that owns it
+// (kcmp), and each process's RSS is read only after that check, so that a
+// process that execs in between is counted with its own.
 func treeRSS(root int) (int64, []int) {
 	entries, _ := os.ReadDir("/proc")
 	parent := map[int]int{}
-	rss := map[int]int64{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
-			l := sc.Text()
-			if v, ok := strings.CutPrefix(l, "PPid:"); ok {
-				parent[pid], _ = strconv.Atoi(strings.TrimSpace(v))
-			}
-			if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-				n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-				rss[pid] = n
-			}
+		if v, ok := statusField(pid, "PPid:"); ok {
+			parent[pid] = int(v)
 		}
 	}
-	var sum int64
-	var pids []int
-	for pid, n := range rss {
+	var tree []int
+	for pid := range parent {
 		for p := pid; p > 1; p = parent[p] {
 			if p == root {
-				sum += n
-				pids = append(pids, pid)
+				tree = append(tree, pid)
 				break
 			}
 		}
 	}
+	slices.Sort(tree)
+	var sum int64
+	var pids []int
+	for _, pid := range tree {
+		if slices.ContainsFunc(pids, func(q int) bool { return sharesVM(q, pid) }) {
+			continue
+		}
+		if n, ok := statusField(pid, "VmRSS:"); ok {
+			sum += n
+			pids = append(pids, pid)
+		}
+	}
 	return sum, pids
+}
+
+// statusField is the number after key in /proc/pid/status.
+func statusField(pid int, key string) (int64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), key); ok {
+			if f := strings.Fields(v); len(f) > 0 {
+				n, err := strconv.ParseInt(f[0], 10, 64)
+				return n, err == nil
+			}
+		}
+	}
+	return 0, false
+}
+
+// kcmpVM is kcmp(2)'s KCMP_VM: whether two processes share one address
+// space.
+const kcmpVM = 1
+
+// sharesVM reports whether processes a and b share one address space.
+func sharesVM(a, b int) bool {
+	r, _, errno := syscall.Syscall6(unix.SYS_KCMP, uintptr(a), uintptr(b), kcmpVM, 0, 0, 0)
+	return errno == 0 && r == 0
 }
 
 // sumPSS sums the Pss (KiB) of pids.
