@@ -71,10 +71,9 @@ const highFD = 100
 // init, the light worker, and the full worker, written on first use.
 type Child struct {
 	init, light *os.File
-	worker      func() (*os.File, error)
-	// opened is the full worker once written (nil before), for Close.
+	// mu guards worker: the full worker once written (nil before).
 	mu     sync.Mutex
-	opened *os.File
+	worker *os.File
 }
 
 // Path executes the init program (/proc/self/fd/N). The descriptor is
@@ -92,8 +91,20 @@ func (c *Child) Light() *os.File { return c.light }
 
 // Worker is the full worker's program, written into its memfd at the
 // first call (10 MB: milliseconds that a start need not spend when the
-// light worker serves its calls); later calls return the same file.
-func (c *Child) Worker() (*os.File, error) { return c.worker() }
+// light worker serves its calls); later calls return the same file. A
+// failed write is not remembered: the next call tries again.
+func (c *Child) Worker() (*os.File, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.worker == nil {
+		w, err := carry(workerName)
+		if err != nil {
+			return nil, err
+		}
+		c.worker = w
+	}
+	return c.worker, nil
+}
 
 // Close releases the memory files.
 func (c *Child) Close() error {
@@ -103,8 +114,8 @@ func (c *Child) Close() error {
 	if c.light != nil {
 		errs = append(errs, c.light.Close())
 	}
-	if c.opened != nil {
-		errs = append(errs, c.opened.Close())
+	if c.worker != nil {
+		errs = append(errs, c.worker.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -125,16 +136,6 @@ func Open() (*Child, error) {
 		return nil, err
 	}
 	c := &Child{init: initProg}
-	c.worker = sync.OnceValues(func() (*os.File, error) {
-		w, err := carry(workerName)
-		if err != nil {
-			return nil, err
-		}
-		c.mu.Lock()
-		c.opened = w
-		c.mu.Unlock()
-		return w, nil
-	})
 	if LightSum != "" {
 		if c.light, err = carry(lightName); err != nil {
 			initProg.Close()
@@ -142,7 +143,7 @@ func Open() (*Child, error) {
 		}
 	}
 	if c.light == nil {
-		if _, err := c.worker(); err != nil {
+		if _, err := c.Worker(); err != nil {
 			initProg.Close()
 			return nil, err
 		}
