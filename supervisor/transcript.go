@@ -21,14 +21,27 @@ type Keep struct {
 type transcript struct {
 	keep Keep
 
-	mu       sync.Mutex
-	head     []jail.Chunk
-	headN    int
-	tail     []jail.Chunk
+	mu    sync.Mutex
+	head  []jail.Chunk
+	headN int
+	// The tail is a ring of keep.Tail bytes (allocated at its first byte)
+	// holding the last tailN bytes from ring[start], in segments of one
+	// stream each: every byte is copied once, and a long output leaves no
+	// garbage behind (appending to a slice cut from the front reallocated
+	// it every few dozen kilobytes).
+	ring     []byte
+	start    int
 	tailN    int
+	segs     []segment
 	omitted  int64
 	omitLine int
 	out, err int64
+}
+
+// segment is a run of tail bytes from one stream.
+type segment struct {
+	stderr bool
+	n      int
 }
 
 func newTranscript(k Keep) *transcript {
@@ -56,7 +69,8 @@ func (t *transcript) write(stderr bool, p []byte) {
 		t.headN += n
 		p = p[n:]
 	}
-	if len(p) == 0 {
+	if len(p) == 0 || t.keep.Tail <= 0 {
+		t.omit(p)
 		return
 	}
 	if len(p) > t.keep.Tail {
@@ -64,18 +78,49 @@ func (t *transcript) write(stderr bool, p []byte) {
 		t.omit(p[:cut])
 		p = p[cut:]
 	}
-	t.tail = appendChunk(t.tail, stderr, p)
-	t.tailN += len(p)
-	for t.tailN > t.keep.Tail {
-		c := &t.tail[0]
-		n := min(len(c.Data), t.tailN-t.keep.Tail)
-		t.omit(c.Data[:n])
-		c.Data = c.Data[n:]
-		t.tailN -= n
-		if len(c.Data) == 0 {
-			t.tail = t.tail[1:]
-		}
+	if t.ring == nil {
+		t.ring = make([]byte, t.keep.Tail)
 	}
+	t.dropFront(t.tailN + len(p) - t.keep.Tail)
+	// Copy p in after the last byte, wrapping at the ring's end.
+	end := (t.start + t.tailN) % len(t.ring)
+	n := copy(t.ring[end:], p)
+	copy(t.ring, p[n:])
+	t.tailN += len(p)
+	if k := len(t.segs); k > 0 && t.segs[k-1].stderr == stderr {
+		t.segs[k-1].n += len(p)
+	} else {
+		t.segs = append(t.segs, segment{stderr: stderr, n: len(p)})
+	}
+}
+
+// dropFront omits the oldest n bytes of the tail (none when n <= 0).
+func (t *transcript) dropFront(n int) {
+	if n <= 0 {
+		return
+	}
+	a, b := t.span(0, n)
+	t.omit(a)
+	t.omit(b)
+	t.start = (t.start + n) % len(t.ring)
+	t.tailN -= n
+	for n > 0 {
+		if t.segs[0].n > n {
+			t.segs[0].n -= n
+			break
+		}
+		n -= t.segs[0].n
+		t.segs = t.segs[1:]
+	}
+}
+
+// span is the tail's bytes [off, off+n) as one or two slices of the ring.
+func (t *transcript) span(off, n int) (a, b []byte) {
+	from := (t.start + off) % len(t.ring)
+	if from+n <= len(t.ring) {
+		return t.ring[from : from+n], nil
+	}
+	return t.ring[from:], t.ring[:n-(len(t.ring)-from)]
 }
 
 func (t *transcript) omit(p []byte) {
@@ -99,5 +144,12 @@ func (t *transcript) result() jail.Transcript {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return jail.Transcript{Head: t.head, Tail: t.tail, Omitted: t.omitted, OmittedLines: t.omitLine, Stdout: t.out, Stderr: t.err}
+	var tail []jail.Chunk
+	off := 0
+	for _, sg := range t.segs {
+		a, b := t.span(off, sg.n)
+		tail = append(tail, jail.Chunk{Stderr: sg.stderr, Data: append(append(make([]byte, 0, sg.n), a...), b...)})
+		off += sg.n
+	}
+	return jail.Transcript{Head: t.head, Tail: tail, Omitted: t.omitted, OmittedLines: t.omitLine, Stdout: t.out, Stderr: t.err}
 }

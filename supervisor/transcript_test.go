@@ -3,6 +3,8 @@ package supervisor
 import (
 	"bytes"
 	"context"
+	"io"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -122,4 +124,97 @@ func seqOutput(n int) string {
 		b.WriteString(strconv.Itoa(i) + "\n")
 	}
 	return b.String()
+}
+
+// BenchmarkDrainLongOutput: what the supervisor does with each byte of a
+// call that prints 6.9 MB (seq 1000000), read in the chunks a pipe gives:
+// the transcript the model's copy is cut from, and the live copy handed to
+// the front end as strings (as the agent's output events are).
+func BenchmarkDrainLongOutput(b *testing.B) {
+	out := []byte(seqOutput(1000000))
+	b.SetBytes(int64(len(out)))
+	b.ReportAllocs()
+	for b.Loop() {
+		tr := newTranscript(Keep{Head: 8 << 10, Tail: 22 << 10})
+		var live int
+		var last string // kept, as an event's text is
+		s := newCappedStream("stdout", writerFunc(func(p []byte) (int, error) {
+			last = string(p)
+			live += len(last)
+			return len(p), nil
+		}), 16<<20)
+		s.also = tr
+		s.drain(&chunkReader{b: out, n: 32 << 10})
+		if r := tr.result(); r.Stdout != int64(len(out)) || live != len(out) {
+			b.Fatalf("transcript saw %d, live %d of %d bytes", r.Stdout, live, len(out))
+		}
+	}
+}
+
+// chunkReader reads b at most n bytes at a time, as a pipe does.
+type chunkReader struct {
+	b []byte
+	n int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n)], r.b)
+	r.b = r.b[k:]
+	return k, nil
+}
+
+// TestTranscriptMatchesWholeOutput: for random writes from both streams
+// against small and odd Head and Tail sizes (the tail's ring wraps at every
+// offset), the transcript equals what cutting the whole output gives: the
+// first Head bytes, the last Tail bytes, each run labelled with its stream,
+// and the bytes and lines between them counted.
+func TestTranscriptMatchesWholeOutput(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 300 {
+		keep := Keep{Head: rng.IntN(12), Tail: 1 + rng.IntN(17)}
+		tr := newTranscript(keep)
+		var all []byte
+		var from []bool // the stream of each byte
+		var out, errN int64
+		for range rng.IntN(30) {
+			stderr := rng.IntN(3) == 0
+			p := make([]byte, rng.IntN(25))
+			for i := range p {
+				p[i] = "ab\n"[rng.IntN(3)]
+			}
+			tr.write(stderr, p)
+			all = append(all, p...)
+			for range p {
+				from = append(from, stderr)
+			}
+			if stderr {
+				errN += int64(len(p))
+			} else {
+				out += int64(len(p))
+			}
+		}
+		// The reference: cut the whole output.
+		chunks := func(lo, hi int) []jail.Chunk {
+			var cs []jail.Chunk
+			for i := lo; i < hi; i++ {
+				cs = appendChunk(cs, from[i], all[i:i+1])
+			}
+			return cs
+		}
+		h := min(keep.Head, len(all))
+		tl := max(h, len(all)-keep.Tail)
+		got := tr.result()
+		if want := text(chunks(0, h)); text(got.Head) != want {
+			t.Fatalf("round %d %+v: head %q, want %q", round, keep, text(got.Head), want)
+		}
+		if want := text(chunks(tl, len(all))); text(got.Tail) != want {
+			t.Fatalf("round %d %+v: tail %q, want %q", round, keep, text(got.Tail), want)
+		}
+		if got.Omitted != int64(tl-h) || got.OmittedLines != bytes.Count(all[h:tl], []byte{'\n'}) || got.Stdout != out || got.Stderr != errN {
+			t.Fatalf("round %d %+v: counts %+v, want omitted %d (%d lines), %d out, %d err", round, keep, got, tl-h, bytes.Count(all[h:tl], []byte{'\n'}), out, errN)
+		}
+	}
 }
