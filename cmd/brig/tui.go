@@ -106,11 +106,12 @@ func runTUI(cmd *cobra.Command, o *agentOptions) error {
 }
 
 // tuiRenderer is the TUI's renderer: the carried helper program
-// (internal/render), started now in the background so that neither the
-// first frame nor the first message waits for it (writing the program
-// into its memory file alone takes several milliseconds), and a function
-// that stops it. It is nil, and the TUI shows text as it is, when this
-// build carries no renderer (a plain go build; make builds carry it).
+// (internal/render), which the TUI starts in the background once its
+// banner is up (writing the program into its memory file alone takes
+// several milliseconds, which the first frame need not share), and a
+// function that stops it. It is nil, and the TUI shows text as it is,
+// when this build carries no renderer (a plain go build; make builds
+// carry it).
 func tuiRenderer() (render.Renderer, func()) {
 	if !jailexe.CarriesRenderer() {
 		slog.Warn("no renderer: Markdown and code are shown without styling (brig built with make carries one)")
@@ -139,7 +140,6 @@ func tuiRenderer() (render.Renderer, func()) {
 			Env:  []string{"GOMAXPROCS=1"}, // nothing of brig's: its keys stay here
 		}, nil
 	}, slog.Default())
-	go func() { _ = c.Start() }() // a failure is logged; the text is then shown as it is
 	return c, func() {
 		_ = c.Close()
 		if prog != nil {

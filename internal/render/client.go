@@ -20,8 +20,8 @@ const answerBound = 10 * time.Second
 
 // Client renders through a helper process speaking Request and Response
 // as JSON lines on its standard input and output. The helper starts on
-// first use (or at Start, which the TUI calls in the background as it
-// starts, so that the first message does not wait for it). Once the helper
+// first use (or at Start, which the TUI calls in the background once its
+// banner is up, so that the first message does not wait for it). Once the helper
 // fails — it cannot start, it crashed, it hung — the Client logs why once
 // and renders as Plain for the rest of the session: a rendering failure
 // never costs the user the text. Safe for concurrent use.

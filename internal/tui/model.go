@@ -393,7 +393,23 @@ func (m *Model) maybeBanner() tea.Cmd {
 	}
 	m.banner = true
 	m.print(m.bannerText())
-	return nil
+	return m.startRenderer()
+}
+
+// startRenderer starts the renderer's helper program, when it has one to
+// start, in the background once the banner is up: started beside the
+// first frame (writing an 11.6 MB program into memory, then that
+// program's own start), it took a quarter of that frame's time. A render
+// before it is ready starts it itself.
+func (m *Model) startRenderer() tea.Cmd {
+	s, ok := m.cfg.Renderer.(interface{ Start() error })
+	if !ok {
+		return nil
+	}
+	return func() tea.Msg {
+		_ = s.Start() // a failure is logged by the renderer; text is then shown as it is
+		return nil
+	}
 }
 
 // idle refuses a command that needs the agent idle.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"brig/agent/provider"
 	"brig/internal/credentials"
 	"brig/internal/doctor"
+	"brig/internal/render"
 	"brig/internal/session"
 	"brig/jail"
 	"brig/policy"
@@ -710,5 +712,59 @@ func TestCtrlCInterruptsTurn(t *testing.T) {
 	}
 	if cmd := h.send(keyMsg("ctrl+c")); cmd == nil || !isQuit(cmd) {
 		t.Fatal("the second Ctrl+C did not exit")
+	}
+}
+
+// startCounter is a renderer that counts its helper's starts.
+type startCounter struct {
+	render.Renderer
+	starts atomic.Int32
+}
+
+func (s *startCounter) Start() error { s.starts.Add(1); return nil }
+
+// runCmd runs cmd and the commands of the batches it returns, and returns
+// the other messages they give.
+func runCmd(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	switch msg := cmd().(type) {
+	case nil:
+		return nil
+	case tea.BatchMsg:
+		var out []tea.Msg
+		for _, c := range msg {
+			out = append(out, runCmd(c)...)
+		}
+		return out
+	default:
+		return []tea.Msg{msg}
+	}
+}
+
+// TestRendererStartsOnceTheBannerIsUp: the renderer's helper program is
+// started in the background by the command that comes with the banner —
+// not before it, where its start shared the cores with the first frame.
+func TestRendererStartsOnceTheBannerIsUp(t *testing.T) {
+	r := &startCounter{Renderer: engine.New()}
+	h := &harness{t: t}
+	h.m = New(context.Background(), Config{Workspace: "/home/dev/project", Profile: colorprofile.TrueColor, Renderer: r})
+	h.m.out = func(s string) { h.printed = append(h.printed, s) }
+	runCmd(h.send(tea.WindowSizeMsg{Width: 100, Height: 30}))
+	runCmd(h.send(sandboxMsg(allHold())))
+	if r.starts.Load() != 0 || strings.Contains(strings.Join(h.printed, "\n"), "workspace") {
+		t.Fatalf("before the run started: %d starts, printed %q", r.starts.Load(), h.printed)
+	}
+	cmd := h.send(startedMsg{run: h.conn(policy.ModeAsk, nil)})
+	if !strings.Contains(strings.Join(h.printed, "\n"), "workspace") {
+		t.Fatalf("no banner once the run started: %q", h.printed)
+	}
+	if r.starts.Load() != 0 {
+		t.Fatal("the renderer was started inside Update, on the frame's path")
+	}
+	runCmd(cmd)
+	if n := r.starts.Load(); n != 1 {
+		t.Fatalf("the banner's command started the renderer %d times, want once", n)
 	}
 }
