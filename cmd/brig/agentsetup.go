@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"sync"
 	"time"
 
 	"brig/agent"
@@ -41,7 +42,12 @@ type agentRun struct {
 	// one): a front end shows its display history.
 	Resumed *session.State
 	// Undoer undoes this session's calls (/undo).
-	Undoer  *agent.Undoer
+	Undoer *agent.Undoer
+	// Warm gets the first calls ready: the carried jail programs written,
+	// the workspace's first snapshot, the pool of jail children. setupAgent
+	// has done it unless the run is interactive; the TUI calls it once its
+	// banner is up. Calls work without it, only their start is slower.
+	Warm    func()
 	closers []func()
 	// discard reports whether Close removes the (new) session; nil for a
 	// resumed one.
@@ -69,7 +75,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 			run.Close() // what was started before the failure
 		}
 	}()
-	if o.Executable == "" {
+	if o.Executable == "" && !o.Interactive {
 		go carriedChild() // written while the session starts; the first spawn waits for it
 	}
 	dirs := dirsFor(o.procEnv)
@@ -173,20 +179,26 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	// The workspace is snapshotted in the background while the session
 	// starts (not in plan mode, where nothing is written), so the first
-	// call's checkpoint is quick.
+	// call's checkpoint is quick; in the TUI once its banner is up (Warm).
 	warmCtx, stopWarm := context.WithCancel(context.Background())
 	warmed := make(chan struct{})
-	go func() {
-		defer close(warmed)
-		if mode == policy.ModePlan {
-			return
-		}
-		if err := store.Warm(warmCtx, []string{wp.Workspace}); err != nil && warmCtx.Err() == nil {
-			slog.Warn("could not snapshot the workspace ahead of the first call", "err", err)
-		}
-	}()
+	var warmOnce sync.Once
+	warmStore := func() {
+		warmOnce.Do(func() {
+			go func() {
+				defer close(warmed)
+				if mode == policy.ModePlan {
+					return
+				}
+				if err := store.Warm(warmCtx, []string{wp.Workspace}); err != nil && warmCtx.Err() == nil {
+					slog.Warn("could not snapshot the workspace ahead of the first call", "err", err)
+				}
+			}()
+		})
+	}
 	run.closers = append(run.closers, func() {
 		stopWarm()
+		warmOnce.Do(func() { close(warmed) }) // never started
 		<-warmed
 		store.Close()
 		audit.Close()
@@ -231,11 +243,24 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	// request goes out and the model answers: started earlier, they take
 	// the cores from the session's start (measured: the first request
 	// left 2–3 ms later, for a first call 3 ms sooner with an instant
-	// model and none with a real one).
-	sup.Warm()
+	// model and none with a real one). The TUI's first call waits for the
+	// user and the model: it starts them, with the carried programs and
+	// the snapshot, once its banner is up (started beside its first frame
+	// they made that frame 5 ms later).
+	warm := func() {
+		if o.Executable == "" {
+			go carriedChild()
+		}
+		warmStore()
+		sup.Warm()
+	}
+	if !o.Interactive {
+		warmStore()
+		sup.Warm()
+	}
 	*run = agentRun{
 		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
-		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, closers: run.closers, discard: run.discard,
+		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, Warm: warm, closers: run.closers, discard: run.discard,
 		Undoer: &agent.Undoer{Store: store, Audit: audit, Session: sess, SessionID: sess.ID(), Workspace: wp.Workspace, By: "/undo"},
 	}
 	return run, nil

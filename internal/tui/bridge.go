@@ -29,7 +29,12 @@ type Conn struct {
 	Instructions []string
 	// Undo runs /undo with its arguments and returns what to show (nil:
 	// undo is not available).
-	Undo  func(ctx context.Context, args string) (string, error)
+	Undo func(ctx context.Context, args string) (string, error)
+	// Warm gets the run's first calls ready (the jail's programs and
+	// children, the workspace's first snapshot); the TUI calls it in the
+	// background once its banner is up, so that none of it shares the
+	// cores with the first frame. Nil: nothing to do.
+	Warm  func()
 	Close func()
 }
 

@@ -81,6 +81,7 @@ type Model struct {
 	inbox  *inbox
 
 	run      *Conn
+	warmed   *Conn         // the last run warmRun started getting ready
 	current  StartRequest  // what the run was started with
 	prev     *StartRequest // the run a switch replaced, reopened if the switch fails
 	carry    *carried      // session answers to hand to the next run of the same session
@@ -375,7 +376,7 @@ func (m *Model) started(msg startedMsg) tea.Cmd {
 		m.sessCost = st.Cost
 		m.lastInput = st.Last.Input + st.Last.CacheRead + st.Last.CacheWrite
 	}
-	cmd := m.maybeBanner()
+	cmd := tea.Batch(m.maybeBanner(), m.warmRun()) // a later run: the banner is up
 	if msg.run.Resumed != nil && !sameSession {
 		m.print(m.replay(msg.run.Resumed))
 	}
@@ -393,7 +394,21 @@ func (m *Model) maybeBanner() tea.Cmd {
 	}
 	m.banner = true
 	m.print(m.bannerText())
-	return m.startRenderer()
+	return tea.Batch(m.startRenderer(), m.warmRun())
+}
+
+// warmRun gets the current run's first calls ready in the background
+// (Conn.Warm) once the banner is up, once per run.
+func (m *Model) warmRun() tea.Cmd {
+	if !m.banner || m.run == nil || m.run == m.warmed || m.run.Warm == nil {
+		return nil
+	}
+	m.warmed = m.run
+	warm := m.run.Warm
+	return func() tea.Msg {
+		warm()
+		return nil
+	}
 }
 
 // startRenderer starts the renderer's helper program, when it has one to

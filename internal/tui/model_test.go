@@ -743,10 +743,12 @@ func runCmd(cmd tea.Cmd) []tea.Msg {
 	}
 }
 
-// TestRendererStartsOnceTheBannerIsUp: the renderer's helper program is
-// started in the background by the command that comes with the banner —
-// not before it, where its start shared the cores with the first frame.
-func TestRendererStartsOnceTheBannerIsUp(t *testing.T) {
+// TestBannerStartsTheRendererAndWarmsTheRun: the renderer's helper and
+// the run's first calls (Conn.Warm: the jail's programs and children, the
+// first snapshot) are started in the background by the command that comes
+// with the banner — not before it, where they shared the cores with the
+// first frame —, each once; a run that replaces it is warmed in its turn.
+func TestBannerStartsTheRendererAndWarmsTheRun(t *testing.T) {
 	r := &startCounter{Renderer: engine.New()}
 	h := &harness{t: t}
 	h.m = New(context.Background(), Config{Workspace: "/home/dev/project", Profile: colorprofile.TrueColor, Renderer: r})
@@ -756,15 +758,49 @@ func TestRendererStartsOnceTheBannerIsUp(t *testing.T) {
 	if r.starts.Load() != 0 || strings.Contains(strings.Join(h.printed, "\n"), "workspace") {
 		t.Fatalf("before the run started: %d starts, printed %q", r.starts.Load(), h.printed)
 	}
-	cmd := h.send(startedMsg{run: h.conn(policy.ModeAsk, nil)})
+	var warms [2]atomic.Int32
+	first := h.conn(policy.ModeAsk, nil)
+	first.Warm = func() { warms[0].Add(1) }
+	cmd := h.send(startedMsg{run: first})
 	if !strings.Contains(strings.Join(h.printed, "\n"), "workspace") {
 		t.Fatalf("no banner once the run started: %q", h.printed)
 	}
-	if r.starts.Load() != 0 {
-		t.Fatal("the renderer was started inside Update, on the frame's path")
+	if r.starts.Load() != 0 || warms[0].Load() != 0 {
+		t.Fatal("the renderer or the run was started inside Update, on the frame's path")
 	}
 	runCmd(cmd)
-	if n := r.starts.Load(); n != 1 {
-		t.Fatalf("the banner's command started the renderer %d times, want once", n)
+	if n, w := r.starts.Load(), warms[0].Load(); n != 1 || w != 1 {
+		t.Fatalf("the banner's command started the renderer %d times and warmed the run %d times, want once each", n, w)
+	}
+	// A switch (/model, /resume …) brings a new run: warmed once, and the
+	// renderer is not started again.
+	second := h.conn(policy.ModeAsk, nil)
+	second.Warm = func() { warms[1].Add(1) }
+	runCmd(h.send(startedMsg{run: second}))
+	runCmd(h.send(sandboxMsg(allHold())))
+	if n, w0, w1 := r.starts.Load(), warms[0].Load(), warms[1].Load(); n != 1 || w0 != 1 || w1 != 1 {
+		t.Fatalf("after a switch: renderer started %d times, runs warmed %d and %d times; want 1, 1, 1", n, w0, w1)
+	}
+}
+
+// TestRunWarmedWhenTheBannerFollowsIt: when the sandbox report comes after
+// the run, the banner — and the run's warm-up with it — waits for the
+// report.
+func TestRunWarmedWhenTheBannerFollowsIt(t *testing.T) {
+	h := &harness{t: t}
+	h.m = New(context.Background(), Config{Workspace: "/home/dev/project", Profile: colorprofile.TrueColor, Renderer: engine.New(),
+		Sandbox: func(context.Context) doctor.Report { return allHold() }})
+	h.m.out = func(s string) { h.printed = append(h.printed, s) }
+	runCmd(h.send(tea.WindowSizeMsg{Width: 100, Height: 30}))
+	var warms atomic.Int32
+	c := h.conn(policy.ModeAsk, nil)
+	c.Warm = func() { warms.Add(1) }
+	runCmd(h.send(startedMsg{run: c}))
+	if strings.Contains(strings.Join(h.printed, "\n"), "workspace") || warms.Load() != 0 {
+		t.Fatalf("before the sandbox report: warmed %d times, printed %q", warms.Load(), h.printed)
+	}
+	runCmd(h.send(sandboxMsg(allHold())))
+	if !strings.Contains(strings.Join(h.printed, "\n"), "workspace") || warms.Load() != 1 {
+		t.Fatalf("after the sandbox report: warmed %d times (want 1), printed %q", warms.Load(), h.printed)
 	}
 }
