@@ -2,9 +2,11 @@ package jail
 
 import (
 	"context"
+	"errors"
 	"os"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -179,6 +181,47 @@ func TestNamespaces(t *testing.T) {
 	} {
 		if f.Namespaces() {
 			t.Errorf("%+v: Namespaces() = true, want false", f)
+		}
+	}
+}
+
+// TestNamespaceProbesOneByOneOnlyWhenNeeded: the namespaces are probed
+// together, and one by one only when that fails — so that the report names
+// the one missing, as before. The probe here is a stand-in that refuses
+// what the case names; the kernel's own is TestDetectFeaturesThisKernel.
+func TestNamespaceProbesOneByOneOnlyWhenNeeded(t *testing.T) {
+	all := uintptr(unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET)
+	for _, tc := range []struct {
+		name     string
+		refuse   uintptr // a probe whose flags include any of these fails
+		noUserNS bool    // every probe fails
+		probes   int
+		ok       [4]bool // user, mount, PID, network
+		failed   []string
+	}{
+		{name: "all work", probes: 1, ok: [4]bool{true, true, true, true}},
+		{name: "no network namespace", refuse: unix.CLONE_NEWNET, probes: 5, ok: [4]bool{true, true, true, false}, failed: []string{probeNetNS}},
+		{name: "no user namespace", noUserNS: true, probes: 2, failed: []string{probeUserNS, probeMountNS, probePIDNS, probeNetNS}},
+	} {
+		var probes []uintptr
+		probe := func(_ context.Context, extra uintptr) error {
+			probes = append(probes, extra)
+			if tc.noUserNS || extra&tc.refuse != 0 {
+				return errors.New("refused")
+			}
+			return nil
+		}
+		f := detectFeatures(context.Background(), probe)
+		if len(probes) != tc.probes || probes[0] != all {
+			t.Errorf("%s: probes %#x, want %d starting with all of them at once", tc.name, probes, tc.probes)
+		}
+		if got := [4]bool{f.UserNS, f.MountNS, f.PIDNS, f.NetNS}; got != tc.ok {
+			t.Errorf("%s: user, mount, PID, network namespaces %v, want %v", tc.name, got, tc.ok)
+		}
+		for _, p := range []string{probeUserNS, probeMountNS, probePIDNS, probeNetNS} {
+			if (f.Errors[p] != "") != slices.Contains(tc.failed, p) {
+				t.Errorf("%s: probe %s's error %q; want one: %v", tc.name, p, f.Errors[p], slices.Contains(tc.failed, p))
+			}
 		}
 	}
 }
