@@ -827,6 +827,66 @@ func TestRefillStartsOneAtATime(t *testing.T) {
 	}
 }
 
+// TestAcquireTakesAReadyChildFirst: a child that joined the pool while it
+// was still starting is taken only when no ready one waits — a call that
+// took it would wait out its start — and then it still serves.
+func TestAcquireTakesAReadyChildFirst(t *testing.T) {
+	sup, _, spec, p := pooledPlan(t, 2)
+	ctx := context.Background()
+	sup.refill(p.flags) // returns once the pool is full, both children ready
+	sup.mu.Lock()
+	ready := slices.Clone(sup.warm[p.flags])
+	sup.mu.Unlock()
+	if len(ready) != 2 || !ready[0].ready || !ready[1].ready {
+		t.Fatalf("after a refill the pool holds %d children (ready: %v), want 2 ready", len(ready), readiness(ready))
+	}
+	// The newest child still starting, as a refill leaves it in the pool
+	// until its worker is ready.
+	starting, err := sup.startChildStdin(p.flags, jail.DefaultLimits(), nil, p.base, p.notify, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup.mu.Lock()
+	sup.warm[p.flags] = append(sup.warm[p.flags], starting)
+	sup.mu.Unlock()
+
+	take := func() *child {
+		t.Helper()
+		c, _, err := sup.acquire(ctx, p, spec.Limits, true) // a burst's: no refill beside
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.discard)
+		return c
+	}
+	for i, want := range []*child{ready[1], ready[0]} {
+		if got := take(); got != want {
+			t.Fatalf("take %d got init %d, want %d (pool order: ready, ready, starting)", i+1, got.proc.Pid, want.proc.Pid)
+		}
+	}
+	// The child left, never seen ready by a refill, serves the next call.
+	var out bytes.Buffer
+	res, err := sup.Run(Burst(ctx), spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", "echo served"}}, IO{Stdout: &out})
+	if err != nil || res.ExitCode != 0 || out.String() != "served\n" {
+		t.Fatalf("the call on the starting child: %v, %+v, output %q", err, res, out.String())
+	}
+	sup.mu.Lock()
+	left := slices.Contains(sup.warm[p.flags], starting)
+	sup.mu.Unlock()
+	if left {
+		t.Fatal("the call did not take the child left in the pool")
+	}
+}
+
+// readiness lists the ready flags of cs, for messages.
+func readiness(cs []*child) []bool {
+	r := make([]bool, len(cs))
+	for i, c := range cs {
+		r[i] = c.ready
+	}
+	return r
+}
+
 // childrenOf lists the children of every thread of pid.
 func childrenOf(t *testing.T, pid int) []int {
 	t.Helper()
