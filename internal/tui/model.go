@@ -69,8 +69,8 @@ func (s Summary) String() string {
 type toolView struct {
 	ev     agent.ToolEvent
 	start  time.Time
-	output strings.Builder // live output, the tail kept
-	sub    *subView        // a task call's subagent
+	output []byte   // live output, the tail kept (appendLive)
+	sub    *subView // a task call's subagent
 }
 
 // Model is the Bubble Tea model of the TUI.
@@ -556,12 +556,7 @@ func (m *Model) events(evs eventsMsg) {
 			m.order = append(m.order, ev.Tool.ID)
 		case agent.EventToolOutput:
 			if tv := m.tools[ev.Tool.ID]; tv != nil {
-				tv.output.WriteString(ev.Text)
-				if tv.output.Len() > 64<<10 { // keep the tail only
-					tail := tv.output.String()[tv.output.Len()-32<<10:]
-					tv.output.Reset()
-					tv.output.WriteString(tail)
-				}
+				tv.output = appendLive(tv.output, ev.Text)
 			}
 		case agent.EventToolEnd:
 			m.print(m.toolDone(*ev.Tool))

@@ -289,6 +289,55 @@ func capLines(s string, n int) (kept string, dropped int) {
 	return strings.Join(lines[len(lines)-n:], "\n"), len(lines) - n
 }
 
+// tailLines is the end of s that holds its last n lines as capLines counts
+// them once inert has run (line endings at the very end, "\n" or "\r\n",
+// do not count), cut just after a newline: capLines(inert(tailLines(s, n)),
+// n) keeps what capLines(inert(s), n) keeps. A view that shows a few lines
+// of a long output sanitises and splits those, not all of it, each frame.
+func tailLines(s string, n int) string {
+	end := len(s)
+	for end > 0 && s[end-1] == '\n' {
+		end--
+		if end > 0 && s[end-1] == '\r' {
+			end--
+		}
+	}
+	for i := end - 1; i >= 0; i-- {
+		if s[i] == '\n' {
+			if n--; n == 0 {
+				return s[i+1:]
+			}
+		}
+	}
+	return s
+}
+
+// A running call's live output is kept to its last liveKeep bytes once it
+// grows past liveMax: the view shows its last lines only.
+const (
+	liveMax  = 64 << 10
+	liveKeep = 32 << 10
+)
+
+// appendLive appends s to the live output b and, past liveMax, keeps the
+// last liveKeep bytes of the two, moved to the front of b's own array: a
+// command printing megabytes sends hundreds of these, and a fresh copy of
+// the tail for each (as a strings.Builder cut and refilled made) was most
+// of the UI's work for them.
+func appendLive(b []byte, s string) []byte {
+	if len(b)+len(s) <= liveMax {
+		if b == nil {
+			b = make([]byte, 0, liveMax)
+		}
+		return append(b, s...)
+	}
+	if len(s) >= liveKeep {
+		return append(b[:0], s[len(s)-liveKeep:]...)
+	}
+	n := copy(b, b[len(b)+len(s)-liveKeep:])
+	return append(b[:n], s...)
+}
+
 // fit truncates every line of s to width columns.
 func fit(s string, width int) string {
 	if width <= 0 {

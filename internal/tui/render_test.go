@@ -2,6 +2,8 @@ package tui
 
 import (
 	"brig/internal/render/engine"
+	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -90,5 +92,77 @@ func TestCapLines(t *testing.T) {
 	kept, dropped := capLines("1\n2\n3\n4\n", 2)
 	if kept != "3\n4" || dropped != 2 {
 		t.Errorf("capLines = %q, %d", kept, dropped)
+	}
+}
+
+// TestTailLinesKeepsWhatCapLinesKeeps: sanitising and cutting only the end
+// of an output (tailLines) shows exactly what sanitising all of it and
+// cutting would: random text of newlines, carriage returns (alone and in
+// CR LF endings), escapes, tabs, invalid bytes and multi-byte characters.
+func TestTailLinesKeepsWhatCapLinesKeeps(t *testing.T) {
+	alphabet := []string{"a", "b", "é", "\n", "\n", "\r", "\r\n", "\t", "\x1b[31m", "\xff", " "}
+	rng := rand.New(rand.NewPCG(7, 11))
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(40) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		s, n := b.String(), 1+rng.IntN(5)
+		want, _ := capLines(inert(s), n)
+		got, _ := capLines(inert(tailLines(s, n)), n)
+		if got != want {
+			t.Fatalf("tailLines(%q, %d) = %q: shows %q, want %q", s, n, tailLines(s, n), got, want)
+		}
+		if w := 12 + rng.IntN(20); n <= 2 {
+			want, _ := capLines(wrap(inert(s), w), n)
+			got, _ := capLines(wrap(inert(tailLines(s, n)), w), n)
+			if got != want {
+				t.Fatalf("wrapped at %d, tailLines(%q, %d) shows %q, want %q", w, s, n, got, want)
+			}
+		}
+	}
+	// It cuts: a long output keeps only its end.
+	long := strings.Repeat("line\n", 10000) + "last\n\n"
+	if got := tailLines(long, 4); got != "line\nline\nline\nlast\n\n" {
+		t.Fatalf("tailLines of a long output = %q", got)
+	}
+}
+
+// TestAppendLiveKeepsTheTail: whatever the sizes of the pieces, the live
+// output is the whole output while it fits in liveMax, and once it has
+// grown past it, the last liveKeep bytes as of the piece that did so —
+// what cutting the whole output would keep — in one array that is never
+// replaced.
+func TestAppendLiveKeepsTheTail(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var b []byte
+	var whole, want []byte
+	for i := range 3000 {
+		n := rng.IntN(9000)
+		if i%500 == 499 {
+			n = liveKeep + rng.IntN(liveKeep) // now and then a piece larger than the tail
+		}
+		piece := make([]byte, n)
+		for k := range piece {
+			piece[k] = byte('a' + rng.IntN(26))
+		}
+		prev := b
+		b = appendLive(b, string(piece))
+		whole = append(whole, piece...)
+		if len(want)+n > liveMax {
+			want = append(want, piece...)
+			want = append([]byte(nil), want[len(want)-liveKeep:]...)
+		} else {
+			want = append(want, piece...)
+		}
+		if string(b) != string(want) {
+			t.Fatalf("piece %d (%d bytes): kept %d bytes, want %d", i, n, len(b), len(want))
+		}
+		if len(b) > len(whole) || !bytes.Equal(whole[len(whole)-len(b):], b) {
+			t.Fatalf("piece %d: the kept bytes are not the output's end", i)
+		}
+		if prev != nil && cap(prev) > 0 && &prev[:1][0] != &b[:1][0] {
+			t.Fatalf("piece %d: the live output moved to a new array", i)
+		}
 	}
 }

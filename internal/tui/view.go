@@ -72,7 +72,7 @@ func (m *Model) frameText() string {
 	room := m.height - lipgloss.Height(bottomText) - 1
 	var top []string
 	if t := strings.TrimSpace(m.thinking.String()); t != "" {
-		kept, _ := capLines(wrap(inert(t), m.width-2), 2)
+		kept, _ := capLines(wrap(inert(tailLines(t, 2)), m.width-2), 2)
 		top = append(top, stDim.Italic(true).Render(kept))
 	}
 	if live := m.liveView(); live != "" {
@@ -122,7 +122,7 @@ func (m *Model) runningView(tv *toolView) string {
 	if tv.sub != nil {
 		return out + "\n" + m.subagentView(tv.sub)
 	}
-	if tail, _ := capLines(inert(tv.output.String()), 4); tail != "" {
+	if tail, _ := capLines(inert(tailLines(string(tv.output), 4)), 4); tail != "" {
 		for l := range strings.SplitSeq(tail, "\n") {
 			out += "\n" + stDim.Render(fit("  │ "+l, m.width))
 		}
