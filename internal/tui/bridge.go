@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -84,22 +86,37 @@ type bridge struct {
 	ch chan tea.Msg
 	// asking lets one approval question at a time onto the screen.
 	asking chan struct{}
+	// last is when wait last delivered events (unix nanoseconds).
+	last atomic.Int64
+	// now and after are the clock (tests replace them).
+	now   func() time.Time
+	after func(time.Duration) <-chan time.Time
 }
 
 // bridgeBuffer is the channel's capacity: events the agent may run ahead
 // of the UI before it waits.
 const bridgeBuffer = 256
 
+// frameGap is the least time between two deliveries of events while they
+// keep coming: every message the UI takes costs a whole frame (Bubble Tea
+// renders the view after each), and a command printing megabytes sends
+// hundreds of output events, which the UI otherwise took a few at a time
+// — a frame each, on the cores the command runs on.
+const frameGap = 16 * time.Millisecond
+
 func newBridge() *bridge {
-	return &bridge{ch: make(chan tea.Msg, bridgeBuffer), asking: make(chan struct{}, 1)}
+	return &bridge{ch: make(chan tea.Msg, bridgeBuffer), asking: make(chan struct{}, 1), now: time.Now, after: time.After}
 }
 
 // emit is Config.Emit: text and tool events become one message each.
 func (b *bridge) emit(ev agent.Event) { b.ch <- eventsMsg{ev} }
 
 // wait is the command that takes the next message, merging consecutive
-// event batches that are already waiting so a fast stream costs one frame,
-// not one per delta.
+// event batches so a fast stream costs a frame per frameGap, not one per
+// delta: events that come within frameGap of the last delivery wait for
+// the rest of the gap, gathering what follows (a full buffer's worth, or
+// any other message, ends the wait at once); events after a pause are
+// delivered as they come.
 func (b *bridge) wait() tea.Cmd {
 	return func() tea.Msg {
 		first := <-b.ch
@@ -107,20 +124,36 @@ func (b *bridge) wait() tea.Cmd {
 		if !ok {
 			return first
 		}
-		for len(evs) < bridgeBuffer {
-			select {
-			case next := <-b.ch:
-				if more, ok := next.(eventsMsg); ok {
-					evs = append(evs, more...)
-					continue
-				}
-				// Keep order: deliver what was merged, then this one.
-				return batchThen{evs, next}
-			default:
-				return evs
-			}
+		var tick <-chan time.Time
+		if gap := frameGap - b.now().Sub(time.Unix(0, b.last.Load())); gap > 0 {
+			tick = b.after(gap)
 		}
-		return evs
+		deliver := func(m tea.Msg) tea.Msg {
+			b.last.Store(b.now().UnixNano())
+			return m
+		}
+		for len(evs) < bridgeBuffer {
+			var next tea.Msg
+			select {
+			case next = <-b.ch:
+			default:
+				if tick == nil {
+					return deliver(evs)
+				}
+				select {
+				case next = <-b.ch:
+				case <-tick:
+					return deliver(evs)
+				}
+			}
+			if more, ok := next.(eventsMsg); ok {
+				evs = append(evs, more...)
+				continue
+			}
+			// Keep order: deliver what was merged, then this one.
+			return deliver(batchThen{evs, next})
+		}
+		return deliver(evs)
 	}
 }
 

@@ -108,3 +108,92 @@ func TestBrokerAnswer(t *testing.T) {
 }
 
 var _ tea.Msg = batchThen{}
+
+// TestBridgeDeliversAStreamOncePerFrame: events that follow a delivery
+// within frameGap wait for the rest of the gap and come as one batch with
+// what arrives meanwhile; another message ends the wait at once; events
+// after a pause come at once.
+func TestBridgeDeliversAStreamOncePerFrame(t *testing.T) {
+	b := newBridge()
+	now := time.Unix(1000, 0)
+	b.now = func() time.Time { return now }
+	asked := make(chan time.Duration, 1)
+	tick := make(chan time.Time)
+	b.after = func(d time.Duration) <-chan time.Time { asked <- d; return tick }
+	text := func(evs eventsMsg) string {
+		var s strings.Builder
+		for _, ev := range evs {
+			s.WriteString(ev.Text)
+		}
+		return s.String()
+	}
+	emit := func(s string) {
+		for _, r := range s {
+			b.emit(agent.Event{Kind: agent.EventToolOutput, Text: string(r)})
+		}
+	}
+	// run starts wait's command and returns its message when it comes.
+	run := func() <-chan tea.Msg {
+		got := make(chan tea.Msg, 1)
+		go func() { got <- b.wait()() }()
+		return got
+	}
+
+	// The first events of a stream come at once: no wait is asked for.
+	emit("abc")
+	if evs, ok := (<-run()).(eventsMsg); !ok || text(evs) != "abc" {
+		t.Fatalf("first delivery %q, want abc", text(evs))
+	}
+	// More within the gap: the wait asks for the rest of the gap and
+	// gathers what comes meanwhile, delivered when the gap is over.
+	now = now.Add(5 * time.Millisecond)
+	emit("de")
+	got := run()
+	select {
+	case d := <-asked:
+		if d != frameGap-5*time.Millisecond {
+			t.Fatalf("waited for %v, want the rest of the gap (%v)", d, frameGap-5*time.Millisecond)
+		}
+	case m := <-got:
+		t.Fatalf("delivered %#v at once, within the gap", m)
+	}
+	emit("fg")
+	select {
+	case m := <-got:
+		t.Fatalf("delivered %#v before the gap was over", m)
+	default:
+	}
+	now = now.Add(frameGap)
+	tick <- now
+	if evs, ok := (<-got).(eventsMsg); !ok || text(evs) != "defg" {
+		t.Fatalf("after the gap: %q, want defg", text(evs))
+	}
+	// Within the gap again, a message that is not an event (an approval
+	// question, the turn's end) ends the wait at once, after the events.
+	emit("h")
+	got = run()
+	select {
+	case <-asked:
+	case m := <-got:
+		t.Fatalf("delivered %#v at once, within the gap", m)
+	}
+	b.ch <- turnDoneMsg{}
+	bt, ok := (<-got).(batchThen)
+	if !ok || text(bt.evs) != "h" {
+		t.Fatalf("with the turn's end: %#v, want the batch h then the end", bt)
+	}
+	if _, ok := bt.next.(turnDoneMsg); !ok {
+		t.Fatalf("next %T, want the turn's end", bt.next)
+	}
+	// After a pause, at once.
+	now = now.Add(time.Second)
+	emit("i")
+	if evs, ok := (<-run()).(eventsMsg); !ok || text(evs) != "i" {
+		t.Fatalf("after a pause: %q, want i", text(evs))
+	}
+	select {
+	case d := <-asked:
+		t.Fatalf("waited %v after a pause", d)
+	default:
+	}
+}
