@@ -78,6 +78,20 @@ func BenchmarkStreamDelta(b *testing.B) {
 	}
 }
 
+// BenchmarkCommandOutput is a running command's output arriving, 11.5 KiB
+// at a time (what a pipe read gives for `seq 1000000`), each followed by
+// a frame: the worst case, a frame per output event.
+func BenchmarkCommandOutput(b *testing.B) {
+	m := benchModel(b, 0)
+	chunk := seq(1600)
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		m.events(eventsMsg{{Kind: agent.EventToolOutput, Tool: &agent.ToolEvent{ID: "run"}, Text: chunk}})
+		_ = m.View()
+	}
+}
+
 // BenchmarkReplay5000 renders a resumed session's display history of
 // about 5,000 lines (done once, on /resume).
 func BenchmarkReplay5000(b *testing.B) {
