@@ -100,9 +100,10 @@ func (c *child) kill(log *slog.Logger) {
 }
 
 // acquire returns a child for a call planned as p: a warm one when there
-// is one (one ready for its call first: takeWarm), else one a refill is starting now (a session's first call comes
-// while the pool is being filled: starting yet another child beside those
-// would only share the cores three ways), else a fresh one. Warm children
+// is one (one ready for its call first: takeWarm), else one a refill is
+// starting now (a session's first call comes while the pool is being
+// filled: starting yet another child beside those would only share the
+// cores three ways), else a fresh one. Warm children
 // have the base seccomp filter loaded, so a call without the seccomp layer
 // (tests of the other layers) always gets a fresh child.
 //
@@ -119,7 +120,6 @@ func (s *Supervisor) acquire(ctx context.Context, p plan, lim jail.Limits, burst
 		refilled := false
 		for {
 			s.mu.Lock()
-			c = nil
 			c = s.takeWarm(p.flags)
 			inFlight, landed, left := s.starting[p.flags], s.landed, len(s.warm[p.flags])
 			ended := s.lastEnd[p.flags]
