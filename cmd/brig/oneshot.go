@@ -515,7 +515,7 @@ func (p *printer) finish(s oneShotSummary) {
 		if p.midLine {
 			fmt.Fprintln(p.out)
 		}
-		sess := "no session kept (nothing was answered)"
+		sess := "no session kept: nothing was answered"
 		if s.Session != "" {
 			sess = fmt.Sprintf("session %s: $%.4f", s.Session, s.SessionCostUSD)
 		}
