@@ -36,7 +36,10 @@ type Conn struct {
 	// children, the workspace's first snapshot); the TUI calls it in the
 	// background once its banner is up, so that none of it shares the
 	// cores with the first frame. Nil: nothing to do.
-	Warm  func()
+	Warm func()
+	// Kept says whether the session outlives Close: a new one in which
+	// nothing was saved is removed then. Nil: it is kept.
+	Kept  func() bool
 	Close func()
 }
 

@@ -452,6 +452,18 @@ type carried struct {
 func (m *Model) restart(req StartRequest) tea.Cmd {
 	if m.run != nil {
 		prev := m.current
+		if id := m.run.Session.ID(); m.run.Kept != nil && !m.run.Kept() {
+			// A session nothing was saved in is removed as the run
+			// closes: there is nothing to reopen, so a switch of its
+			// mode or model (and the old run's stand-in, should the new
+			// one fail) starts a new one.
+			if req.Resume == id {
+				req.Resume = ""
+			}
+			if prev.Resume == id {
+				prev.Resume = ""
+			}
+		}
 		m.prev = &prev
 		// "Allow for this session" answers outlive a /mode or /model
 		// switch on the same session.

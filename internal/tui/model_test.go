@@ -804,3 +804,91 @@ func TestRunWarmedWhenTheBannerFollowsIt(t *testing.T) {
 		t.Fatalf("after the sandbox report: warmed %d times (want 1), printed %q", warms.Load(), h.printed)
 	}
 }
+
+// TestSwitchOfAnUnsavedSessionStartsANewOne: /mode or /model before
+// anything was saved reopens no session — the one just closed was removed
+// with nothing in it, and resuming it failed ("no such session", twice:
+// the old run's stand-in too) and left brig not started —; once the
+// session is kept, the same switch reopens it; /resume of another session
+// is resumed either way.
+func TestSwitchOfAnUnsavedSessionStartsANewOne(t *testing.T) {
+	for _, kept := range []bool{false, true} {
+		t.Run(fmt.Sprintf("kept=%v", kept), func(t *testing.T) {
+			h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+			var asked []StartRequest
+			fail := false
+			h.m.cfg.Start = func(_ context.Context, req StartRequest, _ Hooks) (*Conn, error) {
+				asked = append(asked, req)
+				if fail {
+					return nil, errors.New("cannot start")
+				}
+				mode := req.Mode
+				if mode == "" {
+					mode = policy.ModeAsk
+				}
+				c := h.conn(mode, nil)
+				c.Kept = func() bool { return kept }
+				return c, nil
+			}
+			first := h.conn(policy.ModeAsk, nil)
+			first.Kept = func() bool { return kept }
+			h.start(first)
+			id := first.Session.ID()
+			wantResume := ""
+			if kept {
+				wantResume = id
+			}
+			// switch types a command and delivers what its start brings.
+			switchTo := func(cmd string) StartRequest {
+				t.Helper()
+				n := len(asked)
+				h.typeText(cmd)
+				for _, msg := range runCmd(h.send(keyMsg("enter"))) {
+					h.send(msg)
+				}
+				if len(asked) <= n {
+					t.Fatalf("%s started no run", cmd)
+				}
+				return asked[n]
+			}
+			if req := switchTo("/mode auto"); req.Resume != wantResume || req.Mode != policy.ModeAuto {
+				t.Fatalf("/mode auto asked for %+v, want Resume %q and mode auto", req, wantResume)
+			}
+			if h.m.run == nil || h.m.modeOf() != policy.ModeAuto {
+				t.Fatalf("after /mode auto: run %v, mode %s; printed:\n%s", h.m.run, h.m.modeOf(), h.printedText())
+			}
+			// The new run fails: its stand-in is the old one's request,
+			// which reopens no removed session either.
+			second := h.m.run.Session.ID()
+			if kept {
+				wantResume = second
+			}
+			fail = true
+			n := len(asked)
+			h.typeText("/model claude-opus-4-5")
+			for _, msg := range runCmd(h.send(keyMsg("enter"))) {
+				for _, again := range runCmd(h.send(msg)) { // the stand-in's start
+					h.send(again)
+				}
+			}
+			if len(asked) != n+2 {
+				t.Fatalf("a failed /model asked for %d starts, want the switch and the stand-in: %+v", len(asked)-n, asked[n:])
+			}
+			if got := asked[n+1]; got.Resume != wantResume || got.Model != "" && got.Model == "claude-opus-4-5" {
+				t.Fatalf("the stand-in asked for %+v, want Resume %q and the old model", got, wantResume)
+			}
+			fail = false
+			// /resume names its session: asked for as it is.
+			h.m.run = nil
+			h.start(h.conn(policy.ModeAsk, nil))
+			h.m.run.Kept = func() bool { return kept }
+			h.m.prev = nil
+			if cmd := h.m.resume(session.Summary{ID: "2026-11-01-abcdef", Model: "claude-sonnet-4-5"}); cmd != nil {
+				runCmd(cmd)
+			}
+			if got := asked[len(asked)-1]; got.Resume != "2026-11-01-abcdef" {
+				t.Fatalf("/resume asked for %+v, want that session", got)
+			}
+		})
+	}
+}
