@@ -104,7 +104,11 @@ func (m *Model) command(line string) tea.Cmd {
 		if !m.idle("/clear") {
 			return nil
 		}
-		m.print(stDim.Render("── new session (the previous one stays saved; /resume reopens it) ──"))
+		note := "── new session (the previous one stays saved; /resume reopens it) ──"
+		if m.run != nil && m.run.Kept != nil && !m.run.Kept() {
+			note = "── new session (nothing was said in the previous one: it is not kept) ──"
+		}
+		m.print(stDim.Render(note))
 		m.lastInput = 0
 		return m.restart(StartRequest{Model: m.current.Model, Mode: m.modeOf()})
 	case "compact":

@@ -889,6 +889,15 @@ func TestSwitchOfAnUnsavedSessionStartsANewOne(t *testing.T) {
 			if got := asked[len(asked)-1]; got.Resume != "2026-11-01-abcdef" {
 				t.Fatalf("/resume asked for %+v, want that session", got)
 			}
+			// /clear says whether the session it leaves is kept.
+			h.start(h.conn(policy.ModeAsk, nil))
+			h.m.run.Kept = func() bool { return kept }
+			h.typeText("/clear")
+			runCmd(h.send(keyMsg("enter")))
+			said := h.printed[len(h.printed)-1]
+			if strings.Contains(said, "stays saved") != kept || strings.Contains(said, "not kept") == kept {
+				t.Fatalf("/clear said %q of a session kept=%v", said, kept)
+			}
 		})
 	}
 }
