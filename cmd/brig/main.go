@@ -33,7 +33,7 @@ func main() {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals()...)
 	go func() {
 		if s, ok := <-sigs; ok {
 			cancel(stopSignal{s.(syscall.Signal)})
@@ -42,6 +42,19 @@ func main() {
 	code := run(ctx, os.Args[1:])
 	signal.Stop(sigs)
 	os.Exit(code)
+}
+
+// stopSignals are the signals that stop brig the way Ctrl-C does, its
+// work ended and its run closed (the session saved, or removed when
+// nothing was said in it; the jail children and MCP servers stopped):
+// SIGINT, SIGTERM and SIGHUP — a closed terminal or ssh connection —
+// unless brig was started with SIGHUP ignored (nohup), which it keeps.
+func stopSignals() []os.Signal {
+	s := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		s = append(s, syscall.SIGHUP)
+	}
+	return s
 }
 
 // stopSignal is the cause of the context's end when a signal stopped brig.
@@ -61,7 +74,8 @@ func interruptCode(ctx context.Context) int {
 }
 
 // interruptStatus is the exit status of a run that ctx's end stopped: 128
-// plus the signal's number (130 for Ctrl-C, 143 for SIGTERM).
+// plus the signal's number (130 for Ctrl-C, 143 for SIGTERM, 129 for
+// SIGHUP).
 func interruptStatus(ctx context.Context) (int, string) {
 	var s stopSignal
 	if errors.As(context.Cause(ctx), &s) {

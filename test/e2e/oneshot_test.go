@@ -261,39 +261,55 @@ func TestIterationBound(t *testing.T) {
 	}
 }
 
-// TestInterruptLeavesNothingRunning: SIGINT (or SIGTERM) during a long
-// tool call ends the run with 130 (143), saying which, and the call's
-// process is gone.
+// TestInterruptLeavesNothingRunning: SIGINT, SIGTERM or SIGHUP (a closed
+// terminal) during a long tool call ends the run with 130, 143 or 129,
+// saying which, and the call's process is gone. Started with SIGHUP
+// ignored (nohup), brig keeps ignoring it: a SIGHUP and then a SIGTERM
+// end it as the SIGTERM does (both pending, the SIGHUP would come first).
 func TestInterruptLeavesNothingRunning(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		sigs  []syscall.Signal
+		nohup bool
+		want  int
+		says  string
+	}{
+		{"SIGINT", []syscall.Signal{syscall.SIGINT}, false, 130, "brig: interrupted (Ctrl-C)"},
+		{"SIGTERM", []syscall.Signal{syscall.SIGTERM}, false, 143, "brig: stopped by SIGTERM"},
+		{"SIGHUP", []syscall.Signal{syscall.SIGHUP}, false, 129, "brig: stopped by SIGHUP"},
+		{"nohup", []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM}, true, 143, "brig: stopped by SIGTERM"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			marker := "brig-e2e-sleep-" + filepath.Base(t.TempDir())
 			e := newEnv(t, "anthropic",
 				fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"exec -a `+marker+` sleep 60"}`)}},
 				fakeprovider.Turn{Text: "never reached"},
 			)
-			c := e.cmd("--model", "claude-sonnet-4-5", "-p", "sleep", "--mode", "auto")
+			cmd := e.cmd("--model", "claude-sonnet-4-5", "-p", "sleep", "--mode", "auto")
+			if c.nohup {
+				// The shell's exec keeps the ignored disposition, as nohup's does.
+				cmd.Args = append([]string{"sh", "-c", `trap "" HUP; exec "$0" "$@"`, brig}, cmd.Args[1:]...)
+				cmd.Path = "/bin/sh"
+			}
 			var errb bytes.Buffer
-			c.Stderr = &errb
-			if err := c.Start(); err != nil {
+			cmd.Stderr = &errb
+			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			deadline := waitDeadline(t)
 			for !running(marker) {
 				if time.Now().After(deadline) {
-					c.Process.Kill()
+					cmd.Process.Kill()
 					t.Fatalf("the tool call never started\n%s", errb.String())
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			c.Process.Signal(sig)
-			err := c.Wait()
-			want, says := 130, "brig: interrupted (Ctrl-C)"
-			if sig == syscall.SIGTERM {
-				want, says = 143, "brig: stopped by SIGTERM"
+			for _, sig := range c.sigs {
+				cmd.Process.Signal(sig)
 			}
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != want || !strings.Contains(errb.String(), says) {
-				t.Fatalf("exit: %v (want %d and %q)\n%s", err, want, says, errb.String())
+			err := cmd.Wait()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != c.want || !strings.Contains(errb.String(), c.says) {
+				t.Fatalf("exit: %v (want %d and %q)\n%s", err, c.want, c.says, errb.String())
 			}
 			for deadline := waitDeadline(t); running(marker); {
 				if time.Now().After(deadline) {

@@ -452,6 +452,42 @@ func TestResumeRestoresSession(t *testing.T) {
 	tm.quit()
 }
 
+// TestHangupClosesTheRun: closing the terminal (the tmux server killed
+// with brig on it: SIGHUP) closes the run as quitting does, so the
+// session in which nothing was said is removed, not left behind for
+// --continue to pick; until then it is on disk.
+func TestHangupClosesTheRun(t *testing.T) {
+	tm := newTerm(t)
+	tm.launch()
+	tm.waitFor(10*time.Second, "› Ask brig", "· ctx ")
+	if n := tm.sessions(); n != 1 {
+		t.Fatalf("while brig runs, %d sessions are listed, want its own", n)
+	}
+	tm.tmux("kill-server")
+	for deadline := waitDeadline(t); tm.sessions() != 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the terminal closed and the session in which nothing was said is still listed: brig did not close its run")
+		}
+	}
+}
+
+// sessions is how many sessions `brig sessions list --all` lists for the
+// term's home.
+func (tm *term) sessions() int {
+	tm.t.Helper()
+	c := exec.Command(brig, "sessions", "list", "--all", "--json")
+	c.Dir, c.Env = tm.ws, []string{"PATH=/usr/bin:/bin", "HOME=" + tm.home}
+	out, err := c.Output()
+	if err != nil {
+		tm.t.Fatalf("brig sessions list: %v\n%s", err, out)
+	}
+	var l struct{ Sessions []json.RawMessage }
+	if err := json.Unmarshal(out, &l); err != nil {
+		tm.t.Fatalf("brig sessions list: %v\n%s", err, out)
+	}
+	return len(l.Sessions)
+}
+
 // waitDeadline is when a wait for an event gives up: shortly before the
 // test's own deadline, so that a loaded machine is slower, not red.
 func waitDeadline(t *testing.T) time.Time {
