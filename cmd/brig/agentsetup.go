@@ -177,6 +177,11 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
+	if err := store.Announce(); err != nil {
+		// Only the note on calls that another session in this workspace
+		// may have written beside depends on it.
+		slog.Warn("could not mark the workspace as open for this session", "err", err)
+	}
 	// The workspace is snapshotted in the background while the session
 	// starts (not in plan mode, where nothing is written), so the first
 	// call's checkpoint is quick; in the TUI once its banner is up (Warm).

@@ -769,3 +769,76 @@ func TestAfterLater(t *testing.T) {
 		t.Fatalf("c2 was charged with c1's change: %+v", c2)
 	}
 }
+
+// TestSharedWorkspace: a call's change set says when another session had
+// the workspace's store open as the call began or ended (its writes are
+// counted in the call's, and undo would put them back); a session that
+// closed, or whose process died, does not count (a dead one's file goes).
+func TestSharedWorkspace(t *testing.T) {
+	ws, dir := t.TempDir(), t.TempDir()
+	ctx := context.Background()
+	open := func() *Store {
+		t.Helper()
+		s, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.Announce(); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	call := func(s *Store, name string, during func()) *ChangeSet {
+		t.Helper()
+		p, err := s.Before(ctx, "s", name, "bash", []string{ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if during != nil {
+			during()
+		}
+		cs, err := p.After(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	a := open()
+	if cs := call(a, "alone", nil); cs.Shared || strings.Contains(cs.Summary(), "another brig") {
+		t.Fatalf("a session alone: %+v %q", cs, cs.Summary())
+	}
+	// Another session opens the store during the call: the call ends
+	// with it there.
+	var b *Store
+	if cs := call(a, "joined", func() { b = open() }); !cs.Shared || !strings.Contains(cs.Summary(), "another brig session had this workspace open") {
+		t.Fatalf("another session open at the call's end: %+v %q", cs, cs.Summary())
+	}
+	// It closes during the next call: it was there when the call began.
+	if cs := call(a, "left", func() { b.Close() }); !cs.Shared {
+		t.Fatalf("another session open at the call's start: %+v", cs)
+	}
+	if cs := call(a, "after", nil); cs.Shared {
+		t.Fatalf("after the other session closed: %+v", cs)
+	}
+	// A session whose process died leaves its file unlocked: not counted,
+	// and removed.
+	dead := filepath.Join(dir, presenceDir, "999999-dead")
+	if err := os.WriteFile(dead, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cs := call(a, "dead", nil); cs.Shared {
+		t.Fatalf("a dead session's file counted: %+v", cs)
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a dead session's file is still there: %v", err)
+	}
+	// Closing removes the store's own file.
+	a.Close()
+	if left, _ := os.ReadDir(filepath.Join(dir, presenceDir)); len(left) != 0 {
+		t.Fatalf("presence files left after every session closed: %v", left)
+	}
+}

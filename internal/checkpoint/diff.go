@@ -61,6 +61,10 @@ type ChangeSet struct {
 	// Unfinished: brig stopped before the call ended (a crash); the
 	// changes are what differs from the snapshot before it.
 	Unfinished bool `json:"unfinished,omitempty"`
+	// Shared: another brig session had the workspace open when the call
+	// began or ended (Store.Announce), so what it wrote meanwhile may be
+	// counted here too, and undoing the call would put that back.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // Files is how many files (symlinks and special files included) changed.
@@ -107,6 +111,9 @@ func (c *ChangeSet) Summary() string {
 		slices.Sort(names)
 		names = slices.Compact(names)
 		parts = append(parts, strings.Join(names, ", ")+" changed (not covered by undo)")
+	}
+	if c.Shared && !c.Empty() {
+		parts = append(parts, "another brig session had this workspace open: some may be its changes")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -46,6 +46,8 @@ type Pending struct {
 	tool    string
 	before  *Snapshot
 	roots   []string
+	// shared: another session had the store open when the call began.
+	shared bool
 }
 
 // Snapshot is the state recorded before the call.
@@ -62,7 +64,9 @@ func (s *Store) Before(ctx context.Context, session, call, tool string, roots []
 		return nil, err
 	}
 	var sn *Snapshot
+	shared := false
 	err = s.locked(ctx, func() error {
+		shared = s.othersOpen()
 		sn, err = s.commitSnapshot(ctx, roots, true, func(sn *Snapshot) []Event {
 			return []Event{{Kind: EventBefore, Time: time.Now().UTC(), Session: session, Call: call, Tool: tool, Roots: sn.Roots}}
 		})
@@ -71,7 +75,7 @@ func (s *Store) Before(ctx context.Context, session, call, tool string, roots []
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint before the call: %w", err)
 	}
-	return &Pending{s: s, session: session, call: call, tool: tool, before: sn, roots: roots}, nil
+	return &Pending{s: s, session: session, call: call, tool: tool, before: sn, roots: roots, shared: shared}, nil
 }
 
 // After snapshots the same roots again — a full walk, which also sees
@@ -116,6 +120,7 @@ func (p *Pending) after(ctx context.Context) (*ChangeSet, error) {
 				p.s.log.Warn("checkpoint: could not compute the change set", "call", p.call, "err", derr)
 				c = &ChangeSet{}
 			}
+			c.Shared = p.shared || p.s.othersOpen()
 			cs = c
 			return []Event{{Kind: EventAfter, Time: time.Now().UTC(), Session: p.session, Call: p.call, Tool: p.tool, Roots: sn.Roots, Changes: c}}
 		})

@@ -74,6 +74,9 @@ type Store struct {
 	// last is that snapshot, per root (this process's only).
 	watch *watcher
 	last  map[string]lastSnap
+	// here is this process's presence file once it has announced a
+	// session (presence.go).
+	here *presence
 	// buf is the writers' buffer, kept between snapshots (one per call
 	// before and after): allocating and clearing a fresh 1 MiB each time
 	// was a measurable share of a call's cost. Writers run with mu held.
@@ -139,6 +142,7 @@ func (s *Store) Close() error {
 		}
 	}
 	s.pack, s.index, s.lock = nil, nil, nil
+	s.leave()
 	s.watch.close()
 	s.watch = nil
 	return nil
