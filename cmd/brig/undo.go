@@ -168,6 +168,11 @@ func printUndo(w io.Writer, rep *checkpoint.UndoReport, ws, id string) {
 		calls = append(calls, fmt.Sprintf("%d (%s %s)", c.N, c.Tool, shown(c.ID)))
 	}
 	fmt.Fprintf(w, "brig: %s call %s of session %s\n", verb, strings.Join(calls, ", "), id)
+	for _, c := range rep.Calls {
+		if c.Changes != nil && c.Changes.Shared {
+			fmt.Fprintf(w, "  note      call %d ran while another brig session had this workspace open: what it puts back may include that session's changes\n", c.N)
+		}
+	}
 	for _, c := range rep.Changes {
 		what := "restored"
 		switch {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"brig/internal/checkpoint"
 	"bytes"
 	"context"
 	"strings"
@@ -60,5 +61,24 @@ func TestShownMarksControlCharacters(t *testing.T) {
 	}
 	if got := shown("src/main.go"); got != "src/main.go" {
 		t.Errorf("shown = %q", got)
+	}
+}
+
+// TestPrintUndoNotesSharedCalls: an undo of a call that ran while another
+// session had the workspace open says so, for that call only.
+func TestPrintUndoNotesSharedCalls(t *testing.T) {
+	rep := &checkpoint.UndoReport{Applied: true, Calls: []checkpoint.Call{
+		{N: 2, ID: "toolu_a", Tool: "bash", Changes: &checkpoint.ChangeSet{Modified: 1}},
+		{N: 3, ID: "toolu_b", Tool: "bash", Changes: &checkpoint.ChangeSet{Modified: 2, Shared: true}},
+		{N: 4, ID: "toolu_c", Tool: "bash"}, // unfinished: no change set
+	}}
+	var b strings.Builder
+	printUndo(&b, rep, "/ws", "2026-11-28-abcdef")
+	out := b.String()
+	if !strings.Contains(out, "call 3 ran while another brig session had this workspace open") {
+		t.Errorf("no note for the shared call:\n%s", out)
+	}
+	if strings.Contains(out, "call 2 ran while") || strings.Contains(out, "call 4 ran while") {
+		t.Errorf("a note for a call that did not share the workspace:\n%s", out)
 	}
 }
