@@ -1,12 +1,13 @@
 package main
 
 import (
-	"brig/internal/checkpoint"
 	"bytes"
 	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"brig/internal/checkpoint"
 )
 
 func TestUndoChangesLogFlagsReachTheOptions(t *testing.T) {
