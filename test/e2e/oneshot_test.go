@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -267,6 +268,12 @@ func TestIterationBound(t *testing.T) {
 // ignored (nohup), brig keeps ignoring it: a SIGHUP and then a SIGTERM
 // end it as the SIGTERM does (both pending, the SIGHUP would come first).
 func TestInterruptLeavesNothingRunning(t *testing.T) {
+	// A test run under nohup would hand brig an ignored SIGHUP, which it
+	// keeps (the nohup case below): caught here, the signal is at its
+	// default in every program this test starts (execve resets caught
+	// signals, not ignored ones).
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	defer signal.Reset(syscall.SIGHUP)
 	for _, c := range []struct {
 		name  string
 		sigs  []syscall.Signal
