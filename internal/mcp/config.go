@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,10 +217,16 @@ func loadTOML(path string, own bool, env []string) ([]Server, []string, error) {
 	var cf configFile
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cf)
 	if err != nil {
+		if msg := shapeMistake(err.Error()); msg != "" {
+			return nil, nil, fmt.Errorf("%s:%s", path, msg)
+		}
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var tree map[string]any
 	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&tree); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := tablesWhereWanted(tree); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := termsafe.CheckTree(path, data, tree["mcp"]); err != nil {
@@ -236,6 +243,74 @@ func loadTOML(path string, own bool, env []string) ([]Server, []string, error) {
 	servers, w := build(path, cf.MCP.Servers, own, env)
 	return servers, append(warnings, w...), nil
 }
+
+// tablesWhereWanted refuses a value that is not a table where [mcp] wants
+// one (mcp.servers, a server's env and headers): the decoder lets it pass
+// for an empty table, and the servers, or a server's variables, would be
+// silently missing.
+func tablesWhereWanted(tree map[string]any) error {
+	m, ok := tree["mcp"].(map[string]any)
+	if !ok {
+		return nil // no [mcp], or the typed decode refused it already
+	}
+	s, ok := m["servers"]
+	if !ok {
+		return nil
+	}
+	servers, ok := s.(map[string]any)
+	if !ok {
+		return fmt.Errorf("mcp.servers must be tables, one per server: %s", serverExample)
+	}
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		srv, _ := servers[name].(map[string]any)
+		for _, k := range []string{"env", "headers"} {
+			if v, ok := srv[k]; ok {
+				if _, ok := v.(map[string]any); !ok {
+					return fmt.Errorf("mcp.servers.%s.%s must be a table of strings, e.g. %s = { NAME = \"value\" }", name, k, k)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// serverExample is how a server is written, for messages.
+const serverExample = `[mcp.servers.NAME] with command = "…" (and args, env …) or url = "…"`
+
+// shapeMistake turns the TOML decoder's type error in an [mcp] table into
+// what is written wrong and what is wanted ("LINE: KEY must be …"), or ""
+// when err is not one (the decoder's own words name Go types).
+func shapeMistake(msg string) string {
+	m := reShapeError().FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	line, key, rest := m[1], m[2], m[3]
+	k := strings.Split(key, ".")
+	switch {
+	case k[0] != "mcp":
+		return ""
+	case len(k) <= 3:
+		what := map[int]string{1: "mcp must be a table", 2: "mcp.servers must be tables, one per server", 3: key + " must be a table"}[len(k)]
+		return fmt.Sprintf("%s: %s: %s", line, what, serverExample)
+	}
+	t := reIncompatible().FindStringSubmatch(rest)
+	if t == nil {
+		return ""
+	}
+	wants := map[string]string{"slice": `a list of strings, e.g. ["."]`, "string": "a string", "bool": "true or false", "boolean": "true or false", "map": `a table of strings, e.g. { NAME = "value" }`, "int": "a whole number", "integer": "a whole number", "int64": "a whole number"}
+	gots := map[string]string{"string": "a string", "int64": "a number", "float64": "a number", "bool": "true or false", "slice": "a list", "map": "a table"}
+	w, g := wants[t[2]], gots[t[1]]
+	if w == "" || g == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s must be %s, not %s", line, key, w, g)
+}
+
+var (
+	reShapeError   = lazyre.New(`line (\d+) \(last key "([^"]+)"\): (.*)`)
+	reIncompatible = lazyre.New(`incompatible types: TOML value has type (\w+); destination has type (\w+)`)
+)
 
 // ServersIn reads the [mcp.servers] tables of a repository's config file
 // (no ${NAME} expansion), for `brig trust` to show what trusting it would

@@ -168,6 +168,41 @@ comand = "typo"`, `unknown key "mcp.servers.x.comand"`},
 	}
 }
 
+// TestMisshapenConfigSaysWhatIsWanted: an [mcp] table written in the wrong
+// shape is refused with the line and key and what is wanted, never the
+// decoder's Go types; a value where a table is wanted (which the decoder
+// lets pass for an empty one) is refused too, not silently dropped.
+func TestMisshapenConfigSaysWhatIsWanted(t *testing.T) {
+	for _, tc := range []struct{ table, want string }{
+		{"[[mcp]]\nname = \"x\"", `config.toml:1: mcp must be a table: [mcp.servers.NAME]`},
+		{"mcp = 3", `config.toml:1: mcp must be a table`},
+		{"[mcp]\nservers = \"x\"", `mcp.servers must be tables, one per server`},
+		{"[mcp.servers]\nfiles = \"cmd\"", `config.toml:2: mcp.servers.files must be a table`},
+		{"[mcp.servers.x]\ncommand = \"a\"\nargs = \"y\"", `config.toml:3: mcp.servers.x.args must be a list of strings`},
+		{"[mcp.servers.x]\ncommand = 5", `config.toml:2: mcp.servers.x.command must be a string, not a number`},
+		{"[mcp.servers.x]\ncommand = \"a\"\nnetwork = \"yes\"", `config.toml:3: mcp.servers.x.network must be true or false, not a string`},
+		{"[mcp.servers.x]\ncommand = \"a\"\nenv = \"K=v\"", `mcp.servers.x.env must be a table of strings`},
+		{"[mcp.servers.x]\nurl = \"http://b\"\nheaders = [\"a\"]", `mcp.servers.x.headers must be a table of strings`},
+	} {
+		f := newConfigFixture(t)
+		write(t, f.src.Files.Global, tc.table)
+		_, err := Load(f.src)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.table, err, tc.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "map[") || strings.Contains(err.Error(), "serverTable") {
+			t.Errorf("%q: the message names Go types: %v", tc.table, err)
+		}
+	}
+	// The right shape still loads (control).
+	f := newConfigFixture(t)
+	write(t, f.src.Files.Global, "[mcp.servers.x]\ncommand = \"a\"\nargs = [\"y\"]\nenv = { K = \"v\" }\nnetwork = true")
+	if c, err := Load(f.src); err != nil || len(c.Servers) != 1 {
+		t.Fatalf("a well-formed server: %v, %+v", err, c)
+	}
+}
+
 // TestStdioSpec: the server's jail from its config.
 func TestStdioSpec(t *testing.T) {
 	root := t.TempDir()
