@@ -309,13 +309,19 @@ func editDistance(a, b string) int {
 // typeMistake turns the TOML decoder's type error into what the user wrote
 // wrong and what is wanted ("LINE: KEY must be …"), or "".
 func typeMistake(msg string) string {
+	gots := map[string]string{"string": "a string", "int64": "a number", "float64": "a number", "bool": "true or false", "slice": "a list", "[]any": "a list", "map": "a table", "map[string]any": "a table"}
+	if m := reTableError().FindStringSubmatch(msg); m != nil {
+		if g := gots[m[3]]; g != "" {
+			return fmt.Sprintf("%s: %s must be a table ([%s]), not %s", m[1], m[2], m[2], g)
+		}
+		return ""
+	}
 	m := reTypeError().FindStringSubmatch(msg)
 	if m == nil {
 		return ""
 	}
 	line, key, got, want := m[1], m[2], m[3], m[4]
 	wants := map[string]string{"slice": "a list", "boolean": "true or false", "integer": "a whole number", "string": "a string"}
-	gots := map[string]string{"string": "a string", "int64": "a number", "float64": "a number", "bool": "true or false", "slice": "a list", "map": "a table"}
 	w, g := wants[want], gots[got]
 	if w == "" || g == "" {
 		return ""
@@ -329,7 +335,10 @@ func typeMistake(msg string) string {
 	return fmt.Sprintf("%s: %s must be %s, not %s", line, key, w, g)
 }
 
-var reTypeError = lazyre.New(`line (\d+) \(last key "([^"]+)"\): incompatible types: TOML value has type (\w+); destination has type (\w+)`)
+var (
+	reTypeError  = lazyre.New(`line (\d+) \(last key "([^"]+)"\): incompatible types: TOML value has type (\S+); destination has type (\w+)`)
+	reTableError = lazyre.New(`line (\d+) \(last key "([^"]+)"\): type mismatch for .*: expected table but found (\S+)$`)
+)
 
 // listKeys are the keys whose value is a list of strings.
 var listKeys = map[string]bool{"permissions.allow": true, "permissions.ask": true, "permissions.deny": true, "sandbox.read": true, "sandbox.write": true, "sandbox.env": true, "sandbox.net_presets": true}
