@@ -61,7 +61,7 @@ jail with no network; vendored, generated, binary, lock and huge files are
 skipped and secret-looking values are redacted before anything is sent. The
 model is offered no tools: it only reads what brig sends and answers with
 findings. The report says exactly what was sent to which provider.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: atMostOneArg("PATH (the repository or a directory in it)"),
 		RunE: commandRun(o, &o.procEnv, func(args []string) {
 			if len(args) == 1 {
 				o.Path = args[0]

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"brig/policy"
 
@@ -16,7 +17,7 @@ func newRootCmd() *cobra.Command {
 		Short:         "A terminal coding agent whose tool calls run in a kernel-enforced jail",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.MaximumNArgs(1),
+		Args:          cobra.ArbitraryArgs, // resumeArg says what is wrong
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := resumeArg(o, args); err != nil {
 				return err
@@ -87,7 +88,15 @@ func resumeArg(o *agentOptions, args []string) error {
 		return nil
 	}
 	if o.Resume != resumePick {
+		if len(args) > 1 {
+			// `brig fix the bug`: a prompt without -p and quotes.
+			text := strings.Join(args, " ")
+			return fmt.Errorf("unexpected arguments %s (a prompt goes after -p, quoted: brig -p %q; or start brig and type it)", quoted(args), text)
+		}
 		return fmt.Errorf("unexpected argument %q (a prompt goes after -p)", args[0])
+	}
+	if len(args) > 1 {
+		return fmt.Errorf("--resume takes one session id, not %d: %s", len(args), quoted(args))
 	}
 	o.Resume = args[0]
 	return nil

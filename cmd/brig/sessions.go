@@ -74,7 +74,7 @@ func newSessionsShowCmd(runF func(context.Context, *sessionsShowOptions) error) 
 		Use:     "show ID",
 		Short:   "Print a session's history as it was shown, with its model, mode, tokens and cost",
 		Example: "  brig sessions show 2026-11-22-ab12cd",
-		Args:    cobra.ExactArgs(1),
+		Args:    oneArg("session id", "brig sessions list shows them", "brig sessions show 2026-11-22-ab12cd"),
 		RunE:    commandRun(o, &o.procEnv, func(args []string) { o.ID = args[0] }, runF, runSessionsShow),
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the whole saved state as JSON (display history, provider-facing messages, counters)")
@@ -86,7 +86,7 @@ func newSessionsRmCmd(runF func(context.Context, *sessionsRmOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "rm ID",
 		Short: "Delete a saved session",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg("session id", "brig sessions list shows them", "brig sessions rm 2026-11-22-ab12cd"),
 		RunE:  commandRun(o, &o.procEnv, func(args []string) { o.ID = args[0] }, runF, runSessionsRm),
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, `print {"removed": ID} as JSON`)

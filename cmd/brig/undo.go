@@ -69,7 +69,7 @@ func newChangesCmd(runF func(context.Context, *changesOptions) error) *cobra.Com
 	cmd := &cobra.Command{
 		Use:   "changes [SESSION]",
 		Short: "List what each call of a session changed (default: the latest session of this workspace)",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  atMostOneArg("SESSION"),
 		RunE: commandRun(o, &o.procEnv, func(args []string) {
 			if len(args) > 0 {
 				o.Session = args[0]

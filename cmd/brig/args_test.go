@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestArgumentMistakesAreSaid: a command given too few or too many
+// arguments says what it takes, in the user's terms; a prompt typed
+// without -p is shown how to pass it.
+func TestArgumentMistakesAreSaid(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sessions", "show"}, "sessions show needs a session id (brig sessions list shows them), e.g. brig sessions show 2026-11-22-ab12cd"},
+		{[]string{"sessions", "rm", "a", "b"}, `sessions rm takes one session id, not 2: "a" "b"`},
+		{[]string{"changes", "a", "\x1b[2Jb"}, `changes takes at most one SESSION, not 2: "a" "\x1b[2Jb"`},
+		{[]string{"audit", "a", "b"}, `audit takes at most one PATH`},
+		{[]string{"fix", "the", "bug"}, `unexpected arguments "fix" "the" "bug" (a prompt goes after -p, quoted: brig -p "fix the bug"; or start brig and type it)`},
+		{[]string{"--resume", "a", "b"}, `--resume takes one session id, not 2: "a" "b"`},
+	} {
+		cmd := newRootCmd()
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\x1b") {
+			t.Errorf("%q: the message holds a raw escape: %q", tc.args, err)
+		}
+	}
+}
