@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -173,11 +174,20 @@ func TestPlantedProgramsOnPath(t *testing.T) {
 		}
 	}
 	env := []string{"PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "LANG=C.UTF-8", "ANTHROPIC_API_KEY=sk-ant-path-canary"}
-	// Control: looked up on this PATH, the planted programs run.
-	ctl := exec.Command("true")
-	ctl.Env = env
-	ctl.Path = filepath.Join(bin, "true")
-	if err := ctl.Run(); err != nil || !exists(filepath.Join(canary, "true")) {
+	// Control: looked up on this PATH, the planted programs run. (A file
+	// just written can be "busy" for a moment: a fork by another test
+	// running in parallel may hold the writer's descriptor until its
+	// exec closes it. That is retried; nothing else is.)
+	for try := 0; ; try++ {
+		ctl := exec.Command("true")
+		ctl.Env = env
+		ctl.Path = filepath.Join(bin, "true")
+		if err = ctl.Run(); !errors.Is(err, syscall.ETXTBSY) || try == 50 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil || !exists(filepath.Join(canary, "true")) {
 		t.Fatalf("CONTROL FAILED: the planted true did not run when started directly: %v", err)
 	}
 	if entries, _ := os.ReadDir(canary); len(entries) != 1 {
