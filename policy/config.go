@@ -309,9 +309,8 @@ func editDistance(a, b string) int {
 // typeMistake turns the TOML decoder's type error into what the user wrote
 // wrong and what is wanted ("LINE: KEY must be …"), or "".
 func typeMistake(msg string) string {
-	gots := map[string]string{"string": "a string", "int64": "a number", "float64": "a number", "bool": "true or false", "slice": "a list", "[]any": "a list", "map": "a table", "map[string]any": "a table"}
 	if m := reTableError().FindStringSubmatch(msg); m != nil {
-		if g := gots[m[3]]; g != "" {
+		if g := TOMLValueKind(m[3]); g != "" {
 			return fmt.Sprintf("%s: %s must be a table ([%s]), not %s", m[1], m[2], m[2], g)
 		}
 		return ""
@@ -322,7 +321,7 @@ func typeMistake(msg string) string {
 	}
 	line, key, got, want := m[1], m[2], m[3], m[4]
 	wants := map[string]string{"slice": "a list", "boolean": "true or false", "integer": "a whole number", "string": "a string"}
-	w, g := wants[want], gots[got]
+	w, g := wants[want], TOMLValueKind(got)
 	if w == "" || g == "" {
 		return ""
 	}
@@ -333,6 +332,25 @@ func typeMistake(msg string) string {
 		return fmt.Sprintf("%s: every entry of %s must be a string (one entry is %s); e.g. %s", line, key, g, keyExamples[key])
 	}
 	return fmt.Sprintf("%s: %s must be %s, not %s", line, key, w, g)
+}
+
+// TOMLValueKind names, in the user's words ("a string", "a list"), the
+// type the TOML decoder says a value in a file has; "" for one it does
+// not name. The config files' messages (here and internal/mcp) use it.
+func TOMLValueKind(t string) string {
+	switch t {
+	case "string":
+		return "a string"
+	case "int64", "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "slice", "[]any":
+		return "a list"
+	case "map", "map[string]any":
+		return "a table"
+	}
+	return ""
 }
 
 var (

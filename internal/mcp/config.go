@@ -299,8 +299,7 @@ func shapeMistake(msg string) string {
 		return ""
 	}
 	wants := map[string]string{"slice": `a list of strings, e.g. ["."]`, "string": "a string", "bool": "true or false", "boolean": "true or false", "map": `a table of strings, e.g. { NAME = "value" }`, "int": "a whole number", "integer": "a whole number", "int64": "a whole number"}
-	gots := map[string]string{"string": "a string", "int64": "a number", "float64": "a number", "bool": "true or false", "slice": "a list", "map": "a table"}
-	w, g := wants[t[2]], gots[t[1]]
+	w, g := wants[t[2]], policy.TOMLValueKind(t[1])
 	if w == "" || g == "" {
 		return ""
 	}
