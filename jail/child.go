@@ -120,7 +120,21 @@ func initMain() int {
 	if err := unprivilegeForkThread(); err != nil {
 		return fail(stageErr(StageCaps, err))
 	}
+	// On cgroup v1 this thread joins the call's cgroups just for the fork,
+	// so that the worker is born in them (cgroupjoin.go); on v2 the
+	// worker is moved after it starts.
+	joins, moves := splitCgroupJoins(cgroupProcs)
+	if err := enterCgroups(joins); err != nil {
+		return fail(stageErr(StageRlimit, err))
+	}
 	worker, wconn, err := startWorker(exe)
+	if lerr := leaveCgroups(joins); lerr != nil {
+		if err == nil {
+			_ = unix.Kill(worker, unix.SIGKILL)
+			wconn.f.Close()
+		}
+		return fail(stageErr(StageRlimit, lerr))
+	}
 	if exeFD >= 0 {
 		_ = unix.Close(exeFD) // the worker runs it now; init keeps no copy for the call's life
 	}
@@ -135,12 +149,12 @@ func initMain() int {
 	}
 	defer rp.close()
 	killTree := rp.killAll
-	// The worker joins the call's cgroups before it can fork anything: it
-	// starts a command or a Go tool only after this init says the view is
-	// ready, which comes after this. It may already have failed on its own
-	// (a grant that does not exist) and exited: then its own report says
-	// why, not this move.
-	for _, procs := range cgroupProcs {
+	// On cgroup v2 the worker joins the call's cgroups now, before it can
+	// fork anything: it starts a command or a Go tool only after this init
+	// says the view is ready, which comes after this. It may already have
+	// failed on its own (a grant that does not exist) and exited: then its
+	// own report says why, not this move.
+	for _, procs := range moves {
 		if err := os.WriteFile(procs, []byte(strconv.Itoa(worker)), 0); err != nil {
 			if errors.Is(err, syscall.ESRCH) {
 				break

@@ -74,11 +74,12 @@ func rootOwned(path string, dir bool) bool {
 }
 
 // InitArgs returns the arguments (after argv[0]) that make the brig binary
-// start as a jail init process. cgroupProcs are cgroup.procs files init
-// moves the worker into as soon as it has started it (a root call's process
-// bound; init itself stays outside, so it can always start the threads it
-// needs to clean up). Moving a process between cgroups takes milliseconds,
-// so it happens while a prewarmed child waits, not on the call's clock.
+// start as a jail init process. cgroupProcs are the cgroup.procs files of
+// the call's cgroups (a root call's process and memory bound), which the
+// worker is in before it can fork: born in them on cgroup v1 (init's
+// forking thread joins them for the fork only, cgroupjoin.go), moved into
+// them as soon as it has started on v2. Init itself stays outside, so it
+// can always start the threads it needs to clean up.
 // carried says the supervisor hands init the carried programs at
 // WorkerExeFD and InitExeFD.
 func InitArgs(carried bool, cgroupProcs ...string) []string {

@@ -386,3 +386,134 @@ func TestStoppedInitIsReapedBeforeTheCallEnds(t *testing.T) {
 		t.Errorf("the call's processes %v still ran when it was reported ended", pids)
 	}
 }
+
+// TestWorkerIsBornInTheCallCgroups: a root call's worker and command are
+// in the call's pids and memory cgroups, and no thread of init is (init
+// must always be free to start the threads that clean up; on cgroup v1 its
+// forking thread joins the call's cgroups only for the worker's fork).
+func TestWorkerIsBornInTheCallCgroups(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a root supervisor gives calls cgroups")
+	}
+	if cg, err := newCallCgroup(100, 0); err != nil || cg == nil {
+		t.Skipf("no call cgroup can be made here (%v)", err)
+	} else {
+		cg.remove()
+	}
+	ctx := context.Background()
+	sup, err := New(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	_, spec := workspaceSpec(t, sup)
+	spec.Limits.Timeout = 0
+	token := fmt.Sprintf("86420%d.%d", os.Getpid()%1000, time.Now().UnixNano()%100000)
+	p, err := sup.Start(ctx, spec, jail.Invocation{Argv: []string{"sh", "-c", "echo up; exec sleep " + token}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	if l, err := bufio.NewReader(p.Stdout).ReadString('\n'); err != nil || l != "up\n" {
+		t.Fatalf("the command did not start: %q %v (stderr %q)", l, err, p.StderrTail())
+	}
+	pids := processesWith(t, token)
+	if len(pids) != 1 {
+		t.Fatalf("processes running the command: %v", pids)
+	}
+	command := pids[0]
+	init := parentOf(t, command) // init reaps the command
+	if !strings.Contains(cmdline(init), "__brig_jail_init") {
+		t.Fatalf("the command's parent %s is not init: %q", init, cmdline(init))
+	}
+	// (The worker has exited once the command runs: the command, which
+	// it started, is born in its cgroups.)
+	threads := threadCgroups(t, command)
+	if len(threads) == 0 {
+		t.Fatal("the command's threads could not be listed")
+	}
+	for tid, paths := range threads {
+		if len(paths) == 0 {
+			t.Errorf("the command (thread %s) is in no pids or memory cgroup", tid)
+		}
+		for _, cg := range paths {
+			if !strings.Contains(cg, "/brig/call-") {
+				t.Errorf("the command (thread %s) is in cgroup %s, not the call's", tid, cg)
+			}
+		}
+	}
+	threads = threadCgroups(t, init)
+	if len(threads) == 0 {
+		t.Fatal("init's threads could not be listed (the test would prove nothing)")
+	}
+	for tid, paths := range threads {
+		for _, cg := range paths {
+			if strings.Contains(cg, "/brig/call-") {
+				t.Errorf("init's thread %s is in the call's cgroup %s", tid, cg)
+			}
+		}
+	}
+}
+
+func cmdline(pid string) string {
+	b, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+	return string(b)
+}
+
+// parentOf returns the parent pid of the host process pid.
+func parentOf(t *testing.T, pid string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "PPid:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("no parent in /proc/%s/status", pid)
+	return ""
+}
+
+// threadCgroups returns, for each thread of the host process pid, the
+// paths of its pids and memory cgroups: the v1 hierarchies where they are
+// mounted, else the v2 one.
+func threadCgroups(t *testing.T, pid string) map[string][]string {
+	t.Helper()
+	tasks, err := os.ReadDir(filepath.Join("/proc", pid, "task"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join("/proc", pid, "task", task.Name(), "cgroup"))
+		if err != nil {
+			continue // a thread that ended meanwhile
+		}
+		var v1, v2 []string
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			// ID:CONTROLLERS:PATH
+			f := strings.SplitN(l, ":", 3)
+			if len(f) != 3 {
+				continue
+			}
+			if f[0] == "0" && f[1] == "" {
+				v2 = append(v2, f[2])
+				continue
+			}
+			for _, c := range strings.Split(f[1], ",") {
+				if c == "pids" || c == "memory" {
+					v1 = append(v1, f[2])
+					break
+				}
+			}
+		}
+		if len(v1) > 0 {
+			out[task.Name()] = v1
+		} else {
+			out[task.Name()] = v2
+		}
+	}
+	return out
+}
