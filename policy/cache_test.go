@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -160,5 +161,31 @@ func TestCacheFollowsTheRepositoryNotThePath(t *testing.T) {
 	}
 	if third.Name == second.Name || third.Name == first.Name {
 		t.Fatalf("a repository made again at the same path kept a cache: %s", third.Name)
+	}
+}
+
+// TestBashCacheIsTheFirstCallsCache: the cache prepared ahead of the first
+// call (BashCache) is the one a bash call's grant names, in each mode.
+func TestBashCacheIsTheFirstCallsCache(t *testing.T) {
+	for _, mode := range []Mode{ModeAsk, ModeAuto, ModePlan} {
+		p, _, _, _ := testPolicy(t, mode, "")
+		c, err := p.BashCache()
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: "echo hi"})
+		if v.Tier == Deny {
+			t.Fatalf("%s: the call is denied: %+v", mode, v)
+		}
+		spec, err := p.Compile(v, "")
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if !reflect.DeepEqual(c, spec.Cache) {
+			t.Errorf("%s: BashCache %+v, the call's %+v", mode, c, spec.Cache)
+		}
+		if c == nil {
+			t.Errorf("%s: no cache (the comparison proves nothing)", mode)
+		}
 	}
 }

@@ -87,6 +87,22 @@ func (p *Policy) BashProfile(readOnly bool, callTmp string) (Profile, error) {
 	return prof, nil
 }
 
+// BashCache compiles the grant of a plain bash call in the current mode, as
+// the session's first call will, and returns its toolchain cache (nil:
+// none), for the supervisor to prepare ahead of that call. The compile
+// also fills what later compiles reuse (the workspace's repositories).
+func (p *Policy) BashCache() (*jail.Cache, error) {
+	prof, err := p.BashProfile(p.Mode() == ModePlan, "")
+	if err != nil {
+		return nil, err
+	}
+	spec, err := prof.Spec()
+	if err != nil {
+		return nil, err
+	}
+	return spec.Cache, nil
+}
+
 // bashSpec compiles a bash call.
 func (p *Policy) bashSpec(v Verdict, callTmp string) (jail.Spec, error) {
 	prof, err := p.BashProfile(v.Mode == ModePlan, callTmp)

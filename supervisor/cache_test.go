@@ -154,6 +154,36 @@ func TestPrepareCacheRemovesStaleCaches(t *testing.T) {
 	}
 }
 
+// TestPrepareCacheAheadOfTheFirstCall: PrepareCache makes a fresh cache
+// ready before any call, and does nothing once a call has prepared one (a
+// call may be running with the cache's files).
+func TestPrepareCacheAheadOfTheFirstCall(t *testing.T) {
+	s := &Supervisor{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	c := testCache(t.TempDir())
+	goEnv := filepath.Join(c.Dir(), "go.env")
+	must(t, s.PrepareCache(c))
+	if b, err := os.ReadFile(goEnv); err != nil || string(b) != "# brig\n" {
+		t.Fatalf("the cache was not prepared ahead: %q %v", b, err)
+	}
+	if got := entries(t, c.Dir()); got != "cargo,go-build,go.env,npm,npmrc," {
+		t.Fatalf("the cache holds %s", got)
+	}
+	// A call prepares it (as run does), then uses it (here: writes its
+	// own line into a file): a later PrepareCache must leave what the call
+	// sees alone.
+	must(t, s.prepareCache(c))
+	must(t, os.WriteFile(goEnv, []byte("# the call's\n"), 0o600))
+	must(t, s.PrepareCache(c))
+	if b, err := os.ReadFile(goEnv); err != nil || string(b) != "# the call's\n" {
+		t.Fatalf("PrepareCache rewrote the cache's files after a call had prepared it: %q %v", b, err)
+	}
+	// The control: the call's own preparation writes them anew.
+	must(t, s.prepareCache(c))
+	if b, err := os.ReadFile(goEnv); err != nil || string(b) != "# brig\n" {
+		t.Fatalf("a call's preparation kept the old file (the check above proves nothing): %q %v", b, err)
+	}
+}
+
 func entries(t *testing.T, dir string) string {
 	t.Helper()
 	es, err := os.ReadDir(dir)

@@ -105,6 +105,11 @@ type Supervisor struct {
 
 	prewarm bool
 
+	// cacheMu makes the preparations of the toolchain cache (prepareCache)
+	// one at a time; cachePrepared is set by the first a call made.
+	cacheMu       sync.Mutex
+	cachePrepared bool
+
 	protect protectStore // records of protected paths, for calls without namespaces
 	// egress is the proxy through which calls with Network reach hosts.
 	egress *egress.Proxy

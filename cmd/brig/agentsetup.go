@@ -258,10 +258,12 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		}
 		warmStore()
 		sup.Warm()
+		go warmBashCache(wp.Policy, sup)
 	}
 	if !o.Interactive {
 		warmStore()
 		sup.Warm()
+		go warmBashCache(wp.Policy, sup)
 	}
 	*run = agentRun{
 		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
@@ -269,6 +271,21 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		Undoer: &agent.Undoer{Store: store, Audit: audit, Session: sess, SessionID: sess.ID(), Workspace: wp.Workspace, By: "/undo"},
 	}
 	return run, nil
+}
+
+// warmBashCache prepares the toolchain cache of the session's bash calls
+// ahead of the first one, which otherwise made it on its clock (1–2.5 ms:
+// a dozen directories and files), and compiles a bash grant once, which
+// fills what the first call's compile would (the workspace's
+// repositories). A failure only leaves both to the first call.
+func warmBashCache(p *policy.Policy, sup *supervisor.Supervisor) {
+	c, err := p.BashCache()
+	if err != nil || c == nil {
+		return // the first call says why, if it is a reason to refuse it
+	}
+	if err := sup.PrepareCache(c); err != nil {
+		slog.Debug("could not prepare the toolchain cache ahead of the first call", "err", err)
+	}
 }
 
 // addDirs adds the --add-dir directories (relative to the working
