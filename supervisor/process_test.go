@@ -401,12 +401,7 @@ func TestWorkerIsBornInTheCallCgroups(t *testing.T) {
 		cg.remove()
 	}
 	ctx := context.Background()
-	sup, err := New(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
-	_, spec := workspaceSpec(t, sup)
+	sup, spec := coldSupervisor(t)
 	spec.Limits.Timeout = 0
 	token := fmt.Sprintf("86420%d.%d", os.Getpid()%1000, time.Now().UnixNano()%100000)
 	p, err := sup.Start(ctx, spec, jail.Invocation{Argv: []string{"sh", "-c", "echo up; exec sleep " + token}}, nil)

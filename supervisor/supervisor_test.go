@@ -40,6 +40,19 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// coldSupervisor is a supervisor without a pool (closed when the test
+// ends) and the default grant over a fresh workspace.
+func coldSupervisor(t *testing.T) (*Supervisor, jail.Spec) {
+	t.Helper()
+	sup, err := New(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Close)
+	_, spec := workspaceSpec(t, sup)
+	return sup, spec
+}
+
 // workspaceSpec is the default grant over a fresh workspace, for sup.
 func workspaceSpec(tb testing.TB, sup *Supervisor) (ws string, spec jail.Spec) {
 	tb.Helper()

@@ -72,12 +72,7 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 // copy) — and one whose output is not watched too.
 func TestTranscriptBesideLiveOutput(t *testing.T) {
 	ctx := context.Background()
-	sup, err := New(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
-	_, spec := workspaceSpec(t, sup)
+	sup, spec := coldSupervisor(t)
 	inv := jail.Invocation{Argv: []string{"/bin/sh", "-c", "echo MARKER_A1; echo MARKER_ERR >&2; seq 1 20000; exit 3"}}
 	all := int64(len("MARKER_A1\n")) + int64(len(seqOutput(20000)))
 	for _, live := range []bool{true, false} {
