@@ -222,6 +222,11 @@ func TestDecideBashWithPaths(t *testing.T) {
 		{ModePlan, "go build -o bin/app .", Deny, "plan mode"},
 		{ModePlan, "go vet ./...", Allow, ""},
 		{ModeAsk, "f=~/.ssh/id_ed25519; cat \"$f\"", Ask, ""}, // dynamic: never Allow, and the jail has the last word
+		// The call's /proc is its own PID namespace's, read by every grant.
+		{ModeAuto, "cat /proc/cpuinfo", Allow, ""},
+		{ModePlan, "cat /proc/self/status", Allow, ""},
+		{ModeAsk, "ls /proc/self/fd", Allow, ""},
+		{ModeAuto, "echo 1000 > /proc/self/oom_score_adj", Ask, "a system path"}, // the grant reads /proc only
 	}
 	for _, c := range cases {
 		t.Run(c.cmd, func(t *testing.T) {
@@ -234,6 +239,24 @@ func TestDecideBashWithPaths(t *testing.T) {
 				t.Fatal("no commands reported")
 			}
 		})
+	}
+}
+
+// TestProcWithoutNamespaces: without a PID namespace a call's /proc is
+// the host's, of which its grant reads only a few files: a /proc path
+// still asks.
+func TestProcWithoutNamespaces(t *testing.T) {
+	p, _, _, _ := testPolicy(t, ModeAuto, "")
+	p.Machine.Namespaces = false
+	for _, cmd := range []string{"cat /proc/cpuinfo", "cat /proc/1/environ"} {
+		if v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: cmd}); v.Tier != Ask || !strings.Contains(v.Reason, "outside the workspace") {
+			t.Errorf("%s without namespaces: %s — %s; want ask (outside the workspace)", cmd, v.Tier, v.Reason)
+		}
+	}
+	// The control: with namespaces the same reads are allowed.
+	p.Machine.Namespaces = true
+	if v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: "cat /proc/1/environ"}); v.Tier != Allow {
+		t.Errorf("with namespaces: %s — %s; want allow", v.Tier, v.Reason)
 	}
 }
 
