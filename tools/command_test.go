@@ -72,7 +72,7 @@ func TestDenialNotes(t *testing.T) {
 		Dir: "/ws",
 		Paths: []jail.PathRule{
 			{Path: "/ws", Access: jail.Write}, {Path: "/usr", Access: jail.Exec}, {Path: "/etc", Access: jail.Read},
-			{Path: "/tmp", Access: jail.Write},
+			{Path: "/tmp", Access: jail.Write}, {Path: "/proc", Access: jail.Read},
 		},
 		Protected: []string{"/ws/.git/hooks", "/ws/.git/config"},
 		Hidden:    []string{"/etc/shadow"},
@@ -92,6 +92,8 @@ func TestDenialNotes(t *testing.T) {
 		{"protected", "error: could not lock config file .git/config: Read-only file system", []string{".git/config is protected"}},
 		{"protected dir entry", "cp: cannot create regular file '.git/hooks/pre-commit': Read-only file system", []string{"/ws/.git/hooks/pre-commit is protected"}},
 		{"hidden", "cat: /etc/shadow: Permission denied", []string{"/etc/shadow is hidden"}},
+		{"another process", "cat: /proc/1/environ: Permission denied", []string{"/proc/1/environ belongs to a process this call may not inspect"}},
+		{"proc, not a process", "sh: 1: cannot create /proc/sys/vm/swappiness: Permission denied", []string{"/proc/sys/vm/swappiness may be read but not written"}},
 		{"granted: not the jail", "cat: secret.txt: Permission denied\ncat: /tmp/x: Permission denied", nil},
 		{"missing: not a denial", "cat: /home/u/nothing: No such file or directory", nil},
 		{"network off", "curl: (6) Could not resolve host: example.com", []string{"this call had no network"}},

@@ -109,6 +109,9 @@ func pathNote(p string, rofs bool, grant *jail.Spec) (string, string) {
 		}
 		return p, fmt.Sprintf("[brig: %s is outside what this call may read, so the jail refused it. Do not retry as is: if the task needs it, ask the user to grant it (a Read rule in their brig config, --add-dir for brig -p, or approving a call that names it)]", p)
 	}
+	if otherProcessEntry(p) {
+		return p, fmt.Sprintf("[brig: %s belongs to a process this call may not inspect (in the call's own /proc that is brig's jail init, pid 1): the kernel refuses it whatever is approved, so do it another way]", p)
+	}
 	ok, why := grant.Allows(p, jail.Write)
 	if ok {
 		// Writable: if the kernel still refused, the parent directory
@@ -124,6 +127,27 @@ func pathNote(p string, rofs bool, grant *jail.Spec) (string, string) {
 		return p, protectedNote(p)
 	}
 	return p, fmt.Sprintf("[brig: %s may be read but not written by this call; if writing it is what failed, the jail refused it. Do not retry as is: write inside the workspace, or ask the user to grant it (a Write rule, --add-dir for brig -p, or approving a call that names it)]", p)
+}
+
+// otherProcessEntry reports whether p is in a numbered process's /proc
+// directory (/proc/PID/…): reading one the grant allows fails only when
+// the kernel keeps the process from this call (ptrace access), which no
+// grant changes.
+func otherProcessEntry(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return false
+	}
+	pid, _, _ := strings.Cut(rest, "/")
+	if pid == "" {
+		return false
+	}
+	for _, c := range pid {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func protectedNote(p string) string {
