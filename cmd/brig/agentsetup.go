@@ -277,8 +277,13 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 // ahead of the first one, which otherwise made it on its clock (1–2.5 ms:
 // a dozen directories and files), and compiles a bash grant once, which
 // fills what the first call's compile would (the workspace's
-// repositories). A failure only leaves both to the first call.
+// repositories). Not in plan mode, where nothing is written before a call
+// is approved (like the workspace's first snapshot). A failure only leaves
+// both to the first call.
 func warmBashCache(p *policy.Policy, sup *supervisor.Supervisor) {
+	if p.Mode() == policy.ModePlan {
+		return
+	}
 	c, err := p.BashCache()
 	if err != nil || c == nil {
 		return // the first call says why, if it is a reason to refuse it

@@ -279,3 +279,36 @@ func TestThreeThousandCallsInOneAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanModeWritesNothingAhead: a plan-mode session writes nothing
+// before a call is approved — not the toolchain cache other modes prepare
+// ahead of the first bash call (its answer streams for a while here, so
+// that the preparation would have happened). The control: a bash call
+// leaves the cache where this test looks.
+func TestPlanModeWritesNothingAhead(t *testing.T) {
+	caches := func(e *env) []string {
+		entries, _ := os.ReadDir(filepath.Join(e.home, ".cache", "brig", "jail"))
+		var names []string
+		for _, en := range entries {
+			if en.IsDir() {
+				names = append(names, en.Name())
+			}
+		}
+		return names
+	}
+	slow := fakeprovider.Turn{Text: strings.Repeat("planning ", 40), ChunkSize: 16, ChunkDelayMS: 10}
+	plan := newEnv(t, "anthropic", slow)
+	if r := plan.run(t, append(modelArgs("anthropic"), "--mode", "plan", "-p", "make a plan")...); r.code != 0 {
+		t.Fatalf("plan run: %d\n%s", r.code, r.stderr)
+	}
+	if got := caches(plan); len(got) != 0 {
+		t.Fatalf("a plan-mode session that ran no call wrote toolchain caches: %v", got)
+	}
+	control := newEnv(t, "anthropic", fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"true"}`)}}, fakeprovider.Turn{Text: "done"})
+	if r := control.run(t, append(modelArgs("anthropic"), "--mode", "auto", "-p", "run it")...); r.code != 0 {
+		t.Fatalf("control run: %d\n%s", r.code, r.stderr)
+	}
+	if got := caches(control); len(got) == 0 {
+		t.Fatal("a bash call left no toolchain cache where the test looks (it would prove nothing)")
+	}
+}
