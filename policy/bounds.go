@@ -302,12 +302,40 @@ func (p *Policy) classify(resolved string, write, bash bool) (c PathClass, entry
 			return ClassLaterExec, l.path, l.reason
 		}
 	}
+	if c == ClassOutside && !write && p.readByDefault(resolved) {
+		// Toolchains, PATH and the module cache: the default grant reads
+		// them for every bash call (the file tools get the path itself),
+		// so naming one asks no more than the system's files do.
+		c = ClassSystem
+	}
 	if c == ClassOutside || c == ClassSystem {
 		if _, ok := p.extraFor(resolved); ok {
 			c = ClassAdded
 		}
 	}
 	return c, "", ""
+}
+
+// readByDefault reports whether resolved lies in what the default grant
+// of a bash call reads on this machine (DefaultGrant resolved here: the
+// toolchains under your home, the directories on PATH, the Go module
+// cache), beyond the system roots Classify knows. Its secrets were
+// classified before this is asked.
+func (p *Policy) readByDefault(resolved string) bool {
+	prof, err := p.BashProfile(true, "")
+	if err != nil {
+		return false
+	}
+	defaults, _ := prof.defaults(prof.secrets())
+	for _, e := range defaults {
+		if within(resolved, e.Path) {
+			return true
+		}
+		if r, err := filepath.EvalSymlinks(e.Path); err == nil && within(resolved, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // inProfile reports whether touching pv fits the mode's jail profile (plus

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -257,6 +258,48 @@ func TestProcWithoutNamespaces(t *testing.T) {
 	p.Machine.Namespaces = true
 	if v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: "cat /proc/1/environ"}); v.Tier != Allow {
 		t.Errorf("with namespaces: %s — %s; want allow", v.Tier, v.Reason)
+	}
+}
+
+// TestDefaultGrantReadsNeedNoGrant: a command or read_file naming a path
+// that every bash call's grant already reads — the Go module cache, a
+// toolchain under the home directory, a directory on PATH — is allowed as
+// the system's files are, in every mode; a write there, a path beside
+// them, and a secret inside one are decided as before.
+func TestDefaultGrantReadsNeedNoGrant(t *testing.T) {
+	for _, mode := range []Mode{ModeAsk, ModeAuto, ModePlan} {
+		p, root, _, home := testPolicy(t, mode, "")
+		tools := filepath.Join(root, "tools", "bin")
+		for _, d := range []string{home + "/go/pkg/mod/example.com/dep@v1", home + "/.cargo/bin", tools, home + "/.kube/bin"} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(home+"/go/pkg/mod/example.com/dep@v1/dep.go", []byte("package dep"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// A directory on PATH inside a secret is never in the grant.
+		p.Machine.Env = append(p.Machine.Env, "PATH=/usr/bin:/bin:"+tools+":"+home+"/.kube/bin")
+		bash := func(cmd string) Verdict { return p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: cmd}) }
+		for _, cmd := range []string{"cat ~/go/pkg/mod/example.com/dep@v1/dep.go", "ls ~/.cargo/bin", "ls " + tools} {
+			if v := bash(cmd); v.Tier != Allow {
+				t.Errorf("%s: %s: %s — %s; want allow", mode, cmd, v.Tier, v.Reason)
+			}
+		}
+		if v := p.Decide(Call{Tool: "read_file", Effect: EffectRead, Read: []string{home + "/go/pkg/mod/example.com/dep@v1/dep.go"}}); v.Tier != Allow {
+			t.Errorf("%s: read_file in the module cache: %s — %s; want allow", mode, v.Tier, v.Reason)
+		}
+		// The controls: a path beside them asks, a write there asks (or
+		// is refused in plan mode), a PATH directory inside a secret is denied.
+		if v := bash("cat ~/notes/n.md"); v.Tier != Ask {
+			t.Errorf("%s: a path outside the default grant: %s — %s; want ask", mode, v.Tier, v.Reason)
+		}
+		if v := bash("echo x > ~/go/pkg/mod/example.com/dep@v1/dep.go"); v.Tier == Allow {
+			t.Errorf("%s: a write into the module cache: %s — %s; want it not allowed", mode, v.Tier, v.Reason)
+		}
+		if v := bash("ls ~/.kube/bin"); v.Tier != Deny {
+			t.Errorf("%s: a directory on PATH inside a secret: %s — %s; want deny", mode, v.Tier, v.Reason)
+		}
 	}
 }
 
