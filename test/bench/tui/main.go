@@ -50,7 +50,13 @@ func run(runs, turns int) error {
 		return err
 	}
 	defer os.RemoveAll(ws)
-	home := filepath.Join(ws, ".home")
+	// The home directory lies beside the workspace, not in it: brig
+	// refuses a workspace that holds the home directory.
+	home, err := os.MkdirTemp("/var/tmp", "brig-bench-tui-home-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(home)
 	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
 		return err
 	}
