@@ -139,15 +139,7 @@ func otherProcessEntry(p string) bool {
 		return false
 	}
 	pid, _, _ := strings.Cut(rest, "/")
-	if pid == "" {
-		return false
-	}
-	for _, c := range pid {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+	return pid != "" && strings.Trim(pid, "0123456789") == ""
 }
 
 func protectedNote(p string) string {
