@@ -282,7 +282,7 @@ func unprivilegeForkThread() error {
 // arrive: a fresh process pays for that reflection and those page faults
 // once, which a prewarmed child should not do on the clock.
 func warmCodec() {
-	spec := Spec{Dir: "/", Workspace: "/", Limits: DefaultLimits()}
+	spec := Spec{Dir: "/", Workspace: "/", Limits: LimitsFor(16 << 30)} // the shape, without reading /proc/meminfo
 	for i := range 60 {
 		spec.Paths = append(spec.Paths, PathRule{Path: "/warm/" + strconv.Itoa(i), Access: Exec, Optional: true})
 		spec.Env = append(spec.Env, "WARM_"+strconv.Itoa(i)+"=/warm/value")

@@ -180,34 +180,45 @@ func (c *callCgroup) boundsMemory() bool { return c.memoryDir() != "" }
 
 // memoryDir is the cgroup directory whose memory limit is set, or "".
 func (c *callCgroup) memoryDir() string {
+	dir, _ := c.memoryCounters()
+	return dir
+}
+
+// memoryCounters is the memory cgroup's directory and the file in it that
+// counts OOM kills: memory.events (v2) or memory.oom_control (v1), told
+// apart by the limit file the cgroup was made with ("" when it bounds no
+// memory).
+func (c *callCgroup) memoryCounters() (dir, events string) {
 	if c == nil {
-		return ""
+		return "", ""
 	}
 	for p := range c.limits {
-		if b := filepath.Base(p); b == "memory.max" || b == "memory.limit_in_bytes" {
-			return filepath.Dir(p)
+		switch filepath.Base(p) {
+		case "memory.max":
+			return filepath.Dir(p), "memory.events"
+		case "memory.limit_in_bytes":
+			return filepath.Dir(p), "memory.oom_control"
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // oomKills is how many processes the OOM killer has killed in the cgroup
-// so far (memory.events in v2, memory.oom_control in v1; 0 when unknown).
+// so far (0 when unknown). It is read before and after every call, so it
+// opens only the file its cgroup version has.
 func (c *callCgroup) oomKills() uint64 {
-	dir := c.memoryDir()
+	dir, events := c.memoryCounters()
 	if dir == "" {
 		return 0
 	}
-	for _, f := range []string{"memory.events", "memory.oom_control"} {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
-				n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-				return n
-			}
+	b, err := os.ReadFile(filepath.Join(dir, events))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			return n
 		}
 	}
 	return 0

@@ -324,7 +324,7 @@ func (s *Supervisor) refill(flags uintptr) {
 		}
 		s.starting[flags]++
 		s.mu.Unlock()
-		c, err := s.startChildStdin(flags, jail.DefaultLimits(), nil, base, notify, false)
+		c, err := s.startChildStdin(flags, s.limits, nil, base, notify, false)
 		s.mu.Lock()
 		surplus := s.landStart(flags, c)
 		if err == nil && surplus == nil && notify == nil {

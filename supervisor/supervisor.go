@@ -104,6 +104,9 @@ type Supervisor struct {
 	userNS bool
 
 	prewarm bool
+	// limits are jail.DefaultLimits, read once: a waiting child's
+	// cgroup is made with them (the call's own come with its Spec).
+	limits jail.Limits
 
 	// cacheMu makes the preparations of the toolchain cache (prepareCache)
 	// one at a time; cachePrepared is set by the first a call made.
@@ -171,6 +174,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		bursting:      map[uintptr]int{},
 		poolSize:      cmp.Or(max(o.PoolSize, 0), 2),
 		prewarm:       o.Prewarm,
+		limits:        jail.DefaultLimits(),
 		repos:         jail.NewRepoCache(),
 	}
 	s.egress = egress.New(egress.Options{Never: o.NeverReach, Logger: o.Logger})
