@@ -61,19 +61,9 @@ func initMain() int {
 		return fail(stageErr(StageRlimit, err))
 	}
 	carried, cgroupProcs := parseInitArgs(os.Args[2:])
-	// The carried programs, when handed over: init's own is not needed
-	// once it runs, and the worker's moves out of the way of the
-	// descriptors the worker is given (a close-on-exec copy above them,
-	// so nothing but the worker's exec uses it).
-	exe, exeFD := "/proc/self/exe", -1
+	// Init's own carried program is not needed once it runs.
 	if carried {
 		_ = unix.Close(InitExeFD)
-		high, err := unix.FcntlInt(WorkerExeFD, unix.F_DUPFD_CLOEXEC, 100)
-		if err != nil {
-			return fail(stageErr(StageWorker, fmt.Errorf("the worker's program (fd %d): %w", WorkerExeFD, err)))
-		}
-		_ = unix.Close(WorkerExeFD)
-		exe, exeFD = "/proc/self/fd/"+strconv.Itoa(high), high
 	}
 
 	pidNS := unix.Getpid() == 1
@@ -112,6 +102,20 @@ func initMain() int {
 		if scoped, err = enterOuterDomain(); err != nil {
 			return fail(stageErr(StageScope, err))
 		}
+	}
+
+	// The worker's program: brig's own binary, or the carried one the
+	// supervisor sends once it is written (init's start overlaps that).
+	exe, exeFD := "/proc/self/exe", -1
+	if carried {
+		fd, err := recvWorkerExe(sup)
+		if errors.Is(err, errEOF) {
+			return 0 // a warm child discarded before its worker was sent
+		}
+		if err != nil {
+			return fail(stageErr(StageWorker, err))
+		}
+		exe, exeFD = "/proc/self/fd/"+strconv.Itoa(fd), fd
 	}
 
 	// The worker is forked from this (locked) thread and inherits its
@@ -301,6 +305,30 @@ func warmCodec() {
 	_ = json.Unmarshal([]byte(`{"ready":true}`), &m)
 	_ = json.Unmarshal([]byte(`{"go":true}`), &m)
 	_ = json.Unmarshal([]byte(`{"exec":1}`), &m)
+}
+
+// recvWorkerExe receives the worker's carried program ({worker_exe},
+// the supervisor's first message to a carried init) and returns it as a
+// close-on-exec descriptor numbered 100 or above, out of the way of the
+// descriptors the worker is given, so nothing but the worker's exec uses
+// it.
+func recvWorkerExe(sup *conn) (int, error) {
+	m, fd, err := sup.recvWithFD()
+	if err != nil {
+		return -1, err
+	}
+	if !m.WorkerExe || fd < 0 {
+		if fd >= 0 {
+			_ = unix.Close(fd)
+		}
+		return -1, fmt.Errorf("the supervisor's first message is not the worker's program (%+v)", m)
+	}
+	high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 100)
+	_ = unix.Close(fd)
+	if err != nil {
+		return -1, fmt.Errorf("the worker's program: %w", err)
+	}
+	return high, nil
 }
 
 // startWorker executes exe (this binary, or the worker program the

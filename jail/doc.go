@@ -14,9 +14,11 @@
 // Every jailed call is two processes, plus the command: init and the
 // worker, both this package's code. brig carries them as two programs
 // (cmd/brig-jail-init, and cmd/brig-jail with the Go tools), hands init
-// both at fixed descriptors (WorkerExeFD, InitExeFD; InitArgs says so) and
-// executes init through its own; init closes that one and runs the worker
-// from the other. A build that carries none runs its own binary as both.
+// its own at a fixed descriptor (InitExeFD; InitArgs says so) and
+// executes init through it; init closes it and runs the worker from the
+// program the supervisor sends as its first message ({worker_exe}), so
+// that a session's first init starts while the worker's program is still
+// being written. A build that carries none runs its own binary as both.
 //
 //	supervisor ──fd 3──► init  (session leader; PID 1 of a PID namespace, or a
 //	    │                  │     child subreaper in an outer Landlock domain)
@@ -64,6 +66,9 @@
 //
 //	| from       | to         | fd | message          | when                                   |
 //	|------------|------------|----|------------------|----------------------------------------|
+//	| supervisor | init       | 3  | {worker_exe}     | first, to a carried init: the worker's |
+//	|            |            |    |                  | program (SCM_RIGHTS); init forks the   |
+//	|            |            |    |                  | worker then                            |
 //	| supervisor | worker     | 4  | {prepare}        | at start-up: the base seccomp filter   |
 //	| worker     | supervisor | 4  | {listener}       | without namespaces: the notify filter's|
 //	|            |            |    |                  | listener (SCM_RIGHTS), once loaded     |
@@ -80,7 +85,8 @@
 //	| init       | supervisor | 3  | {result}/{error} | the call ended, or a stage failed      |
 //	| supervisor | init       | 3  | {cancel} or EOF  | timeout, cancel, or supervisor death   |
 //
-// A warm child that is never used sees EOF on both sockets and exits. The
+// A warm child that is never used sees EOF on both sockets (or on fd 3
+// before its {worker_exe}) and exits. The
 // call ends when the command exits, or, without a command, when the
 // worker has exited and its socket is drained; or when init, which makes
 // itself and so every process of the call the OOM killer's first choice,

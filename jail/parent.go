@@ -56,6 +56,13 @@ func NewParent(initEnd, workerEnd *os.File) *Parent {
 	return &Parent{c: &conn{f: initEnd}, w: &conn{f: workerEnd}}
 }
 
+// SendWorker hands a carried init the worker's program (jail.InitArgs with
+// carried set): the first message on its control socket, which init waits
+// for before it forks the worker.
+func (p *Parent) SendWorker(f *os.File) error {
+	return p.c.sendFD(message{WorkerExe: true}, int(f.Fd()))
+}
+
 // Prepare sends the worker the base seccomp filter, which it loads before
 // its call is known, and the notify filter (nil: none), which it loads
 // first; the notify filter's listener then comes back (Listener). It must

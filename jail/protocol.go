@@ -19,13 +19,13 @@ const (
 	// start message straight from the supervisor (in parallel with init,
 	// which hands it down as its own fd 4 and closes it).
 	StartFD = 4
-	// WorkerExeFD and InitExeFD are, when init's arguments say so
-	// (InitArgs), the carried programs: the one init runs as the worker
-	// (brig-jail, whose Go tools the init program lacks), and init's own,
-	// through which it was executed; init closes it first thing. Without
-	// them init runs its own binary as the worker.
-	WorkerExeFD = 5
-	InitExeFD   = 6
+	// InitExeFD is, when init's arguments say so (InitArgs), init's own
+	// carried program, through which it was executed; init closes it first
+	// thing. The worker's program (brig-jail, whose Go tools the init
+	// program lacks) comes later, in {worker_exe} on ControlFD: init
+	// starts while the supervisor may still be writing it. Without carried
+	// programs init runs its own binary as the worker.
+	InitExeFD = 5
 	// maxMessage bounds one protocol packet.
 	maxMessage = 4 << 20
 )
@@ -35,8 +35,8 @@ const (
 	initArg   = "__brig_jail_init"
 	workerArg = "__brig_jail_worker"
 	probeArg  = "__brig_probe"
-	// carriedArg, right after initArg, says init holds the carried
-	// programs at WorkerExeFD and InitExeFD.
+	// carriedArg, right after initArg, says init holds its carried
+	// program at InitExeFD and gets the worker's in {worker_exe}.
 	carriedArg = "__brig_carried"
 )
 
@@ -120,6 +120,9 @@ type message struct {
 	// Prepared tells the supervisor that the worker has loaded the base
 	// filter and waits for its call: a prewarmed child's start is over.
 	Prepared bool `json:"prepared,omitempty"`
+	// WorkerExe carries (as SCM_RIGHTS) the worker's program, from the
+	// supervisor to a carried init, before anything else on ControlFD.
+	WorkerExe bool `json:"worker_exe,omitempty"`
 	// Proxy carries (as SCM_RIGHTS) the listening socket init made on the
 	// loopback of the call's network namespace, for the supervisor's
 	// egress proxy to accept the call's connections from.

@@ -22,8 +22,8 @@ import (
 const selfExe = "/proc/self/exe"
 
 // programs are the carried jail programs: init's, and the workers init
-// runs. Init and a worker are handed to init at fixed descriptors
-// (jail.WorkerExeFD, jail.InitExeFD) and init is executed through its own:
+// runs. Init's is handed to init at a fixed descriptor (jail.InitExeFD),
+// and init is executed through it (the worker's follows in a message):
 // a high descriptor number named in the exec path is not safe, because
 // the fork copies the descriptors it hands over to their numbers and may
 // move its own error pipe onto the number above the highest of them,
@@ -35,7 +35,7 @@ type programs struct {
 	worker func() (*os.File, error)
 	// light, when set, is the worker of every call needsFull does not
 	// name (Programs.Light).
-	light     *os.File
+	light     func() (*os.File, error)
 	needsFull func(jail.Invocation) bool
 }
 
@@ -47,13 +47,23 @@ func (p programs) full(inv jail.Invocation) bool {
 }
 
 // workerFor is the worker program for a child: the full one, or the light
-// one when there is one and full is false.
+// one when there is one and full is false. The light one may still be
+// being written (jailexe.Open): this waits for it; should that write have
+// failed, the full worker serves instead.
 func (p programs) workerFor(full bool) (*os.File, error) {
+	var lightErr error
 	if !full && p.light != nil {
-		return p.light, nil
+		l, err := p.light()
+		if err == nil && l != nil {
+			return l, nil
+		}
+		lightErr = err
 	}
 	w, err := p.worker()
 	if err != nil {
+		if lightErr != nil {
+			return nil, fmt.Errorf("the jail worker's program: %w (and the light worker's: %v)", err, lightErr)
+		}
 		return nil, fmt.Errorf("the jail worker's program: %w", err)
 	}
 	return w, nil
@@ -364,17 +374,9 @@ func (s *Supervisor) refill(flags uintptr) {
 // notify filter it loads before it (nil: none; see metadata.go). full
 // asks for the worker with every Go tool (programs.full).
 func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.File, base, notify []byte, full bool) (*child, error) {
-	// The carried programs, if any: init's, and the worker the call
-	// needs.
+	// The carried programs, if any: init's now, and the worker the call
+	// needs once init runs (it may still be being written).
 	progs := s.programs()
-	var worker *os.File
-	if progs.init != nil {
-		w, err := progs.workerFor(full)
-		if err != nil {
-			return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: err.Error()}
-		}
-		worker = w
-	}
 	cg, err := s.cgroups.get(lim.Processes, lim.Memory)
 	if err != nil {
 		return nil, fmt.Errorf("%w: bound the process count of a root call: %v", jail.ErrUnenforceable, err)
@@ -418,7 +420,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		files := []*os.File{stdin, outW, errW, childEnd, workerChildEnd} // fds 0-2, then 3 and 4 (jail.ControlFD, jail.StartFD)
 		carried = carried && progs.init != nil
 		if carried {
-			files = append(files, worker, progs.init) // fds 5 and 6 (jail.WorkerExeFD, jail.InitExeFD)
+			files = append(files, progs.init) // fd 5 (jail.InitExeFD)
 			path = "/proc/self/fd/" + strconv.Itoa(jail.InitExeFD)
 		}
 		p := jail.NSProcess{
@@ -444,12 +446,13 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		return p
 	}
 	np := mk(s.exe(), true)
+	carried := progs.init != nil
 	proc, err := jail.StartInNamespaces(np)
 	if err != nil && np.Path != selfExe && errors.Is(err, fs.ErrPermission) {
 		// The carried program could not be executed: brig itself is the
 		// same jail code, only slower to start.
 		s.log.Warn("the carried jail child could not be started; this call's child is brig itself", "err", err)
-		np = mk(selfExe, false)
+		np, carried = mk(selfExe, false), false
 		proc, err = jail.StartInNamespaces(np)
 	}
 	if err != nil {
@@ -461,6 +464,18 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: err.Error()} // it names the program and the step
 	}
 	c := &child{proc: proc, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR, pidNS: flags&unix.CLONE_NEWPID != 0}
+	if carried {
+		// A carried init asks for its worker's program once it has
+		// started; writing that program may have gone on meanwhile.
+		worker, err := progs.workerFor(full)
+		if err == nil {
+			err = c.parent.SendWorker(worker)
+		}
+		if err != nil {
+			c.discard()
+			return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: err.Error()}
+		}
+	}
 	if base != nil {
 		if err := c.parent.Prepare(base, notify); err != nil {
 			c.discard()

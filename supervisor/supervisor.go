@@ -77,11 +77,12 @@ type Programs struct {
 	// needs it when there is a Light one (writing a program into memory
 	// costs milliseconds of the start).
 	Worker func() (*os.File, error)
-	// Light, when not nil, is the worker of every call NeedsFull does
+	// Light, when not nil, gives the worker of every call NeedsFull does
 	// not name: commands and most Go tools. It leaves out the largest
 	// tools' libraries, so it is smaller and starts faster; the pool of
-	// waiting children holds only light ones.
-	Light     *os.File
+	// waiting children holds only light ones. It may wait for the
+	// program to be written: it is asked for only once an init runs.
+	Light     func() (*os.File, error)
 	NeedsFull func(jail.Invocation) bool
 }
 

@@ -676,7 +676,7 @@ func TestLightWorkerServesAllButFullCalls(t *testing.T) {
 		return Programs{
 			Init:      initProg,
 			Worker:    func() (*os.File, error) { asked.Add(1); return full, nil },
-			Light:     light,
+			Light:     func() (*os.File, error) { return light, nil },
 			NeedsFull: func(inv jail.Invocation) bool { return string(inv.Args) == `"full"` },
 		}
 	}})
@@ -710,14 +710,84 @@ func TestLightWorkerServesAllButFullCalls(t *testing.T) {
 	}
 }
 
+// TestInitStartsBeforeTheWorkerProgram: a carried init is started while
+// the light worker's program is still being written (jailexe.Open writes
+// it in the background) and gets it in a message once it exists, so the
+// two overlap on a session's first call. The light worker's program is
+// held back here: while the supervisor waits for it, an init of the pool
+// already runs; once it is given, that child serves a call.
+func TestInitStartsBeforeTheWorkerProgram(t *testing.T) {
+	initProg, light := copyOfSelf(t, "init", 0o755), copyOfSelf(t, "worker-light", 0o755)
+	asked, release := make(chan struct{}), make(chan struct{})
+	var askOnce, releaseOnce sync.Once
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prewarm: true, Programs: func() Programs {
+		return Programs{
+			Init:   initProg,
+			Worker: func() (*os.File, error) { return light, nil },
+			Light: func() (*os.File, error) {
+				askOnce.Do(func() { close(asked) })
+				<-release
+				return light, nil
+			},
+			NeedsFull: func(jail.Invocation) bool { return false },
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	defer releaseOnce.Do(func() { close(release) }) // before Close, should the test stop early
+	sup.Warm()
+	<-asked
+	if inits := initsOf(t, os.Getpid()); len(inits) == 0 {
+		t.Fatal("the supervisor asked for the worker's program before any init was started")
+	}
+	releaseOnce.Do(func() { close(release) })
+	_, spec := workspaceSpec(t, sup)
+	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", "echo served"}}, IO{})
+	if err != nil || res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != "served" {
+		t.Fatalf("the call after the worker's program was given: %v %+v", err, res)
+	}
+}
+
+// initsOf lists the children of pid that run a jail init.
+func initsOf(t *testing.T, pid int) []int {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid ...: the comm may hold spaces, so read
+		// after its closing parenthesis.
+		i := bytes.LastIndexByte(b, ')')
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(pid) {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join(filepath.Dir(st), "cmdline"))
+		if err == nil && bytes.Contains(cmd, []byte("__brig_jail_init")) {
+			p, _ := strconv.Atoi(filepath.Base(filepath.Dir(st)))
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // TestCarriedProgramsAtFixedDescriptors: with carried programs, init is
-// executed through its descriptor handed over as fd 6 (its arguments say
-// so), the worker's program comes as fd 5, and neither reaches the
-// command. Many descriptors are open first, so that everything the fork
+// executed through its descriptor handed over as fd 5 (its arguments say
+// so), the worker's program comes in init's first message, and neither
+// reaches the command. Many descriptors are open first, so that everything the fork
 // hands over is numbered high: the fork may move its own error pipe onto
 // the number above the highest of them, which is where a program named by
 // its number in the supervisor's table used to sit (EACCES).
@@ -738,7 +808,7 @@ func TestCarriedProgramsAtFixedDescriptors(t *testing.T) {
 	defer sup.Close()
 	_, spec := workspaceSpec(t, sup)
 	// The command's parent is init (the worker starts it as init's child);
-	// a program executed through /proc/self/fd/6 is named "6".
+	// a program executed through /proc/self/fd/5 is named "5".
 	script := `tr '\0' ' ' </proc/$PPID/cmdline; echo; cat /proc/$PPID/comm; ls /proc/self/fd | tr '\n' ' '`
 	for i := range 5 {
 		res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", script}}, IO{})

@@ -4,13 +4,14 @@
 // they bring), which makes its start-up about half of brig-jail's. brig
 // carries it beside brig-jail (internal/jailexe) and starts it as every
 // call's init; init then runs brig-jail, whose descriptor the supervisor
-// passes it (jail.WorkerExeFD), as the worker. Started as a worker it
-// would know no Go tool.
+// sends it ({worker_exe}, jail/doc.go), as the worker. Started as a
+// worker it would know no Go tool.
 //
 // GOMAXPROCS is not fitted to a cgroup CPU limit (containermaxprocs,
 // updatemaxprocs): a call's cgroups limit processes and memory, never
 // CPU, and the runtime's look through /proc/self/cgroup and mountinfo
 // cost every call's init about 0.15–0.25 ms of CPU at start.
+//
 //go:debug containermaxprocs=0
 //go:debug updatemaxprocs=0
 package main

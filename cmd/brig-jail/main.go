@@ -11,6 +11,7 @@
 // updatemaxprocs): a call's cgroups limit processes and memory, never
 // CPU, and the runtime's look through /proc/self/cgroup and mountinfo
 // cost every call's worker about 0.15–0.25 ms of CPU at start.
+//
 //go:debug containermaxprocs=0
 //go:debug updatemaxprocs=0
 package main

@@ -128,7 +128,11 @@ func carriedPrograms() supervisor.Programs {
 	if c == nil {
 		return supervisor.Programs{}
 	}
-	return supervisor.Programs{Init: c.Init(), Worker: c.Worker, Light: c.Light(), NeedsFull: jailtools.NeedsFullWorker}
+	p := supervisor.Programs{Init: c.Init(), Worker: c.Worker, NeedsFull: jailtools.NeedsFullWorker}
+	if jailexe.HasLight() {
+		p.Light = c.Light // still being written, perhaps: the supervisor asks once an init runs
+	}
+	return p
 }
 
 // carriedChild opens the carried jail programs once per process; they stay

@@ -68,9 +68,15 @@ const (
 const highFD = 100
 
 // Child is the embedded jail programs, open for the life of the process:
-// init, the light worker, and the full worker, written on first use.
+// init, the light worker (written in the background from Open on), and
+// the full worker, written on first use.
 type Child struct {
-	init, light *os.File
+	init *os.File
+	// light and lightErr are set once lightDone is closed (at once when
+	// the build carries no light worker).
+	light     *os.File
+	lightErr  error
+	lightDone chan struct{}
 	// mu guards worker: the full worker once written (nil before).
 	mu     sync.Mutex
 	worker *os.File
@@ -86,8 +92,16 @@ func (c *Child) Path() string { return fmt.Sprintf("/proc/self/fd/%d", c.init.Fd
 func (c *Child) Init() *os.File { return c.init }
 
 // Light is the light worker's program (cmd/brig-jail built with the
-// brig_light_worker tag), nil when this build carries none.
-func (c *Child) Light() *os.File { return c.light }
+// brig_light_worker tag), nil when this build carries none. It waits for
+// the write Open started.
+func (c *Child) Light() (*os.File, error) {
+	<-c.lightDone
+	return c.light, c.lightErr
+}
+
+// HasLight reports whether this build carries a light worker (Light
+// then returns one, or the error writing it met).
+func HasLight() bool { return LightSum != "" && embedded[lightName] != "" }
 
 // Worker is the full worker's program, written into its memfd at the
 // first call (10 MB: milliseconds that a start need not spend when the
@@ -108,6 +122,7 @@ func (c *Child) Worker() (*os.File, error) {
 
 // Close releases the memory files.
 func (c *Child) Close() error {
+	<-c.lightDone
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	errs := []error{c.init.Close()}
@@ -120,35 +135,52 @@ func (c *Child) Close() error {
 	return errors.Join(errs...)
 }
 
-// Open writes the embedded init program (and the light worker, when the
-// build carries one) into sealed memfds; the full worker waits for its
-// first use unless there is no light one. It returns nil and no error
-// when this build carries no programs it can vouch for (the caller then
-// re-executes itself).
+// Open writes the embedded init program into a sealed memfd and returns;
+// the light worker, when the build carries one, is written meanwhile in
+// the background (Light waits for it), so that a first init can start
+// while it is: init asks for its worker only once it has started. (A
+// session's first call and `brig sandbox` waited for both programs, 7.3
+// MB, before init could start.) The full worker waits for its first use
+// unless there is no light one. It returns nil and no error when this
+// build carries no programs it can vouch for (the caller then re-executes
+// itself).
 func Open() (*Child, error) {
 	if Sum == "" || InitSum == "" || embedded[workerName] == "" {
 		// None a build declared (the files reach the embed only through
 		// build.sh's overlay, which also sets the sums).
 		return nil, nil
 	}
+	c := &Child{lightDone: make(chan struct{})}
+	if HasLight() {
+		// Started first: it is the longer write of the two.
+		go func() {
+			defer close(c.lightDone)
+			c.light, c.lightErr = carry(lightName)
+		}()
+	} else {
+		close(c.lightDone)
+	}
 	initProg, err := carry(initName)
 	if initProg == nil || err != nil {
+		go c.closeLight() // once written, unused
 		return nil, err
 	}
-	c := &Child{init: initProg}
-	if LightSum != "" {
-		if c.light, err = carry(lightName); err != nil {
-			initProg.Close()
-			return nil, err
-		}
-	}
-	if c.light == nil {
+	c.init = initProg
+	if !HasLight() {
 		if _, err := c.Worker(); err != nil {
 			initProg.Close()
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// closeLight waits for the light worker's write and closes its file.
+func (c *Child) closeLight() {
+	<-c.lightDone
+	if c.light != nil {
+		c.light.Close()
+	}
 }
 
 // CarriesRenderer reports whether this build carries the renderer

@@ -99,8 +99,8 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 			t.Fatalf("open: %v", err)
 		}
 		defer c.Close()
-		if c.Light() != nil {
-			t.Error("a light worker without one embedded")
+		if l, err := c.Light(); l != nil || err != nil {
+			t.Errorf("a light worker without one embedded: %v %v", l, err)
 		}
 		if n := memfds() - before; n != 2 {
 			t.Errorf("Open wrote %d programs, want init and the worker", n)
@@ -128,14 +128,18 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 		with(three, hexSum(cat), hexSum(echo), hexSum(light))
 		before := memfds()
 		c, err := Open()
-		if err != nil || c == nil || c.Light() == nil {
+		if err != nil || c == nil {
 			t.Fatalf("open: %v %v", c, err)
+		}
+		l, err := c.Light() // written in the background; Light waits for it
+		if err != nil || l == nil {
+			t.Fatalf("the light worker: %v %v", l, err)
 		}
 		if n := memfds() - before; n != 2 {
 			t.Errorf("Open wrote %d programs, want init and the light worker", n)
 		}
-		run(c.Light())
-		sealed(c.Light())
+		run(l)
+		sealed(l)
 		w, err := c.Worker()
 		if err != nil {
 			t.Fatal(err)
