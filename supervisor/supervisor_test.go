@@ -752,28 +752,18 @@ func TestInitStartsBeforeTheWorkerProgram(t *testing.T) {
 }
 
 // initsOf lists the children of pid that run a jail init.
-func initsOf(t *testing.T, pid int) []int {
+func initsOf(t *testing.T, pid int) []string {
 	t.Helper()
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int
-	for _, st := range stats {
-		b, err := os.ReadFile(st)
+	var out []string
+	for _, p := range processesWith(t, "__brig_jail_init") {
+		b, err := os.ReadFile(filepath.Join("/proc", p, "stat"))
 		if err != nil {
 			continue // gone meanwhile
 		}
 		// pid (comm) state ppid ...: the comm may hold spaces, so read
 		// after its closing parenthesis.
-		i := bytes.LastIndexByte(b, ')')
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(pid) {
-			continue
-		}
-		cmd, err := os.ReadFile(filepath.Join(filepath.Dir(st), "cmdline"))
-		if err == nil && bytes.Contains(cmd, []byte("__brig_jail_init")) {
-			p, _ := strconv.Atoi(filepath.Base(filepath.Dir(st)))
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
 			out = append(out, p)
 		}
 	}
