@@ -63,6 +63,19 @@ func (p *Parent) SendWorker(f *os.File) error {
 	return p.c.sendFD(message{WorkerExe: true}, int(f.Fd()))
 }
 
+// Report is what init reported before it exited, read after a failed
+// Start once init is gone (killed, or exited on its own): a failure while
+// it prepared — a mount refused, say — says more than the failed send
+// that followed. Nil when it left no report. Init must be gone, or this
+// waits for it.
+func (p *Parent) Report() *StageError {
+	m, err := p.c.recv()
+	if err != nil || m.Error == nil {
+		return nil
+	}
+	return m.Error
+}
+
 // Prepare sends the worker the base seccomp filter, which it loads before
 // its call is known, and the notify filter (nil: none), which it loads
 // first; the notify filter's listener then comes back (Listener). It must

@@ -469,7 +469,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		// started; writing that program may have gone on meanwhile.
 		worker, err := progs.workerFor(full)
 		if err == nil {
-			err = c.parent.SendWorker(worker)
+			err = c.parent.SendWorker(worker) // queued, even if init has failed meanwhile: its report comes at Start
 		}
 		if err != nil {
 			c.discard()

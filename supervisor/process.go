@@ -126,10 +126,14 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 		px.close()
 		stop()
 		c.kill(s.log)
+		report := c.parent.Report() // init is gone: what it said before, if anything
 		c.wait()
 		c.cg.remove()
 		inW.Close()
 		c.outR.Close()
+		if report != nil {
+			return nil, report
+		}
 		return nil, &jail.StageError{Stage: jail.StageProtocol, Msg: fmt.Sprintf("send the spec to init: %v", err)}
 	}
 	go func() {

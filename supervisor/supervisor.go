@@ -627,6 +627,9 @@ func (s *Supervisor) converse(ctx context.Context, c *child, spec jail.Spec, inv
 		if errors.As(err, &bt) {
 			return jail.Result{}, bt.Err
 		}
+		if report := c.parent.Report(); report != nil {
+			return jail.Result{}, report // init failed before the call came (a waiting child)
+		}
 		return jail.Result{}, &jail.StageError{Stage: jail.StageProtocol, Msg: fmt.Sprintf("send the spec to init: %v", err)}
 	}
 	// Init's report is read on this goroutine (one wake-up, no hand-off).

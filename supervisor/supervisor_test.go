@@ -751,6 +751,55 @@ func TestInitStartsBeforeTheWorkerProgram(t *testing.T) {
 	}
 }
 
+// TestInitsEarlyReportReachesTheCaller: a carried init that fails before
+// its call comes (before it even asks for its worker's program, here) has
+// its own report reach the caller, not the failed send of the call that
+// followed. A script stands in for init: it reports a mount failure on its
+// control socket and exits; the worker's program is given only once it is
+// gone.
+func TestInitsEarlyReportReachesTheCaller(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "reported")
+	script := "#!/bin/sh\nprintf '%s' '{\"error\":{\"stage\":\"mount\",\"msg\":\"planted: mount /proc refused\"}}' >&3\n: > " + mark + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "init"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	initProg, err := os.Open(filepath.Join(dir, "init"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer initProg.Close()
+	light := copyOfSelf(t, "worker-light", 0o755)
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Programs: func() Programs {
+		return Programs{
+			Init:   initProg,
+			Worker: func() (*os.File, error) { return light, nil },
+			Light: func() (*os.File, error) {
+				// Held back until the stand-in has reported and exited (a
+				// zombie has no command line).
+				for {
+					if _, err := os.Stat(mark); err == nil && len(processesWith(t, "__brig_jail_init")) == 0 {
+						return light, nil
+					}
+					time.Sleep(time.Millisecond)
+				}
+			},
+			NeedsFull: func(jail.Invocation) bool { return false },
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	_, spec := workspaceSpec(t, sup)
+	_, err = sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/true"}}, IO{})
+	var se *jail.StageError
+	if !errors.As(err, &se) || se.Stage != jail.StageMount || !strings.Contains(se.Msg, "planted") {
+		t.Fatalf("Run = %v, want init's own report (stage mount, planted)", err)
+	}
+}
+
 // initsOf lists the children of pid that run a jail init.
 func initsOf(t *testing.T, pid int) []string {
 	t.Helper()
