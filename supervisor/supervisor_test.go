@@ -760,7 +760,10 @@ func TestInitStartsBeforeTheWorkerProgram(t *testing.T) {
 func TestInitsEarlyReportReachesTheCaller(t *testing.T) {
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "reported")
-	script := "#!/bin/sh\nprintf '%s' '{\"error\":{\"stage\":\"mount\",\"msg\":\"planted: mount /proc refused\"}}' >&3\n: > " + mark + "\n"
+	// After its report it leaves its pid as the host sees it (/proc is
+	// still the host's here) in mark.
+	script := "#!/bin/sh\nprintf '%s' '{\"error\":{\"stage\":\"mount\",\"msg\":\"planted: mount /proc refused\"}}' >&3\n" +
+		"read -r pid rest </proc/self/stat\nprintf '%s' \"$pid\" >" + mark + ".new && mv " + mark + ".new " + mark + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "init"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -779,8 +782,10 @@ func TestInitsEarlyReportReachesTheCaller(t *testing.T) {
 				// Held back until the stand-in has reported and exited (a
 				// zombie has no command line).
 				for {
-					if _, err := os.Stat(mark); err == nil && len(processesWith(t, "__brig_jail_init")) == 0 {
-						return light, nil
+					if pid, err := os.ReadFile(mark); err == nil {
+						if cmd, err := os.ReadFile("/proc/" + string(pid) + "/cmdline"); err != nil || len(cmd) == 0 {
+							return light, nil
+						}
 					}
 					time.Sleep(time.Millisecond)
 				}
