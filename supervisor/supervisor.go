@@ -202,6 +202,20 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 			return programs{}
 		}
 		progs := programs{init: p.Init, worker: p.Worker, light: p.Light, needsFull: p.NeedsFull}
+		if p.Light != nil {
+			// A failed write of the light worker is said once; its calls
+			// then run the full worker (programs.workerFor).
+			var warnOnce sync.Once
+			progs.light = func() (*os.File, error) {
+				f, err := p.Light()
+				if err != nil {
+					warnOnce.Do(func() {
+						s.log.Warn("the carried light jail worker cannot be used; calls run the full worker, slower to start", "err", err)
+					})
+				}
+				return f, err
+			}
+		}
 		if progs.light == nil || progs.needsFull == nil {
 			// Every call runs the full worker: made now, with init.
 			if _, err := p.Worker(); err != nil {
