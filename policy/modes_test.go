@@ -281,6 +281,42 @@ func TestLaterExecWithHomeAsWorkspace(t *testing.T) {
 	}
 }
 
+// TestWorkspaceInBrigsOwnDirectory: a workspace that is, or lies in, one
+// of brig's own directories (config, state; also when named through a
+// link) is refused, since calls may write the workspace and brig trusts
+// what it keeps there; a workspace that holds one is not (its calls have
+// it masked), nor is a sibling of one (the control).
+func TestWorkspaceInBrigsOwnDirectory(t *testing.T) {
+	f := newModeFixture(t, "")
+	state := filepath.Join(f.home, ".local", "state", "brig")
+	programs := filepath.Join(state, "programs")
+	sibling := filepath.Join(f.home, ".local", "state", "other")
+	for _, d := range []string{programs, sibling} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(f.root, "state-link")
+	if err := os.Symlink(state, link); err != nil {
+		t.Fatal(err)
+	}
+	m := f.machine
+	m.BrigDirs = append(slices.Clone(m.BrigDirs), link) // named through the link: the check resolves it
+	for _, ws := range []string{state, programs, filepath.Join(f.home, ".config", "brig")} {
+		if err := os.MkdirAll(ws, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := New(ws, f.loaded, ModeAuto, m); err == nil || !strings.Contains(err.Error(), "lies in brig's own directory") {
+			t.Errorf("a workspace at %s: %v", ws, err)
+		}
+	}
+	for _, ws := range []string{filepath.Join(f.home, ".local"), sibling, f.ws} {
+		if _, err := New(ws, f.loaded, ModeAuto, m); err != nil {
+			t.Errorf("control: a workspace at %s: %v", ws, err)
+		}
+	}
+}
+
 // TestUntrustedRulesOnlyTighten: an untrusted repository's ask and allow
 // rules never loosen a built-in denial or a credential denial; its deny
 // and ask rules do tighten; the same rules in the user's own file do

@@ -60,7 +60,7 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 	if _, err := ParseMode(string(mode)); err != nil {
 		return nil, err
 	}
-	if err := CheckWorkspace(workspace, m.Home); err != nil {
+	if err := CheckWorkspace(workspace, m.Home, m.BrigDirs...); err != nil {
 		return nil, err
 	}
 	repos := jail.NewRepoCache() // this search's memory serves the first call's grant
@@ -87,14 +87,31 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 
 // CheckWorkspace refuses a workspace that is, or holds, the home directory
 // (canonical paths): every file there — shell startup files, keys, brig's
-// own config — would be the workspace's to read and write.
-func CheckWorkspace(workspace, home string) error {
+// own config — would be the workspace's to read and write. It also
+// refuses one that is, or lies in, one of brig's own directories
+// (brigDirs: its configuration and state): calls may write the workspace,
+// and brig trusts what it keeps there — its configuration, the sessions
+// and undo history, the jail's programs that later runs execute (a
+// workspace that merely holds them is fine: they are masked from every
+// call).
+func CheckWorkspace(workspace, home string, brigDirs ...string) error {
 	if home != "" && within(home, workspace) {
 		what := "is your home directory"
 		if home != workspace {
 			what = "holds your home directory " + home
 		}
 		return fmt.Errorf("the workspace %s %s, where your shell startup files and keys live; run brig in a project directory (cd ~/src/project && brig), or pass --workspace DIR", workspace, what)
+	}
+	for _, d := range brigDirs {
+		forms := []string{d}
+		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
+			forms = append(forms, real)
+		}
+		for _, f := range forms {
+			if within(workspace, f) {
+				return fmt.Errorf("the workspace %s lies in brig's own directory %s, whose files brig trusts (its configuration, sessions, undo history and the jail's programs) and no call may write; run brig in a project directory (cd ~/src/project && brig), or pass --workspace DIR", workspace, d)
+			}
+		}
 	}
 	return nil
 }

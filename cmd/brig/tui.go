@@ -45,10 +45,10 @@ func runTUI(cmd *cobra.Command, o *agentOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := policy.CheckWorkspace(ws, canonicalHome(pe.Home)); err != nil {
+	dirs := dirsFor(pe)
+	if err := policy.CheckWorkspace(ws, canonicalHome(pe.Home), dirs.Config, dirs.State); err != nil {
 		return err
 	}
-	dirs := dirsFor(pe)
 	// Diagnostics go to a file while the terminal belongs to the UI.
 	if err := os.MkdirAll(dirs.State, 0o700); err == nil {
 		if f, err := os.OpenFile(filepath.Join(dirs.State, "tui.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
