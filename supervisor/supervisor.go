@@ -43,7 +43,8 @@ type Options struct {
 	// written while the session starts); "" means /proc/self/exe.
 	ExecutableFunc func() string
 	// Programs, when Executable is empty, gives the carried jail programs
-	// (sealed memory files) at the first spawn; they take the
+	// (internal/jailexe: kept files or sealed memory files, open) at the
+	// first spawn; they take the
 	// executable's place. Without an Init or a Worker (or without
 	// Programs) both run the executable.
 	Programs func() Programs

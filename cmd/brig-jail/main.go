@@ -3,9 +3,10 @@
 // policy, the supervisor and the rest of brig (deps_test.go keeps it so). Go initialises every package a program links before main
 // runs, and the UI's packages alone took 12–75 ms of every child's start.
 // brig carries it inside its own binary (internal/jailexe) and each call's
-// init (cmd/brig-jail-init, which lacks the tools) runs it from a sealed
-// memory file, so brig stays one file; a brig built without them
-// re-executes itself instead.
+// init (cmd/brig-jail-init, which lacks the tools) runs it from the copy
+// brig keeps in its state directory, or from a sealed memory file, so
+// brig stays one file to install; a brig built without them re-executes
+// itself instead.
 //
 // GOMAXPROCS is not fitted to a cgroup CPU limit (containermaxprocs,
 // updatemaxprocs): a call's cgroups limit processes and memory, never

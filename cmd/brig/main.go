@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 
@@ -106,8 +107,9 @@ func run(ctx context.Context, args []string) int {
 }
 
 // carriedPath is the program the supervisor starts for each call: the jail
-// init program carried in this binary (a sealed memory file, opened once),
-// or "" (brig itself) when this build carries none.
+// init program carried in this binary (kept in brig's state directory, or
+// a sealed memory file; opened once), or "" (brig itself) when this build
+// carries none.
 func carriedPath() string {
 	c, err := carriedChild()
 	if err != nil {
@@ -137,4 +139,17 @@ func carriedPrograms() supervisor.Programs {
 
 // carriedChild opens the carried jail programs once per process; they stay
 // open for the process's life.
-var carriedChild = sync.OnceValues(jailexe.Open)
+var carriedChild = sync.OnceValues(func() (*jailexe.Child, error) { return jailexe.Open(programsDir()) })
+
+// programsDir is where the carried programs are kept between runs
+// (jailexe): under brig's state directory, which no call is ever granted
+// (policy: BrigDirs), so nothing a call does can change what a later
+// call's init executes. It is "" without a home directory: the programs
+// then go into memory files, as always.
+func programsDir() string {
+	pe, err := currentProcEnv(nil, nil)
+	if err != nil || pe.Home == "" {
+		return ""
+	}
+	return filepath.Join(dirsFor(pe).State, "programs")
+}

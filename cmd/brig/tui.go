@@ -107,8 +107,10 @@ func runTUI(cmd *cobra.Command, o *agentOptions) error {
 
 // tuiRenderer is the TUI's renderer: the carried helper program
 // (internal/render), which the TUI starts in the background once its
-// banner is up (writing the program into its memory file alone takes
-// several milliseconds, which the first frame need not share), and a
+// banner is up (writing the program, 11 MB — into brig's state directory
+// the first time a build runs, or into a memory file where it cannot be
+// kept there — takes several milliseconds, which the first frame need not
+// share), and a
 // function that stops it. It is nil, and the TUI shows text as it is,
 // when this build carries no renderer (a plain go build; make builds
 // carry it).
@@ -122,7 +124,7 @@ func tuiRenderer() (render.Renderer, func()) {
 	var prog *os.File
 	c := render.NewClient(func() (*exec.Cmd, error) {
 		if prog == nil {
-			p, err := jailexe.OpenRenderer()
+			p, err := jailexe.OpenRenderer(programsDir())
 			if err != nil {
 				return nil, err
 			}
@@ -131,7 +133,7 @@ func tuiRenderer() (render.Renderer, func()) {
 			}
 			prog = p
 		}
-		// The memory file's descriptor is high and close-on-exec: the
+		// The program's descriptor is high and close-on-exec: the
 		// exec reaches it through this process's /proc, and the
 		// renderer starts with its three pipes and nothing else of brig.
 		return &exec.Cmd{

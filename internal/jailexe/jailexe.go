@@ -1,7 +1,8 @@
 // Package jailexe carries the programs brig runs as its children inside
-// brig's binary and hands out what executes them: sealed memory files
-// (memfd), so a program cannot be changed or replaced between brig's
-// start and its use, and brig stays a single file. There are four:
+// brig's binary and hands out what executes them — open descriptors of
+// files kept in brig's state directory, or of sealed memory files (memfd)
+// — so brig stays a single file to install and nothing a call can write
+// decides what a later one executes. There are four:
 // cmd/brig-jail-init, each call's init, and cmd/brig-jail, its worker,
 // which links the Go tools — every call starts both, and the tools'
 // packages (the policy, the HTML converter, the HTTP client, image
@@ -10,6 +11,19 @@
 // most of its size (internal/jailtools), which serves every other call;
 // and cmd/brig-render, the TUI's renderer, whose libraries'
 // initialisation slowed every start of brig itself (internal/render).
+//
+// Each program is kept on disk, in a directory the caller names
+// (brig's state directory, which no call can ever write), under a name
+// that holds its SHA-256, so that later runs of the same build open it
+// instead of copying it again: a file that is there, is brig's user's,
+// is writable by no one else, is executable and has the size the build
+// declared serves as it is; any other is written anew (an unnamed file,
+// synced, then linked in: never a half-written one under that name).
+// Where none can be kept (no such directory, one that is not the user's
+// alone, a file system mounted noexec) the program goes into a sealed
+// memfd, as every run did before: writing the 7.3 MB that every session
+// and `brig sandbox` start with cost 4–5 ms of CPU, and a session's first
+// init and `brig sandbox -- true` waited 2–4 ms for it.
 //
 // The programs are embedded by the build (make, test/brigbin): it
 // compiles them and adds them to this package through go build's
@@ -27,6 +41,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path"
 	"strconv"
@@ -71,6 +86,7 @@ const highFD = 100
 // init, the light worker (written in the background from Open on), and
 // the full worker, written on first use.
 type Child struct {
+	dir  string // where programs are kept ("": none)
 	init *os.File
 	// light and lightErr are set once lightDone is closed (at once when
 	// the build carries no light worker).
@@ -111,7 +127,7 @@ func (c *Child) Worker() (*os.File, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.worker == nil {
-		w, err := carry(workerName)
+		w, err := carry(workerName, c.dir)
 		if err != nil {
 			return nil, err
 		}
@@ -135,32 +151,33 @@ func (c *Child) Close() error {
 	return errors.Join(errs...)
 }
 
-// Open writes the embedded init program into a sealed memfd and returns;
-// the light worker, when the build carries one, is written meanwhile in
-// the background (Light waits for it), so that a first init can start
-// while it is: init asks for its worker only once it has started. (A
+// Open opens the embedded init program, kept in dir (see the package
+// doc; "" keeps none) or written into a sealed memfd, and returns; the
+// light worker, when the build carries one, is opened meanwhile in the
+// background (Light waits for it), so that a first init can start while
+// it is written: init asks for its worker only once it has started. (A
 // session's first call and `brig sandbox` waited for both programs, 7.3
 // MB, before init could start.) The full worker waits for its first use
 // unless there is no light one. It returns nil and no error when this
 // build carries no programs it can vouch for (the caller then re-executes
 // itself).
-func Open() (*Child, error) {
+func Open(dir string) (*Child, error) {
 	if Sum == "" || InitSum == "" || embedded[workerName] == "" {
 		// None a build declared (the files reach the embed only through
 		// build.sh's overlay, which also sets the sums).
 		return nil, nil
 	}
-	c := &Child{lightDone: make(chan struct{})}
+	c := &Child{dir: dir, lightDone: make(chan struct{})}
 	if HasLight() {
 		// Started first: it is the longer write of the two.
 		go func() {
 			defer close(c.lightDone)
-			c.light, c.lightErr = carry(lightName)
+			c.light, c.lightErr = carry(lightName, dir)
 		}()
 	} else {
 		close(c.lightDone)
 	}
-	initProg, err := carry(initName)
+	initProg, err := carry(initName, dir)
 	if initProg == nil || err != nil {
 		go c.closeLight() // once written, unused
 		return nil, err
@@ -187,22 +204,46 @@ func (c *Child) closeLight() {
 // (cmd/brig-render), without writing it anywhere.
 func CarriesRenderer() bool { return RenderSum != "" && embedded[renderName] != "" }
 
-// OpenRenderer writes the embedded renderer into a sealed memfd (11 MB:
-// several milliseconds, so the TUI does it off its first frame's path).
-// It returns nil and no error when this build carries none.
-func OpenRenderer() (*os.File, error) {
+// OpenRenderer opens the embedded renderer, kept in dir like the jail's
+// programs or written into a sealed memfd (11 MB: several milliseconds,
+// so the TUI does it off its first frame's path). It returns nil and no
+// error when this build carries none.
+func OpenRenderer(dir string) (*os.File, error) {
 	if RenderSum == "" {
 		return nil, nil
 	}
-	return carry(renderName)
+	return carry(renderName, dir)
 }
 
-// carry writes the embedded program name into a sealed memfd: nil and no
-// error when the build carries no such program.
-func carry(name string) (*os.File, error) {
+// sumOf is the SHA-256 the build declared for the embedded program name.
+func sumOf(name string) string {
+	switch name {
+	case workerName:
+		return Sum
+	case lightName:
+		return LightSum
+	case initName:
+		return InitSum
+	case renderName:
+		return RenderSum
+	}
+	return ""
+}
+
+// carry opens the embedded program name, kept in dir when it can be
+// (keep), otherwise written into a sealed memfd: nil and no error when
+// the build carries no such program.
+func carry(name, dir string) (*os.File, error) {
 	data := embedded[name]
 	if data == "" {
 		return nil, nil
+	}
+	if dir != "" {
+		f, err := keep(dir, path.Base(name), sumOf(name), data)
+		if err == nil {
+			return f, nil
+		}
+		slog.Debug("jailexe: the program is written into memory (it cannot be kept on disk)", "program", path.Base(name), "dir", dir, "err", err)
 	}
 	base := path.Base(name)
 	fd, err := unix.MemfdCreate(base, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)

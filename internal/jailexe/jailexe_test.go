@@ -51,7 +51,7 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 		{"no worker program", map[string]string{initName: string(echo)}, hexSum(cat), hexSum(echo)},
 	} {
 		with(c.files, c.sum, c.initSum, "")
-		if ch, err := Open(); ch != nil || err != nil {
+		if ch, err := Open(""); ch != nil || err != nil {
 			t.Fatalf("%s: %v %v", c.name, ch, err)
 		}
 	}
@@ -94,7 +94,7 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 	t.Run("without a light worker", func(t *testing.T) {
 		with(both, hexSum(cat), hexSum(echo), "")
 		before := memfds()
-		c, err := Open()
+		c, err := Open("")
 		if err != nil || c == nil {
 			t.Fatalf("open: %v", err)
 		}
@@ -127,7 +127,7 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 		three := map[string]string{workerName: string(cat), initName: string(echo), lightName: string(light)}
 		with(three, hexSum(cat), hexSum(echo), hexSum(light))
 		before := memfds()
-		c, err := Open()
+		c, err := Open("")
 		if err != nil || c == nil {
 			t.Fatalf("open: %v %v", c, err)
 		}

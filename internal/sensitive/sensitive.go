@@ -125,7 +125,7 @@ func Home() []Entry {
 		{".pgpass", Secret, "PostgreSQL passwords"},
 		{".my.cnf", Secret, "MySQL passwords"},
 		{".config/brig", Secret, "brig's own config, rules and credentials"},
-		{".local/state/brig", Secret, "brig's sessions and audit log"},
+		{".local/state/brig", Secret, "brig's sessions, audit log and the jail's programs"},
 
 		// Run later, outside the jail.
 		{".bashrc", LaterExec, "run by every interactive bash"},

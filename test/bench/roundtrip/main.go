@@ -96,17 +96,23 @@ func run(bin string, calls, runs, load int) error {
 		return err
 	}
 	defer os.RemoveAll(large)
-	idle, err := pass(bin, ws, calls, runs)
+	keptHome, err := keptPrograms(bin, ws)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(keptHome)
+	kept := programsIn(keptHome)
+	idle, err := pass(bin, kept, ws, calls, runs)
 	if err != nil {
 		return err
 	}
 	idle.print("")
-	if err := largeWorkspacePass(bin, large, calls, max(runs/2, 1)); err != nil {
+	if err := largeWorkspacePass(bin, kept, large, calls, max(runs/2, 1)); err != nil {
 		return err
 	}
 	if load > 0 {
 		stop := busy(load)
-		loaded, err := pass(bin, ws, calls, runs)
+		loaded, err := pass(bin, kept, ws, calls, runs)
 		stop()
 		if err != nil {
 			return err
@@ -155,11 +161,11 @@ func largeWorkspace() (string, error) {
 // the calls' round trips there: every bash call is snapshotted after it by
 // a walk of the whole workspace (undo), and its grant and sweep look for
 // repositories through all of it.
-func largeWorkspacePass(bin, ws string, calls, runs int) error {
+func largeWorkspacePass(bin, kept, ws string, calls, runs int) error {
 	l := loadavg()
 	var seq, paced []time.Duration
 	for range runs {
-		s, err := session(bin, ws, calls, false)
+		s, err := session(bin, kept, ws, calls, false)
 		if err != nil {
 			return err
 		}
@@ -215,7 +221,7 @@ func (f figures) print(label string) {
 	fmt.Printf("    %-40s %8.1f MB   (the same tree with shared pages counted once)\n", "  its PSS at that peak", f.pssTreeMB)
 }
 
-func pass(bin, ws string, calls, runs int) (figures, error) {
+func pass(bin, kept, ws string, calls, runs int) (figures, error) {
 	var f figures
 	f.load = loadavg()
 	var seq, paced, first, firstReq, batch, batchAgain []time.Duration
@@ -224,7 +230,7 @@ func pass(bin, ws string, calls, runs int) (figures, error) {
 		// The last session measures memory only (its sampler would slow
 		// the calls it times).
 		sampled := i == runs
-		s, err := session(bin, ws, calls, sampled)
+		s, err := session(bin, kept, ws, calls, sampled)
 		if err != nil {
 			return f, err
 		}
@@ -296,6 +302,51 @@ func pass(bin, ws string, calls, runs int) (figures, error) {
 	return f, nil
 }
 
+// keptPrograms runs `brig sandbox -- /bin/true` once in a home directory
+// of its own, where brig keeps its jail programs (internal/jailexe), and
+// returns that home. Every session's fresh home gets its programs
+// (seedPrograms), as after any earlier run of the same build: only the
+// first run of a build writes them.
+func keptPrograms(bin, ws string) (string, error) {
+	home, err := os.MkdirTemp("/var/tmp", "brig-bench-kept-")
+	if err != nil {
+		return "", err
+	}
+	c := exec.Command(bin, "sandbox", "--", "/bin/true")
+	c.Dir = ws
+	c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+	if out, err := c.CombinedOutput(); err != nil {
+		os.RemoveAll(home)
+		return "", fmt.Errorf("brig sandbox -- /bin/true: %v\n%s", err, out)
+	}
+	return home, nil
+}
+
+// programsIn is where brig keeps its programs for a home directory
+// without XDG_STATE_HOME.
+func programsIn(home string) string {
+	return filepath.Join(home, ".local", "state", "brig", "programs")
+}
+
+// seedPrograms links the kept programs into home's programs directory
+// (none there: this build keeps none, and the session writes memfds).
+func seedPrograms(kept, home string) error {
+	names, err := os.ReadDir(kept)
+	if err != nil {
+		return nil
+	}
+	dir := programsIn(home)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := os.Link(filepath.Join(kept, n.Name()), filepath.Join(dir, n.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // pacedCalls are the sequential bash calls of a session whose answers
 // stream at a real model's pace.
 const pacedCalls = 10
@@ -317,7 +368,7 @@ type sessionFigures struct {
 // With sampleTree it also samples the RSS of brig's process tree; that
 // sampler reads /proc every 2 ms, which cost brig a quarter of its round
 // trip on two cores, so timed sessions run without it.
-func session(bin, ws string, calls int, sampleTree bool) (sessionFigures, error) {
+func session(bin, kept, ws string, calls int, sampleTree bool) (sessionFigures, error) {
 	var s sessionFigures
 	var turns []fakeprovider.Turn
 	for i := range calls {
@@ -345,6 +396,9 @@ func session(bin, ws string, calls int, sampleTree bool) (sessionFigures, error)
 		return s, err
 	}
 	defer os.RemoveAll(home)
+	if err := seedPrograms(kept, home); err != nil {
+		return s, err
+	}
 	cmd := exec.Command(bin, "--model", "claude-sonnet-4-5", "-p", "echo many times", "--mode", "auto", "--output", "json", "--max-iterations", strconv.Itoa(calls+pacedCalls+5))
 	cmd.Dir = ws
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "ANTHROPIC_API_KEY=sk-bench", "ANTHROPIC_BASE_URL=" + srv.URL()}
