@@ -6,14 +6,6 @@
 // call's init; init then runs brig-jail, whose descriptor the supervisor
 // sends it ({worker_exe}, jail/doc.go), as the worker. Started as a
 // worker it would know no Go tool.
-//
-// GOMAXPROCS is not fitted to a cgroup CPU limit (containermaxprocs,
-// updatemaxprocs): a call's cgroups limit processes and memory, never
-// CPU, and the runtime's look through /proc/self/cgroup and mountinfo
-// cost every call's init about 0.15–0.25 ms of CPU at start.
-//
-//go:debug containermaxprocs=0
-//go:debug updatemaxprocs=0
 package main
 
 import (

@@ -7,14 +7,6 @@
 // brig keeps in its state directory, or from a sealed memory file, so
 // brig stays one file to install; a brig built without them re-executes
 // itself instead.
-//
-// GOMAXPROCS is not fitted to a cgroup CPU limit (containermaxprocs,
-// updatemaxprocs): a call's cgroups limit processes and memory, never
-// CPU, and the runtime's look through /proc/self/cgroup and mountinfo
-// cost every call's worker about 0.15–0.25 ms of CPU at start.
-//
-//go:debug containermaxprocs=0
-//go:debug updatemaxprocs=0
 package main
 
 import (
