@@ -809,6 +809,39 @@ func protectedCases() []escCase {
 					}
 				}
 			}},
+		{family: "protected", name: "replace brig's kept jail programs under a write-granted home", passes: fsPasses,
+			// Later runs of brig execute init and the workers from
+			// ~/.local/state/brig/programs (internal/jailexe): a call that
+			// could replace one would run its own code as the next call's
+			// init, outside the call's jail. (Changing its mode is a
+			// metadata case: metaPasses. A mode brig does not write makes
+			// the next run replace the file.)
+			control: func(t *testing.T, e *env) {
+				e.mkdir("home/.local/state/other") // beside brig's (without namespaces their parent gets only what cannot reach it)
+				e.sh(`cp /bin/true ~/.local/state/other/brig-jail-init-x && echo x >> ~/.local/state/other/brig-jail-init-x`, withWrite(e.home))
+				if !exists(e.path("home/.local/state/other/brig-jail-init-x")) {
+					controlFail(t, "writing a program under the write-granted $HOME did not work")
+				}
+			},
+			attack: func(t *testing.T, e *env) {
+				sum := strings.Repeat("0", 64)
+				kept := e.mkfile("home/.local/state/brig/programs/brig-jail-init-"+sum, "the build's init\n", 0o500)
+				before := inodeSig(kept)
+				e.sh(`d=~/.local/state/brig/programs; f=$d/brig-jail-init-`+sum+`
+echo evil >> $f
+cp /bin/sh $f.new && mv -f $f.new $f
+rm -f $f; ln -s /bin/sh $f
+cp /bin/sh $d/brig-jail-light-`+sum+`
+mv $d $d.old; mkdir -p $d && cp /bin/sh $d/brig-jail-init-`+sum, withWrite(e.home))
+				if after := inodeSig(kept); after != before {
+					escaped(t, "the kept init program changed: %s, was %s", after, before)
+				}
+				for _, p := range []string{"home/.local/state/brig/programs/brig-jail-light-" + sum, "home/.local/state/brig/programs.old"} {
+					if exists(e.path(p)) {
+						escaped(t, "%s exists after the call", p)
+					}
+				}
+			}},
 		{family: "protected", name: "plant a new nested repository", passes: fsPasses,
 			// A repository planted by the call is one that host-side git
 			// (a shell prompt, an editor) obeys later: core.fsmonitor runs on
