@@ -57,7 +57,8 @@ func keep(dir, base, sum, data string) (*os.File, error) {
 // openKept opens the kept program name in the directory dfd when it
 // passes keptFile's checks, at a high close-on-exec descriptor.
 func openKept(dfd int, name string, size int) (*os.File, error) {
-	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	// O_NONBLOCK: a FIFO there must fail the checks, not hang the open.
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -142,6 +142,7 @@ func TestKeptProgramsAreCheckedAndReplaced(t *testing.T) {
 			must(t, os.Chmod(initFile, 0o520))
 		}},
 		{"the same size, not executable", func() { must(t, os.WriteFile(initFile, echo, 0o400)) }},
+		{"a FIFO (its open must not wait for a writer)", func() { must(t, unix.Mkfifo(initFile, 0o700)) }},
 		{"a link to a file of the same size", func() {
 			must(t, os.WriteFile(canary, echo, 0o700))
 			must(t, os.Symlink(canary, initFile))
