@@ -147,9 +147,9 @@ var carriedChild = sync.OnceValues(func() (*jailexe.Child, error) { return jaile
 // call's init executes. It is "" without a home directory: the programs
 // then go into memory files, as always.
 func programsDir() string {
-	pe, err := currentProcEnv(nil, nil)
-	if err != nil || pe.Home == "" {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
 		return ""
 	}
-	return filepath.Join(dirsFor(pe).State, "programs")
+	return filepath.Join(dirsFor(procEnv{Home: home, Env: os.Environ()}).State, "programs")
 }
