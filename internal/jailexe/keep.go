@@ -23,7 +23,7 @@ import (
 // check decides which file is read; and what is executed is the file
 // checked, through its descriptor.
 func keep(dir, base, sum, data string) (*os.File, error) {
-	if len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
+	if !isSum(sum) {
 		return nil, fmt.Errorf("no SHA-256 declared for %s", base)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -164,8 +164,12 @@ func removeOtherVersions(dfd int, base, name string) {
 		return
 	}
 	for _, n := range names {
-		if s, ok := strings.CutPrefix(n, base+"-"); ok && n != name && len(s) == 64 && strings.Trim(s, "0123456789abcdef") == "" {
+		if s, ok := strings.CutPrefix(n, base+"-"); ok && n != name && isSum(s) {
 			_ = unix.Unlinkat(dfd, n, 0)
 		}
 	}
 }
+
+// isSum reports whether s is a SHA-256 in lower-case hex, as build.sh
+// declares them and kept programs are named.
+func isSum(s string) bool { return len(s) == 64 && strings.Trim(s, "0123456789abcdef") == "" }
