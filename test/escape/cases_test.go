@@ -1747,6 +1747,12 @@ func runBomb(t *testing.T, e *env, bombCap, limit int) bomb {
 	var b bomb
 	perUID := unprivPass && !e.pass.namespaces()
 	if perUID {
+		// One bomb of this uid at a time across the suite's processes
+		// (the passes without user namespaces and the capped-ABI runs
+		// all run as the same uid): brig counts the uid's tasks as the
+		// call starts, and another pass's bomb ending during this one
+		// would leave it room beyond the bound this case can see.
+		defer uidLock(t, "bombs")()
 		// The kernel's RLIMIT_NPROC counts every task of this uid: brig
 		// gives the call its budget on top of what the uid runs now, and
 		// a task of the uid that ends during the call frees a slot.
@@ -1815,6 +1821,30 @@ func runBomb(t *testing.T, e *env, bombCap, limit int) bomb {
 	mu.Lock()
 	defer mu.Unlock()
 	return b
+}
+
+// uidLock takes an exclusive lock named name, shared by every process of
+// this uid that runs the suite (a file under /tmp, where the unprivileged
+// passes keep TMPDIR), and returns its release. It waits as long as the
+// holder takes.
+func uidLock(t *testing.T, name string) func() {
+	t.Helper()
+	path := filepath.Join("/tmp", fmt.Sprintf("brig-escape-%s-%d.lock", name, os.Getuid()))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatalf("the %s lock: %v", name, err)
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		t.Fatalf("the %s lock: %v", name, err)
+	}
+	return func() { f.Close() } // closing releases the lock
 }
 
 var bombCgroups sync.Map // test name -> "pids.max=N (cgroup path)"
