@@ -69,14 +69,6 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 		}
 		return n
 	}
-	run := func(f *os.File, args ...string) string {
-		t.Helper()
-		out, err := exec.Command(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("run the program at fd %d: %v %q", f.Fd(), err, out)
-		}
-		return string(out)
-	}
 	sealed := func(f *os.File) {
 		t.Helper()
 		if fd := f.Fd(); fd < highFD {
@@ -113,7 +105,7 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out := run(w, "/proc/self/comm"); out == "" {
+		if out := runFD(t, w, "/proc/self/comm"); out == "" {
 			t.Error("the worker (cat) printed nothing")
 		}
 		sealed(c.Init())
@@ -138,7 +130,7 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 		if n := memfds() - before; n != 2 {
 			t.Errorf("Open wrote %d programs, want init and the light worker", n)
 		}
-		run(l)
+		runFD(t, l)
 		sealed(l)
 		w, err := c.Worker()
 		if err != nil {
@@ -150,7 +142,7 @@ func TestOpenRunsTheCarriedChild(t *testing.T) {
 		if n := memfds() - before; n != 3 {
 			t.Errorf("after Worker, %d programs are open, want 3", n)
 		}
-		if out := run(w, "/proc/self/comm"); out == "" {
+		if out := runFD(t, w, "/proc/self/comm"); out == "" {
 			t.Error("the worker (cat) printed nothing")
 		}
 		sealed(w)
