@@ -60,7 +60,7 @@ func initMain() int {
 	if err := oomScoreAdj(); err != nil {
 		return fail(stageErr(StageRlimit, err))
 	}
-	carried, cgroupProcs := parseInitArgs(os.Args[2:])
+	carried, direct, cgroupProcs := parseInitArgs(os.Args[2:])
 	// Init's own carried program is not needed once it runs.
 	if carried {
 		_ = unix.Close(InitExeFD)
@@ -102,6 +102,10 @@ func initMain() int {
 		if scoped, err = enterOuterDomain(); err != nil {
 			return fail(stageErr(StageScope, err))
 		}
+	}
+
+	if direct {
+		return directMain(sup, term, pidNS, cgroupProcs)
 	}
 
 	// The worker's program: brig's own binary, or the carried one the
@@ -356,12 +360,6 @@ func startWorker(exe string) (int, *conn, error) {
 	}
 	// The supervisor's socket to the worker is the worker's now.
 	_ = unix.Close(StartFD)
-	// The worker holds the output pipes now; let go of ours so the
-	// supervisor sees EOF as soon as the tree is gone.
-	if null, err := os.OpenFile("/dev/null", os.O_WRONLY, 0); err == nil {
-		_ = unix.Dup3(int(null.Fd()), 1, 0)
-		_ = unix.Dup3(int(null.Fd()), 2, 0)
-		null.Close()
-	}
+	releaseOutput()
 	return pid, &conn{f: parent}, nil
 }

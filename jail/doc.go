@@ -11,8 +11,11 @@
 // Landlock, and only then runs the tool. Nothing here reads brig's configuration or keys,
 // talks to a provider, or decides policy: the policy layer builds Specs.
 //
-// Every jailed call is two processes, plus the command: init and the
-// worker, both this package's code. brig carries them as two programs
+// A jailed call is two processes, plus the command: init and the
+// worker, both this package's code — except a command in fresh
+// namespaces, which init starts itself, with no worker (direct.go: the
+// same steps, from a thread of init set up while it waited, and its own
+// protocol table). brig carries them as two programs
 // (cmd/brig-jail-init, and cmd/brig-jail with the Go tools), hands init
 // its own at a fixed descriptor (InitExeFD; InitArgs says so) and
 // executes init through it; init closes it and runs the worker from the

@@ -47,13 +47,17 @@ type Parent struct {
 	// listener is the notify filter's listener when it came before
 	// {prepared} (WaitPrepared), kept for Listener.
 	listener *os.File
+	// direct: init starts the command itself and reads the start socket
+	// (direct.go); it gets no view part on its control socket.
+	direct bool
 }
 
 // NewParent wraps the supervisor's ends of two SocketPairs: init's control
 // socket (its ControlFD) and the worker's start socket (init's and then the
-// worker's StartFD).
-func NewParent(initEnd, workerEnd *os.File) *Parent {
-	return &Parent{c: &conn{f: initEnd}, w: &conn{f: workerEnd}}
+// worker's StartFD; a direct init's own, InitArgs). direct says init was
+// started so.
+func NewParent(initEnd, workerEnd *os.File, direct bool) *Parent {
+	return &Parent{c: &conn{f: initEnd}, w: &conn{f: workerEnd}, direct: direct}
 }
 
 // SendWorker hands a carried init the worker's program (jail.InitArgs with
@@ -142,26 +146,35 @@ func (p *Parent) WaitPrepared() error {
 // running anything) and Start returns a *BeforeToolError holding the
 // error.
 func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool func() error) error {
-	toInit, err := encodeStart(startMsg{
-		Spec: spec.viewPart(), Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
-		ProxyPort:    o.ProxyPort,
-		MemoryCgroup: o.MemoryCgroup,
-	})
-	if err != nil {
-		return err
+	var toInit []byte
+	var err error
+	if !p.direct {
+		toInit, err = encodeStart(startMsg{
+			Spec: spec.viewPart(), Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
+			ProxyPort:    o.ProxyPort,
+			MemoryCgroup: o.MemoryCgroup,
+		})
+		if err != nil {
+			return err
+		}
 	}
 	toWorker, err := encodeStart(startMsg{
 		Spec: spec, Invocation: inv, Seccomp: o.Seccomp,
 		Namespaces: o.Namespaces, PrivateNet: o.PrivateNet, LandlockABI: o.LandlockABI,
 		ProxyPort:  o.ProxyPort,
 		NprocExtra: o.NprocExtra, RestoreProtected: o.RestoreProtected,
+		MemoryCgroup: o.MemoryCgroup, // for a direct init
+
 	})
 	if err != nil {
 		return err
 	}
-	// Both wake at once; init's mount view is the longer way.
-	if err := p.c.sendRaw(toInit); err != nil {
-		return err
+	// Both wake at once; init's mount view is the longer way. A direct
+	// init reads the whole call on the start socket.
+	if !p.direct {
+		if err := p.c.sendRaw(toInit); err != nil {
+			return err
+		}
 	}
 	if err := p.w.sendRaw(toWorker); err != nil {
 		return fmt.Errorf("to the worker: %w", err)

@@ -27,7 +27,7 @@ func TestReportAfterInitExited(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer workerPeer.Close()
-			p := NewParent(supEnd, workerEnd)
+			p := NewParent(supEnd, workerEnd, false)
 			defer p.Close()
 			initConn := &conn{f: initEnd}
 			if tc.report != nil {

@@ -38,6 +38,9 @@ const (
 	// carriedArg, right after initArg, says init holds its carried
 	// program at InitExeFD and gets the worker's in {worker_exe}.
 	carriedArg = "__brig_carried"
+	// directArg, after initArg (and carriedArg), says init starts the
+	// command itself, without a worker (direct.go).
+	directArg = "__brig_direct"
 )
 
 // ProbeArgs is the whole argv that makes the brig binary exit 0 at once,
@@ -78,24 +81,32 @@ func rootOwned(path string, dir bool) bool {
 // the call's cgroups (a root call's process and memory bound), which the
 // worker is in before it can fork: born in them on cgroup v1 (init's
 // forking thread joins them for the fork only, cgroupjoin.go), moved into
-// them as soon as it has started on v2. Init itself stays outside, so it
+// them as soon as it has started on v2 (a direct start's command writes
+// itself into them before its exec). Init itself stays outside, so it
 // can always start the threads it needs to clean up.
-// carried says the supervisor hands init the carried programs at
-// WorkerExeFD and InitExeFD.
-func InitArgs(carried bool, cgroupProcs ...string) []string {
+// carried says the supervisor hands init its carried program at
+// InitExeFD (and the worker's in {worker_exe}); direct, that init starts
+// the call's command itself, without a worker (direct.go).
+func InitArgs(carried, direct bool, cgroupProcs ...string) []string {
 	args := []string{initArg}
 	if carried {
 		args = append(args, carriedArg)
+	}
+	if direct {
+		args = append(args, directArg)
 	}
 	return append(args, cgroupProcs...)
 }
 
 // parseInitArgs splits init's arguments after initArg (os.Args[2:]).
-func parseInitArgs(args []string) (carried bool, cgroupProcs []string) {
+func parseInitArgs(args []string) (carried, direct bool, cgroupProcs []string) {
 	if len(args) > 0 && args[0] == carriedArg {
-		return true, args[1:]
+		carried, args = true, args[1:]
 	}
-	return false, args
+	if len(args) > 0 && args[0] == directArg {
+		direct, args = true, args[1:]
+	}
+	return carried, direct, args
 }
 
 // message is one packet of the fd-3 protocol. Exactly one field is set.

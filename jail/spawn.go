@@ -10,6 +10,7 @@ package jail
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
@@ -26,11 +27,18 @@ package jail
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
+#define BRIG_MAX_CGROUPS 4
+#define BRIG_MAX_LIMITS 8
+
 // Steps of the command's start-up, reported back when one fails.
 enum {
 	BRIG_STEP_NONE,
 	BRIG_STEP_CLONE,
 	BRIG_STEP_PDEATHSIG,
+	BRIG_STEP_CGROUP,
+	BRIG_STEP_RLIMIT,
+	BRIG_STEP_CAPS,
+	BRIG_STEP_DIR,
 	BRIG_STEP_LANDLOCK,
 	BRIG_STEP_SECCOMP,
 	BRIG_STEP_FDS,
@@ -46,9 +54,47 @@ struct brig_spawn {
 	int sibling;             // start the command as a child of our parent
 	pid_t parent;            // the command's parent, as getppid() sees it
 	sigset_t mask;           // the signal mask the command starts with
+	// A direct start (init starts the command itself, no worker) also
+	// does what the worker otherwise did for the command: join the call's
+	// cgroups, set the limits, give up every privilege and enter the
+	// directory. (The base seccomp filter is on the thread it is cloned
+	// from: jail/direct.go.)
+	int direct;
+	int ncgroups;
+	int cgroup_fds[BRIG_MAX_CGROUPS]; // cgroup.procs files, open for writing
+	int nlimits;
+	int limit_res[BRIG_MAX_LIMITS];
+	unsigned long long limit_val[BRIG_MAX_LIMITS];
+	const char *dir;
 	int fail_step;           // out: the step that failed
 	int fail_errno;          // out: its errno
 };
+
+// brig_drop_privileges gives up, on the calling thread, every capability
+// (the bounding and ambient sets and the securebits were settled on the
+// thread it was cloned from: unprivilegeForkThread) and sets
+// no_new_privs, then checks that nothing is left. For the clone of a
+// direct start, which begins with init's capabilities.
+static int brig_drop_privileges(void) {
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return -1;
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2];
+	memset(data, 0, sizeof data);
+	if (syscall(SYS_capset, &hdr, data) != 0) return -1;
+	if (syscall(SYS_capget, &hdr, data) != 0) return -1;
+	for (int i = 0; i < 2; i++) {
+		if (data[i].effective | data[i].permitted | data[i].inheritable) {
+			errno = EPERM;
+			return -1;
+		}
+	}
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
 
 // brig_default_signals runs first in a new process made by a clone that
 // shares the caller's memory. Every signal is blocked (the caller blocked
@@ -76,6 +122,21 @@ static int brig_spawn_child(void *p) {
 	int step = BRIG_STEP_PDEATHSIG;
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) goto fail;
 	if (getppid() != a->parent) { errno = ESRCH; goto fail; } // init is gone
+	if (a->direct) {
+		// Into the call's cgroups before anything can fork.
+		step = BRIG_STEP_CGROUP;
+		for (int i = 0; i < a->ncgroups; i++)
+			if (write(a->cgroup_fds[i], "0", 1) != 1) goto fail;
+		step = BRIG_STEP_RLIMIT;
+		for (int i = 0; i < a->nlimits; i++) {
+			struct rlimit rl = {a->limit_val[i], a->limit_val[i]};
+			if (setrlimit(a->limit_res[i], &rl) != 0) goto fail;
+		}
+		step = BRIG_STEP_CAPS;
+		if (brig_drop_privileges() != 0) goto fail;
+		step = BRIG_STEP_DIR;
+		if (a->dir != NULL && chdir(a->dir) != 0) goto fail;
+	}
 	step = BRIG_STEP_LANDLOCK;
 	if (a->ruleset_fd >= 0 && syscall(SYS_landlock_restrict_self, a->ruleset_fd, 0) != 0) goto fail;
 	step = BRIG_STEP_SECCOMP;
@@ -267,12 +328,25 @@ import (
 // cheaply. Neither layer ever depends on the worker's other threads: no code
 // runs in the command but the command's, and it starts restricted.
 func spawnCommand(path string, argv, env []string, ruleset int, prog []unix.SockFilter) (int, *StageError) {
-	return spawn(path, argv, env, ruleset, prog, true)
+	return spawn(path, argv, env, ruleset, prog, true, nil)
+}
+
+// spawnDirect starts the command as init's own child from a
+// single-threaded copy of init, which, before the layers spawnCommand's
+// copy applies, writes itself into the call's cgroups, sets the limits,
+// gives up every privilege (no_new_privs, no capability: checked) and
+// enters the directory. Init calls it on its launcher's thread
+// (jail/direct.go), so the copy inherits the base seccomp filter, an
+// empty bounding set and locked securebits.
+func spawnDirect(path string, argv, env []string, ruleset int, prog []unix.SockFilter, d directSteps) (int, *StageError) {
+	return spawn(path, argv, env, ruleset, prog, false, &d)
 }
 
 // spawn is spawnCommand; sibling false makes the command a child of the
-// calling process instead (for tests, which have no init to reap it).
-func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter, sibling bool) (int, *StageError) {
+// calling process instead (tests, which have no init to reap it, and
+// direct starts, where the caller is init). d, when set, asks for a
+// direct start's steps (spawnDirect).
+func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter, sibling bool, d *directSteps) (int, *StageError) {
 	a := (*C.struct_brig_spawn)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_brig_spawn{}))))
 	defer C.free(unsafe.Pointer(a))
 	a.path = C.CString(path)
@@ -291,15 +365,27 @@ func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter,
 		a.parent = C.pid_t(os.Getpid())
 	}
 	if prog != nil {
-		n := len(prog)
-		filter := (*C.struct_sock_filter)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(C.struct_sock_filter{}))))
-		defer C.free(unsafe.Pointer(filter))
-		copy(unsafe.Slice((*unix.SockFilter)(unsafe.Pointer(filter)), n), prog)
-		fprog := (*C.struct_sock_fprog)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_sock_fprog{}))))
-		defer C.free(unsafe.Pointer(fprog))
-		fprog.len = C.ushort(n)
-		fprog.filter = filter
+		fprog, free := cFilter(prog)
+		defer free()
 		a.prog = fprog
+	}
+	if d != nil {
+		if len(d.cgroups) > C.BRIG_MAX_CGROUPS || len(d.limits) > C.BRIG_MAX_LIMITS {
+			return 0, &StageError{Stage: StageExec, Msg: fmt.Sprintf("start %s: %d cgroups and %d limits, at most %d and %d", path, len(d.cgroups), len(d.limits), C.BRIG_MAX_CGROUPS, C.BRIG_MAX_LIMITS)}
+		}
+		a.direct = 1
+		a.ncgroups = C.int(len(d.cgroups))
+		for i, fd := range d.cgroups {
+			a.cgroup_fds[i] = C.int(fd)
+		}
+		a.nlimits = C.int(len(d.limits))
+		for i, l := range d.limits {
+			a.limit_res[i], a.limit_val[i] = C.int(l.res), C.ulonglong(l.v)
+		}
+		if d.dir != "" {
+			a.dir = C.CString(d.dir)
+			defer C.free(unsafe.Pointer(a.dir))
+		}
 	}
 	spawnStackMu.Lock()
 	pid := C.brig_spawn(a)
@@ -314,6 +400,14 @@ func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter,
 		se.Stage, se.Msg = StageExec, fmt.Sprintf("start %s: clone: %v", path, errno)
 	case C.BRIG_STEP_PDEATHSIG:
 		se.Stage, se.Msg = StageSession, fmt.Sprintf("parent-death signal of the command: %v", errno)
+	case C.BRIG_STEP_CGROUP:
+		se.Stage, se.Msg = StageRlimit, fmt.Sprintf("join the call's cgroup: %v", errno)
+	case C.BRIG_STEP_RLIMIT:
+		se.Stage, se.Msg = StageRlimit, fmt.Sprintf("set the call's resource limits: %v", errno)
+	case C.BRIG_STEP_CAPS:
+		se.Stage, se.Msg = StageCaps, fmt.Sprintf("give up every privilege (no_new_privs, capabilities): %v", errno)
+	case C.BRIG_STEP_DIR:
+		se.Stage, se.Msg = StageDir, fmt.Sprintf("chdir %s: %v", d.dir, errno)
 	case C.BRIG_STEP_LANDLOCK:
 		se.Stage, se.Msg = StageLandlock, fmt.Sprintf("landlock_restrict_self: %v", errno)
 	case C.BRIG_STEP_SECCOMP:
@@ -324,6 +418,20 @@ func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter,
 		se.Stage, se.Msg = StageExec, fmt.Sprintf("exec %s: %v", path, errno)
 	}
 	return 0, se
+}
+
+// cFilter copies a seccomp program into C memory; free releases it.
+func cFilter(prog []unix.SockFilter) (*C.struct_sock_fprog, func()) {
+	n := len(prog)
+	filter := (*C.struct_sock_filter)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(C.struct_sock_filter{}))))
+	copy(unsafe.Slice((*unix.SockFilter)(unsafe.Pointer(filter)), n), prog)
+	fprog := (*C.struct_sock_fprog)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_sock_fprog{}))))
+	fprog.len = C.ushort(n)
+	fprog.filter = filter
+	return fprog, func() {
+		C.free(unsafe.Pointer(filter))
+		C.free(unsafe.Pointer(fprog))
+	}
 }
 
 // spawnStackMu serialises spawns in one process: they share

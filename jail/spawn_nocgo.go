@@ -23,3 +23,8 @@ func spawnCommand(string, []string, []string, int, []unix.SockFilter) (int, *Sta
 func StartInNamespaces(p NSProcess) (*os.Process, error) {
 	return nil, fmt.Errorf("start %s: this program was built without cgo, which starting a program in new namespaces needs; build brig with internal/build/build.sh (make build)", p.Path)
 }
+
+// spawnDirect needs the C clone in spawn.go, like spawnCommand.
+func spawnDirect(string, []string, []string, int, []unix.SockFilter, directSteps) (int, *StageError) {
+	return -1, &StageError{Stage: StageExec, Msg: "this jail program was built without cgo, so it cannot start a command; build brig with internal/build/build.sh (make build)"}
+}

@@ -108,7 +108,7 @@ func TestSpawnCommand(t *testing.T) {
 			if tc.seccomp {
 				p = prog
 			}
-			pid, se := spawn(tc.path, []string{"sh", "-c", tc.script}, []string{"SECRET=" + secret, "PATH=/usr/bin:/bin"}, rs, p, false)
+			pid, se := spawn(tc.path, []string{"sh", "-c", tc.script}, []string{"SECRET=" + secret, "PATH=/usr/bin:/bin"}, rs, p, false, nil)
 			if tc.wantStage != "" {
 				if se == nil {
 					t.Errorf("%s: started (pid %d), want a %s error", tc.name, pid, tc.wantStage)

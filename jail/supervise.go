@@ -155,10 +155,10 @@ func superviseWorker(sup, wconn *conn, rp *reaper, term int, w *watch) (Result, 
 		res          Result
 		stageFail    *StageError
 		status       unix.WaitStatus
-		commandFD    = -1 // pidfd of the command, once named
-		workerSilent bool // its control socket reached EOF: nothing more will come
-		supDone      bool // the supervisor asked to stop (or went away)
-		termDone     bool // a termination signal arrived
+		commandFD    = -1           // pidfd of the command, once named
+		workerSilent = wconn == nil // its control socket reached EOF: nothing more will come (none: a direct start)
+		supDone      bool           // the supervisor asked to stop (or went away)
+		termDone     bool           // a termination signal arrived
 	)
 	defer func() {
 		if commandFD >= 0 {
@@ -207,7 +207,11 @@ func superviseWorker(sup, wconn *conn, rp *reaper, term int, w *watch) (Result, 
 		}
 		watch(slotSup, sup.fd(), !supDone)
 		watch(slotTerm, term, !termDone)
-		watch(slotWorkerConn, wconn.fd(), !workerSilent)
+		if !workerSilent {
+			watch(slotWorkerConn, wconn.fd(), true)
+		} else {
+			watch(slotWorkerConn, -1, false)
+		}
 		watch(slotWorker, rp.workerFD, !rp.workerReaped())
 		watch(slotCommand, commandFD, commandFD >= 0)
 		if _, err := unix.Poll(fds[:], int(orphanReapInterval.Milliseconds())); err != nil && err != unix.EINTR {

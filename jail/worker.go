@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -236,34 +237,52 @@ func lookPath(name string, env []string) (string, error) {
 // nprocExtra is added to RLIMIT_NPROC (the user's processes outside the
 // call, which the kernel counts too without a user namespace).
 func applyRlimits(l Limits, nprocExtra uint64) error {
-	set := func(name string, res int, v uint64) error {
-		if v == 0 {
-			return nil
-		}
-		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v}); err != nil {
-			return fmt.Errorf("%s=%d: %w", name, v, err)
-		}
-		return nil
-	}
-	// No core files: they would land in the workspace.
-	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
-		return fmt.Errorf("RLIMIT_CORE=0: %w", err)
-	}
-	for _, r := range []struct {
-		name string
-		res  int
-		v    uint64
-	}{
-		{"RLIMIT_FSIZE", unix.RLIMIT_FSIZE, l.FileSize},
-		{"RLIMIT_NOFILE", unix.RLIMIT_NOFILE, l.OpenFiles},
-		{"RLIMIT_NPROC", unix.RLIMIT_NPROC, nprocAdd(l.Processes, nprocExtra)},
-		{"RLIMIT_DATA", unix.RLIMIT_DATA, l.Memory},
-	} {
-		if err := set(r.name, r.res, r.v); err != nil {
-			return err
+	for _, r := range rlimitsFor(l, nprocExtra) {
+		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: r.v, Max: r.v}); err != nil {
+			return fmt.Errorf("%s=%d: %w", rlimitName(r.res), r.v, err)
 		}
 	}
 	return nil
+}
+
+// rlimit is one resource limit, set as both the soft and the hard one.
+type rlimit struct {
+	res int
+	v   uint64
+}
+
+// rlimitName names a limit rlimitsFor sets, for errors.
+func rlimitName(res int) string {
+	switch res {
+	case unix.RLIMIT_CORE:
+		return "RLIMIT_CORE"
+	case unix.RLIMIT_FSIZE:
+		return "RLIMIT_FSIZE"
+	case unix.RLIMIT_NOFILE:
+		return "RLIMIT_NOFILE"
+	case unix.RLIMIT_NPROC:
+		return "RLIMIT_NPROC"
+	case unix.RLIMIT_DATA:
+		return "RLIMIT_DATA"
+	}
+	return "RLIMIT_" + strconv.Itoa(res)
+}
+
+// rlimitsFor lists the limits a call's processes get: no core files (they
+// would land in the workspace), and each of l's that is set.
+func rlimitsFor(l Limits, nprocExtra uint64) []rlimit {
+	out := []rlimit{{unix.RLIMIT_CORE, 0}}
+	for _, r := range []rlimit{
+		{unix.RLIMIT_FSIZE, l.FileSize},
+		{unix.RLIMIT_NOFILE, l.OpenFiles},
+		{unix.RLIMIT_NPROC, nprocAdd(l.Processes, nprocExtra)},
+		{unix.RLIMIT_DATA, l.Memory},
+	} {
+		if r.v != 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // checkUnprivileged fails closed unless the worker started as init set it

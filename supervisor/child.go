@@ -372,8 +372,12 @@ func (s *Supervisor) refill(flags uintptr) {
 // /dev/null; long-lived processes (Start) pass a pipe. base is the seccomp
 // filter the worker loads as soon as it starts (nil: none), notify the
 // notify filter it loads before it (nil: none; see metadata.go). full
-// asks for the worker with every Go tool (programs.full).
+// asks for the worker with every Go tool (programs.full). flags are the
+// clone flags, with directStart for an init that starts the call's
+// command itself (no worker; jail/direct.go).
 func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.File, base, notify []byte, full bool) (*child, error) {
+	direct := flags&directStart != 0
+	flags &^= directStart
 	// The carried programs, if any: init's now, and the worker the call
 	// needs once init runs (it may still be being written).
 	progs := s.programs()
@@ -425,7 +429,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		}
 		p := jail.NSProcess{
 			Path: path,
-			Args: append([]string{"brig-jail-init"}, jail.InitArgs(carried, cg.procFiles()...)...),
+			Args: append([]string{"brig-jail-init"}, jail.InitArgs(carried, direct, cg.procFiles()...)...),
 			// One P: init runs one loop on one thread, and a second P only
 			// makes each wake-up start a spinning thread looking for work.
 			Env:        childEnv(),
@@ -463,8 +467,8 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		errR.Close()
 		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: err.Error()} // it names the program and the step
 	}
-	c := &child{proc: proc, parent: jail.NewParent(parentEnd, workerEnd), cg: cg, outR: outR, errR: errR, pidNS: flags&unix.CLONE_NEWPID != 0}
-	if carried {
+	c := &child{proc: proc, parent: jail.NewParent(parentEnd, workerEnd, direct), cg: cg, outR: outR, errR: errR, pidNS: flags&unix.CLONE_NEWPID != 0}
+	if carried && !direct {
 		// A carried init asks for its worker's program once it has
 		// started; writing that program may have gone on meanwhile.
 		worker, err := progs.workerFor(full)

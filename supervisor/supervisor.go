@@ -106,6 +106,9 @@ type Supervisor struct {
 	userNS bool
 
 	prewarm bool
+	// directOK: a command in fresh namespaces may run without a worker
+	// (directStart).
+	directOK bool
 	// limits are jail.DefaultLimits, read once: a waiting child's
 	// cgroup is made with them (the call's own come with its Spec).
 	limits jail.Limits
@@ -164,20 +167,25 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		log:           o.Logger,
 		grace:         o.KillGrace,
 		landlockABI:   jail.LandlockABI(),
-		filters:       map[filterKey][]byte{},
-		warm:          map[uintptr][]*child{},
-		starting:      map[uintptr]int{},
-		readying:      map[uintptr]int{},
-		landed:        make(chan struct{}),
-		active:        map[uintptr]int{},
-		lastEnd:       map[uintptr]time.Time{},
-		peak:          map[uintptr]int{},
-		demand:        map[uintptr]int{},
-		bursting:      map[uintptr]int{},
-		poolSize:      cmp.Or(max(o.PoolSize, 0), 2),
-		prewarm:       o.Prewarm,
-		limits:        jail.DefaultLimits(),
-		repos:         jail.NewRepoCache(),
+		// Root's calls on cgroup v2 join their cgroup as a process,
+		// which takes an RCU-synchronised lock (milliseconds): their
+		// worker does so while it waits for its call, a direct start's
+		// command would on the call's clock (jail/direct.go).
+		directOK: os.Geteuid() != 0 || !exists("/sys/fs/cgroup/cgroup.controllers"),
+		filters:  map[filterKey][]byte{},
+		warm:     map[uintptr][]*child{},
+		starting: map[uintptr]int{},
+		readying: map[uintptr]int{},
+		landed:   make(chan struct{}),
+		active:   map[uintptr]int{},
+		lastEnd:  map[uintptr]time.Time{},
+		peak:     map[uintptr]int{},
+		demand:   map[uintptr]int{},
+		bursting: map[uintptr]int{},
+		poolSize: cmp.Or(max(o.PoolSize, 0), 2),
+		prewarm:  o.Prewarm,
+		limits:   jail.DefaultLimits(),
+		repos:    jail.NewRepoCache(),
 	}
 	s.egress = egress.New(egress.Options{Never: o.NeverReach, Logger: o.Logger})
 	if o.Executable != "" && !filepath.IsAbs(o.Executable) {
@@ -273,9 +281,20 @@ func (s *Supervisor) Warm() {
 	go func() { _, _ = s.filter(filter.BaseFilterOptions(), false) }()
 	go s.programs()
 	go func() {
-		ns := s.Namespaces()
-		s.refill(cloneFlags(ns, ns))
+		// With namespaces, a child for a command (no worker): most calls
+		// are commands, and it is ready sooner. The first call of a Go
+		// tool starts a child for itself and fills that pool: keeping one
+		// of each waiting from the start would take the cores from the
+		// session's start, and the memory, for calls that may never come.
+		s.refill(s.commandKey())
 	}()
+}
+
+// commandKey is the key of the pool the usual command (no network)
+// takes its child from.
+func (s *Supervisor) commandKey() uintptr {
+	ns := s.Namespaces()
+	return cloneFlags(ns, ns) | s.direct(plan{flags: cloneFlags(ns, ns)}, jail.Invocation{Argv: []string{"sh"}})
 }
 
 // Close stops the prewarmed children. Calls in flight are not affected.
@@ -361,6 +380,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		return jail.Result{}, err
 	}
 	plan.full = s.programs().full(inv)
+	plan.flags |= s.direct(plan, inv)
 	if spec.Cache != nil {
 		if err := s.prepareCache(spec.Cache); err != nil {
 			return jail.Result{}, err
@@ -528,6 +548,23 @@ func nprocExtra(p plan, lim jail.Limits) uint64 {
 	return userTasks(os.Getuid())
 }
 
+// directStart, in a plan's flags (which also key the pools of warm
+// children), marks a call whose init starts the command itself, without a
+// worker (jail/direct.go): a command in fresh namespaces. It lies above
+// every clone flag and is taken out before the clone.
+const directStart uintptr = 1 << 48
+
+// direct is directStart when init can start inv itself under p: a
+// command, in fresh namespaces (init is PID 1), without a notify filter
+// (the worker hands its listener over), where joining the call's cgroup
+// is quick (directOK); else 0.
+func (s *Supervisor) direct(p plan, inv jail.Invocation) uintptr {
+	if inv.Tool == "" && p.flags&unix.CLONE_NEWPID != 0 && p.notify == nil && s.directOK {
+		return directStart
+	}
+	return 0
+}
+
 // cloneFlags are the namespaces a call's init is started in.
 func cloneFlags(ns, privateNet bool) uintptr {
 	if !ns {
@@ -543,7 +580,7 @@ func cloneFlags(ns, privateNet bool) uintptr {
 // plan is what the kernel can give a Spec, decided before spawning.
 type plan struct {
 	opts  jail.StartOptions // opts.Seccomp: the narrowing filter, stacked on base
-	flags uintptr
+	flags uintptr           // clone flags, and directStart
 	// full: the call needs the full worker where the pool of waiting
 	// children holds light ones (programs.full).
 	full bool

@@ -301,7 +301,7 @@ func TestPrewarmPoolGrowsWithDemand(t *testing.T) {
 	demand := func() int {
 		sup.mu.Lock()
 		defer sup.mu.Unlock()
-		return sup.demand[cloneFlags(sup.Namespaces(), sup.Namespaces())]
+		return sup.demand[sup.commandKey()]
 	}
 	burst(4)
 	waitPool(t, sup, 4)
@@ -329,7 +329,7 @@ func TestPrewarmPoolWaitsForTheBurst(t *testing.T) {
 	sup.Warm()
 	waitPool(t, sup, 3)
 	ws, spec := poolSpec(t, sup)
-	flags := cloneFlags(sup.Namespaces(), sup.Namespaces())
+	flags := sup.commandKey()
 	const n = 3
 	// Each call marks itself started, then waits for the test's go.
 	script := `touch "started.$CALL"; until [ -e release ]; do sleep 0.01; done`
@@ -531,6 +531,7 @@ func pooledPlan(t *testing.T, size int) (*Supervisor, string, jail.Spec, plan) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.flags |= sup.direct(p, jail.Invocation{Argv: []string{"true"}}) // the tests' calls are commands
 	if p.base == nil {
 		t.Skip("no seccomp layer here: calls never use the pool")
 	}
@@ -542,7 +543,7 @@ func pooledPlan(t *testing.T, size int) (*Supervisor, string, jail.Spec, plan) {
 // pids.
 func waitPool(t *testing.T, sup *Supervisor, want int) []int {
 	t.Helper()
-	flags := cloneFlags(sup.Namespaces(), sup.Namespaces())
+	flags := sup.commandKey()
 	pool := func() (n int, pids []int, readying int) {
 		sup.mu.Lock()
 		defer sup.mu.Unlock()
@@ -713,9 +714,9 @@ func TestLightWorkerServesAllButFullCalls(t *testing.T) {
 // TestInitStartsBeforeTheWorkerProgram: a carried init is started while
 // the light worker's program is still being written (jailexe.Open writes
 // it in the background) and gets it in a message once it exists, so the
-// two overlap on a session's first call. The light worker's program is
-// held back here: while the supervisor waits for it, an init of the pool
-// already runs; once it is given, that child serves a call.
+// two overlap on a session's first Go tool call. The light worker's
+// program is held back here: while the supervisor waits for it, the
+// call's init already runs; once it is given, the call is served.
 func TestInitStartsBeforeTheWorkerProgram(t *testing.T) {
 	initProg, light := copyOfSelf(t, "init", 0o755), copyOfSelf(t, "worker-light", 0o755)
 	asked, release := make(chan struct{}), make(chan struct{})
@@ -738,7 +739,16 @@ func TestInitStartsBeforeTheWorkerProgram(t *testing.T) {
 	}
 	defer sup.Close()
 	defer releaseOnce.Do(func() { close(release) }) // before Close, should the test stop early
-	sup.Warm()
+	_, spec := workspaceSpec(t, sup)
+	type outcome struct {
+		res jail.Result
+		err error
+	}
+	served := make(chan outcome, 1)
+	go func() {
+		res, err := sup.Run(ctx, spec, jail.Invocation{Tool: "exe", Args: json.RawMessage(`"light"`)}, IO{})
+		served <- outcome{res, err}
+	}()
 	<-asked
 	// The worker's program is held back: an init the supervisor started
 	// before asking for it stays, waiting for it. It is looked for more
@@ -754,10 +764,8 @@ func TestInitStartsBeforeTheWorkerProgram(t *testing.T) {
 		t.Fatal("the supervisor asked for the worker's program before any init was started")
 	}
 	releaseOnce.Do(func() { close(release) })
-	_, spec := workspaceSpec(t, sup)
-	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", "echo served"}}, IO{})
-	if err != nil || res.ExitCode != 0 || strings.TrimSpace(string(res.Stdout)) != "served" {
-		t.Fatalf("the call after the worker's program was given: %v %+v", err, res)
+	if o := <-served; o.err != nil || o.res.ExitCode != 0 || !strings.Contains(string(o.res.Output), "worker-light") {
+		t.Fatalf("the call after the worker's program was given: %v %+v", o.err, o.res)
 	}
 }
 
@@ -943,23 +951,39 @@ func TestRefillStartsOneAtATime(t *testing.T) {
 	if warm, starting := state(); warm != 2 || starting != 0 {
 		t.Fatalf("with none in flight: %d waiting and %d starting, want 2 and 0", warm, starting)
 	}
-	// What it added had finished starting: each init's worker runs, with
-	// the base seccomp filter loaded (it loads it last, once it has read
-	// it). Without the wait, the last child would still be starting.
+	// What it added had finished starting: the base seccomp filter is
+	// loaded, the last step — in each init's worker, or, for a command's
+	// child (no worker), on one thread of init, its launcher's. Without
+	// the wait, the last child would still be starting.
 	sup.mu.Lock()
 	pool := slices.Clone(sup.warm[p.flags])
 	sup.mu.Unlock()
 	for _, c := range pool {
-		workers := childrenOf(t, c.proc.Pid)
-		if len(workers) != 1 {
-			t.Fatalf("init %d has children %v, want its worker alone", c.proc.Pid, workers)
+		children := childrenOf(t, c.proc.Pid)
+		var threads []string
+		if p.flags&directStart != 0 {
+			if len(children) != 0 {
+				t.Fatalf("init %d of a command's child has children %v, want none", c.proc.Pid, children)
+			}
+			threads, _ = filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", c.proc.Pid))
+		} else {
+			if len(children) != 1 {
+				t.Fatalf("init %d has children %v, want its worker alone", c.proc.Pid, children)
+			}
+			threads = []string{fmt.Sprintf("/proc/%d/status", children[0])}
 		}
-		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", workers[0]))
-		if err != nil {
-			t.Fatal(err)
+		filtered := 0
+		for _, f := range threads {
+			status, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(status), "\nSeccomp:\t2\n") {
+				filtered++
+			}
 		}
-		if !strings.Contains(string(status), "\nSeccomp:\t2\n") {
-			t.Errorf("the worker of a child in the pool has not loaded its filter yet:\n%s", status)
+		if filtered != 1 {
+			t.Errorf("child %d in the pool: %d of %v carry the base filter, want 1 (it has not loaded it yet, or not on one thread alone)", c.proc.Pid, filtered, threads)
 		}
 	}
 }
@@ -1046,4 +1070,50 @@ func childrenOf(t *testing.T, pid int) []int {
 		}
 	}
 	return kids
+}
+
+// TestCommandsRunWithoutAWorker: where calls get their namespaces, a
+// command is started by its init, with no worker (jail/direct.go), and
+// starts as the worker would have started it: no capability of any kind,
+// no_new_privs, the base and the call's seccomp filters, the call's
+// limits, its directory, and (for root) the call's cgroups — while init's
+// own thread, which built the view, holds its capabilities and no filter
+// (the filter sits on the launcher's thread alone). A Go tool still runs
+// in a worker (TestLightWorkerServesAllButFullCalls).
+func TestCommandsRunWithoutAWorker(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prewarm: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	if !sup.Namespaces() || !sup.directOK {
+		t.Skip("calls here get no namespaces, or root's cgroup v2 asks for a worker: every call has one")
+	}
+	ws, spec := workspaceSpec(t, sup)
+	spec.Limits.FileSize = 12345 * 1024
+	script := `tr '\0' ' ' < /proc/1/cmdline; echo; grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp_filters):' /proc/self/status; ` +
+		`grep -E '^(CapEff|Seccomp):' /proc/1/status | sed 's/^/init /'; grep -E '^Max (file size|core file size)' /proc/self/limits | tr -s ' '; pwd; grep -E ':(pids|memory):' /proc/self/cgroup || true`
+	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", script}}, IO{})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("the command: %v %+v (stderr %q)", err, res, res.Stderr)
+	}
+	out := string(res.Stdout)
+	for _, want := range []string{
+		"__brig_direct", // init started it itself
+		"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
+		"CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp_filters:\t2",
+		"init Seccomp:\t0", // init's main thread: no filter
+		"Max file size 12641280 12641280 bytes", "Max core file size 0 0 bytes", "\n" + ws + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in what the command saw:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "init CapEff:\t0000000000000000") {
+		t.Errorf("init's own thread has lost its capabilities, which it needs for the view:\n%s", out)
+	}
+	if os.Geteuid() == 0 && (!strings.Contains(out, ":pids:/brig/call-") || !strings.Contains(out, ":memory:/brig/call-")) {
+		t.Errorf("the command is not in the call's pids and memory cgroups:\n%s", out)
+	}
 }

@@ -12,11 +12,12 @@
 # (environment) are the link flags of brig and the worker; GOOS, GOARCH,
 # CC, CGO_* and the rest of go's environment pass through. None links
 # libseccomp: brig compiles the seccomp programs and the jail loads their
-# bytes. Init and the renderer are pure Go (CGO_ENABLED=0: static, and no
-# cgo start-up in every call); the worker starts commands through a C
-# clone (jail/spawn.go), so it uses cgo and, where the machine can link
-# statically, is static (the release links everything so): a dynamic one
-# spends a few ms of every call in the loader. brig itself (libseccomp) is
+# bytes. The renderer is pure Go (CGO_ENABLED=0: static); init and the
+# worker start commands through a C clone (jail/spawn.go; init does for
+# a command in fresh namespaces, jail/direct.go), so they use cgo and,
+# where the machine can link statically, are static (the release links
+# everything so): a dynamic one spends a few ms of every call in the
+# loader. brig itself (libseccomp) is
 # static likewise where it can be (see the end).
 # make build, make release and the tests' brig (test/brigbin) all use it.
 set -eu
@@ -48,30 +49,30 @@ tagsof() {
 	done
 	printf '%s' "$t" | tr ' ' ','
 }
-# workerprog NAME EXTRA_TAGS [GO BUILD FLAGS...]: the worker (cgo) into
-# $tmp/NAME, built with EXTRA_TAGS besides the caller's tags, static where
-# the machine can link so.
-workerprog() {
-	name=$1 extra=$2
-	shift 2
+# cgoprog PKG NAME EXTRA_TAGS [GO BUILD FLAGS...]: a carried program that
+# uses cgo (the worker, init) into $tmp/NAME, built with EXTRA_TAGS besides
+# the caller's tags, static where the machine can link so.
+cgoprog() {
+	pkg=$1 name=$2 extra=$3
+	shift 3
 	tags=$(tagsof "$@")
 	case " ${LDFLAGS:-} $* " in
 	*-static* | *" -tags "*) ;; # the caller chose how to link (make release)
 	*)
-		if "$go" build "$@" -tags "netgo,osusergo${extra:+,$extra}" -ldflags "${LDFLAGS:-} -s -w -linkmode external -extldflags -static" -o "$tmp/$name" ./cmd/brig-jail 2>"$tmp/static.log"; then
+		if "$go" build "$@" -tags "netgo,osusergo${extra:+,$extra}" -ldflags "${LDFLAGS:-} -s -w -linkmode external -extldflags -static" -o "$tmp/$name" "$pkg" 2>"$tmp/static.log"; then
 			return 0
 		fi
 		echo "build.sh: $name is linked dynamically: a static link failed ($(grep -v '^[[:space:]]*$' "$tmp/static.log" | tail -n 1)); sh internal/build/deps.sh static installs the static C library" >&2
 		;;
 	esac
-	"$go" build "$@" -tags "${tags}${tags:+${extra:+,}}${extra}" -ldflags "${LDFLAGS:-} -s -w" -o "$tmp/$name" ./cmd/brig-jail
+	"$go" build "$@" -tags "${tags}${tags:+${extra:+,}}${extra}" -ldflags "${LDFLAGS:-} -s -w" -o "$tmp/$name" "$pkg"
 }
 # The worker with every Go tool, and the light one that leaves out the
 # tools internal/jailtools.FullOnly names (and their libraries): the
 # supervisor starts the light one for every other call.
-workerprog brig-jail '' "$@"
-workerprog brig-jail-light brig_light_worker "$@"
-jailprog ./cmd/brig-jail-init brig-jail-init "$@"
+cgoprog ./cmd/brig-jail brig-jail '' "$@"
+cgoprog ./cmd/brig-jail brig-jail-light brig_light_worker "$@"
+cgoprog ./cmd/brig-jail-init brig-jail-init '' "$@"
 jailprog ./cmd/brig-render brig-render "$@"
 sum=$(sha256sum "$tmp/brig-jail" | cut -d' ' -f1)
 lightsum=$(sha256sum "$tmp/brig-jail-light" | cut -d' ' -f1)
