@@ -3,9 +3,10 @@
 // the policy, the HTML converter, the HTTP client and the image decoders
 // they bring), which makes its start-up about half of brig-jail's. brig
 // carries it beside brig-jail (internal/jailexe) and starts it as every
-// call's init; init then runs brig-jail, whose descriptor the supervisor
-// sends it ({worker_exe}, jail/doc.go), as the worker. Started as a
-// worker it would know no Go tool.
+// call's init; init either starts the call's command itself (jail/direct.go)
+// or runs brig-jail, whose descriptor the supervisor sends it
+// ({worker_exe}, jail/doc.go), as the worker. Started as a worker it
+// would know no Go tool.
 package main
 
 import (
