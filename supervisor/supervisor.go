@@ -109,6 +109,9 @@ type Supervisor struct {
 	// directOK: a command in fresh namespaces may run without a worker
 	// (directStart).
 	directOK bool
+	// toolPool starts filling the pool of Go tools' children, after the
+	// first call (see run).
+	toolPool sync.Once
 	// limits are jail.DefaultLimits, read once: a waiting child's
 	// cgroup is made with them (the call's own come with its Spec).
 	limits jail.Limits
@@ -282,10 +285,9 @@ func (s *Supervisor) Warm() {
 	go s.programs()
 	go func() {
 		// With namespaces, a child for a command (no worker): most calls
-		// are commands, and it is ready sooner. The first call of a Go
-		// tool starts a child for itself and fills that pool: keeping one
-		// of each waiting from the start would take the cores from the
-		// session's start, and the memory, for calls that may never come.
+		// are commands, and it is ready sooner. The pool of Go tools'
+		// children fills once the first call is over (run): filled now,
+		// it would take the cores from the session's start.
 		s.refill(s.commandKey())
 	}()
 }
@@ -468,6 +470,10 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	}
 	res, runErr := s.converse(runCtx, c, spec, inv, plan, record)
 	replace() // the call's processes are gone: its sweep and the model's answer leave the cores idle
+	// Once a session's first call is over, a child for Go tools joins the
+	// pool (Warm fills the commands' only): started then, it shares the
+	// cores with no session start, and the first Go tool call finds it.
+	s.toolPool.Do(func() { go s.refill(cloneFlags(plan.opts.Namespaces, plan.opts.Namespaces)) })
 	res.Connections = px.close()
 	undo := func() []string {
 		meta.stop()
