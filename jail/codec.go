@@ -16,11 +16,46 @@ import (
 // length, booleans as one byte. Both ends are the same binary, so there is
 // no versioning. TestStartCodecRoundTrip fills every field by reflection, so
 // a field added to startMsg, Spec, PathRule, Limits, Layers or Invocation
-// and forgotten here fails it. Every other message stays JSON.
+// and forgotten here fails it. The prepare message (prepareTag) is binary
+// too; every other message stays JSON.
 
 // startTag is the first byte of an encoded start message; a JSON message
 // starts with '{'.
 const startTag = 0x01
+
+// prepareTag is the first byte of an encoded prepare message (the base
+// seccomp filter and the notify filter, before the call is known): in
+// JSON, its 4 KB of BPF in base64 cost a child 0.36 ms of CPU to decode,
+// with the reflection of its first JSON message.
+const prepareTag = 0x02
+
+// encodePrepare encodes m for the wire: prepareTag, then both filters.
+func encodePrepare(m prepareMsg) []byte {
+	e := encoder{b: make([]byte, 0, 16+len(m.Seccomp)+len(m.Notify))}
+	e.b = append(e.b, prepareTag)
+	e.bytes(m.Seccomp)
+	e.bytes(m.Notify)
+	return e.b
+}
+
+// isPrepare reports whether a packet is an encoded prepare message.
+func isPrepare(b []byte) bool { return len(b) > 0 && b[0] == prepareTag }
+
+// decodePrepare decodes what encodePrepare wrote.
+func decodePrepare(b []byte) (*prepareMsg, error) {
+	if !isPrepare(b) {
+		return nil, errors.New("decode the prepare message: not one")
+	}
+	d := decoder{b: b[1:]}
+	m := prepareMsg{Seccomp: d.bytes(), Notify: d.bytes()}
+	switch {
+	case d.err != nil:
+		return nil, fmt.Errorf("decode the prepare message: %w", d.err)
+	case len(d.b) > 0:
+		return nil, fmt.Errorf("decode the prepare message: %d bytes left over", len(d.b))
+	}
+	return &m, nil
+}
 
 // encodeStart encodes m for the wire.
 func encodeStart(m startMsg) ([]byte, error) {

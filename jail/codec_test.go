@@ -94,3 +94,28 @@ func TestStartCodecRefusesDamage(t *testing.T) {
 		t.Error("a length beyond the message was accepted")
 	}
 }
+
+// TestPrepareCodecRoundTrip: both filters survive the prepare message's
+// encoding, an empty notify filter stays nil (a worker loads none then),
+// and a truncated or padded message is refused.
+func TestPrepareCodecRoundTrip(t *testing.T) {
+	var in prepareMsg
+	n := 0
+	fill(t, reflect.ValueOf(&in).Elem(), &n, "prepareMsg")
+	b := encodePrepare(in)
+	out, err := decodePrepare(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(*out, in) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", *out, in)
+	}
+	if out, err := decodePrepare(encodePrepare(prepareMsg{Seccomp: []byte{1, 2, 3}})); err != nil || out.Notify != nil || len(out.Seccomp) != 3 {
+		t.Fatalf("without a notify filter: %+v %v", out, err)
+	}
+	for _, bad := range [][]byte{b[:len(b)-1], append(append([]byte{}, b...), 0), {startTag}, nil} {
+		if _, err := decodePrepare(bad); err == nil {
+			t.Errorf("decodePrepare(%q) accepted", bad)
+		}
+	}
+}

@@ -140,20 +140,23 @@ func directMain(sup *conn, term int, pidNS bool, cgroupProcs []string) int {
 		l    *launcher
 		se   *StageError
 	)
-	if err == nil && len(raw) > 0 && raw[0] == '{' {
-		m, err := decodeMessage(raw)
+	if err == nil && isPrepare(raw) {
+		prep, err := decodePrepare(raw)
 		switch {
-		case err != nil || m.Prepare == nil:
-			return fail(&StageError{Stage: StageProtocol, Msg: fmt.Sprintf("expected the base seccomp filter (%v)", err)})
-		case m.Prepare.Notify != nil:
+		case err != nil:
+			return fail(stageErr(StageProtocol, err))
+		case prep.Notify != nil:
 			return fail(&StageError{Stage: StageProtocol, Msg: "a call without a worker got a notify filter, which only a worker hands over"})
 		}
-		if base, err = decodeBPF(m.Prepare.Seccomp); err != nil {
+		if base, err = decodeBPF(prep.Seccomp); err != nil {
 			return fail(stageErr(StageSeccomp, fmt.Errorf("the base filter: %w", err)))
 		}
 		if l, se = newLauncher(base); se != nil {
 			return fail(se)
 		}
+		// The first JSON decode builds encoding/json's decoder for a
+		// message: now, not on the call's clock at {go}.
+		_, _ = decodeMessage([]byte(`{"go":false}`))
 		// The supervisor starts its next warm child once this one is
 		// ready. A supervisor that is gone shows as EOF just below.
 		_ = startConn.send(message{Prepared: true})

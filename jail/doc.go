@@ -65,7 +65,8 @@
 //
 // Protocol on fd 3 and fd 4 (SOCK_SEQPACKET socketpairs, one message per
 // packet: JSON, except {start}, which is binary (codec.go) because it is
-// decoded on the call's critical path):
+// decoded on the call's critical path, and {prepare}, which is binary
+// because it carries 4 KB of BPF):
 //
 //	| from       | to         | fd | message          | when                                   |
 //	|------------|------------|----|------------------|----------------------------------------|

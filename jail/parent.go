@@ -86,7 +86,7 @@ func (p *Parent) Report() *StageError {
 // come before Start; a child that never gets it refuses every call that
 // wants the seccomp layer.
 func (p *Parent) Prepare(baseSeccomp, notify []byte) error {
-	return p.w.send(message{Prepare: &prepareMsg{Seccomp: baseSeccomp, Notify: notify}})
+	return p.w.sendRaw(encodePrepare(prepareMsg{Seccomp: baseSeccomp, Notify: notify}))
 }
 
 // Listener receives the notify filter's listener from a worker that was

@@ -111,13 +111,11 @@ func parseInitArgs(args []string) (carried, direct bool, cgroupProcs []string) {
 
 // message is one packet of the fd-3 protocol. Exactly one field is set.
 type message struct {
-	// Prepare comes first on the worker's start socket, before any call is
-	// known. (The start message itself is not JSON: see codec.go.)
-	Prepare *prepareMsg `json:"prepare,omitempty"`
-	Error   *StageError `json:"error,omitempty"`
-	Output  *toolOutput `json:"output,omitempty"`
-	Result  *Result     `json:"result,omitempty"`
-	Cancel  bool        `json:"cancel,omitempty"`
+	// (The prepare and start messages are not JSON: see codec.go.)
+	Error  *StageError `json:"error,omitempty"`
+	Output *toolOutput `json:"output,omitempty"`
+	Result *Result     `json:"result,omitempty"`
+	Cancel bool        `json:"cancel,omitempty"`
 	// Ready tells the worker that init has built the call's view.
 	Ready bool `json:"ready,omitempty"`
 	// Exec is the pid of the command the worker started (a child of init).
@@ -140,16 +138,17 @@ type message struct {
 	Proxy bool `json:"proxy,omitempty"`
 }
 
-// prepareMsg is what the worker can do before its call is known.
+// prepareMsg is what the worker (or a direct init) can do before its
+// call is known: the first packet on the start socket (encodePrepare).
 type prepareMsg struct {
 	// Seccomp is the base filter (filter.BuildFilter(filter.BaseFilterOptions())); the
 	// worker loads it at once, and the call's narrowing filter
 	// (startMsg.Seccomp) is stacked on it.
-	Seccomp []byte `json:"seccomp"`
+	Seccomp []byte
 	// Notify, when set, is the notify filter (filter.BuildNotifyFilter): the
 	// worker loads it first and sends its listener back on the same
 	// socket ({listener}, the descriptor attached).
-	Notify []byte `json:"notify,omitempty"`
+	Notify []byte
 }
 
 // startMsg is everything a child needs to run one call (encodeStart).

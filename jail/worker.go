@@ -37,17 +37,17 @@ func workerMain(tools map[string]ToolFunc) int {
 	defer startConn.close()
 	raw, err := startConn.recvBytes()
 	baseSeccomp := false
-	if err == nil && len(raw) > 0 && raw[0] == '{' {
-		m, err := decodeMessage(raw)
-		if err != nil || m.Prepare == nil {
-			return fail(&StageError{Stage: StageProtocol, Msg: fmt.Sprintf("expected the base seccomp filter (%v)", err)}, exitSetupFailed)
+	if err == nil && isPrepare(raw) {
+		prep, err := decodePrepare(raw)
+		if err != nil {
+			return fail(stageErr(StageProtocol, err), exitSetupFailed)
 		}
 		// The notify filter first: the base filter refuses installing
 		// one with a listener. Its listener goes to the supervisor at
 		// once, and this process keeps no copy (the command must not
 		// inherit it).
-		if m.Prepare.Notify != nil {
-			lfd, err := LoadNotifyFilter(m.Prepare.Notify)
+		if prep.Notify != nil {
+			lfd, err := LoadNotifyFilter(prep.Notify)
 			if err != nil {
 				return fail(stageErr(StageSeccomp, err), exitSetupFailed)
 			}
@@ -61,7 +61,7 @@ func workerMain(tools map[string]ToolFunc) int {
 		// number and a JIT compilation; the base filter is the large
 		// one, so it is loaded now, before the call is known, on every
 		// thread. The worker needs nothing it refuses.
-		if err := LoadFilter(m.Prepare.Seccomp); err != nil {
+		if err := LoadFilter(prep.Seccomp); err != nil {
 			return fail(stageErr(StageSeccomp, err), exitSetupFailed)
 		}
 		baseSeccomp = true
