@@ -128,7 +128,7 @@ func TestPlanFailsClosed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			probed := make(chan struct{})
 			close(probed) // the probe's answer is tc.userNS
-			s := &Supervisor{landlockABI: tc.abi, userNS: tc.userNS, probed: probed, filters: map[filterKey][]byte{}}
+			s := &Supervisor{landlockABI: tc.abi, userNS: tc.userNS, probed: probed, filters: map[filterKey]*compiled{}}
 			tc.spec.Layers.NoSeccomp = true // the filter is not what is tested here
 			_, err := s.plan(tc.spec)
 			if refused := errors.Is(err, jail.ErrUnenforceable); refused != tc.refuse {
