@@ -170,25 +170,21 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		log:           o.Logger,
 		grace:         o.KillGrace,
 		landlockABI:   jail.LandlockABI(),
-		// Root's calls on cgroup v2 join their cgroup as a process,
-		// which takes an RCU-synchronised lock (milliseconds): their
-		// worker does so while it waits for its call, a direct start's
-		// command would on the call's clock (jail/direct.go).
-		directOK: os.Geteuid() != 0 || !exists("/sys/fs/cgroup/cgroup.controllers"),
-		filters:  map[filterKey]*compiled{},
-		warm:     map[uintptr][]*child{},
-		starting: map[uintptr]int{},
-		readying: map[uintptr]int{},
-		landed:   make(chan struct{}),
-		active:   map[uintptr]int{},
-		lastEnd:  map[uintptr]time.Time{},
-		peak:     map[uintptr]int{},
-		demand:   map[uintptr]int{},
-		bursting: map[uintptr]int{},
-		poolSize: cmp.Or(max(o.PoolSize, 0), 2),
-		prewarm:  o.Prewarm,
-		limits:   jail.DefaultLimits(),
-		repos:    jail.NewRepoCache(),
+		directOK:      directCgroupOK(),
+		filters:       map[filterKey]*compiled{},
+		warm:          map[uintptr][]*child{},
+		starting:      map[uintptr]int{},
+		readying:      map[uintptr]int{},
+		landed:        make(chan struct{}),
+		active:        map[uintptr]int{},
+		lastEnd:       map[uintptr]time.Time{},
+		peak:          map[uintptr]int{},
+		demand:        map[uintptr]int{},
+		bursting:      map[uintptr]int{},
+		poolSize:      cmp.Or(max(o.PoolSize, 0), 2),
+		prewarm:       o.Prewarm,
+		limits:        jail.DefaultLimits(),
+		repos:         jail.NewRepoCache(),
 	}
 	s.egress = egress.New(egress.Options{Never: o.NeverReach, Logger: o.Logger})
 	if o.Executable != "" && !filepath.IsAbs(o.Executable) {
@@ -559,6 +555,29 @@ func nprocExtra(p plan, lim jail.Limits) uint64 {
 // worker (jail/direct.go): a command in fresh namespaces. It lies above
 // every clone flag and is taken out before the clone.
 const directStart uintptr = 1 << 48
+
+// DirectStarts reports whether a command's call starts without a worker
+// process on this machine (jail/direct.go), given whether calls get
+// their namespaces, and why not.
+func DirectStarts(namespaces bool) (bool, string) {
+	switch {
+	case !namespaces:
+		return false, "calls get no user namespaces here: each has a worker process, which hands brig the notify filter's listener"
+	case !directCgroupOK():
+		return false, "brig runs as root on cgroup v2: moving a command into its call's cgroup would wait for the kernel's RCU-synchronised lock on the call's clock, so a worker started ahead moves itself instead"
+	}
+	return true, ""
+}
+
+// directCgroupOK: a call's command may join its cgroups as it starts.
+// Root's calls on cgroup v2 join theirs as a process, which takes an
+// RCU-synchronised lock (milliseconds): their worker does so while it
+// waits for its call, a direct start's command would on the call's
+// clock. Other users' calls have no cgroup; on v1 the command moves its
+// one thread.
+func directCgroupOK() bool {
+	return os.Geteuid() != 0 || !exists("/sys/fs/cgroup/cgroup.controllers")
+}
 
 // direct is directStart when init can start inv itself under p: a
 // command, in fresh namespaces (init is PID 1), without a notify filter

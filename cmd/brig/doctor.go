@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"brig/internal/doctor"
+	"brig/internal/jailexe"
 	"brig/internal/termsafe"
 	"brig/jail"
 	"brig/policy"
+	"brig/supervisor"
 )
 
 // doctorOptions is everything brig doctor depends on, so that runDoctor can
@@ -76,6 +79,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 		report.SetConfig(configStatus(opts, feat.Namespaces()))
 		report.SetOutside(outsideStatus(opts, feat.Namespaces()))
 	}
+	report.SetJailRun(jailRun(opts, feat.Namespaces()))
 	var err error
 	if opts.JSON {
 		err = report.WriteJSON(out)
@@ -116,4 +120,29 @@ func configStatus(opts *doctorOptions, namespaces bool) doctor.ConfigStatus {
 	st.Problems = append(st.Problems, wp.Policy.ProtectedRuleWarnings()...)
 	st.Problems = append(st.Problems, wp.Policy.SandboxGrantWarnings()...)
 	return st
+}
+
+// jailRun says where this build's jail programs run from and whether a
+// command's call needs a worker here.
+func jailRun(opts *doctorOptions, namespaces bool) doctor.JailRun {
+	var j doctor.JailRun
+	dir := ""
+	if opts.Home != "" {
+		dir = filepath.Join(dirsFor(procEnv{Home: opts.Home, Env: opts.Env}).State, "programs")
+	}
+	carried, kept, why := jailexe.Where(dir)
+	switch {
+	case carried && kept:
+		j.Programs, j.Kept = why, true
+	case carried:
+		j.Programs = "written into memory at every start (about 5 ms of CPU): they cannot be kept: " + why
+	default:
+		j.Programs = why
+	}
+	if ok, why := supervisor.DirectStarts(namespaces); ok {
+		j.Commands, j.Direct = "started by each call's init: one process before the command", true
+	} else {
+		j.Commands = "started through a worker process: " + why
+	}
+	return j
 }

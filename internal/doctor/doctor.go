@@ -74,8 +74,9 @@ type Report struct {
 	ProbeErrors     map[string]string   `json:"probe_errors,omitempty"`
 	Credentials     []CredentialFinding `json:"credentials"`
 	Config          ConfigStatus        `json:"config"`
-	Outside         *Outside            `json:"outside,omitempty"` // what calls can read outside the workspace
-	Findings        []Finding           `json:"findings"`          // what this machine lacks, one line each
+	Outside         *Outside            `json:"outside,omitempty"`  // what calls can read outside the workspace
+	JailRun         *JailRun            `json:"jail_run,omitempty"` // where the jail's programs run from, and whether commands need a worker
+	Findings        []Finding           `json:"findings"`           // what this machine lacks, one line each
 	Guarantees      []Guarantee         `json:"guarantees"`
 	OK              bool                `json:"ok"` // no baseline guarantee is missing
 }
@@ -555,6 +556,7 @@ func (r Report) WriteText(w io.Writer) error {
 
 	r.writeConfig(p)
 	r.writeOutside(p)
+	r.writeJailRun(p)
 	if err := tw.Flush(); err != nil {
 		return err
 	}

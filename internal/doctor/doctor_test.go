@@ -461,3 +461,39 @@ func TestResourceBoundsStateTheDefaults(t *testing.T) {
 	}
 	t.Fatal("resource-bounds is not reported")
 }
+
+// TestJailRunSection: how calls run is printed in its own section, in the
+// text and the JSON, and never makes the report not OK; a report without
+// it prints no such section.
+func TestJailRunSection(t *testing.T) {
+	r := build(thisKernel(), nil, t.TempDir())
+	var buf bytes.Buffer
+	if err := r.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "How calls run") {
+		t.Errorf("a section without a JailRun:\n%s", buf.String())
+	}
+	r.SetJailRun(JailRun{Programs: "written into memory at every start: noexec", Commands: "started through a worker process: no namespaces"})
+	buf.Reset()
+	if err := r.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"How calls run", "programs", "written into memory at every start: noexec", "commands", "started through a worker process: no namespaces", "OK: every baseline guarantee holds."} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, buf.String())
+		}
+	}
+	buf.Reset()
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		JailRun *JailRun `json:"jail_run"`
+		OK      bool     `json:"ok"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil || got.JailRun == nil || got.JailRun.Kept || got.JailRun.Direct || !got.OK ||
+		!strings.Contains(got.JailRun.Commands, "no namespaces") {
+		t.Errorf("JSON: %+v %v\n%s", got.JailRun, err, buf.String())
+	}
+}

@@ -34,15 +34,8 @@ func keep(dir, base, sum, data string) (*os.File, error) {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
 	defer unix.Close(dfd)
-	if err := ownedAlone(dfd, unix.S_IFDIR); err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	var fs unix.Statfs_t
-	if err := unix.Fstatfs(dfd, &fs); err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	if fs.Flags&unix.ST_NOEXEC != 0 {
-		return nil, fmt.Errorf("%s is on a file system mounted noexec", dir)
+	if err := keepable(dfd, dir); err != nil {
+		return nil, err
 	}
 	name := base + "-" + sum
 	if f, err := openKept(dfd, name, len(data)); err == nil {
@@ -112,6 +105,47 @@ func ownedAlone(fd int, typ uint32) error {
 		return fmt.Errorf("writable by others (mode %#o)", st.Mode&0o7777)
 	}
 	return nil
+}
+
+// keepable checks that the directory dfd (named dir) may hold programs:
+// this user's alone, and not on a file system mounted noexec.
+func keepable(dfd int, dir string) error {
+	if err := ownedAlone(dfd, unix.S_IFDIR); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(dfd, &fs); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if fs.Flags&unix.ST_NOEXEC != 0 {
+		return fmt.Errorf("%s is on a file system mounted noexec", dir)
+	}
+	return nil
+}
+
+// Where says, without writing anything, where this build's jail programs
+// run from: "" when it carries none (brig re-executes itself); kept in
+// dir (true), or, with the reason, written into memory at every start
+// (false). A dir not made yet counts as kept: the first run makes it.
+func Where(dir string) (carried, kept bool, why string) {
+	if Sum == "" || InitSum == "" || embedded[workerName] == "" {
+		return false, false, "this build carries no jail programs: each call re-executes brig itself (build with make build)"
+	}
+	if dir == "" {
+		return true, false, "no home directory to keep them in"
+	}
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return true, true, "the first run writes them into " + dir
+	}
+	if err != nil {
+		return true, false, fmt.Sprintf("open %s: %v", dir, err)
+	}
+	defer unix.Close(dfd)
+	if err := keepable(dfd, dir); err != nil {
+		return true, false, err.Error()
+	}
+	return true, true, "kept in " + dir
 }
 
 // writeKept writes data as name in the directory dfd: into an unnamed

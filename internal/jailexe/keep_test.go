@@ -197,6 +197,10 @@ func TestProgramsNotKeptWhereOthersCanWrite(t *testing.T) {
 	initName := "brig-jail-init-" + sha(echo)
 	inMemory := func(t *testing.T, dir string) {
 		t.Helper()
+		// brig doctor says so, and why, before any start.
+		if carried, kept, why := Where(dir); !carried || kept || why == "" {
+			t.Errorf("Where(%s) = %v, %v, %q; want carried, not kept, and a reason", dir, carried, kept, why)
+		}
 		c, err := Open(dir)
 		if err != nil || c == nil {
 			t.Fatalf("open: %v %v", c, err)
@@ -248,6 +252,9 @@ func TestProgramsNotKeptWhereOthersCanWrite(t *testing.T) {
 	})
 	t.Run("control: this user's alone", func(t *testing.T) {
 		d := filepath.Join(t.TempDir(), "programs")
+		if _, kept, why := Where(d); !kept || !strings.Contains(why, "first run") {
+			t.Errorf("Where before the first run: %v %q", kept, why)
+		}
 		c, err := Open(d)
 		if err != nil || c == nil {
 			t.Fatalf("open: %v %v", c, err)
@@ -255,6 +262,17 @@ func TestProgramsNotKeptWhereOthersCanWrite(t *testing.T) {
 		defer c.Close()
 		if got := target(t, c.Init()); got != filepath.Join(d, initName) {
 			t.Errorf("init runs from %s, want it kept in %s", got, d)
+		}
+		if _, kept, why := Where(d); !kept || why != "kept in "+d {
+			t.Errorf("Where after it: %v %q", kept, why)
+		}
+	})
+	t.Run("a build that carries none", func(t *testing.T) {
+		saved := Sum
+		Sum = ""
+		defer func() { Sum = saved }()
+		if carried, _, why := Where(t.TempDir()); carried || !strings.Contains(why, "re-executes brig") {
+			t.Errorf("Where without programs: %v %q", carried, why)
 		}
 	})
 }
