@@ -105,7 +105,7 @@ func loadThreadFilter(prog []unix.SockFilter) error {
 // directSteps is what a direct start does before the layers, in the
 // clone, for init: what the worker does for itself otherwise.
 type directSteps struct {
-	cgroups []int    // cgroup.procs files, open for writing: the command joins each
+	cgroups []int    // the call's cgroup files (openCgroupProcs), open for writing: the command joins each
 	limits  []rlimit // set as both soft and hard limits
 	dir     string   // the working directory ("": stay)
 }

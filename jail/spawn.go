@@ -61,7 +61,7 @@ struct brig_spawn {
 	// from: jail/direct.go.)
 	int direct;
 	int ncgroups;
-	int cgroup_fds[BRIG_MAX_CGROUPS]; // cgroup.procs files, open for writing
+	int cgroup_fds[BRIG_MAX_CGROUPS]; // the call's cgroup files (tasks or cgroup.procs), open for writing
 	int nlimits;
 	int limit_res[BRIG_MAX_LIMITS];
 	unsigned long long limit_val[BRIG_MAX_LIMITS];

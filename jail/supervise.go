@@ -149,7 +149,8 @@ func (r *reaper) pause(d time.Duration) {
 // exceeds a limit w watches, and kills the tree when the call ends. The
 // call ends when the command the worker started ({exec}) exits, or, when
 // the worker started none (a Go tool, a failed stage, a crash), when the
-// worker has exited and said all it had to say.
+// worker has exited and said all it had to say. A direct start has no
+// worker: wconn is nil, and rp's worker is the command itself.
 func superviseWorker(sup, wconn *conn, rp *reaper, term int, w *watch) (Result, *StageError) {
 	var (
 		res          Result
@@ -160,6 +161,10 @@ func superviseWorker(sup, wconn *conn, rp *reaper, term int, w *watch) (Result, 
 		supDone      bool           // the supervisor asked to stop (or went away)
 		termDone     bool           // a termination signal arrived
 	)
+	workerConnFD := -1
+	if wconn != nil {
+		workerConnFD = wconn.fd()
+	}
 	defer func() {
 		if commandFD >= 0 {
 			_ = unix.Close(commandFD)
@@ -207,11 +212,7 @@ func superviseWorker(sup, wconn *conn, rp *reaper, term int, w *watch) (Result, 
 		}
 		watch(slotSup, sup.fd(), !supDone)
 		watch(slotTerm, term, !termDone)
-		if !workerSilent {
-			watch(slotWorkerConn, wconn.fd(), true)
-		} else {
-			watch(slotWorkerConn, -1, false)
-		}
+		watch(slotWorkerConn, workerConnFD, !workerSilent)
 		watch(slotWorker, rp.workerFD, !rp.workerReaped())
 		watch(slotCommand, commandFD, commandFD >= 0)
 		if _, err := unix.Poll(fds[:], int(orphanReapInterval.Milliseconds())); err != nil && err != unix.EINTR {
