@@ -1165,6 +1165,33 @@ func supervisorCases() []escCase {
 				res := e.sh(`kill -0 $ESC_TESTPID && echo SIGNAL-0-DELIVERED`)
 				e.wantNotIn(res, "SIGNAL-0-DELIVERED", "kill -0 of the supervisor (it can see and signal it)")
 			}},
+		{family: "supervisor", name: "take init's control socket, forge the result, stop init", passes: procPasses, probe: true,
+			control: func(t *testing.T, e *env) {
+				// pidfd_getfd works on a process of the call's own: a
+				// copy of its child's stdout, written to, reaches the
+				// call's output.
+				res := e.sh(`sleep 5 & ` + probeBin + ` getfd $! 1 'THROUGH-THE-CHILDS-FD'; kill $!`)
+				if !strings.Contains(string(res.Stdout), "GOTFD") || !strings.Contains(string(res.Stdout), "THROUGH-THE-CHILDS-FD") {
+					controlFail(t, "pidfd_getfd of the call's own child failed: %s", output(res))
+				}
+			},
+			attack: func(t *testing.T, e *env) {
+				// The command's parent is the call's init (PID 1 with a
+				// PID namespace; never the machine's PID 1 here, which
+				// the passes without one would name), whose fd 3 is its
+				// socket to the supervisor: a forged {result} there would
+				// be the call's outcome; a stopped init would never end
+				// the call, a killed one would end it early.
+				forged := `{"result":{"exit_code":0}}`
+				res := e.sh(probeBin + ` getfd $PPID 3 '` + forged + `'; kill -STOP $PPID; kill -KILL $PPID; echo ALIVE; exit 7`)
+				e.wantNotIn(res, "GOTFD", "pidfd_getfd of init's control socket")
+				if !strings.Contains(output(res), "ALIVE") {
+					escaped(t, "the command did not outlive signalling its init: %s", output(res))
+				}
+				if res.ExitCode != 7 || res.TimedOut || res.Canceled {
+					escaped(t, "the call's outcome is not the command's own (exit %d, want 7; timed out %v, canceled %v): %s", res.ExitCode, res.TimedOut, res.Canceled, output(res))
+				}
+			}},
 		{family: "supervisor", name: "kill -TERM a victim", passes: procPasses, probe: true, serial: true,
 			control: func(t *testing.T, e *env) {
 				v := getVictim(t)

@@ -138,6 +138,40 @@ static int cmd_peek(int argc, char **argv) {
 	return 0;
 }
 
+// getfd PID FD MESSAGE: takes a copy of descriptor FD of process PID
+// (pidfd_getfd, which needs the right to ptrace it) and writes MESSAGE to
+// it: "GOTFD" when the copy was had, "WROTE" when the write went through.
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+static int cmd_getfd(int argc, char **argv) {
+	if (argc < 5) {
+		fprintf(stderr, "usage: probe getfd PID FD MESSAGE\n");
+		return 2;
+	}
+	int pfd = syscall(SYS_pidfd_open, atoi(argv[2]), 0);
+	if (pfd < 0) {
+		fail("pidfd_open");
+		return 1;
+	}
+	int fd = syscall(SYS_pidfd_getfd, pfd, atoi(argv[3]), 0);
+	if (fd < 0) {
+		fail("pidfd_getfd");
+		return 1;
+	}
+	printf("GOTFD\n");
+	fflush(stdout);
+	if (write(fd, argv[4], strlen(argv[4])) < 0) {
+		fail("write");
+		return 1;
+	}
+	printf("WROTE\n");
+	return 0;
+}
+
 static int cmd_vmread(int argc, char **argv) {
 	pid_t pid;
 	unsigned long addr;
@@ -700,7 +734,7 @@ int main(int argc, char **argv) {
 		{"unshare", cmd_unshare}, {"clonens", cmd_clonens}, {"chroot", cmd_chroot},
 		{"int80", cmd_int80},     {"x32", cmd_x32},         {"personality", cmd_personality},
 		{"raw", cmd_raw},         {"packet", cmd_packet},   {"tiocsti", cmd_tiocsti},
-		{"bomb", cmd_bomb},       {"alloc", cmd_alloc},
+		{"bomb", cmd_bomb},       {"alloc", cmd_alloc},     {"getfd", cmd_getfd},
 	};
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		if (!strcmp(argv[1], cmds[i].name)) return cmds[i].fn(argc, argv);
