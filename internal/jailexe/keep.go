@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -136,6 +137,20 @@ func Where(dir string) (carried, kept bool, why string) {
 	}
 	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
+		// Made by the first run, on the file system of its nearest
+		// existing parent.
+		parent := filepath.Dir(dir)
+		for {
+			var fs unix.Statfs_t
+			err := unix.Statfs(parent, &fs)
+			if err == nil && fs.Flags&unix.ST_NOEXEC != 0 {
+				return true, false, fmt.Sprintf("%s would be on a file system mounted noexec (%s)", dir, parent)
+			}
+			if !errors.Is(err, unix.ENOENT) || parent == filepath.Dir(parent) {
+				break
+			}
+			parent = filepath.Dir(parent)
+		}
 		return true, true, "the first run writes them into " + dir
 	}
 	if err != nil {
