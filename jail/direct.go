@@ -28,7 +28,7 @@ import (
 //	|------------|------|----|------------|-------------------------------------------|
 //	| supervisor | init | 4  | {prepare}  | at start-up: the base seccomp filter      |
 //	|            |      |    |            | (never a notify filter)                   |
-//	| init       | sup. | 4  | {prepared} | the filter is decoded: init waits         |
+//	| init       | sup. | 4  | {prepared} | the launcher holds the filter: init waits |
 //	| supervisor | init | 4  | {start}    | the whole call (no view part on fd 3)     |
 //	| supervisor | init | 4  | {go}       | as for the worker; then it closes fd 4    |
 //	| init       | sup. | 3  | {result}/{error} | the call ended, or a stage failed   |
