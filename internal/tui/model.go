@@ -146,6 +146,7 @@ func New(ctx context.Context, cfg Config) *Model {
 	ta.Focus()
 	di := textinput.New()
 	di.Prompt = "message to the model: "
+	di.KeyMap.Paste.SetEnabled(false) // see noClipboard
 	var rend render.Renderer = render.Plain{}
 	if cfg.Renderer != nil {
 		rend = cfg.Renderer
@@ -181,12 +182,24 @@ func newInput(rows int) textarea.Model {
 	ta.CharLimit = 0
 	ta.MaxWidth = 0
 	ta.KeyMap.InsertNewline.SetKeys("alt+enter", "ctrl+j")
+	// See noClipboard.
+	ta.KeyMap.Paste.SetEnabled(false)
+	ta.KeyMap.CopySelection.SetEnabled(false)
 	st := textarea.DefaultDarkStyles()
 	st.Focused.CursorLine = st.Focused.Text
 	st.Cursor.Blink = false
 	ta.SetStyles(st)
 	return ta
 }
+
+// noClipboard is the status line for a clipboard key. Bubbles' inputs bind
+// Ctrl+V (and the textarea Ctrl+Shift+C) to github.com/atotto/clipboard,
+// which runs xclip, xsel or wl-paste as found on PATH — in the
+// supervisor, outside any jail, with its whole environment, API keys
+// included. brig runs nothing but jailed calls (SPEC §1), so those
+// bindings are off and pasting is the terminal's: its paste key arrives
+// as a bracketed paste (paste).
+const noClipboard = "paste with your terminal's paste key (often Ctrl+Shift+V or Shift+Insert): brig runs no clipboard program"
 
 // maxInputLines is the most lines the textarea holds (bubbles' textarea
 // drops what is pasted beyond it, so a longer paste is refused whole).
@@ -727,6 +740,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+o":
 		m.expandLastOutput()
 		return nil
+	case "ctrl+v", "ctrl+shift+c", "ctrl+shift+v":
+		m.status = noClipboard
+		return nil
 	case "enter":
 		text := m.input.Value()
 		if strings.TrimSpace(text) == "" {
@@ -856,6 +872,9 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 			return m.answer(p, agent.Approval{Answer: agent.AnswerDeny, Message: msg})
 		case "esc":
 			m.denying = false
+			return nil
+		case "ctrl+v", "ctrl+shift+v":
+			m.status = noClipboard
 			return nil
 		}
 		var cmd tea.Cmd
