@@ -164,7 +164,8 @@ func TestPlantedProgramsOnPath(t *testing.T) {
 	}
 	names := []string{"true", "false", "sh", "bash", "dash", "env", "git", "rg", "go", "gofmt", "node", "npm", "npx", "python3", "python", "cargo", "rustc",
 		"make", "ls", "cat", "echo", "id", "uname", "getent", "ps", "sudo", "setpriv", "unshare", "newuidmap", "newgidmap", "systemd-run",
-		"systemctl", "dbus-send", "xdg-open", "ssh", "gpg", "security", "pass", "brig", "ldconfig", "mount", "ip", "tmux", "tput", "infocmp", "stty"}
+		"systemctl", "dbus-send", "xdg-open", "ssh", "gpg", "security", "pass", "brig", "ldconfig", "mount", "ip", "tmux", "tput", "infocmp", "stty",
+		"xclip", "xsel", "wl-paste", "wl-copy"}
 	for _, n := range names {
 		// Only absolute paths inside: the planted programs must not
 		// find each other on PATH.
@@ -264,6 +265,22 @@ func TestPlantedProgramsOnPath(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		if tui {
+			// Ctrl+V, which the input library would answer by running
+			// xclip (or xsel, wl-paste) from PATH: brig says to paste
+			// with the terminal instead. Waited for until that shows
+			// or a planted program ran.
+			if p.has("clipboard") {
+				t.Fatal("the TUI's screen says clipboard before Ctrl+V; this check cannot tell")
+			}
+			if _, err := p.master.Write([]byte{0x16}); err != nil {
+				t.Fatal(err)
+			}
+			for ctx.Err() == nil && !p.has("clipboard") {
+				if entries, _ := os.ReadDir(canary); len(entries) > 0 {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 		}
 		err := cmd.Wait()
