@@ -316,6 +316,58 @@ func TestPrewarmPoolGrowsWithDemand(t *testing.T) {
 	waitPIDsGone(t, pids)
 }
 
+// TestToolsPoolHoldsOneUntilCallsNeedMore: where commands start without a
+// worker, the Go tools' pool is filled to one child once the first call
+// is over, while the commands' holds the pool size; a Go tool call that
+// comes as the last one ends and finds no child ready raises it to the
+// pool size.
+func TestToolsPoolHoldsOneUntilCallsNeedMore(t *testing.T) {
+	ctx := context.Background()
+	sup, _, spec, p := pooledPlan(t, 2)
+	if p.flags&directStart == 0 {
+		t.Skip("commands start with a worker here: one pool serves them and the Go tools")
+	}
+	tools := p.flags &^ directStart
+	if !sup.toolsOnly(tools) || sup.toolsOnly(p.flags) {
+		t.Fatalf("toolsOnly: the tools' key %#x %v, the commands' %#x %v", tools, sup.toolsOnly(tools), p.flags, sup.toolsOnly(p.flags))
+	}
+	sup.Warm()
+	waitPool(t, sup, 2)
+	if res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"true"}}, IO{}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	waitPool(t, sup, 2) // the control: the commands' pool keeps two
+	waitPoolOf(t, sup, tools, 1)
+	// waitPoolOf saw one child and none starting: none will start until a
+	// call takes one.
+	sup.mu.Lock()
+	n := len(sup.warm[tools]) + sup.starting[tools]
+	sup.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("the Go tools' pool went on to %d children", n)
+	}
+
+	// A Go tool call as the last one ends (its end set a little ahead,
+	// so that no delay here makes it look like a model's pace), with no
+	// child ready: the one waiting is taken away first.
+	sup.mu.Lock()
+	waiting := sup.warm[tools]
+	sup.warm[tools] = nil
+	sup.lastEnd[tools] = time.Now().Add(quietGap / 2)
+	sup.mu.Unlock()
+	for _, c := range waiting {
+		c.discard()
+	}
+	tp := p
+	tp.flags = tools
+	c, _, err := sup.acquire(ctx, tp, sup.limits, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.discard()
+	waitPoolOf(t, sup, tools, 2)
+}
+
 // TestPrewarmPoolWaitsForTheBurst: the calls of a burst (Burst) take the
 // waiting children and start no replacement while they run; the pool is
 // filled again when the last of them ends.
@@ -543,7 +595,12 @@ func pooledPlan(t *testing.T, size int) (*Supervisor, string, jail.Spec, plan) {
 // pids.
 func waitPool(t *testing.T, sup *Supervisor, want int) []int {
 	t.Helper()
-	flags := sup.commandKey()
+	return waitPoolOf(t, sup, sup.commandKey(), want)
+}
+
+// waitPoolOf is waitPool for the pool of clone flags flags.
+func waitPoolOf(t *testing.T, sup *Supervisor, flags uintptr, want int) []int {
+	t.Helper()
 	pool := func() (n int, pids []int, readying int) {
 		sup.mu.Lock()
 		defer sup.mu.Unlock()
