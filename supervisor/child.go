@@ -357,9 +357,12 @@ func (s *Supervisor) refill(flags uintptr) {
 	}
 	for {
 		s.mu.Lock()
-		if s.closed || s.bursting[flags] > 0 || s.starting[flags] > 0 || s.readying[flags] > 0 || len(s.warm[flags]) >= s.poolTarget(flags) {
+		if s.closed || s.starts == 0 || s.bursting[flags] > 0 || s.starting[flags] > 0 || s.readying[flags] > 0 || len(s.warm[flags]) >= s.poolTarget(flags) {
 			s.mu.Unlock()
 			return
+		}
+		if s.starts > 0 {
+			s.starts--
 		}
 		s.starting[flags]++
 		s.mu.Unlock()

@@ -68,6 +68,12 @@ type Options struct {
 	// most calls seen holding a child at once, up to maxPoolSize: a model
 	// that reads four files in one answer finds four waiting the next time.
 	PoolSize int
+	// Prestart (without Prewarm) starts one child for the usual command
+	// (no network) once Warm is called, and no other: for a process that
+	// runs one call (brig sandbox), which works out the call's grant while
+	// the child starts on the other core. A call planned otherwise starts
+	// its own, as without it.
+	Prestart bool
 }
 
 // Programs are the carried jail programs: init runs Init, and a worker
@@ -139,6 +145,9 @@ type Supervisor struct {
 	// other meanwhile.
 	readying map[uintptr]int
 	poolSize int
+	// starts is how many more children refill may start (Prestart: one);
+	// negative, no bound. Guarded by mu.
+	starts int
 	// lastEnd is when the last call holding a child for these flags ended
 	// (none held one any more): how acquire tells a model's pace.
 	lastEnd map[uintptr]time.Time
@@ -183,8 +192,12 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		bursting:      map[uintptr]int{},
 		poolSize:      cmp.Or(max(o.PoolSize, 0), 2),
 		prewarm:       o.Prewarm,
+		starts:        -1,
 		limits:        jail.DefaultLimits(),
 		repos:         jail.NewRepoCache(),
+	}
+	if o.Prestart && !o.Prewarm {
+		s.prewarm, s.poolSize, s.starts = true, 1, 1
 	}
 	s.egress = egress.New(egress.Options{Never: o.NeverReach, Logger: o.Logger})
 	if o.Executable != "" && !filepath.IsAbs(o.Executable) {

@@ -316,6 +316,41 @@ func TestPrewarmPoolGrowsWithDemand(t *testing.T) {
 	waitPIDsGone(t, pids)
 }
 
+// TestPrestartStartsOneChildOnly: with Prestart, Warm starts one child for
+// the usual command before any call, the call takes it, and no refill
+// starts another (brig sandbox runs one call); a call planned otherwise
+// starts its own.
+func TestPrestartStartsOneChildOnly(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prestart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	_, spec := poolSpec(t, sup)
+	if p, err := sup.plan(spec); err != nil || p.base == nil {
+		t.Skipf("no seccomp layer here (%v): calls never use the pool", err)
+	}
+	sup.Warm()
+	pids := waitPool(t, sup, 1)
+	if res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"true"}}, IO{}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	waitPIDsGone(t, pids) // the call took it: its init is gone with the call
+	flags := sup.commandKey()
+	sup.refill(flags)
+	sup.mu.Lock()
+	n, starts := len(sup.warm[flags])+sup.starting[flags], sup.starts
+	sup.mu.Unlock()
+	if n != 0 || starts != 0 {
+		t.Errorf("after the call the pool holds or starts %d children (%d starts left), want none", n, starts)
+	}
+	// A second call still runs, in a child of its own.
+	if res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"true"}}, IO{}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("second call: %v %+v", err, res)
+	}
+}
+
 // TestToolsPoolHoldsOneUntilCallsNeedMore: where commands start without a
 // worker, the Go tools' pool is filled to one child once the first call
 // is over, while the commands' holds the pool size; a Go tool call that

@@ -136,11 +136,14 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 		return runUnconfined(ctx, o, ws)
 	}
 	dirs := xdg.Resolve(o.Env, o.Home)
-	sup, err := supervisor.New(ctx, supervisor.Options{ExecutableFunc: carriedPath, Programs: carriedPrograms, QuarantineDir: filepath.Join(dirs.State, "quarantine")})
+	// The call's child starts now, on the other core, while the policy
+	// and the grant are worked out here (Prestart).
+	sup, err := supervisor.New(ctx, supervisor.Options{ExecutableFunc: carriedPath, Programs: carriedPrograms, QuarantineDir: filepath.Join(dirs.State, "quarantine"), Prestart: true})
 	if err != nil {
 		return err
 	}
 	defer sup.Close()
+	sup.Warm()
 	write, err := resolveGrants("--write", o.Write, o.Cwd)
 	if err != nil {
 		return err
