@@ -304,9 +304,10 @@ func (s *Supervisor) busy(flags uintptr, burst bool) (done func()) {
 // size, or the demand calls have shown if greater. The Go tools' own pool
 // (toolsOnly) keeps one until calls have shown they need more (a burst,
 // or missedPace): a waiting init and light worker hold 9–10 MB, and in a
-// session of commands the second one only waits (the 20-call bench's
-// peak RSS of the tree: 54.5–59.0 → 42.3–46.0 MB, its four reads in one
-// answer no slower). Called with mu held.
+// session of commands the second one only waits (the roundtrip bench's
+// peak RSS of the tree, 13 runs alternating: 51.9–58.5 → 45.0–49.1 MB;
+// its four reads in one answer the same within the noise). Called with
+// mu held.
 func (s *Supervisor) poolTarget(flags uintptr) int {
 	if s.toolsOnly(flags) && s.demand[flags] == 0 {
 		return 1
