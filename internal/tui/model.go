@@ -199,7 +199,7 @@ func newInput(rows int) textarea.Model {
 // included. brig runs nothing but jailed calls (SPEC §1), so those
 // bindings are off and pasting is the terminal's: its paste key arrives
 // as a bracketed paste (paste).
-const noClipboard = "paste with your terminal's paste key (often Ctrl+Shift+V or Shift+Insert): brig runs no clipboard program"
+const noClipboard = "brig runs no clipboard program: copy and paste with your terminal's keys (often Ctrl+Shift+C, Ctrl+Shift+V or Shift+Insert)"
 
 // maxInputLines is the most lines the textarea holds (bubbles' textarea
 // drops what is pasted beyond it, so a longer paste is refused whole).
