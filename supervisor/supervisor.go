@@ -280,9 +280,10 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 
 // Warm fills the pool of prewarmed children for the usual call (no
 // network) in the background, if Prewarm is on, once the start-up probe
-// has answered. The agent calls it as it sends its first request, so that
-// the children start while the model answers rather than while the
-// session starts.
+// has answered. brig -p calls it as soon as the supervisor is made (a
+// command's child, an init alone, starts on the other core beside the
+// session's set-up); the TUI once its banner is up; brig sandbox, with
+// Prestart, as it begins.
 func (s *Supervisor) Warm() {
 	if !s.prewarm {
 		return
