@@ -5,8 +5,9 @@
 // A store (one per workspace, under brig's state directory, which no jail
 // is granted) holds content-addressed objects — each file content and each
 // directory tree once, however many snapshots share it — in one append-only
-// pack, and a journal of events: the snapshot before a call (on disk before
-// the call starts, so a crash mid-call still leaves it), the snapshot after
+// pack, and a journal of events: the snapshot before a call (written before
+// the call starts, so a crash mid-call still leaves it, and synced while
+// the call runs), the snapshot after
 // it with its change set, and each undo. A snapshot reads only files whose
 // stat data (size, modification and change times, inode, device, mode,
 // owner) differs from what the last snapshot saw, so a repository with few

@@ -11,8 +11,9 @@ type EventKind string
 
 // Journal events.
 const (
-	// EventBefore: the snapshot taken before a call, durable before the
-	// call starts (so a crash mid-call still leaves it to restore).
+	// EventBefore: the snapshot taken before a call, written before the
+	// call starts (so a crash mid-call still leaves it to restore) and
+	// synced while it runs.
 	EventBefore EventKind = "before"
 	// EventAfter: the snapshot after the call, with its change set.
 	EventAfter EventKind = "after"
@@ -48,14 +49,20 @@ type Pending struct {
 	roots   []string
 	// shared: another session had the store open when the call began.
 	shared bool
+	// synced waits for the before event's sync (see Before).
+	synced func() error
 }
 
 // Snapshot is the state recorded before the call.
 func (p *Pending) Snapshot() *Snapshot { return p.before }
 
 // Before snapshots roots (the paths a call may write) and journals it for
-// session's call; it returns when the snapshot is on disk. The call must
-// not start before. Where this process snapshotted a root before and the
+// session's call. The call must not start before it returns: by then the
+// new content is on disk and the before event written, so a kill -9 of
+// brig during the call still leaves the snapshot to restore. The event's
+// own sync runs meanwhile, beside the call (an fdatasync is 0.3–2 ms that
+// a call would otherwise wait for); After waits for it first and reports
+// its failure. Where this process snapshotted a root before and the
 // kernel's change notifications cover it, only the directories something
 // happened in since are read.
 func (s *Store) Before(ctx context.Context, session, call, tool string, roots []string) (*Pending, error) {
@@ -63,11 +70,14 @@ func (s *Store) Before(ctx context.Context, session, call, tool string, roots []
 	if err != nil {
 		return nil, err
 	}
-	var sn *Snapshot
+	var (
+		sn     *Snapshot
+		synced func() error
+	)
 	shared := false
 	err = s.locked(ctx, func() error {
 		shared = s.othersOpen()
-		sn, err = s.commitSnapshot(ctx, roots, true, func(sn *Snapshot) []Event {
+		sn, synced, err = s.commitSnapshotLater(ctx, roots, true, func(sn *Snapshot) []Event {
 			return []Event{{Kind: EventBefore, Time: time.Now().UTC(), Session: session, Call: call, Tool: tool, Roots: sn.Roots}}
 		})
 		return err
@@ -75,7 +85,7 @@ func (s *Store) Before(ctx context.Context, session, call, tool string, roots []
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint before the call: %w", err)
 	}
-	return &Pending{s: s, session: session, call: call, tool: tool, before: sn, roots: roots, shared: shared}, nil
+	return &Pending{s: s, session: session, call: call, tool: tool, before: sn, roots: roots, shared: shared, synced: synced}, nil
 }
 
 // After snapshots the same roots again — a full walk, which also sees
@@ -112,6 +122,10 @@ func (p *Pending) AfterLater(ctx context.Context) func() (*ChangeSet, error) {
 
 // after is After with the store's mutex already held; it releases it.
 func (p *Pending) after(ctx context.Context) (*ChangeSet, error) {
+	if err := p.synced(); err != nil {
+		p.s.mu.Unlock()
+		return nil, fmt.Errorf("checkpoint before the call (the call ran; undo may not restore it after a power cut): %w", err)
+	}
 	var cs *ChangeSet
 	err := p.s.lockedHeld(ctx, func() error {
 		_, err := p.s.commitSnapshot(ctx, p.roots, false, func(sn *Snapshot) []Event {
@@ -148,24 +162,36 @@ func (s *Store) Warm(ctx context.Context, roots []string) error {
 }
 
 // commitSnapshot takes a snapshot, makes its objects durable, then
-// journals the events built from it. Called with the store locked.
+// journals the events built from it and syncs the journal. Called with the
+// store locked.
 func (s *Store) commitSnapshot(ctx context.Context, roots []string, fast bool, events func(*Snapshot) []Event) (*Snapshot, error) {
-	w, err := s.newWriter()
+	sn, synced, err := s.commitSnapshotLater(ctx, roots, fast, events)
 	if err != nil {
 		return nil, err
 	}
-	sn, err := s.snapshot(ctx, w, roots, fast)
+	return sn, synced()
+}
+
+// commitSnapshotLater is commitSnapshot that leaves the journal's sync
+// running (appendJournalLater); synced waits for it.
+func (s *Store) commitSnapshotLater(ctx context.Context, roots []string, fast bool, events func(*Snapshot) []Event) (sn *Snapshot, synced func() error, err error) {
+	w, err := s.newWriter()
+	if err != nil {
+		return nil, nil, err
+	}
+	sn, err = s.snapshot(ctx, w, roots, fast)
 	if err == nil {
 		err = w.commit()
 	}
 	if err != nil {
 		w.abort()
-		return nil, err
+		return nil, nil, err
 	}
+	synced = func() error { return nil }
 	if evs := events(sn); len(evs) > 0 {
-		if err := s.appendJournal(evs...); err != nil {
-			return nil, err
+		if synced, err = s.appendJournalLater(evs...); err != nil {
+			return nil, nil, err
 		}
 	}
-	return sn, nil
+	return sn, synced, nil
 }
