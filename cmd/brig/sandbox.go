@@ -380,6 +380,11 @@ func resolveGrants(flag string, paths []string, cwd string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: the path does not exist (create it first): %w", flag, p, err)
 		}
+		if real == "/" && flag == "--write" {
+			// The jail cannot bind the root over itself; say so now,
+			// not as a mount failure once the child is set up.
+			return nil, fmt.Errorf("%s %s: that is the whole machine; name the directories the command writes (--read / lets it read everything but the secrets)", flag, p)
+		}
 		out = append(out, real)
 	}
 	return out, nil

@@ -78,6 +78,30 @@ func TestSandboxGrantPathMustExist(t *testing.T) {
 	}
 }
 
+// TestSandboxWriteRootRefused: --write / (or --add-dir /) is refused
+// before anything runs, with what to do instead; --read / runs.
+func TestSandboxWriteRootRefused(t *testing.T) {
+	for _, flag := range []string{"--write", "--add-dir"} {
+		o, _, _ := sandboxFixture(t)
+		o.Argv = []string{"true"}
+		if flag == "--write" {
+			o.Write = []string{"/"}
+		} else if err := (addDirFlag{o}).Set("/"); err != nil {
+			t.Fatal(err)
+		}
+		err := runSandbox(context.Background(), o)
+		if err == nil || !strings.Contains(err.Error(), "whole machine") || !strings.Contains(err.Error(), "--read /") {
+			t.Fatalf("%s /: want a refusal that says what to do, got %v", flag, err)
+		}
+	}
+	o, out, errb := sandboxFixture(t)
+	o.Read = []string{"/"}
+	o.Argv = []string{"sh", "-c", "echo read-root-ok"}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != 0 || out.String() != "read-root-ok\n" {
+		t.Fatalf("--read /: exit %d, stdout %q, stderr %q", code, out, errb)
+	}
+}
+
 func TestSandboxReadOnlyAndWrite(t *testing.T) {
 	o, _, _ := sandboxFixture(t)
 	o.ReadOnly = true
