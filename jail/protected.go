@@ -427,7 +427,8 @@ func (c *RepoCache) ProtectedPathsEnv(workspace string, env []string, extra ...s
 	out = append(out, gitdirProtected(filepath.Join(workspace, ".git"))...)
 	// The workspace root is where a repository created there later runs
 	// its hooks: a relative global core.hooksPath names a directory in it.
-	for _, p := range configured(Repository{GitDir: filepath.Join(workspace, ".git"), Worktree: workspace}, global, home) {
+	atRoot := Repository{GitDir: filepath.Join(workspace, ".git"), Worktree: workspace}
+	for _, p := range configured(atRoot, global, home) {
 		inside(p)
 	}
 	for _, r := range repos {
@@ -442,6 +443,9 @@ func (c *RepoCache) ProtectedPathsEnv(workspace string, env []string, extra ...s
 			if common := readCommondir(r.GitDir); common != "" {
 				out = append(out, gitdirProtected(common)...)
 			}
+		}
+		if r.GitDir == atRoot.GitDir && r.Worktree == atRoot.Worktree {
+			continue // the workspace's own repository: configured above
 		}
 		for _, p := range configured(r, global, home) {
 			inside(p)
