@@ -219,6 +219,15 @@ func (s *Supervisor) awaitPrepared(c *child) error {
 	}
 }
 
+// atModelsPace reports whether a call starting now comes at a model's
+// pace: no call is under way, and none has been for more than quietGap
+// since the last one ended (or, before any, since Warm).
+func (s *Supervisor) atModelsPace() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running == 0 && !s.quietSince.IsZero() && time.Since(s.quietSince) > quietGap
+}
+
 // quietGap is how long no call may have held a child for acquire to take
 // calls as coming at a model's pace: a real model takes hundreds of
 // milliseconds to answer, an instant one (a script on loopback) one or
@@ -272,6 +281,7 @@ func InBurst(ctx context.Context) bool {
 // burst's children do.
 func (s *Supervisor) busy(flags uintptr, burst bool) (done func()) {
 	s.mu.Lock()
+	s.running++
 	s.active[flags]++
 	s.peak[flags] = max(s.peak[flags], s.active[flags])
 	if burst {
@@ -280,6 +290,9 @@ func (s *Supervisor) busy(flags uintptr, burst bool) (done func()) {
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
+		if s.running--; s.running == 0 {
+			s.quietSince = time.Now()
+		}
 		s.active[flags]--
 		fill := false
 		if s.active[flags] == 0 {

@@ -116,7 +116,7 @@ type Supervisor struct {
 	// (directStart).
 	directOK bool
 	// toolPool starts filling the pool of Go tools' children, after the
-	// first call (see run).
+	// first call that came at a model's pace (see run).
 	toolPool sync.Once
 	// limits are jail.DefaultLimits, read once: a waiting child's
 	// cgroup is made with them (the call's own come with its Spec).
@@ -158,8 +158,13 @@ type Supervisor struct {
 	active, peak, demand map[uintptr]int
 	// bursting counts the calls of a burst (Burst) holding a child now.
 	bursting map[uintptr]int
-	closed   bool
-	cgroups  cgroupPool // empty call cgroups for reuse (root only)
+	// running counts the calls under way (any flags); quietSince is when
+	// the last of them ended, or Warm ran: with none running for more
+	// than quietGap, a call comes at a model's pace (atModelsPace).
+	running    int
+	quietSince time.Time
+	closed     bool
+	cgroups    cgroupPool // empty call cgroups for reuse (root only)
 	// repos remembers the written trees' directories between the sweeps'
 	// searches for repositories a call made (jail.RepoCache).
 	repos *jail.RepoCache
@@ -288,6 +293,9 @@ func (s *Supervisor) Warm() {
 	if !s.prewarm {
 		return
 	}
+	s.mu.Lock()
+	s.quietSince = time.Now() // the session's own set-up is the model's first answer away
+	s.mu.Unlock()
 	// What every start needs is made side by side, not one after the
 	// other in the first start: the base seccomp filter compiled, the
 	// carried programs written (and the probe's answer awaited).
@@ -296,8 +304,8 @@ func (s *Supervisor) Warm() {
 	go func() {
 		// With namespaces, a child for a command (no worker): most calls
 		// are commands, and it is ready sooner. The pool of Go tools'
-		// children fills once the first call is over (run): filled now,
-		// it would take the cores from the session's start.
+		// children fills once a call at a model's pace is over (run):
+		// filled now, it would take the cores from the session's start.
 		s.refill(s.commandKey())
 	}()
 }
@@ -409,6 +417,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	defer cancelTimeout()
 
 	burst := InBurst(ctx)
+	paced := s.atModelsPace()
 	defer s.busy(plan.flags, burst)()
 	c, later, err := s.acquire(ctx, plan, spec.Limits, burst)
 	replace := func() {}
@@ -480,10 +489,14 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	}
 	res, runErr := s.converse(runCtx, c, spec, inv, plan, record)
 	replace() // the call's processes are gone: its sweep and the model's answer leave the cores idle
-	// Once a session's first call is over, a child for Go tools joins the
-	// pool (Warm fills the commands' only): started then, it shares the
-	// cores with no session start, and the first Go tool call finds it.
-	s.toolPool.Do(func() { go s.refill(cloneFlags(plan.opts.Namespaces, plan.opts.Namespaces)) })
+	// Once a call that came at a model's pace is over, a child for Go
+	// tools joins the pool (Warm fills the commands' only): the model's
+	// next answer leaves the cores to its start, and the first Go tool
+	// call finds it. Calls that come back to back (an instant model)
+	// would share the cores with that start.
+	if paced {
+		s.toolPool.Do(func() { go s.refill(cloneFlags(plan.opts.Namespaces, plan.opts.Namespaces)) })
+	}
 	res.Connections = px.close()
 	undo := func() []string {
 		meta.stop()

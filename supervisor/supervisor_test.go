@@ -352,10 +352,10 @@ func TestPrestartStartsOneChildOnly(t *testing.T) {
 }
 
 // TestToolsPoolHoldsOneUntilCallsNeedMore: where commands start without a
-// worker, the Go tools' pool is filled to one child once the first call
-// is over, while the commands' holds the pool size; a Go tool call that
-// comes as the last one ends and finds no child ready raises it to the
-// pool size.
+// worker, the Go tools' pool is filled to one child once a call that came
+// at a model's pace is over — not after calls that come back to back —,
+// while the commands' holds the pool size; a Go tool call that comes as
+// the last one ends and finds no child ready raises it to the pool size.
 func TestToolsPoolHoldsOneUntilCallsNeedMore(t *testing.T) {
 	ctx := context.Background()
 	sup, _, spec, p := pooledPlan(t, 2)
@@ -368,15 +368,32 @@ func TestToolsPoolHoldsOneUntilCallsNeedMore(t *testing.T) {
 	}
 	sup.Warm()
 	waitPool(t, sup, 2)
-	if res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"true"}}, IO{}); err != nil || res.ExitCode != 0 {
-		t.Fatalf("call: %v %+v", err, res)
+	call := func(quiet time.Duration) {
+		t.Helper()
+		sup.mu.Lock()
+		sup.quietSince = time.Now().Add(-quiet) // how long ago the last call ended
+		sup.mu.Unlock()
+		if res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"true"}}, IO{}); err != nil || res.ExitCode != 0 {
+			t.Fatalf("call: %v %+v", err, res)
+		}
 	}
-	waitPool(t, sup, 2) // the control: the commands' pool keeps two
+	// Back to back (an instant model): the Go tools' pool stays empty.
+	call(-quietGap) // a moment ago, whatever this machine's delays
+	waitPool(t, sup, 2)
+	sup.mu.Lock()
+	n := len(sup.warm[tools]) + sup.starting[tools]
+	sup.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("a call that came back to back started %d Go tools' children", n)
+	}
+	// At a model's pace: one child, and the commands' pool keeps two.
+	call(2 * quietGap)
+	waitPool(t, sup, 2)
 	waitPoolOf(t, sup, tools, 1)
 	// waitPoolOf saw one child and none starting: none will start until a
 	// call takes one.
 	sup.mu.Lock()
-	n := len(sup.warm[tools]) + sup.starting[tools]
+	n = len(sup.warm[tools]) + sup.starting[tools]
 	sup.mu.Unlock()
 	if n != 1 {
 		t.Fatalf("the Go tools' pool went on to %d children", n)
