@@ -165,16 +165,20 @@ func (s *Store) Warm(ctx context.Context, roots []string) error {
 // journals the events built from it and syncs the journal. Called with the
 // store locked.
 func (s *Store) commitSnapshot(ctx context.Context, roots []string, fast bool, events func(*Snapshot) []Event) (*Snapshot, error) {
-	sn, synced, err := s.commitSnapshotLater(ctx, roots, fast, events)
-	if err != nil {
-		return nil, err
-	}
-	return sn, synced()
+	sn, _, err := s.commitSnapshotSync(ctx, roots, fast, false, events)
+	return sn, err
 }
 
 // commitSnapshotLater is commitSnapshot that leaves the journal's sync
 // running (appendJournalLater); synced waits for it.
-func (s *Store) commitSnapshotLater(ctx context.Context, roots []string, fast bool, events func(*Snapshot) []Event) (sn *Snapshot, synced func() error, err error) {
+func (s *Store) commitSnapshotLater(ctx context.Context, roots []string, fast bool, events func(*Snapshot) []Event) (*Snapshot, func() error, error) {
+	return s.commitSnapshotSync(ctx, roots, fast, true, events)
+}
+
+// commitSnapshotSync is commitSnapshot, with the journal's sync left
+// running when later (synced then waits for it) and done before it
+// returns otherwise.
+func (s *Store) commitSnapshotSync(ctx context.Context, roots []string, fast, later bool, events func(*Snapshot) []Event) (sn *Snapshot, synced func() error, err error) {
 	w, err := s.newWriter()
 	if err != nil {
 		return nil, nil, err
@@ -188,8 +192,15 @@ func (s *Store) commitSnapshotLater(ctx context.Context, roots []string, fast bo
 		return nil, nil, err
 	}
 	synced = func() error { return nil }
-	if evs := events(sn); len(evs) > 0 {
+	evs := events(sn)
+	switch {
+	case len(evs) == 0:
+	case later:
 		if synced, err = s.appendJournalLater(evs...); err != nil {
+			return nil, nil, err
+		}
+	default:
+		if err := s.appendJournal(evs...); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -374,11 +374,11 @@ func (s *Store) cutTornIndex() error {
 // appendJournal appends events to the journal and syncs it. A torn last
 // line (a crash mid-append) is cut off first.
 func (s *Store) appendJournal(evs ...Event) error {
-	synced, err := s.appendJournalLater(evs...)
+	f, err := s.writeJournal(evs)
 	if err != nil {
 		return err
 	}
-	return synced()
+	return s.syncJournal(f)
 }
 
 // appendJournalLater is appendJournal that returns once the events are
@@ -386,6 +386,18 @@ func (s *Store) appendJournal(evs ...Event) error {
 // lose — and syncs them in the background; the function it returns waits
 // for that sync and reports its failure.
 func (s *Store) appendJournalLater(evs ...Event) (synced func() error, err error) {
+	f, err := s.writeJournal(evs)
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.syncJournal(f) }()
+	return sync.OnceValue(func() error { return <-done }), nil
+}
+
+// writeJournal appends evs to the journal, after cutting a torn last
+// line, and returns the journal open for syncJournal.
+func (s *Store) writeJournal(evs []Event) (*os.File, error) {
 	var buf bytes.Buffer
 	for _, ev := range evs {
 		b, err := json.Marshal(ev)
@@ -409,17 +421,16 @@ func (s *Store) appendJournalLater(evs ...Event) (synced func() error, err error
 		f.Close()
 		return nil, fmt.Errorf("checkpoint journal: %w", err)
 	}
-	datasync := s.datasync
-	done := make(chan error, 1)
-	go func() {
-		defer f.Close()
-		if err := datasync(f); err != nil {
-			done <- fmt.Errorf("checkpoint journal: sync: %w", err)
-			return
-		}
-		done <- nil
-	}()
-	return sync.OnceValue(func() error { return <-done }), nil
+	return f, nil
+}
+
+// syncJournal makes what writeJournal wrote durable and closes f.
+func (s *Store) syncJournal(f *os.File) error {
+	defer f.Close()
+	if err := s.datasync(f); err != nil {
+		return fmt.Errorf("checkpoint journal: sync: %w", err)
+	}
+	return nil
 }
 
 // cutTornLine cuts bytes after the last newline of f and returns its new size.
