@@ -108,6 +108,18 @@ func initMain() int {
 		return directMain(sup, term, pidNS, cgroupProcs)
 	}
 
+	// The masks are made before the worker exists: making them mounts a
+	// scratch tmpfs over /tmp for a moment, and a worker already running
+	// would find /tmp empty there as it composed its grants (a write grant
+	// under /tmp failed: "stat …: no such file or directory").
+	hidden := masks{dir: -1, file: -1}
+	if pidNS {
+		var err error
+		if hidden, err = makeMasks(); err != nil {
+			return fail(stageErr(StageMount, err))
+		}
+	}
+
 	// The worker's program: brig's own binary, or the carried one the
 	// supervisor sends once it is written (init's start overlaps that).
 	exe, exeFD := "/proc/self/exe", -1
@@ -171,9 +183,8 @@ func initMain() int {
 			return fail(stageErr(StageRlimit, fmt.Errorf("move the worker into cgroup %s: %w", procs, err)))
 		}
 	}
-	hidden := masks{dir: -1, file: -1}
 	if pidNS {
-		if hidden, err = sealNamespace(); err != nil {
+		if err := sealMounts(); err != nil {
 			killTree()
 			return fail(stageErr(StageMount, err))
 		}

@@ -172,6 +172,46 @@ func (e env) sh(t *testing.T, spec jail.Spec, script string) jail.Result {
 	return res
 }
 
+// TestGrantUnderTmpWhileTheMasksAreMade: init makes the hidden paths'
+// masks on a scratch tmpfs it mounts over /tmp for a moment. A worker
+// forked before that found /tmp empty as it composed its grants, and a
+// Go tool's call whose workspace lies under /tmp failed now and then
+// ("grant write /tmp/…: stat …: no such file or directory"). Here the
+// scratch is held over /tmp (jail.ScratchHoldFile) and the call must run.
+func TestGrantUnderTmpWhileTheMasksAreMade(t *testing.T) {
+	e := newEnv(t)
+	if !e.sup.Namespaces() {
+		t.Skip("no mount namespace here: no masks, no scratch")
+	}
+	ws, err := os.MkdirTemp("/tmp", "brig-jail-test-ws-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(ws) })
+	e.ws = ws
+	if err := os.WriteFile(jail.ScratchHoldFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(jail.ScratchHoldFile) })
+	spec := e.spec(t, nil)
+	// As a file tool's: no private /tmp, so the workspace's grant is
+	// composed beside the view, not after it.
+	spec.PrivateTmp = false
+	args, _ := json.Marshal(filepath.Join(e.outside, "nothing"))
+	start := time.Now()
+	res, err := e.sup.Run(context.Background(), spec, jail.Invocation{Tool: "threads", Args: args}, supervisor.IO{})
+	if err != nil {
+		t.Fatalf("a Go tool's call with its workspace under /tmp, the masks' scratch held: %v", err)
+	}
+	if res.ExitCode != 0 {
+		t.Fatalf("the call: %+v", res)
+	}
+	// The control: the scratch was held, so the call overlapped it.
+	if took := time.Since(start); took < jail.ScratchHold {
+		t.Fatalf("the call took %v, less than the hold (%v): the scratch was not held and this test shows nothing", took, jail.ScratchHold)
+	}
+}
+
 func TestEveryThreadIsRestricted(t *testing.T) {
 	e := newEnv(t)
 	canary := filepath.Join(e.outside, "secret")

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -71,6 +72,11 @@ func hide(paths []string, m masks) error {
 	return nil
 }
 
+// scratchHold, set only by this package's tests, says how long makeMasks
+// keeps its scratch over /tmp: the window in which nothing else in the
+// namespace may look under /tmp.
+var scratchHold func() time.Duration
+
 // masks are detached read-only mounts of an empty directory and an empty
 // file, both of mode 000, that hide puts over hidden paths.
 type masks struct{ dir, file int }
@@ -90,10 +96,17 @@ func (m masks) close() {
 func makeMasks() (masks, error) {
 	m := masks{dir: -1, file: -1}
 	const scratch = "/tmp"
+	var hold time.Duration
+	if scratchHold != nil {
+		hold = scratchHold() // asked before the scratch hides what it looks at
+	}
 	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=700,size=4k"); err != nil {
 		return m, fmt.Errorf("mask scratch tmpfs: %w", err)
 	}
 	defer unix.Unmount(scratch, unix.MNT_DETACH)
+	if hold > 0 {
+		time.Sleep(hold)
+	}
 	dir, file := filepath.Join(scratch, "dir"), filepath.Join(scratch, "file")
 	if err := os.Mkdir(dir, 0); err != nil {
 		return m, fmt.Errorf("mask directory: %w", err)
@@ -135,23 +148,35 @@ func prepareNamespace() error {
 	return nil
 }
 
-// sealNamespace runs once the worker exists and has joined its cgroup (a
-// file open for writing would keep its mount from turning read-only), still
-// before any call is known:
+// sealNamespace makes the masks for hidden paths (makeMasks), then seals
+// the namespace (sealMounts): what a direct init, which starts no worker,
+// does before any call is known. An init that starts a worker makes the
+// masks before the worker exists and seals once it does.
+func sealNamespace() (masks, error) {
+	m, err := makeMasks()
+	if err != nil {
+		return m, err
+	}
+	if err := sealMounts(); err != nil {
+		m.close()
+		return masks{dir: -1, file: -1}, err
+	}
+	return m, nil
+}
+
+// sealMounts runs once the worker, if any, exists and has joined its
+// cgroup (a file open for writing would keep its mount from turning
+// read-only), still before any call is known:
 //   - every mount becomes read-only (restoreWrites puts the call's write
 //     grants back);
 //   - loopback comes up when the network namespace is private (on the
-//     host's network it is up already and nothing changes);
-//   - the masks for hidden paths are made (makeMasks).
-func sealNamespace() (masks, error) {
+//     host's network it is up already and nothing changes).
+func sealMounts() error {
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &attr); err != nil {
-		return masks{}, fmt.Errorf("make the filesystem read-only: %w", err)
+		return fmt.Errorf("make the filesystem read-only: %w", err)
 	}
-	if err := loopbackUp(); err != nil {
-		return masks{}, err
-	}
-	return makeMasks()
+	return loopbackUp()
 }
 
 // restoreWrites puts the write grants back writable on top of the
