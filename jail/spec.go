@@ -180,8 +180,10 @@ type Cache struct {
 	// Dirs are made when missing; whatever else bears one of these names
 	// (a symbolic link, a file) is replaced by a directory.
 	Dirs []string `json:"dirs,omitempty"`
-	// Files are toolchain configuration that brig writes anew before every
-	// call: what an earlier call left there is never trusted.
+	// Files are toolchain configuration that brig checks before every
+	// call: one that is not exactly brig's (a regular file of brig's user,
+	// mode 0600, one link, brig's content) is written anew; what an earlier
+	// call left there is never trusted.
 	Files []CacheFile `json:"files,omitempty"`
 	// Remove are paths below the cache (relative) that a toolchain would
 	// read as configuration; they are removed before every call.
@@ -191,7 +193,8 @@ type Cache struct {
 	Stale []string `json:"stale,omitempty"`
 }
 
-// CacheFile is a file the supervisor recreates in the cache before a call.
+// CacheFile is a file the supervisor makes sure of in the cache before a
+// call (written anew unless it holds exactly Data).
 type CacheFile struct {
 	Name string `json:"name"` // one path element
 	Data string `json:"data,omitempty"`

@@ -26,9 +26,10 @@ const cacheIdentityLen = 16
 // workspaceIdentity): a repository deleted and cloned again at the same
 // path, or another one put there, gets a fresh cache, and the older caches
 // of that path are listed as stale for the supervisor to remove. The
-// toolchains' configuration files in it are brig's, rewritten before every
-// call: an empty npmrc, an empty Go env file, no cargo config or
-// credentials (pip reads none: PIP_CONFIG_FILE=/dev/null).
+// toolchains' configuration files in it are brig's, checked before every
+// call and rewritten unless they hold exactly brig's content: an empty
+// npmrc, an empty Go env file, no cargo config or credentials (pip reads
+// none: PIP_CONFIG_FILE=/dev/null).
 func jailCache(root, workspace, home string, env []string) (*jail.Cache, []string, error) {
 	name, err := CacheName(workspace)
 	if err != nil {

@@ -77,7 +77,9 @@ func (s *Supervisor) prepareCacheLocked(c *jail.Cache) error {
 		}
 	}
 	for _, f := range c.Files {
-		if err := dir.WriteNew(f.Name, []byte(f.Data), 0o600); err != nil {
+		// Kept when it already holds exactly brig's content (the common
+		// case: a call seldom touches them), written anew otherwise.
+		if _, err := dir.KeepOrWriteNew(f.Name, []byte(f.Data), 0o600); err != nil {
 			return fail(err)
 		}
 	}

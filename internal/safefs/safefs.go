@@ -224,6 +224,17 @@ func (d *Dir) chmod(perm os.FileMode) error {
 	return unix.Fchmodat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", d.fd), uint32(perm.Perm()), 0)
 }
 
+// chmodIfNeeded is chmod, skipped when the directory's mode bits (setuid,
+// setgid and sticky included) already are perm: a chmod goes through
+// /proc/self/fd, a lookup in procfs that costs more than the fstat.
+func (d *Dir) chmodIfNeeded(perm os.FileMode) error {
+	var st unix.Stat_t
+	if unix.Fstat(d.fd, &st) == nil && st.Mode&0o7777 == uint32(perm.Perm()) {
+		return nil
+	}
+	return d.chmod(perm)
+}
+
 // maxRetries bounds the loops that race against a process that changes a
 // directory at the same time (a concurrent call of the same workspace).
 const maxRetries = 5
@@ -265,7 +276,7 @@ func (d *Dir) MkdirReplace(name string, perm os.FileMode) (sub *Dir, replaced st
 		if err != nil {
 			return nil, replaced, err
 		}
-		if err := sub.chmod(perm); err != nil {
+		if err := sub.chmodIfNeeded(perm); err != nil {
 			sub.Close()
 			return nil, replaced, &os.PathError{Op: "chmod", Path: sub.path, Err: err}
 		}
@@ -302,6 +313,64 @@ func (d *Dir) WriteNew(name string, data []byte, perm os.FileMode) error {
 		return nil
 	}
 	return &os.PathError{Op: "create", Path: d.join(name), Err: errors.New("it keeps being created by something else")}
+}
+
+// KeepOrWriteNew makes sure name is a file holding exactly data with mode
+// perm, like WriteNew, but leaves it alone when it already is one: a
+// regular file of this process's user, with no other link to it, whose
+// mode bits (setuid, setgid and sticky included) are perm and whose
+// content is data. Anything else is replaced as WriteNew replaces it. It
+// reports whether it wrote. Whoever can write the directory can change the
+// file right after either way; what it guarantees is the state it found
+// or made, as WriteNew does.
+func (d *Dir) KeepOrWriteNew(name string, data []byte, perm os.FileMode) (wrote bool, err error) {
+	if err := checkName(name); err != nil {
+		return false, err
+	}
+	if d.holds(name, data, perm) {
+		return false, nil
+	}
+	return true, d.WriteNew(name, data, perm)
+}
+
+// holds reports whether name is the file KeepOrWriteNew keeps. The entry is
+// looked at without following a link, and only a regular file is opened
+// (never a FIFO or a device, which an open could block on or act upon).
+func (d *Dir) holds(name string, data []byte, perm os.FileMode) bool {
+	var st unix.Stat_t
+	if unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !sameFile(&st, nil, len(data), perm) {
+		return false
+	}
+	if len(data) == 0 {
+		return true
+	}
+	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(fd), d.join(name))
+	defer f.Close()
+	var again unix.Stat_t
+	if unix.Fstat(fd, &again) != nil || !sameFile(&again, &st, len(data), perm) {
+		return false // replaced between the two looks
+	}
+	got := make([]byte, len(data)+1)
+	n, err := io.ReadFull(f, got)
+	if err != io.ErrUnexpectedEOF || n != len(data) {
+		return false
+	}
+	return string(got[:n]) == string(data)
+}
+
+// sameFile reports whether st is a regular file of this process's user
+// with one link, mode bits perm and size n — and, when was is given, the
+// same inode as was.
+func sameFile(st, was *unix.Stat_t, n int, perm os.FileMode) bool {
+	if was != nil && (st.Dev != was.Dev || st.Ino != was.Ino) {
+		return false
+	}
+	return st.Mode&unix.S_IFMT == unix.S_IFREG && st.Mode&0o7777 == uint32(perm.Perm()) &&
+		st.Uid == uint32(os.Geteuid()) && st.Nlink == 1 && st.Size == int64(n)
 }
 
 // RemoveAll removes name and, for a directory, everything below it. A

@@ -241,3 +241,95 @@ func TestRemoveAllUnder(t *testing.T) {
 		t.Fatalf("a missing parent: %v", err)
 	}
 }
+
+// TestKeepOrWriteNew checks that a file that already is exactly brig's is
+// kept (the same inode: nothing was written), and that every planted thing
+// and every near miss — the same size with other bytes, another mode, a
+// setuid bit, a second link, a byte more — is replaced as WriteNew
+// replaces it, leaving what a link points at unchanged.
+func TestKeepOrWriteNew(t *testing.T) {
+	ino := func(t *testing.T, p string) uint64 {
+		t.Helper()
+		var st unix.Stat_t
+		must(t, unix.Lstat(p, &st))
+		return st.Ino
+	}
+	for _, data := range []string{"", "# brig\n"} {
+		t.Run("kept/"+data, func(t *testing.T) {
+			d, root := openTemp(t)
+			p := filepath.Join(root, "go.env")
+			wrote, err := d.KeepOrWriteNew("go.env", []byte(data), 0o600)
+			if err != nil || !wrote {
+				t.Fatalf("a missing file: wrote %v, %v; want it written", wrote, err)
+			}
+			first := ino(t, p)
+			wrote, err = d.KeepOrWriteNew("go.env", []byte(data), 0o600)
+			if err != nil || wrote || ino(t, p) != first {
+				t.Fatalf("an intact file: wrote %v, %v, inode %d → %d; want it kept", wrote, err, first, ino(t, p))
+			}
+		})
+	}
+	nearMisses := map[string]func(t *testing.T, p string){
+		"same size, other bytes": func(t *testing.T, p string) { must(t, os.WriteFile(p, []byte("# evil\n"), 0o600)) },
+		"a byte more":            func(t *testing.T, p string) { must(t, os.WriteFile(p, []byte("# brig\n\n"), 0o600)) },
+		"empty":                  func(t *testing.T, p string) { must(t, os.WriteFile(p, nil, 0o600)) },
+		"mode 0644": func(t *testing.T, p string) {
+			must(t, os.WriteFile(p, []byte("# brig\n"), 0o600))
+			must(t, os.Chmod(p, 0o644))
+		},
+		"setuid": func(t *testing.T, p string) {
+			must(t, os.WriteFile(p, []byte("# brig\n"), 0o600))
+			must(t, unix.Chmod(p, 0o4600))
+		},
+		"a second link": func(t *testing.T, p string) {
+			must(t, os.WriteFile(p, []byte("# brig\n"), 0o600))
+			must(t, os.Link(p, p+".other"))
+		},
+	}
+	for name, plant := range plants(newVictim(t)) {
+		nearMisses[name] = plant
+	}
+	for name, plant := range nearMisses {
+		t.Run("replaced/"+name, func(t *testing.T) {
+			v := newVictim(t)
+			d, root := openTemp(t)
+			p := filepath.Join(root, "go.env")
+			plant(t, p)
+			wrote, err := d.KeepOrWriteNew("go.env", []byte("# brig\n"), 0o600)
+			if err != nil || !wrote {
+				t.Fatalf("over %s: wrote %v, %v; want it written anew", name, wrote, err)
+			}
+			v.check(t)
+			var st unix.Stat_t
+			must(t, unix.Lstat(p, &st))
+			if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o7777 != 0o600 || st.Nlink != 1 {
+				t.Fatalf("go.env is mode %o with %d links, want a regular file of mode 0600 with one", st.Mode, st.Nlink)
+			}
+			if b, _ := os.ReadFile(p); string(b) != "# brig\n" {
+				t.Fatalf("go.env holds %q", b)
+			}
+		})
+	}
+}
+
+// TestMkdirReplaceSetsTheMode checks that an existing directory whose mode
+// a call changed gets brig's back (the chmod is skipped only when the mode
+// already is brig's), setuid, setgid and sticky bits included.
+func TestMkdirReplaceSetsTheMode(t *testing.T) {
+	for _, mode := range []uint32{0o700, 0o755, 0o000, 0o1700, 0o2700} {
+		d, root := openTemp(t)
+		p := filepath.Join(root, "go-build")
+		must(t, os.Mkdir(p, 0o700))
+		must(t, unix.Chmod(p, mode))
+		sub, replaced, err := d.MkdirReplace("go-build", 0o700)
+		if err != nil || replaced != "" {
+			t.Fatalf("mode %o: %v, replaced %q", mode, err, replaced)
+		}
+		sub.Close()
+		var st unix.Stat_t
+		must(t, unix.Lstat(p, &st))
+		if st.Mode&0o7777 != 0o700 {
+			t.Fatalf("a directory of mode %o came out as %o, want 0700", mode, st.Mode&0o7777)
+		}
+	}
+}
