@@ -30,8 +30,8 @@ func newCacheCmd() *cobra.Command {
 pip, CARGO_HOME, XDG_CACHE_HOME) under ~/.cache/brig/jail, named after the
 workspace's path and the repository's identity: a repository cloned again
 at the same path starts with a fresh one. Everything there is disposable;
-a call may write it, and brig rewrites the toolchains' configuration files
-in it before every call.`,
+a call may write it, and before every call brig puts back the toolchains'
+configuration files in it (npmrc, go.env) if a call changed them.`,
 	}
 	cmd.AddCommand(newCacheListCmd(nil), newCacheCleanCmd(nil))
 	return cmd
