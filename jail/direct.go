@@ -154,9 +154,6 @@ func directMain(sup *conn, term int, pidNS bool, cgroupProcs []string) int {
 		if l, se = newLauncher(base); se != nil {
 			return fail(se)
 		}
-		// The first JSON decode builds encoding/json's decoder for a
-		// message: now, not on the call's clock at {go}.
-		_, _ = decodeMessage([]byte(`{"go":false}`))
 		// The supervisor starts its next warm child once this one is
 		// ready. A supervisor that is gone shows as EOF just below.
 		_ = startConn.send(message{Prepared: true})

@@ -190,7 +190,7 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 	// own report reaches the supervisor through init, which is worth more
 	// than this send's EPIPE; and without {go} a worker never starts the
 	// tool.
-	_ = p.w.send(message{Go: true})
+	_ = p.w.sendRaw(goAhead)
 	_ = p.w.close()
 	return nil
 }

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 )
@@ -30,5 +31,50 @@ func TestRecvAfterPeerExitedWithUnreadData(t *testing.T) {
 			t.Fatalf("after the message: %v, want the end", err)
 		}
 		init.close()
+	}
+}
+
+// TestMessageEncodingAsJSON checks that encodeMessage writes exactly what
+// json.Marshal writes, for the messages it encodes itself (the go-ahead,
+// {prepared}, {proxy}, results as init reports them, every field set and
+// strings that need escaping) and for those it leaves to encoding/json;
+// and that decodeMessage reads the go-ahead as encoding/json would, and
+// anything else through it.
+func TestMessageEncodingAsJSON(t *testing.T) {
+	odd := "quote \" \\ <tag> & \u2028 \x00\x1f \xff\xfe é"
+	msgs := []message{
+		{Go: true}, {Prepared: true}, {Proxy: true},
+		{Result: &Result{}},
+		{Result: &Result{ExitCode: 130, Signal: "SIGINT", TimedOut: true, Canceled: true, StdoutTruncated: true, StderrTruncated: true, Duration: 1234567, Limit: LimitMemory, LimitDetail: odd}},
+		{Result: &Result{ExitCode: -1, Signal: odd, Duration: -5}},
+		{Result: &Result{Output: json.RawMessage(`{"a": [1, 2]}`)}},
+		{Result: &Result{Violations: []string{"/ws/.envrc"}}},
+		{Result: &Result{Connections: []Connection{{Host: "example.com", Port: 443, Via: "CONNECT"}}}},
+		{Result: &Result{ExitCode: 1}, Exec: 3},
+		{Error: &StageError{Stage: StageExec, Msg: odd}},
+		{Go: true, Ready: true}, {Cancel: true}, {Exec: 42},
+	}
+	for _, m := range msgs {
+		want, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeMessage(m)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("encodeMessage(%+v) = %s, %v; json.Marshal gives %s", m, got, err, want)
+		}
+	}
+	for _, in := range []string{string(goAhead), `{"go":true }`, `{"go":false}`, `{"cancel":true}`, string(prepared)} {
+		var want message
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeMessage([]byte(in))
+		if err != nil || got != want {
+			t.Errorf("decodeMessage(%s) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	if _, err := decodeMessage([]byte(`{"go":tru`)); err == nil {
+		t.Error("a truncated message decoded")
 	}
 }
