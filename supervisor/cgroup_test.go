@@ -1,9 +1,14 @@
 package supervisor
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestOOMKillsByVersion reads the OOM-kill counter from the file of the
@@ -37,5 +42,61 @@ func TestOOMKillsByVersion(t *testing.T) {
 	var none *callCgroup
 	if got := none.oomKills(); got != 0 {
 		t.Errorf("no cgroup: oomKills() = %d, want 0", got)
+	}
+}
+
+// TestUserTasksCountsARealUID checks the count brig budgets a call's
+// process limit on top of where the kernel counts per uid (no user
+// namespace, not root): every task of the uid, threads included, by real
+// uid — a process whose effective uid differs counts for its real one —
+// and nothing of other uids. It uses uids no one else runs (root only).
+func TestUserTasksCountsARealUID(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("starts processes under other uids (run as root)")
+	}
+	const uid, other = 54321, 54322
+	if n := userTasks(uid); n != 0 {
+		t.Fatalf("uid %d already runs %d tasks here: pick another", uid, n)
+	}
+	// start runs argv as uid (real, effective and saved).
+	start := func(uid uint32, argv ...string) *exec.Cmd {
+		t.Helper()
+		c := exec.Command(argv[0], argv[1:]...)
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: 65534}}
+		if err := c.Start(); err != nil {
+			t.Skipf("cannot start %s as uid %d: %v", argv[0], uid, err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+		return c
+	}
+	start(uid, "/bin/sleep", "600")
+	start(uid, "/bin/sleep", "600")
+	start(other, "/bin/sleep", "600") // another uid: not counted
+	// Real uid 0, effective uid: counted for 0, not for uid (once it has
+	// switched).
+	su := start(0, "/usr/bin/python3", "-c", fmt.Sprintf("import os,time; os.setresuid(0,%d,%d); time.sleep(600)", uid, uid))
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", su.Process.Pid))
+		if strings.Contains(string(b), fmt.Sprintf("\nUid:\t0\t%d\t", uid)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the process of real uid 0 never took effective uid %d:\n%s", uid, b)
+		}
+	}
+	waitTasks(t, uid, 2, "two sleeps (one thread each), beside a task of another uid and one of real uid 0 running as this one")
+	// Threads count: a process of four threads is four tasks.
+	start(uid, "/usr/bin/python3", "-c", "import threading,time\nfor _ in range(3): threading.Thread(target=time.sleep,args=(600,),daemon=True).start()\ntime.sleep(600)")
+	waitTasks(t, uid, 6, "two sleeps and a process of four threads")
+}
+
+// waitTasks waits until userTasks(uid) is want, failing with what it
+// counted after a minute (the processes take a moment to start).
+func waitTasks(t *testing.T, uid int, want uint64, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); userTasks(uid) != want; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: userTasks(%d) = %d, want %d", what, uid, userTasks(uid), want)
+		}
 	}
 }
