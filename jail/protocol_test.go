@@ -3,6 +3,7 @@ package jail
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -76,5 +77,28 @@ func TestMessageEncodingAsJSON(t *testing.T) {
 	}
 	if _, err := decodeMessage([]byte(`{"go":tru`)); err == nil {
 		t.Error("a truncated message decoded")
+	}
+	// Every field of a result set, save those encodeResult leaves to
+	// encoding/json: a field added to Result and not to encodeResult
+	// fails here.
+	var full Result
+	v := reflect.ValueOf(&full).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		switch name := f.Name; {
+		case f.Tag.Get("json") == "-", name == "Output", name == "Violations", name == "Connections":
+		case f.Type.Kind() == reflect.String:
+			v.Field(i).SetString(name + " <&> é")
+		case f.Type.Kind() == reflect.Bool:
+			v.Field(i).SetBool(true)
+		case f.Type.Kind() >= reflect.Int && f.Type.Kind() <= reflect.Int64:
+			v.Field(i).SetInt(int64(7 + i))
+		default:
+			t.Fatalf("Result.%s (%s): set it here and teach encodeResult about it", name, f.Type)
+		}
+	}
+	want, _ := json.Marshal(message{Result: &full})
+	if got, err := encodeMessage(message{Result: &full}); err != nil || string(got) != string(want) {
+		t.Errorf("a result with every field set: encodeMessage gives %s, json.Marshal %s", got, want)
 	}
 }
