@@ -13,9 +13,28 @@ package jail
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <linux/capability.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
+
+// The kernel's interfaces used below are spelled out here rather than
+// taken from <linux/*.h>, so that this file builds against any C
+// library's headers alone: build.sh links the carried programs with musl
+// where it can, and musl's toolchain ships no kernel headers.
+#define BRIG_CAP_VERSION_3 0x20080522
+struct brig_cap_header { unsigned int version; int pid; };
+struct brig_cap_data { unsigned int effective, permitted, inheritable; };
+struct brig_sock_filter { unsigned short code; unsigned char jt, jf; unsigned int k; };
+struct brig_sock_fprog { unsigned short len; struct brig_sock_filter *filter; };
+#define BRIG_SECCOMP_SET_MODE_FILTER 1
+#define BRIG_SECCOMP_FILTER_FLAG_TSYNC 1UL
+// Signals as the kernel has them (64 on amd64 and arm64), through raw
+// system calls: a C library keeps some for itself (glibc 32 and 33, musl
+// 32 to 34), so that sigfillset would leave them unblocked and sigaction
+// would refuse to reset them; here every one is blocked and reset.
+#define BRIG_NSIG 64
+typedef unsigned long long brig_sigset;
+struct brig_ksigaction { void *handler; unsigned long flags; void *restorer; brig_sigset mask; };
+static int brig_sigmask(const brig_sigset *set, brig_sigset *old) {
+	return syscall(SYS_rt_sigprocmask, SIG_SETMASK, set, old, sizeof(brig_sigset));
+}
 
 #ifndef SYS_landlock_restrict_self
 #define SYS_landlock_restrict_self 446
@@ -50,10 +69,10 @@ struct brig_spawn {
 	char *const *argv;
 	char *const *envp;
 	int ruleset_fd;          // -1: no Landlock layer
-	struct sock_fprog *prog; // NULL: no seccomp layer
+	struct brig_sock_fprog *prog; // NULL: no seccomp layer
 	int sibling;             // start the command as a child of our parent
 	pid_t parent;            // the command's parent, as getppid() sees it
-	sigset_t mask;           // the signal mask the command starts with
+	brig_sigset mask;        // the signal mask the command starts with
 	// A direct start (init starts the command itself, no worker) also
 	// does what the worker otherwise did for the command: join the call's
 	// cgroups, set the limits, give up every privilege and enter the
@@ -78,8 +97,8 @@ struct brig_spawn {
 static int brig_drop_privileges(void) {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return -1;
-	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct data[2];
+	struct brig_cap_header hdr = {BRIG_CAP_VERSION_3, 0};
+	struct brig_cap_data data[2];
 	memset(data, 0, sizeof data);
 	if (syscall(SYS_capset, &hdr, data) != 0) return -1;
 	if (syscall(SYS_capget, &hdr, data) != 0) return -1;
@@ -102,14 +121,14 @@ static int brig_drop_privileges(void) {
 // never reach one here, so they go back to the default before anything is
 // unblocked.
 static void brig_default_signals(void) {
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	for (int sig = 1; sig < NSIG; sig++) {
-		struct sigaction cur;
+	struct brig_ksigaction dfl;
+	memset(&dfl, 0, sizeof dfl); // SIG_DFL
+	for (int sig = 1; sig <= BRIG_NSIG; sig++) {
+		struct brig_ksigaction cur;
 		if (sig == SIGKILL || sig == SIGSTOP) continue;
-		if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_IGN && cur.sa_handler != SIG_DFL)
-			sigaction(sig, &dfl, NULL);
+		if (syscall(SYS_rt_sigaction, sig, NULL, &cur, sizeof(brig_sigset)) == 0 &&
+		    cur.handler != (void *)SIG_IGN && cur.handler != (void *)SIG_DFL)
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(brig_sigset));
 	}
 }
 
@@ -141,7 +160,7 @@ static int brig_spawn_child(void *p) {
 	if (a->ruleset_fd >= 0 && syscall(SYS_landlock_restrict_self, a->ruleset_fd, 0) != 0) goto fail;
 	step = BRIG_STEP_SECCOMP;
 	if (a->prog != NULL) {
-		long tid = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, a->prog);
+		long tid = syscall(SYS_seccomp, BRIG_SECCOMP_SET_MODE_FILTER, BRIG_SECCOMP_FILTER_FLAG_TSYNC, a->prog);
 		if (tid != 0) {
 			if (tid > 0) errno = EBUSY;
 			goto fail;
@@ -150,7 +169,7 @@ static int brig_spawn_child(void *p) {
 	step = BRIG_STEP_FDS;
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) goto fail;
 	step = BRIG_STEP_EXEC;
-	sigprocmask(SIG_SETMASK, &a->mask, NULL);
+	brig_sigmask(&a->mask, NULL);
 	execve(a->path, a->argv, a->envp);
 fail:
 	a->fail_errno = errno;
@@ -168,9 +187,8 @@ static char brig_spawn_stack[64 * 1024] __attribute__((aligned(64)));
 // child of init, CLONE_PARENT) and returns its pid once it has exec'd, or
 // -1 with fail_step and fail_errno set.
 static pid_t brig_spawn(struct brig_spawn *a) {
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &a->mask);
+	brig_sigset all = ~0ULL;
+	brig_sigmask(&all, &a->mask);
 	a->fail_step = BRIG_STEP_NONE;
 	a->fail_errno = 0;
 	int flags = CLONE_VM | CLONE_VFORK | (a->sibling ? CLONE_PARENT : SIGCHLD);
@@ -179,7 +197,7 @@ static pid_t brig_spawn(struct brig_spawn *a) {
 		a->fail_step = BRIG_STEP_CLONE;
 		a->fail_errno = errno;
 	}
-	pthread_sigmask(SIG_SETMASK, &a->mask, NULL);
+	brig_sigmask(&a->mask, NULL);
 	if (a->fail_step != BRIG_STEP_NONE) return -1;
 	return pid;
 }
@@ -248,8 +266,8 @@ static int brig_nsstart_child(void *p) {
 	if (a->gid_map != NULL && brig_write_all("/proc/self/gid_map", a->gid_map) != 0) goto fail;
 	step = BRIG_NS_CAPS;
 	if (a->ambient != 0) {
-		struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-		struct __user_cap_data_struct data[2];
+		struct brig_cap_header hdr = {BRIG_CAP_VERSION_3, 0};
+		struct brig_cap_data data[2];
 		if (syscall(SYS_capget, &hdr, data) != 0) goto fail;
 		for (int c = 0; c < 64; c++)
 			if (a->ambient & (1ULL << c)) data[c / 32].inheritable |= 1U << (c % 32);
@@ -266,9 +284,8 @@ static int brig_nsstart_child(void *p) {
 		if (dup2(a->fds[i], i) < 0) goto fail;
 	if (syscall(SYS_close_range, a->nfds, ~0U, CLOSE_RANGE_CLOEXEC) != 0) goto fail;
 	step = BRIG_NS_EXEC;
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	brig_sigset none = 0;
+	brig_sigmask(&none, NULL);
 	execve(a->path, a->argv, a->envp);
 fail:
 	a->fail_errno = errno;
@@ -280,9 +297,8 @@ fail:
 // calling process and returns its pid once it has exec'd, or -1 with
 // fail_step and fail_errno set (a child that failed is reaped).
 static pid_t brig_nsstart(struct brig_nsstart *a) {
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	brig_sigset all = ~0ULL, old;
+	brig_sigmask(&all, &old);
 	a->fail_step = BRIG_NS_NONE;
 	a->fail_errno = 0;
 	pid_t pid = clone(brig_nsstart_child, brig_spawn_stack + sizeof brig_spawn_stack, CLONE_VM | CLONE_VFORK | SIGCHLD | a->flags, a);
@@ -290,7 +306,7 @@ static pid_t brig_nsstart(struct brig_nsstart *a) {
 		a->fail_step = BRIG_NS_CLONE;
 		a->fail_errno = errno;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	brig_sigmask(&old, NULL);
 	if (a->fail_step == BRIG_NS_NONE) return pid;
 	if (pid > 0) {
 		int st;
@@ -421,11 +437,11 @@ func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter,
 }
 
 // cFilter copies a seccomp program into C memory; free releases it.
-func cFilter(prog []unix.SockFilter) (*C.struct_sock_fprog, func()) {
+func cFilter(prog []unix.SockFilter) (*C.struct_brig_sock_fprog, func()) {
 	n := len(prog)
-	filter := (*C.struct_sock_filter)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(C.struct_sock_filter{}))))
+	filter := (*C.struct_brig_sock_filter)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(C.struct_brig_sock_filter{}))))
 	copy(unsafe.Slice((*unix.SockFilter)(unsafe.Pointer(filter)), n), prog)
-	fprog := (*C.struct_sock_fprog)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_sock_fprog{}))))
+	fprog := (*C.struct_brig_sock_fprog)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_brig_sock_fprog{}))))
 	fprog.len = C.ushort(n)
 	fprog.filter = filter
 	return fprog, func() {

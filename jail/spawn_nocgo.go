@@ -10,10 +10,9 @@ import (
 )
 
 // spawnCommand starts a command through the C clone in spawn.go, which
-// needs cgo. The jail's init (cmd/brig-jail-init) is built without cgo —
-// it never starts a command, and a cgo start-up costs every call — so
-// this stand-in is what it links. A worker built without cgo fails every
-// command here, closed, saying how to build it.
+// needs cgo. A jail program built without it (a plain CGO_ENABLED=0
+// build; build.sh builds init and the workers with cgo) links this
+// stand-in, which fails every command, closed, saying how to build it.
 func spawnCommand(string, []string, []string, int, []unix.SockFilter) (int, *StageError) {
 	return -1, &StageError{Stage: StageExec, Msg: "this jail program was built without cgo, so it cannot start a command; build brig with internal/build/build.sh (make build)"}
 }
