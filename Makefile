@@ -20,7 +20,7 @@ STAMP    = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 all: build
 
 deps:
-	@$(DEPS) build
+	@$(DEPS) build musl
 
 # brig carries its jail child (cmd/brig-jail) inside it: internal/build/build.sh.
 build: deps
@@ -88,7 +88,7 @@ release: release-amd64 release-arm64
 	@ls -l $(RELEASE_DIR)
 
 release-amd64 release-arm64: release-%:
-	@$(DEPS) $(if $(filter $(HOST_ARCH),$*),static,$*)
+	@$(DEPS) $(if $(filter $(HOST_ARCH),$*),static musl,$*)
 	@mkdir -p $(RELEASE_DIR)
 	$(CROSS) GOOS=linux GOARCH=$* GO=$(GO) LDFLAGS="$(RELEASE_LDFLAGS)" sh internal/build/build.sh $(RELEASE_DIR)/brig-linux-$* -trimpath -tags 'netgo osusergo'
 

@@ -14,10 +14,11 @@
 # libseccomp: brig compiles the seccomp programs and the jail loads their
 # bytes. The renderer is pure Go (CGO_ENABLED=0: static); init and the
 # worker start commands through a C clone (jail/spawn.go; init does for
-# a command in fresh namespaces, jail/direct.go), so they use cgo and,
-# where the machine can link statically, are static (the release links
-# everything so): a dynamic one spends a few ms of every call in the
-# loader. brig itself (libseccomp) is
+# a command in fresh namespaces, jail/direct.go), so they use cgo: they
+# are linked with musl where the machine has musl-gcc (see carried_cc
+# below), else with the system's C library, statically where the machine
+# can (the release links everything so): a dynamic one spends a few ms of
+# every call in the loader. brig itself (libseccomp) is
 # static likewise where it can be (see the end).
 # make build, make release and the tests' brig (test/brigbin) all use it.
 set -eu
@@ -49,13 +50,38 @@ tagsof() {
 	done
 	printf '%s' "$t" | tr ' ' ','
 }
+# The carried programs that use cgo (init, the workers) are linked with
+# musl where this machine has it (musl-gcc) and builds for its own
+# architecture. Init starts for every call and a worker for every Go
+# tool's, and a static glibc's start-up asks the CPU about itself with
+# cpuid some seventy times, each a trap to the hypervisor on a virtual
+# machine (4.4 us here): musl asks nothing. Measured here: the init
+# program's start 2.0-2.7 -> 1.5-1.6 ms of CPU (perf stat, 300 runs),
+# its samples in a 200-call session -5%, brig sandbox -- true 16.7 ->
+# 15.3 ms, and the carried programs 2.4 MB smaller. CARRIED_CC names
+# another compiler for them; CARRIED_CC= (empty) uses cgo's own.
+carried_cc=${CARRIED_CC-auto}
+if [ "$carried_cc" = auto ]; then
+	carried_cc=
+	if [ -z "${CC:-}" ] && command -v musl-gcc >/dev/null 2>&1 &&
+		[ "$("$go" env GOARCH)" = "$("$go" env GOHOSTARCH)" ]; then
+		carried_cc=musl-gcc
+	fi
+fi
 # cgoprog PKG NAME EXTRA_TAGS [GO BUILD FLAGS...]: a carried program that
 # uses cgo (the worker, init) into $tmp/NAME, built with EXTRA_TAGS besides
-# the caller's tags, static where the machine can link so.
+# the caller's tags: with $carried_cc (always static) when set, else
+# static where the machine can link so.
 cgoprog() {
 	pkg=$1 name=$2 extra=$3
 	shift 3
 	tags=$(tagsof "$@")
+	if [ -n "$carried_cc" ]; then
+		if CC=$carried_cc "$go" build "$@" -tags "netgo,osusergo${tags:+,$tags}${extra:+,$extra}" -ldflags "${LDFLAGS:-} -s -w -linkmode external -extldflags -static" -o "$tmp/$name" "$pkg" 2>"$tmp/carried.log"; then
+			return 0
+		fi
+		echo "build.sh: $name is linked with the system's C library: linking it with $carried_cc failed ($(grep -v '^[[:space:]]*$' "$tmp/carried.log" | tail -n 1))" >&2
+	fi
 	case " ${LDFLAGS:-} $* " in
 	*-static* | *" -tags "*) ;; # the caller chose how to link (make release)
 	*)

@@ -12,6 +12,7 @@
 #           python3 with pytest, tmux; npm is optional (the third-party MCP
 #           server test)
 #   static  libseccomp.a and a static C library (`make release`)
+#   musl    optional: musl-gcc, to link the carried programs with musl
 #   arm64   to cross-compile the release for arm64 on another machine: an
 #   amd64   aarch64 (x86_64) gcc and that architecture's libseccomp.a (Debian
 #           multiarch: dpkg --add-architecture); qemu to run it is optional
@@ -161,6 +162,24 @@ pkg_procps() {
 have_tmux() { command -v tmux >/dev/null 2>&1; }
 what_tmux="tmux (the terminal UI tests drive brig in it)"
 pkg_tmux() { echo tmux; }
+
+# musl's compiler, with which build.sh links the carried programs that
+# use cgo: optional, as they work with the system's C library too, only
+# start slower (build.sh says why). A compiler that targets musl already
+# (Alpine's) needs nothing more.
+have_musl() {
+	command -v musl-gcc >/dev/null 2>&1 && return 0
+	case $($cc -dumpmachine 2>/dev/null) in *musl*) return 0 ;; esac
+	return 1
+}
+what_musl="musl-gcc (optional: init and the worker, which start for every call, start faster linked with musl)"
+pkg_musl() {
+	case $pm in
+	apt-get) echo musl-tools ;;
+	dnf) echo musl-gcc ;;
+	pacman) echo musl ;;
+	esac
+}
 
 have_npm() { command -v npm >/dev/null 2>&1; }
 what_npm="npm (optional: the third-party MCP server test)"
@@ -343,6 +362,7 @@ for group in "$@"; do
 		ensure optional npm
 		;;
 	static) ensure required cc pkgconfig seccomp seccomp_static libc_static ;;
+	musl) ensure optional musl ;;
 	amd64 | arm64)
 		set_cross "$group"
 		ensure required cross_cc
@@ -351,7 +371,7 @@ for group in "$@"; do
 		ensure optional cross_qemu
 		;;
 	*)
-		say "unknown group $group (build, test, static, amd64 or arm64)"
+		say "unknown group $group (build, test, static, musl, amd64 or arm64)"
 		exit 2
 		;;
 	esac

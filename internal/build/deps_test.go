@@ -72,9 +72,15 @@ exit 0`)
 
 func (e *depsEnv) deps(extraEnv ...string) (string, int) {
 	e.t.Helper()
+	return e.depsGroup("build", extraEnv...)
+}
+
+// depsGroup runs deps.sh for one group.
+func (e *depsEnv) depsGroup(group string, extraEnv ...string) (string, int) {
+	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "deps.sh", "build")
+	cmd := exec.CommandContext(ctx, "/bin/sh", "deps.sh", group)
 	cmd.Env = append(append([]string{}, e.env...), extraEnv...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -263,5 +269,48 @@ func TestMakeBuildStopsWithTheCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(empty, "brig")); err == nil {
 		t.Errorf("a binary was built")
+	}
+}
+
+const whatMusl = "musl-gcc (optional: init and the worker, which start for every call, start faster linked with musl)"
+
+// musl is optional: installed where the script can, and otherwise one
+// line says how, and the build goes on (exit 0) with the system's C
+// library.
+func TestDepsMuslIsOptional(t *testing.T) {
+	for _, tc := range []struct {
+		name, uid string
+		env       []string
+		have      bool // musl-gcc is on PATH already
+		want      string
+		pmLog     string
+	}{
+		{name: "root installs", uid: "0",
+			want:  "deps: installing musl-tools with apt-get: " + whatMusl + "\n",
+			pmLog: "apt-get install -y musl-tools -q -o DPkg::Lock::Timeout=300\n"},
+		{name: "no sudo: says how and goes on", uid: "1000",
+			want: "deps: skipping " + whatMusl + ": to include it, run: sudo apt-get install -y musl-tools\n"},
+		{name: "check mode", uid: "0", env: []string{"BRIG_DEPS=check"},
+			want: "deps: skipping " + whatMusl + ": run: apt-get install -y musl-tools (BRIG_DEPS=check: nothing is installed)\n"},
+		{name: "already there", uid: "0", have: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newDepsEnv(t, tc.uid)
+			// The stub apt-get "installs" musl-tools by putting a
+			// musl-gcc on PATH, as the real package does.
+			e.stub("apt-get", `echo "apt-get $*" >> "$LOG"
+case " $* " in *" musl-tools "*) cp "${0%/*}/id" "${0%/*}/musl-gcc" ;; esac`)
+			if tc.have {
+				e.stub("musl-gcc", "exit 0")
+			}
+			out, code := e.depsGroup("musl", tc.env...)
+			if out != tc.want || code != 0 {
+				t.Errorf("deps.sh musl: exit %d, output:\n%s\nwant exit 0, output:\n%s", code, out, tc.want)
+			}
+			if got := e.pmLog(); got != tc.pmLog {
+				t.Errorf("the package manager was asked:\n%q\nwant:\n%q", got, tc.pmLog)
+			}
+		})
 	}
 }

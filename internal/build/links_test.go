@@ -75,10 +75,11 @@ func TestLinksOnlyWhatItRuns(t *testing.T) {
 	}
 }
 
-// TestPureGoPrograms: init and the renderer build without cgo, as build.sh
-// builds them (static, and no cgo start-up in every call), and link no cgo
-// then; the worker, which starts commands through a C clone, is the one
-// carried program that needs it.
+// TestPureGoPrograms: the renderer builds without cgo, as build.sh builds
+// it, and so does init (build.sh builds it with cgo, for the commands it
+// starts itself; one built without refuses them, closed:
+// jail/spawn_nocgo.go), and they link no cgo then; the worker always
+// needs it.
 func TestPureGoPrograms(t *testing.T) {
 	for _, pkg := range []string{"brig/cmd/brig-jail-init", "brig/cmd/brig-render"} {
 		cmd := exec.Command("go", "build", "-o", os.DevNull, pkg)

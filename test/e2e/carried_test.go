@@ -1,0 +1,80 @@
+package e2e
+
+import (
+	"bytes"
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCarriedProgramsLinkMusl: where this machine has musl-gcc, build.sh
+// links the carried programs that use cgo (init, the workers) with musl,
+// whose start asks the CPU nothing, where a static glibc's asks cpuid
+// some seventy times (a trap to the hypervisor each on a virtual
+// machine) — paid by every call's init. The programs brig wrote for a
+// run must hold none of glibc's strings; brig itself, linked with glibc,
+// is the control that the check sees them.
+func TestCarriedProgramsLinkMusl(t *testing.T) {
+	if _, err := exec.LookPath("musl-gcc"); err != nil {
+		t.Skip("no musl-gcc here: build.sh links the carried programs with the system's C library (make installs musl where it can)")
+	}
+	e := newEnv(t, "anthropic")
+	cmd := exec.Command(brig, "sandbox", "--", "true")
+	cmd.Dir, cmd.Env = e.ws, e.vars
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("brig sandbox -- true: %v\n%s", err, out)
+	}
+	dir := filepath.Join(e.home, ".local/state/brig/programs")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, en := range entries {
+		if !strings.HasPrefix(en.Name(), "brig-jail") {
+			continue // the renderer is pure Go
+		}
+		b, err := os.ReadFile(filepath.Join(dir, en.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte("glibc")) {
+			t.Errorf("%s is linked with glibc although this machine has musl-gcc", en.Name())
+		}
+		seen = append(seen, en.Name())
+	}
+	if len(seen) < 2 { // init and the light worker, at least
+		t.Fatalf("brig sandbox wrote %v into %s, want init and a worker", seen, dir)
+	}
+	if !staticGlibc(t, brig) {
+		t.Log("no control: brig itself is linked dynamically")
+		return
+	}
+	b, err := os.ReadFile(brig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("glibc")) {
+		t.Error("brig, statically linked with glibc, holds no \"glibc\": the check above cannot tell")
+	}
+}
+
+// staticGlibc reports whether the ELF program at path has no interpreter
+// (a static link: make's brig links glibc so where it can).
+func staticGlibc(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return true
+}
