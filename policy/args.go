@@ -34,7 +34,9 @@ type toolSpec struct {
 
 func flags(s string) []string { return strings.Fields(s) }
 
-var tools = map[string]toolSpec{}
+// tools is sized for the names init gives it (113), so it never grows
+// while brig starts.
+var tools = make(map[string]toolSpec, 128)
 
 func init() {
 	set := func(names string, spec toolSpec) {

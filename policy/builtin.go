@@ -85,8 +85,9 @@ func denyName(c Command) string {
 }
 
 func names(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, n := range strings.Fields(s) {
+	f := strings.Fields(s)
+	m := make(map[string]bool, len(f)) // sized once: no growth while brig starts
+	for _, n := range f {
 		m[n] = true
 	}
 	return m
