@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"brig/internal/jailexe"
+
 	seccomp "github.com/seccomp/libseccomp-golang"
 	"github.com/spf13/cobra"
 )
@@ -37,6 +39,9 @@ type buildInfo struct {
 	// be read).
 	Linkage string   `json:"linkage"`
 	Needs   []string `json:"needs,omitempty"` // shared libraries, when dynamic
+	// JailC is the C library of the jail's carried programs (init and the
+	// workers): "musl", "system", or "" when brig carries none.
+	JailC string `json:"jail_c_library,omitempty"`
 }
 
 // addReleaseCommands registers what a release and its installation use:
@@ -59,7 +64,7 @@ func newVersionCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print brig's version, commit, build date, Go version and how libseccomp is linked",
+		Short: "Print brig's version, commit, build date, Go version, how libseccomp is linked and what the jail's programs are linked with",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			bi := readBuildInfo("/proc/self/exe")
@@ -113,7 +118,20 @@ func readBuildInfo(exe string) buildInfo {
 		}
 	}
 	bi.Linkage, bi.Needs = linkage(exe)
+	bi.JailC = jailexe.CarriedC
 	return bi
+}
+
+// jailLinkage says in words what the jail's carried programs are linked
+// with.
+func (bi buildInfo) jailLinkage() string {
+	switch bi.JailC {
+	case "musl":
+		return "init and the workers carried inside brig, linked with musl"
+	case "":
+		return "no carried programs (not built with internal/build/build.sh): calls re-execute brig itself"
+	}
+	return "init and the workers carried inside brig, linked with the system's C library (with musl-gcc installed, make links them with musl: they start faster)"
 }
 
 // linkage reads the executable's ELF headers: a binary with neither a
@@ -170,7 +188,7 @@ func (bi buildInfo) writeText(w io.Writer) error {
 	if built == "" {
 		built = "unknown (not a release build; make release stamps it)"
 	}
-	_, err := fmt.Fprintf(w, "brig %s\ncommit:  %s\nbuilt:   %s\ngo:      %s %s\nseccomp: libseccomp %s, %s\n",
-		bi.Version, commit, built, bi.Go, bi.Platform, bi.Libseccomp, bi.seccompLinkage())
+	_, err := fmt.Fprintf(w, "brig %s\ncommit:  %s\nbuilt:   %s\ngo:      %s %s\nseccomp: libseccomp %s, %s\njail:    %s\n",
+		bi.Version, commit, built, bi.Go, bi.Platform, bi.Libseccomp, bi.seccompLinkage(), bi.jailLinkage())
 	return err
 }

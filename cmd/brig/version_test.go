@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"brig/internal/jailexe"
+
 	"github.com/spf13/pflag"
 )
 
@@ -41,6 +43,7 @@ func TestVersion(t *testing.T) {
 		`(?m)^built: +\S`,
 		`(?m)^go: +` + regexp.QuoteMeta(runtime.Version()+" linux/"+runtime.GOARCH) + `$`,
 		`(?m)^seccomp: libseccomp \d+\.\d+\.\d+, linked dynamically \(libseccomp\.so\.\d+ must be installed\)$`,
+		`(?m)^jail: +no carried programs \(not built with internal/build/build\.sh\): calls re-execute brig itself$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(text) {
 			t.Errorf("brig version does not match %s:\n%s", re, text)
@@ -57,13 +60,18 @@ func TestVersion(t *testing.T) {
 
 // The release stamps (make release's -ldflags -X) are what version reports.
 func TestVersionStamps(t *testing.T) {
-	defer func(v, c, d string) { version, commit, buildDate = v, c, d }(version, commit, buildDate)
-	version, commit, buildDate = "v1.2.3", "0123456789abcdef0123456789abcdef01234567", "2026-11-25T12:00:00Z"
+	defer func(v, c, d, j string) { version, commit, buildDate, jailexe.CarriedC = v, c, d, j }(version, commit, buildDate, jailexe.CarriedC)
+	version, commit, buildDate, jailexe.CarriedC = "v1.2.3", "0123456789abcdef0123456789abcdef01234567", "2026-11-25T12:00:00Z", "musl"
 	text := runRoot(t, "version")
-	for _, want := range []string{"brig v1.2.3\n", "commit:  0123456789abcdef0123456789abcdef01234567", "built:   2026-11-25T12:00:00Z\n"} {
+	for _, want := range []string{"brig v1.2.3\n", "commit:  0123456789abcdef0123456789abcdef01234567", "built:   2026-11-25T12:00:00Z\n",
+		"jail:    init and the workers carried inside brig, linked with musl\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("missing %q in:\n%s", want, text)
 		}
+	}
+	jailexe.CarriedC = "system"
+	if text := runRoot(t, "version"); !strings.Contains(text, "linked with the system's C library (with musl-gcc installed, make links them with musl") {
+		t.Errorf("a build without musl:\n%s", text)
 	}
 }
 

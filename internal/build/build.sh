@@ -68,6 +68,14 @@ if [ "$carried_cc" = auto ]; then
 		carried_cc=musl-gcc
 	fi
 fi
+# carried_c is what brig version reports (jailexe.CarriedC): musl when
+# every cgo program was linked with it, else the system's C library (a
+# compiler that targets musl already, as Alpine's, counts as musl).
+carried_c=system
+case $carried_cc in *musl*) carried_c=musl ;; esac
+if [ -z "$carried_cc" ]; then
+	case $(${CC:-$("$go" env CC)} -dumpmachine 2>/dev/null) in *musl*) carried_c=musl ;; esac
+fi
 # cgoprog PKG NAME EXTRA_TAGS [GO BUILD FLAGS...]: a carried program that
 # uses cgo (the worker, init) into $tmp/NAME, built with EXTRA_TAGS besides
 # the caller's tags: with $carried_cc (always static) when set, else
@@ -82,6 +90,7 @@ cgoprog() {
 		fi
 		echo "build.sh: $name is linked with the system's C library: linking it with $carried_cc failed ($(grep -v '^[[:space:]]*$' "$tmp/carried.log" | tail -n 1))" >&2
 	fi
+	carried_c=system
 	case " ${LDFLAGS:-} $* " in
 	*-static* | *" -tags "*) ;; # the caller chose how to link (make release)
 	*)
@@ -138,7 +147,7 @@ printf '{"Replace":{"%s":"%s","%s":"%s","%s":"%s","%s":"%s","%s":"%s"}}\n' \
 	"$root/internal/jailexe/bin/brig-jail-init" "$tmp/brig-jail-init" \
 	"$root/internal/jailexe/bin/brig-render" "$tmp/brig-render" \
 	"$root/internal/jailexe/carried.go" "$tmp/carried.go" >"$tmp/overlay.json"
-sums="-X brig/internal/jailexe.Sum=$sum -X brig/internal/jailexe.LightSum=$lightsum -X brig/internal/jailexe.InitSum=$initsum -X brig/internal/jailexe.RenderSum=$rendersum"
+sums="-X brig/internal/jailexe.Sum=$sum -X brig/internal/jailexe.LightSum=$lightsum -X brig/internal/jailexe.InitSum=$initsum -X brig/internal/jailexe.RenderSum=$rendersum -X brig/internal/jailexe.CarriedC=$carried_c"
 # brig itself links libseccomp (cgo). Like the worker, it is static where
 # the machine can link so and the caller chose nothing (the release does
 # the same with its own flags): the dynamic loader and its relocations

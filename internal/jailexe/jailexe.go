@@ -70,6 +70,12 @@ var Sum, InitSum string
 // and light worker, set like Sum.
 var RenderSum, LightSum string
 
+// CarriedC is the C library the carried init and workers are linked
+// with, set like Sum: "musl" (build.sh found musl-gcc: they start
+// faster), "system" (the machine's own C library), or "" (no carried
+// programs). `brig version` reports it.
+var CarriedC string
+
 // The embedded programs' names, their paths beside this package in the
 // build's overlay.
 const (

@@ -16,7 +16,7 @@ import (
 // some seventy times (a trap to the hypervisor each on a virtual
 // machine) — paid by every call's init. The programs brig wrote for a
 // run must hold none of glibc's strings; brig itself, linked with glibc,
-// is the control that the check sees them.
+// is the control that the check sees them. brig version reports it.
 func TestCarriedProgramsLinkMusl(t *testing.T) {
 	if _, err := exec.LookPath("musl-gcc"); err != nil {
 		t.Skip("no musl-gcc here: build.sh links the carried programs with the system's C library (make installs musl where it can)")
@@ -48,6 +48,14 @@ func TestCarriedProgramsLinkMusl(t *testing.T) {
 	}
 	if len(seen) < 2 { // init and the light worker, at least
 		t.Fatalf("brig sandbox wrote %v into %s, want init and a worker", seen, dir)
+	}
+	// brig version says so (the stamp build.sh sets).
+	out, err := exec.Command(brig, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "jail:    init and the workers carried inside brig, linked with musl\n") {
+		t.Errorf("brig version does not say the jail's programs are linked with musl:\n%s", out)
 	}
 	if !staticGlibc(t, brig) {
 		t.Log("no control: brig itself is linked dynamically")
