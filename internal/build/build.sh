@@ -89,8 +89,8 @@ cgoprog() {
 			return 0
 		fi
 		echo "build.sh: $name is linked with the system's C library: linking it with $carried_cc failed ($(grep -v '^[[:space:]]*$' "$tmp/carried.log" | tail -n 1))" >&2
+		carried_c=system
 	fi
-	carried_c=system
 	case " ${LDFLAGS:-} $* " in
 	*-static* | *" -tags "*) ;; # the caller chose how to link (make release)
 	*)
