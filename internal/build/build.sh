@@ -57,9 +57,10 @@ tagsof() {
 # cpuid some seventy times, each a trap to the hypervisor on a virtual
 # machine (4.4 us here): musl asks nothing. Measured here: the init
 # program's start 2.0-2.7 -> 1.5-1.6 ms of CPU (perf stat, 300 runs),
-# its samples in a 200-call session -5%, brig sandbox -- true 16.7 ->
-# 15.3 ms, and the carried programs 2.4 MB smaller. CARRIED_CC names
-# another compiler for them; CARRIED_CC= (empty) uses cgo's own.
+# its samples in a 200-call session -5%, and the carried programs 2.4 MB
+# smaller; end to end below what the round trip resolves (README).
+# CARRIED_CC names another compiler for them; CARRIED_CC= (empty) uses
+# cgo's own.
 carried_cc=${CARRIED_CC-auto}
 if [ "$carried_cc" = auto ]; then
 	carried_cc=
