@@ -57,7 +57,7 @@ func TestCarriedProgramsLinkMusl(t *testing.T) {
 	if !strings.Contains(string(out), "jail:    init and the workers carried inside brig, linked with musl\n") {
 		t.Errorf("brig version does not say the jail's programs are linked with musl:\n%s", out)
 	}
-	if !staticGlibc(t, brig) {
+	if !isStatic(t, brig) {
 		t.Log("no control: brig itself is linked dynamically")
 		return
 	}
@@ -70,9 +70,9 @@ func TestCarriedProgramsLinkMusl(t *testing.T) {
 	}
 }
 
-// staticGlibc reports whether the ELF program at path has no interpreter
+// isStatic reports whether the ELF program at path has no interpreter
 // (a static link: make's brig links glibc so where it can).
-func staticGlibc(t *testing.T, path string) bool {
+func isStatic(t *testing.T, path string) bool {
 	t.Helper()
 	f, err := elf.Open(path)
 	if err != nil {
