@@ -37,6 +37,25 @@ func processesWith(t *testing.T, token string) []string {
 	return out
 }
 
+// waitExecOf waits (bounded generously: it is a wait, not a timing
+// check) until exactly one process carrying token runs argv0, and returns
+// its pid.
+func waitExecOf(t *testing.T, argv0, token string) string {
+	t.Helper()
+	var pids []string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		pids = processesWith(t, token)
+		if len(pids) == 1 {
+			b, err := os.ReadFile(filepath.Join("/proc", pids[0], "cmdline"))
+			if err == nil && strings.SplitN(string(b), "\x00", 2)[0] == argv0 {
+				return pids[0]
+			}
+		}
+	}
+	t.Fatalf("no single process runs %s with %q: %v", argv0, token, pids)
+	return ""
+}
+
 // waitGone waits (bounded) until no process carries token.
 func waitGone(t *testing.T, token string) {
 	t.Helper()
@@ -412,11 +431,9 @@ func TestWorkerIsBornInTheCallCgroups(t *testing.T) {
 	if l, err := bufio.NewReader(p.Stdout).ReadString('\n'); err != nil || l != "up\n" {
 		t.Fatalf("the command did not start: %q %v (stderr %q)", l, err, p.StderrTail())
 	}
-	pids := processesWith(t, token)
-	if len(pids) != 1 {
-		t.Fatalf("processes running the command: %v", pids)
-	}
-	command := pids[0]
+	// "up" comes before the shell's exec of sleep: while the exec runs,
+	// the process's cmdline reads empty, so wait for sleep itself.
+	command := waitExecOf(t, "sleep", token)
 	init := parentOf(t, command) // init reaps the command
 	if !strings.Contains(cmdline(init), "__brig_jail_init") {
 		t.Fatalf("the command's parent %s is not init: %q", init, cmdline(init))
