@@ -163,6 +163,12 @@ type Spec struct {
 	// is also among Paths), which the supervisor prepares right before
 	// the call starts. nil: none. The child never sees it.
 	Cache *Cache `json:"cache,omitempty" codec:"-"`
+	// Repos is the search memory (RepoCache) of the grant that made this
+	// spec, which has just searched the workspace for repositories: the
+	// sweep after the call searches with it, so even the first call's
+	// sweep lists only the directories that changed since the grant.
+	// nil: the supervisor's own. The child never sees it.
+	Repos *RepoCache `json:"-" codec:"-"`
 }
 
 // Cache describes brig's per-workspace toolchain cache for one call. It is

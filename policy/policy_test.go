@@ -484,3 +484,26 @@ func TestDerive(t *testing.T) {
 		t.Fatal("an unknown mode was accepted")
 	}
 }
+
+// TestSpecCarriesTheGrantsMemory: a bash call's spec carries the search
+// memory its grant used (jail.RepoCache), the policy's own, so the
+// supervisor's sweep after the call searches with it; every call's spec
+// carries the same one.
+func TestSpecCarriesTheGrantsMemory(t *testing.T) {
+	p, _, _, _ := testPolicy(t, ModeAuto, "")
+	var got []*jail.RepoCache
+	for range 2 {
+		prof, err := p.BashProfile(false, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := prof.Spec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, spec.Repos)
+	}
+	if got[0] == nil || got[0] != p.repos || got[1] != p.repos {
+		t.Fatalf("the specs carry %p and %p, want the policy's memory %p", got[0], got[1], p.repos)
+	}
+}

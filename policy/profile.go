@@ -508,6 +508,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 		Env:         envguard.Build(p.ParentEnv, p.EnvAllow, additions),
 		Limits:      p.Limits,
 		Cache:       cache,
+		Repos:       p.Repos,
 	}
 	return spec, spec.Validate()
 }

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
@@ -58,9 +59,12 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) [
 			known[p] = true // a .git file (or link) that was there before
 		}
 	}
+	// The grant's memory, when it has one: it searched the workspace
+	// just before the call, so only what changed since is listed again.
+	cache := cmp.Or(spec.Repos, s.repos)
 	var found []string
 	for _, root := range writtenRoots(spec) {
-		repos, _ := s.repos.Repositories(root)
+		repos, _ := cache.Repositories(root)
 		for _, r := range repos {
 			found = append(found, s.undoRepository(r, known, start)...)
 		}

@@ -186,3 +186,61 @@ func TestSweepRemembersOnlyWhatNoCallChanged(t *testing.T) {
 		t.Errorf("the search after the call listed %d directories, want those it changed (and the root)", n)
 	}
 }
+
+// TestSweepSearchesWithTheGrantsMemory: a spec whose grant searched the
+// workspace with a RepoCache (Spec.Repos) is swept with that memory, so the
+// first call's sweep lists only what changed since its grant, and still
+// takes out a repository the call made deep in a remembered subtree or in
+// a remembered directory. The supervisor's own memory stays unused.
+func TestSweepSearchesWithTheGrantsMemory(t *testing.T) {
+	ws := t.TempDir()
+	q := t.TempDir()
+	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler), repos: jail.NewRepoCache()}
+	shape(t, filepath.Join(ws, ".git"), "[core]\n")
+	for _, d := range []string{"a/b/c", "a/d", "e/f", "g"} {
+		mk(t, filepath.Join(ws, d, "file.go"), "package x\n")
+	}
+	// The tree ages past the racy second (RepoCache) before the grant.
+	time.Sleep(1100 * time.Millisecond)
+	grant := jail.NewRepoCache()
+	protected, err := grant.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := grant.Listed(); n != 8 {
+		t.Fatalf("the grant's first search listed %d directories, want all eight", n)
+	}
+	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected, Repos: grant}
+
+	if found := s.sweepNewRepositories(spec, startAfter(t, filepath.Join(q, "probe0"))); len(found) != 0 {
+		t.Fatalf("a call that changed nothing had %v taken out", found)
+	}
+	if n := grant.Listed(); n != 1 {
+		t.Fatalf("the first sweep listed %d directories, want only the root (it has a .git): it did not search with the grant's memory", n)
+	}
+	if n := s.repos.Listed(); n != 0 {
+		t.Fatalf("the supervisor's own memory listed %d directories; the grant's was given", n)
+	}
+
+	start := startAfter(t, filepath.Join(q, "probe1"))
+	mk(t, filepath.Join(ws, "a/b/c/evil/.git/config"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
+	shape(t, filepath.Join(ws, "g"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
+	found := s.sweepNewRepositories(spec, start)
+	for _, gone := range []string{"a/b/c/evil/.git", "g/HEAD", "g/config"} {
+		if _, err := os.Lstat(filepath.Join(ws, gone)); err == nil || !slices.Contains(found, filepath.Join(ws, gone)) {
+			t.Errorf("%s stayed in the workspace or was not reported: %v", gone, found)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "g/file.go")); err != nil {
+		t.Error("control: the user's file beside the shape was taken out")
+	}
+
+	// Without a memory of its grant's, the sweep searches with its own.
+	spec.Repos = nil
+	if found := s.sweepNewRepositories(spec, startAfter(t, filepath.Join(q, "probe2"))); len(found) != 0 {
+		t.Fatalf("a call that changed nothing had %v taken out", found)
+	}
+	if n := s.repos.Listed(); n == 0 {
+		t.Fatal("control: a spec without the grant's memory was not searched with the supervisor's own")
+	}
+}

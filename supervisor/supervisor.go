@@ -166,7 +166,8 @@ type Supervisor struct {
 	closed     bool
 	cgroups    cgroupPool // empty call cgroups for reuse (root only)
 	// repos remembers the written trees' directories between the sweeps'
-	// searches for repositories a call made (jail.RepoCache).
+	// searches for repositories a call made (jail.RepoCache), for a spec
+	// that brings no memory of its grant's (Spec.Repos).
 	repos *jail.RepoCache
 }
 
