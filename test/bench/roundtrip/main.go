@@ -102,7 +102,7 @@ func run(bin string, calls, runs, load int) error {
 	}
 	defer os.RemoveAll(keptHome)
 	kept := programsIn(keptHome)
-	idle, err := pass(bin, kept, ws, calls, runs)
+	idle, err := pass(bin, keptHome, ws, calls, runs)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func run(bin string, calls, runs, load int) error {
 	}
 	if load > 0 {
 		stop := busy(load)
-		loaded, err := pass(bin, kept, ws, calls, runs)
+		loaded, err := pass(bin, keptHome, ws, calls, runs)
 		stop()
 		if err != nil {
 			return err
@@ -221,7 +221,12 @@ func (f figures) print(label string) {
 	fmt.Printf("    %-40s %8.1f MB   (the same tree with shared pages counted once)\n", "  its PSS at that peak", f.pssTreeMB)
 }
 
-func pass(bin, kept, ws string, calls, runs int) (figures, error) {
+// pass measures one pass in ws. keptHome is the home whose programs every
+// session's home gets (keptPrograms); `brig --help` and `brig sandbox` run
+// in it too, with the sessions' environment: nothing of the user's (their
+// config, their cache directory) is read or written.
+func pass(bin, keptHome, ws string, calls, runs int) (figures, error) {
+	kept := programsIn(keptHome)
 	var f figures
 	f.load = loadavg()
 	var seq, paced, first, firstReq, batch, batchAgain []time.Duration
@@ -284,9 +289,12 @@ func pass(bin, kept, ws string, calls, runs int) (figures, error) {
 		hasBwrap = true
 	}
 	for range 15 {
-		help = append(help, timeIt(func() error { return exec.Command(bin, "--help").Run() }))
+		env := []string{"PATH=/usr/bin:/bin", "HOME=" + keptHome}
+		h := exec.Command(bin, "--help")
+		h.Env = env
+		help = append(help, timeIt(h.Run))
 		c := exec.Command(bin, "sandbox", "--", "/bin/true")
-		c.Dir = ws
+		c.Dir, c.Env = ws, env
 		sb = append(sb, timeIt(c.Run))
 		tr = append(tr, timeIt(func() error { return exec.Command("/bin/true").Run() }))
 		if hasBwrap {
