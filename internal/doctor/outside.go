@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/lazyre"
 	"brig/internal/sensitive"
 )
 
@@ -140,19 +141,20 @@ func ScanForCredentials(granted []string, masked []string) (flagged []Flagged, u
 // private key (public certificates share them).
 var keyFileSuffixes = []string{".pem", ".key", ".crt"}
 
-// tokenPatterns are contents that are credentials wherever they are.
+// tokenPatterns are contents that are credentials wherever they are
+// (compiled at their first use: only brig doctor needs them).
 var tokenPatterns = []struct {
-	re  *regexp.Regexp
+	re  func() *regexp.Regexp
 	why string
 }{
-	{regexp.MustCompile(`(?im)^\s*[^#;\s]*_auth(token)?\s*=\s*\S`), "holds a package registry auth token"},
-	{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), "holds a private key"},
-	{regexp.MustCompile(`\b(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}`), "holds a GitHub token"},
-	{regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`), "holds a GitLab token"},
-	{regexp.MustCompile(`\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{10,}`), "holds a Slack token"},
-	{regexp.MustCompile(`\bsk-(ant-|proj-)?[A-Za-z0-9_-]{32,}`), "holds an API key"},
-	{regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`), "holds an AWS access key"},
-	{regexp.MustCompile(`https?://[^/\s:@'"]+:[^/\s@'"]{6,}@[a-z0-9.-]+\.[a-z]{2,}`), "holds a password in a URL"},
+	{lazyre.New(`(?im)^\s*[^#;\s]*_auth(token)?\s*=\s*\S`), "holds a package registry auth token"},
+	{lazyre.New(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), "holds a private key"},
+	{lazyre.New(`\b(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}`), "holds a GitHub token"},
+	{lazyre.New(`\bglpat-[A-Za-z0-9_-]{20,}`), "holds a GitLab token"},
+	{lazyre.New(`\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{10,}`), "holds a Slack token"},
+	{lazyre.New(`\bsk-(ant-|proj-)?[A-Za-z0-9_-]{32,}`), "holds an API key"},
+	{lazyre.New(`\bAKIA[0-9A-Z]{16}\b`), "holds an AWS access key"},
+	{lazyre.New(`https?://[^/\s:@'"]+:[^/\s@'"]{6,}@[a-z0-9.-]+\.[a-z]{2,}`), "holds a password in a URL"},
 }
 
 // testDirs hold fixtures (toolchains ship test keys): not flagged.
@@ -204,7 +206,7 @@ func credentialWhy(p, name string) string {
 		return ""
 	}
 	for _, t := range tokenPatterns {
-		if t.re.Match(b) {
+		if t.re().Match(b) {
 			return t.why
 		}
 	}
