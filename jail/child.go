@@ -20,7 +20,7 @@ type ToolFunc func(ctx context.Context, args json.RawMessage) (json.RawMessage, 
 // IsChild reports whether this process was started as a jail child. main()
 // must check it before any other initialisation.
 func IsChild() bool {
-	return len(os.Args) > 1 && (os.Args[1] == initArg || os.Args[1] == workerArg || os.Args[1] == probeArg)
+	return len(os.Args) > 1 && (os.Args[1] == initArg || os.Args[1] == workerArg)
 }
 
 // ChildMain runs the jail child and exits. tools are the Go tools this binary
@@ -31,8 +31,6 @@ func ChildMain(tools map[string]ToolFunc) {
 		os.Exit(initMain())
 	case workerArg:
 		os.Exit(workerMain(tools))
-	case probeArg:
-		os.Exit(0) // a namespace probe: it only had to start
 	}
 	os.Exit(126)
 }

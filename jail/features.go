@@ -240,13 +240,13 @@ func featProbeSeccompTSync() error {
 	}
 }
 
-// featProbeNamespaces starts a probe (ProbeCommand: a root-owned true, or
-// this binary as a probe) in a new user namespace plus extra (CLONE_NEW*
-// flags), mapping the caller's uid and gid to themselves, with the same
-// flags the jail uses (also when the caller is root). The calling process
-// is never moved into a namespace: the kernel creates them for the child at
-// clone time. The child gets an empty environment, and nothing is looked up
-// on PATH.
+// featProbeNamespaces starts a probe in a new user namespace plus extra
+// (CLONE_NEW* flags), mapping the caller's uid and gid to themselves, with
+// the same flags and the same C start the jail uses for every call's init
+// (also when the caller is root), and waits for it. The probe runs no
+// program: it exits once its maps are written (NSProcess without a Path).
+// The calling process is never moved into a namespace: the kernel creates
+// them for the child at clone time.
 //
 // It proves the namespaces can be created; it does not try operations
 // inside them (mounting, bringing up loopback), which the jail's own stages
@@ -254,31 +254,27 @@ func featProbeSeccompTSync() error {
 func featProbeNamespaces(ctx context.Context, extra uintptr) error {
 	ctx, cancel := context.WithTimeout(ctx, featureProbeTimeout)
 	defer cancel()
-	path, argv := ProbeCommand(func() string { return "/proc/self/exe" })
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%s in %s: not started: %w", path, featNSName(extra), err)
+		return fmt.Errorf("a probe in %s: not started: %w", featNSName(extra), err)
 	}
 	uid, gid := os.Getuid(), os.Getgid()
-	// Started as the supervisor starts every call's init, so that what
-	// this reports is what calls get.
 	proc, err := StartInNamespaces(NSProcess{
-		Path: path, Args: argv, Env: []string{}, Dir: "/",
 		Files:      []*os.File{nil, nil, nil},
 		Cloneflags: syscall.CLONE_NEWUSER | extra,
 		UIDMap:     fmt.Sprintf("%d %d 1", uid, uid),
 		GIDMap:     fmt.Sprintf("%d %d 1", gid, gid),
 	})
 	if err != nil {
-		return fmt.Errorf("%s in %s: %w", path, featNSName(extra), err)
+		return fmt.Errorf("%s: %w", featNSName(extra), err)
 	}
 	stop := context.AfterFunc(ctx, func() { _ = proc.Kill() })
 	defer stop()
 	st, err := proc.Wait()
 	switch {
 	case err != nil:
-		return fmt.Errorf("%s in %s: %w", path, featNSName(extra), err)
+		return fmt.Errorf("a probe in %s: %w", featNSName(extra), err)
 	case !st.Success():
-		return fmt.Errorf("%s in %s: %v", path, featNSName(extra), st)
+		return fmt.Errorf("a probe in %s: %v", featNSName(extra), st)
 	}
 	return nil
 }

@@ -4,6 +4,9 @@ import "os"
 
 // NSProcess is a program StartInNamespaces starts.
 type NSProcess struct {
+	// Path is the program. Empty, nothing is executed: the child exits
+	// (status 0) as soon as its ID maps are written, which proves the
+	// namespaces and the maps can be made (a probe).
 	Path string
 	Args []string // argv, Args[0] included
 	Env  []string

@@ -1,42 +1,75 @@
+//go:build cgo
+
 package jail
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
-// TestProbeCommand: a namespace probe starts a root-owned true that no one
-// else can write, or brig itself as a probe; never a name looked up on
-// PATH, and never a file another user (or a call) could have replaced.
-func TestProbeCommand(t *testing.T) {
-	t.Setenv("PATH", t.TempDir()) // nothing on it matters
-	path, argv := ProbeCommand(func() string { return "/proc/self/exe" })
-	switch {
-	case path == "/proc/self/exe":
-		if strings.Join(argv, " ") != strings.Join(ProbeArgs(), " ") {
-			t.Fatalf("brig as a probe with %q", argv)
-		}
-	case path == "/usr/bin/true" || path == "/bin/true":
-		if !rootOwned(path, false) || !rootOwned(filepath.Dir(path), true) {
-			t.Fatalf("%s is not root's alone", path)
-		}
-	default:
-		t.Fatalf("the probe is %q", path)
-	}
+// TestNamespaceProbeRunsNothing: a start without a program (the probe of
+// whether calls get namespaces) makes every namespace a call's init gets,
+// writes its maps and exits 0 without executing anything: a `true` and a
+// `sh` planted first on PATH never run, where the same start with the
+// planted program as its Path does run it (the control). A map that
+// cannot be written is reported as the probe's failing step.
+func TestNamespaceProbeRunsNothing(t *testing.T) {
+	nsShell(t) // skips where user namespaces are not available
 	dir := t.TempDir()
-	f := filepath.Join(dir, "true")
-	if err := os.WriteFile(f, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
+	canary := filepath.Join(dir, "canary")
+	for _, name := range []string{"true", "sh"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\necho \"$0\" >> "+canary+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if rootOwned(dir, true) != (os.Getuid() == 0) || rootOwned(f, false) != (os.Getuid() == 0) {
-		t.Fatal("ownership judged wrongly")
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	uid, gid := os.Getuid(), os.Getgid()
+	probe := NSProcess{
+		Files:      []*os.File{nil, nil, nil},
+		Cloneflags: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
+		UIDMap:     fmt.Sprintf("%d %d 1", uid, uid),
+		GIDMap:     fmt.Sprintf("%d %d 1", gid, gid),
 	}
-	if err := os.Chmod(f, 0o777); err != nil {
-		t.Fatal(err)
+	start := func(p NSProcess) error {
+		t.Helper()
+		proc, err := StartInNamespaces(p)
+		if err != nil {
+			return err
+		}
+		st, err := proc.Wait()
+		if err != nil {
+			return err
+		}
+		if !st.Success() {
+			return fmt.Errorf("exited %v", st)
+		}
+		return nil
 	}
-	if rootOwned(f, false) {
-		t.Fatal("a world-writable file was trusted")
+	if err := start(probe); err != nil {
+		t.Fatalf("the probe failed where namespaces can be made: %v", err)
+	}
+	if b, err := os.ReadFile(canary); err == nil {
+		t.Fatalf("the probe ran a program: %s", b)
+	}
+
+	control := probe
+	control.Path, control.Args, control.Env = filepath.Join(dir, "true"), []string{"true"}, []string{}
+	if err := start(control); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	if b, err := os.ReadFile(canary); err != nil || !strings.Contains(string(b), "true") {
+		t.Fatalf("control: the program given as Path did not run: %q %v", b, err)
+	}
+
+	bad := probe
+	bad.UIDMap = "not a map"
+	err := start(bad)
+	if err == nil || !strings.Contains(err.Error(), "start a namespace probe: write its uid_map") {
+		t.Fatalf("a probe whose map cannot be written: %v", err)
 	}
 }

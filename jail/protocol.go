@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -36,7 +35,6 @@ const (
 const (
 	initArg   = "__brig_jail_init"
 	workerArg = "__brig_jail_worker"
-	probeArg  = "__brig_probe"
 	// carriedArg, right after initArg, says init holds its carried
 	// program at InitExeFD and gets the worker's in {worker_exe}.
 	carriedArg = "__brig_carried"
@@ -44,39 +42,6 @@ const (
 	// command itself, without a worker (direct.go).
 	directArg = "__brig_direct"
 )
-
-// ProbeArgs is the whole argv that makes the brig binary exit 0 at once,
-// before anything else runs (ChildMain).
-func ProbeArgs() []string { return []string{"brig-probe", probeArg} }
-
-// ProbeCommand is what a namespace probe starts, with an empty
-// environment: /usr/bin/true or /bin/true when root owns it and its
-// directory and no one else can write either (a few milliseconds), else
-// self, the brig binary, as a probe (ProbeArgs; tens of milliseconds, as it
-// initialises all of brig first). Never a name looked up on PATH, so
-// nothing a call could have written runs outside the jail.
-// self is asked for only when no such true exists.
-func ProbeCommand(self func() string) (path string, argv []string) {
-	for _, p := range []string{"/usr/bin/true", "/bin/true"} {
-		if rootOwned(p, false) && rootOwned(filepath.Dir(p), true) {
-			return p, []string{"true"}
-		}
-	}
-	return self(), ProbeArgs()
-}
-
-// rootOwned reports whether path (links resolved) is owned by root and
-// writable by no one else, and is a directory or a regular file as asked.
-func rootOwned(path string, dir bool) bool {
-	var st unix.Stat_t
-	if unix.Stat(path, &st) != nil || st.Uid != 0 || st.Mode&0o022 != 0 {
-		return false
-	}
-	if dir {
-		return st.Mode&unix.S_IFMT == unix.S_IFDIR
-	}
-	return st.Mode&unix.S_IFMT == unix.S_IFREG && st.Mode&0o111 != 0
-}
 
 // InitArgs returns the arguments (after argv[0]) that make the brig binary
 // start as a jail init process. cgroupProcs are the cgroup.procs files of

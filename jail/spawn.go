@@ -254,7 +254,7 @@ static int brig_write_all(const char *path, const char *s) {
 // execve or _exit. It writes its own ID maps (a process may map its own
 // user and group ids into the namespace it created), carries the asked
 // capabilities across the exec as ambient ones, and puts its descriptors
-// in place.
+// in place. Without a path (a probe) it exits once the maps are written.
 static int brig_nsstart_child(void *p) {
 	struct brig_nsstart *a = p;
 	brig_default_signals();
@@ -264,6 +264,7 @@ static int brig_nsstart_child(void *p) {
 	if (a->gid_map != NULL && brig_write_all("/proc/self/setgroups", "deny") != 0) goto fail;
 	step = BRIG_NS_GIDMAP;
 	if (a->gid_map != NULL && brig_write_all("/proc/self/gid_map", a->gid_map) != 0) goto fail;
+	if (a->path == NULL) _exit(0); // a probe: the namespaces and the maps are made
 	step = BRIG_NS_CAPS;
 	if (a->ambient != 0) {
 		struct brig_cap_header hdr = {BRIG_CAP_VERSION_3, 0};
@@ -318,6 +319,7 @@ static pid_t brig_nsstart(struct brig_nsstart *a) {
 import "C"
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"runtime"
@@ -476,7 +478,8 @@ func freeCStrings(cs []*C.char) {
 }
 
 // StartInNamespaces starts p as a child of the calling process, in new
-// namespaces, and returns it once it has exec'd.
+// namespaces, and returns it once it has exec'd (without a Path: once it
+// has written its maps and exited).
 //
 // Why not os/exec: for a new user namespace Go's runtime forks without
 // sharing memory (it must write the ID maps from the parent while the
@@ -496,13 +499,16 @@ func freeCStrings(cs []*C.char) {
 // made dumpable again, and then restored. Only other unjailed processes of
 // the same user could use that instant (README, limits).
 func StartInNamespaces(p NSProcess) (*os.Process, error) {
+	what := cmp.Or(p.Path, "a namespace probe")
 	if len(p.Files) > C.BRIG_NS_MAXFDS {
-		return nil, fmt.Errorf("start %s: %d descriptors, at most %d", p.Path, len(p.Files), C.BRIG_NS_MAXFDS)
+		return nil, fmt.Errorf("start %s: %d descriptors, at most %d", what, len(p.Files), C.BRIG_NS_MAXFDS)
 	}
 	a := (*C.struct_brig_nsstart)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_brig_nsstart{}))))
 	defer C.free(unsafe.Pointer(a))
-	a.path = C.CString(p.Path)
-	defer C.free(unsafe.Pointer(a.path))
+	if p.Path != "" { // else a.path stays NULL: a probe, which runs nothing
+		a.path = C.CString(p.Path)
+		defer C.free(unsafe.Pointer(a.path))
+	}
 	cargv := cStrings(p.Args)
 	defer freeCStrings(cargv)
 	cenv := cStrings(p.Env)
@@ -520,7 +526,7 @@ func StartInNamespaces(p NSProcess) (*os.Process, error) {
 	}
 	for _, c := range p.AmbientCaps {
 		if c >= 64 {
-			return nil, fmt.Errorf("start %s: capability %d out of range", p.Path, c)
+			return nil, fmt.Errorf("start %s: capability %d out of range", what, c)
 		}
 		a.ambient |= 1 << c
 	}
@@ -531,14 +537,14 @@ func StartInNamespaces(p NSProcess) (*os.Process, error) {
 		if f == nil {
 			null, err := os.Open(os.DevNull)
 			if err != nil {
-				return nil, fmt.Errorf("start %s: %w", p.Path, err)
+				return nil, fmt.Errorf("start %s: %w", what, err)
 			}
 			defer null.Close()
 			f = null
 		}
 		fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, len(p.Files))
 		if err != nil {
-			return nil, fmt.Errorf("start %s: duplicate descriptor %d: %w", p.Path, i, err)
+			return nil, fmt.Errorf("start %s: duplicate descriptor %d: %w", what, i, err)
 		}
 		defer unix.Close(fd)
 		a.fds[i] = C.int(fd)
@@ -547,7 +553,7 @@ func StartInNamespaces(p NSProcess) (*os.Process, error) {
 	restore, err := dumpableForMaps(p)
 	if err != nil {
 		spawnStackMu.Unlock()
-		return nil, fmt.Errorf("start %s: %w", p.Path, err)
+		return nil, fmt.Errorf("start %s: %w", what, err)
 	}
 	pid := C.brig_nsstart(a)
 	err = restore()
@@ -560,7 +566,7 @@ func StartInNamespaces(p NSProcess) (*os.Process, error) {
 				_ = proc.Kill()
 				_, _ = proc.Wait()
 			}
-			return nil, fmt.Errorf("start %s: %w", p.Path, err)
+			return nil, fmt.Errorf("start %s: %w", what, err)
 		}
 		return proc, ferr
 	}
@@ -570,7 +576,7 @@ func StartInNamespaces(p NSProcess) (*os.Process, error) {
 		C.BRIG_NS_GIDMAP: "write its gid_map", C.BRIG_NS_CAPS: "raise ambient capabilities", C.BRIG_NS_DIR: "chdir " + p.Dir,
 		C.BRIG_NS_FDS: "place descriptors", C.BRIG_NS_EXEC: "exec",
 	}[a.fail_step]
-	return nil, fmt.Errorf("start %s: %s: %w", p.Path, step, errno)
+	return nil, fmt.Errorf("start %s: %s: %w", what, step, errno)
 }
 
 // dumpableForMaps makes the calling process dumpable when p's child must

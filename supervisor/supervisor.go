@@ -275,8 +275,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 	s.probed = make(chan struct{})
 	go func() {
 		defer close(s.probed)
-		probe, argv := jail.ProbeCommand(s.exe)
-		s.userNS = s.probeUserNS(ctx, probe, argv)
+		s.userNS = s.probeUserNS(ctx)
 		if os.Geteuid() == 0 {
 			removeStaleCgroups() // before this supervisor makes any
 		}
@@ -943,20 +942,19 @@ func (s *Supervisor) quarantine(dir *safefs.Dir, base string) error {
 }
 
 // probeUserNS reports whether an unprivileged user namespace with mount, PID
-// and network namespaces can be created here, by starting path (absolute:
-// jail.ProbeCommand's root-owned true, or the jail's own binary as a probe)
-// in them the way every call's init is started, with an empty environment
-// and / as its directory: nothing is looked up on PATH, and nothing of the
-// supervisor's environment (API keys) reaches it.
-func (s *Supervisor) probeUserNS(ctx context.Context, path string, argv []string) bool {
+// and network namespaces can be made here, by a start in them the way
+// every call's init is started that runs no program (jail.NSProcess
+// without a Path): the child exits once it has written its maps. Nothing
+// is looked up on PATH, and nothing runs with the supervisor's
+// environment (API keys).
+func (s *Supervisor) probeUserNS(ctx context.Context) bool {
 	if ctx.Err() != nil {
 		return false // nothing is started for a context already done
 	}
 	uid, gid := os.Getuid(), os.Getgid()
 	proc, err := jail.StartInNamespaces(jail.NSProcess{
-		Path: path, Args: argv, Env: []string{}, Dir: "/",
 		Files:      []*os.File{nil, nil, nil},
-		Cloneflags: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
+		Cloneflags: cloneFlags(true, true),
 		UIDMap:     fmt.Sprintf("%d %d 1", uid, uid),
 		GIDMap:     fmt.Sprintf("%d %d 1", gid, gid),
 	})
@@ -964,10 +962,9 @@ func (s *Supervisor) probeUserNS(ctx context.Context, path string, argv []string
 		s.log.Debug("user namespaces unavailable", "err", err)
 		return false
 	}
-	// It started in the namespaces (a failure before its exec, the maps
+	// It started in the namespaces (a failure before its exit, the maps
 	// included, is the start's error): that is all the probe asks. It is
-	// reaped in the background (killed if ctx ends first); waiting for it
-	// cost every brig start 2–6 ms here.
+	// reaped in the background (killed if ctx ends first).
 	stop := context.AfterFunc(ctx, func() { _ = proc.Kill() })
 	go func() {
 		_, _ = proc.Wait()
