@@ -1667,6 +1667,7 @@ func exhaustionCases() []escCase {
 				// beyond what the suite's other passes of this uid could
 				// have run then.
 				bound := limit + b.shared
+				t.Logf("the bomb created %d processes (%d seen alive at once), %d forks failed; %d other tasks of the uid seen, RLIMIT_NPROC read %d", b.created, b.peak, b.failed, b.shared, b.nproc)
 				if extra := b.nproc - limit; b.nproc > 0 && extra > b.shared {
 					if extra > b.shared+otherPassesTasks {
 						escaped(t, "Limits.Processes=%d: the bomb ran under RLIMIT_NPROC %d, %d on top of the limit, where the uid ran at most %d other tasks in this case's samples (as %s)", limit, b.nproc, extra, b.shared, who())
