@@ -112,6 +112,9 @@ type Supervisor struct {
 	userNS bool
 
 	prewarm bool
+	// prestart: the one child of a process that runs one call (Prestart),
+	// started ahead of the probe's answer (refillAhead).
+	prestart bool
 	// directOK: a command in fresh namespaces may run without a worker
 	// (directStart).
 	directOK bool
@@ -203,7 +206,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		repos:         jail.NewRepoCache(),
 	}
 	if o.Prestart && !o.Prewarm {
-		s.prewarm, s.poolSize, s.starts = true, 1, 1
+		s.prewarm, s.prestart, s.poolSize, s.starts = true, true, 1, 1
 	}
 	s.egress = egress.New(egress.Options{Never: o.NeverReach, Logger: o.Logger})
 	if o.Executable != "" && !filepath.IsAbs(o.Executable) {
@@ -284,11 +287,12 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 }
 
 // Warm fills the pool of prewarmed children for the usual call (no
-// network) in the background, if Prewarm is on, once the start-up probe
-// has answered. brig -p calls it as soon as the supervisor is made (a
-// command's child, an init alone, starts on the other core beside the
-// session's set-up); the TUI once its banner is up; brig sandbox, with
-// Prestart, as it begins.
+// network) in the background, if Prewarm is on, as the start-up probe's
+// answer says (with Prestart, at once, in fresh namespaces, when it has
+// not answered yet: refillAhead). brig -p calls it as soon as the
+// supervisor is made (a command's child, an init alone, starts on the
+// other core beside the session's set-up); the TUI once its banner is up;
+// brig sandbox, with Prestart, as it begins.
 func (s *Supervisor) Warm() {
 	if !s.prewarm {
 		return
@@ -306,14 +310,45 @@ func (s *Supervisor) Warm() {
 		// are commands, and it is ready sooner. The pool of Go tools'
 		// children fills once a call at a model's pace is over (run):
 		// filled now, it would take the cores from the session's start.
+		if s.prestart {
+			select {
+			case <-s.probed:
+			default:
+				s.refillAhead()
+			}
+		}
 		s.refill(s.commandKey())
 	}()
 }
 
+// refillAhead starts the usual command's child in fresh namespaces
+// before the start-up probe has answered, as calls get them wherever the
+// probe passes: the probe is a start in the same namespaces. Only for
+// Prestart (brig sandbox, whose one call waits for its child: 2 ms
+// sooner here); brig -p's first request came 0.9 ms later with its child
+// started this early. Where it cannot start (no user namespaces), the
+// start it used up is given back for the child made once the probe has
+// answered, and what it cost was a failed clone.
+func (s *Supervisor) refillAhead() {
+	s.refillReporting(s.commandKeyFor(true), func(err error) {
+		if err == nil {
+			return
+		}
+		s.log.Debug("a jail child started ahead of the probe's answer did not start; the probe decides", "err", err)
+		s.mu.Lock()
+		if s.starts >= 0 {
+			s.starts++ // Prestart's one child comes with the probe's answer
+		}
+		s.mu.Unlock()
+	})
+}
+
 // commandKey is the key of the pool the usual command (no network)
 // takes its child from.
-func (s *Supervisor) commandKey() uintptr {
-	ns := s.Namespaces()
+func (s *Supervisor) commandKey() uintptr { return s.commandKeyFor(s.Namespaces()) }
+
+// commandKeyFor is commandKey where calls get namespaces (ns) or not.
+func (s *Supervisor) commandKeyFor(ns bool) uintptr {
 	return cloneFlags(ns, ns) | s.direct(plan{flags: cloneFlags(ns, ns)}, jail.Invocation{Argv: []string{"sh"}})
 }
 

@@ -1198,3 +1198,46 @@ func TestCommandsRunWithoutAWorker(t *testing.T) {
 		t.Errorf("the command is not in the call's pids and memory cgroups:\n%s", out)
 	}
 }
+
+// TestPrestartAheadOfTheProbe: brig sandbox's one prestarted child is
+// started in fresh namespaces before the start-up probe answers
+// (refillAhead); a start that fails gives its turn back, so the child is
+// started again with the probe's answer, and one that succeeds keeps it.
+func TestPrestartAheadOfTheProbe(t *testing.T) {
+	ctx := context.Background()
+	var logs lockedBuffer
+	debug := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	starts := func(s *Supervisor) int { s.mu.Lock(); defer s.mu.Unlock(); return s.starts }
+
+	// No such program (or no user namespaces): the start fails.
+	sup, err := New(ctx, Options{Executable: "/nonexistent/brig-jail", Prestart: true, Logger: debug})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	sup.refillAhead() // Warm is not called: nothing else starts a child
+	if n := starts(sup); n != 1 {
+		t.Fatalf("after a failed start ahead %d starts are left, want the one back", n)
+	}
+	logs.mu.Lock()
+	log := logs.b.String()
+	logs.mu.Unlock()
+	if !strings.Contains(log, "started ahead of the probe's answer did not start") {
+		t.Errorf("the failed start ahead was not said:\n%s", log)
+	}
+
+	// Control: a start that succeeds uses the turn and fills the pool.
+	if !jail.DetectFeatures(ctx).Namespaces() {
+		t.Skip("no user namespaces here: a start ahead cannot succeed")
+	}
+	sup2, err := New(ctx, Options{Prestart: true, Logger: debug})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup2.Close()
+	sup2.refillAhead()
+	if n := starts(sup2); n != 0 {
+		t.Fatalf("after a start ahead that succeeded %d starts are left, want none", n)
+	}
+	waitPool(t, sup2, 1)
+}
