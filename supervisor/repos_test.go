@@ -145,13 +145,7 @@ func TestSweepRepositoryShapes(t *testing.T) {
 // takes out what a call made deep in a remembered subtree or in a
 // remembered directory, and lists only the directories that changed.
 func TestSweepRemembersOnlyWhatNoCallChanged(t *testing.T) {
-	ws := t.TempDir()
-	q := t.TempDir()
-	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler), repos: jail.NewRepoCache()}
-	shape(t, filepath.Join(ws, ".git"), "[core]\n")
-	for _, d := range []string{"a/b/c", "a/d", "e/f", "g"} {
-		mk(t, filepath.Join(ws, d, "file.go"), "package x\n")
-	}
+	ws, q, s := sweepFixture(t)
 	protected, err := jail.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
 	if err != nil {
 		t.Fatal(err)
@@ -170,18 +164,7 @@ func TestSweepRemembersOnlyWhatNoCallChanged(t *testing.T) {
 		t.Fatalf("the search after an unchanged call listed %d directories, want only the root (it has a .git)", n)
 	}
 
-	start := startAfter(t, filepath.Join(q, "probe1"))
-	mk(t, filepath.Join(ws, "a/b/c/evil/.git/config"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
-	shape(t, filepath.Join(ws, "e/f"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
-	found := s.sweepNewRepositories(spec, start)
-	for _, gone := range []string{"a/b/c/evil/.git", "e/f/HEAD", "e/f/config"} {
-		if _, err := os.Lstat(filepath.Join(ws, gone)); err == nil || !slices.Contains(found, filepath.Join(ws, gone)) {
-			t.Errorf("%s stayed in the workspace or was not reported: %v", gone, found)
-		}
-	}
-	if _, err := os.Lstat(filepath.Join(ws, "e/f/file.go")); err != nil {
-		t.Error("control: the user's file beside the shape was taken out")
-	}
+	plantAndSweep(t, s, spec, q, "e/f")
 	if n := s.repos.Listed(); n < 3 || n > 8 {
 		t.Errorf("the search after the call listed %d directories, want those it changed (and the root)", n)
 	}
@@ -193,13 +176,7 @@ func TestSweepRemembersOnlyWhatNoCallChanged(t *testing.T) {
 // takes out a repository the call made deep in a remembered subtree or in
 // a remembered directory. The supervisor's own memory stays unused.
 func TestSweepSearchesWithTheGrantsMemory(t *testing.T) {
-	ws := t.TempDir()
-	q := t.TempDir()
-	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler), repos: jail.NewRepoCache()}
-	shape(t, filepath.Join(ws, ".git"), "[core]\n")
-	for _, d := range []string{"a/b/c", "a/d", "e/f", "g"} {
-		mk(t, filepath.Join(ws, d, "file.go"), "package x\n")
-	}
+	ws, q, s := sweepFixture(t)
 	// The tree ages past the racy second (RepoCache) before the grant.
 	time.Sleep(1100 * time.Millisecond)
 	grant := jail.NewRepoCache()
@@ -222,18 +199,7 @@ func TestSweepSearchesWithTheGrantsMemory(t *testing.T) {
 		t.Fatalf("the supervisor's own memory listed %d directories; the grant's was given", n)
 	}
 
-	start := startAfter(t, filepath.Join(q, "probe1"))
-	mk(t, filepath.Join(ws, "a/b/c/evil/.git/config"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
-	shape(t, filepath.Join(ws, "g"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
-	found := s.sweepNewRepositories(spec, start)
-	for _, gone := range []string{"a/b/c/evil/.git", "g/HEAD", "g/config"} {
-		if _, err := os.Lstat(filepath.Join(ws, gone)); err == nil || !slices.Contains(found, filepath.Join(ws, gone)) {
-			t.Errorf("%s stayed in the workspace or was not reported: %v", gone, found)
-		}
-	}
-	if _, err := os.Lstat(filepath.Join(ws, "g/file.go")); err != nil {
-		t.Error("control: the user's file beside the shape was taken out")
-	}
+	plantAndSweep(t, s, spec, q, "g")
 
 	// Without a memory of its grant's, the sweep searches with its own.
 	spec.Repos = nil
@@ -242,5 +208,40 @@ func TestSweepSearchesWithTheGrantsMemory(t *testing.T) {
 	}
 	if n := s.repos.Listed(); n == 0 {
 		t.Fatal("control: a spec without the grant's memory was not searched with the supervisor's own")
+	}
+}
+
+// sweepFixture is a workspace with a .git and plain directories (a/b/c,
+// a/d, e/f, g, each with a file), a quarantine, and a supervisor that
+// sweeps with a memory of its own.
+func sweepFixture(t *testing.T) (ws, q string, s *Supervisor) {
+	t.Helper()
+	ws, q = t.TempDir(), t.TempDir()
+	s = &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler), repos: jail.NewRepoCache()}
+	shape(t, filepath.Join(ws, ".git"), "[core]\n")
+	for _, d := range []string{"a/b/c", "a/d", "e/f", "g"} {
+		mk(t, filepath.Join(ws, d, "file.go"), "package x\n")
+	}
+	return ws, q, s
+}
+
+// plantAndSweep is a call that plants a repository deep in a/b/c and
+// gives the directory shaped a repository's shape, then the sweep after
+// it: both must be taken out and reported, and the user's file beside the
+// shape must stay.
+func plantAndSweep(t *testing.T, s *Supervisor, spec jail.Spec, q, shaped string) {
+	t.Helper()
+	ws := spec.Workspace
+	start := startAfter(t, filepath.Join(q, "probe1"))
+	mk(t, filepath.Join(ws, "a/b/c/evil/.git/config"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
+	shape(t, filepath.Join(ws, shaped), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
+	found := s.sweepNewRepositories(spec, start)
+	for _, gone := range []string{"a/b/c/evil/.git", shaped + "/HEAD", shaped + "/config"} {
+		if _, err := os.Lstat(filepath.Join(ws, gone)); err == nil || !slices.Contains(found, filepath.Join(ws, gone)) {
+			t.Errorf("%s stayed in the workspace or was not reported: %v", gone, found)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(ws, shaped, "file.go")); err != nil {
+		t.Error("control: the user's file beside the shape was taken out")
 	}
 }
