@@ -106,14 +106,20 @@ type Supervisor struct {
 	log           *slog.Logger
 	grace         time.Duration
 	landlockABI   int
-	// probed is closed once the start-up probe has run: userNS is set
-	// (read it through Namespaces) and stale cgroups are gone.
-	probed chan struct{}
-	userNS bool
+	// probed is closed once the start-up probe has answered: userNS is
+	// set (read it through Namespaces) and stale cgroups are gone.
+	// probeStart starts finding out, once: New, by the probe, except with
+	// Prestart, where Warm's start of the one child answers it
+	// (probeByStart) and Namespaces or Close start the probe only if
+	// Warm has not. probeCtx is New's, which bounds the probe.
+	probed     chan struct{}
+	probeStart sync.Once
+	probeCtx   context.Context
+	userNS     bool
 
 	prewarm bool
-	// prestart: the one child of a process that runs one call (Prestart),
-	// started ahead of the probe's answer (refillAhead).
+	// prestart: a process that runs one call (Prestart), whose one child's
+	// start answers the probe (probeByStart).
 	prestart bool
 	// directOK: a command in fresh namespaces may run without a worker
 	// (directStart).
@@ -275,21 +281,36 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 	}
 	// The probe runs while the caller goes on (it opens its session, say):
 	// what needs its answer waits for it (Namespaces, every call's plan).
-	s.probed = make(chan struct{})
-	go func() {
-		defer close(s.probed)
-		s.userNS = s.probeUserNS(ctx)
-		if os.Geteuid() == 0 {
-			removeStaleCgroups() // before this supervisor makes any
-		}
-	}()
+	s.probed, s.probeCtx = make(chan struct{}), ctx
+	if !s.prestart {
+		s.startProbe()
+	}
 	return s, nil
+}
+
+// startProbe starts the probe in the background, unless the answer is
+// already there or on its way.
+func (s *Supervisor) startProbe() {
+	select {
+	case <-s.probed:
+		return
+	default:
+	}
+	s.probeStart.Do(func() {
+		go func() {
+			defer close(s.probed)
+			s.userNS = s.probeUserNS(s.probeCtx)
+			if os.Geteuid() == 0 {
+				removeStaleCgroups() // before this supervisor makes any
+			}
+		}()
+	})
 }
 
 // Warm fills the pool of prewarmed children for the usual call (no
 // network) in the background, if Prewarm is on, as the start-up probe's
-// answer says (with Prestart, at once, in fresh namespaces, when it has
-// not answered yet: refillAhead). brig -p calls it as soon as the
+// answer says (with Prestart, its one child's start in fresh namespaces
+// is the answer: probeByStart). brig -p calls it as soon as the
 // supervisor is made (a command's child, an init alone, starts on the
 // other core beside the session's set-up); the TUI once its banner is up;
 // brig sandbox, with Prestart, as it begins.
@@ -305,41 +326,68 @@ func (s *Supervisor) Warm() {
 	// carried programs written (and the probe's answer awaited).
 	go func() { _, _ = s.filter(filter.BaseFilterOptions(), false) }()
 	go s.programs()
+	// Claimed here, not in the goroutine: a Namespaces right after Warm
+	// must find the answer on its way.
+	byStart := false
+	if s.prestart {
+		s.probeStart.Do(func() { byStart = true })
+	}
 	go func() {
 		// With namespaces, a child for a command (no worker): most calls
 		// are commands, and it is ready sooner. The pool of Go tools'
 		// children fills once a call at a model's pace is over (run):
 		// filled now, it would take the cores from the session's start.
-		if s.prestart {
-			select {
-			case <-s.probed:
-			default:
-				s.refillAhead()
-			}
+		if byStart {
+			s.probeByStart()
 		}
 		s.refill(s.commandKey())
 	}()
 }
 
-// refillAhead starts the usual command's child in fresh namespaces
-// before the start-up probe has answered, as calls get them wherever the
-// probe passes: the probe is a start in the same namespaces. Only for
-// Prestart (brig sandbox, whose one call waits for its child: 2 ms
-// sooner here); brig -p's first request came 0.9 ms later with its child
-// started this early. Where it cannot start (no user namespaces), the
-// start it used up is given back for the child made once the probe has
-// answered, and what it cost was a failed clone.
-func (s *Supervisor) refillAhead() {
+// probeByStart answers the start-up probe with the start of Prestart's
+// one child (brig sandbox, whose call waits for it) in fresh namespaces,
+// as every call's init is started: the probe is a start in the same
+// namespaces, so this one answers as well, with no process of its own
+// beside it (both were a clone of a user, mount, PID and network
+// namespace, one after the other: the C start is serialised). Started,
+// calls get namespaces. If it cannot start, for whatever reason, its
+// turn is given back, so the child comes with the answer, and the probe
+// proper answers. brig -p does not answer so: its policy waits for the
+// answer, which came 1.9 ms later when it waited for the first child.
+func (s *Supervisor) probeByStart() {
+	answered := false
+	answer := func(ns bool) {
+		if !answered {
+			answered = true
+			s.userNS = ns
+			close(s.probed)
+		}
+	}
+	defer func() {
+		if !answered { // no start was tried
+			answer(s.probeUserNS(s.probeCtx))
+		}
+	}()
+	if os.Geteuid() == 0 {
+		removeStaleCgroups() // before this supervisor makes any
+	}
+	if s.probeCtx.Err() != nil {
+		answer(false) // nothing is started for a context already done
+		return
+	}
 	s.refillReporting(s.commandKeyFor(true), func(err error) {
 		if err == nil {
+			s.log.Debug("the jail child started in fresh namespaces: calls get them")
+			answer(true)
 			return
 		}
-		s.log.Debug("a jail child started ahead of the probe's answer did not start; the probe decides", "err", err)
+		s.log.Debug("the jail child did not start in fresh namespaces; the probe decides", "err", err)
 		s.mu.Lock()
 		if s.starts >= 0 {
 			s.starts++ // Prestart's one child comes with the probe's answer
 		}
 		s.mu.Unlock()
+		answer(s.probeUserNS(s.probeCtx))
 	})
 }
 
@@ -354,7 +402,8 @@ func (s *Supervisor) commandKeyFor(ns bool) uintptr {
 
 // Close stops the prewarmed children. Calls in flight are not affected.
 func (s *Supervisor) Close() {
-	<-s.probed // its process and its cgroup clean-up are done
+	s.startProbe() // (a Prestart supervisor whose Warm never ran)
+	<-s.probed     // its process and its cgroup clean-up are done
 	s.mu.Lock()
 	s.closed = true
 	warm := s.warm
@@ -372,6 +421,7 @@ func (s *Supervisor) Close() {
 // namespaces.
 // It waits for the start-up probe.
 func (s *Supervisor) Namespaces() bool {
+	s.startProbe() // (a Prestart supervisor whose Warm has not run)
 	<-s.probed
 	return s.userNS
 }

@@ -1199,45 +1199,70 @@ func TestCommandsRunWithoutAWorker(t *testing.T) {
 	}
 }
 
-// TestPrestartAheadOfTheProbe: brig sandbox's one prestarted child is
-// started in fresh namespaces before the start-up probe answers
-// (refillAhead); a start that fails gives its turn back, so the child is
-// started again with the probe's answer, and one that succeeds keeps it.
-func TestPrestartAheadOfTheProbe(t *testing.T) {
+// TestPrestartChildAnswersTheProbe: with Prestart (brig sandbox), Warm's
+// start of the one child in fresh namespaces answers the start-up probe,
+// and no probe runs (the log says which answered); a start that fails
+// gives its turn back and the probe proper answers, after which the child
+// is tried again; and Namespaces before Warm runs the probe, so nothing
+// waits for a Warm that never comes.
+func TestPrestartChildAnswersTheProbe(t *testing.T) {
 	ctx := context.Background()
 	var logs lockedBuffer
 	debug := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	starts := func(s *Supervisor) int { s.mu.Lock(); defer s.mu.Unlock(); return s.starts }
+	said := func() string { logs.mu.Lock(); defer logs.mu.Unlock(); return logs.b.String() }
+	forget := func() { logs.mu.Lock(); logs.b.Reset(); logs.mu.Unlock() }
+	namespaces := jail.DetectFeatures(ctx).Namespaces()
 
-	// No such program (or no user namespaces): the start fails.
-	sup, err := New(ctx, Options{Executable: "/nonexistent/brig-jail", Prestart: true, Logger: debug})
+	// Namespaces before Warm: the probe answers.
+	sup, err := New(ctx, Options{Prestart: true, Logger: debug})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sup.Namespaces(); got != namespaces {
+		t.Fatalf("Namespaces before Warm: %v, the kernel's features say %v", got, namespaces)
+	}
+	if strings.Contains(said(), "the jail child") {
+		t.Fatalf("no child was started, yet one answered:\n%s", said())
+	}
+	sup.Close()
+
+	// No such program (or no user namespaces): the start fails, the
+	// probe answers, and the child is tried again with the answer.
+	forget()
+	sup, err = New(ctx, Options{Executable: "/nonexistent/brig-jail", Prestart: true, Logger: debug})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup.Warm()
+	if got := sup.Namespaces(); got != namespaces {
+		t.Fatalf("after a failed start the probe said %v, the kernel's features say %v", got, namespaces)
+	}
+	for deadline := time.Now().Add(time.Minute); strings.Count(said(), "prewarm a jail child") < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child was not tried again after its first start failed:\n%s", said())
+		}
+	}
+	if !strings.Contains(said(), "did not start in fresh namespaces; the probe decides") {
+		t.Errorf("the failed start was not followed by the probe:\n%s", said())
+	}
+	sup.Close()
+
+	// Control: where namespaces can be made, the child's start answers.
+	if !namespaces {
+		t.Skip("no user namespaces here: a child cannot start in them")
+	}
+	forget()
+	sup, err = New(ctx, Options{Prestart: true, Logger: debug})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sup.Close()
-	sup.refillAhead() // Warm is not called: nothing else starts a child
-	if n := starts(sup); n != 1 {
-		t.Fatalf("after a failed start ahead %d starts are left, want the one back", n)
+	sup.Warm()
+	if !sup.Namespaces() {
+		t.Fatalf("the child's start said no namespaces:\n%s", said())
 	}
-	logs.mu.Lock()
-	log := logs.b.String()
-	logs.mu.Unlock()
-	if !strings.Contains(log, "started ahead of the probe's answer did not start") {
-		t.Errorf("the failed start ahead was not said:\n%s", log)
+	waitPool(t, sup, 1)
+	if log := said(); !strings.Contains(log, "started in fresh namespaces: calls get them") || strings.Contains(log, "probe decides") {
+		t.Fatalf("the child's start did not answer the probe:\n%s", log)
 	}
-
-	// Control: a start that succeeds uses the turn and fills the pool.
-	if !jail.DetectFeatures(ctx).Namespaces() {
-		t.Skip("no user namespaces here: a start ahead cannot succeed")
-	}
-	sup2, err := New(ctx, Options{Prestart: true, Logger: debug})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup2.Close()
-	sup2.refillAhead()
-	if n := starts(sup2); n != 0 {
-		t.Fatalf("after a start ahead that succeeded %d starts are left, want none", n)
-	}
-	waitPool(t, sup2, 1)
 }
