@@ -287,7 +287,9 @@ func Union(specs []jail.Spec) (u jail.Spec, ok bool) {
 		return jail.Spec{}, false
 	}
 	rest := func(s jail.Spec) jail.Spec {
-		s.Paths, s.Protected, s.Hidden = nil, nil, nil
+		// Repos is the grants' search memory, not a grant: never compared
+		// (a cache is not a value), the first's kept.
+		s.Paths, s.Protected, s.Hidden, s.Repos = nil, nil, nil, nil
 		return s
 	}
 	first := rest(specs[0])
@@ -295,6 +297,7 @@ func Union(specs []jail.Spec) (u jail.Spec, ok bool) {
 		return jail.Spec{}, false
 	}
 	u = first
+	u.Repos = specs[0].Repos
 	seenRule, seenProt, seenHid := map[jail.PathRule]bool{}, map[string]bool{}, map[string]bool{}
 	for _, s := range specs {
 		if !reflect.DeepEqual(rest(s), first) {

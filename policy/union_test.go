@@ -27,6 +27,13 @@ func TestUnion(t *testing.T) {
 	if !ok || !slices.Equal(got, []string{"/ws/a", "/ws/b", "/ws/c"}) || len(u.Hidden) != 3 || u.Dir != "/ws" {
 		t.Fatalf("Union of three reads: %v %+v", ok, u)
 	}
+	// The grants' search memory is not part of a grant: two specs whose
+	// memories differ are joined, and the first's is kept.
+	a, b := read("/ws/a"), read("/ws/b")
+	a.Repos, b.Repos = jail.NewRepoCache(), jail.NewRepoCache()
+	if u, ok := Union([]jail.Spec{a, b}); !ok || u.Repos != a.Repos {
+		t.Fatalf("reads with different search memories: joined %v, memory kept %v", ok, u.Repos == a.Repos)
+	}
 	for name, other := range map[string]func(*jail.Spec){
 		"another environment": func(s *jail.Spec) { s.Env = append(s.Env, "X=1") },
 		"other limits":        func(s *jail.Spec) { s.Limits.Timeout++ },
