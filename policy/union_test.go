@@ -31,6 +31,9 @@ func TestUnion(t *testing.T) {
 	// memories differ are joined, and the first's is kept.
 	a, b := read("/ws/a"), read("/ws/b")
 	a.Repos, b.Repos = jail.NewRepoCache(), jail.NewRepoCache()
+	if _, err := a.Repos.Repositories(t.TempDir()); err != nil { // one has searched, the other not
+		t.Fatal(err)
+	}
 	if u, ok := Union([]jail.Spec{a, b}); !ok || u.Repos != a.Repos {
 		t.Fatalf("reads with different search memories: joined %v, memory kept %v", ok, u.Repos == a.Repos)
 	}
