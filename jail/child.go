@@ -362,7 +362,11 @@ func startWorker(exe string) (int, *conn, error) {
 		Files: []uintptr{0, 1, 2, child.Fd(), StartFD},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	}
-	pid, err := syscall.ForkExec(exe, []string{"brig-jail-worker", workerArg}, attr)
+	var pid int
+	err = retryTextBusy(func() error {
+		pid, err = syscall.ForkExec(exe, []string{"brig-jail-worker", workerArg}, attr)
+		return err
+	}, textBusyWait)
 	if err != nil {
 		parent.Close()
 		return 0, nil, fmt.Errorf("start worker: %w", err)

@@ -479,7 +479,8 @@ func freeCStrings(cs []*C.char) {
 
 // StartInNamespaces starts p as a child of the calling process, in new
 // namespaces, and returns it once it has exec'd (without a Path: once it
-// has written its maps and exited).
+// has written its maps and exited). An exec refused with ETXTBSY is tried
+// again (retryTextBusy).
 //
 // Why not os/exec: for a new user namespace Go's runtime forks without
 // sharing memory (it must write the ID maps from the parent while the
@@ -499,6 +500,17 @@ func freeCStrings(cs []*C.char) {
 // made dumpable again, and then restored. Only other unjailed processes of
 // the same user could use that instant (README, limits).
 func StartInNamespaces(p NSProcess) (*os.Process, error) {
+	var proc *os.Process
+	err := retryTextBusy(func() error {
+		var err error
+		proc, err = startInNamespaces(p)
+		return err
+	}, textBusyWait)
+	return proc, err
+}
+
+// startInNamespaces is one try of StartInNamespaces.
+func startInNamespaces(p NSProcess) (*os.Process, error) {
 	what := cmp.Or(p.Path, "a namespace probe")
 	if len(p.Files) > C.BRIG_NS_MAXFDS {
 		return nil, fmt.Errorf("start %s: %d descriptors, at most %d", what, len(p.Files), C.BRIG_NS_MAXFDS)
