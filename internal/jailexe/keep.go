@@ -177,25 +177,45 @@ func writeKept(dfd int, base, name, data string) error {
 		return fmt.Errorf("an unnamed file: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	if err := copyOut(f, data); err != nil {
+	err = copyOut(f, data)
+	if err == nil {
+		if err = unix.Fdatasync(fd); err != nil {
+			err = fmt.Errorf("sync: %w", err)
+		}
+	}
+	// The name appears only once this process holds no descriptor that
+	// may write the file: another brig starting beside this one may exec
+	// it as soon as it is there, and an exec is refused while the file is
+	// open for writing (ETXTBSY). It is linked in through a read-only
+	// descriptor of the unnamed file.
+	ro := -1
+	if err == nil {
+		if ro, err = unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+			err = fmt.Errorf("reopen it read-only: %w", err)
+		}
+	}
+	f.Close()
+	if err != nil {
 		return err
 	}
-	if err := unix.Fdatasync(fd); err != nil {
-		return fmt.Errorf("sync: %w", err)
-	}
+	defer unix.Close(ro)
 	if err := unix.Unlinkat(dfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("remove the file there: %w", err)
 	}
+	beforeLink(ro)
 	// linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; through
 	// /proc/self/fd it needs nothing.
-	err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), dfd, name, unix.AT_SYMLINK_FOLLOW)
+	err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(ro), dfd, name, unix.AT_SYMLINK_FOLLOW)
 	if err != nil && !errors.Is(err, unix.EEXIST) {
 		return fmt.Errorf("link it in: %w", err)
 	}
 	removeOtherVersions(dfd, base, name)
 	return nil
 }
+
+// beforeLink is called with the read-only descriptor of a program about
+// to be linked in under its name (a test looks then for writers).
+var beforeLink = func(ro int) {}
 
 // removeOtherVersions removes the kept programs named base-<sum> in the
 // directory dfd but name: other builds' copies. A brig of another build

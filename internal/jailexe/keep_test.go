@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -316,5 +317,52 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestKeptProgramHasNoWriterWhenNamed: when a program is linked in under
+// its name, where another brig may exec it at once, no descriptor of
+// this process may write it (an exec would be refused with ETXTBSY).
+func TestKeptProgramHasNoWriterWhenNamed(t *testing.T) {
+	dir, _, _ := keptSetup(t)
+	var writers []string
+	linked := 0
+	beforeLink = func(ro int) {
+		linked++
+		var want unix.Stat_t
+		if err := unix.Fstat(ro, &want); err != nil {
+			t.Error(err)
+			return
+		}
+		fds, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range fds {
+			var st unix.Stat_t
+			if unix.Stat("/proc/self/fd/"+e.Name(), &st) != nil || st.Dev != want.Dev || st.Ino != want.Ino {
+				continue
+			}
+			info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
+			if err != nil {
+				continue
+			}
+			for _, l := range strings.Split(string(info), "\n") {
+				if v, ok := strings.CutPrefix(l, "flags:"); ok {
+					if flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil && flags&unix.O_ACCMODE != unix.O_RDONLY {
+						writers = append(writers, e.Name())
+					}
+				}
+			}
+		}
+	}
+	defer func() { beforeLink = func(int) {} }()
+	c, err := Open(dir)
+	if err != nil || c == nil {
+		t.Fatalf("open: %v %v", c, err)
+	}
+	defer c.Close()
+	if linked == 0 {
+		t.Fatal("no program was written, so the case proves nothing")
+	}
+	if len(writers) > 0 {
+		t.Fatalf("descriptors %v could write a program as it was named", writers)
 	}
 }
