@@ -257,13 +257,7 @@ func featProbeNamespaces(ctx context.Context, extra uintptr) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("a probe in %s: not started: %w", featNSName(extra), err)
 	}
-	uid, gid := os.Getuid(), os.Getgid()
-	proc, err := StartInNamespaces(NSProcess{
-		Files:      []*os.File{nil, nil, nil},
-		Cloneflags: syscall.CLONE_NEWUSER | extra,
-		UIDMap:     fmt.Sprintf("%d %d 1", uid, uid),
-		GIDMap:     fmt.Sprintf("%d %d 1", gid, gid),
-	})
+	proc, err := StartProbe(syscall.CLONE_NEWUSER | extra)
 	if err != nil {
 		return fmt.Errorf("%s: %w", featNSName(extra), err)
 	}
@@ -277,6 +271,20 @@ func featProbeNamespaces(ctx context.Context, extra uintptr) error {
 		return fmt.Errorf("a probe in %s: %v", featNSName(extra), st)
 	}
 	return nil
+}
+
+// StartProbe starts a probe in new namespaces (cloneflags, CLONE_NEWUSER
+// among them), mapping the caller's uid and gid to themselves, the way
+// every call's init is started: the child runs no program, and exits once
+// its maps are written. An error names the step that failed.
+func StartProbe(cloneflags uintptr) (*os.Process, error) {
+	uid, gid := os.Getuid(), os.Getgid()
+	return StartInNamespaces(NSProcess{
+		Files:      []*os.File{nil, nil, nil},
+		Cloneflags: cloneflags,
+		UIDMap:     fmt.Sprintf("%d %d 1", uid, uid),
+		GIDMap:     fmt.Sprintf("%d %d 1", gid, gid),
+	})
 }
 
 func featNSName(extra uintptr) string {

@@ -1036,13 +1036,7 @@ func (s *Supervisor) probeUserNS(ctx context.Context) bool {
 	if ctx.Err() != nil {
 		return false // nothing is started for a context already done
 	}
-	uid, gid := os.Getuid(), os.Getgid()
-	proc, err := jail.StartInNamespaces(jail.NSProcess{
-		Files:      []*os.File{nil, nil, nil},
-		Cloneflags: cloneFlags(true, true),
-		UIDMap:     fmt.Sprintf("%d %d 1", uid, uid),
-		GIDMap:     fmt.Sprintf("%d %d 1", gid, gid),
-	})
+	proc, err := jail.StartProbe(cloneFlags(true, true))
 	if err != nil {
 		s.log.Debug("user namespaces unavailable", "err", err)
 		return false
