@@ -28,6 +28,19 @@ type Runner interface {
 	Run(ctx context.Context, spec jail.Spec, inv jail.Invocation, stdio supervisor.IO) (jail.Result, error)
 }
 
+// modelPacer is a Runner that wants to know when the model is asked
+// (*supervisor.Supervisor: it tells calls that come at a model's pace from
+// calls that come back to back, and starts its children accordingly).
+type modelPacer interface{ ModelAsked() }
+
+// modelAsked tells the Runner, if it wants to know, that a request to the
+// model is leaving.
+func (e *Executor) modelAsked() {
+	if p, ok := e.Runner.(modelPacer); ok {
+		p.ModelAsked()
+	}
+}
+
 // Answer is the user's decision on a call that needs approval.
 type Answer string
 

@@ -507,6 +507,9 @@ func (a *Agent) request(ctx context.Context, tr *TurnResult, withTools bool) (pr
 		req.Tools = a.toolSpecs()
 	}
 	tr.Iterations++
+	if a.cfg.Executor != nil {
+		a.cfg.Executor.modelAsked()
+	}
 	resp, err := a.cfg.Client.Stream(ctx, req, func(ev provider.Event) error {
 		switch ev.Type {
 		case provider.EventText:

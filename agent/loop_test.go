@@ -788,3 +788,42 @@ func TestResumeRecordsCallsACrashLeftUnrecorded(t *testing.T) {
 		t.Fatalf("the record written for c2: %+v", c2)
 	}
 }
+
+// pacedRunner records, each time the agent says it is asking the model,
+// how many requests the model had received by then.
+type pacedRunner struct {
+	Runner
+	srv   *fakeprovider.Server
+	mu    sync.Mutex
+	asked []int
+}
+
+func (r *pacedRunner) ModelAsked() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.asked = append(r.asked, len(r.srv.Requests()))
+}
+
+// TestLoopTellsTheRunnerTheModelIsAsked: before each request leaves, the
+// Runner that wants to know (the supervisor, which tells a call at a
+// model's pace from one sent back to back) is told.
+func TestLoopTellsTheRunnerTheModelIsAsked(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	srv := startFake(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("bash", `{"command":"echo one"}`)}},
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("bash", `{"command":"echo two"}`)}},
+		fakeprovider.Turn{Text: "done"},
+	)
+	pr := &pacedRunner{Runner: e.ex.Runner, srv: srv}
+	e.ex.Runner = pr
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex}, nil)
+	if _, err := a.Run(context.Background(), userText("echo twice")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Fatalf("%d requests, want 3", n)
+	}
+	if want := []int{0, 1, 2}; !slices.Equal(pr.asked, want) {
+		t.Fatalf("the runner was told before the requests numbered %v, want %v (once before each)", pr.asked, want)
+	}
+}

@@ -228,6 +228,22 @@ func (s *Supervisor) atModelsPace() bool {
 	return s.running == 0 && !s.quietSince.IsZero() && time.Since(s.quietSince) > quietGap
 }
 
+// ModelAsked tells the supervisor that the agent has just sent the model
+// a request, and the next calls are the answer's: a call that comes more
+// than quietGap later comes at a model's pace (atModelsPace), whatever
+// came before. Without it the first call is timed from Warm, which is
+// brig's own start-up and the request's making away from the question:
+// on a slow machine that alone passed for a model's pace, and the Go
+// tools' first child then started beside an instant model's next calls.
+// While a call runs (a subagent asking its model) it changes nothing.
+func (s *Supervisor) ModelAsked() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running == 0 {
+		s.quietSince = time.Now()
+	}
+}
+
 // quietGap is how long no call may have held a child for acquire to take
 // calls as coming at a model's pace: a real model takes hundreds of
 // milliseconds to answer, an instant one (a script on loopback) one or

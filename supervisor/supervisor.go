@@ -168,8 +168,9 @@ type Supervisor struct {
 	// bursting counts the calls of a burst (Burst) holding a child now.
 	bursting map[uintptr]int
 	// running counts the calls under way (any flags); quietSince is when
-	// the last of them ended, or Warm ran: with none running for more
-	// than quietGap, a call comes at a model's pace (atModelsPace).
+	// the last of them ended, or the model was last asked (ModelAsked),
+	// or Warm ran: with none running for more than quietGap, a call comes
+	// at a model's pace (atModelsPace).
 	running    int
 	quietSince time.Time
 	closed     bool

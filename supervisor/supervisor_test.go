@@ -1266,3 +1266,27 @@ func TestPrestartChildAnswersTheProbe(t *testing.T) {
 		t.Fatalf("the child's start did not answer the probe:\n%s", log)
 	}
 }
+
+// TestModelAskedTimesTheNextCall: the agent's request to the model is
+// what a call's pace is measured from, not Warm (brig's own start-up
+// before it): a call right after it comes back to back. While a call
+// runs, a request (a subagent's) changes nothing.
+func TestModelAskedTimesTheNextCall(t *testing.T) {
+	var sup Supervisor
+	sup.quietSince = time.Now().Add(-2 * quietGap) // Warm, long before the first request
+	if !sup.atModelsPace() {
+		t.Fatal("control: a call long after Warm does not come at a model's pace")
+	}
+	asked := time.Now()
+	sup.ModelAsked()
+	if sup.quietSince.Before(asked) {
+		t.Fatalf("after ModelAsked the pace is still measured from %v, before the request (%v)", sup.quietSince, asked)
+	}
+	sup.quietSince = time.Now().Add(-2 * quietGap)
+	sup.running = 1
+	was := sup.quietSince
+	sup.ModelAsked()
+	if !sup.quietSince.Equal(was) {
+		t.Fatalf("a request while a call runs moved the pace's mark from %v to %v", was, sup.quietSince)
+	}
+}
