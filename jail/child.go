@@ -77,14 +77,23 @@ func initMain() int {
 			return fail(stageErr(StageSession, fmt.Errorf("setsid: %w", err)))
 		}
 	}
-	// If the supervisor dies, SIGTERM reaches us and we still clean up the
-	// tree before exiting (a SIGKILL would leave it behind without a PID
-	// namespace).
-	term, err := notifyTermination()
-	if err != nil {
-		return fail(stageErr(StageSession, err))
+	// If the supervisor dies, the parent-death signal reaches us. In a PID
+	// namespace it is SIGKILL: the kernel ends every process of the
+	// namespace with its init, so init has nothing to clean up and needs
+	// no signal handling (os/signal's goroutine, and the thread its wait
+	// blocks, were 0.5 ms of every call's start, 2.6 ms on a slow VM); a
+	// SIGTERM, SIGHUP or SIGINT ends it likewise (Go's default). Without a
+	// namespace a SIGKILL would leave the tree behind: the signal is
+	// SIGTERM, and init watches for it and kills the tree first.
+	term, deathSignal := -1, syscall.SIGKILL
+	if !pidNS {
+		var err error
+		if term, err = notifyTermination(); err != nil {
+			return fail(stageErr(StageSession, err))
+		}
+		deathSignal = syscall.SIGTERM
 	}
-	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err != nil {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(deathSignal), 0, 0, 0); err != nil {
 		return fail(stageErr(StageSession, fmt.Errorf("PR_SET_PDEATHSIG: %w", err)))
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -584,6 +585,79 @@ func TestCrashedInitIsAnErrorNotAHang(t *testing.T) {
 	case <-time.After(untilDeadline(t)):
 		t.Fatal("Run hung after its init process crashed")
 	}
+}
+
+// TestTerminatedInitEndsTheCall: a termination signal to a call's init
+// (the parent-death signal, should the supervisor die, is one) ends the
+// call and every process in it, a daemon that left the session included,
+// and Run returns. In a PID namespace the kernel ends them with init,
+// which handles no signal; without one, init kills the tree itself.
+func TestTerminatedInitEndsTheCall(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
+			e := newEnv(t)
+			spec := e.spec(t, nil)
+			spec.Limits.Timeout = 5 * time.Minute
+			marker := fmt.Sprintf("brig-test-term-%d", time.Now().UnixNano())
+			done := make(chan error, 1)
+			go func() {
+				_, err := e.sup.Run(context.Background(), spec, jail.Invocation{Argv: []string{"/bin/bash", "-c", "(setsid bash -c 'exec -a " + marker + " sleep 300' &) ; exec -a " + marker + " sleep 300"}}, supervisor.IO{})
+				done <- err
+			}()
+			// Control: both processes run, and the call's init is found.
+			initPID := 0
+			for deadline := time.Now().Add(untilDeadline(t)); len(processesWith(marker)) < 2 || initPID == 0; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("control: the call's processes (%v) or its init (%d) were not found", processesWith(marker), initPID)
+				}
+				initPID = callInit(marker)
+			}
+			if err := syscall.Kill(initPID, sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				t.Logf("Run returned: %v", err)
+			case <-time.After(untilDeadline(t)):
+				t.Fatal("Run did not return after its init was told to stop")
+			}
+			for deadline := time.Now().Add(untilDeadline(t)); ; time.Sleep(10 * time.Millisecond) {
+				left := processesWith(marker)
+				if len(left) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("processes of the call outlived its init: %v", left)
+				}
+			}
+		})
+	}
+}
+
+// callInit finds the init of the call whose processes carry marker: the
+// child of this process that is an ancestor of one of them (0: none yet).
+func callInit(marker string) int {
+	parent := func(pid string) string {
+		b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+		if err != nil {
+			return ""
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		if len(f) < 2 {
+			return ""
+		}
+		return f[1]
+	}
+	self := strconv.Itoa(os.Getpid())
+	for _, p := range processesWith(marker) {
+		for pid := p; pid != "" && pid != "0" && pid != "1"; pid = parent(pid) {
+			if parent(pid) == self {
+				n, _ := strconv.Atoi(pid)
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // untilDeadline is how long a test may wait for an event: until shortly

@@ -27,7 +27,7 @@ const orphanReapInterval = 100 * time.Millisecond
 // told to stop by a signal: SIGTERM (the parent-death signal, should the
 // supervisor die), SIGHUP or SIGINT. Go delivers signals on a channel; one
 // goroutine, idle unless a signal comes, turns that into something poll can
-// wait on.
+// wait on. Only an init without a PID namespace needs it (initMain).
 func notifyTermination() (int, error) {
 	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
@@ -150,7 +150,9 @@ func (r *reaper) pause(d time.Duration) {
 // call ends when the command the worker started ({exec}) exits, or, when
 // the worker started none (a Go tool, a failed stage, a crash), when the
 // worker has exited and said all it had to say. A direct start has no
-// worker: wconn is nil, and rp's worker is the command itself.
+// worker: wconn is nil, and rp's worker is the command itself. term is
+// notifyTermination's eventfd, or -1 in a PID namespace (no signal is
+// watched: it ends init, and the kernel the call, at once).
 func superviseWorker(sup, wconn *conn, rp *reaper, term int, w *watch) (Result, *StageError) {
 	var (
 		res          Result
