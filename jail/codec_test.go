@@ -42,10 +42,9 @@ func fill(t *testing.T, v reflect.Value, n *int, path string) {
 	}
 }
 
-func TestStartCodecRoundTrip(t *testing.T) {
-	var in startMsg
-	n := 0
-	fill(t, reflect.ValueOf(&in).Elem(), &n, "startMsg")
+// roundTrip encodes in and decodes the bytes, which it also returns.
+func roundTrip(t *testing.T, in startMsg) ([]byte, *startMsg) {
+	t.Helper()
 	b, err := encodeStart(in)
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +53,14 @@ func TestStartCodecRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b, out
+}
+
+func TestStartCodecRoundTrip(t *testing.T) {
+	var in startMsg
+	n := 0
+	fill(t, reflect.ValueOf(&in).Elem(), &n, "startMsg")
+	_, out := roundTrip(t, in)
 	if !reflect.DeepEqual(*out, in) {
 		t.Fatalf("round trip changed the message:\nin  %+v\nout %+v", in, *out)
 	}
@@ -144,14 +151,7 @@ func typicalStart() startMsg {
 // byte of the message after the decode changes none of them.
 func TestDecodedStartOwnsItsStrings(t *testing.T) {
 	in := typicalStart()
-	b, err := encodeStart(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := decodeStart(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, out := roundTrip(t, in)
 	if !reflect.DeepEqual(out.Spec, in.Spec) || !reflect.DeepEqual(out.Invocation, in.Invocation) {
 		t.Fatal("control: the round trip changed the message")
 	}
