@@ -81,7 +81,7 @@ func initMain() int {
 	// namespace it is SIGKILL: the kernel ends every process of the
 	// namespace with its init, so init has nothing to clean up and needs
 	// no signal handling (os/signal's goroutine, and the thread its wait
-	// blocks, were 0.5 ms of every call's start, 2.6 ms on a slow VM); a
+	// blocks, cost 2.6 ms of CPU in every call's start on a slow VM); a
 	// SIGTERM, SIGHUP or SIGINT ends it likewise (Go's default). Without a
 	// namespace a SIGKILL would leave the tree behind: the signal is
 	// SIGTERM, and init watches for it and kills the tree first.
