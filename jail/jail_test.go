@@ -555,16 +555,15 @@ func TestCrashedInitIsAnErrorNotAHang(t *testing.T) {
 	for initPID == 0 && time.Now().Before(deadline) {
 		entries, _ := os.ReadDir("/proc")
 		for _, en := range entries {
-			b, err := os.ReadFile(filepath.Join("/proc", en.Name(), "stat"))
-			if err != nil {
+			up := ppid(en.Name())
+			if up == "" {
 				continue
 			}
-			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
 			cmd, _ := os.ReadFile(filepath.Join("/proc", en.Name(), "cmdline"))
 			// This call's init has its worker (running the hang tool) as a
 			// child; the init of an earlier test may still be exiting.
 			kids, _ := os.ReadFile(filepath.Join("/proc", en.Name(), "task", en.Name(), "children"))
-			if len(f) > 1 && f[1] == fmt.Sprint(os.Getpid()) && strings.HasPrefix(string(cmd), "brig-jail-init") && len(strings.TrimSpace(string(kids))) > 0 {
+			if up == fmt.Sprint(os.Getpid()) && strings.HasPrefix(string(cmd), "brig-jail-init") && len(strings.TrimSpace(string(kids))) > 0 {
 				fmt.Sscan(en.Name(), &initPID)
 			}
 		}
@@ -637,27 +636,29 @@ func TestTerminatedInitEndsTheCall(t *testing.T) {
 // callInit finds the init of the call whose processes carry marker: the
 // child of this process that is an ancestor of one of them (0: none yet).
 func callInit(marker string) int {
-	parent := func(pid string) string {
-		b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
-		if err != nil {
-			return ""
-		}
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-		if len(f) < 2 {
-			return ""
-		}
-		return f[1]
-	}
 	self := strconv.Itoa(os.Getpid())
 	for _, p := range processesWith(marker) {
-		for pid := p; pid != "" && pid != "0" && pid != "1"; pid = parent(pid) {
-			if parent(pid) == self {
+		for pid, up := p, ppid(p); up != "" && up != "0"; pid, up = up, ppid(up) {
+			if up == self {
 				n, _ := strconv.Atoi(pid)
 				return n
 			}
 		}
 	}
 	return 0
+}
+
+// ppid is the parent of a host process, from /proc ("" once it is gone).
+func ppid(pid string) string {
+	b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	if len(f) < 2 {
+		return ""
+	}
+	return f[1]
 }
 
 // untilDeadline is how long a test may wait for an event: until shortly
