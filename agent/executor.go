@@ -28,16 +28,32 @@ type Runner interface {
 	Run(ctx context.Context, spec jail.Spec, inv jail.Invocation, stdio supervisor.IO) (jail.Result, error)
 }
 
-// modelPacer is a Runner that wants to know when the model is asked
-// (*supervisor.Supervisor: it tells calls that come at a model's pace from
-// calls that come back to back, and starts its children accordingly).
-type modelPacer interface{ ModelAsked() }
+// modelPacer is a Runner that wants to know when the model is asked and
+// when its answer is in (*supervisor.Supervisor: it tells calls that come
+// at a model's pace from calls that come back to back, and starts its
+// children accordingly).
+type modelPacer interface {
+	ModelAsked()
+	ModelAnswered()
+}
+
+// The supervisor must stay a modelPacer: a method renamed or dropped would
+// otherwise only stop the calls, silently.
+var _ modelPacer = (*supervisor.Supervisor)(nil)
 
 // modelAsked tells the Runner, if it wants to know, that a request to the
 // model is leaving.
 func (e *Executor) modelAsked() {
 	if p, ok := e.Runner.(modelPacer); ok {
 		p.ModelAsked()
+	}
+}
+
+// modelAnswered tells the Runner, if it wants to know, that the model's
+// answer (or its failure) is in.
+func (e *Executor) modelAnswered() {
+	if p, ok := e.Runner.(modelPacer); ok {
+		p.ModelAnswered()
 	}
 }
 

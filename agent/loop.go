@@ -523,6 +523,9 @@ func (a *Agent) request(ctx context.Context, tr *TurnResult, withTools bool) (pr
 		}
 		return nil
 	})
+	if a.cfg.Executor != nil {
+		a.cfg.Executor.modelAnswered()
+	}
 	cost := a.account(resp.Usage)
 	tr.Usage, tr.Cost = tr.Usage.Add(resp.Usage), tr.Cost+cost
 	return resp, err

@@ -789,24 +789,35 @@ func TestResumeRecordsCallsACrashLeftUnrecorded(t *testing.T) {
 	}
 }
 
-// pacedRunner records, each time the agent says it is asking the model,
-// how many requests the model had received by then.
+// pacedRunner records, each time the agent says it is asking the model
+// or that its answer is in, how many requests the model had received by
+// then ("a" and "A" in order, with that number).
 type pacedRunner struct {
 	Runner
 	srv   *fakeprovider.Server
 	mu    sync.Mutex
 	asked []int
+	order []string
 }
 
 func (r *pacedRunner) ModelAsked() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.asked = append(r.asked, len(r.srv.Requests()))
+	n := len(r.srv.Requests())
+	r.asked = append(r.asked, n)
+	r.order = append(r.order, "a"+strconv.Itoa(n))
 }
 
-// TestLoopTellsTheRunnerTheModelIsAsked: before each request leaves, the
-// Runner that wants to know (the supervisor, which tells a call at a
-// model's pace from one sent back to back) is told.
+func (r *pacedRunner) ModelAnswered() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.order = append(r.order, "A"+strconv.Itoa(len(r.srv.Requests())))
+}
+
+// TestLoopTellsTheRunnerTheModelIsAsked: before each request leaves, and
+// once its answer is in, the Runner that wants to know (the supervisor,
+// which tells a call at a model's pace from one sent back to back) is
+// told.
 func TestLoopTellsTheRunnerTheModelIsAsked(t *testing.T) {
 	e := newExecEnv(t, policy.ModeAuto)
 	srv := startFake(t,
@@ -825,5 +836,11 @@ func TestLoopTellsTheRunnerTheModelIsAsked(t *testing.T) {
 	}
 	if want := []int{0, 1, 2}; !slices.Equal(pr.asked, want) {
 		t.Fatalf("the runner was told before the requests numbered %v, want %v (once before each)", pr.asked, want)
+	}
+	// Each answer is reported once it is in (the model has the request)
+	// and before the next request: what the supervisor times as the
+	// model's pace is the request and its answer only.
+	if want := []string{"a0", "A1", "a1", "A2", "a2", "A3"}; !slices.Equal(pr.order, want) {
+		t.Fatalf("the runner was told %v, want %v (asked before each request, answered after it)", pr.order, want)
 	}
 }

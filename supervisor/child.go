@@ -220,12 +220,20 @@ func (s *Supervisor) awaitPrepared(c *child) error {
 }
 
 // atModelsPace reports whether a call starting now comes at a model's
-// pace: no call is under way, and none has been for more than quietGap
-// since the last one ended (or, before any, since Warm).
+// pace: no call is under way, and the model's answer that asked for it
+// took more than quietGap (ModelAnswered) — or, when no answer was
+// reported, no call has run for more than quietGap since the last one
+// ended (or, before any, since Warm).
 func (s *Supervisor) atModelsPace() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.running == 0 && !s.quietSince.IsZero() && time.Since(s.quietSince) > quietGap
+	if s.running != 0 {
+		return false
+	}
+	if s.answered {
+		return s.answerTook > quietGap
+	}
+	return !s.quietSince.IsZero() && time.Since(s.quietSince) > quietGap
 }
 
 // ModelAsked tells the supervisor that the agent has just sent the model
@@ -241,6 +249,23 @@ func (s *Supervisor) ModelAsked() {
 	defer s.mu.Unlock()
 	if s.running == 0 {
 		s.quietSince = time.Now()
+		s.askedAt, s.answered = s.quietSince, false
+	}
+}
+
+// ModelAnswered tells the supervisor that the answer to the request
+// ModelAsked announced is in: the calls it asks for come at a model's
+// pace if it took more than quietGap. What the agent does between the
+// answer and a call (the first snapshot of the workspace, the first
+// policy check, the session's first write: 20–30 ms on a slow machine)
+// is its own work, not the model's, and no longer passes for a model's
+// pace. While a call runs (a subagent's model answering) it changes
+// nothing, as ModelAsked.
+func (s *Supervisor) ModelAnswered() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running == 0 && !s.askedAt.IsZero() {
+		s.answerTook, s.answered = time.Since(s.askedAt), true
 	}
 }
 

@@ -170,9 +170,15 @@ type Supervisor struct {
 	// running counts the calls under way (any flags); quietSince is when
 	// the last of them ended, or the model was last asked (ModelAsked),
 	// or Warm ran: with none running for more than quietGap, a call comes
-	// at a model's pace (atModelsPace).
+	// at a model's pace (atModelsPace). Once the agent says the model's
+	// answer is in (ModelAnswered), answerTook — from the request, at
+	// askedAt, to the answer — is what decides instead, and answered says
+	// so until the model is asked again.
 	running    int
 	quietSince time.Time
+	askedAt    time.Time
+	answerTook time.Duration
+	answered   bool
 	closed     bool
 	cgroups    cgroupPool // empty call cgroups for reuse (root only)
 	// repos remembers the written trees' directories between the sweeps'

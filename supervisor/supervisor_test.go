@@ -1290,3 +1290,52 @@ func TestModelAskedTimesTheNextCall(t *testing.T) {
 		t.Fatalf("a request while a call runs moved the pace's mark from %v to %v", was, sup.quietSince)
 	}
 }
+
+// TestModelAnsweredJudgesThePace: once the agent says the model's answer
+// is in, a call's pace is how long that answer took, not how long ago the
+// request left: the agent's own work between the answer and the call (a
+// first snapshot, a first policy check) is not the model's. A slow answer
+// is a model's pace however soon its call follows; a quick one is not,
+// however late its call starts. While a call runs nothing changes, and a
+// new request forgets the last answer.
+func TestModelAnsweredJudgesThePace(t *testing.T) {
+	var sup Supervisor
+	sup.ModelAsked()
+	sup.askedAt = time.Now().Add(-2 * quietGap) // the model took twice the gap
+	sup.ModelAnswered()
+	if !sup.answered || sup.answerTook <= quietGap {
+		t.Fatalf("a slow answer was recorded as answered=%v after %v", sup.answered, sup.answerTook)
+	}
+	if !sup.atModelsPace() {
+		t.Fatal("a call right after a slow answer does not come at a model's pace")
+	}
+
+	sup.ModelAsked()
+	sup.ModelAnswered() // answered at once
+	sup.quietSince = time.Now().Add(-4 * quietGap)
+	sup.askedAt = sup.quietSince // the request left long ago: the agent's work came after the answer
+	if sup.atModelsPace() {
+		t.Fatalf("a call after a quick answer (%v) comes at a model's pace because the request left long ago", sup.answerTook)
+	}
+
+	sup.running = 1
+	was := sup.answerTook
+	sup.askedAt = time.Now().Add(-4 * quietGap)
+	sup.ModelAnswered() // a subagent's model, while a call runs
+	if sup.answerTook != was {
+		t.Fatalf("an answer while a call runs moved the recorded answer time from %v to %v", was, sup.answerTook)
+	}
+	if sup.atModelsPace() {
+		t.Fatal("a call while another runs comes at a model's pace")
+	}
+	sup.running = 0
+
+	sup.ModelAsked()
+	if sup.answered {
+		t.Fatal("a new request kept the last answer's time")
+	}
+	sup.quietSince = time.Now().Add(-2 * quietGap)
+	if !sup.atModelsPace() {
+		t.Fatal("control: with no answer reported, a call long after the request does not come at a model's pace")
+	}
+}
