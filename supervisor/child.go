@@ -257,9 +257,9 @@ func (s *Supervisor) ModelAsked() {
 // ModelAsked announced is in: the calls it asks for come at a model's
 // pace if it took more than quietGap. What the agent does between the
 // answer and a call (the first snapshot of the workspace, the first
-// policy check, the session's first write: 20–30 ms on a slow machine)
-// is its own work, not the model's, and no longer passes for a model's
-// pace. While a call runs (a subagent's model answering) it changes
+// policy check, the session's first writes, which together passed
+// quietGap on a slow machine) is its own work, not the model's, and no
+// longer passes for a model's pace. While a call runs (a subagent's model answering) it changes
 // nothing, as ModelAsked.
 func (s *Supervisor) ModelAnswered() {
 	s.mu.Lock()
