@@ -219,7 +219,7 @@ func initMain() int {
 		return fail(stageErr(StageProtocol, err))
 	}
 	if start.Namespaces {
-		if err := setupView(start.Spec, hidden); err != nil {
+		if err := setupView(start.Spec, &hidden); err != nil {
 			killTree()
 			return fail(stageErr(StageMount, err))
 		}

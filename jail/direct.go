@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,6 +20,22 @@ import (
 // a Go tool, and a call without namespaces (whose notify filter's
 // listener the worker hands over), keep the worker.
 //
+// Such an init serves calls in turn: once a call's tree is gone and its
+// result sent, it waits for the next one on its start socket, until the
+// supervisor closes it. A fresh Go process per call — its clone into new
+// namespaces, its runtime's start and its exit — was most of a call's
+// CPU (test/bench/reuse: about 15 ms against 1.2 on the VM it was
+// measured on, for the same mount and command). What a call may change
+// does not reach the next: each runs on a thread of its own that
+// unshares a mount and an IPC namespace (the command inherits both, and
+// both end with the thread and the command), so its view, its /tmp and
+// /dev/shm, its System V and POSIX IPC objects are its own; init kills
+// every other process of the PID namespace before it reports; the
+// command cannot mount (no capability) nor signal or trace init (its
+// Landlock domain). The user, PID, UTS and network namespaces are the
+// init's: the command holds no capability over any of them, and nothing
+// it can make in them outlives its processes.
+//
 // Protocol of a direct start, on the same sockets (jail/doc.go has the
 // worker's):
 //
@@ -28,79 +43,24 @@ import (
 //	|------------|------|----|------------|-------------------------------------------|
 //	| supervisor | init | 4  | {prepare}  | at start-up: the base seccomp filter      |
 //	|            |      |    |            | (never a notify filter)                   |
-//	| init       | sup. | 4  | {prepared} | the launcher holds the filter: init waits |
-//	| supervisor | init | 4  | {start}    | the whole call (no view part on fd 3)     |
-//	| supervisor | init | 4  | {go}       | as for the worker; then it closes fd 4    |
+//	| init       | sup. | 4  | {prepared} | init waits for its first call             |
+//	| supervisor | init | 4  | {start}    | the whole call (no view part on fd 3);    |
+//	|            |      |    |            | after the first, with the call's stdout   |
+//	|            |      |    |            | and stderr attached (SCM_RIGHTS)          |
+//	| supervisor | init | 4  | {go}       | as for the worker                         |
 //	| init       | sup. | 3  | {result}/{error} | the call ended, or a stage failed   |
 //	| supervisor | init | 3  | {cancel} or EOF  | timeout, cancel, or supervisor death|
+//	| supervisor | init | 4  | {start} or EOF   | the next call, or the end (init exits)|
 //
-// Init builds the view, then the Landlock ruleset (as the worker would,
-// with the view in place), finds the command, records the disks' state
-// and, on {go}, starts it. It builds the ruleset with its own capabilities
-// in the call's user namespace: a grant is only a path the kernel lets
-// the command reach, never a right over a file the command's own
-// credentials lack.
-
-// launcher is the thread of a direct init from which the command is
-// cloned. It is set up while the call is not yet known with what every
-// command inherits from it: no_new_privs, locked securebits, an empty
-// bounding set and no ambient or inheritable capability
-// (unprivilegeForkThread), and the base seccomp filter, on this thread
-// alone (loading it costs the kernel a pass over every syscall number and
-// a JIT compilation: not on the call's clock). Init's own thread keeps
-// its privileges and no filter: it still builds the view.
-//
-// The goroutine stays locked to the thread and never returns, so no
-// other goroutine ever runs there, and the thread lives as long as init:
-// a command's parent-death signal follows the thread that cloned it.
-type launcher struct{ req chan func() }
-
-// newLauncher starts the launcher's thread and sets it up; base nil loads
-// no filter.
-func newLauncher(base []unix.SockFilter) (*launcher, *StageError) {
-	l := &launcher{req: make(chan func())}
-	ready := make(chan *StageError, 1)
-	go func() {
-		runtime.LockOSThread() // for good: see launcher
-		if err := unprivilegeForkThread(); err != nil {
-			ready <- stageErr(StageCaps, err)
-			select {} // the thread must not go back to the runtime
-		}
-		if base != nil {
-			if err := loadThreadFilter(base); err != nil {
-				ready <- stageErr(StageSeccomp, err)
-				select {}
-			}
-		}
-		ready <- nil
-		for f := range l.req {
-			f()
-		}
-	}()
-	if se := <-ready; se != nil {
-		return nil, se
-	}
-	return l, nil
-}
-
-// run runs f on the launcher's thread and returns once it has.
-func (l *launcher) run(f func()) {
-	done := make(chan struct{})
-	l.req <- func() { f(); close(done) }
-	<-done
-}
-
-// loadThreadFilter loads prog as a seccomp filter on the calling thread
-// alone (no TSYNC), which must have no_new_privs set.
-func loadThreadFilter(prog []unix.SockFilter) error {
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog)))
-	runtime.KeepAlive(prog)
-	if errno != 0 {
-		return fmt.Errorf("jail: seccomp(SECCOMP_SET_MODE_FILTER) on the launcher's thread: %w", errno)
-	}
-	return nil
-}
+// For each call init builds the view, then the Landlock ruleset (as the
+// worker would, with the view in place), finds the command, records the
+// disks' state and, on {go}, starts it. It builds the ruleset with its
+// own capabilities in the call's user namespace: a grant is only a path
+// the kernel lets the command reach, never a right over a file the
+// command's own credentials lack. The clone gives up those capabilities
+// and loads the base seccomp filter before anything else
+// (directSteps.unprivilege): the call's thread keeps them for its view,
+// its watch of the call and the kill of its tree.
 
 // directSteps is what a direct start does before the layers, in the
 // clone, for init: what the worker does for itself otherwise.
@@ -108,10 +68,19 @@ type directSteps struct {
 	cgroups []int    // the call's cgroup files (openCgroupProcs), open for writing: the command joins each
 	limits  []rlimit // set as both soft and hard limits
 	dir     string   // the working directory ("": stay)
+	// unprivilege: the clone settles no_new_privs, the securebits and the
+	// bounding set itself and loads base (nil: no filter) before anything
+	// else, for a thread that kept init's privileges (a call thread).
+	unprivilege bool
+	base        []unix.SockFilter
+	// stdio, when set, holds the command's descriptors 0, 1 and 2 (-1
+	// keeps init's); nil keeps all three.
+	stdio []int
 }
 
 // directMain runs the rest of a direct start's init, from the point
-// where the worker would be forked. pidNS must be true.
+// where the worker would be forked: it prepares, then serves calls until
+// the supervisor closes the start socket. pidNS must be true.
 func directMain(sup *conn, term int, pidNS bool, cgroupProcs []string) int {
 	fail := func(err *StageError) int {
 		_ = sup.send(message{Error: err})
@@ -121,7 +90,8 @@ func directMain(sup *conn, term int, pidNS bool, cgroupProcs []string) int {
 		return fail(&StageError{Stage: StageScope, Msg: "a call without a worker needs a PID namespace, and this init is not PID 1 of one"})
 	}
 	// The call's cgroups (root's calls) are open now, before the view
-	// hides the host's cgroup files; the command writes itself into them.
+	// hides the host's cgroup files; each call's command writes itself
+	// into them.
 	cgroups, err := openCgroupProcs(cgroupProcs)
 	defer func() { closeAll(cgroups) }()
 	if err != nil {
@@ -131,16 +101,14 @@ func directMain(sup *conn, term int, pidNS bool, cgroupProcs []string) int {
 	if err != nil {
 		return fail(stageErr(StageMount, err))
 	}
+	defer func() { hidden.close() }()
 
 	startConn := newConn(StartFD, "supervisor")
 	defer startConn.close()
-	raw, err := startConn.recvBytes()
-	var (
-		base []unix.SockFilter
-		l    *launcher
-		se   *StageError
-	)
+	raw, fds, err := startConn.recvPacketFDs()
+	var base []unix.SockFilter
 	if err == nil && isPrepare(raw) {
+		closeAll(fds)
 		prep, err := decodePrepare(raw)
 		switch {
 		case err != nil:
@@ -151,47 +119,110 @@ func directMain(sup *conn, term int, pidNS bool, cgroupProcs []string) int {
 		if base, err = decodeBPF(prep.Seccomp); err != nil {
 			return fail(stageErr(StageSeccomp, fmt.Errorf("the base filter: %w", err)))
 		}
-		if l, se = newLauncher(base); se != nil {
-			return fail(se)
-		}
 		// The supervisor starts its next warm child once this one is
 		// ready. A supervisor that is gone shows as EOF just below.
 		_ = startConn.send(message{Prepared: true})
-		raw, err = startConn.recvBytes()
+		raw, fds, err = startConn.recvPacketFDs()
 	}
-	if err != nil {
-		if errors.Is(err, errEOF) {
-			return 0 // a warm child that was never used
+	for served := 0; ; served++ {
+		if err != nil {
+			if errors.Is(err, errEOF) {
+				return 0 // a warm child that was never used, or served its last call
+			}
+			return fail(stageErr(StageProtocol, err))
 		}
-		return fail(stageErr(StageProtocol, err))
+		// The first call's output is init's own descriptors 1 and 2; a
+		// later call's comes with its start.
+		stdio, se := callStdio(served, fds)
+		if se != nil {
+			closeAll(fds)
+			return fail(se)
+		}
+		res, reusable, se := serveCall(sup, startConn, raw, base, stdio, term, &hidden, cgroups)
+		closeAll(fds)
+		if se != nil {
+			return fail(se)
+		}
+		if err := sup.send(message{Result: &res}); err != nil {
+			return exitSetupFailed
+		}
+		if !reusable {
+			return 0 // the supervisor does not reuse a cancelled call's init
+		}
+		if hidden.attached {
+			// The last call's view holds a mask now: new ones, between
+			// calls, off the next one's clock.
+			hidden.close()
+			if hidden, err = makeMasks(); err != nil {
+				return fail(stageErr(StageMount, err))
+			}
+		}
+		raw, fds, err = startConn.recvPacketFDs()
 	}
+}
+
+// callStdio is the command's descriptors 0-2 for a serving init's call
+// number served (from 0), given those its start came with: none for the
+// first (init's own), stdout and stderr for a later one.
+func callStdio(served int, fds []int) ([]int, *StageError) {
+	switch {
+	case served == 0 && len(fds) == 0:
+		return nil, nil
+	case served > 0 && len(fds) == 2:
+		return []int{-1, fds[0], fds[1]}, nil
+	}
+	return nil, &StageError{Stage: StageProtocol, Msg: fmt.Sprintf("call %d of this init came with %d descriptors (its output pipes come with every call but the first)", served+1, len(fds))}
+}
+
+// serveCall runs one call, from its start message to the end of its
+// tree, on a new thread that ends with it (its goroutine returns
+// locked), in a mount and IPC namespace of that thread's own. reusable
+// says init may serve another call: the tree ended on its own, not by a
+// cancel or a signal to init.
+func serveCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []int, term int, hidden *masks, cgroups []int) (res Result, reusable bool, se *StageError) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // for good: the thread, and the call's namespaces, end with this goroutine
+		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWIPC); err != nil {
+			se = stageErr(StageMount, fmt.Errorf("a mount and IPC namespace for the call: %w", err))
+			return
+		}
+		res, reusable, se = runCall(sup, startConn, raw, base, stdio, term, hidden, cgroups)
+	}()
+	<-done
+	return res, reusable, se
+}
+
+// runCall is serveCall's work, on the call's thread.
+func runCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []int, term int, hidden *masks, cgroups []int) (Result, bool, *StageError) {
 	st, err := decodeStart(raw)
 	if err != nil {
-		return fail(stageErr(StageProtocol, err))
+		return Result{}, false, stageErr(StageProtocol, err)
 	}
 	spec, inv := st.Spec, st.Invocation
 	switch {
 	case inv.Tool != "" || len(inv.Argv) == 0:
-		return fail(&StageError{Stage: StageProtocol, Msg: "a call without a worker must be a command"})
+		return Result{}, false, &StageError{Stage: StageProtocol, Msg: "a call without a worker must be a command"}
 	case !st.Namespaces:
-		return fail(&StageError{Stage: StageProtocol, Msg: "a call without a worker must have its namespaces"})
+		return Result{}, false, &StageError{Stage: StageProtocol, Msg: "a call without a worker must have its namespaces"}
 	case !spec.Layers.NoSeccomp && base == nil:
-		return fail(&StageError{Stage: StageSeccomp, Msg: "the base seccomp filter was never sent to this child, so the call would run without one"})
+		return Result{}, false, &StageError{Stage: StageSeccomp, Msg: "the base seccomp filter was never sent to this child, so the call would run without one"}
 	case spec.Layers.NoSeccomp && base != nil:
-		return fail(&StageError{Stage: StageSeccomp, Msg: "the spec switches seccomp off but this child got the base filter"})
+		return Result{}, false, &StageError{Stage: StageSeccomp, Msg: "the spec switches seccomp off but this child got the base filter"}
 	}
 	var prog []unix.SockFilter // the narrowing filter, stacked on the base
 	if len(st.Seccomp) > 0 {
 		if prog, err = decodeBPF(st.Seccomp); err != nil {
-			return fail(stageErr(StageSeccomp, fmt.Errorf("jail: seccomp: load filter: %w", err)))
+			return Result{}, false, stageErr(StageSeccomp, fmt.Errorf("jail: seccomp: load filter: %w", err))
 		}
 	}
 	if err := setupView(spec, hidden); err != nil {
-		return fail(stageErr(StageMount, err))
+		return Result{}, false, stageErr(StageMount, err)
 	}
 	if spec.Network && st.PrivateNet {
 		if err := sendProxyListener(sup); err != nil {
-			return fail(stageErr(StageNetwork, err))
+			return Result{}, false, stageErr(StageNetwork, err)
 		}
 	}
 	ruleset := -1
@@ -202,59 +233,50 @@ func directMain(sup *conn, term int, pidNS bool, cgroupProcs []string) int {
 			err = rs.addLate(spec, late)
 		}
 		if err != nil {
-			return fail(stageErr(StageLandlock, err))
+			return Result{}, false, stageErr(StageLandlock, err)
 		}
 		ruleset = rs.fd
 	}
 	path, err := lookPath(inv.Argv[0], spec.Env)
 	if err != nil {
-		return fail(&StageError{Stage: StageExec, Errno: int(unix.ENOENT), Msg: err.Error()})
+		return Result{}, false, &StageError{Stage: StageExec, Errno: int(unix.ENOENT), Msg: err.Error()}
 	}
 	// The disks' starting state is recorded before the command can write.
-	w := newWatch(spec, pidNS, st.MemoryCgroup)
+	w := newWatch(spec, true, st.MemoryCgroup)
 	// The supervisor's go-ahead follows its record of the protected paths.
 	if m, err := startConn.recv(); err != nil || !m.Go {
 		if errors.Is(err, errEOF) {
-			return exitSetupFailed // the supervisor gave up on the call
+			return Result{}, false, &StageError{Stage: StageProtocol, Msg: "the supervisor gave up on the call before its go-ahead"}
 		}
-		return fail(&StageError{Stage: StageProtocol, Msg: fmt.Sprintf("expected the supervisor's go-ahead (%v)", err)})
+		return Result{}, false, &StageError{Stage: StageProtocol, Msg: fmt.Sprintf("expected the supervisor's go-ahead (%v)", err)}
 	}
-	startConn.close()
-
-	if l == nil { // no base filter: a spec without the seccomp layer
-		if l, se = newLauncher(nil); se != nil {
-			return fail(se)
-		}
+	if spec.Layers.NoSeccomp {
+		base = nil
 	}
-	var pid int
-	l.run(func() {
-		pid, se = spawnDirect(path, inv.Argv, spec.Env, ruleset, prog, directSteps{
-			cgroups: cgroups, limits: rlimitsFor(spec.Limits, st.NprocExtra), dir: spec.Dir,
-		})
+	pid, se := spawnDirect(path, inv.Argv, spec.Env, ruleset, prog, directSteps{
+		cgroups: cgroups, limits: rlimitsFor(spec.Limits, st.NprocExtra), dir: spec.Dir,
+		unprivilege: true, base: base, stdio: stdio,
 	})
 	if se != nil {
-		return fail(se)
+		return Result{}, false, se
 	}
-	closeAll(cgroups)
-	cgroups = nil
-	releaseOutput()
+	if stdio == nil {
+		releaseOutput()
+	}
 	// The command is the only process init started: it is the reaper's
 	// "worker" and its command at once.
-	rp, err := newReaper(pid, pidNS, false)
+	rp, err := newReaper(pid, true, false)
 	if err != nil {
 		_ = unix.Kill(pid, unix.SIGKILL)
-		return fail(stageErr(StageWorker, err))
+		return Result{}, false, stageErr(StageWorker, err)
 	}
 	defer rp.close()
 	rp.watch(pid)
 	res, stageFail := superviseWorker(sup, nil, rp, term, w)
 	if stageFail != nil {
-		return fail(stageFail)
+		return Result{}, false, stageFail
 	}
-	if err := sup.send(message{Result: &res}); err != nil {
-		return exitSetupFailed
-	}
-	return 0
+	return res, !res.Canceled, nil
 }
 
 // openCgroupProcs opens, for writing and close-on-exec, the files through

@@ -18,7 +18,7 @@ import (
 //   - each directory on the way to a protected path becomes a mount point
 //     (so it cannot be renamed away and replaced), and each existing
 //     protected path is bound read-only over itself.
-func setupView(spec Spec, m masks) error {
+func setupView(spec Spec, m *masks) error {
 	if err := restoreWrites(spec); err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func setupView(spec Spec, m masks) error {
 // by the empty directory, anything else by the empty file, both read-only
 // and of mode 000. With every capability dropped in the worker, neither can
 // be read, listed or reopened with chmod.
-func hide(paths []string, m masks) error {
+func hide(paths []string, m *masks) error {
 	// A detached mount can be attached once: each mask goes over the first
 	// path of its kind, and the others are bound from there.
 	var firstDir, firstFile string
@@ -47,6 +47,7 @@ func hide(paths []string, m masks) error {
 			// Like mount(2), follow a symlink to what it names.
 			err = unix.MoveMount(mask, "", unix.AT_FDCWD, p, unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_SYMLINKS)
 			*first = p
+			m.attached = true
 		} else {
 			err = unix.Mount(*first, p, "", unix.MS_BIND, "")
 		}
@@ -78,8 +79,13 @@ func hide(paths []string, m masks) error {
 var scratchHold func() time.Duration
 
 // masks are detached read-only mounts of an empty directory and an empty
-// file, both of mode 000, that hide puts over hidden paths.
-type masks struct{ dir, file int }
+// file, both of mode 000, that hide puts over hidden paths. A detached
+// mount can be attached once: attached says hide has attached one (a
+// serving init makes new ones for its next call).
+type masks struct {
+	dir, file int
+	attached  bool
+}
 
 func (m masks) close() {
 	unix.Close(m.dir)

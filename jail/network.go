@@ -26,6 +26,11 @@ func sendProxyListener(sup *conn) error {
 		return fmt.Errorf("socket for the proxy listener: %w", err)
 	}
 	defer unix.Close(fd)
+	// An init that serves calls in turn binds the port again for each:
+	// the last call's connections through it may linger in TIME_WAIT.
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		return fmt.Errorf("SO_REUSEADDR on the proxy listener: %w", err)
+	}
 	sa := &unix.SockaddrInet4{Port: NamespaceProxyPort, Addr: [4]byte{127, 0, 0, 1}}
 	if err := unix.Bind(fd, sa); err != nil {
 		return fmt.Errorf("bind the proxy listener to 127.0.0.1:%d in the call's network namespace: %w", NamespaceProxyPort, err)

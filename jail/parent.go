@@ -48,8 +48,12 @@ type Parent struct {
 	// {prepared} (WaitPrepared), kept for Listener.
 	listener *os.File
 	// direct: init starts the command itself and reads the start socket
-	// (direct.go); it gets no view part on its control socket.
+	// (direct.go); it gets no view part on its control socket, and it
+	// serves calls in turn until EndCalls.
 	direct bool
+	// output is the next call's stdout and stderr, for a direct init's
+	// call after its first (SetOutput); sent with the start message.
+	output []*os.File
 }
 
 // NewParent wraps the supervisor's ends of two SocketPairs: init's control
@@ -176,9 +180,10 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 			return err
 		}
 	}
-	if err := p.w.sendRaw(toWorker); err != nil {
+	if err := p.w.sendRawFiles(toWorker, p.output); err != nil {
 		return fmt.Errorf("to the worker: %w", err)
 	}
+	p.output = nil
 	if beforeTool != nil {
 		if err := beforeTool(); err != nil {
 			_ = p.w.close()
@@ -191,9 +196,20 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 	// than this send's EPIPE; and without {go} a worker never starts the
 	// tool.
 	_ = p.w.sendRaw(goAhead)
-	_ = p.w.close()
+	if !p.direct {
+		_ = p.w.close()
+	}
 	return nil
 }
+
+// SetOutput gives a direct init's next call its own stdout and stderr
+// (the first call's are init's own): sent with its start message, they
+// are the caller's to close once Start has returned.
+func (p *Parent) SetOutput(stdout, stderr *os.File) { p.output = []*os.File{stdout, stderr} }
+
+// EndCalls tells a direct init that no other call comes (it exits once
+// the one under way, if any, has ended): the start socket closes.
+func (p *Parent) EndCalls() { _ = p.w.close() }
 
 // Wait blocks until init reports how the call ended. A set-up failure comes
 // back as a *StageError.

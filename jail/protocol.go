@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -207,11 +208,28 @@ func (c *conn) recvBytes() ([]byte, error) {
 // with it (-1 when none; any others are closed). Without fds, descriptors
 // sent are discarded by the kernel.
 func (c *conn) recvPacket(fds bool) ([]byte, int, error) {
+	b, got, err := c.recvPacketAll(fds)
+	fd := -1
+	if len(got) > 0 {
+		fd = got[0]
+		closeAll(got[1:])
+	}
+	return b, fd, err
+}
+
+// recvPacketFDs reads one packet and every descriptor sent with it (at
+// most maxPacketFDs; the kernel closes any beyond).
+func (c *conn) recvPacketFDs() ([]byte, []int, error) { return c.recvPacketAll(true) }
+
+// maxPacketFDs is how many descriptors a packet may carry here.
+const maxPacketFDs = 4
+
+func (c *conn) recvPacketAll(fds bool) ([]byte, []int, error) {
 	// Peek at the packet's size first so a small message does not pay for
 	// a buffer of the largest one.
 	rc, err := c.f.SyscallConn()
 	if err != nil {
-		return nil, -1, err
+		return nil, nil, err
 	}
 	var size int
 	var perr error
@@ -225,20 +243,20 @@ func (c *conn) recvPacket(fds bool) ([]byte, int, error) {
 			size, _, perr = unix.Recvfrom(int(fd), nil, unix.MSG_PEEK|unix.MSG_TRUNC)
 			return perr != unix.EAGAIN
 		}); err != nil {
-			return nil, -1, err
+			return nil, nil, err
 		}
 		if perr != unix.ECONNRESET || resets > 0 {
 			break
 		}
 	}
 	if perr != nil {
-		return nil, -1, perr
+		return nil, nil, perr
 	}
 	if size == 0 {
-		return nil, -1, errEOF
+		return nil, nil, errEOF
 	}
 	if size > maxMessage {
-		return nil, -1, fmt.Errorf("message of %d bytes exceeds the %d-byte limit", size, maxMessage)
+		return nil, nil, fmt.Errorf("message of %d bytes exceeds the %d-byte limit", size, maxMessage)
 	}
 	buf := make([]byte, size)
 	if !fds {
@@ -250,11 +268,11 @@ func (c *conn) recvPacket(fds bool) ([]byte, int, error) {
 			if err == nil {
 				err = errEOF
 			}
-			return nil, -1, err
+			return nil, nil, err
 		}
-		return buf[:n], -1, nil
+		return buf[:n], nil, nil
 	}
-	oob := make([]byte, unix.CmsgSpace(4*4))
+	oob := make([]byte, unix.CmsgSpace(maxPacketFDs*4))
 	var n, oobn int
 	var rerr error
 	for resets := 0; ; resets++ {
@@ -262,26 +280,18 @@ func (c *conn) recvPacket(fds bool) ([]byte, int, error) {
 			n, oobn, _, _, rerr = unix.Recvmsg(int(s), buf, oob, unix.MSG_CMSG_CLOEXEC)
 			return rerr != unix.EAGAIN
 		}); err != nil {
-			return nil, -1, err
+			return nil, nil, err
 		}
 		if rerr != unix.ECONNRESET || resets > 0 {
 			break
 		}
 	}
-	fd := -1
+	var got []int
 	if oobn > 0 {
 		if cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
 			for _, cm := range cmsgs {
-				got, err := unix.ParseUnixRights(&cm)
-				if err != nil {
-					continue
-				}
-				for _, f := range got {
-					if fd < 0 {
-						fd = f
-					} else {
-						unix.Close(f)
-					}
+				if fds, err := unix.ParseUnixRights(&cm); err == nil {
+					got = append(got, fds...)
 				}
 			}
 		}
@@ -290,12 +300,10 @@ func (c *conn) recvPacket(fds bool) ([]byte, int, error) {
 		rerr = errEOF
 	}
 	if rerr != nil {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-		return nil, -1, rerr
+		closeAll(got)
+		return nil, nil, rerr
 	}
-	return buf[:n], fd, nil
+	return buf[:n], got, nil
 }
 
 // The messages a call's init sends and reads on its way (the go-ahead,
@@ -395,6 +403,31 @@ func (c *conn) sendFD(m message, fd int) error {
 	}); err != nil {
 		return err
 	}
+	return serr
+}
+
+// sendRawFiles sends an encoded message with files attached (none: a
+// plain send).
+func (c *conn) sendRawFiles(b []byte, files []*os.File) error {
+	if len(files) == 0 {
+		return c.sendRaw(b)
+	}
+	fds := make([]int, len(files))
+	for i, f := range files {
+		fds[i] = int(f.Fd())
+	}
+	rc, err := c.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Write(func(s uintptr) bool {
+		serr = unix.Sendmsg(int(s), b, unix.UnixRights(fds...), nil, 0)
+		return serr != unix.EAGAIN
+	}); err != nil {
+		return err
+	}
+	runtime.KeepAlive(files)
 	return serr
 }
 

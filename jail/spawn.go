@@ -85,9 +85,39 @@ struct brig_spawn {
 	int limit_res[BRIG_MAX_LIMITS];
 	unsigned long long limit_val[BRIG_MAX_LIMITS];
 	const char *dir;
+	// A direct start cloned from a thread that kept init's privileges
+	// (a serving init's call thread: jail/direct.go) first does what the
+	// launcher's thread did for itself otherwise: no_new_privs, locked
+	// securebits, an empty bounding set, then the base seccomp filter
+	// (base; NULL: none), before any other step.
+	int unprivilege;
+	struct brig_sock_fprog *base;
+	// stdio[i] >= 0 becomes descriptor i (the call's own pipes, for a
+	// call after a serving init's first); -1 keeps init's.
+	int stdio[3];
 	int fail_step;           // out: the step that failed
 	int fail_errno;          // out: its errno
 };
+
+// brig_unprivilege_thread settles, on the calling thread, what no
+// capability may undo: no_new_privs, the securebits that keep uid 0
+// from meaning privileges (NOROOT, NO_SETUID_FIXUP, both locked), no
+// ambient capability, and an empty bounding set. As
+// unprivilegeForkThread (jail/child.go): a thread that may not set
+// securebits (EPERM: no CAP_SETPCAP) leaves them and the bounding set to
+// brig_drop_privileges' checks.
+static int brig_unprivilege_thread(void) {
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return -1;
+	if (prctl(PR_SET_SECUREBITS, 0xf, 0, 0, 0) != 0) return errno == EPERM ? 0 : -1;
+	for (int c = 0; c < 64; c++) {
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0) {
+			if (errno == EINVAL) break; // beyond the kernel's last capability
+			return -1;
+		}
+	}
+	return 0;
+}
 
 // brig_drop_privileges gives up, on the calling thread, every capability
 // (the bounding and ambient sets and the securebits were settled on the
@@ -141,6 +171,12 @@ static int brig_spawn_child(void *p) {
 	int step = BRIG_STEP_PDEATHSIG;
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) goto fail;
 	if (getppid() != a->parent) { errno = ESRCH; goto fail; } // init is gone
+	if (a->unprivilege) {
+		step = BRIG_STEP_CAPS;
+		if (brig_unprivilege_thread() != 0) goto fail;
+		step = BRIG_STEP_SECCOMP;
+		if (a->base != NULL && syscall(SYS_seccomp, BRIG_SECCOMP_SET_MODE_FILTER, 0, a->base) != 0) goto fail;
+	}
 	if (a->direct) {
 		// Into the call's cgroups before anything can fork.
 		step = BRIG_STEP_CGROUP;
@@ -167,6 +203,10 @@ static int brig_spawn_child(void *p) {
 		}
 	}
 	step = BRIG_STEP_FDS;
+	// The call's own descriptors lie above stdio (the caller received
+	// them), so no dup2 overwrites one still to be placed.
+	for (int i = 0; i < 3; i++)
+		if (a->stdio[i] >= 0 && dup2(a->stdio[i], i) < 0) goto fail;
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) goto fail;
 	step = BRIG_STEP_EXEC;
 	brig_sigmask(&a->mask, NULL);
@@ -387,6 +427,7 @@ func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter,
 		defer free()
 		a.prog = fprog
 	}
+	a.stdio = [3]C.int{-1, -1, -1}
 	if d != nil {
 		if len(d.cgroups) > C.BRIG_MAX_CGROUPS || len(d.limits) > C.BRIG_MAX_LIMITS {
 			return 0, &StageError{Stage: StageExec, Msg: fmt.Sprintf("start %s: %d cgroups and %d limits, at most %d and %d", path, len(d.cgroups), len(d.limits), C.BRIG_MAX_CGROUPS, C.BRIG_MAX_LIMITS)}
@@ -403,6 +444,19 @@ func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter,
 		if d.dir != "" {
 			a.dir = C.CString(d.dir)
 			defer C.free(unsafe.Pointer(a.dir))
+		}
+		if d.unprivilege {
+			a.unprivilege = 1
+			if d.base != nil {
+				fbase, free := cFilter(d.base)
+				defer free()
+				a.base = fbase
+			}
+		}
+		for i, fd := range d.stdio[:min(len(d.stdio), 3)] {
+			if fd >= 0 {
+				a.stdio[i] = C.int(fd)
+			}
 		}
 	}
 	spawnStackMu.Lock()

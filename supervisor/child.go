@@ -86,6 +86,71 @@ type child struct {
 	// WaitPrepared). A child joins the pool while still starting; acquire
 	// takes a ready one before it. Guarded by the Supervisor's mu.
 	ready bool
+	// serves: a direct init started for the pool (no stdin of its own),
+	// which serves calls in turn (jail/direct.go); served is how many it
+	// has, owned by the call that holds it.
+	serves bool
+	served int
+	// filtered: init was sent the base seccomp filter (Prepare). Only
+	// such a child is given back: a call without the seccomp layer gets
+	// a child of its own (acquire), which the pool must never hand to a
+	// call with it.
+	filtered bool
+}
+
+// maxServed is how many calls one init serves before it is retired and
+// a fresh one takes its place: nothing a call leaves in it is known to
+// grow, and this bounds what something unforeseen could (a fresh start
+// every 64 calls costs nothing one could measure).
+const maxServed = 64
+
+// newOutput gives c's next call pipes of its own for stdout and stderr
+// (the first call's are those init was started with), and returns their
+// write ends, which Start sends to init and the caller then closes.
+func (c *child) newOutput() (outW, errW *os.File, err error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	c.outR, c.errR = outR, errR
+	c.parent.SetOutput(outW, errW)
+	return outW, errW, nil
+}
+
+// reusable reports whether c may serve another call after one that ended
+// as res: a serving init whose call ended on its own (not cancelled,
+// timed out or stopped at a limit, where init killed the tree on an
+// order) and that has not served maxServed.
+func (c *child) reusable(res jail.Result) bool {
+	return c.serves && c.filtered && c.served+1 < maxServed && !res.Canceled && !res.TimedOut && res.Limit == ""
+}
+
+// giveBack puts c, which has just served a call for flags, back in the
+// pool, where it waits for the next; when the pool is full or closed, or
+// the supervisor starts no more children (Prestart's, once its one start
+// is spent: brig sandbox runs one call), it is retired instead (its
+// start socket closes, and init exits).
+func (s *Supervisor) giveBack(flags uintptr, c *child) {
+	s.mu.Lock()
+	keep := s.prewarm && !s.closed && s.starts != 0 && len(s.warm[flags]) < s.poolTarget(flags)
+	if keep {
+		c.served++
+		c.ready = true // it has served a call: long past its start
+		s.warm[flags] = append(s.warm[flags], c)
+	}
+	s.mu.Unlock()
+	if !keep {
+		go func() {
+			c.wait()
+			s.cgroups.put(c.cg)
+		}()
+	}
 }
 
 // treeKillBound is how long kill waits for the call's processes to die
@@ -140,7 +205,10 @@ func (s *Supervisor) acquire(ctx context.Context, p plan, lim jail.Limits, burst
 			s.mu.Unlock()
 			if !burst && !refilled {
 				refilled = true
-				if c != nil && left > 0 && !ended.IsZero() && time.Since(ended) > quietGap {
+				if c != nil && (c.serves || left > 0 && !ended.IsZero() && time.Since(ended) > quietGap) {
+					// A serving init comes back to the pool after its
+					// call (giveBack); only one that does not is
+					// replaced, then.
 					later = true
 				} else {
 					go s.refill(p.flags)
@@ -474,6 +542,7 @@ func (s *Supervisor) prepare(c *child, withNotify bool) error {
 		if err = c.parent.Prepare(base, notify); err != nil {
 			err = &jail.StageError{Stage: jail.StageProtocol, Msg: fmt.Sprintf("send the base seccomp filter to the worker: %v", err)}
 		}
+		c.filtered = err == nil && base != nil
 	}
 	if err != nil {
 		c.discard()
@@ -582,7 +651,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 		errR.Close()
 		return nil, &jail.StageError{Stage: jail.StageSpawn, Msg: err.Error()} // it names the program and the step
 	}
-	c := &child{proc: proc, parent: jail.NewParent(parentEnd, workerEnd, direct), cg: cg, outR: outR, errR: errR, pidNS: flags&unix.CLONE_NEWPID != 0}
+	c := &child{proc: proc, parent: jail.NewParent(parentEnd, workerEnd, direct), cg: cg, outR: outR, errR: errR, pidNS: flags&unix.CLONE_NEWPID != 0, serves: direct && stdin == nil}
 	if carried && !direct {
 		// A carried init asks for its worker's program once it has
 		// started; writing that program may have gone on meanwhile.
@@ -600,6 +669,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 			c.discard()
 			return nil, &jail.StageError{Stage: jail.StageProtocol, Msg: fmt.Sprintf("send the base seccomp filter to the worker: %v", err)}
 		}
+		c.filtered = true
 	}
 	return c, nil
 }
@@ -608,6 +678,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 // first return at once.
 func (c *child) wait() {
 	c.reaped.Do(func() {
+		c.parent.EndCalls() // a serving init waits for its next call otherwise
 		c.state, _ = c.proc.Wait()
 		c.parent.Close()
 	})

@@ -521,6 +521,19 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	if err != nil {
 		return jail.Result{}, err
 	}
+	// A serving init's later calls get pipes of their own; the first
+	// has init's. Ours are closed once the call is over (EOF then means
+	// its tree is gone), and the read ends are this call's alone: the
+	// child may serve the next call before these are drained.
+	var outW, errW *os.File
+	if c.served > 0 {
+		c.parent.OnProxy = nil
+		if outW, errW, err = c.newOutput(); err != nil {
+			c.discard()
+			return jail.Result{}, err
+		}
+	}
+	outR, errR := c.outR, c.errR
 	tr := newTranscript(stdio.Keep)
 	if tr != nil {
 		// The transcript is the caller's copy: streams nobody watches
@@ -539,14 +552,15 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	stdout.also, stderr.also, stderr.stderr = tr, tr, true
 	var copies sync.WaitGroup
 	copies.Add(2)
-	go func() { defer copies.Done(); stdout.drain(c.outR) }()
-	go func() { defer copies.Done(); stderr.drain(c.errR) }()
+	go func() { defer copies.Done(); stdout.drain(outR) }()
+	go func() { defer copies.Done(); stderr.drain(errR) }()
 
 	// A call with network gets its own session of the egress proxy, on a
 	// listener in its network namespace (made by init) or on the host's
 	// loopback; it ends with the call.
 	px, err := s.startProxy(c, &spec, &plan, stdio.Net)
 	if err != nil {
+		closeFiles(outW, errW)
 		c.discard()
 		copies.Wait()
 		return jail.Result{}, err
@@ -580,6 +594,22 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		return nil
 	}
 	res, runErr := s.converse(runCtx, c, spec, inv, plan, record)
+	closeFiles(outW, errW)
+	// The call's proxy session ends with it: its listener, on the
+	// loopback of init's network namespace, closes before another call
+	// can have that init.
+	res.Connections = px.close()
+	reuse := false
+	if runErr == nil {
+		if res.Limit == "" {
+			res.Limit, res.LimitDetail = s.limitHit(c.cg, oomBefore, res, spec.Limits)
+		}
+		// A serving init waits for the next call in the pool; it is
+		// back before replace looks, which then starts nothing.
+		if reuse = c.reusable(res) && runCtx.Err() == nil; reuse {
+			s.giveBack(plan.flags, c)
+		}
+	}
 	replace() // the call's processes are gone: its sweep and the model's answer leave the cores idle
 	// Once a call that came at a model's pace is over, a child for Go
 	// tools joins the pool (Warm fills the commands' only): the model's
@@ -589,7 +619,6 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	if paced {
 		s.toolPool.Do(func() { go s.refill(cloneFlags(plan.opts.Namespaces, plan.opts.Namespaces)) })
 	}
-	res.Connections = px.close()
 	undo := func() []string {
 		meta.stop()
 		v := append(guard.finish(), s.sweep(before)...)
@@ -605,13 +634,13 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		// Init reports only after the whole tree is dead; its own exit
 		// (and the namespace teardown) need not delay the caller. The
 		// empty cgroup (init is not in it) can serve a later call, once
-		// its OOM count is read. The sweep can start at once, while the
-		// pipes reach their end.
-		go c.wait()
-		if res.Limit == "" {
-			res.Limit, res.LimitDetail = s.limitHit(c.cg, oomBefore, res, spec.Limits)
+		// its OOM count is read (above). The sweep can start at once,
+		// while the pipes reach their end. A serving init given back
+		// keeps its cgroup.
+		if !reuse {
+			go c.wait()
+			s.cgroups.put(c.cg)
 		}
-		s.cgroups.put(c.cg)
 		violations = undo()
 	}
 	// The tree is dead, so the pipes reach EOF; bound the wait anyway so a
@@ -621,12 +650,12 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	select {
 	case <-drained:
 	case <-time.After(5 * time.Second):
-		c.outR.Close()
-		c.errR.Close()
+		outR.Close()
+		errR.Close()
 		<-drained
 	}
-	c.outR.Close()
-	c.errR.Close()
+	outR.Close()
+	errR.Close()
 
 	res.Duration = time.Since(started)
 	res.Stdout, res.StdoutTruncated = stdout.result()
@@ -641,6 +670,15 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	}
 	res.Violations = violations
 	return res, runErr
+}
+
+// closeFiles closes those of fs that are set.
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
 
 // limitHit names a limit the kernel enforced on the call, which init could

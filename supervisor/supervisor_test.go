@@ -233,15 +233,146 @@ func TestPrewarmPool(t *testing.T) {
 	}
 	wg.Wait()
 	second := waitPool(t, sup, 2)
-	// The pool is last in, first out: when the second call acquires only
-	// after the first call's refill has added a child (a loaded machine),
-	// it takes that one, and one of the first pair stays. Either way the
-	// calls took from the pool and it was refilled.
-	if taken := slices.DeleteFunc(slices.Clone(first), func(pid int) bool { return slices.Contains(second, pid) }); len(taken) == 0 {
-		t.Errorf("no call took a waiting child (pool before %v, after %v)", first, second)
+	// The calls took from the pool, and it is full again: with children
+	// that serve calls in turn (a command's init, where calls get
+	// namespaces) the same ones are back, having served both calls;
+	// otherwise the children the calls took were replaced (the pool is
+	// last in, first out: when the second call acquires only after the
+	// first call's refill has added a child, on a loaded machine, it takes
+	// that one, and one of the first pair stays).
+	sup.mu.Lock()
+	served := 0
+	for _, c := range sup.warm[sup.commandKey()] {
+		served += c.served
+	}
+	sup.mu.Unlock()
+	taken := slices.DeleteFunc(slices.Clone(first), func(pid int) bool { return slices.Contains(second, pid) })
+	if served != 2 && len(taken) == 0 {
+		t.Errorf("no call took a waiting child (pool before %v, after %v, %d calls served by those back)", first, second, served)
 	}
 	sup.Close()
 	waitPIDsGone(t, second)
+}
+
+// TestServingInitKeepsNothingBetweenCalls: an init that serves calls in
+// turn (a command's, where calls get namespaces) runs its next call as a
+// fresh one would: what the first call left — a process in the
+// background, files in its private /tmp and /dev/shm, a System V shared
+// memory segment, its write grant — is gone, and each call's output is
+// its own. The first call proves each of those worked there.
+func TestServingInitKeepsNothingBetweenCalls(t *testing.T) {
+	ctx := context.Background()
+	sup, ws, spec, p := pooledPlan(t, 1)
+	if p.flags&directStart == 0 {
+		t.Skip("calls here start with a worker (no namespaces, or root on cgroup v2): each init serves one call")
+	}
+	sup.Warm()
+	pids := waitPool(t, sup, 1)
+	// A duration no other process on the machine sleeps for.
+	sleep := fmt.Sprintf("%d.%03d", 900+os.Getpid()%100, time.Now().Nanosecond()/1e6)
+	_, haveIPC := exec.LookPath("ipcmk")
+	ipc := `echo ipc-skipped`
+	if haveIPC == nil {
+		ipc = `ipcmk -M 4096 >/dev/null && echo "ipc:$(ipcs -m | grep -c '^0x')"`
+	}
+	// Counts the call's view of the background process, the same way in
+	// both calls.
+	sleeping := `ps=0
+for d in /proc/[0-9]*; do
+  if [ "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" = "sleep ` + sleep + ` " ]; then ps=$((ps+1)); fi
+done
+echo "sleeping:$ps"
+`
+	first := `set -e
+setsid sleep ` + sleep + ` </dev/null >/dev/null 2>&1 &
+until [ -n "$(cat /proc/$!/cmdline 2>/dev/null)" ] && [ "$(tr '\0' ' ' </proc/$!/cmdline)" = "sleep ` + sleep + ` " ]; do sleep 0.01; done
+` + sleeping + `echo kept >/tmp/mark; echo kept >/dev/shm/mark
+echo one >one
+` + ipc + `
+echo "tmp:$(cat /tmp/mark) shm:$(cat /dev/shm/mark)"
+echo first-call`
+	var out1 bytes.Buffer
+	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", first}}, IO{Stdout: &out1})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("first call: %v %+v (stdout %q, stderr %q)", err, res, out1.String(), res.Stderr)
+	}
+	for _, want := range []string{"sleeping:1", "tmp:kept shm:kept", "first-call"} {
+		if !strings.Contains(out1.String(), want) {
+			t.Fatalf("first call's output %q lacks %q", out1.String(), want)
+		}
+	}
+	if haveIPC == nil && !strings.Contains(out1.String(), "ipc:1") {
+		t.Fatalf("first call's output %q: its shared memory segment was not made", out1.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "one")); err != nil || string(b) != "one\n" {
+		t.Fatalf("the first call's write in the workspace: %q, %v", b, err)
+	}
+	// Its result came once its tree was gone: the process it left behind
+	// is, already.
+	if left := processesRunning(t, "sleep\x00"+sleep+"\x00"); len(left) > 0 {
+		t.Fatalf("the first call's background process outlived it: %v", left)
+	}
+	if back := waitPool(t, sup, 1); !slices.Equal(back, pids) {
+		t.Fatalf("the pool held %v before the call and %v after: its init did not come back to serve the next", pids, back)
+	}
+
+	// The second call, in the same init: the workspace read-only now.
+	second := spec
+	second.Paths = slices.Clone(spec.Paths)
+	for i, r := range second.Paths {
+		if r.Path == ws {
+			second.Paths[i].Access = jail.Read
+		}
+	}
+	check := sleeping + `test -e /tmp/mark && echo tmp-kept || echo tmp-clean
+test -e /dev/shm/mark && echo shm-kept || echo shm-clean
+if command -v ipcs >/dev/null; then echo "ipc:$(ipcs -m | grep -c '^0x')"; fi
+(echo two >two) 2>/dev/null && echo wrote-two || echo refused-two`
+	var out2 bytes.Buffer
+	res, err = sup.Run(ctx, second, jail.Invocation{Argv: []string{"/bin/sh", "-c", check}}, IO{Stdout: &out2})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("second call: %v %+v (stdout %q, stderr %q)", err, res, out2.String(), res.Stderr)
+	}
+	got := out2.String()
+	for _, want := range []string{"sleeping:0", "tmp-clean", "shm-clean", "refused-two"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("second call's output %q lacks %q", got, want)
+		}
+	}
+	if haveIPC == nil && !strings.Contains(got, "ipc:0") {
+		t.Errorf("second call's output %q: the first call's shared memory segment is still there", got)
+	}
+	if strings.Contains(got, "first-call") {
+		t.Errorf("second call's output %q holds the first call's", got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "two")); err == nil {
+		t.Error("the second call wrote where only the first was granted to")
+	}
+	sup.mu.Lock()
+	var served []int
+	for _, c := range sup.warm[p.flags] {
+		served = append(served, c.served)
+	}
+	sup.mu.Unlock()
+	if !slices.Equal(served, []int{2}) {
+		t.Errorf("calls served by the pool's children: %v, want one child that served both", served)
+	}
+}
+
+// processesRunning returns the pids of the host's processes whose
+// command line (NUL-separated) contains cmdline.
+func processesRunning(t *testing.T, cmdline string) []int {
+	t.Helper()
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var pids []int
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err == nil && strings.Contains(string(b)+"\x00", cmdline) {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // TestPrewarmPoolGrowsWithDemand: four calls at once (they wait for each
@@ -498,28 +629,35 @@ func TestAcquireWaitsForAStartInFlight(t *testing.T) {
 // TestReplacementFollowsACallAtAModelsPace: when calls come at a model's
 // pace (the last one ended long ago) and another child waits, the child a
 // call takes is replaced once the call is done, not beside it; when calls
-// come back to back, or the pool is left empty, at once.
+// come back to back, or the pool is left empty, at once. A child that
+// serves calls in turn (a command's init, where calls get namespaces) is
+// never replaced beside its call: it comes back when the call is done.
 func TestReplacementFollowsACallAtAModelsPace(t *testing.T) {
 	ctx := context.Background()
 	sup, ws, spec, p := pooledPlan(t, 2)
 	sup.Warm()
 	waitPool(t, sup, 2)
-	ended := func(ago time.Duration) {
+	// The decision for children that do not serve: those of a call
+	// without the direct start, in a pool of two of their own.
+	pw := p
+	pw.flags &^= directStart
+	sup.mu.Lock()
+	sup.demand[pw.flags] = 2
+	sup.mu.Unlock()
+	sup.refill(pw.flags) // returns once that pool is full
+	ended := func(flags uintptr, ago time.Duration) {
 		sup.mu.Lock()
-		sup.lastEnd[p.flags] = time.Now().Add(-ago)
+		sup.lastEnd[flags] = time.Now().Add(-ago)
 		sup.mu.Unlock()
 	}
-	state := func() (warm, starting int) {
+	state := func(flags uintptr) (warm, starting int) {
 		sup.mu.Lock()
 		defer sup.mu.Unlock()
-		return len(sup.warm[p.flags]), sup.starting[p.flags]
+		return len(sup.warm[flags]), sup.starting[flags]
 	}
-
-	// At a model's pace, with a second child waiting: nothing is started.
-	ended(time.Second)
-	// take acquires a child for a call and drops it, and says whether its
-	// replacement was left to the caller.
-	take := func() bool {
+	// take acquires a child for a call planned as p and drops it, and
+	// says whether its replacement was left to the caller.
+	take := func(p plan) bool {
 		c, later, err := sup.acquire(ctx, p, spec.Limits, false)
 		if err != nil {
 			t.Fatal(err)
@@ -527,23 +665,41 @@ func TestReplacementFollowsACallAtAModelsPace(t *testing.T) {
 		c.discard()
 		return later
 	}
-	later := take()
-	if warm, starting := state(); !later || warm != 1 || starting != 0 {
+
+	// At a model's pace, with a second child waiting: nothing is started.
+	ended(pw.flags, time.Second)
+	later := take(pw)
+	if warm, starting := state(pw.flags); !later || warm != 1 || starting != 0 {
 		t.Fatalf("at a model's pace: later=%v, %d waiting and %d starting; want the replacement left to the caller (true, 1, 0)", later, warm, starting)
 	}
-	if take() {
+	if take(pw) {
 		t.Fatal("the pool's last child was taken and its replacement left for later")
 	}
-	waitPool(t, sup, 2)
-	ended(0) // back to back: the last call ended just now
-	if take() {
+	waitPoolOf(t, sup, pw.flags, 2)
+	ended(pw.flags, 0) // back to back: the last call ended just now
+	if take(pw) {
 		t.Fatal("calls back to back and the replacement left for later")
 	}
-	waitPool(t, sup, 2)
+	waitPoolOf(t, sup, pw.flags, 2)
+
+	if p.flags&directStart != 0 {
+		// A serving child's replacement is always left for later, even
+		// back to back: the caller gives the child back.
+		ended(p.flags, 0)
+		if !take(p) {
+			t.Fatal("a serving child was taken back to back and replaced beside its call")
+		}
+		if warm, starting := state(p.flags); warm != 1 || starting != 0 {
+			t.Fatalf("a serving child taken: %d waiting and %d starting, want 1 and 0", warm, starting)
+		}
+		sup.refill(p.flags)
+		waitPool(t, sup, 2)
+	}
 
 	// Through Run at a model's pace: the call runs beside no start, and the
 	// pool is full again once it is done.
-	ended(time.Second)
+	ended(p.flags, time.Second)
+	before := waitPool(t, sup, 2)
 	script := `touch started; until [ -e release ]; do sleep 0.01; done`
 	wait := runAtOnce(t, sup, ctx, spec, 1, script, nil)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
@@ -554,14 +710,21 @@ func TestReplacementFollowsACallAtAModelsPace(t *testing.T) {
 			t.Fatal("the call did not start")
 		}
 	}
-	if warm, starting := state(); warm != 1 || starting != 0 {
+	if warm, starting := state(p.flags); warm != 1 || starting != 0 {
 		t.Errorf("while the call runs: %d waiting and %d starting, want 1 and 0", warm, starting)
 	}
 	if err := os.WriteFile(filepath.Join(ws, "release"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	wait()
-	waitPool(t, sup, 2)
+	after := waitPool(t, sup, 2)
+	if p.flags&directStart != 0 {
+		slices.Sort(before)
+		slices.Sort(after)
+		if !slices.Equal(before, after) {
+			t.Errorf("the pool before the call held %v, after it %v: the serving child that ran it did not come back", before, after)
+		}
+	}
 }
 
 // runAtOnce starts n calls of the shell script under spec at once, each
@@ -1033,12 +1196,18 @@ func TestRefillStartsOneAtATime(t *testing.T) {
 		t.Fatalf("with none in flight: %d waiting and %d starting, want 2 and 0", warm, starting)
 	}
 	// What it added had finished starting: the base seccomp filter is
-	// loaded, the last step — in each init's worker, or, for a command's
-	// child (no worker), on one thread of init, its launcher's. Without
-	// the wait, the last child would still be starting.
+	// loaded, the last step, in each init's worker. Without the wait, the
+	// last child would still be starting. A command's child (no worker)
+	// keeps the filter for each call's command, which loads it first:
+	// none of init's threads carries one (each call's thread builds its
+	// view with init's privileges).
 	sup.mu.Lock()
 	pool := slices.Clone(sup.warm[p.flags])
+	ready := readiness(pool)
 	sup.mu.Unlock()
+	if slices.Contains(ready, false) {
+		t.Fatalf("after a refill the pool's children are ready: %v, want all (it did not wait for each to say {prepared})", ready)
+	}
 	for _, c := range pool {
 		children := childrenOf(t, c.proc.Pid)
 		var threads []string
@@ -1063,8 +1232,12 @@ func TestRefillStartsOneAtATime(t *testing.T) {
 				filtered++
 			}
 		}
-		if filtered != 1 {
-			t.Errorf("child %d in the pool: %d of %v carry the base filter, want 1 (it has not loaded it yet, or not on one thread alone)", c.proc.Pid, filtered, threads)
+		want := 1
+		if p.flags&directStart != 0 {
+			want = 0
+		}
+		if filtered != want {
+			t.Errorf("child %d in the pool: %d of %v carry the base filter, want %d", c.proc.Pid, filtered, threads, want)
 		}
 	}
 }
@@ -1114,9 +1287,12 @@ func TestAcquireTakesAReadyChildFirst(t *testing.T) {
 	}
 	sup.mu.Lock()
 	left := slices.Contains(sup.warm[p.flags], starting)
+	served := starting.served
 	sup.mu.Unlock()
-	if left {
-		t.Fatal("the call did not take the child left in the pool")
+	// A child that serves calls in turn is back in the pool, one call
+	// served; another is gone with its call.
+	if starting.serves && served != 1 || !starting.serves && left {
+		t.Fatalf("the call did not take the child left in the pool (back in it: %v, calls served: %d)", left, served)
 	}
 }
 
