@@ -23,9 +23,10 @@ import (
 // Such an init serves calls in turn: once a call's tree is gone and its
 // result sent, it waits for the next one on its start socket, until the
 // supervisor closes it. A fresh Go process per call — its clone into new
-// namespaces, its runtime's start and its exit — was most of a call's
-// CPU (test/bench/reuse: about 15 ms against 1.2 on the VM it was
-// measured on, for the same mount and command). What a call may change
+// namespaces, its runtime's start and its exit — was half of a call's
+// CPU (test/bench/reuse, for the same mount and command: 15 ms of CPU a
+// call above a plain fork and exec on the VM it was measured on, against
+// 1.7 for one init serving calls). What a call may change
 // does not reach the next: each runs on a thread of its own that
 // unshares a mount and an IPC namespace (the command inherits both, and
 // both end with the thread and the command), so its view, its /tmp and

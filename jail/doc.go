@@ -14,8 +14,9 @@
 // A jailed call is two processes, plus the command: init and the
 // worker, both this package's code — except a command in fresh
 // namespaces, which init starts itself, with no worker (direct.go: the
-// same steps, from a thread of init set up while it waited, and its own
-// protocol table). brig carries them as two programs
+// same steps, in a clone from a thread of init that has a mount and IPC
+// namespace of its own for the call, and its own protocol table; such an
+// init serves calls in turn). brig carries them as two programs
 // (cmd/brig-jail-init, and cmd/brig-jail with the Go tools), hands init
 // its own at a fixed descriptor (InitExeFD; InitArgs says so) and
 // executes init through it; init closes it and runs the worker from the
