@@ -392,18 +392,7 @@ func (c *conn) sendFD(m message, fd int) error {
 	if err != nil {
 		return err
 	}
-	rc, err := c.f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := rc.Write(func(s uintptr) bool {
-		serr = unix.Sendmsg(int(s), b, unix.UnixRights(fd), nil, 0)
-		return serr != unix.EAGAIN
-	}); err != nil {
-		return err
-	}
-	return serr
+	return c.sendWithFDs(b, fd)
 }
 
 // sendRawFiles sends an encoded message with files attached (none: a
@@ -416,6 +405,13 @@ func (c *conn) sendRawFiles(b []byte, files []*os.File) error {
 	for i, f := range files {
 		fds[i] = int(f.Fd())
 	}
+	err := c.sendWithFDs(b, fds...)
+	runtime.KeepAlive(files)
+	return err
+}
+
+// sendWithFDs sends the packet b with the descriptors attached.
+func (c *conn) sendWithFDs(b []byte, fds ...int) error {
 	rc, err := c.f.SyscallConn()
 	if err != nil {
 		return err
@@ -427,7 +423,6 @@ func (c *conn) sendRawFiles(b []byte, files []*os.File) error {
 	}); err != nil {
 		return err
 	}
-	runtime.KeepAlive(files)
 	return serr
 }
 
