@@ -195,7 +195,7 @@ func sealMounts() error {
 // the call has a private /tmp; without one they are restored here.
 func restoreWrites(spec Spec) error {
 	var keep []clonedMount
-	defer closeClones(keep)
+	defer func() { closeClones(keep) }() // the clones made, not the nil slice of this line
 	for _, r := range spec.Paths {
 		if r.Access != Write || (spec.PrivateTmp && within(r.Path, "/tmp")) || within(r.Path, "/dev") {
 			continue

@@ -268,6 +268,15 @@ func TestServingInitKeepsNothingBetweenCalls(t *testing.T) {
 	}
 	sup.Warm()
 	pids := waitPool(t, sup, 1)
+	// A write grant outside /tmp (whose grants the private /tmp carries
+	// over), made writable again on the read-only view by a mount of its
+	// own for each call.
+	outside, err := os.MkdirTemp("/var/tmp", "brig-serving-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	spec.Paths = append(slices.Clone(spec.Paths), jail.PathRule{Path: outside, Access: jail.Write})
 	// A duration no other process on the machine sleeps for.
 	sleep := fmt.Sprintf("%d.%03d", 900+os.Getpid()%100, time.Now().Nanosecond()/1e6)
 	_, haveIPC := exec.LookPath("ipcmk")
@@ -288,6 +297,7 @@ setsid sleep ` + sleep + ` </dev/null >/dev/null 2>&1 &
 until [ -n "$(cat /proc/$!/cmdline 2>/dev/null)" ] && [ "$(tr '\0' ' ' </proc/$!/cmdline)" = "sleep ` + sleep + ` " ]; do sleep 0.01; done
 ` + sleeping + `echo kept >/tmp/mark; echo kept >/dev/shm/mark
 echo one >one
+echo outside >` + outside + `/one
 ` + ipc + `
 echo "tmp:$(cat /tmp/mark) shm:$(cat /dev/shm/mark)"
 echo first-call`
@@ -307,6 +317,9 @@ echo first-call`
 	if b, err := os.ReadFile(filepath.Join(ws, "one")); err != nil || string(b) != "one\n" {
 		t.Fatalf("the first call's write in the workspace: %q, %v", b, err)
 	}
+	if b, err := os.ReadFile(filepath.Join(outside, "one")); err != nil || string(b) != "outside\n" {
+		t.Fatalf("the first call's write outside /tmp: %q, %v", b, err)
+	}
 	// Its result came once its tree was gone: the process it left behind
 	// is, already.
 	if left := processesRunning(t, "sleep\x00"+sleep+"\x00"); len(left) > 0 {
@@ -315,6 +328,18 @@ echo first-call`
 	if back := waitPool(t, sup, 1); !slices.Equal(back, pids) {
 		t.Fatalf("the pool held %v before the call and %v after: its init did not come back to serve the next", pids, back)
 	}
+	// What a call opens in init is closed once it is over: as many
+	// descriptors after the first call as after the second (a clone of
+	// a mount left open kept that mount alive, one more every call).
+	fds := func() int {
+		t.Helper()
+		entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pids[0]))
+		if err != nil {
+			t.Fatalf("count the waiting init's descriptors: %v", err)
+		}
+		return len(entries)
+	}
+	afterFirst := fds()
 
 	// The second call, in the same init: the workspace read-only now.
 	second := spec
@@ -356,6 +381,9 @@ if command -v ipcs >/dev/null; then echo "ipc:$(ipcs -m | grep -c '^0x')"; fi
 	sup.mu.Unlock()
 	if !slices.Equal(served, []int{2}) {
 		t.Errorf("calls served by the pool's children: %v, want one child that served both", served)
+	}
+	if n := fds(); n != afterFirst {
+		t.Errorf("the waiting init holds %d descriptors after two calls, %d after one: a call left some open", n, afterFirst)
 	}
 }
 
