@@ -645,6 +645,21 @@ func startInNamespaces(p NSProcess) (*os.Process, error) {
 	return nil, fmt.Errorf("start %s: %s: %w", what, step, errno)
 }
 
+// SetNonDumpable marks the calling process non-dumpable, under the lock
+// that serialises StartInNamespaces' dumpable window: a second supervisor
+// made in a process while the first starts a child there (tests make
+// several) would otherwise close that window under the child, whose
+// write of its own ID maps then fails (as an ordinary user), and a
+// start-up probe would report no user namespaces.
+func SetNonDumpable() error {
+	spawnStackMu.Lock()
+	defer spawnStackMu.Unlock()
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("PR_SET_DUMPABLE: %w", err)
+	}
+	return nil
+}
+
 // dumpableForMaps makes the calling process dumpable when p's child must
 // write its own ID maps and cannot otherwise (an ordinary user's
 // non-dumpable process); restore undoes it.

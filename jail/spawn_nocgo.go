@@ -27,3 +27,12 @@ func StartInNamespaces(p NSProcess) (*os.Process, error) {
 func spawnDirect(string, []string, []string, int, []unix.SockFilter, directSteps) (int, *StageError) {
 	return -1, &StageError{Stage: StageExec, Msg: "this jail program was built without cgo, so it cannot start a command; build brig with internal/build/build.sh (make build)"}
 }
+
+// SetNonDumpable marks the calling process non-dumpable (nothing here
+// starts a child whose window it could close).
+func SetNonDumpable() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("PR_SET_DUMPABLE: %w", err)
+	}
+	return nil
+}

@@ -193,7 +193,7 @@ type Supervisor struct {
 // so no process of the same user can read its memory or /proc/PID/environ
 // through ptrace rules.
 func New(ctx context.Context, o Options) (*Supervisor, error) {
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+	if err := jail.SetNonDumpable(); err != nil {
 		return nil, fmt.Errorf("mark the supervisor non-dumpable: %w", err)
 	}
 	s := &Supervisor{
