@@ -207,6 +207,17 @@ func (p *Parent) Start(spec Spec, inv Invocation, o StartOptions, beforeTool fun
 // are the caller's to close once Start has returned.
 func (p *Parent) SetOutput(stdout, stderr *os.File) { p.output = []*os.File{stdout, stderr} }
 
+// Gone reports whether init has closed its end of the control socket —
+// it exited, or is exiting (a process's descriptors close before it
+// finishes dying: PID 1 of a namespace still waits for the namespace's
+// processes then). A waiting init writes nothing there, so this does
+// not read.
+func (p *Parent) Gone() bool {
+	fds := []unix.PollFd{{Fd: int32(p.c.fd()), Events: unix.POLLRDHUP}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 && fds[0].Revents&(unix.POLLHUP|unix.POLLRDHUP|unix.POLLERR) != 0
+}
+
 // EndCalls tells a direct init that no other call comes (it exits once
 // the one under way, if any, has ended): the start socket closes.
 func (p *Parent) EndCalls() { _ = p.w.close() }

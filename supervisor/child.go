@@ -153,6 +153,22 @@ func (s *Supervisor) giveBack(flags uintptr, c *child) {
 	}
 }
 
+// exited reports whether init has ended or is ending (it stays to be
+// reaped by wait or discard).
+func (c *child) exited() bool {
+	if c.parent.Gone() {
+		return true
+	}
+	fd, err := unix.PidfdOpen(c.proc.Pid, 0)
+	if err != nil {
+		return true // ESRCH: gone already
+	}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 // a pidfd is readable once its process has exited
+}
+
 // treeKillBound is how long kill waits for the call's processes to die
 // after SIGKILL before it gives up on them (it logs that they remain).
 const treeKillBound = time.Minute
@@ -215,8 +231,12 @@ func (s *Supervisor) acquire(ctx context.Context, p plan, lim jail.Limits, burst
 				}
 			}
 			if c != nil {
-				if err := c.cg.setLimits(lim.Processes, lim.Memory); err == nil {
-					return c, later, nil
+				// A waiting init can die (the OOM killer's first choice,
+				// by design): the call takes another, not its report.
+				if !c.exited() {
+					if err := c.cg.setLimits(lim.Processes, lim.Memory); err == nil {
+						return c, later, nil
+					}
 				}
 				c.discard()
 				continue

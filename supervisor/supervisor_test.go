@@ -387,6 +387,44 @@ if command -v ipcs >/dev/null; then echo "ipc:$(ipcs -m | grep -c '^0x')"; fi
 	}
 }
 
+// TestDeadWaitingChildIsSkipped: an init that died while it waited in
+// the pool (the OOM killer's first choice, by design) is not handed to a
+// call, which runs in another; the control is the same pool's call on a
+// live child.
+func TestDeadWaitingChildIsSkipped(t *testing.T) {
+	ctx := context.Background()
+	sup, _, spec, _ := pooledPlan(t, 1)
+	sup.Warm()
+	pids := waitPool(t, sup, 1)
+	call := func() (jail.Result, error) {
+		return sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", "echo alive"}}, IO{})
+	}
+	if res, err := call(); err != nil || strings.TrimSpace(string(res.Stdout)) != "alive" {
+		t.Fatalf("control: a call on the pool's live child: %v %+v", err, res)
+	}
+	waiting := waitPool(t, sup, 1)
+	sup.mu.Lock()
+	c := sup.warm[sup.commandKey()][0]
+	sup.mu.Unlock()
+	if c.exited() {
+		t.Fatalf("init %d, waiting in the pool, counts as exited", c.proc.Pid)
+	}
+	if err := syscall.Kill(waiting[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Its descriptors close first, as it starts to die: from then on a
+	// call must not take it.
+	for deadline := time.Now().Add(time.Minute); !c.exited(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("init %d did not die", waiting[0])
+		}
+	}
+	res, err := call()
+	if err != nil || strings.TrimSpace(string(res.Stdout)) != "alive" {
+		t.Fatalf("a call after the waiting init %d (pool before: %v) died: %v %+v", waiting[0], pids, err, res)
+	}
+}
+
 // processesRunning returns the pids of the host's processes whose
 // command line (NUL-separated) contains cmdline.
 func processesRunning(t *testing.T, cmdline string) []int {
@@ -536,11 +574,15 @@ func TestToolsPoolHoldsOneUntilCallsNeedMore(t *testing.T) {
 	sup.mu.Lock()
 	waiting := sup.warm[tools]
 	sup.warm[tools] = nil
-	sup.lastEnd[tools] = time.Now().Add(quietGap / 2)
 	sup.mu.Unlock()
 	for _, c := range waiting {
 		c.discard()
 	}
+	// After the discards, which wait for each child's end (tens of
+	// milliseconds on a loaded machine, which made the call look paced).
+	sup.mu.Lock()
+	sup.lastEnd[tools] = time.Now().Add(quietGap / 2)
+	sup.mu.Unlock()
 	tp := p
 	tp.flags = tools
 	c, _, err := sup.acquire(ctx, tp, sup.limits, false)
@@ -831,7 +873,10 @@ func waitPoolOf(t *testing.T, sup *Supervisor, flags uintptr, want int) []int {
 			return pids
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the pool holds %d children (%d started), want %d", n, len(pids), want)
+			sup.mu.Lock()
+			dbg := fmt.Sprintf("demand %d target %d starting %d readying %d closed %v", sup.demand[flags], sup.poolTarget(flags), sup.starting[flags], sup.readying[flags], sup.closed)
+			sup.mu.Unlock()
+			t.Fatalf("the pool holds %d children (%d started), want %d (%s)", n, len(pids), want, dbg)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
