@@ -60,7 +60,7 @@ import (
 // the kernel lets the command reach, never a right over a file the
 // command's own credentials lack. The clone gives up those capabilities
 // and loads the base seccomp filter before anything else
-// (directSteps.unprivilege): the call's thread keeps them for its view,
+// (directSteps.base): the call's thread keeps them for its view,
 // its watch of the call and the kill of its tree.
 
 // directSteps is what a direct start does before the layers, in the
@@ -69,11 +69,10 @@ type directSteps struct {
 	cgroups []int    // the call's cgroup files (openCgroupProcs), open for writing: the command joins each
 	limits  []rlimit // set as both soft and hard limits
 	dir     string   // the working directory ("": stay)
-	// unprivilege: the clone settles no_new_privs, the securebits and the
-	// bounding set itself and loads base (nil: no filter) before anything
-	// else, for a thread that kept init's privileges (a call thread).
-	unprivilege bool
-	base        []unix.SockFilter
+	// base is the base seccomp filter (nil: none), which the clone loads
+	// first, once it has settled no_new_privs, the securebits and the
+	// bounding set: the call's thread keeps init's privileges.
+	base []unix.SockFilter
 	// stdio, when set, holds the command's descriptors 0, 1 and 2 (-1
 	// keeps init's); nil keeps all three.
 	stdio []int
@@ -256,7 +255,7 @@ func runCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []i
 	}
 	pid, se := spawnDirect(path, inv.Argv, spec.Env, ruleset, prog, directSteps{
 		cgroups: cgroups, limits: rlimitsFor(spec.Limits, st.NprocExtra), dir: spec.Dir,
-		unprivilege: true, base: base, stdio: stdio,
+		base: base, stdio: stdio,
 	})
 	if se != nil {
 		return Result{}, false, se

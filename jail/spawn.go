@@ -74,24 +74,21 @@ struct brig_spawn {
 	pid_t parent;            // the command's parent, as getppid() sees it
 	brig_sigset mask;        // the signal mask the command starts with
 	// A direct start (init starts the command itself, no worker) also
-	// does what the worker otherwise did for the command: join the call's
-	// cgroups, set the limits, give up every privilege and enter the
-	// directory. (The base seccomp filter is on the thread it is cloned
-	// from: jail/direct.go.)
+	// does what the worker otherwise did for the command, first of all
+	// what the worker's start settled for it: no_new_privs, locked
+	// securebits, an empty bounding set and the base seccomp filter
+	// (base; NULL: none) — it is cloned from a thread that keeps init's
+	// privileges (jail/direct.go) —; then it joins the call's cgroups,
+	// sets the limits, gives up every capability and enters the
+	// directory.
 	int direct;
+	struct brig_sock_fprog *base;
 	int ncgroups;
 	int cgroup_fds[BRIG_MAX_CGROUPS]; // the call's cgroup files (tasks or cgroup.procs), open for writing
 	int nlimits;
 	int limit_res[BRIG_MAX_LIMITS];
 	unsigned long long limit_val[BRIG_MAX_LIMITS];
 	const char *dir;
-	// A direct start cloned from a thread that kept init's privileges
-	// (a serving init's call thread: jail/direct.go) first does what the
-	// launcher's thread did for itself otherwise: no_new_privs, locked
-	// securebits, an empty bounding set, then the base seccomp filter
-	// (base; NULL: none), before any other step.
-	int unprivilege;
-	struct brig_sock_fprog *base;
 	// stdio[i] >= 0 becomes descriptor i (the call's own pipes, for a
 	// call after a serving init's first); -1 keeps init's.
 	int stdio[3];
@@ -120,10 +117,10 @@ static int brig_unprivilege_thread(void) {
 }
 
 // brig_drop_privileges gives up, on the calling thread, every capability
-// (the bounding and ambient sets and the securebits were settled on the
-// thread it was cloned from: unprivilegeForkThread) and sets
-// no_new_privs, then checks that nothing is left. For the clone of a
-// direct start, which begins with init's capabilities.
+// (the bounding and ambient sets and the securebits were settled first:
+// brig_unprivilege_thread) and sets no_new_privs, then checks that
+// nothing is left. For the clone of a direct start, which begins with
+// init's capabilities.
 static int brig_drop_privileges(void) {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return -1;
@@ -171,13 +168,11 @@ static int brig_spawn_child(void *p) {
 	int step = BRIG_STEP_PDEATHSIG;
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) goto fail;
 	if (getppid() != a->parent) { errno = ESRCH; goto fail; } // init is gone
-	if (a->unprivilege) {
+	if (a->direct) {
 		step = BRIG_STEP_CAPS;
 		if (brig_unprivilege_thread() != 0) goto fail;
 		step = BRIG_STEP_SECCOMP;
 		if (a->base != NULL && syscall(SYS_seccomp, BRIG_SECCOMP_SET_MODE_FILTER, 0, a->base) != 0) goto fail;
-	}
-	if (a->direct) {
 		// Into the call's cgroups before anything can fork.
 		step = BRIG_STEP_CGROUP;
 		for (int i = 0; i < a->ncgroups; i++)
@@ -391,11 +386,11 @@ func spawnCommand(path string, argv, env []string, ruleset int, prog []unix.Sock
 
 // spawnDirect starts the command as init's own child from a
 // single-threaded copy of init, which, before the layers spawnCommand's
-// copy applies, writes itself into the call's cgroups, sets the limits,
-// gives up every privilege (no_new_privs, no capability: checked) and
-// enters the directory. Init calls it on its launcher's thread
-// (jail/direct.go), so the copy inherits the base seccomp filter, an
-// empty bounding set and locked securebits.
+// copy applies, settles no_new_privs, locked securebits and an empty
+// bounding set, loads the base seccomp filter, writes itself into the
+// call's cgroups, sets the limits, gives up every capability (checked)
+// and enters the directory. Init calls it on the call's thread
+// (jail/direct.go), which keeps init's privileges.
 func spawnDirect(path string, argv, env []string, ruleset int, prog []unix.SockFilter, d directSteps) (int, *StageError) {
 	return spawn(path, argv, env, ruleset, prog, false, &d)
 }
@@ -445,13 +440,10 @@ func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter,
 			a.dir = C.CString(d.dir)
 			defer C.free(unsafe.Pointer(a.dir))
 		}
-		if d.unprivilege {
-			a.unprivilege = 1
-			if d.base != nil {
-				fbase, free := cFilter(d.base)
-				defer free()
-				a.base = fbase
-			}
+		if d.base != nil {
+			fbase, free := cFilter(d.base)
+			defer free()
+			a.base = fbase
 		}
 		for i, fd := range d.stdio[:min(len(d.stdio), 3)] {
 			if fd >= 0 {
