@@ -250,9 +250,6 @@ func runCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []i
 		}
 		return Result{}, false, &StageError{Stage: StageProtocol, Msg: fmt.Sprintf("expected the supervisor's go-ahead (%v)", err)}
 	}
-	if spec.Layers.NoSeccomp {
-		base = nil
-	}
 	pid, se := spawnDirect(path, inv.Argv, spec.Env, ruleset, prog, directSteps{
 		cgroups: cgroups, limits: rlimitsFor(spec.Limits, st.NprocExtra), dir: spec.Dir,
 		base: base, stdio: stdio,
