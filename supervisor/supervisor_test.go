@@ -331,13 +331,27 @@ echo first-call`
 	// What a call opens in init is closed once it is over: as many
 	// descriptors after the first call as after the second (a clone of
 	// a mount left open kept that mount alive, one more every call).
+	// Init is back in the pool as soon as its result is in, while it may
+	// still be making the next call's masks: the count is read once it
+	// has stayed the same for a while.
 	fds := func() int {
 		t.Helper()
-		entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pids[0]))
-		if err != nil {
-			t.Fatalf("count the waiting init's descriptors: %v", err)
+		count := func() int {
+			entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pids[0]))
+			if err != nil {
+				t.Fatalf("count the waiting init's descriptors: %v", err)
+			}
+			return len(entries)
 		}
-		return len(entries)
+		last, same := count(), 0
+		for deadline := time.Now().Add(time.Minute); same < 20 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if n := count(); n == last {
+				same++
+			} else {
+				last, same = n, 0
+			}
+		}
+		return last
 	}
 	afterFirst := fds()
 
