@@ -347,7 +347,11 @@ func mkMountPoint(path string, dir bool) error {
 // protect pins and read-only-binds the protected paths.
 func protect(spec Spec) error {
 	var pins, ro []string
+	absent := ReadAbsence(spec.Protected)
 	for _, p := range spec.Protected {
+		if absent.Absent(p) {
+			continue
+		}
 		fi, err := os.Lstat(p)
 		if err != nil {
 			continue // missing: the supervisor checks after the call

@@ -3,6 +3,8 @@ package jail
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -659,4 +661,87 @@ func envValue(env []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// Absence tells which of a set of paths are surely absent, from one
+// reading of each directory that holds several of them, instead of one
+// lstat per path: the protected paths of a workspace are a hundred or so
+// names, nearly all missing, in a few directories (the workspace's root,
+// .git, .git/hooks), and they are looked up before and after every call.
+// Its answers are those an lstat of each path would give at the moment
+// of the reading: a directory is opened the way lstat resolves a path's
+// parent (links on the way followed). Only a name the directory does not
+// hold, or a directory that does not exist, counts as absent; anything
+// else (present, or a directory that could not be read: a file, no read
+// permission, too many entries to be worth reading) is left to the
+// caller's own lstat.
+type Absence struct {
+	dirs map[string]map[string]bool // a directory read whole → its names; nil: it does not exist
+}
+
+// absenceMinShared is how many of the paths a directory must hold to be
+// read: reading one costs about five lstats (open, two getdents, close).
+const absenceMinShared = 5
+
+// absenceMaxNames bounds a reading, per path looked up in the directory:
+// a directory far larger than what is asked of it (a workspace of 10,000
+// files at its root) costs more to read than the lstats it saves.
+const absenceMaxNames = 16
+
+// ReadAbsence reads the directories that hold at least absenceMinShared
+// of paths (absolute, clean).
+func ReadAbsence(paths []string) Absence {
+	wanted := map[string]int{}
+	for _, p := range paths {
+		wanted[filepath.Dir(p)]++
+	}
+	a := Absence{dirs: map[string]map[string]bool{}}
+	for dir, n := range wanted {
+		if n < absenceMinShared {
+			continue
+		}
+		if names, ok := readNames(dir, n*absenceMaxNames); ok {
+			a.dirs[dir] = names
+		}
+	}
+	return a
+}
+
+// readNames is dir's entries, if it has at most max; a dir that does not
+// exist has none (nil, true); ok is false when it could not be read.
+func readNames(dir string, max int) (map[string]bool, bool) {
+	// O_DIRECTORY: a FIFO or device planted under the name is never
+	// opened (ENOTDIR comes first), so it cannot stall the reading.
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true
+	}
+	if err != nil {
+		return nil, false
+	}
+	f := os.NewFile(uintptr(fd), dir)
+	defer f.Close()
+	names := map[string]bool{}
+	for {
+		batch, err := f.Readdirnames(256)
+		for _, n := range batch {
+			names[n] = true
+		}
+		if len(names) > max {
+			return nil, false
+		}
+		if errors.Is(err, io.EOF) {
+			return names, true
+		}
+		if err != nil {
+			return nil, false // ENOTDIR, EACCES, an I/O error: the caller looks itself
+		}
+	}
+}
+
+// Absent reports whether p was surely absent when its directory was read;
+// false means the caller must look (lstat) itself.
+func (a Absence) Absent(p string) bool {
+	names, read := a.dirs[filepath.Dir(p)]
+	return read && !names[filepath.Base(p)]
 }

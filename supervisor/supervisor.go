@@ -941,7 +941,12 @@ type protectedState struct {
 // lands on the target; the link itself sits in a writable directory).
 func snapshotProtected(paths []string) map[string]protectedState {
 	out := map[string]protectedState{}
+	absent := jail.ReadAbsence(paths)
 	for _, p := range paths {
+		if absent.Absent(p) {
+			out[p] = protectedState{missing: true}
+			continue
+		}
 		fi, err := os.Lstat(p)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
@@ -973,10 +978,18 @@ func snapshotProtected(paths []string) map[string]protectedState {
 // (safefs).
 func (s *Supervisor) sweep(before map[string]protectedState) []string {
 	var found []string
+	paths := make([]string, 0, len(before))
+	for p := range before {
+		paths = append(paths, p)
+	}
+	absent := jail.ReadAbsence(paths)
 	for p, st := range before {
 		// Cheap first look: most calls change nothing. A path that looks
 		// untouched through a symlinked parent is not where git will
 		// look either; anything that looks changed is examined safely.
+		if st.missing && absent.Absent(p) {
+			continue
+		}
 		if fi, err := os.Lstat(p); err != nil {
 			if errors.Is(err, os.ErrNotExist) && st.missing {
 				continue
