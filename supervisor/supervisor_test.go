@@ -778,6 +778,21 @@ func TestReplacementFollowsACallAtAModelsPace(t *testing.T) {
 		}
 		sup.refill(p.flags)
 		waitPool(t, sup, 2)
+		// One on its last call is replaced at once, back to back, like
+		// a child that serves one call: it will not come back.
+		sup.mu.Lock()
+		for _, c := range sup.warm[p.flags] {
+			c.served = maxServed - 1
+		}
+		sup.mu.Unlock()
+		ended(p.flags, 0)
+		if take(p) {
+			t.Fatal("a serving child on its last call was taken back to back and its replacement left for later")
+		}
+		if warm, starting := state(p.flags); warm+starting != 2 {
+			t.Fatalf("a serving child on its last call taken: %d waiting and %d starting, want its replacement under way (2 in all)", warm, starting)
+		}
+		waitPool(t, sup, 2)
 	}
 
 	// Through Run at a model's pace: the call runs beside no start, and the
