@@ -25,7 +25,7 @@ func names(dir string, n int) []string {
 // a path reported absent is one lstat does not find, and every path lstat
 // does not find in a directory that was read is reported absent.
 func TestAbsenceAgreesWithLstat(t *testing.T) {
-	dir := t.TempDir()
+	dir := readableTempDir(t)
 	ps := names(dir, 12)
 	mustWrite(t, ps[1], "x")
 	if err := os.Mkdir(ps[3], 0o755); err != nil {
@@ -56,7 +56,7 @@ func TestAbsenceAgreesWithLstat(t *testing.T) {
 // FIFO, which must not stall the reading either) — and a directory that
 // does not exist makes every path in it absent, as lstat would.
 func TestAbsenceLeavesTheRestToLstat(t *testing.T) {
-	root := t.TempDir()
+	root := readableTempDir(t)
 	few := filepath.Join(root, "few")
 	big := filepath.Join(root, "big")
 	file := filepath.Join(root, "file")
@@ -101,7 +101,7 @@ func TestAbsenceLeavesTheRestToLstat(t *testing.T) {
 // TestAbsenceFollowsALinkOnTheWay: a directory reached through a link is
 // read where the link leads, as lstat of a path under it resolves it.
 func TestAbsenceFollowsALinkOnTheWay(t *testing.T) {
-	root := t.TempDir()
+	root := readableTempDir(t)
 	real := filepath.Join(root, "real")
 	if err := os.Mkdir(real, 0o755); err != nil {
 		t.Fatal(err)
@@ -117,6 +117,79 @@ func TestAbsenceFollowsALinkOnTheWay(t *testing.T) {
 	}
 	if !a.Absent(ps[1]) {
 		t.Errorf("%s not reported absent", ps[1])
+	}
+}
+
+// readableTempDir is a temporary directory that ReadAbsence reads (its
+// filesystem is known to match names byte for byte), or skips the test.
+func readableTempDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if !dirCaseSensitive(fd) {
+		t.Skipf("%s is on a filesystem whose directories ReadAbsence leaves to lstat (case-insensitivity not ruled out)", dir)
+	}
+	return dir
+}
+
+// TestAbsenceReadsOnlyCaseSensitiveDirectories: a listing stands for a
+// lookup only where names match byte for byte. A casefolded directory
+// (chattr +F on ext4, f2fs, tmpfs), one whose flags cannot be read, and
+// any filesystem not known to be case-sensitive (FAT, NTFS, XFS — which
+// has a case-insensitive format —, FUSE, network shares, overlays) are
+// left to lstat; this kernel has no casefold support to make one, so the
+// decision is checked by table, and on a real directory of each kind
+// that is here.
+func TestAbsenceReadsOnlyCaseSensitiveDirectories(t *testing.T) {
+	const (
+		msdos   = 0x4d44
+		xfs     = 0x58465342
+		fuse    = 0x65735546
+		smb2    = 0xfe534d42
+		overlay = 0x794c7630
+	)
+	for _, c := range []struct {
+		name   string
+		fsType int64
+		flags  uint32
+		err    error
+		want   bool
+	}{
+		{"ext4", unix.EXT4_SUPER_MAGIC, 0x80000, nil, true},
+		{"ext4 casefolded", unix.EXT4_SUPER_MAGIC, 0x80000 | fsCasefoldFlag, nil, false},
+		{"f2fs casefolded", unix.F2FS_SUPER_MAGIC, fsCasefoldFlag, nil, false},
+		{"tmpfs", unix.TMPFS_MAGIC, 0, nil, true},
+		{"tmpfs casefolded", unix.TMPFS_MAGIC, fsCasefoldFlag, nil, false},
+		{"tmpfs without inode flags (before 6.0)", unix.TMPFS_MAGIC, 0, unix.ENOTTY, false},
+		{"btrfs", unix.BTRFS_SUPER_MAGIC, 0, unix.ENOTTY, true},
+		{"vfat", msdos, 0, nil, false},
+		{"xfs", xfs, 0, nil, false},
+		{"fuse", fuse, 0, nil, false},
+		{"smb", smb2, 0, nil, false},
+		{"overlay", overlay, 0, nil, false},
+		{"ramfs", unix.RAMFS_MAGIC, 0, unix.ENOTTY, false},
+	} {
+		if got := caseSensitive(c.fsType, c.flags, c.err); got != c.want {
+			t.Errorf("%s: caseSensitive = %v, want %v", c.name, got, c.want)
+		}
+	}
+	// /proc is none of the known ones: five missing names in one of its
+	// directories are each left to lstat.
+	ps := names("/proc/self", absenceMinShared)
+	a := ReadAbsence(ps)
+	for _, p := range ps {
+		if a.Absent(p) {
+			t.Errorf("%s reported absent from a listing of a procfs directory", p)
+		}
+	}
+	// The control: the same in a temporary directory is read.
+	ps = names(readableTempDir(t), absenceMinShared)
+	if !ReadAbsence(ps).Absent(ps[0]) {
+		t.Errorf("%s not reported absent from a directory read whole", ps[0])
 	}
 }
 

@@ -675,6 +675,15 @@ func envValue(env []string, name string) string {
 // else (present, or a directory that could not be read: a file, no read
 // permission, too many entries to be worth reading) is left to the
 // caller's own lstat.
+//
+// A listing answers for a lookup only where names match byte for byte:
+// in a case-insensitive directory (ext4, f2fs or tmpfs with casefold, a
+// FAT or NTFS volume, a share served by such a system) a lookup of .envrc
+// finds .ENVRC, which the listing does not name, and what a protected
+// path's later user (direnv, git) would open would go unseen. So a
+// directory is read only on a filesystem known to match names exactly:
+// btrfs, and ext4, f2fs and tmpfs when the directory is not casefolded
+// (caseSensitive); any other is left to lstat.
 type Absence struct {
 	dirs map[string]map[string]bool // a directory read whole → its names; nil: it does not exist
 }
@@ -721,6 +730,9 @@ func readNames(dir string, max int) (map[string]bool, bool) {
 	}
 	f := os.NewFile(uintptr(fd), dir)
 	defer f.Close()
+	if !dirCaseSensitive(fd) {
+		return nil, false
+	}
 	names := map[string]bool{}
 	for {
 		batch, err := f.Readdirnames(256)
@@ -744,4 +756,32 @@ func readNames(dir string, max int) (map[string]bool, bool) {
 func (a Absence) Absent(p string) bool {
 	names, read := a.dirs[filepath.Dir(p)]
 	return read && !names[filepath.Base(p)]
+}
+
+// fsCasefoldFlag is FS_CASEFOLD_FL, the inode flag (chattr +F) of a
+// directory whose lookups ignore case.
+const fsCasefoldFlag = 0x40000000
+
+// dirCaseSensitive reports whether the directory open at fd is known to
+// match names byte for byte (see Absence).
+func dirCaseSensitive(fd int) bool {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(fd, &st); err != nil {
+		return false
+	}
+	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
+	return caseSensitive(int64(st.Type), flags, err)
+}
+
+// caseSensitive is dirCaseSensitive's decision, given the filesystem's
+// magic number and the directory's inode flags (or why they could not be
+// read).
+func caseSensitive(fsType int64, flags uint32, flagsErr error) bool {
+	switch fsType {
+	case unix.BTRFS_SUPER_MAGIC:
+		return true // no case-insensitive directories
+	case unix.EXT4_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC, unix.TMPFS_MAGIC:
+		return flagsErr == nil && flags&fsCasefoldFlag == 0
+	}
+	return false
 }
