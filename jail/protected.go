@@ -733,6 +733,13 @@ func readNames(dir string, max int) (map[string]bool, bool) {
 	if !dirCaseSensitive(fd) {
 		return nil, false
 	}
+	// A directory's size grows with its entries (ext4: blocks of them,
+	// tmpfs: 20 bytes each, btrfs: twice their names' length): one far
+	// too large is not read at all.
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Size > int64(max)*64 {
+		return nil, false
+	}
 	names := map[string]bool{}
 	for {
 		batch, err := f.Readdirnames(256)
