@@ -33,6 +33,7 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags brig_light_worker ./tools ./internal/jailtools ./cmd/brig-jail
+	$(GO) vet -tags brig_carrier ./tools ./cmd/brig
 
 # Every test: unit, kernel (the real jail on this kernel), escape suite (as
 # root and as an unprivileged user), end-to-end, the build scripts, and the
@@ -48,6 +49,7 @@ test: build vet test-deps test-release
 	BRIG_RELEASE_DIR=$(CURDIR)/$(CHECK_DIR) BRIG_RELEASE_COMMIT=$(COMMIT) $(GO) test -count=1 -timeout 20m \
 	  $$($(GO) list $(PKGS) | grep -v -x -F $(foreach p,$(HEAVY_PKGS),-e brig/$(patsubst ./%,%,$(p))))
 	$(GO) test -count=1 -tags brig_light_worker ./internal/jailtools # the light worker's list of tools
+	$(GO) test -count=1 -tags brig_carrier -run TestWebFetchInBrigItself ./tools # brig's own build (build.sh)
 	$(GO) test -count=1 -timeout 35m -p 1 $(HEAVY_PKGS)
 
 # A real third-party MCP server for internal/mcp's tests (skipped without

@@ -1,4 +1,4 @@
-//go:build !brig_light_worker
+//go:build !brig_light_worker && !brig_carrier
 
 package tools
 

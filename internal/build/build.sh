@@ -149,6 +149,10 @@ printf '{"Replace":{"%s":"%s","%s":"%s","%s":"%s","%s":"%s","%s":"%s"}}\n' \
 	"$root/internal/jailexe/bin/brig-render" "$tmp/brig-render" \
 	"$root/internal/jailexe/carried.go" "$tmp/carried.go" >"$tmp/overlay.json"
 sums="-X brig/internal/jailexe.Sum=$sum -X brig/internal/jailexe.LightSum=$lightsum -X brig/internal/jailexe.InitSum=$initsum -X brig/internal/jailexe.RenderSum=$rendersum -X brig/internal/jailexe.CarriedC=$carried_c"
+# brig itself is built with the brig_carrier tag: it runs web_fetch in
+# the full worker it carries, so it links neither the fetch nor the HTML
+# converter and character sets (tools/webfetch_carrier.go), whose
+# packages' set-up cost every start of brig 2.5-4 ms here.
 # brig itself links libseccomp (cgo). Like the worker, it is static where
 # the machine can link so and the caller chose nothing (the release does
 # the same with its own flags): the dynamic loader and its relocations
@@ -158,10 +162,11 @@ sums="-X brig/internal/jailexe.Sum=$sum -X brig/internal/jailexe.LightSum=$light
 case " ${LDFLAGS:-} $* " in
 *-static* | *" -tags "*) ;;
 *)
-	if "$go" build "$@" -tags netgo,osusergo -overlay "$tmp/overlay.json" -ldflags "${LDFLAGS:-} $sums -linkmode external -extldflags -static" -o "$out" ./cmd/brig 2>"$tmp/static.log"; then
+	if "$go" build "$@" -tags netgo,osusergo,brig_carrier -overlay "$tmp/overlay.json" -ldflags "${LDFLAGS:-} $sums -linkmode external -extldflags -static" -o "$out" ./cmd/brig 2>"$tmp/static.log"; then
 		exit 0
 	fi
 	echo "build.sh: brig is linked dynamically: a static link failed ($(grep -v '^[[:space:]]*$' "$tmp/static.log" | tail -n 1)); sh internal/build/deps.sh static installs the static C library and libseccomp" >&2
 	;;
 esac
-"$go" build "$@" -overlay "$tmp/overlay.json" -ldflags "${LDFLAGS:-} $sums" -o "$out" ./cmd/brig
+tags=$(tagsof "$@")
+"$go" build "$@" -tags "${tags}${tags:+,}brig_carrier" -overlay "$tmp/overlay.json" -ldflags "${LDFLAGS:-} $sums" -o "$out" ./cmd/brig

@@ -86,3 +86,33 @@ func isStatic(t *testing.T, path string) bool {
 	}
 	return true
 }
+
+// TestBrigLeavesWebFetchToItsWorker: build.sh builds brig with the
+// brig_carrier tag, so brig itself links no HTML converter or character
+// sets (their set-up cost every start of brig); web_fetch runs in the
+// carried full worker, which does link them: TestFullWorkerCalls's
+// web_fetch is the control that a page is still turned into Markdown.
+func TestBrigLeavesWebFetchToItsWorker(t *testing.T) {
+	out, err := exec.Command("go", "version", "-m", brig).Output()
+	if err != nil {
+		t.Fatalf("go version -m %s: %v", brig, err)
+	}
+	info := string(out)
+	tags := ""
+	for _, l := range strings.Split(info, "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "build" && strings.HasPrefix(f[1], "-tags=") {
+			tags = f[1]
+		}
+	}
+	if !strings.Contains(tags, "brig_carrier") {
+		t.Errorf("brig was built with %q, without the brig_carrier tag (internal/build/build.sh)", tags)
+	}
+	for _, mod := range []string{"github.com/JohannesKaufmann/html-to-markdown/v2", "golang.org/x/text"} {
+		if strings.Contains(info, "\t"+mod+"\t") {
+			t.Errorf("brig links %s, which only the carried worker's web_fetch uses", mod)
+		}
+	}
+	if !strings.Contains(info, "\tgithub.com/spf13/cobra\t") {
+		t.Errorf("go version -m lists no cobra for brig: the check reads the wrong thing\n%s", info)
+	}
+}
