@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -168,6 +169,9 @@ func (p *Policy) AllowedHosts() []string {
 func (p *Policy) AllowHosts(hosts ...string) error {
 	var rules []Rule
 	for _, h := range hosts {
+		if bare, why := hostOnly(h); why != "" {
+			return fmt.Errorf("--allow-host %s: %s; give the host alone: --allow-host %s", h, why, bare)
+		}
 		r, err := ParseRule("Net(domain:"+bracketed(NormalHost(h))+")", Source{File: "--allow-host"})
 		if err != nil {
 			return fmt.Errorf("--allow-host %s: %w", h, err)
@@ -178,6 +182,23 @@ func (p *Policy) AllowHosts(hosts ...string) error {
 	defer p.mu.Unlock()
 	p.flagRules.Allow = append(p.flagRules.Allow, rules...)
 	return nil
+}
+
+// hostOnly says why h, given where a host is expected, is more than one —
+// a URL, or a host with a port — and the host it names; why is "" when
+// it is not.
+func hostOnly(h string) (host, why string) {
+	h = strings.TrimSpace(h)
+	if u, err := url.Parse(h); err == nil && u.Scheme != "" && u.Host != "" {
+		return u.Hostname(), "that is a URL, and a rule names a host (every port and path of it)"
+	}
+	if host, port, err := net.SplitHostPort(h); err == nil && host != "" && port != "" {
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		return host, "a rule names a host, and allows every port of it"
+	}
+	return "", ""
 }
 
 // GoDownloads reports whether calls may download Go modules without

@@ -145,6 +145,18 @@ func TestAllowHosts(t *testing.T) {
 	if err := p.AllowHosts("bad host"); err == nil {
 		t.Error("--allow-host 'bad host' accepted")
 	}
+	// A port or a URL is refused with the host to give instead.
+	for in, want := range map[string]string{
+		"127.0.0.1:8080":          "--allow-host 127.0.0.1",
+		"[::1]:8080":              "--allow-host [::1]",
+		"example.com:443":         "--allow-host example.com",
+		"https://example.com/a/b": "--allow-host example.com",
+	} {
+		err := p.AllowHosts(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--allow-host %s: %v; want a refusal that suggests %q", in, err, want)
+		}
+	}
 	// The flag's rules hold for derived policies (subagents) too.
 	d, err := p.Derive(ModePlan)
 	if err != nil {
