@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"brig/internal/textbusy"
 )
 
 // ToolFunc is a Go tool that runs inside the worker after every restriction
@@ -372,10 +374,10 @@ func startWorker(exe string) (int, *conn, error) {
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	}
 	var pid int
-	err = retryTextBusy(func() error {
+	err = textbusy.Retry(func() error {
 		pid, err = syscall.ForkExec(exe, []string{"brig-jail-worker", workerArg}, attr)
 		return err
-	}, textBusyWait)
+	}, nil)
 	if err != nil {
 		parent.Close()
 		return 0, nil, fmt.Errorf("start worker: %w", err)

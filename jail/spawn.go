@@ -363,6 +363,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"brig/internal/textbusy"
 )
 
 // spawnCommand starts the command as a child of init (so init reaps it and
@@ -526,7 +528,7 @@ func freeCStrings(cs []*C.char) {
 // StartInNamespaces starts p as a child of the calling process, in new
 // namespaces, and returns it once it has exec'd (without a Path: once it
 // has written its maps and exited). An exec refused with ETXTBSY is tried
-// again (retryTextBusy).
+// again (textbusy.Retry).
 //
 // Why not os/exec: for a new user namespace Go's runtime forks without
 // sharing memory (it must write the ID maps from the parent while the
@@ -547,11 +549,11 @@ func freeCStrings(cs []*C.char) {
 // the same user could use that instant (README, limits).
 func StartInNamespaces(p NSProcess) (*os.Process, error) {
 	var proc *os.Process
-	err := retryTextBusy(func() error {
+	err := textbusy.Retry(func() error {
 		var err error
 		proc, err = startInNamespaces(p)
 		return err
-	}, textBusyWait)
+	}, nil)
 	return proc, err
 }
 

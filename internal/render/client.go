@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"brig/internal/textbusy"
 )
 
 // answerBound is how long the Client waits for one answer before it takes
@@ -77,12 +79,24 @@ func (c *Client) startLocked() error {
 		return c.fail(fmt.Errorf("a pipe from the renderer: %w", err))
 	}
 	c.stderr = &tail{}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, c.stderr
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL // it never outlives brig
-	err = cmd.Start()
+	// brig writes the renderer's program as the TUI starts, while the
+	// supervisor clones its first jail children: an exec refused with
+	// ETXTBSY for that instant is tried again (textbusy), each time with
+	// a new Cmd (one starts once).
+	tries := 0
+	err = textbusy.Retry(func() error {
+		if tries++; tries > 1 {
+			if cmd, err = c.command(); err != nil {
+				return err
+			}
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, c.stderr
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL // it never outlives brig
+		return cmd.Start()
+	}, nil)
 	inR.Close()
 	outW.Close()
 	if err != nil {

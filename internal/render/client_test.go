@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -117,6 +118,41 @@ func TestClientFallsBackToPlain(t *testing.T) {
 		}
 		if toks := c.Code("x.go", "func a() {}"); toks != nil {
 			t.Errorf("Code = %+v, want none", toks)
+		}
+	})
+	t.Run("program being written", func(t *testing.T) {
+		// The program is still open for writing when the first start
+		// comes (ETXTBSY): the start is tried again, with a new Cmd, and
+		// succeeds once the writer has closed it.
+		prog := filepath.Join(t.TempDir(), "brig-render")
+		w, err := os.OpenFile(prog, os.O_WRONLY|os.O_CREATE, 0o755)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.WriteString("#!/bin/sh\nexec \"$0.real\"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(os.Args[0], prog+".real"); err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		c := render.NewClient(func() (*exec.Cmd, error) {
+			if calls++; calls == 2 {
+				w.Close() // the writer is done by the second try
+			}
+			cmd := exec.Command(prog)
+			cmd.Env = append(os.Environ(), serveEnv+"=serve")
+			return cmd, nil
+		}, slog.Default())
+		t.Cleanup(func() { c.Close() })
+		if err := c.Start(); err != nil {
+			t.Fatalf("Start while the program was being written: %v", err)
+		}
+		if calls < 2 {
+			t.Fatalf("the program was started at the first try (%d), though it was open for writing", calls)
+		}
+		if got := mustMarkdown(t, c, "dark"); !strings.Contains(got, "\x1b[") {
+			t.Errorf("the helper started after a busy try does not render: %q", got)
 		}
 	})
 	t.Run("program not ready", func(t *testing.T) {
