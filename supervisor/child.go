@@ -155,10 +155,12 @@ func (s *Supervisor) giveBack(flags uintptr, c *child) {
 	}
 	s.mu.Unlock()
 	if !keep {
-		go func() {
-			c.wait()
-			s.cgroups.put(c.cg)
-		}()
+		// Its cgroup is empty (init is not in it, and reported once the
+		// call's tree was gone): back in the pool now, not once init has
+		// exited, so that a Close right after this (brig sandbox's) finds
+		// it and removes it rather than leaving it for the next brig.
+		s.cgroups.put(c.cg)
+		go c.wait()
 	}
 }
 

@@ -534,6 +534,49 @@ func TestPrestartStartsOneChildOnly(t *testing.T) {
 	}
 }
 
+// TestPrestartCloseRemovesTheCallCgroup: brig sandbox closes its
+// supervisor as soon as its one call returns; the call's cgroup is removed
+// then, not left for the next brig's clean-up of dead supervisors' ones.
+func TestPrestartCloseRemovesTheCallCgroup(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prestart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	_, spec := poolSpec(t, sup)
+	if p, err := sup.plan(spec); err != nil || p.base == nil {
+		t.Skipf("no seccomp layer here (%v): calls never use the pool", err)
+	}
+	sup.Warm()
+	waitPool(t, sup, 1)
+	sup.mu.Lock()
+	var dirs []string
+	for _, c := range sup.warm[sup.commandKey()] {
+		if c.cg != nil {
+			dirs = c.cg.dirs
+		}
+	}
+	sup.mu.Unlock()
+	if len(dirs) == 0 {
+		t.Skip("calls get no cgroup of their own here (not root, or no pids controller)")
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("control: the waiting child's cgroup %s: %v", d, err)
+		}
+	}
+	if res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"true"}}, IO{}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	sup.Close()
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("the call's cgroup %s is still there after Close", d)
+		}
+	}
+}
+
 // TestToolsPoolHoldsOneUntilCallsNeedMore: where commands start without a
 // worker, the Go tools' pool is filled to one child once a call that came
 // at a model's pace is over — not after calls that come back to back —,
