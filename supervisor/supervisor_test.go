@@ -499,23 +499,30 @@ func TestPrewarmPoolGrowsWithDemand(t *testing.T) {
 	waitPIDsGone(t, pids)
 }
 
+// prestarted is a Prestart supervisor (brig sandbox's) whose one child is
+// waiting, the spec of a usual command, and the waiting child's pids.
+func prestarted(t *testing.T) (*Supervisor, jail.Spec, []int) {
+	t.Helper()
+	sup, err := New(context.Background(), Options{Prestart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Close)
+	_, spec := poolSpec(t, sup)
+	if p, err := sup.plan(spec); err != nil || p.base == nil {
+		t.Skipf("no seccomp layer here (%v): calls never use the pool", err)
+	}
+	sup.Warm()
+	return sup, spec, waitPool(t, sup, 1)
+}
+
 // TestPrestartStartsOneChildOnly: with Prestart, Warm starts one child for
 // the usual command before any call, the call takes it, and no refill
 // starts another (brig sandbox runs one call); a call planned otherwise
 // starts its own.
 func TestPrestartStartsOneChildOnly(t *testing.T) {
 	ctx := context.Background()
-	sup, err := New(ctx, Options{Prestart: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
-	_, spec := poolSpec(t, sup)
-	if p, err := sup.plan(spec); err != nil || p.base == nil {
-		t.Skipf("no seccomp layer here (%v): calls never use the pool", err)
-	}
-	sup.Warm()
-	pids := waitPool(t, sup, 1)
+	sup, spec, pids := prestarted(t)
 	if res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"true"}}, IO{}); err != nil || res.ExitCode != 0 {
 		t.Fatalf("call: %v %+v", err, res)
 	}
@@ -539,17 +546,7 @@ func TestPrestartStartsOneChildOnly(t *testing.T) {
 // then, not left for the next brig's clean-up of dead supervisors' ones.
 func TestPrestartCloseRemovesTheCallCgroup(t *testing.T) {
 	ctx := context.Background()
-	sup, err := New(ctx, Options{Prestart: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
-	_, spec := poolSpec(t, sup)
-	if p, err := sup.plan(spec); err != nil || p.base == nil {
-		t.Skipf("no seccomp layer here (%v): calls never use the pool", err)
-	}
-	sup.Warm()
-	waitPool(t, sup, 1)
+	sup, spec, _ := prestarted(t)
 	sup.mu.Lock()
 	var dirs []string
 	for _, c := range sup.warm[sup.commandKey()] {
