@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -978,11 +979,7 @@ func snapshotProtected(paths []string) map[string]protectedState {
 // (safefs).
 func (s *Supervisor) sweep(before map[string]protectedState) []string {
 	var found []string
-	paths := make([]string, 0, len(before))
-	for p := range before {
-		paths = append(paths, p)
-	}
-	absent := jail.ReadAbsence(paths)
+	absent := jail.ReadAbsence(slices.Collect(maps.Keys(before)))
 	for p, st := range before {
 		// Cheap first look: most calls change nothing. A path that looks
 		// untouched through a symlinked parent is not where git will
