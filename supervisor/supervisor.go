@@ -512,7 +512,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	burst := InBurst(ctx)
 	paced := s.atModelsPace()
 	defer s.busy(plan.flags, burst)()
-	c, later, err := s.acquire(ctx, plan, spec.Limits, burst)
+	c, later, err := s.acquire(ctx, plan, spec.Limits, burst, paced)
 	replace := func() {}
 	if later {
 		// Once the call is done (or failed), not beside it.

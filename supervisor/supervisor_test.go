@@ -639,7 +639,7 @@ func TestToolsPoolHoldsOneUntilCallsNeedMore(t *testing.T) {
 	sup.mu.Unlock()
 	tp := p
 	tp.flags = tools
-	c, _, err := sup.acquire(ctx, tp, sup.limits, false)
+	c, _, err := sup.acquire(ctx, tp, sup.limits, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -717,7 +717,7 @@ func TestAcquireWaitsForAStartInFlight(t *testing.T) {
 	// Cancelled while waiting: an error, and no child started.
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if c, _, err := sup.acquire(cancelled, p, spec.Limits, true); err == nil {
+	if c, _, err := sup.acquire(cancelled, p, spec.Limits, true, false); err == nil {
 		c.discard()
 		t.Fatal("a call that could not wait started a child of its own")
 	} else if !errors.Is(err, context.Canceled) {
@@ -731,7 +731,7 @@ func TestAcquireWaitsForAStartInFlight(t *testing.T) {
 	}
 	got := make(chan *child, 1)
 	go func() {
-		c, _, err := sup.acquire(ctx, p, spec.Limits, true)
+		c, _, err := sup.acquire(ctx, p, spec.Limits, true, false)
 		if err != nil {
 			t.Error(err)
 		}
@@ -779,16 +779,18 @@ func TestReplacementFollowsACallAtAModelsPace(t *testing.T) {
 		defer sup.mu.Unlock()
 		return len(sup.warm[flags]), sup.starting[flags]
 	}
-	// take acquires a child for a call planned as p and drops it, and
-	// says whether its replacement was left to the caller.
-	take := func(p plan) bool {
-		c, later, err := sup.acquire(ctx, p, spec.Limits, false)
+	// takePaced acquires a child for a call planned as p, which came at a
+	// model's pace or not, and drops it, and says whether its replacement
+	// was left to the caller.
+	takePaced := func(p plan, paced bool) bool {
+		c, later, err := sup.acquire(ctx, p, spec.Limits, false, paced)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.discard()
 		return later
 	}
+	take := func(p plan) bool { return takePaced(p, false) }
 
 	// At a model's pace, with a second child waiting: nothing is started.
 	ended(pw.flags, time.Second)
@@ -804,6 +806,17 @@ func TestReplacementFollowsACallAtAModelsPace(t *testing.T) {
 	if take(pw) {
 		t.Fatal("calls back to back and the replacement left for later")
 	}
+	waitPoolOf(t, sup, pw.flags, 2)
+	// The model's answer was slow: even the pool's last child is replaced
+	// once its call is done, not beside it.
+	ended(pw.flags, 0)
+	for want := 1; want >= 0; want-- {
+		later := takePaced(pw, true)
+		if warm, starting := state(pw.flags); !later || warm != want || starting != 0 {
+			t.Fatalf("a call at a model's pace: later=%v, %d waiting and %d starting; want the replacement left to the caller (true, %d, 0)", later, warm, starting, want)
+		}
+	}
+	sup.refill(pw.flags)
 	waitPoolOf(t, sup, pw.flags, 2)
 
 	if p.flags&directStart != 0 {
@@ -1409,7 +1422,7 @@ func TestAcquireTakesAReadyChildFirst(t *testing.T) {
 
 	take := func() *child {
 		t.Helper()
-		c, _, err := sup.acquire(ctx, p, spec.Limits, true) // a burst's: no refill beside
+		c, _, err := sup.acquire(ctx, p, spec.Limits, true, false) // a burst's: no refill beside
 		if err != nil {
 			t.Fatal(err)
 		}

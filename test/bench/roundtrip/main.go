@@ -9,6 +9,9 @@
 //   - the round trip of one answer with 4 read-only calls (run in parallel),
 //     and of the next such answer, streamed as slowly as a real model's
 //     (the pool of waiting jail children has had time to fill);
+//   - the round trip of a sequential read_file call (a Go tool, run by a
+//     jail child of its own), instant and streamed, against a plain
+//     fork+exec of `cat`;
 //   - the first call of a fresh brig process;
 //   - start to first request, `brig --help`, and `brig sandbox -- true`
 //     against `bwrap --unshare-all … true` (when bubblewrap is installed);
@@ -186,6 +189,7 @@ type figures struct {
 	load                                  float64
 	seqMed, seqP95, execMed               time.Duration
 	pacedMed                              time.Duration
+	readMed, pacedReadMed, execCat        time.Duration
 	batch4, batch4Again, execBatch4       time.Duration
 	firstCall, firstRequest, help         time.Duration
 	sandboxTrue, bwrapTrue, execTrue      time.Duration
@@ -209,6 +213,8 @@ func (f figures) print(label string) {
 	row("the same, the model streaming (median)", f.pacedMed, "", f.execMed)
 	row("4 read-only calls in one answer", f.batch4, "≤ 8 ms", f.execBatch4)
 	row("4 read-only calls, next (slow) answer", f.batch4Again, "≤ 8 ms", f.execBatch4)
+	row("sequential read_file call, median", f.readMed, "", f.execCat)
+	row("the same, the model streaming (median)", f.pacedReadMed, "", f.execCat)
 	row("first call of a fresh process", f.firstCall, "≤ 10 ms", 0)
 	row("start to first request", f.firstRequest, "≤ 15 ms", 0)
 	row("brig --help", f.help, "≤ 10 ms", 0)
@@ -229,7 +235,7 @@ func pass(bin, keptHome, ws string, calls, runs int) (figures, error) {
 	kept := programsIn(keptHome)
 	var f figures
 	f.load = loadavg()
-	var seq, paced, first, firstReq, batch, batchAgain []time.Duration
+	var seq, paced, first, firstReq, batch, batchAgain, reads, pacedReads []time.Duration
 	var rssSup, rssTree, pssTree []float64
 	for i := range runs + 1 {
 		// The last session measures memory only (its sampler would slow
@@ -247,6 +253,7 @@ func pass(bin, keptHome, ws string, calls, runs int) (figures, error) {
 		}
 		seq = append(seq, s.seq...)
 		paced = append(paced, s.paced...)
+		reads, pacedReads = append(reads, s.reads...), append(pacedReads, s.pacedReads...)
 		first = append(first, s.first)
 		firstReq = append(firstReq, s.firstRequest)
 		batch = append(batch, s.batch4)
@@ -255,13 +262,14 @@ func pass(bin, keptHome, ws string, calls, runs int) (figures, error) {
 	}
 	f.seqMed, f.seqP95 = quantile(seq, 0.5), quantile(seq, 0.95)
 	f.pacedMed = quantile(paced, 0.5)
+	f.readMed, f.pacedReadMed = quantile(reads, 0.5), quantile(pacedReads, 0.5)
 	f.firstCall, f.firstRequest = quantile(first, 0.5), quantile(firstReq, 0.5)
 	f.batch4, f.batch4Again = quantile(batch, 0.5), quantile(batchAgain, 0.5)
 	slices.Sort(rssSup)
 	slices.Sort(rssTree)
 	slices.Sort(pssTree)
 	f.rssSupervisorMB, f.rssTreeMB, f.pssTreeMB = rssSup[len(rssSup)-1], rssTree[len(rssTree)-1], pssTree[len(pssTree)-1]
-	var execs, execs4 []time.Duration
+	var execs, execs4, cats []time.Duration
 	for i := range calls * runs {
 		execs = append(execs, timeIt(func() error { return exec.Command("/bin/bash", "-c", "echo "+strconv.Itoa(i)).Run() }))
 	}
@@ -282,7 +290,10 @@ func pass(bin, keptHome, ws string, calls, runs int) (figures, error) {
 			return nil
 		}))
 	}
-	f.execMed, f.execBatch4 = quantile(execs, 0.5), quantile(execs4, 0.5)
+	for range runs * seqReads {
+		cats = append(cats, timeIt(func() error { return exec.Command("/bin/cat", filepath.Join(ws, "a.txt")).Run() }))
+	}
+	f.execMed, f.execBatch4, f.execCat = quantile(execs, 0.5), quantile(execs4, 0.5), quantile(cats, 0.5)
 	var help, sb, bw, tr []time.Duration
 	hasBwrap := false
 	if _, err := os.Stat("/usr/bin/bwrap"); err == nil {
@@ -359,20 +370,26 @@ func seedPrograms(kept, home string) error {
 // stream at a real model's pace.
 const pacedCalls = 10
 
+// seqReads are the sequential read_file calls of a session, instant and
+// then as many streamed at a real model's pace.
+const seqReads = 6
+
 type sessionFigures struct {
-	seq, paced                     []time.Duration
+	seq, paced, reads, pacedReads  []time.Duration
 	first, firstRequest            time.Duration
 	batch4, batch4Again            time.Duration
 	rssSupMB, rssTreeMB, pssTreeMB float64
 }
 
 // session runs one brig -p session: calls sequential bash calls, then
-// pacedCalls more whose answers stream as a real model's (frames 10 ms
+// seqReads+1 read_file calls whose answers stream as a real model's, then
+// pacedCalls bash calls streamed too (frames 10 ms
 // apart: the replacement of the jail child a call took is started while
 // the next answer streams, not on top of the next call, so these measure
 // a call's own path rather than two cores shared with the spawns), then
-// two answers with four read_file calls each (the second streamed slowly
-// too: the pool has time to fill before its calls), then the end.
+// two answers with four read_file calls each (the second streamed slowly:
+// the pool has time to fill before its calls), then seqReads answers with
+// one read_file call each, instant, then the end.
 // With sampleTree it also samples the RSS of brig's process tree; that
 // sampler reads /proc every 2 ms, which cost brig a quarter of its round
 // trip on two cores, so timed sessions run without it.
@@ -382,6 +399,16 @@ func session(bin, kept, ws string, calls int, sampleTree bool) (sessionFigures, 
 	for i := range calls {
 		in, _ := json.Marshal(map[string]string{"command": "echo " + strconv.Itoa(i)})
 		turns = append(turns, fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: "bash", Input: in}}})
+	}
+	// One read_file call per answer, streamed: the Go tools' pool holds
+	// one waiting child once the first has started it (the first's is a
+	// cold start, not counted).
+	read := func(i, delay int) fakeprovider.Turn {
+		in := json.RawMessage(`{"path":"` + []string{"a.txt", "b.txt", "c.txt", "d.txt"}[i%4] + `"}`)
+		return fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: "read_file", Input: in}}, ChunkDelayMS: delay}
+	}
+	for i := range seqReads + 1 {
+		turns = append(turns, read(i, 10))
 	}
 	for i := range pacedCalls {
 		in, _ := json.Marshal(map[string]string{"command": "echo paced " + strconv.Itoa(i)})
@@ -393,7 +420,11 @@ func session(bin, kept, ws string, calls int, sampleTree bool) (sessionFigures, 
 	}
 	// The second answer streams as a real model's would (its frames 10 ms
 	// apart), which leaves the supervisor time to fill its pool.
-	turns = append(turns, fakeprovider.Turn{ToolCalls: four}, fakeprovider.Turn{ToolCalls: four, ChunkDelayMS: 10}, fakeprovider.Turn{Text: "done"})
+	turns = append(turns, fakeprovider.Turn{ToolCalls: four}, fakeprovider.Turn{ToolCalls: four, ChunkDelayMS: 10})
+	for i := range seqReads {
+		turns = append(turns, read(i, 0))
+	}
+	turns = append(turns, fakeprovider.Turn{Text: "done"})
 	srv, err := fakeprovider.Start(fakeprovider.Script{Turns: turns})
 	if err != nil {
 		return s, err
@@ -407,7 +438,7 @@ func session(bin, kept, ws string, calls int, sampleTree bool) (sessionFigures, 
 	if err := seedPrograms(kept, home); err != nil {
 		return s, err
 	}
-	cmd := exec.Command(bin, "--model", "claude-sonnet-4-5", "-p", "echo many times", "--mode", "auto", "--output", "json", "--max-iterations", strconv.Itoa(calls+pacedCalls+5))
+	cmd := exec.Command(bin, "--model", "claude-sonnet-4-5", "-p", "echo many times", "--mode", "auto", "--output", "json", "--max-iterations", strconv.Itoa(calls+pacedCalls+2*seqReads+6))
 	cmd.Dir = ws
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "ANTHROPIC_API_KEY=sk-bench", "ANTHROPIC_BASE_URL=" + srv.URL()}
 	var out bytes.Buffer
@@ -426,8 +457,8 @@ func session(bin, kept, ws string, calls int, sampleTree bool) (sessionFigures, 
 		return s, fmt.Errorf("brig -p: %v\n%s", err, out.String())
 	}
 	reqs := srv.Requests()
-	if len(reqs) != calls+pacedCalls+3 {
-		return s, fmt.Errorf("%d requests, want %d", len(reqs), calls+pacedCalls+3)
+	if want := calls + pacedCalls + 2*seqReads + 4; len(reqs) != want {
+		return s, fmt.Errorf("%d requests, want %d", len(reqs), want)
 	}
 	s.firstRequest = reqs[0].Received.Sub(start)
 	// Request i's answer ended at Received+Duration; the next request
@@ -442,10 +473,17 @@ func session(bin, kept, ws string, calls int, sampleTree bool) (sessionFigures, 
 		s.seq = append(s.seq, d)
 	}
 	after := func(i int) time.Duration { return reqs[i+1].Received.Sub(reqs[i].Received.Add(reqs[i].Duration)) }
-	for i := calls; i < calls+pacedCalls; i++ {
+	for i := range seqReads {
+		s.pacedReads = append(s.pacedReads, after(calls+1+i))
+	}
+	for i := calls + seqReads + 1; i < calls+seqReads+1+pacedCalls; i++ {
 		s.paced = append(s.paced, after(i))
 	}
-	s.batch4, s.batch4Again = after(calls+pacedCalls), after(calls+pacedCalls+1)
+	b := calls + seqReads + 1 + pacedCalls
+	s.batch4, s.batch4Again = after(b), after(b+1)
+	for i := range seqReads {
+		s.reads = append(s.reads, after(b+2+i))
+	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	s.rssSupMB, s.rssTreeMB, s.pssTreeMB = float64(ru.Maxrss)/1024, float64(treeKiB)/1024, float64(treePSSKiB)/1024
 	return s, nil
