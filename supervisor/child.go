@@ -350,13 +350,45 @@ func (s *Supervisor) atModelsPace() bool {
 // on a slow machine that alone passed for a model's pace, and the Go
 // tools' first child then started beside an instant model's next calls.
 // While a call runs (a subagent asking its model) it changes nothing.
+//
+// Until the Go tools' pool is being filled, an answer that has not come
+// quietGap after the request starts filling it (toolsWhileWaiting): the
+// model leaves the cores idle, and a session's first read_file, grep or
+// glob — often its first call — finds a child waiting instead of
+// starting two processes.
 func (s *Supervisor) ModelAsked() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.running == 0 {
 		s.quietSince = time.Now()
 		s.askedAt, s.answered = s.quietSince, false
+		if s.prewarm && !s.prestart && !s.toolsFilling.Load() {
+			asked := s.askedAt
+			time.AfterFunc(quietGap, func() { s.toolsWhileWaiting(asked) })
+		}
 	}
+}
+
+// toolsWhileWaiting starts filling the Go tools' pool if the request
+// ModelAsked announced at asked is still unanswered, no call runs and the
+// supervisor is open.
+func (s *Supervisor) toolsWhileWaiting(asked time.Time) {
+	s.mu.Lock()
+	waiting := !s.closed && s.running == 0 && !s.answered && s.askedAt.Equal(asked)
+	s.mu.Unlock()
+	if waiting {
+		ns := s.Namespaces()
+		s.fillTools(ns)
+	}
+}
+
+// fillTools starts filling the pool of Go tools' children (those of a
+// call in fresh namespaces, ns, with its network namespace), once.
+func (s *Supervisor) fillTools(ns bool) {
+	s.toolPool.Do(func() {
+		s.toolsFilling.Store(true)
+		go s.refill(cloneFlags(ns, ns))
+	})
 }
 
 // ModelAnswered tells the supervisor that the answer to the request

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -126,8 +127,11 @@ type Supervisor struct {
 	// (directStart).
 	directOK bool
 	// toolPool starts filling the pool of Go tools' children, after the
-	// first call that came at a model's pace (see run).
-	toolPool sync.Once
+	// first call that came at a model's pace (see run) or while the model
+	// is slow to answer (ModelAsked), whichever comes first; toolsFilling
+	// says it did.
+	toolPool     sync.Once
+	toolsFilling atomic.Bool
 	// limits are jail.DefaultLimits, read once: a waiting child's
 	// cgroup is made with them (the call's own come with its Spec).
 	limits jail.Limits
@@ -343,8 +347,9 @@ func (s *Supervisor) Warm() {
 	go func() {
 		// With namespaces, a child for a command (no worker): most calls
 		// are commands, and it is ready sooner. The pool of Go tools'
-		// children fills once a call at a model's pace is over (run):
-		// filled now, it would take the cores from the session's start.
+		// children fills once a call at a model's pace is over (run), or
+		// while the model is slow to answer (ModelAsked): filled now, it
+		// would take the cores from the session's start.
 		if byStart {
 			s.probeByStart()
 		}
@@ -618,7 +623,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	// call finds it. Calls that come back to back (an instant model)
 	// would share the cores with that start.
 	if paced {
-		s.toolPool.Do(func() { go s.refill(cloneFlags(plan.opts.Namespaces, plan.opts.Namespaces)) })
+		s.fillTools(plan.opts.Namespaces)
 	}
 	undo := func() []string {
 		meta.stop()

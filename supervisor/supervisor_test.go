@@ -1598,6 +1598,43 @@ func TestPrestartChildAnswersTheProbe(t *testing.T) {
 	}
 }
 
+// TestToolsPoolFillsWhileTheModelThinks: a request the model is slow to
+// answer starts the Go tools' pool (the cores are idle meanwhile), so
+// that a session's first Go tool call finds a child waiting; an answer
+// that comes at once starts nothing (an instant model's calls would
+// share the cores with the start).
+func TestToolsPoolFillsWhileTheModelThinks(t *testing.T) {
+	sup, _, _, p := pooledPlan(t, 2)
+	if p.flags&directStart == 0 {
+		t.Skip("commands start with a worker here: one pool serves them and the Go tools")
+	}
+	tools := p.flags &^ directStart
+	sup.Warm()
+	waitPool(t, sup, 2)
+	toolChildren := func() int {
+		sup.mu.Lock()
+		defer sup.mu.Unlock()
+		return len(sup.warm[tools]) + sup.starting[tools]
+	}
+	// Answered at once: nothing starts, however late the check runs.
+	sup.ModelAsked()
+	sup.ModelAnswered()
+	time.Sleep(4 * quietGap)
+	if n := toolChildren(); n != 0 {
+		t.Fatalf("a request answered at once started %d Go tools' children", n)
+	}
+	// Not answered: the pool fills while the model thinks.
+	sup.ModelAsked()
+	waitPoolOf(t, sup, tools, 1)
+	sup.ModelAnswered()
+	// Once: later slow answers start no more (the pool keeps its one).
+	sup.ModelAsked()
+	time.Sleep(4 * quietGap)
+	if n := toolChildren(); n != 1 {
+		t.Fatalf("a second slow answer left %d Go tools' children, want the one", n)
+	}
+}
+
 // TestModelAskedTimesTheNextCall: the agent's request to the model is
 // what a call's pace is measured from, not Warm (brig's own start-up
 // before it): a call right after it comes back to back. While a call
