@@ -493,18 +493,31 @@ func (s *Supervisor) busy(flags uintptr, burst bool) (done func()) {
 }
 
 // poolTarget is how many warm children refill keeps for flags: the pool
-// size, or the demand calls have shown if greater. The Go tools' own pool
-// (toolsOnly) keeps one until calls have shown they need more (a burst,
-// or missedPace): a waiting init and light worker hold 9–10 MB, and in a
+// size, or the demand calls have shown if greater. A pool that starts
+// with one (startsWithOne: the Go tools', and the commands' of serving
+// inits) keeps one until calls have shown they need more (a burst, or
+// missedPace): a waiting init and light worker hold 9–10 MB, and in a
 // session of commands the second one only waits (the roundtrip bench's
 // peak RSS of the tree, 13 runs alternating: 51.9–58.5 → 45.0–49.1 MB;
 // its four reads in one answer the same within the noise). Called with
 // mu held.
 func (s *Supervisor) poolTarget(flags uintptr) int {
-	if s.toolsOnly(flags) && s.demand[flags] == 0 {
+	if s.startsWithOne(flags) && s.demand[flags] == 0 {
 		return 1
 	}
 	return max(s.poolSize, s.demand[flags])
+}
+
+// startsWithOne reports whether the pool for flags holds one child until
+// calls show they need more (missedPace): the Go tools' pool (a second
+// waiting pair is 9–10 MB that a session of commands never uses), and,
+// unless Options.PoolSize fixed its size, the commands' pool of inits
+// that serve calls in turn — one comes back after each call, and a
+// second, started as the first became ready, shared the cores with an
+// instant model's first calls (the bench's first call 29–34 → 23–27 ms
+// here).
+func (s *Supervisor) startsWithOne(flags uintptr) bool {
+	return s.toolsOnly(flags) || s.oneServing && flags&directStart != 0
 }
 
 // toolsOnly reports whether the pool for flags serves Go tools alone:
@@ -516,10 +529,11 @@ func (s *Supervisor) toolsOnly(flags uintptr) bool {
 
 // missedPace records that a call for flags came within quietGap of the
 // last one's end and found no child ready: calls come faster than one
-// child is replaced, so the Go tools' pool keeps the pool size from then
-// on (the commands' keeps it from the start). Called with mu held.
+// child is replaced (or, for serving inits, than one comes back: calls
+// side by side, an init's last call), so a pool that starts with one
+// keeps the pool size from then on. Called with mu held.
 func (s *Supervisor) missedPace(flags uintptr) {
-	if s.toolsOnly(flags) {
+	if s.startsWithOne(flags) {
 		s.demand[flags] = max(s.demand[flags], s.poolSize)
 	}
 }

@@ -69,6 +69,9 @@ type Options struct {
 	// default 2 (a taken child is replaced at once). The pool grows to the
 	// most calls seen holding a child at once, up to maxPoolSize: a model
 	// that reads four files in one answer finds four waiting the next time.
+	// The Go tools' pool holds one until calls show they need more; so
+	// does the commands' pool of inits that serve calls in turn when
+	// PoolSize is left at 0 (see startsWithOne).
 	PoolSize int
 	// Prestart (without Prewarm) starts one child for the usual command
 	// (no network) once Warm is called, and no other: for a process that
@@ -159,6 +162,9 @@ type Supervisor struct {
 	// other meanwhile.
 	readying map[uintptr]int
 	poolSize int
+	// oneServing: the commands' pool of serving inits holds one until
+	// calls show they need more (PoolSize left at 0).
+	oneServing bool
 	// starts is how many more children refill may start (Prestart: one);
 	// negative, no bound. Guarded by mu.
 	starts int
@@ -218,6 +224,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 		demand:        map[uintptr]int{},
 		bursting:      map[uintptr]int{},
 		poolSize:      cmp.Or(max(o.PoolSize, 0), 2),
+		oneServing:    o.PoolSize <= 0,
 		prewarm:       o.Prewarm,
 		starts:        -1,
 		limits:        jail.DefaultLimits(),
@@ -519,9 +526,14 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	defer s.busy(plan.flags, burst)()
 	c, later, err := s.acquire(ctx, plan, spec.Limits, burst, paced)
 	replace := func() {}
+	given := false // a serving init given back needs no replacement
 	if later {
 		// Once the call is done (or failed), not beside it.
-		replace = sync.OnceFunc(func() { go s.refill(plan.flags) })
+		replace = sync.OnceFunc(func() {
+			if !given {
+				go s.refill(plan.flags)
+			}
+		})
 	}
 	defer replace()
 	if err != nil {
@@ -613,7 +625,12 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		// A serving init waits for the next call in the pool; it is
 		// back before replace looks, which then starts nothing.
 		if reuse = c.reusable(res) && runCtx.Err() == nil; reuse {
+			// Given back, it needs no replacement: a refill started
+			// anyway runs on a goroutine of its own, and if the next
+			// call has taken this init by then, it starts another for
+			// nothing (which retires this one when it next comes back).
 			s.giveBack(plan.flags, c)
+			given = true
 		}
 	}
 	replace() // the call's processes are gone: its sweep and the model's answer leave the cores idle

@@ -1598,6 +1598,47 @@ func TestPrestartChildAnswersTheProbe(t *testing.T) {
 	}
 }
 
+// TestServingPoolStartsWithOne: with the pool's size left to the
+// supervisor, the commands' pool of inits that serve calls in turn holds
+// one, which comes back after each call and is not replaced; a call that
+// finds none ready right after another ended (calls side by side, an
+// init's last call) grows it to the pool size.
+func TestServingPoolStartsWithOne(t *testing.T) {
+	ctx := context.Background()
+	sup, _, spec, p := pooledPlan(t, 0)
+	if p.flags&directStart == 0 {
+		t.Skip("commands start with a worker here: their children serve one call")
+	}
+	sup.Warm()
+	first := waitPool(t, sup, 1) // one waiting, none starting
+	// Back to back, one init serves every call: it comes back, and
+	// nothing is started beside it (a replacement started anyway, late,
+	// retired it now and then).
+	for range 10 {
+		if res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"true"}}, IO{}); err != nil || res.ExitCode != 0 {
+			t.Fatalf("call: %v %+v", err, res)
+		}
+	}
+	if now := waitPool(t, sup, 1); now[0] != first[0] {
+		t.Fatalf("ten calls back to back: the waiting init is %d, not %d which served them", now[0], first[0])
+	}
+	// The one init is held by a call when another comes.
+	held, _, err := sup.acquire(ctx, p, spec.Limits, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.discard()
+	sup.mu.Lock()
+	sup.lastEnd[p.flags] = time.Now() // a call ended just now
+	sup.mu.Unlock()
+	other, _, err := sup.acquire(ctx, p, spec.Limits, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.discard()
+	waitPool(t, sup, 2)
+}
+
 // TestToolsPoolFillsWhileTheModelThinks: a request the model is slow to
 // answer starts the Go tools' pool (the cores are idle meanwhile), so
 // that a session's first Go tool call finds a child waiting; an answer
