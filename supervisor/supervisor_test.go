@@ -262,12 +262,7 @@ func TestPrewarmPool(t *testing.T) {
 // its own. The first call proves each of those worked there.
 func TestServingInitKeepsNothingBetweenCalls(t *testing.T) {
 	ctx := context.Background()
-	sup, ws, spec, p := pooledPlan(t, 1)
-	if p.flags&directStart == 0 {
-		t.Skip("calls here start with a worker (no namespaces, or root on cgroup v2): each init serves one call")
-	}
-	sup.Warm()
-	pids := waitPool(t, sup, 1)
+	sup, ws, spec, p, pids := warmServing(t, 1, 1)
 	// A write grant outside /tmp (whose grants the private /tmp carries
 	// over), made writable again on the read-only view by a mount of its
 	// own for each call.
@@ -927,6 +922,20 @@ func pooledPlan(t *testing.T, size int) (*Supervisor, string, jail.Spec, plan) {
 		t.Skip("no seccomp layer here: calls never use the pool")
 	}
 	return sup, ws, spec, p
+}
+
+// warmServing is pooledPlan for a test of the inits that serve commands
+// in turn (and of the Go tools' pool beside theirs): it skips where
+// commands start with a worker, warms the pool and waits until it holds
+// want, whose pids it returns.
+func warmServing(t *testing.T, size, want int) (*Supervisor, string, jail.Spec, plan, []int) {
+	t.Helper()
+	sup, ws, spec, p := pooledPlan(t, size)
+	if p.flags&directStart == 0 {
+		t.Skip("calls here start with a worker (no namespaces, or root on cgroup v2): each init serves one call, and one pool serves commands and Go tools")
+	}
+	sup.Warm()
+	return sup, ws, spec, p, waitPool(t, sup, want)
 }
 
 // waitPool waits until sup's pool for the usual call holds want started
@@ -1605,12 +1614,7 @@ func TestPrestartChildAnswersTheProbe(t *testing.T) {
 // init's last call) grows it to the pool size.
 func TestServingPoolStartsWithOne(t *testing.T) {
 	ctx := context.Background()
-	sup, _, spec, p := pooledPlan(t, 0)
-	if p.flags&directStart == 0 {
-		t.Skip("commands start with a worker here: their children serve one call")
-	}
-	sup.Warm()
-	first := waitPool(t, sup, 1) // one waiting, none starting
+	sup, _, spec, p, first := warmServing(t, 0, 1) // one waiting, none starting
 	// Back to back, one init serves every call: it comes back, and
 	// nothing is started beside it (a replacement started anyway, late,
 	// retired it now and then).
@@ -1645,13 +1649,8 @@ func TestServingPoolStartsWithOne(t *testing.T) {
 // that comes at once starts nothing (an instant model's calls would
 // share the cores with the start).
 func TestToolsPoolFillsWhileTheModelThinks(t *testing.T) {
-	sup, _, _, p := pooledPlan(t, 2)
-	if p.flags&directStart == 0 {
-		t.Skip("commands start with a worker here: one pool serves them and the Go tools")
-	}
+	sup, _, _, p, _ := warmServing(t, 2, 2)
 	tools := p.flags &^ directStart
-	sup.Warm()
-	waitPool(t, sup, 2)
 	toolChildren := func() int {
 		sup.mu.Lock()
 		defer sup.mu.Unlock()
