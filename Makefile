@@ -125,6 +125,7 @@ bench: build
 	$(GO) test -run '^$$' -bench 'CompileBash|DecideBash' -benchtime 200x ./policy/
 	$(GO) test -run '^$$' -bench Repositories -benchtime 200x ./jail/
 	$(GO) test -run '^$$' -bench BuildRequest -benchtime 200x ./agent/provider/anthropic/
+	$(GO) test -run '^$$' -bench FirstRequest -benchtime 10x ./agent/provider/internal/endpoint/
 	$(GO) test -run '^$$' -bench Search -benchtime 3x ./tools/
 	$(GO) test -run '^$$' -bench DenialNotes -benchtime 200x ./tools/
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./internal/egress/

@@ -302,6 +302,15 @@ type Client interface {
 	Stream(ctx context.Context, req Request, emit func(Event) error) (Response, error)
 }
 
+// Connector is a Client that can open its connection to the provider
+// ahead of a request (the front ends do it as the session starts and as
+// the user starts typing), so that the request does not wait for the
+// handshakes. Connect sends nothing of the API and no key; its failure
+// costs the next request nothing.
+type Connector interface {
+	Connect(ctx context.Context) error
+}
+
 var eventNames = map[EventType]string{
 	EventText: "text", EventThinking: "thinking", EventToolStart: "tool_start", EventToolDelta: "tool_delta",
 	EventToolEnd: "tool_end", EventServerTool: "server_tool", EventUsage: "usage", EventRetry: "retry",

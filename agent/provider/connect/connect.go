@@ -9,6 +9,7 @@
 package connect
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -144,4 +145,14 @@ func envBase(env []string, wire provider.Name) string {
 		}
 	}
 	return ""
+}
+
+// Connect opens the connection to the provider ahead of the first request
+// (provider.Connector), when the chosen client can; otherwise it does
+// nothing.
+func (c *Client) Connect(ctx context.Context) error {
+	if k, ok := c.Client.(provider.Connector); ok {
+		return k.Connect(ctx)
+	}
+	return nil
 }

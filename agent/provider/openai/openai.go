@@ -55,6 +55,9 @@ func New(o Options) *Client {
 	}}
 }
 
+// Connect implements provider.Connector.
+func (c *Client) Connect(ctx context.Context) error { return c.ep.Connect(ctx) }
+
 // Provider implements provider.Client.
 func (c *Client) Provider() provider.Name { return provider.OpenAI }
 

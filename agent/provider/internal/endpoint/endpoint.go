@@ -10,9 +10,11 @@ package endpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"brig/agent/provider"
@@ -36,12 +38,82 @@ type Endpoint struct {
 	// Parse reads the response stream.
 	Parse func(ctx context.Context, r io.Reader, emit func(provider.Event) error) (provider.Response, error)
 
-	finished func() // tests: called when a finished stream's body is closed
+	finished func()           // tests: called when a finished stream's body is closed
+	now      func() time.Time // tests: the clock (nil: time.Now)
+
+	// used is when a request last ended well or a connection was last
+	// opened ahead (unix nanoseconds); streams counts the requests under
+	// way; connecting is set while a connection is opened ahead.
+	used       atomic.Int64
+	streams    atomic.Int32
+	connecting atomic.Bool
+}
+
+// Fresh is how long a connection that carried a request (or was opened
+// ahead) is taken to be still open: Connect does nothing within it.
+// Servers keep an idle connection for a minute or more (Go's own transport
+// for 90 s); a shorter span means at most an opening for nothing.
+const Fresh = 20 * time.Second
+
+// connectWait bounds an opening ahead: a slow network must not leave one
+// hanging for the session.
+const connectWait = 15 * time.Second
+
+func (e *Endpoint) clock() time.Time {
+	if e.now != nil {
+		return e.now()
+	}
+	return time.Now()
+}
+
+func (e *Endpoint) touch() { e.used.Store(e.clock().UnixNano()) }
+
+// Connect opens a connection to the endpoint ahead of a request, so that
+// the request does not wait for the name lookup, the TCP and the TLS
+// handshakes (two to four round trips to a provider far away): it sends
+// HEAD for the request's URL, without the key or any other header of the
+// API, through the client's own transport (its proxy, its pool), does not
+// follow a redirect, and leaves the connection idle in the pool. Nothing
+// is sent while a request or another opening is under way, or within
+// Fresh of the last request or opening. The answer's status is not looked
+// at (an API answers HEAD with 404 or 405); only a failure to reach the
+// server is an error, which costs the request nothing: it opens its own.
+func (e *Endpoint) Connect(ctx context.Context) error {
+	if e.streams.Load() > 0 {
+		return nil
+	}
+	if last := e.used.Load(); last != 0 && e.clock().Sub(time.Unix(0, last)) < Fresh {
+		return nil
+	}
+	if !e.connecting.CompareAndSwap(false, true) {
+		return nil
+	}
+	defer e.connecting.Store(false)
+	ctx, cancel := context.WithTimeout(ctx, connectWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, e.URL, nil)
+	if err != nil {
+		return fmt.Errorf("%s: open a connection ahead: %w", e.Provider, err)
+	}
+	rt := e.HC.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return fmt.Errorf("%s: open a connection to %s ahead: %w", e.Provider, e.Base, err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	resp.Body.Close()
+	e.touch()
+	return nil
 }
 
 // Stream posts body and parses the streamed answer, retrying what the
 // Retry policy allows (only before an event has reached emit).
 func (e *Endpoint) Stream(ctx context.Context, model string, body []byte, emit func(provider.Event) error) (provider.Response, error) {
+	e.streams.Add(1)
+	defer e.streams.Add(-1)
 	return e.Retry.Run(ctx, emit, func(ctx context.Context, emit func(provider.Event) error) (provider.Response, error) {
 		resp, err := sse.Post(ctx, e.HC, e.URL, e.Headers, body)
 		if err != nil {
@@ -66,6 +138,9 @@ func (e *Endpoint) Stream(ctx context.Context, model string, body []byte, emit f
 		}
 		out, err := e.Parse(ctx, resp.Body, emit)
 		parsed = err == nil
+		if parsed {
+			e.touch()
+		}
 		var pe *provider.Error
 		if errors.As(err, &pe) {
 			e.fill(pe, model)
