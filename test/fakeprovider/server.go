@@ -39,6 +39,19 @@ type Request struct {
 	// on it, from arrival to the last byte (scripted delays included).
 	Received time.Time     `json:"received"`
 	Duration time.Duration `json:"duration"`
+	// Remote is the client's address: requests with the same one came
+	// over the same connection.
+	Remote string `json:"remote,omitempty"`
+}
+
+// Opening is a HEAD request for an API path: a client opening its
+// connection ahead of a request. The server answers it as an API does
+// (405, POST allowed) and keeps the connection.
+type Opening struct {
+	Path     string      `json:"path"`
+	Header   http.Header `json:"header"` // credentials replaced by "present"
+	Remote   string      `json:"remote"`
+	Received time.Time   `json:"received"`
 }
 
 // Server is a running fake provider.
@@ -52,6 +65,7 @@ type Server struct {
 	next     int    // the first turn not yet served
 	served   []bool // turns served out of order (Match)
 	requests []Request
+	openings []Opening
 	vars     map[string]string // captured values (Capture)
 	failures []Failure         // checks that did not hold (Check)
 }
@@ -82,6 +96,9 @@ func Listen(addr string, script Script, opts ...Option) (*Server, error) {
 	mux.HandleFunc("POST /v1/messages", s.handler(WireAnthropic))
 	mux.HandleFunc("POST /v1/responses", s.handler(WireResponses))
 	mux.HandleFunc("POST /v1/chat/completions", s.handler(WireChat))
+	for _, path := range []string{"/v1/messages", "/v1/responses", "/v1/chat/completions"} {
+		mux.HandleFunc("HEAD "+path, s.opening)
+	}
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.http.Serve(l) }()
 	return s, nil
@@ -103,6 +120,22 @@ func (s *Server) Requests() []Request {
 	out := make([]Request, len(s.requests))
 	copy(out, s.requests)
 	return out
+}
+
+// Openings returns the HEAD requests received so far, in order of
+// arrival.
+func (s *Server) Openings() []Opening {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Opening(nil), s.openings...)
+}
+
+func (s *Server) opening(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.openings = append(s.openings, Opening{Path: r.URL.Path, Header: redactHeader(r.Header), Remote: r.RemoteAddr, Received: time.Now()})
+	s.mu.Unlock()
+	w.Header().Set("Allow", http.MethodPost)
+	w.WriteHeader(http.StatusMethodNotAllowed)
 }
 
 // ServerTime is the server's own time over all requests so far (the sum of
@@ -154,7 +187,7 @@ func (s *Server) pick(body []byte) int {
 
 func (s *Server) handler(wire Wire) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		rec := Request{Wire: wire, Path: r.URL.Path, Header: redactHeader(r.Header), Turn: -1, Received: time.Now()}
+		rec := Request{Wire: wire, Path: r.URL.Path, Header: redactHeader(r.Header), Turn: -1, Received: time.Now(), Remote: r.RemoteAddr}
 		body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 		rec.Body = body
 		// Listed once its body is read (a test may look while the stream
