@@ -44,10 +44,15 @@ type agentRun struct {
 	// Undoer undoes this session's calls (/undo).
 	Undoer *agent.Undoer
 	// Warm gets the first calls ready: the carried jail programs written,
-	// the workspace's first snapshot, the pool of jail children. setupAgent
-	// has done it unless the run is interactive; the TUI calls it once its
-	// banner is up. Calls work without it, only their start is slower.
-	Warm    func()
+	// the workspace's first snapshot, the pool of jail children, the
+	// provider's connection. setupAgent has done it unless the run is
+	// interactive; the TUI calls it once its banner is up. Calls work
+	// without it, only their start is slower.
+	Warm func()
+	// Connect opens the provider's connection ahead of a request, in the
+	// background (the TUI calls it as the user starts typing a prompt;
+	// the client does nothing while its connection is fresh).
+	Connect func()
 	closers []func()
 	// discard reports whether Close removes the (new) session; nil for a
 	// resumed one.
@@ -106,6 +111,10 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	client, err := connect.New(connect.Config{Model: model, BaseURL: o.BaseURL, Wire: wire, Env: o.Env, Credentials: creds})
 	if err != nil {
 		return nil, err
+	}
+	connectAhead := func() { go openConnection(ctx, client) }
+	if !o.Interactive {
+		connectAhead() // the prompt is known: its request follows the set-up
 	}
 	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, ExecutableFunc: carriedPath, Programs: carriedPrograms, Prewarm: true, QuarantineDir: dirs.State + "/quarantine",
 		NeverReach: providerEndpoint(client)})
@@ -263,6 +272,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	// snapshot, once its banner is up (started beside its first frame
 	// they made that frame 5 ms later).
 	warm := func() {
+		connectAhead()
 		if o.Executable == "" {
 			go carriedChild()
 		}
@@ -276,10 +286,19 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	*run = agentRun{
 		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
-		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, Warm: warm, closers: run.closers, discard: run.discard,
+		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, Warm: warm, Connect: connectAhead, closers: run.closers, discard: run.discard,
 		Undoer: &agent.Undoer{Store: store, Audit: audit, Session: sess, SessionID: sess.ID(), Workspace: wp.Workspace, By: "/undo"},
 	}
 	return run, nil
+}
+
+// openConnection opens the provider's connection ahead of the request
+// (provider.Connector). A failure is left to the request, which opens its
+// own and says what went wrong if that fails too.
+func openConnection(ctx context.Context, c *connect.Client) {
+	if err := c.Connect(ctx); err != nil {
+		slog.Debug("could not open the provider's connection ahead of the request", "err", err)
+	}
 }
 
 // warmBashCache prepares the toolchain cache of the session's bash calls

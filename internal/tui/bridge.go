@@ -37,6 +37,11 @@ type Conn struct {
 	// background once its banner is up, so that none of it shares the
 	// cores with the first frame. Nil: nothing to do.
 	Warm func()
+	// Connect opens the provider's connection in the background ahead of
+	// a prompt; the TUI calls it as the user starts typing one, so that a
+	// connection the server closed while the session sat idle is open
+	// again when the prompt is sent. Nil: nothing to do.
+	Connect func()
 	// Kept says whether the session outlives Close: a new one in which
 	// nothing was saved is removed then. Nil: it is kept.
 	Kept  func() bool

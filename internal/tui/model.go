@@ -780,10 +780,28 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
+	empty := m.input.Value() == ""
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
 	m.popupIdx = min(m.popupIdx, max(len(m.popupItems())-1, 0))
+	if empty && m.input.Value() != "" {
+		return tea.Batch(cmd, m.connectRun())
+	}
 	return cmd
+}
+
+// connectRun opens the provider's connection in the background as the
+// user starts typing (Conn.Connect): a session left idle may have lost
+// it, and the prompt would wait for the handshakes.
+func (m *Model) connectRun() tea.Cmd {
+	if m.run == nil || m.run.Connect == nil {
+		return nil
+	}
+	connect := m.run.Connect
+	return func() tea.Msg {
+		connect()
+		return nil
+	}
 }
 
 // expandLastOutput prints the whole result of the last command, as the

@@ -805,6 +805,42 @@ func TestRunWarmedWhenTheBannerFollowsIt(t *testing.T) {
 	}
 }
 
+// TestTypingAPromptOpensTheConnection: the first key of a prompt asks the
+// run to open the provider's connection (Conn.Connect), from a command,
+// not inside Update; the keys after it do not, and a prompt started again
+// in an emptied input asks again.
+func TestTypingAPromptOpensTheConnection(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	var connects atomic.Int32
+	c := h.conn(policy.ModeAsk, nil)
+	c.Connect = func() { connects.Add(1) }
+	runCmd(h.send(startedMsg{run: c}))
+	if n := connects.Load(); n != 0 {
+		t.Fatalf("the run was asked to connect %d times before a key", n)
+	}
+	cmd := h.send(tea.KeyPressMsg{Code: 'f', Text: "f"})
+	if n := connects.Load(); n != 0 {
+		t.Fatal("the connection was opened inside Update, on the frame's path")
+	}
+	runCmd(cmd)
+	for _, r := range "ix it" {
+		runCmd(h.send(tea.KeyPressMsg{Code: r, Text: string(r)}))
+	}
+	if n := connects.Load(); n != 1 {
+		t.Fatalf("typing a prompt asked to connect %d times, want once (its first key)", n)
+	}
+	for range "fix it" {
+		runCmd(h.send(tea.KeyPressMsg{Code: tea.KeyBackspace}))
+	}
+	if v := h.m.input.Value(); v != "" {
+		t.Fatalf("the input holds %q after erasing it", v)
+	}
+	runCmd(h.send(tea.KeyPressMsg{Code: 'x', Text: "x"}))
+	if n := connects.Load(); n != 2 {
+		t.Fatalf("a prompt begun again asked to connect %d times in all, want 2", n)
+	}
+}
+
 // TestSwitchOfAnUnsavedSessionStartsANewOne: /mode or /model before
 // anything was saved reopens no session — the one just closed was removed
 // with nothing in it, and resuming it failed ("no such session", twice:

@@ -155,6 +155,18 @@ func TestEditTaskEachWire(t *testing.T) {
 			if strings.Contains(r.stdout+r.stderr, "e2e-secret") {
 				t.Fatal("the API key was printed")
 			}
+			// The connection was opened ahead of the first request,
+			// without a credential (it is started with the session's
+			// set-up, tens of milliseconds before the request).
+			openings, reqs := e.srv.Openings(), e.srv.Requests()
+			if len(openings) == 0 || len(reqs) == 0 || !openings[0].Received.Before(reqs[0].Received) {
+				t.Fatalf("no connection opened ahead of the first request: openings %+v", openings)
+			}
+			for _, o := range openings {
+				if o.Header.Get("X-Api-Key") != "" || o.Header.Get("Authorization") != "" || o.Path != reqs[0].Path {
+					t.Errorf("an opening for %s carried a credential or missed the API's path (%s): %v", o.Path, reqs[0].Path, o.Header)
+				}
+			}
 		})
 	}
 }
