@@ -160,7 +160,9 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 		}
 	}
 
-	// Collect in the jail: read-only, no network.
+	// Collect in the jail: read-only, no network. The provider's
+	// connection is opened meanwhile (nothing of the repository is sent).
+	go openConnection(ctx, client)
 	spec, err := audit.CollectSpec(wp.Policy)
 	if err != nil {
 		return err

@@ -130,6 +130,10 @@ func TestAuditSmallRepoEachWire(t *testing.T) {
 			if len(reqs) != 1 {
 				t.Fatalf("%d requests", len(reqs))
 			}
+			// Opened while the repository was collected, with no credential.
+			if o := e.srv.Openings(); len(o) != 1 || !o[0].Received.Before(reqs[0].Received) || o[0].Header.Get("X-Api-Key") != "" || o[0].Header.Get("Authorization") != "" {
+				t.Errorf("the connection opened ahead: %+v", o)
+			}
 			if tl, ok := reqs[0].Decoded["tools"]; ok {
 				t.Fatalf("the model was offered tools: %v", tl)
 			}
@@ -275,8 +279,8 @@ func TestAuditRefusesProtectedOut(t *testing.T) {
 			if r.code != 2 || !strings.Contains(r.stderr, "refused") {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
-			if n := len(e.srv.Requests()); n != 0 {
-				t.Fatalf("%d requests were made", n)
+			if n, o := len(e.srv.Requests()), len(e.srv.Openings()); n != 0 || o != 0 {
+				t.Fatalf("%d requests were made, %d connections opened", n, o)
 			}
 			for _, p := range []string{filepath.Join(e.ws, args[1]), e.home + "/.bashrc", filepath.Dir(e.ws) + "/outside.sarif"} {
 				if _, err := os.Stat(p); err == nil {
