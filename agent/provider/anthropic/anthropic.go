@@ -32,7 +32,7 @@ type Options struct {
 	APIKey  credentials.Secret
 	// KeySource says where the key came from, for error messages.
 	KeySource  string
-	HTTPClient *http.Client // nil means a client with no overall timeout (ctx bounds each call)
+	HTTPClient *http.Client // nil means endpoint.NewHTTPClient: no overall timeout (ctx bounds each call), dead connections found by pings
 	Retry      provider.Retry
 }
 
@@ -50,7 +50,7 @@ func New(o Options) *Client {
 	root := strings.TrimSuffix(base, "/v1")
 	hc := o.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		hc = endpoint.NewHTTPClient()
 	}
 	headers := http.Header{}
 	headers.Set("anthropic-version", APIVersion)

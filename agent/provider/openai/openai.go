@@ -47,7 +47,7 @@ func New(o Options) *Client {
 	}
 	hc := o.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		hc = endpoint.NewHTTPClient()
 	}
 	return &Client{ep: endpoint.Endpoint{
 		Provider: provider.OpenAI, Base: base, URL: base + "/responses", Key: o.APIKey, KeySource: o.KeySource,

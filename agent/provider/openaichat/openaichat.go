@@ -51,7 +51,7 @@ func New(o Options) *Client {
 	}
 	hc := o.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		hc = endpoint.NewHTTPClient()
 	}
 	u, _ := url.Parse(base)
 	return &Client{openAI: u != nil && u.Hostname() == "api.openai.com", ep: endpoint.Endpoint{

@@ -49,6 +49,32 @@ type Endpoint struct {
 	connecting atomic.Bool
 }
 
+// The health check of an HTTP/2 connection (NewHTTPClient): pinged once
+// silent for pingAfter, closed when the ping is not answered within
+// pingWait.
+const (
+	pingAfter = 20 * time.Second
+	pingWait  = 15 * time.Second
+)
+
+// NewHTTPClient is the clients' HTTP client when none is given: a
+// transport of its own, Go's default one otherwise (the proxy from the
+// environment, HTTP/2, keep-alive), with its HTTP/2 connections' health
+// checked: one silent for 20 s is pinged, and one whose ping is not
+// answered within 15 s is closed. A request sent on a connection that
+// died while the session sat idle (a laptop's sleep, a NAT's timeout)
+// then fails within seconds and is retried on a new one, instead of
+// waiting minutes for TCP to give up. A model that thinks for minutes
+// before its first token is not cut short: the server answers the pings
+// meanwhile.
+func NewHTTPClient() *http.Client { return newHTTPClient(pingAfter, pingWait) }
+
+func newHTTPClient(after, wait time.Duration) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.HTTP2 = &http.HTTP2Config{SendPingTimeout: after, PingTimeout: wait}
+	return &http.Client{Transport: t}
+}
+
 // Fresh is how long a connection that carried a request (or was opened
 // ahead) is taken to be still open: Connect does nothing within it.
 // Servers keep an idle connection for a minute or more (Go's own transport
