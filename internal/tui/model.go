@@ -736,6 +736,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
+	empty := m.input.Value() == ""
 	switch s {
 	case "ctrl+o":
 		m.expandLastOutput()
@@ -767,7 +768,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 				m.histIdx--
 			}
 			m.input.SetValue(m.history[m.histIdx])
-			return nil
+			return m.typed(empty, nil)
 		}
 	case "down":
 		if m.input.Line() == m.input.LineCount()-1 && m.histIdx < len(m.history) {
@@ -780,28 +781,26 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
-	empty := m.input.Value() == ""
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
 	m.popupIdx = min(m.popupIdx, max(len(m.popupItems())-1, 0))
-	if empty && m.input.Value() != "" {
-		return tea.Batch(cmd, m.connectRun())
-	}
-	return cmd
+	return m.typed(empty, cmd)
 }
 
-// connectRun opens the provider's connection in the background as the
-// user starts typing (Conn.Connect): a session left idle may have lost
-// it, and the prompt would wait for the handshakes.
-func (m *Model) connectRun() tea.Cmd {
-	if m.run == nil || m.run.Connect == nil {
-		return nil
+// typed returns cmd and, when the input was empty and now holds the
+// start of a prompt (typed, pasted or recalled from the history), the
+// provider's connection opened in the background (Conn.Connect): a
+// session left idle may have lost it, and the prompt would wait for the
+// handshakes.
+func (m *Model) typed(wasEmpty bool, cmd tea.Cmd) tea.Cmd {
+	if !wasEmpty || m.input.Value() == "" || m.run == nil || m.run.Connect == nil {
+		return cmd
 	}
 	connect := m.run.Connect
-	return func() tea.Msg {
+	return tea.Batch(cmd, func() tea.Msg {
 		connect()
 		return nil
-	}
+	})
 }
 
 // expandLastOutput prints the whole result of the last command, as the
@@ -841,9 +840,10 @@ func (m *Model) paste(s string) tea.Cmd {
 		m.print(hang(stWarn.Render("paste refused: "), "  ", fmt.Sprintf("the paste has %d lines and the input holds at most %d; put the text in a file in the workspace and ask brig to read it", n, maxInputLines), m.width))
 		return nil
 	}
+	empty := m.input.Value() == ""
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(tea.PasteMsg{Content: inert(s)}) // keeps the cursor, at the paste's end, in view
-	return cmd
+	return m.typed(empty, cmd)
 }
 
 // interrupt stops the turn (or /compact) in progress, with everything

@@ -808,7 +808,7 @@ func TestRunWarmedWhenTheBannerFollowsIt(t *testing.T) {
 // TestTypingAPromptOpensTheConnection: the first key of a prompt asks the
 // run to open the provider's connection (Conn.Connect), from a command,
 // not inside Update; the keys after it do not, and a prompt started again
-// in an emptied input asks again.
+// in an emptied input asks again, as does a paste or a recalled prompt.
 func TestTypingAPromptOpensTheConnection(t *testing.T) {
 	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
 	var connects atomic.Int32
@@ -838,6 +838,19 @@ func TestTypingAPromptOpensTheConnection(t *testing.T) {
 	runCmd(h.send(tea.KeyPressMsg{Code: 'x', Text: "x"}))
 	if n := connects.Load(); n != 2 {
 		t.Fatalf("a prompt begun again asked to connect %d times in all, want 2", n)
+	}
+	// A paste into the emptied input, and a prompt recalled from the
+	// history, each start a prompt too.
+	runCmd(h.send(tea.KeyPressMsg{Code: tea.KeyBackspace}))
+	runCmd(h.send(tea.PasteMsg{Content: "pasted"}))
+	if n := connects.Load(); n != 3 {
+		t.Fatalf("a paste into an empty input asked to connect %d times in all, want 3", n)
+	}
+	h.m.input.Reset()
+	h.m.remember("an earlier prompt")
+	runCmd(h.send(keyMsg("up")))
+	if v, n := h.m.input.Value(), connects.Load(); v != "an earlier prompt" || n != 4 {
+		t.Fatalf("Up recalled %q and asked to connect %d times in all, want the earlier prompt and 4", v, n)
 	}
 }
 
