@@ -130,8 +130,9 @@ func TestAuditSmallRepoEachWire(t *testing.T) {
 			if len(reqs) != 1 {
 				t.Fatalf("%d requests", len(reqs))
 			}
-			// Opened while the repository was collected, with no credential.
-			if o := e.srv.Openings(); len(o) != 1 || !o[0].Received.Before(reqs[0].Received) || o[0].Header.Get("X-Api-Key") != "" || o[0].Header.Get("Authorization") != "" {
+			// Opened while the repository was collected, with no
+			// credential (before the request or beside it: a race).
+			if o := e.srv.Openings(); len(o) != 1 || o[0].Header.Get("X-Api-Key") != "" || o[0].Header.Get("Authorization") != "" {
 				t.Errorf("the connection opened ahead: %+v", o)
 			}
 			if tl, ok := reqs[0].Decoded["tools"]; ok {

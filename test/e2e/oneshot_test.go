@@ -155,12 +155,15 @@ func TestEditTaskEachWire(t *testing.T) {
 			if strings.Contains(r.stdout+r.stderr, "e2e-secret") {
 				t.Fatal("the API key was printed")
 			}
-			// The connection was opened ahead of the first request,
-			// without a credential (it is started with the session's
-			// set-up, tens of milliseconds before the request).
+			// The connection was opened as the session was set up,
+			// without a credential. Whether it was open before the first
+			// request left is a race with the set-up (on a loaded
+			// machine the request may open its own), so only that it was
+			// opened is checked here; test/tui checks the request going
+			// over it.
 			openings, reqs := e.srv.Openings(), e.srv.Requests()
-			if len(openings) == 0 || len(reqs) == 0 || !openings[0].Received.Before(reqs[0].Received) {
-				t.Fatalf("no connection opened ahead of the first request: openings %+v", openings)
+			if len(openings) == 0 || len(reqs) == 0 {
+				t.Fatalf("no connection opened ahead: openings %+v", openings)
 			}
 			for _, o := range openings {
 				if o.Header.Get("X-Api-Key") != "" || o.Header.Get("Authorization") != "" || o.Path != reqs[0].Path {

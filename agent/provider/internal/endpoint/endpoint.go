@@ -42,10 +42,9 @@ type Endpoint struct {
 	now      func() time.Time // tests: the clock (nil: time.Now)
 
 	// used is when a request last ended well or a connection was last
-	// opened ahead (unix nanoseconds); streams counts the requests under
-	// way; connecting is set while a connection is opened ahead.
+	// opened ahead (unix nanoseconds); connecting is set while a
+	// connection is opened ahead.
 	used       atomic.Int64
-	streams    atomic.Int32
 	connecting atomic.Bool
 }
 
@@ -100,14 +99,12 @@ func (e *Endpoint) touch() { e.used.Store(e.clock().UnixNano()) }
 // HEAD for the request's URL, without the key or any other header of the
 // API, through the client's own transport (its proxy, its pool), does not
 // follow a redirect, and leaves the connection idle in the pool. Nothing
-// is sent while a request or another opening is under way, or within
-// Fresh of the last request or opening. The answer's status is not looked
+// is sent while another opening is under way, or within Fresh of the last
+// request or opening (one sent beside a request costs a HEAD: over
+// HTTP/2 it shares the request's connection). The answer's status is not looked
 // at (an API answers HEAD with 404 or 405); only a failure to reach the
 // server is an error, which costs the request nothing: it opens its own.
 func (e *Endpoint) Connect(ctx context.Context) error {
-	if e.streams.Load() > 0 {
-		return nil
-	}
 	if last := e.used.Load(); last != 0 && e.clock().Sub(time.Unix(0, last)) < Fresh {
 		return nil
 	}
@@ -138,8 +135,6 @@ func (e *Endpoint) Connect(ctx context.Context) error {
 // Stream posts body and parses the streamed answer, retrying what the
 // Retry policy allows (only before an event has reached emit).
 func (e *Endpoint) Stream(ctx context.Context, model string, body []byte, emit func(provider.Event) error) (provider.Response, error) {
-	e.streams.Add(1)
-	defer e.streams.Add(-1)
 	return e.Retry.Run(ctx, emit, func(ctx context.Context, emit func(provider.Event) error) (provider.Response, error) {
 		resp, err := sse.Post(ctx, e.HC, e.URL, e.Headers, body)
 		if err != nil {
