@@ -17,16 +17,8 @@ func TestPromptGoesOverTheConnectionOpenedAhead(t *testing.T) {
 	tm := newTerm(t, fakeprovider.Turn{Text: "answered over the connection opened ahead"})
 	tm.launch()
 	tm.waitFor(10*time.Second, "sandbox", "› Ask brig")
-	deadline := time.Now().Add(10 * time.Second)
-	if d, ok := t.Deadline(); ok {
-		deadline = d.Add(-10 * time.Second) // wait on the event, not a budget
-	}
-	for len(tm.srv.Openings()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no connection opened once the banner was up\n%s", tm.screen())
-		}
-		time.Sleep(40 * time.Millisecond)
-	}
+	tm.waitServer(10*time.Second, func() bool { return len(tm.srv.Openings()) > 0 },
+		func() string { return "no connection opened once the banner was up" })
 	if n := len(tm.srv.Requests()); n != 0 {
 		t.Fatalf("%d requests before the prompt", n)
 	}

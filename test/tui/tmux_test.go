@@ -250,16 +250,17 @@ func tc(name, input string) fakeprovider.ToolCall {
 	return fakeprovider.ToolCall{Name: name, Input: json.RawMessage(input)}
 }
 
-// waitRequests waits until the fake provider has had n requests.
-func (tm *term) waitRequests(n int, timeout time.Duration) {
+// waitServer waits until ok holds of the fake provider; past the wait (the
+// test's deadline, when it has one) it fails with why() and the screen.
+func (tm *term) waitServer(timeout time.Duration, ok func() bool, why func() string) {
 	tm.t.Helper()
 	deadline := time.Now().Add(timeout)
 	if d, ok := tm.t.Deadline(); ok {
 		deadline = d.Add(-10 * time.Second) // wait on the event, not a budget
 	}
-	for len(tm.srv.Requests()) < n {
+	for !ok() {
 		if time.Now().After(deadline) {
-			tm.t.Fatalf("%d requests, want %d\n%s", len(tm.srv.Requests()), n, tm.screen())
+			tm.t.Fatalf("%s\n%s", why(), tm.screen())
 		}
 		time.Sleep(40 * time.Millisecond)
 	}
