@@ -15,12 +15,15 @@ import (
 	"brig/policy"
 	"brig/supervisor"
 	"brig/tools"
+	"brig/tools/textfile"
 )
 
 // The test binary is also the jail child, with the native tools.
 func TestMain(m *testing.M) {
 	if jail.IsChild() {
-		jail.ChildMain(tools.JailTools())
+		// read_file is served by init itself where commands are
+		// (jail/direct.go), as in brig.
+		jail.ChildMain(tools.JailTools(), jail.FileTool{Name: textfile.Name, Run: textfile.Run})
 	}
 	os.Exit(m.Run())
 }

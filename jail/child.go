@@ -19,6 +19,20 @@ import (
 // is in place. Its output goes back to the supervisor as the call's Output.
 type ToolFunc func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 
+// FileToolFunc is a Go tool that reads the one file its call names
+// (Invocation.Open). open opens that file: in a worker, os.Open after every
+// restriction is in place; in an init that serves calls, a clone of init
+// that takes every layer of the call, opens the file and exits, leaving it
+// open for init (jail/direct.go). It refuses any other name. Init runs
+// the tool itself, on what that open returned.
+type FileToolFunc func(ctx context.Context, open func(name string) (*os.File, error), args json.RawMessage) (json.RawMessage, error)
+
+// FileTool names a FileToolFunc.
+type FileTool struct {
+	Name string
+	Run  FileToolFunc
+}
+
 // IsChild reports whether this process was started as a jail child. main()
 // must check it before any other initialisation.
 func IsChild() bool {
@@ -26,11 +40,13 @@ func IsChild() bool {
 }
 
 // ChildMain runs the jail child and exits. tools are the Go tools this binary
-// can run inside the worker (nil for none).
-func ChildMain(tools map[string]ToolFunc) {
+// can run inside the worker (nil for none); fileTools those an init that
+// serves calls can run on a file its clone opened (the worker runs them
+// from tools).
+func ChildMain(tools map[string]ToolFunc, fileTools ...FileTool) {
 	switch os.Args[1] {
 	case initArg:
-		os.Exit(initMain())
+		os.Exit(initMain(fileTools))
 	case workerArg:
 		os.Exit(workerMain(tools))
 	}
@@ -46,7 +62,7 @@ const (
 // ---------------------------------------------------------------------------
 // init: the trusted process that owns the call's process tree.
 
-func initMain() int {
+func initMain(fileTools []FileTool) int {
 	// Spawning the worker uses SysProcAttr.Pdeathsig, which is tied to the
 	// forking OS thread: keep this goroutine on one thread for good.
 	runtime.LockOSThread()
@@ -114,7 +130,7 @@ func initMain() int {
 	}
 
 	if direct {
-		return directMain(sup, term, pidNS, cgroupProcs)
+		return directMain(sup, term, pidNS, cgroupProcs, fileTools)
 	}
 
 	// The masks are made before the worker exists: making them mounts a

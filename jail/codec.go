@@ -88,6 +88,7 @@ func encodeStart(m startMsg) ([]byte, error) {
 	e.strings(m.Invocation.Argv)
 	e.string(m.Invocation.Tool)
 	e.bytes(m.Invocation.Args)
+	e.string(m.Invocation.Open)
 	e.bytes(m.Seccomp)
 	e.bool(m.Namespaces)
 	e.bool(m.PrivateNet)
@@ -138,6 +139,7 @@ func decodeStart(b []byte) (*startMsg, error) {
 	if args := d.bytes(); args != nil {
 		m.Invocation.Args = json.RawMessage(args)
 	}
+	m.Invocation.Open = d.string()
 	m.Seccomp = d.bytes()
 	m.Namespaces = d.bool()
 	m.PrivateNet = d.bool()

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -76,12 +77,15 @@ type directSteps struct {
 	// stdio, when set, holds the command's descriptors 0, 1 and 2 (-1
 	// keeps init's); nil keeps all three.
 	stdio []int
+	// open, for a file tool, is its file: the clone opens it and exits
+	// (openServed) instead of executing a command.
+	open string
 }
 
 // directMain runs the rest of a direct start's init, from the point
 // where the worker would be forked: it prepares, then serves calls until
 // the supervisor closes the start socket. pidNS must be true.
-func directMain(sup *conn, term int, pidNS bool, cgroupProcs []string) int {
+func directMain(sup *conn, term int, pidNS bool, cgroupProcs []string, fileTools []FileTool) int {
 	fail := func(err *StageError) int {
 		_ = sup.send(message{Error: err})
 		return exitSetupFailed
@@ -138,7 +142,7 @@ func directMain(sup *conn, term int, pidNS bool, cgroupProcs []string) int {
 			closeAll(fds)
 			return fail(se)
 		}
-		res, reusable, se := serveCall(sup, startConn, raw, base, stdio, term, &hidden, cgroups)
+		res, reusable, se := serveCall(sup, startConn, raw, base, stdio, term, &hidden, cgroups, fileTools)
 		closeAll(fds)
 		if se != nil {
 			return fail(se)
@@ -179,7 +183,7 @@ func callStdio(served int, fds []int) ([]int, *StageError) {
 // locked), in a mount and IPC namespace of that thread's own. reusable
 // says init may serve another call: the tree ended on its own, not by a
 // cancel or a signal to init.
-func serveCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []int, term int, hidden *masks, cgroups []int) (res Result, reusable bool, se *StageError) {
+func serveCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []int, term int, hidden *masks, cgroups []int, fileTools []FileTool) (res Result, reusable bool, se *StageError) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -188,21 +192,31 @@ func serveCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio [
 			se = stageErr(StageMount, fmt.Errorf("a mount and IPC namespace for the call: %w", err))
 			return
 		}
-		res, reusable, se = runCall(sup, startConn, raw, base, stdio, term, hidden, cgroups)
+		res, reusable, se = runCall(sup, startConn, raw, base, stdio, term, hidden, cgroups, fileTools)
 	}()
 	<-done
 	return res, reusable, se
 }
 
 // runCall is serveCall's work, on the call's thread.
-func runCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []int, term int, hidden *masks, cgroups []int) (Result, bool, *StageError) {
+func runCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []int, term int, hidden *masks, cgroups []int, fileTools []FileTool) (Result, bool, *StageError) {
 	st, err := decodeStart(raw)
 	if err != nil {
 		return Result{}, false, stageErr(StageProtocol, err)
 	}
 	spec, inv := st.Spec, st.Invocation
+	var tool FileToolFunc
+	if inv.Tool != "" {
+		for _, t := range fileTools {
+			if t.Name == inv.Tool {
+				tool = t.Run
+			}
+		}
+	}
 	switch {
-	case inv.Tool != "" || len(inv.Argv) == 0:
+	case inv.Tool != "" && inv.Open == "":
+		return Result{}, false, &StageError{Stage: StageProtocol, Msg: fmt.Sprintf("a Go tool's call without a worker must name the file it reads (%q)", inv.Tool)}
+	case inv.Tool == "" && len(inv.Argv) == 0:
 		return Result{}, false, &StageError{Stage: StageProtocol, Msg: "a call without a worker must be a command"}
 	case !st.Namespaces:
 		return Result{}, false, &StageError{Stage: StageProtocol, Msg: "a call without a worker must have its namespaces"}
@@ -237,18 +251,28 @@ func runCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []i
 		}
 		ruleset = rs.fd
 	}
+	if inv.Tool != "" {
+		if se := awaitGo(startConn); se != nil {
+			return Result{}, false, se
+		}
+		// A program without the tool (a test's) leaves it to a worker.
+		res, se := Result{Redo: fmt.Sprintf("this init does not run the file tool %q", inv.Tool)}, (*StageError)(nil)
+		if tool != nil {
+			res, se = runFileTool(tool, inv, ruleset, prog, directSteps{base: base, dir: spec.Dir, open: inv.Open})
+		}
+		if stdio == nil {
+			releaseOutput()
+		}
+		return res, se == nil, se
+	}
 	path, err := lookPath(inv.Argv[0], spec.Env)
 	if err != nil {
 		return Result{}, false, &StageError{Stage: StageExec, Errno: int(unix.ENOENT), Msg: err.Error()}
 	}
 	// The disks' starting state is recorded before the command can write.
 	w := newWatch(spec, true, st.MemoryCgroup)
-	// The supervisor's go-ahead follows its record of the protected paths.
-	if m, err := startConn.recv(); err != nil || !m.Go {
-		if errors.Is(err, errEOF) {
-			return Result{}, false, &StageError{Stage: StageProtocol, Msg: "the supervisor gave up on the call before its go-ahead"}
-		}
-		return Result{}, false, &StageError{Stage: StageProtocol, Msg: fmt.Sprintf("expected the supervisor's go-ahead (%v)", err)}
+	if se := awaitGo(startConn); se != nil {
+		return Result{}, false, se
 	}
 	pid, se := spawnDirect(path, inv.Argv, spec.Env, ruleset, prog, directSteps{
 		cgroups: cgroups, limits: rlimitsFor(spec.Limits, st.NprocExtra), dir: spec.Dir,
@@ -274,6 +298,64 @@ func runCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []i
 		return Result{}, false, stageFail
 	}
 	return res, !res.Canceled, nil
+}
+
+// awaitGo waits for the supervisor's go-ahead, which follows its record
+// of the protected paths.
+func awaitGo(startConn *conn) *StageError {
+	m, err := startConn.recv()
+	switch {
+	case errors.Is(err, errEOF):
+		return &StageError{Stage: StageProtocol, Msg: "the supervisor gave up on the call before its go-ahead"}
+	case err != nil || !m.Go:
+		return &StageError{Stage: StageProtocol, Msg: fmt.Sprintf("expected the supervisor's go-ahead (%v)", err)}
+	}
+	return nil
+}
+
+// runFileTool runs a file tool in init, on the file a clone of init
+// opened with every layer of the call in place (openServed): init itself
+// never opens a path for the tool, it only reads what that clone opened,
+// and nothing of the call runs after the clone's exit, so there is no
+// tree to watch or kill. A file init does not read (a special file, one
+// on the kernel's own filesystems or on FUSE) makes the call's Result a
+// Redo: the supervisor runs it again with a worker. A deadline or a
+// cancel that comes while the tool reads is the supervisor's to enforce
+// (it kills an init that does not report within its grace period).
+func runFileTool(tool FileToolFunc, inv Invocation, ruleset int, prog []unix.SockFilter, d directSteps) (Result, *StageError) {
+	var (
+		layerFail *StageError // a step before the open failed: the call fails
+		redo      string      // the file is not one init reads
+		opened    bool
+	)
+	open := func(name string) (*os.File, error) {
+		if name != inv.Open || opened {
+			return nil, &os.PathError{Op: "open", Path: name, Err: errors.New("not the file this call opens (a file tool opens its one file once)")}
+		}
+		opened = true
+		f, se := openServed(ruleset, prog, d)
+		switch {
+		case se == nil:
+			return f, nil
+		case se.Stage == stageOpen:
+			return nil, &os.PathError{Op: "open", Path: name, Err: unix.Errno(se.Errno)}
+		case se.Stage == stageUnserved:
+			redo = se.Msg
+		default:
+			layerFail = se
+		}
+		return nil, &os.PathError{Op: "open", Path: name, Err: errors.New(se.Msg)}
+	}
+	out, err := tool(context.Background(), open, inv.Args)
+	switch {
+	case layerFail != nil:
+		return Result{}, layerFail
+	case redo != "":
+		return Result{Redo: redo}, nil
+	case err != nil:
+		return Result{}, &StageError{Stage: StageTool, Msg: err.Error()}
+	}
+	return Result{Output: out}, nil
 }
 
 // openCgroupProcs opens, for writing and close-on-exec, the files through

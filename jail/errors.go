@@ -29,6 +29,14 @@ const (
 	StageNetwork  Stage = "network" // the way to the egress proxy
 )
 
+// Stages of a file tool's open in a serving init (openServed), which
+// never leave init: the open's own failure goes to the tool, and a file
+// init does not read sends the call to a worker (Result.Redo).
+const (
+	stageOpen     Stage = "open"
+	stageUnserved Stage = "unserved"
+)
+
 // StageError is a failure of one set-up stage in the child.
 type StageError struct {
 	Stage Stage  `json:"stage"`

@@ -366,6 +366,7 @@ func encodeResult(r *Result) (b []byte, ok bool) {
 	str("signal", r.Signal)
 	flag("timed_out", r.TimedOut)
 	flag("canceled", r.Canceled)
+	str("redo", r.Redo)
 	flag("stdout_truncated", r.StdoutTruncated)
 	flag("stderr_truncated", r.StderrTruncated)
 	b = append(b, `,"duration":`...)

@@ -11,6 +11,8 @@ package jail
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -62,6 +64,8 @@ enum {
 	BRIG_STEP_SECCOMP,
 	BRIG_STEP_FDS,
 	BRIG_STEP_EXEC,
+	BRIG_STEP_OPEN,     // a file tool's open: its errno is the tool's to report
+	BRIG_STEP_UNSERVED, // the file is not one init reads for a tool (brig_served_file)
 };
 
 struct brig_spawn {
@@ -92,6 +96,12 @@ struct brig_spawn {
 	// stdio[i] >= 0 becomes descriptor i (the call's own pipes, for a
 	// call after a serving init's first); -1 keeps init's.
 	int stdio[3];
+	// open_path, for a file tool's call (a direct start), is the file the
+	// clone opens once every layer is in place, instead of executing
+	// anything: it shares init's descriptor table (CLONE_FILES), leaves
+	// the file open there (opened_fd) and exits.
+	const char *open_path;
+	int opened_fd;           // out
 	int fail_step;           // out: the step that failed
 	int fail_errno;          // out: its errno
 };
@@ -159,6 +169,74 @@ static void brig_default_signals(void) {
 	}
 }
 
+// brig_served_fs reports whether files on a filesystem of this type are
+// read by init for a file tool: filesystems that hold data, on which
+// reading an open file checks nothing more and has no effect. Files of
+// the kernel's own filesystems (proc, sys, cgroup, debugfs …), where a
+// read may depend on who reads, and of FUSE, whose server could stall
+// init, go to a worker instead; so does any type not listed.
+static int brig_served_fs(long type) {
+	switch ((unsigned long)type & 0xffffffffUL) {
+	case 0xEF53:     // ext2, ext3, ext4
+	case 0x58465342: // xfs
+	case 0x9123683E: // btrfs
+	case 0x01021994: // tmpfs
+	case 0x858458f6: // ramfs
+	case 0x794c7630: // overlayfs
+	case 0xF2F52010: // f2fs
+	case 0x2fc12fc1: // zfs
+	case 0xca451a4e: // bcachefs
+	case 0xE0F5E1E2: // erofs
+	case 0x73717368: // squashfs
+	case 0x9660:     // iso9660
+	case 0x4d44:     // vfat
+	case 0x2011BAB0: // exfat
+	case 0x7366746e: // ntfs3
+	case 0xf15f:     // ecryptfs
+	case 0x6969:     // nfs
+	case 0xFF534D42: // cifs
+	case 0xFE534D42: // smb2
+	case 0x01021997: // 9p
+	case 0x3153464a: // jfs
+	case 0x52654973: // reiserfs
+	case 0x482b:     // hfsplus
+		return 1;
+	}
+	return 0;
+}
+
+// brig_open_served opens a file tool's file, with every layer of the call
+// in place, in a clone that shares init's descriptor table: a directory
+// (the tool says it is one), or a regular file on a filesystem init reads
+// for tools (brig_served_fs); else the descriptor is closed again and the
+// step is BRIG_STEP_UNSERVED. It never returns.
+static void brig_open_served(struct brig_spawn *a) {
+	int step = BRIG_STEP_OPEN;
+	int fd = open(a->open_path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) goto fail;
+	struct stat st;
+	struct statfs sf;
+	step = BRIG_STEP_UNSERVED;
+	if (fstat(fd, &st) != 0) goto fail_close;
+	if (!S_ISDIR(st.st_mode)) {
+		if (!S_ISREG(st.st_mode)) { errno = EINVAL; goto fail_close; }
+		if (fstatfs(fd, &sf) != 0) goto fail_close;
+		if (!brig_served_fs(sf.f_type)) { errno = EXDEV; goto fail_close; }
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) goto fail_close;
+	a->opened_fd = fd;
+	_exit(0);
+fail_close:;
+	int e = errno;
+	close(fd);
+	errno = e;
+fail:
+	a->fail_errno = errno;
+	a->fail_step = step;
+	_exit(127);
+}
+
 // brig_spawn_child runs in the new process, which shares the worker's
 // memory (CLONE_VM) while the worker's calling thread is suspended
 // (CLONE_VFORK): raw system calls only, then execve or _exit.
@@ -197,6 +275,7 @@ static int brig_spawn_child(void *p) {
 			goto fail;
 		}
 	}
+	if (a->open_path != NULL) brig_open_served(a); // does not return
 	step = BRIG_STEP_FDS;
 	// The call's own descriptors lie above stdio (the caller received
 	// them), so no dup2 overwrites one still to be placed.
@@ -226,11 +305,17 @@ static pid_t brig_spawn(struct brig_spawn *a) {
 	brig_sigmask(&all, &a->mask);
 	a->fail_step = BRIG_STEP_NONE;
 	a->fail_errno = 0;
+	a->opened_fd = -1;
 	int flags = CLONE_VM | CLONE_VFORK | (a->sibling ? CLONE_PARENT : SIGCHLD);
+	if (a->open_path != NULL) flags |= CLONE_FILES;
 	pid_t pid = clone(brig_spawn_child, brig_spawn_stack + sizeof brig_spawn_stack, flags, a);
 	if (pid < 0) {
 		a->fail_step = BRIG_STEP_CLONE;
 		a->fail_errno = errno;
+	} else if (a->open_path != NULL) {
+		// It has exited (the vfork is over): collect it.
+		int st;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
 	}
 	brig_sigmask(&a->mask, NULL);
 	if (a->fail_step != BRIG_STEP_NONE) return -1;
@@ -397,10 +482,25 @@ func spawnDirect(path string, argv, env []string, ruleset int, prog []unix.SockF
 	return spawn(path, argv, env, ruleset, prog, false, &d)
 }
 
+// openServed opens a file tool's file for init (d.open, which must be
+// set): a clone of init takes spawnDirect's steps and the layers, opens
+// the file in the descriptor table it shares with init, and exits. The
+// error is a *StageError: stageOpen for the open's own failure (the
+// tool's to report), stageUnserved for a file init does not read
+// (brig_served_fs in spawn.go), any other stage for a layer that failed.
+func openServed(ruleset int, prog []unix.SockFilter, d directSteps) (*os.File, *StageError) {
+	fd, se := spawn("", []string{d.open}, nil, ruleset, prog, false, &d)
+	if se != nil {
+		return nil, se
+	}
+	return os.NewFile(uintptr(fd), d.open), nil
+}
+
 // spawn is spawnCommand; sibling false makes the command a child of the
 // calling process instead (tests, which have no init to reap it, and
 // direct starts, where the caller is init). d, when set, asks for a
-// direct start's steps (spawnDirect).
+// direct start's steps (spawnDirect); with d.open set, nothing is
+// executed and the int returned is the descriptor opened (openServed).
 func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter, sibling bool, d *directSteps) (int, *StageError) {
 	a := (*C.struct_brig_spawn)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_brig_spawn{}))))
 	defer C.free(unsafe.Pointer(a))
@@ -453,15 +553,26 @@ func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter,
 			}
 		}
 	}
+	if d != nil && d.open != "" {
+		a.open_path = C.CString(d.open)
+		defer C.free(unsafe.Pointer(a.open_path))
+	}
 	spawnStackMu.Lock()
 	pid := C.brig_spawn(a)
 	spawnStackMu.Unlock()
 	if pid > 0 {
+		if a.open_path != nil {
+			return int(a.opened_fd), nil
+		}
 		return int(pid), nil
 	}
 	errno := syscall.Errno(a.fail_errno)
 	se := &StageError{Errno: int(errno)}
 	switch a.fail_step {
+	case C.BRIG_STEP_OPEN:
+		se.Stage, se.Msg = stageOpen, fmt.Sprintf("open %s: %v", d.open, errno)
+	case C.BRIG_STEP_UNSERVED:
+		se.Stage, se.Msg = stageUnserved, fmt.Sprintf("%s: %v", d.open, errno)
 	case C.BRIG_STEP_CLONE:
 		se.Stage, se.Msg = StageExec, fmt.Sprintf("start %s: clone: %v", path, errno)
 	case C.BRIG_STEP_PDEATHSIG:

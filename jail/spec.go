@@ -258,6 +258,12 @@ type Invocation struct {
 	Argv []string        `json:"argv,omitempty"`
 	Tool string          `json:"tool,omitempty"`
 	Args json.RawMessage `json:"args,omitempty"`
+	// Open, for a file tool (FileTool: one that reads the one file it
+	// names, such as read_file), is that file: an init that serves calls
+	// has a clone of itself open it under every layer of the call and
+	// runs the tool on what it opened, with no worker (jail/direct.go).
+	// A worker ignores it (the tool opens the file itself).
+	Open string `json:"open,omitempty"`
 }
 
 func (s Spec) privateTmpWanted() bool { return s.PrivateTmp }
@@ -340,6 +346,8 @@ func (inv Invocation) Validate() error {
 		return errors.New("jail invocation: nothing to run")
 	case len(inv.Argv) > 0 && inv.Argv[0] == "":
 		return errors.New("jail invocation: empty command name")
+	case inv.Open != "" && inv.Tool == "":
+		return errors.New("jail invocation: a file to open without a file tool to read it")
 	}
 	return nil
 }
@@ -352,6 +360,12 @@ type Result struct {
 	Canceled bool   `json:"canceled,omitempty"`
 	// Output is a Go tool's result.
 	Output json.RawMessage `json:"output,omitempty"`
+	// Redo says why an init that serves calls did not run a file tool
+	// itself (a special file, or one on a filesystem it does not read
+	// for tools): nothing ran, and the supervisor runs the call again
+	// with a worker (Invocation.Open cleared). It never leaves the
+	// supervisor.
+	Redo string `json:"redo,omitempty"`
 	// Stdout and Stderr hold captured output when the caller did not stream it.
 	Stdout          []byte `json:"-"`
 	Stderr          []byte `json:"-"`

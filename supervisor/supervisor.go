@@ -417,7 +417,7 @@ func (s *Supervisor) commandKey() uintptr { return s.commandKeyFor(s.Namespaces(
 
 // commandKeyFor is commandKey where calls get namespaces (ns) or not.
 func (s *Supervisor) commandKeyFor(ns bool) uintptr {
-	return cloneFlags(ns, ns) | s.direct(plan{flags: cloneFlags(ns, ns)}, jail.Invocation{Argv: []string{"sh"}})
+	return cloneFlags(ns, ns) | s.direct(plan{flags: cloneFlags(ns, ns)}, jail.Invocation{Argv: []string{"sh"}}, "/")
 }
 
 // Close stops the prewarmed children. Calls in flight are not affected.
@@ -476,6 +476,13 @@ type IO struct {
 // asks. A non-zero exit of the tool is not an error.
 func (s *Supervisor) Run(ctx context.Context, spec jail.Spec, inv jail.Invocation, stdio IO) (jail.Result, error) {
 	res, err := s.run(ctx, spec, inv, stdio)
+	if err == nil && res.Redo != "" {
+		// An init that serves calls did not read the file tool's file
+		// itself (jail/direct.go): nothing ran; a worker runs it.
+		s.log.Debug("a file tool's call goes to a worker", "tool", inv.Tool, "why", res.Redo)
+		inv.Open = ""
+		res, err = s.run(ctx, spec, inv, stdio)
+	}
 	if cgroupVanished(err) {
 		// The call's empty cgroup was removed between its creation and
 		// the worker joining it (by another supervisor that took it for
@@ -505,7 +512,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		return jail.Result{}, err
 	}
 	plan.full = s.programs().full(inv)
-	plan.flags |= s.direct(plan, inv)
+	plan.flags |= s.direct(plan, inv, spec.Dir)
 	if spec.Cache != nil {
 		if err := s.prepareCache(spec.Cache); err != nil {
 			return jail.Result{}, err
@@ -760,14 +767,36 @@ func directCgroupOK() bool {
 }
 
 // direct is directStart when init can start inv itself under p: a
-// command, in fresh namespaces (init is PID 1), without a notify filter
-// (the worker hands its listener over), where joining the call's cgroup
-// is quick (directOK); else 0.
-func (s *Supervisor) direct(p plan, inv jail.Invocation) uintptr {
-	if inv.Tool == "" && p.flags&unix.CLONE_NEWPID != 0 && p.notify == nil && s.directOK {
+// command, or a file tool whose file init may read (servedFile), in
+// fresh namespaces (init is PID 1), without a notify filter (the worker
+// hands its listener over), where joining the call's cgroup is quick
+// (directOK); else 0.
+func (s *Supervisor) direct(p plan, inv jail.Invocation, dir string) uintptr {
+	if (inv.Tool == "" || servedFile(dir, inv.Open)) && p.flags&unix.CLONE_NEWPID != 0 && p.notify == nil && s.directOK {
 		return directStart
 	}
 	return 0
+}
+
+// servedFile reports whether a file tool's file (name, from dir) is one
+// an init that serves calls reads for the tool: any but those of the
+// kernel's own filesystems at their usual places, which init would send
+// back to a worker anyway (Result.Redo). It checks names only: what the
+// file is, init's clone finds out with the call's layers in place.
+func servedFile(dir, name string) bool {
+	if name == "" {
+		return false
+	}
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(dir, name)
+	}
+	name = filepath.Clean(name)
+	for _, k := range []string{"/proc", "/sys", "/dev"} {
+		if name == k || strings.HasPrefix(name, k+"/") {
+			return false
+		}
+	}
+	return true
 }
 
 // cloneFlags are the namespaces a call's init is started in.

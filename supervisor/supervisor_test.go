@@ -35,7 +35,15 @@ func TestMain(m *testing.M) {
 				}
 				return json.Marshal(link)
 			},
-		})
+			// whoread (filetool_test.go), as a worker runs it.
+			whoRead: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+				return runWhoRead(func(name string) (*os.File, error) {
+					return os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+				}, args)
+			},
+		}, jail.FileTool{Name: whoRead, Run: func(_ context.Context, open func(string) (*os.File, error), args json.RawMessage) (json.RawMessage, error) {
+			return runWhoRead(open, args)
+		}})
 	}
 	os.Exit(m.Run())
 }
@@ -917,7 +925,7 @@ func pooledPlan(t *testing.T, size int) (*Supervisor, string, jail.Spec, plan) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.flags |= sup.direct(p, jail.Invocation{Argv: []string{"true"}}) // the tests' calls are commands
+	p.flags |= sup.direct(p, jail.Invocation{Argv: []string{"true"}}, spec.Dir) // the tests' calls are commands
 	if p.base == nil {
 		t.Skip("no seccomp layer here: calls never use the pool")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"brig/internal/lazyre"
 	"brig/policy/toolcall"
+	"brig/tools/textfile"
 )
 
 // How edits stay honest when every call is a fresh process:
@@ -75,7 +76,7 @@ func runWriteFile(_ context.Context, a writeArgs) Result {
 	if err != nil {
 		return fsError("write", a.Path, err)
 	}
-	res := Result{Meta: Meta{Path: a.Path, Bytes: int64(len(a.Content)), Lines: countLines([]byte(a.Content)), Hash: hashContent([]byte(a.Content)), Atomic: &atomic}}
+	res := Result{Meta: Meta{Path: a.Path, Bytes: int64(len(a.Content)), Lines: textfile.CountLines([]byte(a.Content)), Hash: textfile.HashContent([]byte(a.Content)), Atomic: &atomic}}
 	verb := "Created"
 	if existed {
 		verb = "Overwrote"
@@ -195,7 +196,7 @@ func runEdits(_ context.Context, path string, edits []edit, expectedHash string)
 	if refused != nil {
 		return *refused
 	}
-	hash := hashContent(orig)
+	hash := textfile.HashContent(orig)
 	if expectedHash != "" && !strings.EqualFold(strings.TrimSpace(expectedHash), hash) {
 		return errorf("edit %s: the file changed since it was read (hash %s, expected %s); read it again before editing", path, hash, expectedHash)
 	}
@@ -232,7 +233,7 @@ func runEdits(_ context.Context, path string, edits []edit, expectedHash string)
 		return fsError("write", path, err)
 	}
 	d := fileDiff(path, string(orig), content)
-	newHash := hashContent([]byte(content))
+	newHash := textfile.HashContent([]byte(content))
 	res := Result{Meta: Meta{
 		Path: path, Hash: newHash, Bytes: int64(len(content)), Atomic: &atomic,
 		Diff: d.meta, DiffTruncated: d.metaCut, Added: d.added, Removed: d.removed,

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"brig/tools/textfile"
 )
 
 func TestEditFile(t *testing.T) {
@@ -33,7 +35,7 @@ func TestEditFile(t *testing.T) {
 		{name: "large file", content: large, args: obj{"old_string": "needle\n", "new_string": "found\n"},
 			want: strings.Replace(large, "needle\n", "found\n", 1), diffHas: "-needle\n+found\n"},
 		{name: "stale hash", content: "a\n", args: obj{"old_string": "a", "new_string": "b", "expected_hash": "0123456789abcdef"}, wantErr: "changed since it was read"},
-		{name: "fresh hash", content: "a\n", args: obj{"old_string": "a", "new_string": "b", "expected_hash": hashContent([]byte("a\n"))}, want: "b\n"},
+		{name: "fresh hash", content: "a\n", args: obj{"old_string": "a", "new_string": "b", "expected_hash": textfile.HashContent([]byte("a\n"))}, want: "b\n"},
 		{name: "cut marker", content: "a\n", args: obj{"old_string": "a… " + lineCutMarker + ", 9 more bytes]", "new_string": "b"}, wantErr: "line-cut marker"},
 		{name: "binary", content: "a\x00b", args: obj{"old_string": "a", "new_string": "b"}, wantErr: "binary"},
 	}
@@ -65,7 +67,7 @@ func TestEditFile(t *testing.T) {
 			if !strings.Contains(res.Text, tt.replaced) {
 				t.Errorf("text lacks %q: %s", tt.replaced, res.Text)
 			}
-			if res.Meta.Hash != hashContent([]byte(got)) || !strings.Contains(res.Text, "[hash "+res.Meta.Hash+"]") {
+			if res.Meta.Hash != textfile.HashContent([]byte(got)) || !strings.Contains(res.Text, "[hash "+res.Meta.Hash+"]") {
 				t.Errorf("hash %q does not describe the new content", res.Meta.Hash)
 			}
 			if len(res.Text) > MaxDiffModelBytes+512 {

@@ -1,85 +1,16 @@
 package tools
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 
 	"brig/internal/fsutil"
+	"brig/tools/textfile"
 )
-
-// hashContent is the content hash read_file reports and edit_file checks
-// (expected_hash): the first 16 hex digits of SHA-256, enough to notice a
-// file that changed since the model read it.
-func hashContent(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
-}
-
-// looksBinary reports whether the start of a file holds a NUL byte, the
-// test git and ripgrep use.
-func looksBinary(head []byte) bool {
-	return bytes.IndexByte(head[:min(len(head), binarySniffBytes)], 0) >= 0
-}
-
-// binaryKinds are the media types binaryKind names, each by the bytes a
-// file of that type starts with (at offset at).
-var binaryKinds = []struct {
-	at    int
-	magic string
-	kind  string
-}{
-	{0, "\x89PNG\r\n\x1a\n", "image/png"},
-	{0, "\xff\xd8\xff", "image/jpeg"},
-	{0, "GIF87a", "image/gif"},
-	{0, "GIF89a", "image/gif"},
-	{8, "WEBPVP", "image/webp"},
-	{0, "BM", "image/bmp"},
-	{0, "II*\x00", "image/tiff"},
-	{0, "MM\x00*", "image/tiff"},
-	{0, "\x00\x00\x01\x00", "image/x-icon"},
-	{0, "%PDF-", "application/pdf"},
-	{0, "PK\x03\x04", "application/zip"},
-	{0, "\x1f\x8b\x08", "application/gzip"},
-	{0, "\xfd7zXZ\x00", "application/x-xz"},
-	{0, "BZh", "application/x-bzip2"},
-	{0, "(\xb5/\xfd", "application/zstd"},
-	{0, "7z\xbc\xaf\x27\x1c", "application/x-7z-compressed"},
-	{0, "Rar!\x1a\x07", "application/vnd.rar"},
-	{257, "ustar", "application/x-tar"},
-	{0, "\x7fELF", "application/x-elf"},
-	{0, "\x00asm", "application/wasm"},
-	{0, "SQLite format 3\x00", "application/vnd.sqlite3"},
-	{0, "wOFF", "font/woff"},
-	{0, "wOF2", "font/woff2"},
-	{0, "OTTO", "font/otf"},
-	{0, "\x00\x01\x00\x00", "font/ttf"},
-	{0, "OggS", "application/ogg"},
-	{0, "ID3", "audio/mpeg"},
-	{0, "fLaC", "audio/flac"},
-	{4, "ftyp", "video/mp4"},
-	{0, "\x1aE\xdf\xa3", "video/webm"},
-}
-
-// binaryKind names the media type of a binary file by its first bytes,
-// for the model's hint: application/octet-stream when none of
-// binaryKinds matches. (net/http's DetectContentType did this; the light
-// jail worker, which reads files, does not link net/http.)
-func binaryKind(head []byte) string {
-	for _, k := range binaryKinds {
-		if len(head) >= k.at+len(k.magic) && string(head[k.at:k.at+len(k.magic)]) == k.magic {
-			return k.kind
-		}
-	}
-	return "application/octet-stream"
-}
 
 // readForEdit reads a whole regular file that a tool is about to change.
 // It refuses what cannot be edited safely as text.
@@ -110,7 +41,7 @@ func readForEdit(op, path string) ([]byte, fs.FileInfo, *Result) {
 		r := errorf("%s %s: the file grew beyond %d bytes while being read", op, path, MaxEditFileBytes)
 		return nil, nil, &r
 	}
-	if looksBinary(b) {
+	if textfile.LooksBinary(b) {
 		r := errorf("%s %s: binary file; this tool edits text only", op, path)
 		return nil, nil, &r
 	}
@@ -201,24 +132,4 @@ func writeInPlace(path string, data []byte) error {
 		return err
 	}
 	return fsutil.WriteSyncClose(f, data)
-}
-
-// countLines counts lines as an editor shows them (a last line without a
-// newline counts).
-func countLines(b []byte) int {
-	n := bytes.Count(b, []byte{'\n'})
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		n++
-	}
-	return n
-}
-
-// readHead reads up to n bytes from the start of r.
-func readHead(r io.Reader, n int) ([]byte, error) {
-	buf := make([]byte, n)
-	k, err := io.ReadFull(r, buf)
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		err = nil
-	}
-	return buf[:k], err
 }

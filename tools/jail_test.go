@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,13 +15,16 @@ import (
 	"brig/policy/toolcall"
 	"brig/supervisor"
 	"brig/tools"
+	"brig/tools/textfile"
 )
 
 // The test binary is also the jail child: the supervisor re-executes it, and
 // it serves the real native tools.
 func TestMain(m *testing.M) {
 	if jail.IsChild() {
-		jail.ChildMain(tools.JailTools())
+		// read_file is served by init itself where commands are
+		// (jail/direct.go), as in brig.
+		jail.ChildMain(tools.JailTools(), jail.FileTool{Name: textfile.Name, Run: textfile.Run})
 	}
 	os.Exit(m.Run())
 }
@@ -144,6 +148,54 @@ func TestKernelReadFileSymlinkToCanary(t *testing.T) {
 	}
 	if !strings.Contains(res.Text, "permission denied") {
 		t.Errorf("refusal does not say why: %s", res.Text)
+	}
+}
+
+// TestKernelReadFileServedAsInTheWorker: read_file's result through the
+// jail — where commands start without a worker, an init that serves the
+// call itself on a file its restricted clone opened (jail/direct.go) —
+// is the one the worker's code gives for the same file read directly: a
+// window, cut lines, a binary file, an empty one, a directory, a missing
+// file, an offset past the end, a relative path.
+func TestKernelReadFileServedAsInTheWorker(t *testing.T) {
+	e := newKernelEnv(t)
+	var lines strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&lines, "line %d\n", i)
+	}
+	put(t, filepath.Join(e.ws, "long.txt"), lines.String())
+	put(t, filepath.Join(e.ws, "wide.txt"), "short\n"+strings.Repeat("é", tools.MaxLineChars)+"\nend")
+	put(t, filepath.Join(e.ws, "image.png"), "\x89PNG\r\n\x1a\n\x00\x00")
+	put(t, filepath.Join(e.ws, "empty.txt"), "")
+	if err := os.Mkdir(filepath.Join(e.ws, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := e.spec(t, jail.PathRule{Path: e.ws, Access: jail.Read})
+	for _, a := range []textfile.Args{
+		{Path: "long.txt"}, {Path: "long.txt", Offset: 2990, Limit: 5}, {Path: "long.txt", Offset: 4000},
+		{Path: "wide.txt"}, {Path: "image.png"}, {Path: "empty.txt"}, {Path: "dir"}, {Path: "missing.txt"},
+		{Path: filepath.Join(e.ws, "long.txt"), Limit: 1},
+	} {
+		res := e.run(t, spec, tools.ReadFile, a)
+		m := res.Meta
+		got := textfile.Result{Text: res.Text, IsError: res.IsError, Meta: textfile.Meta{
+			Path: m.Path, StartLine: m.StartLine, Lines: m.Lines, TotalLines: m.TotalLines,
+			Truncated: m.Truncated, Bytes: m.Bytes, Hash: m.Hash,
+		}}
+		local := a
+		if !filepath.IsAbs(local.Path) {
+			local.Path = filepath.Join(e.ws, a.Path)
+		}
+		want := textfile.Read(os.Open, local)
+		// The text names the path as asked; the local read asked for it
+		// from here.
+		want.Text = strings.ReplaceAll(want.Text, local.Path, a.Path)
+		if want.Meta.Path != "" {
+			want.Meta.Path = a.Path
+		}
+		if got != want || res.Images != nil {
+			t.Errorf("read_file %+v through the jail:\n%+v\nread here:\n%+v", a, got, want)
+		}
 	}
 }
 

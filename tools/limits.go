@@ -1,17 +1,20 @@
 package tools
 
-import "time"
+import (
+	"time"
+
+	"brig/tools/textfile"
+)
 
 // Every model-facing cap of the native tools lives here, so that what the
 // model can receive is decided in one place. Byte figures count the bytes of
 // the text the model sees, not the files on disk.
 const (
-	// read_file.
-	MaxReadLines     = 2000      // lines returned by one read_file call
-	MaxReadBytes     = 100 << 10 // bytes of numbered text returned by one call
-	MaxLineChars     = 2000      // a longer line is cut, with a marker
-	MaxHashFileBytes = 64 << 20  // files up to this size get a content hash and a line count
-	binarySniffBytes = 8 << 10   // bytes inspected for a NUL to call a file binary
+	// read_file (its logic lives in textfile, which the jail's init links).
+	MaxReadLines     = textfile.MaxLines     // lines returned by one read_file call
+	MaxReadBytes     = textfile.MaxBytes     // bytes of numbered text returned by one call
+	MaxLineChars     = textfile.MaxLineChars // a longer line is cut, with a marker
+	MaxHashFileBytes = textfile.MaxHashBytes // files up to this size get a content hash and a line count
 
 	// edit_file, multi_edit, write_file.
 	MaxEditFileBytes  = 10 << 20  // larger files cannot be edited (use bash)
@@ -62,5 +65,5 @@ const (
 
 	// Every result.
 	MaxResultJSONBytes = 3584 << 10 // a Go tool's whole result, below the jail's 4 MiB message
-	MaxErrorTextBytes  = 4 << 10
+	MaxErrorTextBytes  = textfile.MaxErrorBytes
 )

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"brig/tools/textfile"
 )
 
 func TestReadFile(t *testing.T) {
@@ -36,7 +38,7 @@ func TestReadFile(t *testing.T) {
 		lines     int
 	}{
 		{name: "numbered like cat -n", args: obj{"path": "small.txt"},
-			contains: []string{"     1\talpha\n     2\tbeta\n     3\tgamma\n[hash " + hashContent([]byte(files["small.txt"])) + "]"}, lines: 3},
+			contains: []string{"     1\talpha\n     2\tbeta\n     3\tgamma\n[hash " + textfile.HashContent([]byte(files["small.txt"])) + "]"}, lines: 3},
 		{name: "range", args: obj{"path": "small.txt", "offset": 2, "limit": 1},
 			contains: []string{"     2\tbeta\n", "[lines 2-2 of 3; continue with offset=3]"}, absent: []string{"alpha", "gamma"}, truncated: true, lines: 1},
 		{name: "crlf shown without CR", args: obj{"path": "crlf.txt"}, contains: []string{"     1\tone\n     2\ttwo\n"}, absent: []string{"\r"}, lines: 2},
@@ -118,8 +120,8 @@ func TestBinaryKind(t *testing.T) {
 		{[]byte("\x00\x01\x02\x03"), "application/octet-stream"},
 		{nil, "application/octet-stream"},
 	} {
-		if got := binaryKind(tt.head); got != tt.want {
-			t.Errorf("binaryKind(%q) = %q, want %q", tt.head, got, tt.want)
+		if got := textfile.BinaryKind(tt.head); got != tt.want {
+			t.Errorf("textfile.BinaryKind(%q) = %q, want %q", tt.head, got, tt.want)
 		}
 	}
 }

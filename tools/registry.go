@@ -16,6 +16,7 @@ import (
 
 	"brig/jail"
 	"brig/policy/toolcall"
+	"brig/tools/textfile"
 )
 
 // Name is a native tool's name. Dispatch goes by Name, never by raw strings.
@@ -24,7 +25,7 @@ type Name string
 // The native tools. (MCP tools are named server__tool and come from a
 // Source.)
 const (
-	ReadFile        Name = "read_file"
+	ReadFile        Name = textfile.Name
 	WriteFile       Name = "write_file"
 	EditFile        Name = "edit_file"
 	MultiEdit       Name = "multi_edit"

@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 
 	"brig/jail"
+	"brig/tools/textfile"
 )
 
 // Result is what a tool call gives back: text for the model, optional
@@ -77,40 +76,17 @@ func errorf(format string, a ...any) Result {
 	return Result{Text: capText(fmt.Sprintf(format, a...), MaxErrorTextBytes), IsError: true}
 }
 
-// fsError explains a filesystem failure to the model. A refusal by the jail
-// reads differently from a missing file, so the model does not retry blindly.
+// fsError explains a filesystem failure to the model (textfile.Explain).
 func fsError(op, path string, err error) Result {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return errorf("%s %s: no such file or directory", op, path)
-	case errors.Is(err, syscall.EROFS):
-		return errorf("%s %s: read-only here (a protected path, or a read-only call); the jail refused it", op, path)
-	case errors.Is(err, fs.ErrPermission):
-		return errorf("%s %s: permission denied; this call was not granted access to that path (the jail refused it)", op, path)
-	case errors.Is(err, syscall.EISDIR):
-		return errorf("%s %s: is a directory", op, path)
-	case errors.Is(err, syscall.ENOTDIR):
-		return errorf("%s %s: a component of the path is not a directory", op, path)
-	}
-	return errorf("%s %s: %v", op, path, err)
+	return errorf("%s", textfile.Explain(op, path, err))
 }
 
 // CapText cuts s to at most n bytes on a rune boundary, saying so (for
 // results built outside this package: MCP).
-func CapText(s string, n int) string { return capText(s, n) }
+func CapText(s string, n int) string { return textfile.CapText(s, n) }
 
 // capText cuts s to at most n bytes on a rune boundary, saying so.
-func capText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const note = "\n[… output truncated]"
-	cut := max(n-len(note), 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + note
-}
+func capText(s string, n int) string { return textfile.CapText(s, n) }
 
 // headTail keeps the beginning and the end of s within n bytes, which is
 // what matters in command output (the command, and how it ended).

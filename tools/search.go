@@ -20,6 +20,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"brig/policy/toolcall"
+	"brig/tools/textfile"
 )
 
 type searchArgs struct {
@@ -156,7 +157,7 @@ func formatSearch(a searchArgs, out searchOutcome) Result {
 	for _, m := range out.matches {
 		text := m.Text
 		if len(text) > MaxSearchLineChars {
-			text = text[:trimPartialRune([]byte(text[:MaxSearchLineChars]))] + "…"
+			text = text[:textfile.TrimPartialRune([]byte(text[:MaxSearchLineChars]))] + "…"
 		}
 		line := fmt.Sprintf("%s:%d:%s\n", m.Path, m.Line, text)
 		if b.Len()+len(line) > MaxSearchBytes {

@@ -19,7 +19,7 @@ import (
 
 func main() {
 	if jail.IsChild() {
-		jail.ChildMain(jailtools.All())
+		jail.ChildMain(jailtools.All(), jailtools.FileTools()...)
 		return // not reached: ChildMain exits
 	}
 	fmt.Fprintln(os.Stderr, "brig-jail is the jail child of brig, started by brig itself; run brig instead")

@@ -29,7 +29,7 @@ import (
 func main() {
 	// The jail entry runs first: before cobra, config, logging or the TUI.
 	if jail.IsChild() {
-		jail.ChildMain(jailtools.All())
+		jail.ChildMain(jailtools.All(), jailtools.FileTools()...)
 		return // not reached: ChildMain exits
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())

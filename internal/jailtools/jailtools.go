@@ -19,6 +19,7 @@ import (
 	"brig/internal/audit/collect"
 	"brig/jail"
 	"brig/tools"
+	"brig/tools/textfile"
 )
 
 // All is every Go tool this build of a jail worker runs, by name.
@@ -26,6 +27,14 @@ func All() map[string]jail.ToolFunc {
 	m := tools.JailTools()
 	maps.Copy(m, collect.JailTools())
 	return m
+}
+
+// FileTools are the Go tools an init that serves calls runs itself, on
+// the one file its restricted clone opened (jail/direct.go): read_file.
+// The carried init program (cmd/brig-jail-init) lists the same, without
+// this package's imports.
+func FileTools() []jail.FileTool {
+	return []jail.FileTool{{Name: textfile.Name, Run: textfile.Run}}
 }
 
 // FullOnly names the Go tools only the full worker runs.
