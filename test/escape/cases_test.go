@@ -122,6 +122,20 @@ func secretCases() []escCase {
 			},
 		}
 	}
+	readTool := func(name, rel, grant string) escCase {
+		return escCase{family: "secrets", name: name, passes: fsPasses,
+			control: func(t *testing.T, e *env) {
+				if text := e.readFile(e.path(rel), withRead(e.path(grant))); !strings.Contains(text, e.canary) {
+					controlFail(t, "read_file %s with %s granted did not show the canary: %s", rel, grant, text)
+				}
+			},
+			attack: func(t *testing.T, e *env) {
+				if text := e.readFile(e.path(rel)); strings.Contains(text, e.canary) {
+					escaped(t, "read_file %s showed the canary: %s", rel, text)
+				}
+			},
+		}
+	}
 	return []escCase{
 		read("ssh private key", "home/.ssh/id_rsa", "home/.ssh",
 			`cat ~/.ssh/id_rsa; cat "$HOME/.ssh/id_rsa"; head -c 4096 "$HOME"/.ssh/*; python3 -c 'import os;print(open(os.path.expanduser("~/.ssh/id_rsa")).read())'`),
@@ -131,6 +145,10 @@ func secretCases() []escCase {
 			`cat ~/.config/brig/credentials.toml; cat "$HOME"/.config/brig/*`),
 		read("another project", "other/secret.txt", "other",
 			`cat "$ESC_OTHER/secret.txt"; ls -la "$ESC_OTHER"; cat "$ESC_ROOT"/*/secret.txt`),
+		// read_file, which an init that serves calls runs itself on a
+		// file its restricted clone opened (jail/direct.go).
+		readTool("read_file an ssh private key", "home/.ssh/id_rsa", "home/.ssh"),
+		readTool("read_file another project", "other/secret.txt", "other"),
 		{family: "secrets", name: "grep the filesystem", passes: fsPasses,
 			control: func(t *testing.T, e *env) {
 				// A grant of $HOME masks the secrets in it; another

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ import (
 	"brig/jail"
 	"brig/policy"
 	"brig/supervisor"
+	"brig/tools"
 )
 
 // ---------------------------------------------------------------------------
@@ -490,6 +492,37 @@ func withIO(io supervisor.IO) opt { return func(c *callCfg) { c.io = io } }
 // call runs argv in the jail of this fixture's pass.
 func (e *env) call(argv []string, opts ...opt) (jail.Result, error) {
 	e.t.Helper()
+	return e.invoke(jail.Invocation{Argv: argv}, opts...)
+}
+
+// readFile runs the read_file tool on path, as the agent invokes it, in
+// the jail of this fixture's pass, and returns what the model would be
+// shown; a jail error is fatal, as for sh.
+func (e *env) readFile(path string, opts ...opt) string {
+	e.t.Helper()
+	args, _ := json.Marshal(map[string]string{"path": path})
+	def, ok := tools.NewRegistry().Lookup(string(tools.ReadFile))
+	if !ok {
+		e.t.Fatal("no read_file tool")
+	}
+	inv, err := def.Invocation(args)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	res, err := tools.FromJail(e.must(e.invoke(inv, opts...)), nil)
+	if err != nil {
+		e.t.Fatalf("%s: read_file %s: %v", e.label, path, err)
+	}
+	return res.Text
+}
+
+// invoke runs inv in the jail of this fixture's pass.
+func (e *env) invoke(inv jail.Invocation, opts ...opt) (jail.Result, error) {
+	e.t.Helper()
+	argv := inv.Argv
+	if argv == nil {
+		argv = []string{inv.Tool, string(inv.Args)}
+	}
 	c := &callCfg{prof: e.profile()}
 	for _, o := range opts {
 		o(c)
@@ -517,7 +550,7 @@ func (e *env) call(argv []string, opts ...opt) (jail.Result, error) {
 	}
 	ctx, cancel := context.WithTimeout(parent, untilDeadline(e.t))
 	defer cancel()
-	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: argv}, c.io)
+	res, err := sup.Run(ctx, spec, inv, c.io)
 	e.log = append(e.log, fmt.Sprintf("$ %q (layers %+v, ns %v, net %v, unix %v)\n  exit=%d signal=%s timedout=%v limit=%q err=%v violations=%v\n  stdout: %s\n  stderr: %s",
 		argv, spec.Layers, c.prof.Namespaces, c.prof.Network, c.prof.UnixSockets,
 		res.ExitCode, res.Signal, res.TimedOut, res.LimitDetail, err, res.Violations, clip(res.Stdout), clip(res.Stderr)))
