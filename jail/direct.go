@@ -19,7 +19,10 @@ import (
 // for it (InitArgs) for calls without a Go tool that get fresh namespaces
 // (init is then PID 1, and the kernel ends the call's processes with it);
 // a Go tool, and a call without namespaces (whose notify filter's
-// listener the worker hands over), keep the worker.
+// listener the worker hands over), keep the worker — except a file tool
+// (FileTool, read_file), whose one file the clone opens instead of
+// executing anything, and which init runs on what was opened
+// (runFileTool).
 //
 // Such an init serves calls in turn: once a call's tree is gone and its
 // result sent, it waits for the next one on its start socket, until the
@@ -46,11 +49,14 @@ import (
 //	| supervisor | init | 4  | {prepare}  | at start-up: the base seccomp filter      |
 //	|            |      |    |            | (never a notify filter)                   |
 //	| init       | sup. | 4  | {prepared} | init waits for its first call             |
-//	| supervisor | init | 4  | {start}    | the whole call (no view part on fd 3);    |
+//	| supervisor | init | 4  | {start}    | the whole call (no view part on fd 3): a  |
+//	|            |      |    |            | command, or a file tool and its file;     |
 //	|            |      |    |            | after the first, with the call's stdout   |
 //	|            |      |    |            | and stderr attached (SCM_RIGHTS)          |
 //	| supervisor | init | 4  | {go}       | as for the worker                         |
 //	| init       | sup. | 3  | {result}/{error} | the call ended, or a stage failed   |
+//	|            |      |    |                  | (a file tool's: its output, or redo |
+//	|            |      |    |                  | when init does not read that file)  |
 //	| supervisor | init | 3  | {cancel} or EOF  | timeout, cancel, or supervisor death|
 //	| supervisor | init | 4  | {start} or EOF   | the next call, or the end (init exits)|
 //

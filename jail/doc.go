@@ -16,7 +16,9 @@
 // namespaces, which init starts itself, with no worker (direct.go: the
 // same steps, in a clone from a thread of init that has a mount and IPC
 // namespace of its own for the call, and its own protocol table; such an
-// init serves calls in turn). brig carries them as two programs
+// init serves calls in turn), and a file tool's call (FileTool: read_file),
+// whose one file such a clone opens with every layer in place and init
+// then reads). brig carries them as two programs
 // (cmd/brig-jail-init, and cmd/brig-jail with the Go tools), hands init
 // its own at a fixed descriptor (InitExeFD; InitArgs says so) and
 // executes init through it; init closes it and runs the worker from the
