@@ -319,13 +319,18 @@ func awaitGo(startConn *conn) *StageError {
 	return nil
 }
 
+// ErrNotRegular is what a file tool's open gives for a FIFO, a socket
+// or a device: a file tool reads files.
+var ErrNotRegular = errors.New("not a regular file (a FIFO, a socket or a device)")
+
 // runFileTool runs a file tool in init, on the file a clone of init
 // opened with every layer of the call in place (openServed): init itself
 // never opens a path for the tool, it only reads what that clone opened,
 // and nothing of the call runs after the clone's exit, so there is no
-// tree to watch or kill. A file init does not read (a special file, one
-// on the kernel's own filesystems or on FUSE) makes the call's Result a
-// Redo: the supervisor runs it again with a worker. A deadline or a
+// tree to watch or kill. A FIFO, a socket or a device is refused
+// (ErrNotRegular); a regular file init does not read (one on the
+// kernel's own filesystems or on FUSE) makes the call's Result a Redo:
+// the supervisor runs it again with a worker. A deadline or a
 // cancel that comes while the tool reads is the supervisor's to enforce
 // (it kills an init that does not report within its grace period).
 func runFileTool(tool FileToolFunc, inv Invocation, ruleset int, prog []unix.SockFilter, d directSteps) (Result, *StageError) {
@@ -345,6 +350,11 @@ func runFileTool(tool FileToolFunc, inv Invocation, ruleset int, prog []unix.Soc
 			return f, nil
 		case se.Stage == stageOpen:
 			return nil, &os.PathError{Op: "open", Path: name, Err: unix.Errno(se.Errno)}
+		case se.Stage == stageUnserved && se.Errno == int(unix.EINVAL):
+			// A FIFO, a socket or a device, which the clone closed
+			// again: no file tool reads one (a worker's open of a
+			// FIFO would wait for a writer).
+			return nil, &os.PathError{Op: "open", Path: name, Err: ErrNotRegular}
 		case se.Stage == stageUnserved:
 			redo = se.Msg
 		default:

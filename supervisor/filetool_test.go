@@ -110,9 +110,20 @@ func TestFileToolServedByInit(t *testing.T) {
 		t.Fatalf("a name other than the call's: %+v, want it refused", out)
 	}
 
-	// A FIFO is not read by init: a worker answers.
+	// A FIFO is refused at once (a worker's open would wait for a writer).
 	out, res = call(spec, fifo, fifo)
-	if out.PID == 1 || out.Err != "" || res.Redo != "" {
-		t.Fatalf("a FIFO: %+v (redo %q), want it read by a worker (not pid 1), the redo not passed on", out, res.Redo)
+	if out.PID != 1 || !strings.Contains(out.Err, jail.ErrNotRegular.Error()) || res.Redo != "" {
+		t.Fatalf("a FIFO: %+v (redo %q), want init to refuse it", out, res.Redo)
+	}
+
+	// A file of procfs, named by a link in the workspace: init does not
+	// read it, a worker does (and the redo is not passed on).
+	if err := os.Symlink("/proc/self/status", filepath.Join(ws, "status")); err != nil {
+		t.Fatal(err)
+	}
+	status := filepath.Join(ws, "status")
+	out, res = call(spec, status, status)
+	if out.PID == 1 || !strings.Contains(out.Data, "Pid:") || out.Err != "" || res.Redo != "" {
+		t.Fatalf("a procfs file: %+v (redo %q), want it read by a worker", out, res.Redo)
 	}
 }

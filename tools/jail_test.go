@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -155,8 +156,8 @@ func TestKernelReadFileSymlinkToCanary(t *testing.T) {
 // jail — where commands start without a worker, an init that serves the
 // call itself on a file its restricted clone opened (jail/direct.go) —
 // is the one the worker's code gives for the same file read directly: a
-// window, cut lines, a binary file, an empty one, a directory, a missing
-// file, an offset past the end, a relative path.
+// window, cut lines, a binary file, an empty one, a directory, a FIFO, a
+// missing file, an offset past the end, a relative path.
 func TestKernelReadFileServedAsInTheWorker(t *testing.T) {
 	e := newKernelEnv(t)
 	var lines strings.Builder
@@ -170,8 +171,12 @@ func TestKernelReadFileServedAsInTheWorker(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(e.ws, "dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := syscall.Mkfifo(filepath.Join(e.ws, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	spec := e.spec(t, jail.PathRule{Path: e.ws, Access: jail.Read})
 	for _, a := range []textfile.Args{
+		{Path: "pipe"},
 		{Path: "long.txt"}, {Path: "long.txt", Offset: 2990, Limit: 5}, {Path: "long.txt", Offset: 4000},
 		{Path: "wide.txt"}, {Path: "image.png"}, {Path: "empty.txt"}, {Path: "dir"}, {Path: "missing.txt"},
 		{Path: filepath.Join(e.ws, "long.txt"), Limit: 1},
@@ -186,7 +191,7 @@ func TestKernelReadFileServedAsInTheWorker(t *testing.T) {
 		if !filepath.IsAbs(local.Path) {
 			local.Path = filepath.Join(e.ws, a.Path)
 		}
-		want := textfile.Read(os.Open, local)
+		want := textfile.Read(textfile.OpenNonBlocking, local)
 		// The text names the path as asked; the local read asked for it
 		// from here.
 		want.Text = strings.ReplaceAll(want.Text, local.Path, a.Path)

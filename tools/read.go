@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"brig/jail"
 	"brig/policy/toolcall"
@@ -68,7 +67,7 @@ func readFileDef() Definition {
 // runReadFile is read_file in the jail worker; a serving init runs the
 // same code (textfile.Run) on a file its restricted clone opened.
 func runReadFile(_ context.Context, a readArgs) Result {
-	r := textfile.Read(os.Open, textfile.Args{Path: a.Path, Offset: a.Offset, Limit: a.Limit})
+	r := textfile.Read(textfile.OpenNonBlocking, textfile.Args{Path: a.Path, Offset: a.Offset, Limit: a.Limit})
 	m := r.Meta
 	return Result{Text: r.Text, IsError: r.IsError, Meta: Meta{
 		Path: m.Path, StartLine: m.StartLine, Lines: m.Lines, TotalLines: m.TotalLines,

@@ -29,6 +29,17 @@ import (
 	"unicode/utf8"
 )
 
+// errNotRegular is a FIFO's, a socket's or a device's refusal, in the
+// words of jail.ErrNotRegular (this package imports nothing of brig's).
+var errNotRegular = errors.New("not a regular file (a FIFO, a socket or a device)")
+
+// OpenNonBlocking opens name for reading without waiting: a FIFO's open
+// would wait for a writer. Read refuses anything but a regular file or a
+// directory before reading.
+func OpenNonBlocking(name string) (*os.File, error) {
+	return os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+}
+
 // Name is the tool this package implements.
 const Name = "read_file"
 
@@ -97,6 +108,10 @@ func Read(open func(name string) (*os.File, error), a Args) Result {
 	}
 	if fi.IsDir() {
 		return errorf("read %s: is a directory; use list_directory or glob", a.Path)
+	}
+	if !fi.Mode().IsRegular() {
+		// As the jail's init says of one (jail.ErrNotRegular).
+		return fsError("read", a.Path, &os.PathError{Op: "open", Path: a.Path, Err: errNotRegular})
 	}
 	head, err := ReadHead(f, SniffBytes)
 	if err != nil {
