@@ -36,3 +36,9 @@ func SetNonDumpable() error {
 	}
 	return nil
 }
+
+// openServed needs the C clone in spawn.go: without it, init opens no
+// file for a file tool, and the call goes to a worker (Result.Redo).
+func openServed(int, []unix.SockFilter, directSteps) (*os.File, *StageError) {
+	return nil, &StageError{Stage: stageUnserved, Msg: "this jail program was built without cgo, so it opens no file for a tool"}
+}
