@@ -338,6 +338,7 @@ func runFileTool(tool FileToolFunc, inv Invocation, ruleset int, prog []unix.Soc
 		layerFail *StageError // a step before the open failed: the call fails
 		redo      string      // the file is not one init reads
 		opened    bool
+		file      *os.File // closed once the tool returns, whatever it did with it
 	)
 	open := func(name string) (*os.File, error) {
 		if name != inv.Open || opened {
@@ -347,6 +348,7 @@ func runFileTool(tool FileToolFunc, inv Invocation, ruleset int, prog []unix.Soc
 		f, se := openServed(ruleset, prog, d)
 		switch {
 		case se == nil:
+			file = f
 			return f, nil
 		case se.Stage == stageOpen:
 			return nil, &os.PathError{Op: "open", Path: name, Err: unix.Errno(se.Errno)}
@@ -363,6 +365,9 @@ func runFileTool(tool FileToolFunc, inv Invocation, ruleset int, prog []unix.Soc
 		return nil, &os.PathError{Op: "open", Path: name, Err: errors.New(se.Msg)}
 	}
 	out, err := tool(context.Background(), open, inv.Args)
+	if file != nil {
+		_ = file.Close() // init serves further calls: nothing of this one stays open
+	}
 	switch {
 	case layerFail != nil:
 		return Result{}, layerFail
