@@ -2,11 +2,9 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
-	"brig/jail"
 	"brig/policy/toolcall"
 	"brig/tools/textfile"
 )
@@ -33,11 +31,14 @@ func (a *readArgs) validate() error {
 
 func (a *readArgs) pathFields() []*string { return []*string{&a.Path} }
 
-// readFileDef is read_file. Its invocation names the file (Open), so an
-// init that serves calls can run it on a file its restricted clone opened
-// (jail/direct.go) instead of starting a worker.
+func (a *readArgs) openPath() string { return a.Path }
+
+// readFileDef is read_file. Its invocation names the file (Open:
+// readArgs.openPath), so an init that serves calls can run it on a file
+// its restricted clone opened (jail/direct.go) instead of starting a
+// worker.
 func readFileDef() Definition {
-	d := define(ReadFile, toolcall.EffectRead,
+	return define(ReadFile, toolcall.EffectRead,
 		`Read a text file. Lines come numbered like cat -n ("number<TAB>text"); the numbers are not part of the file. `+
 			fmt.Sprintf("Returns at most %d lines and %d KiB per call; use offset (1-based line) and limit to page through larger files. ", MaxReadLines, MaxReadBytes>>10)+
 			"The last line gives the file's hash: pass it as expected_hash to edit_file or multi_edit to have them refuse if the file changed since. Binary files are refused (use view_image for images).",
@@ -48,20 +49,6 @@ func readFileDef() Definition {
 			`},"required":["path"],"additionalProperties":false}`,
 		func(a readArgs) toolcall.Call { return toolcall.Call{Read: []string{a.Path}} },
 		runReadFile)
-	invoke := d.invoke
-	d.invoke = func(raw json.RawMessage) (jail.Invocation, error) {
-		inv, err := invoke(raw)
-		if err != nil {
-			return inv, err
-		}
-		var a readArgs
-		if err := json.Unmarshal(inv.Args, &a); err != nil {
-			return jail.Invocation{}, fmt.Errorf("decode %s arguments: %w", ReadFile, err)
-		}
-		inv.Open = a.Path
-		return inv, nil
-	}
-	return d
 }
 
 // runReadFile is read_file in the jail worker; a serving init runs the

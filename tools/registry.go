@@ -153,6 +153,11 @@ type validator interface{ validate() error }
 // HOME of its own).
 type pather interface{ pathFields() []*string }
 
+// fileOpener is implemented by the arguments of a file tool (one that
+// reads the one file it names, and that an init serving calls runs
+// itself: jail.FileTool): openPath is that file, the invocation's Open.
+type fileOpener interface{ openPath() string }
+
 // decodeArgs decodes strictly: unknown fields and trailing data are errors
 // the model can act on.
 func decodeArgs[T any, PT interface {
@@ -211,7 +216,11 @@ func define[T any, PT interface {
 			if err != nil {
 				return jail.Invocation{}, fmt.Errorf("encode %s arguments: %w", name, err)
 			}
-			return jail.Invocation{Tool: string(name), Args: b}, nil
+			inv := jail.Invocation{Tool: string(name), Args: b}
+			if o, ok := any(&v).(fileOpener); ok {
+				inv.Open = o.openPath()
+			}
+			return inv, nil
 		}
 		d.run = func(ctx context.Context, raw json.RawMessage) Result {
 			v, err := decodeArgs[T, PT](raw)

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -175,5 +177,38 @@ func TestJailToolsServeEveryGoTool(t *testing.T) {
 	var res Result
 	if err := json.Unmarshal(out, &res); err != nil || !res.IsError {
 		t.Fatalf("result %s (%v)", out, err)
+	}
+}
+
+// TestInvocationNamesTheFileToOpen: read_file's invocation names its file
+// (Open, after "~" is expanded), so that an init serving calls can open it
+// under the call's layers; no other tool's names one.
+func TestInvocationNamesTheFileToOpen(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home directory")
+	}
+	r := NewRegistry()
+	for _, c := range []struct {
+		tool Name
+		args string
+		want string
+	}{
+		{ReadFile, `{"path":"a.go","offset":2}`, "a.go"},
+		{ReadFile, `{"path":"~/notes.txt"}`, filepath.Join(home, "notes.txt")},
+		{ListDirectory, `{"path":"src"}`, ""},
+		{WriteFile, `{"path":"a.go","content":"x"}`, ""},
+	} {
+		d, ok := r.Lookup(string(c.tool))
+		if !ok {
+			t.Fatalf("no %s", c.tool)
+		}
+		inv, err := d.Invocation(json.RawMessage(c.args))
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.tool, c.args, err)
+		}
+		if inv.Open != c.want {
+			t.Errorf("%s %s: Open %q, want %q", c.tool, c.args, inv.Open, c.want)
+		}
 	}
 }
