@@ -791,12 +791,7 @@ func servedFile(dir, name string) bool {
 		name = filepath.Join(dir, name)
 	}
 	name = filepath.Clean(name)
-	for _, k := range []string{"/proc", "/sys", "/dev"} {
-		if name == k || strings.HasPrefix(name, k+"/") {
-			return false
-		}
-	}
-	return true
+	return !within(name, "/proc") && !within(name, "/sys") && !within(name, "/dev")
 }
 
 // cloneFlags are the namespaces a call's init is started in.
