@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"brig/internal/checkpoint/treetest"
 	"bytes"
 	"context"
 	"errors"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"brig/internal/checkpoint/treetest"
 
 	"golang.org/x/sys/unix"
 )
@@ -840,5 +841,57 @@ func TestSharedWorkspace(t *testing.T) {
 	a.Close()
 	if left, _ := os.ReadDir(filepath.Join(dir, presenceDir)); len(left) != 0 {
 		t.Fatalf("presence files left after every session closed: %v", left)
+	}
+}
+
+// TestWarmAfterACallsSnapshotWaitsForNothing: the session's warm-up
+// snapshot, overtaken by its first call's, neither snapshots again nor
+// waits for the store's lock — held here by another open of it, as by
+// another brig — and so never holds the mutex the call's snapshot after
+// needs before its result goes to the model. The control: a store that
+// has snapshotted nothing does wait for that lock (its ctx ends the
+// wait).
+func TestWarmAfterACallsSnapshotWaitsForNothing(t *testing.T) {
+	r := newRig(t)
+	r.write("a.txt", "a\n", 0o644)
+	other, err := os.OpenFile(filepath.Join(r.dir, lockName), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	hold := func() {
+		t.Helper()
+		if err := unix.Flock(int(other.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Control: nothing snapshotted yet, so Warm waits for the lock.
+	hold()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := r.store.Warm(ctx, []string{r.ws}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Warm of a store that snapshotted nothing, its lock held elsewhere: %v, want it to wait (ended by its ctx)", err)
+	}
+	if err := unix.Flock(int(other.Fd()), unix.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+
+	p, err := r.store.Before(context.Background(), "s", "c1", "bash", []string{r.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold()
+	// A ctx that ends only if Warm waits: a guard against a hang, not a budget.
+	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := r.store.Warm(ctx, []string{r.ws}); err != nil {
+		t.Fatalf("Warm after the call's snapshot, the lock held elsewhere: %v, want it to return at once", err)
+	}
+	if err := unix.Flock(int(other.Fd()), unix.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.After(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -155,10 +155,31 @@ func (s *Store) Warm(ctx context.Context, roots []string) error {
 	if err != nil {
 		return err
 	}
-	return s.locked(ctx, func() error {
+	s.mu.Lock()
+	if s.snapshotted(roots) {
+		// A call's snapshot came first (the session's first call can
+		// overtake this goroutine): there is nothing left to warm, and
+		// waiting for the store's lock here — which another process,
+		// or a test, may hold — would hold the mutex the call's
+		// snapshot after takes before its result goes to the model.
+		s.mu.Unlock()
+		return nil
+	}
+	return s.lockedHeld(ctx, func() error {
 		_, err := s.commitSnapshot(ctx, roots, true, func(*Snapshot) []Event { return nil })
 		return err
 	})
+}
+
+// snapshotted reports whether this process has snapshotted every one of
+// roots. Called with mu held.
+func (s *Store) snapshotted(roots []string) bool {
+	for _, r := range roots {
+		if _, ok := s.last[r]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // commitSnapshot takes a snapshot, makes its objects durable, then
