@@ -275,18 +275,20 @@ func (p *Policy) extraFor(path string) (ExtraDir, bool) {
 // or PATH directory that decided a secret or later-executed class.
 func (p *Policy) classify(resolved string, write, bash bool) (c PathClass, entry, why string) {
 	c = p.Places.Classify(resolved)
-	if bash && p.Machine.Namespaces && c == ClassOutside {
+	if p.Machine.Namespaces && c == ClassOutside {
 		switch {
-		case within(resolved, "/tmp") || within(resolved, "/dev/shm"):
+		case bash && (within(resolved, "/tmp") || within(resolved, "/dev/shm")):
 			// A bash call gets a fresh /tmp: what it writes there is its
 			// own, and the host's files there are not visible unless
 			// granted.
 			c = ClassTemp
 		case within(resolved, "/proc"):
-			// Its /proc is a fresh procfs of its own PID namespace, which
-			// every bash grant lets it read (never write), like the
-			// system's files. (The path was resolved here, where
-			// /proc/self is brig's: any /proc path counts the same.)
+			// A call's /proc, a file tool's as a command's, is a fresh
+			// procfs of its own PID namespace, which every bash grant
+			// lets it read (never write), like the system's files. (The
+			// path was resolved here, where /proc/self is brig's: any
+			// /proc path counts the same; a file tool is refused brig's
+			// own, see ownProc.)
 			c = ClassSystem
 		}
 	}

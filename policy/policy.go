@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -406,6 +407,13 @@ func pathDefault(c PathClass, write, bash bool) (t Tier, reason string, final bo
 	return Ask, "reads outside the workspace", false
 }
 
+// ownProc reports whether resolved lies in this process's /proc
+// directory, where /proc/self and /proc/thread-self lead when resolved
+// here.
+func ownProc(resolved string) bool {
+	return within(resolved, "/proc/"+strconv.Itoa(os.Getpid()))
+}
+
 // decidePath resolves one path and records its verdict. The user's own
 // rules (and this session's answers) may change the default, except for a
 // protected path or brig's own files; a credential or later-executed place
@@ -439,6 +447,11 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 	}
 	if p.brigOwn(resolved) {
 		def, reason, final = Deny, "brig's own config and state: never granted to a jail", true
+	}
+	if !bash && ownProc(resolved) {
+		// /proc/self was resolved here, to this process: in the call it
+		// would name the tool's own process, never one of the user's.
+		def, reason, final = Deny, "/proc/self (or thread-self) names the process of the tool that reads it, not anything of yours: to look at a process of a call, run a command (bash: `cat /proc/self/status` shows that command's own)", true
 	}
 	if write && !bash && (resolved == p.Places.Workspace || slices.ContainsFunc(p.ExtraDirs(), func(d ExtraDir) bool { return resolved == d.Path })) {
 		// A file tool's grant would be write on the directory above it.

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -258,6 +259,54 @@ func TestProcWithoutNamespaces(t *testing.T) {
 	p.Machine.Namespaces = true
 	if v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: "cat /proc/1/environ"}); v.Tier != Allow {
 		t.Errorf("with namespaces: %s — %s; want allow", v.Tier, v.Reason)
+	}
+}
+
+// TestFileToolsReadTheCallsProc: a file tool's call has the same fresh
+// procfs as a command's, so reading /proc asks nothing more than the
+// system's files (the compiled grant stays within every mode's profile);
+// without namespaces it asks, as a command does. /proc/self, resolved
+// here, is brig's own process, which no file tool gets: that is refused
+// with what to do instead, while a command's /proc/self (its own) is
+// allowed.
+func TestFileToolsReadTheCallsProc(t *testing.T) {
+	for _, mode := range []Mode{ModeAsk, ModeAuto, ModePlan} {
+		p, _, _, _ := testPolicy(t, mode, "")
+		for _, path := range []string{"/proc/cpuinfo", "/proc/meminfo", "/proc/1/status"} {
+			v := p.Decide(readCall(path))
+			if v.Tier != Allow {
+				t.Errorf("%s: read_file %s: %s — %s; want allow", mode, path, v.Tier, v.Reason)
+				continue
+			}
+			spec, err := p.Compile(v, "")
+			if err != nil {
+				t.Fatalf("%s: compile read_file %s: %v", mode, path, err)
+			}
+			if ex, err := p.Exceeds(spec, mode, ""); err != nil || len(ex) != 0 {
+				t.Errorf("%s: read_file %s exceeds the profile: %v %v", mode, path, ex, err)
+			}
+		}
+		for _, path := range []string{"/proc/self/status", "/proc/thread-self/status", "/proc/self", fmt.Sprintf("/proc/%d/environ", os.Getpid())} {
+			v := p.Decide(readCall(path))
+			if v.Tier != Deny || !strings.Contains(v.Reason, "run a command") {
+				t.Errorf("%s: read_file %s: %s — %s; want deny, saying to run a command", mode, path, v.Tier, v.Reason)
+			}
+		}
+		if v := p.Decide(Call{Tool: "list_directory", Effect: EffectRead, Read: []string{"/proc/self/fd"}}); v.Tier != Deny {
+			t.Errorf("%s: list_directory /proc/self/fd: %s — %s; want deny", mode, v.Tier, v.Reason)
+		}
+		// The control: a command's /proc/self is its own.
+		if v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: "cat /proc/self/status"}); v.Tier != Allow {
+			t.Errorf("%s: cat /proc/self/status: %s — %s; want allow", mode, v.Tier, v.Reason)
+		}
+		if v := p.Decide(Call{Tool: "write_file", Effect: EffectWrite, Write: []string{"/proc/sys/kernel/hostname"}}); v.Tier == Allow {
+			t.Errorf("%s: write_file under /proc allowed: %s", mode, v.Reason)
+		}
+	}
+	p, _, _, _ := testPolicy(t, ModeAuto, "")
+	p.Machine.Namespaces = false
+	if v := p.Decide(readCall("/proc/cpuinfo")); v.Tier != Ask || !strings.Contains(v.Reason, "outside the workspace") {
+		t.Errorf("read_file /proc/cpuinfo without namespaces: %s — %s; want ask (outside the workspace)", v.Tier, v.Reason)
 	}
 }
 
