@@ -46,6 +46,12 @@ const maxLinks = 40
 // `link/..` means the target's parent, as in the kernel). When a component is
 // missing, the rest is appended lexically and exists is false.
 func ResolvePath(given, dir, home string) (resolved string, exists bool, err error) {
+	return resolvePath(given, dir, home, nil)
+}
+
+// resolvePath is ResolvePath, calling onLink with the path of each
+// symbolic link it follows (as found, before it is followed).
+func resolvePath(given, dir, home string, onLink func(link string)) (resolved string, exists bool, err error) {
 	p := given
 	switch {
 	case p == "":
@@ -91,6 +97,9 @@ func ResolvePath(given, dir, home string) (resolved string, exists bool, err err
 		}
 		if links++; links > maxLinks {
 			return "", false, fmt.Errorf("resolve %q: too many levels of symbolic links", given)
+		}
+		if onLink != nil {
+			onLink(next)
 		}
 		target, err := os.Readlink(next)
 		if err != nil {

@@ -140,7 +140,7 @@ func DefaultGrant() []GrantEntry {
 // README and `brig doctor`.
 func DefaultGrantDynamic() []GrantEntry {
 	return []GrantEntry{
-		{Path: "each directory on PATH", Access: jail.Exec, Reason: "the programs you run; cleaned and links resolved, and refused when it is /, your home directory or a parent of it, or holds or lies in a secret or one of brig's own directories"},
+		{Path: "each directory on PATH", Access: jail.Exec, Reason: "the programs you run; cleaned and links resolved, and refused when it is /, your home directory or a parent of it, holds or lies in a secret or one of brig's own directories, or leads through a link in the workspace or a directory you granted write (the repository or a call chose its target); one inside the workspace needs no rule of its own"},
 		{Path: "the Go module cache", Access: jail.Read, Reason: "GOMODCACHE, else GOPATH/pkg/mod, else ~/go/pkg/mod, so builds work offline; refused under the same rules as PATH"},
 	}
 }
@@ -228,9 +228,25 @@ func (p Profile) checkDefault(d string, ix *sensitive.Index) (resolved, why stri
 	if !filepath.IsAbs(d) {
 		return "", "not an absolute path (a relative PATH entry would name a directory of the workspace or wherever a command runs)"
 	}
-	r, err := filepath.EvalSymlinks(filepath.Clean(d))
-	if err != nil {
+	// A link in a place calls can write (the workspace, a directory you
+	// granted write) is the repository's or an earlier call's to choose:
+	// bin -> .. in a repository, with its bin on your PATH (direnv's
+	// PATH_add), would give every call your other projects.
+	var planted []string
+	r, exists, err := resolvePath(filepath.Clean(d), "/", p.Home, func(link string) {
+		if p.callWritable(link) {
+			planted = append(planted, link)
+		}
+	})
+	if err != nil || !exists {
 		return "", "" // missing: nothing to grant
+	}
+	if len(planted) > 0 {
+		target, _ := os.Readlink(planted[0])
+		return "", fmt.Sprintf("it leads through the symbolic link %s -> %s, in a directory calls can write, so the repository or a call chose where it points", planted[0], target)
+	}
+	if p.callWritable(r) {
+		return "", "" // the workspace's (or your write grant's) own rule covers it
 	}
 	switch {
 	case r == "/":
@@ -247,6 +263,16 @@ func (p Profile) checkDefault(d string, ix *sensitive.Index) (resolved, why stri
 		return "", "holds or lies in a secret (" + e.Path + ": " + e.Reason + ")"
 	}
 	return r, ""
+}
+
+// callWritable reports whether path lies where a call may write: the
+// workspace or one of the extra write grants. A symbolic link there may
+// have been planted by the repository or by an earlier call.
+func (p Profile) callWritable(path string) bool {
+	if within(path, p.Workspace) {
+		return true
+	}
+	return slices.ContainsFunc(p.Write, func(w string) bool { return within(path, w) })
 }
 
 // masks lists the secrets inside the granted paths that the call must not

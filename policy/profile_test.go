@@ -279,6 +279,73 @@ func TestPathEntriesChecked(t *testing.T) {
 	}
 }
 
+// TestPathEntriesThroughPlantedLinks: a PATH entry or module cache that
+// leads through a symbolic link in the workspace, or in a directory you
+// granted write, is refused: the repository (bin -> .. shipped in it) or
+// an earlier call chose the link's target, and following it would give
+// every call the workspace's parent — your other projects. A directory of
+// the workspace itself gets no rule of its own (the workspace's covers
+// it); a link elsewhere is still followed (the control).
+func TestPathEntriesThroughPlantedLinks(t *testing.T) {
+	p := testProfile(t)
+	root := filepath.Dir(p.Workspace)
+	other := filepath.Join(root, "otherproj")
+	added := filepath.Join(root, "added")
+	plain := filepath.Join(p.Workspace, "tools")
+	elsewhere := filepath.Join(root, "opt", "bin")
+	for _, d := range []string{other, added, plain, elsewhere} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		filepath.Join(p.Workspace, "bin"):    "..",                                     // the workspace's parent
+		filepath.Join(p.Workspace, "vendor"): other,                                    // another project, absolute
+		filepath.Join(added, "bin"):          other,                                    // in a write grant
+		filepath.Join(root, "optlink"):       filepath.Join(root, "opt"),               // outside: yours
+		filepath.Join(root, "wslink"):        filepath.Join(p.Workspace, "vendor"),     // yours, then the workspace's
+		filepath.Join(p.Workspace, "deep"):   filepath.Join(p.Workspace, "tools", "."), // inside, to inside
+	}
+	for l, target := range links {
+		if err := os.Symlink(target, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Write = []string{added}
+	refused := []string{filepath.Join(p.Workspace, "bin"), filepath.Join(p.Workspace, "vendor", "x", ".."),
+		filepath.Join(added, "bin"), filepath.Join(root, "wslink"), filepath.Join(p.Workspace, "deep")}
+	p.ParentEnv = []string{"PATH=" + strings.Join(append(refused, plain, filepath.Join(root, "optlink", "bin")), ":"),
+		"GOMODCACHE=" + filepath.Join(p.Workspace, "bin", "otherproj")}
+	s, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Paths {
+		if r.Path == "/tmp" || r.Path == "/dev/shm" || within(r.Path, p.CacheRoot) || within(r.Path, p.Home) {
+			continue // a fresh tmpfs in the call's mount namespace; the toolchains and their caches
+		}
+		if within(other, r.Path) || within(r.Path, root) && !within(r.Path, p.Workspace) && !within(r.Path, added) && r.Path != elsewhere {
+			t.Errorf("%s (%s) is granted: it reaches the workspace's parent or another project", r.Path, r.Access)
+		}
+	}
+	if r, ok := rule(s, elsewhere); !ok || r.Access != jail.Exec {
+		t.Errorf("control: a PATH entry through a link outside the places calls write was not followed: %+v %v", r, ok)
+	}
+	if _, ok := rule(s, plain); ok {
+		t.Errorf("a PATH entry inside the workspace got a rule of its own: %+v", s.Paths)
+	}
+	_, ref := p.defaults(sensitive.NewIndex(p.Home))
+	why := map[string]string{}
+	for _, r := range ref {
+		why[r.Path] = r.Why
+	}
+	for _, d := range append(refused, filepath.Join(p.Workspace, "bin", "otherproj")) {
+		if !strings.Contains(why[d], "symbolic link") {
+			t.Errorf("%s: refused for %q; want the planted link named", d, why[d])
+		}
+	}
+}
+
 // TestExtraGrantsMaskSecrets: a grant of the whole home directory (or /)
 // masks every secret and brig's own directories inside it; a grant that
 // names a secret itself is not masked; brig's directories are never

@@ -21,8 +21,11 @@ import (
 // temporary HOME:
 //
 //   - in ask mode, the repository's Makefile (`make` runs unasked) tries to
-//     read git's credential-store file, an npm global config's token and,
-//     through a PATH entry "$HOME/", an SSH key, and to plant what git runs
+//     read git's credential-store file, an npm global config's token,
+//     through a PATH entry "$HOME/" an SSH key, and through the PATH entry
+//     of the workspace's own bin (direnv's PATH_add bin), which the
+//     repository ships as a link to ../sibling, another project's notes;
+//     and to plant what git runs
 //     later: a directory with a repository's shape whose config names a
 //     pager and an fsmonitor, a `git init --bare` repository with a work
 //     tree, a new .git/modules entry, hooks in the core.hooksPath directory,
@@ -117,6 +120,7 @@ func newFixture(t *testing.T, c cell, git bool) *fixture {
 		os.MkdirAll(d, 0o755)
 	}
 	write(f.other+"/README", "another project\n", 0o644)
+	write(root+"/sibling/notes.txt", "a sibling project's notes "+f.canary+"\n", 0o644)
 	f.hostGit(f.other, "init", "-q")
 	f.hostGit(f.other, "add", "README")
 	f.hostGit(f.other, "commit", "-q", "-m", "other")
@@ -153,6 +157,11 @@ func (f *fixture) workspace(ws string, write func(string, string, os.FileMode)) 
 	write(ws+"/Makefile", gitMakefile(f.canaries), 0o644)
 	write(ws+"/tools/hooks/pre-commit", "#!/bin/sh\n# installed by the hook manager: run what its config names\nsed -n 's/^ *entry: *//p' .pre-commit-config.yaml | while read -r cmd; do sh -c \"$cmd\"; done\n", 0o755)
 	write(ws+"/.pre-commit-config.yaml", "repos:\n- repo: local\n  hooks:\n  - id: check\n    name: check\n    entry: true\n    language: system\n", 0o644)
+	// The repository's bin, which the user's PATH names, is a link the
+	// repository chose: to a sibling of the workspace.
+	if err := os.Symlink("../sibling", ws+"/bin"); err != nil {
+		f.t.Fatal(err)
+	}
 	f.hostGit(ws, "init", "-q")
 	f.hostGit(ws, "config", "core.hooksPath", "tools/hooks")
 	os.MkdirAll(ws+"/.git/modules", 0o755)
@@ -170,6 +179,7 @@ all:
 	-cat $(HOME)/.config/git/credentials > out/leak-gitcred.txt
 	-cat $(HOME)/.npm-global/etc/npmrc > out/leak-npmrc.txt
 	-cat $(HOME)/.ssh/id_rsa > out/leak-ssh.txt
+	-cat $(WS)/bin/notes.txt > out/leak-sibling.txt
 	-cat $(HOME)/.config/git/config > out/ctl-gitconfig.txt
 	-cat $(HOME)/.npm-global/lib/node_modules/x/package.json > out/ctl-npmlib.txt
 	-hello > out/ctl-path.txt
@@ -256,7 +266,7 @@ func (f *fixture) wantCanaries() []string {
 // brig runs `brig -p` as the cell's user against the fake provider.
 func (f *fixture) brig(srv *fakeprovider.Server, bin string, args ...string) result {
 	f.t.Helper()
-	env := []string{"PATH=" + f.home + "/:" + f.home + "/.npm-global/bin:/usr/bin:/bin", "HOME=" + f.home, "LANG=C.UTF-8",
+	env := []string{"PATH=" + f.home + "/:" + f.ws + "/bin:" + f.home + "/.npm-global/bin:/usr/bin:/bin", "HOME=" + f.home, "LANG=C.UTF-8",
 		"GIT_CONFIG_NOSYSTEM=1", "ANTHROPIC_API_KEY=sk-ant-battery", "ANTHROPIC_BASE_URL=" + srv.URL()}
 	argv, attr := f.c.wrap(append([]string{bin}, args...), true)
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -342,7 +352,8 @@ func makeBattery(t *testing.T, c cell, bin string, git bool) {
 		{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"make"}`)}},
 		{ToolCalls: []fakeprovider.ToolCall{
 			tc("read_file", `{"path":"out/leak-gitcred.txt"}`), tc("read_file", `{"path":"out/leak-npmrc.txt"}`),
-			tc("read_file", `{"path":"out/leak-ssh.txt"}`), tc("read_file", `{"path":"out/ctl-gitconfig.txt"}`),
+			tc("read_file", `{"path":"out/leak-ssh.txt"}`), tc("read_file", `{"path":"out/leak-sibling.txt"}`),
+			tc("read_file", `{"path":"out/ctl-gitconfig.txt"}`),
 			tc("read_file", `{"path":"out/ctl-npmlib.txt"}`), tc("read_file", `{"path":"out/ctl-path.txt"}`),
 			tc("read_file", `{"path":"out/ctl-make.txt"}`),
 		}},
@@ -362,7 +373,7 @@ func makeBattery(t *testing.T, c cell, bin string, git bool) {
 		t.Fatalf("control make: %v\n%s", err, out)
 	}
 	if git {
-		for _, leak := range []string{"leak-gitcred.txt", "leak-npmrc.txt", "leak-ssh.txt"} {
+		for _, leak := range []string{"leak-gitcred.txt", "leak-npmrc.txt", "leak-ssh.txt", "leak-sibling.txt"} {
 			if b, _ := os.ReadFile(f.ctl + "/out/" + leak); !bytes.Contains(b, []byte(f.canary)) {
 				t.Fatalf("CONTROL FAILED: outside brig the Makefile did not read the secret into %s", leak)
 			}
@@ -384,7 +395,7 @@ func makeBattery(t *testing.T, c cell, bin string, git bool) {
 	if strings.Contains(sent, f.canary) {
 		t.Errorf("ESCAPE: a secret reached the provider")
 	}
-	for _, leak := range []string{"leak-gitcred.txt", "leak-npmrc.txt", "leak-ssh.txt"} {
+	for _, leak := range []string{"leak-gitcred.txt", "leak-npmrc.txt", "leak-ssh.txt", "leak-sibling.txt"} {
 		if b, _ := os.ReadFile(f.ws + "/out/" + leak); bytes.Contains(b, []byte(f.canary)) {
 			t.Errorf("ESCAPE: the Makefile read a secret into %s", leak)
 		}
