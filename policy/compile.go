@@ -54,34 +54,45 @@ func (p *Policy) BashProfile(readOnly bool, callTmp string) (Profile, error) {
 		Namespaces: m.Namespaces, CacheRoot: m.CacheRoot, CallTmp: callTmp, BrigDirs: m.BrigDirs,
 		Secrets: p.secrets, Repos: p.repos,
 	}
+	for _, d := range p.ExtraDirs() {
+		if d.ReadOnly {
+			prof.Read = append(prof.Read, d.Path)
+		} else {
+			prof.Write = append(prof.Write, d.Path)
+		}
+	}
+	// The write grants first: a link in one of them (or in the workspace)
+	// is a call's to plant, so no [sandbox] path may be reached through it.
 	for _, g := range []struct {
 		paths []string
 		write bool
 		into  *[]string
-	}{{p.Sandbox.Read, false, &prof.Read}, {p.Sandbox.Write, true, &prof.Write}} {
+	}{{p.Sandbox.Write, true, &prof.Write}, {p.Sandbox.Read, false, &prof.Read}} {
 		for _, given := range g.paths {
-			r, exists, err := ResolvePath(given, p.Places.Workspace, m.Home)
+			var planted string
+			r, exists, err := resolvePath(given, p.Places.Workspace, m.Home, func(link string) {
+				if planted == "" && prof.callWritable(link) {
+					planted = link
+				}
+			})
 			if err != nil {
 				return Profile{}, fmt.Errorf("[sandbox] path %q: %w", given, err)
 			}
 			if !exists {
 				return Profile{}, fmt.Errorf("[sandbox] path %q (%s) does not exist; create it or remove it from the config", given, r)
 			}
+			if planted != "" && !prof.callWritable(r) {
+				target, _ := os.Readlink(planted)
+				return Profile{}, fmt.Errorf("[sandbox] path %q leads through the symbolic link %s -> %s, where calls can write, so a call or the repository chooses what it grants; name the directory it should reach (%s) in the config instead", given, planted, target, r)
+			}
 			c := p.Places.Classify(r)
 			if c == ClassSecret || p.brigOwn(r) || (g.write && c == ClassProtected) {
 				return Profile{}, fmt.Errorf("[sandbox] path %q (%s) is %s and is never granted; remove it from the config", given, r, c)
 			}
-			if g.write && c == ClassWorkspace {
-				continue // the workspace is writable already
+			if c == ClassWorkspace || c == ClassProtected || planted != "" {
+				continue // the workspace's own rule covers it (and keeps it read-only where protected)
 			}
 			*g.into = append(*g.into, r)
-		}
-	}
-	for _, d := range p.ExtraDirs() {
-		if d.ReadOnly {
-			prof.Read = append(prof.Read, d.Path)
-		} else {
-			prof.Write = append(prof.Write, d.Path)
 		}
 	}
 	return prof, nil

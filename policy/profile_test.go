@@ -521,3 +521,39 @@ func TestProfileSecretsIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxPathsThroughPlantedLinks: a [sandbox] read or write path
+// reached through a symbolic link in the workspace is refused with an
+// error naming the link (a call can re-point it before the next call, and
+// the grant would follow); the same directory named without the link is
+// granted (the control); a link that stays inside the workspace grants
+// nothing of its own.
+func TestSandboxPathsThroughPlantedLinks(t *testing.T) {
+	for _, key := range []string{"read", "write"} {
+		root, ws, home := tree(t)
+		c, _, err := ParseConfig("config.toml", []byte("[sandbox]\n"+key+" = [\"src/up/out\"]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := New(ws, Loaded{Rules: c.Rules, Sandbox: c.Sandbox}, ModeAuto, Machine{Home: home, Env: []string{"PATH=/usr/bin:/bin"},
+			Namespaces: true, CacheRoot: filepath.Join(root, "cache"), Limits: jail.DefaultLimits()})
+		if err == nil {
+			_, err = p.BashProfile(false, "")
+		}
+		if err == nil || !strings.Contains(err.Error(), "symbolic link "+ws+"/src/up -> ../..") || !strings.Contains(err.Error(), root+"/out") {
+			t.Errorf("[sandbox] %s through a link in the workspace: %v; want an error naming the link and the directory to name instead", key, err)
+		}
+		p, root, _, _ = testPolicy(t, ModeAuto, "[sandbox]\n"+key+" = [\"../out\", \"inner\"]\n")
+		prof, err := p.BashProfile(false, "")
+		if err != nil {
+			t.Fatalf("control: [sandbox] %s = ../out: %v", key, err)
+		}
+		granted := append(slices.Clone(prof.Read), prof.Write...)
+		if !slices.Contains(granted, root+"/out") {
+			t.Errorf("control: [sandbox] %s = ../out not granted: %v", key, granted)
+		}
+		if slices.ContainsFunc(granted, func(g string) bool { return strings.HasSuffix(g, "/src") }) {
+			t.Errorf("[sandbox] %s = inner (a link inside the workspace) got a rule of its own: %v", key, granted)
+		}
+	}
+}
