@@ -129,7 +129,7 @@ func (r *ruleset) add(grants []grant) error {
 		if acc == 0 {
 			continue // the kernel refuses an empty rule
 		}
-		pfd, err := unix.Open(g.path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		pfd, err := openGrant(g.path, g.exact)
 		if err != nil {
 			return fmt.Errorf("open %s for a rule: %w", g.path, err)
 		}
@@ -292,6 +292,11 @@ func enforce(attr ll.RulesetAttr, grants []grant, abi int) error {
 type grant struct {
 	path   string
 	access landlock.AccessFSSet
+	// exact: the path lies in the workspace, where calls write and so
+	// can plant links; the supervisor resolved every link of it before
+	// deciding, so one found now was put there since, and the rule is
+	// refused rather than moved to wherever the link points.
+	exact bool
 }
 
 // carving says which of a Spec's paths composeGrants carves out of the
@@ -349,6 +354,9 @@ func composeGrants(spec Spec, carve carving) ([]grant, error) {
 		gs, err := splitGrant(r.Path, fi, accessSet(r.Access), carved)
 		if err != nil {
 			return nil, err
+		}
+		for i := range gs {
+			gs[i].exact = exactIn(gs[i].path, spec)
 		}
 		out = append(out, gs...)
 	}
@@ -420,6 +428,51 @@ func splitGrant(path string, fi os.FileInfo, acc landlock.AccessFSSet, carved ma
 		out = append(out, gs...)
 	}
 	return out, nil
+}
+
+// exactIn reports whether a grant of path must be opened without
+// following links: it lies in the Spec's workspace (see grant.exact).
+func exactIn(path string, spec Spec) bool {
+	return spec.Workspace != "" && within(path, spec.Workspace)
+}
+
+// openGrant opens path (O_PATH) for a rule or a mount of a grant; exact
+// refuses a symbolic link anywhere on the way with an error saying so,
+// where a plain open would follow it (system grants such as /bin ->
+// usr/bin must). The walk is one openat per component (O_NOFOLLOW), not
+// openat2, which the worker's filter refuses.
+func openGrant(path string, exact bool) (int, error) {
+	if !exact {
+		return unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	}
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path {
+		return -1, fmt.Errorf("%q is not a clean absolute path", path)
+	}
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	for _, name := range strings.Split(path, "/")[1:] {
+		if name == "" {
+			continue // the root itself
+		}
+		next, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			unix.Close(fd)
+			return -1, fmt.Errorf("a symbolic link is now on the way to this path, which had none when the call was decided (a link planted since): %w", unix.ELOOP)
+		}
+	}
+	return fd, nil
 }
 
 // within reports whether p is dir or below it.

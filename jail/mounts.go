@@ -206,7 +206,7 @@ func restoreWrites(spec Spec) error {
 			}
 			return fmt.Errorf("granted path %s: %w", r.Path, err)
 		}
-		c, err := cloneMount(r.Path, writable)
+		c, err := cloneGrant(r.Path, writable, exactIn(r.Path, spec))
 		if err != nil {
 			return err
 		}
@@ -234,11 +234,22 @@ const (
 
 // cloneMount copies the mount tree at path and sets the copy's access.
 func cloneMount(path string, access mountAccess) (clonedMount, error) {
-	fi, err := os.Stat(path)
+	return cloneGrant(path, access, false)
+}
+
+// cloneGrant is cloneMount for a grant's path: exact refuses a symbolic
+// link on the way (see grant.exact), where cloneMount follows it.
+func cloneGrant(path string, access mountAccess, exact bool) (clonedMount, error) {
+	at, err := openGrant(path, exact)
 	if err != nil {
-		return clonedMount{}, err
+		return clonedMount{}, fmt.Errorf("clone mount of %s: %w", path, err)
 	}
-	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	defer unix.Close(at)
+	var st unix.Stat_t
+	if err := unix.Fstat(at, &st); err != nil {
+		return clonedMount{}, fmt.Errorf("clone mount of %s: %w", path, err)
+	}
+	fd, err := unix.OpenTree(at, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
 	if err != nil {
 		return clonedMount{}, fmt.Errorf("clone mount of %s: %w", path, err)
 	}
@@ -255,7 +266,7 @@ func cloneMount(path string, access mountAccess) (clonedMount, error) {
 			return clonedMount{}, fmt.Errorf("set the access of %s: %w", path, err)
 		}
 	}
-	return clonedMount{path: path, fd: fd, dir: fi.IsDir()}, nil
+	return clonedMount{path: path, fd: fd, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, nil
 }
 
 // placeClones attaches each clone at its path, shallowest first so nested
@@ -300,7 +311,7 @@ func privateTmp(spec Spec) error {
 			if r.Access == Write {
 				access = writable
 			}
-			c, err := cloneMount(r.Path, access)
+			c, err := cloneGrant(r.Path, access, exactIn(r.Path, spec))
 			if err != nil {
 				if r.Optional {
 					continue

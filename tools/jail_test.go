@@ -152,6 +152,71 @@ func TestKernelReadFileSymlinkToCanary(t *testing.T) {
 	}
 }
 
+// TestKernelGrantThroughALinkPlantedSince: the policy grants a file
+// tool the path it resolved, links and all followed; if a directory on
+// that path is then replaced by a link (another session's call writes the
+// same workspace), the jail must not move the grant to the link's target.
+// The control: the same Specs read and write while the path is what was
+// decided, and the canary reads where it is granted by its own path.
+func TestKernelGrantThroughALinkPlantedSince(t *testing.T) {
+	e := newKernelEnv(t)
+	const secret = "canary-swapped-grant"
+	canary := e.canary(t, secret)
+	sub := filepath.Join(e.ws, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	put(t, filepath.Join(sub, "secret"), "the workspace's own\n")
+	readSpec := e.spec(t, jail.PathRule{Path: filepath.Join(sub, "secret"), Access: jail.Read})
+	writeSpec := e.spec(t, jail.PathRule{Path: sub, Access: jail.Write})
+	readArgs := map[string]any{"path": "sub/secret"}
+	writeArgs := map[string]any{"path": "sub/new.txt", "content": "planted\n"}
+
+	if r := e.run(t, readSpec, tools.ReadFile, readArgs); r.IsError || !strings.Contains(r.Text, "the workspace's own") {
+		t.Fatalf("control: read_file sub/secret as decided: %+v", r)
+	}
+	if r := e.run(t, writeSpec, tools.WriteFile, writeArgs); r.IsError {
+		t.Fatalf("control: write_file sub/new.txt as decided: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(sub, "new.txt")); err != nil {
+		t.Fatalf("control: write_file did not write: %v", err)
+	}
+	if r := e.run(t, e.spec(t, jail.PathRule{Path: canary, Access: jail.Read}), tools.ReadFile, map[string]any{"path": canary}); !strings.Contains(r.Text, secret) {
+		t.Fatalf("control: the canary granted by its own path did not read: %+v", r)
+	}
+
+	// sub becomes a link to the canary's directory; the Specs stay.
+	if err := os.RemoveAll(sub); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(e.outside, sub); err != nil {
+		t.Fatal(err)
+	}
+	attempt := func(spec jail.Spec, name tools.Name, args any) string {
+		raw, _ := json.Marshal(args)
+		p, refused := tools.NewRegistry().Prepare(toolcall.ModeAuto, string(name), raw)
+		if refused != nil {
+			t.Fatalf("%s refused before the jail: %s", name, refused.Text)
+		}
+		res, err := e.sup.Run(context.Background(), spec, p.Invocation, supervisor.IO{})
+		out, err := tools.FromJail(res, err)
+		if err == nil && !out.IsError {
+			t.Errorf("ESCAPE: %s through the planted link succeeded: %+v", name, out)
+		}
+		b, _ := json.Marshal(out)
+		return string(b) + fmt.Sprint(err)
+	}
+	if got := attempt(readSpec, tools.ReadFile, readArgs); strings.Contains(got, secret) {
+		t.Errorf("ESCAPE: read_file sub/secret read the canary through the link: %s", got)
+	} else if !strings.Contains(got, "symbolic link") {
+		t.Errorf("the refusal does not say a link was planted: %s", got)
+	}
+	attempt(writeSpec, tools.WriteFile, writeArgs)
+	if _, err := os.Lstat(filepath.Join(e.outside, "new.txt")); err == nil {
+		t.Errorf("ESCAPE: write_file sub/new.txt wrote into the link's target %s", e.outside)
+	}
+}
+
 // TestKernelReadFileServedAsInTheWorker: read_file's result through the
 // jail — where commands start without a worker, an init that serves the
 // call itself on a file its restricted clone opened (jail/direct.go) —
