@@ -69,12 +69,7 @@ func (p *Policy) BashProfile(readOnly bool, callTmp string) (Profile, error) {
 		into  *[]string
 	}{{p.Sandbox.Write, true, &prof.Write}, {p.Sandbox.Read, false, &prof.Read}} {
 		for _, given := range g.paths {
-			var planted string
-			r, exists, err := resolvePath(given, p.Places.Workspace, m.Home, func(link string) {
-				if planted == "" && prof.callWritable(link) {
-					planted = link
-				}
-			})
+			r, exists, planted, err := ResolveGrantPath(given, p.Places.Workspace, m.Home, prof.writable())
 			if err != nil {
 				return Profile{}, fmt.Errorf("[sandbox] path %q: %w", given, err)
 			}
@@ -82,8 +77,7 @@ func (p *Policy) BashProfile(readOnly bool, callTmp string) (Profile, error) {
 				return Profile{}, fmt.Errorf("[sandbox] path %q (%s) does not exist; create it or remove it from the config", given, r)
 			}
 			if planted != "" && !prof.callWritable(r) {
-				target, _ := os.Readlink(planted)
-				return Profile{}, fmt.Errorf("[sandbox] path %q leads through the symbolic link %s -> %s, where calls can write, so a call or the repository chooses what it grants; name the directory it should reach (%s) in the config instead", given, planted, target, r)
+				return Profile{}, PlantedLinkError("[sandbox] path", given, planted, r)
 			}
 			c := p.Places.Classify(r)
 			if c == ClassSecret || p.brigOwn(r) || (g.write && c == ClassProtected) {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -47,6 +48,29 @@ const maxLinks = 40
 // missing, the rest is appended lexically and exists is false.
 func ResolvePath(given, dir, home string) (resolved string, exists bool, err error) {
 	return resolvePath(given, dir, home, nil)
+}
+
+// ResolveGrantPath is ResolvePath for a path a configuration grants
+// (a [sandbox] or MCP server path, a PATH entry): it also returns the
+// first symbolic link followed that lies in one of writable, the places
+// calls can write. Such a link is the repository's or an earlier call's to
+// point anywhere, so a grant reached through it must be refused unless
+// the resolved path stays in writable too (PlantedLinkError says why).
+func ResolveGrantPath(given, dir, home string, writable []string) (resolved string, exists bool, planted string, err error) {
+	resolved, exists, err = resolvePath(given, dir, home, func(link string) {
+		if planted == "" && slices.ContainsFunc(writable, func(w string) bool { return within(link, w) }) {
+			planted = link
+		}
+	})
+	return resolved, exists, planted, err
+}
+
+// PlantedLinkError says why a grant reached through planted (see
+// ResolveGrantPath) is refused, and what to write instead; what names the
+// grant ("[sandbox] path", "MCP server x: path").
+func PlantedLinkError(what, given, planted, resolved string) error {
+	target, _ := os.Readlink(planted)
+	return fmt.Errorf("%s %q leads through the symbolic link %s -> %s, where calls can write, so a call or the repository chooses what it grants; name the directory it should reach (%s) in the config instead", what, given, planted, target, resolved)
 }
 
 // resolvePath is ResolvePath, calling onLink with the path of each

@@ -232,18 +232,13 @@ func (p Profile) checkDefault(d string, ix *sensitive.Index) (resolved, why stri
 	// granted write) is the repository's or an earlier call's to choose:
 	// bin -> .. in a repository, with its bin on your PATH (direnv's
 	// PATH_add), would give every call your other projects.
-	var planted []string
-	r, exists, err := resolvePath(filepath.Clean(d), "/", p.Home, func(link string) {
-		if p.callWritable(link) {
-			planted = append(planted, link)
-		}
-	})
+	r, exists, planted, err := ResolveGrantPath(filepath.Clean(d), "/", p.Home, p.writable())
 	if err != nil || !exists {
 		return "", "" // missing: nothing to grant
 	}
-	if len(planted) > 0 {
-		target, _ := os.Readlink(planted[0])
-		return "", fmt.Sprintf("it leads through the symbolic link %s -> %s, in a directory calls can write, so the repository or a call chose where it points", planted[0], target)
+	if planted != "" {
+		target, _ := os.Readlink(planted)
+		return "", fmt.Sprintf("it leads through the symbolic link %s -> %s, in a directory calls can write, so the repository or a call chose where it points", planted, target)
 	}
 	if p.callWritable(r) {
 		return "", "" // the workspace's (or your write grant's) own rule covers it
@@ -269,10 +264,13 @@ func (p Profile) checkDefault(d string, ix *sensitive.Index) (resolved, why stri
 // workspace or one of the extra write grants. A symbolic link there may
 // have been planted by the repository or by an earlier call.
 func (p Profile) callWritable(path string) bool {
-	if within(path, p.Workspace) {
-		return true
-	}
-	return slices.ContainsFunc(p.Write, func(w string) bool { return within(path, w) })
+	return slices.ContainsFunc(p.writable(), func(w string) bool { return within(path, w) })
+}
+
+// writable lists the places a call of this profile may write beyond its
+// private temporary space: the workspace and the extra write grants.
+func (p Profile) writable() []string {
+	return append([]string{p.Workspace}, p.Write...)
 }
 
 // masks lists the secrets inside the granted paths that the call must not

@@ -212,6 +212,10 @@ func TestStdioSpec(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := os.Symlink(home+"/notes", ws+"/notes"); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(home+"/notes/sub", 0o755)
 	loaded, _ := policy.Load(policy.FilesFor(root+"/config", ws))
 	pol, err := policy.New(ws, loaded, policy.ModeAsk, policy.Machine{
 		Home: home, Env: []string{"PATH=/usr/bin", "HOME=" + home, "OPENAI_API_KEY=sk-x", "LANG=C"}, Namespaces: true,
@@ -261,6 +265,11 @@ func TestStdioSpec(t *testing.T) {
 		{Server{Name: "s", Transport: Stdio, Write: []string{".git/hooks"}}, "never granted"},
 		{Server{Name: "s", Transport: Stdio, Read: []string{"missing"}}, "does not exist"},
 		{Server{Name: "s", Transport: Stdio, Dir: home + "/notes"}, "outside the workspace"},
+		// A link in the workspace (a call may re-point it) to a directory
+		// outside: refused, naming the link; the control above grants
+		// ~/notes named as itself.
+		{Server{Name: "s", Transport: Stdio, Read: []string{"notes"}}, "symbolic link " + ws + "/notes -> " + home + "/notes"},
+		{Server{Name: "s", Transport: Stdio, Write: []string{"notes/sub/.."}}, "symbolic link " + ws + "/notes"},
 	} {
 		if _, err := StdioSpec(tc.s, pol, ""); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.s, err, tc.want)

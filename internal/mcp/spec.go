@@ -31,12 +31,23 @@ func StdioSpec(s Server, pol *policy.Policy, tmp string) (jail.Spec, error) {
 		CacheRoot: m.CacheRoot, CallTmp: tmp, BrigDirs: m.BrigDirs,
 	}
 	resolve := func(given string, write bool) (string, error) {
-		r, exists, err := policy.ResolvePath(given, pl.Workspace, m.Home)
+		// Calls write the workspace and the directories added for this
+		// run; the server's own write grants come first (see below).
+		writable := append([]string{pl.Workspace}, prof.Write...)
+		for _, d := range pol.ExtraDirs() {
+			if !d.ReadOnly {
+				writable = append(writable, d.Path)
+			}
+		}
+		r, exists, planted, err := policy.ResolveGrantPath(given, pl.Workspace, m.Home, writable)
 		if err != nil {
 			return "", fmt.Errorf("MCP server %s: path %q: %w", s.Name, given, err)
 		}
 		if !exists {
 			return "", fmt.Errorf("MCP server %s: path %q (%s) does not exist; create it or remove it from the server's config", s.Name, given, r)
+		}
+		if planted != "" && !slices.ContainsFunc(writable, func(w string) bool { return within(r, w) }) {
+			return "", policy.PlantedLinkError("MCP server "+s.Name+": path", given, planted, r)
 		}
 		c := pl.Classify(r)
 		if c == policy.ClassSecret || slices.ContainsFunc(pl.BrigDirs, func(d string) bool { return within(r, d) }) || (write && c == policy.ClassProtected) {
