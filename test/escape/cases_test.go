@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -207,6 +208,35 @@ func traversalCases() []escCase {
 		readVia("proc self root and cwd", `cat /proc/self/root$ESC_ROOT/home/.ssh/id_rsa; cat /proc/self/cwd/../other/secret.txt; cat /proc/thread-self/root$ESC_OTHER/secret.txt`, nil),
 		readVia("symlink made in the jail", `ln -s "$HOME/.ssh/id_rsa" src/k && cat src/k; ln -s "$HOME" src/h && cat src/h/.aws/credentials; ln -s ../../other src/o && cat src/o/secret.txt`, nil),
 		readVia("symlink shipped by the repository", `cat src/key.pem; cat homelink/.aws/credentials; cat docs.txt; python3 -c 'print(open("src/key.pem").read())'`, shipLinks),
+		{family: "traversal", name: "a grant's path swapped for a link after the decision", passes: fsPasses,
+			// The policy grants a file tool the one path it resolved (no
+			// workspace grant beside it); another session's call writing
+			// the same workspace replaces a directory on that path by a
+			// link before this call's jail is set up. The jail opens the
+			// path without following links, so the rule cannot move to
+			// the link's target; the call is refused instead.
+			control: func(t *testing.T, e *env) {
+				e.mkfile("ws/sub/secret.txt", "the workspace's own "+e.canary+"\n", 0o644)
+				res := e.sh(`cat sub/secret.txt`, onlyGrant(filepath.Join(e.ws, "sub/secret.txt")))
+				e.wantIn(res, e.canary, "the granted file, as decided")
+				res = e.sh(`cat "$ESC_OTHER/secret.txt"`, onlyGrant(filepath.Join(e.other, "secret.txt")))
+				e.wantIn(res, e.canary, "the other project's file granted by its own path")
+			},
+			attack: func(t *testing.T, e *env) {
+				e.mkfile("ws/sub/secret.txt", "the workspace's own\n", 0o644)
+				if err := os.RemoveAll(filepath.Join(e.ws, "sub")); err != nil {
+					t.Fatal(err)
+				}
+				mustSymlink(t, e.other, filepath.Join(e.ws, "sub"))
+				res, err := e.call([]string{"/bin/sh", "-c", `cat sub/secret.txt`}, onlyGrant(filepath.Join(e.ws, "sub/secret.txt")))
+				if err != nil {
+					if !strings.Contains(err.Error(), "symbolic link") {
+						t.Errorf("refused, but not for the planted link: %v", err)
+					}
+					return // refused: nothing ran
+				}
+				e.wantNotIn(res, e.canary, "the swapped grant")
+			}},
 		{family: "traversal", name: "hard link into the workspace", passes: fsPasses,
 			// Landlock refuses a link between two different granted
 			// hierarchies (EXDEV: the file could gain rights), even both
@@ -260,6 +290,16 @@ func traversalCases() []escCase {
 				}
 			}},
 	}
+}
+
+// onlyGrant makes a call's grant what the policy compiles for a file tool
+// reading path: read on it (and on the system and probe roots a command
+// needs to start), not the workspace.
+func onlyGrant(path string) opt {
+	return withSpec(func(s *jail.Spec) {
+		s.Paths = slices.DeleteFunc(s.Paths, func(r jail.PathRule) bool { return r.Path == s.Workspace })
+		s.Paths = append(s.Paths, jail.PathRule{Path: path, Access: jail.Read})
+	})
 }
 
 func mustSymlink(t *testing.T, target, link string) {

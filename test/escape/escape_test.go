@@ -12,7 +12,8 @@
 //	            under a --read ~ grant), another project, credential
 //	            environment variables    → the canary appears in stdout/stderr
 //	traversal   .., absolute paths, /proc/self/{root,cwd}, symlinks made in the
-//	            jail or shipped by the repository, hard links, mv/cp of outside
+//	            jail or shipped by the repository, a granted path swapped for a
+//	            link after the decision, hard links, mv/cp of outside
 //	            files                     → canary in the output, or the link /
 //	                                        copy exists in the workspace afterwards
 //	proc        /proc/<pid>/{environ,mem,root,fd} of the supervisor (this test

@@ -489,6 +489,10 @@ func withWorkspace(ws string) opt {
 }
 func withIO(io supervisor.IO) opt { return func(c *callCfg) { c.io = io } }
 
+// withSpec changes the compiled Spec, as a call the policy compiles for a
+// file tool differs from the bash profile.
+func withSpec(f func(*jail.Spec)) opt { return func(c *callCfg) { c.specs = append(c.specs, f) } }
+
 // call runs argv in the jail of this fixture's pass.
 func (e *env) call(argv []string, opts ...opt) (jail.Result, error) {
 	e.t.Helper()
