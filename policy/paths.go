@@ -58,7 +58,7 @@ func ResolvePath(given, dir, home string) (resolved string, exists bool, err err
 // the resolved path stays in writable too (PlantedLinkError says why).
 func ResolveGrantPath(given, dir, home string, writable []string) (resolved string, exists bool, planted string, err error) {
 	resolved, exists, err = resolvePath(given, dir, home, func(link string) {
-		if planted == "" && slices.ContainsFunc(writable, func(w string) bool { return within(link, w) }) {
+		if planted == "" && slices.ContainsFunc(writable, func(w string) bool { return w != "" && within(link, w) }) {
 			planted = link
 		}
 	})

@@ -270,7 +270,11 @@ func (p Profile) callWritable(path string) bool {
 // writable lists the places a call of this profile may write beyond its
 // private temporary space: the workspace and the extra write grants.
 func (p Profile) writable() []string {
-	return append([]string{p.Workspace}, p.Write...)
+	w := slices.Clone(p.Write)
+	if p.Workspace != "" {
+		w = append(w, p.Workspace)
+	}
+	return slices.DeleteFunc(w, func(d string) bool { return d == "" })
 }
 
 // masks lists the secrets inside the granted paths that the call must not
