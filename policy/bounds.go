@@ -13,6 +13,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -79,6 +80,9 @@ const (
 type ExtraDir struct {
 	Path     string `json:"path"`
 	ReadOnly bool   `json:"read_only,omitempty"`
+	// links are the symbolic links ParseAddDir followed to reach Path
+	// (checkExtra refuses one in the workspace: the repository's choice).
+	links []string
 }
 
 func (d ExtraDir) String() string {
@@ -101,14 +105,15 @@ func ParseAddDir(value, cwd, home string) (ExtraDir, error) {
 	if path == "" {
 		return ExtraDir{}, fmt.Errorf("--add-dir %q: no path (write --add-dir PATH, or PATH:ro to read only)", value)
 	}
-	resolved, exists, err := ResolvePath(path, cwd, home)
+	var links []string
+	resolved, exists, err := resolvePath(path, cwd, home, func(link string) { links = append(links, link) })
 	if err != nil {
 		return ExtraDir{}, fmt.Errorf("--add-dir %s: %w", value, err)
 	}
 	if !exists {
 		return ExtraDir{}, fmt.Errorf("--add-dir %s: %s does not exist (create it first)", value, resolved)
 	}
-	return ExtraDir{Path: resolved, ReadOnly: ro}, nil
+	return ExtraDir{Path: resolved, ReadOnly: ro, links: links}, nil
 }
 
 // AddDirs adds directories to the jail profile of this run: paths under a
@@ -147,6 +152,12 @@ func (p *Policy) checkExtra(d ExtraDir) error {
 		return fmt.Errorf("--add-dir %s: it is inside the workspace %s, which every call reaches already", d, p.Places.Workspace)
 	case home != "" && within(home, d.Path):
 		return fmt.Errorf("--add-dir %s: it holds your home directory %s, with your keys and shell startup files; add the directory the task needs", d, home)
+	}
+	for _, l := range d.links {
+		if within(l, p.Places.Workspace) {
+			target, _ := os.Readlink(l)
+			return fmt.Errorf("--add-dir %s: the path you gave leads there through the symbolic link %s -> %s in the workspace, which the repository or a call chose; if you mean that directory, name it: --add-dir %s", d, l, target, d)
+		}
 	}
 	use := "a rule such as Read(" + d.Path + "/**) in your own config"
 	if !d.ReadOnly {

@@ -383,6 +383,22 @@ func TestAddDirs(t *testing.T) {
 	if err := p.AddDirs(ExtraDir{Path: f.pathDir, ReadOnly: true}); err != nil {
 		t.Errorf("a PATH directory read-only: %v", err)
 	}
+	// A path given through a link in the workspace (the repository's
+	// choice of target) is refused, naming the link; the same directory
+	// named as itself is accepted (the control, below).
+	if err := os.Symlink(f.home+"/notes", f.ws+"/notes-link"); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ParseAddDir("notes-link", f.ws, f.home)
+	if err != nil || d.Path != f.home+"/notes" {
+		t.Fatalf("ParseAddDir through a link: %+v %v", d, err)
+	}
+	if err := p.AddDirs(d); err == nil || !strings.Contains(err.Error(), "symbolic link "+f.ws+"/notes-link") || !strings.Contains(err.Error(), "--add-dir "+f.home+"/notes") {
+		t.Errorf("--add-dir through a link in the workspace: %v; want it refused, naming the link and the directory to name", err)
+	}
+	if d, err := ParseAddDir(f.home+"/notes", f.ws, f.home); err != nil || p.AddDirs(d) != nil {
+		t.Fatalf("control: --add-dir of the directory itself: %v", err)
+	}
 	if err := p.AddDirs(ExtraDir{Path: f.root + "/out/deep", ReadOnly: true}, ExtraDir{Path: f.home + "/notes"}); err != nil {
 		t.Fatal(err)
 	}
