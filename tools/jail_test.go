@@ -96,17 +96,23 @@ func (e kenv) spec(t *testing.T, rules ...jail.PathRule) jail.Spec {
 // policy check runs.
 func (e kenv) run(t *testing.T, spec jail.Spec, name tools.Name, args any) tools.Result {
 	t.Helper()
+	out, err := e.try(t, spec, name, args)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out
+}
+
+// try is run for a call the jail may refuse: its error is returned.
+func (e kenv) try(t *testing.T, spec jail.Spec, name tools.Name, args any) (tools.Result, error) {
+	t.Helper()
 	raw, _ := json.Marshal(args)
 	p, refused := tools.NewRegistry().Prepare(toolcall.ModeAuto, string(name), raw)
 	if refused != nil {
 		t.Fatalf("%s refused before the jail: %s", name, refused.Text)
 	}
 	res, err := e.sup.Run(context.Background(), spec, p.Invocation, supervisor.IO{})
-	out, err := tools.FromJail(res, err)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return out
+	return tools.FromJail(res, err)
 }
 
 // canary writes secret into a file outside every grant and returns its
@@ -193,13 +199,7 @@ func TestKernelGrantThroughALinkPlantedSince(t *testing.T) {
 		t.Fatal(err)
 	}
 	attempt := func(spec jail.Spec, name tools.Name, args any) string {
-		raw, _ := json.Marshal(args)
-		p, refused := tools.NewRegistry().Prepare(toolcall.ModeAuto, string(name), raw)
-		if refused != nil {
-			t.Fatalf("%s refused before the jail: %s", name, refused.Text)
-		}
-		res, err := e.sup.Run(context.Background(), spec, p.Invocation, supervisor.IO{})
-		out, err := tools.FromJail(res, err)
+		out, err := e.try(t, spec, name, args)
 		if err == nil && !out.IsError {
 			t.Errorf("ESCAPE: %s through the planted link succeeded: %+v", name, out)
 		}
