@@ -236,12 +236,12 @@ func (p Profile) checkDefault(d string, ix *sensitive.Index) (resolved, why stri
 	if err != nil || !exists {
 		return "", "" // missing: nothing to grant
 	}
+	if p.callWritable(r) {
+		return "", "" // the workspace's (or your write grant's) own rule covers it
+	}
 	if planted != "" {
 		target, _ := os.Readlink(planted)
 		return "", fmt.Sprintf("it leads through the symbolic link %s -> %s, in a directory calls can write, so the repository or a call chose where it points", planted, target)
-	}
-	if p.callWritable(r) {
-		return "", "" // the workspace's (or your write grant's) own rule covers it
 	}
 	switch {
 	case r == "/":

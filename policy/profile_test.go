@@ -299,12 +299,12 @@ func TestPathEntriesThroughPlantedLinks(t *testing.T) {
 		}
 	}
 	links := map[string]string{
-		filepath.Join(p.Workspace, "bin"):    "..",                                     // the workspace's parent
-		filepath.Join(p.Workspace, "vendor"): other,                                    // another project, absolute
-		filepath.Join(added, "bin"):          other,                                    // in a write grant
-		filepath.Join(root, "optlink"):       filepath.Join(root, "opt"),               // outside: yours
-		filepath.Join(root, "wslink"):        filepath.Join(p.Workspace, "vendor"),     // yours, then the workspace's
-		filepath.Join(p.Workspace, "deep"):   filepath.Join(p.Workspace, "tools", "."), // inside, to inside
+		filepath.Join(p.Workspace, "bin"):    "..",                                 // the workspace's parent
+		filepath.Join(p.Workspace, "vendor"): other,                                // another project, absolute
+		filepath.Join(added, "bin"):          other,                                // in a write grant
+		filepath.Join(root, "optlink"):       filepath.Join(root, "opt"),           // outside: yours
+		filepath.Join(root, "wslink"):        filepath.Join(p.Workspace, "vendor"), // yours, then the workspace's
+		filepath.Join(p.Workspace, "deep"):   filepath.Join(p.Workspace, "tools"),  // inside, to inside
 	}
 	for l, target := range links {
 		if err := os.Symlink(target, l); err != nil {
@@ -313,8 +313,9 @@ func TestPathEntriesThroughPlantedLinks(t *testing.T) {
 	}
 	p.Write = []string{added}
 	refused := []string{filepath.Join(p.Workspace, "bin"), filepath.Join(p.Workspace, "vendor", "x", ".."),
-		filepath.Join(added, "bin"), filepath.Join(root, "wslink"), filepath.Join(p.Workspace, "deep")}
-	p.ParentEnv = []string{"PATH=" + strings.Join(append(refused, plain, filepath.Join(root, "optlink", "bin")), ":"),
+		filepath.Join(added, "bin"), filepath.Join(root, "wslink")}
+	deep := filepath.Join(p.Workspace, "deep")
+	p.ParentEnv = []string{"PATH=" + strings.Join(append(refused, plain, deep, filepath.Join(root, "optlink", "bin")), ":"),
 		"GOMODCACHE=" + filepath.Join(p.Workspace, "bin", "otherproj")}
 	s, err := p.Spec()
 	if err != nil {
@@ -334,6 +335,9 @@ func TestPathEntriesThroughPlantedLinks(t *testing.T) {
 	if _, ok := rule(s, plain); ok {
 		t.Errorf("a PATH entry inside the workspace got a rule of its own: %+v", s.Paths)
 	}
+	if _, ok := rule(s, filepath.Join(p.Workspace, "tools")); ok {
+		t.Errorf("a PATH entry through a link that stays in the workspace got a rule of its own: %+v", s.Paths)
+	}
 	_, ref := p.defaults(sensitive.NewIndex(p.Home))
 	why := map[string]string{}
 	for _, r := range ref {
@@ -343,6 +347,9 @@ func TestPathEntriesThroughPlantedLinks(t *testing.T) {
 		if !strings.Contains(why[d], "symbolic link") {
 			t.Errorf("%s: refused for %q; want the planted link named", d, why[d])
 		}
+	}
+	if w, ok := why[deep]; ok {
+		t.Errorf("%s, a link from the workspace into it, was refused: %s", deep, w)
 	}
 }
 
