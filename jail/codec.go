@@ -69,6 +69,7 @@ func encodeStart(m startMsg) ([]byte, error) {
 		e.string(r.Path)
 		e.string(string(r.Access))
 		e.bool(r.Optional)
+		e.bool(r.Exact)
 	}
 	e.strings(s.Protected)
 	e.strings(s.Hidden)
@@ -113,10 +114,10 @@ func decodeStart(b []byte) (*startMsg, error) {
 	s := &m.Spec
 	s.Workspace = d.string()
 	s.Dir = d.string()
-	if n := d.count(3); n > 0 {
+	if n := d.count(4); n > 0 {
 		s.Paths = make([]PathRule, n)
 		for i := range s.Paths {
-			s.Paths[i] = PathRule{Path: d.string(), Access: Access(d.string()), Optional: d.bool()}
+			s.Paths[i] = PathRule{Path: d.string(), Access: Access(d.string()), Optional: d.bool(), Exact: d.bool()}
 		}
 	}
 	s.Protected = d.strings()

@@ -292,10 +292,11 @@ func enforce(attr ll.RulesetAttr, grants []grant, abi int) error {
 type grant struct {
 	path   string
 	access landlock.AccessFSSet
-	// exact: the path lies in the workspace, where calls write and so
-	// can plant links; the supervisor resolved every link of it before
-	// deciding, so one found now was put there since, and the rule is
-	// refused rather than moved to wherever the link points.
+	// exact: the rule is exact (PathRule.Exact) or lies in the
+	// workspace, where calls write and so can plant links; the policy
+	// resolved every link of it before deciding, so one found now was put
+	// there since, and the rule is refused rather than moved to wherever
+	// the link points.
 	exact bool
 }
 
@@ -356,7 +357,7 @@ func composeGrants(spec Spec, carve carving) ([]grant, error) {
 			return nil, err
 		}
 		for i := range gs {
-			gs[i].exact = exactIn(gs[i].path, spec)
+			gs[i].exact = r.Exact || exactIn(gs[i].path, spec)
 		}
 		out = append(out, gs...)
 	}
@@ -431,7 +432,8 @@ func splitGrant(path string, fi os.FileInfo, acc landlock.AccessFSSet, carved ma
 }
 
 // exactIn reports whether a grant of path must be opened without
-// following links: it lies in the Spec's workspace (see grant.exact).
+// following links whatever its rule says: it lies in the Spec's
+// workspace (see grant.exact and PathRule.Exact).
 func exactIn(path string, spec Spec) bool {
 	return spec.Workspace != "" && within(path, spec.Workspace)
 }

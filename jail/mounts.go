@@ -206,7 +206,7 @@ func restoreWrites(spec Spec) error {
 			}
 			return fmt.Errorf("granted path %s: %w", r.Path, err)
 		}
-		c, err := cloneGrant(r.Path, writable, exactIn(r.Path, spec))
+		c, err := cloneGrant(r.Path, writable, r.Exact || exactIn(r.Path, spec))
 		if err != nil {
 			return err
 		}
@@ -311,7 +311,7 @@ func privateTmp(spec Spec) error {
 			if r.Access == Write {
 				access = writable
 			}
-			c, err := cloneGrant(r.Path, access, exactIn(r.Path, spec))
+			c, err := cloneGrant(r.Path, access, r.Exact || exactIn(r.Path, spec))
 			if err != nil {
 				if r.Optional {
 					continue

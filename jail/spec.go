@@ -46,6 +46,14 @@ type PathRule struct {
 	// toolchain roots that only some machines have). A missing required
 	// path is an error.
 	Optional bool `json:"optional,omitempty"`
+	// Exact rules name a path whose every link the policy resolved when
+	// it decided: the jail opens it without following any, so a link
+	// planted on the way since (by a call of another session writing the
+	// same place) fails the call instead of moving the grant to its
+	// target. Every grant but the default's system and toolchain paths,
+	// which are links on many machines (/bin -> usr/bin). A path inside
+	// the workspace is opened so whatever this says.
+	Exact bool `json:"exact,omitempty"`
 }
 
 // Limits bound one call. Zero means "no limit" (the kernel's or the

@@ -171,10 +171,10 @@ func (p *Policy) fileSpec(v Verdict) (jail.Spec, error) {
 				return jail.Spec{}, fmt.Errorf("cannot grant writing %s: its directory %s does not exist outside the workspace; create it first", pv.Given, dir)
 			}
 			writes = append(writes, dir)
-			paths = append(paths, jail.PathRule{Path: dir, Access: jail.Write})
+			paths = append(paths, jail.PathRule{Path: dir, Access: jail.Write, Exact: true})
 			continue
 		}
-		paths = append(paths, jail.PathRule{Path: pv.Resolved, Access: jail.Read, Optional: true})
+		paths = append(paths, jail.PathRule{Path: pv.Resolved, Access: jail.Read, Optional: true, Exact: true})
 	}
 	if v.Call.Programs {
 		for _, d := range []string{"/usr", "/bin", "/lib", "/lib64"} {

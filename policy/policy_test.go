@@ -116,8 +116,8 @@ func TestCompileFileTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(spec.Paths) != 1 || spec.Paths[0] != (jail.PathRule{Path: ws + "/src/a.go", Access: jail.Read, Optional: true}) {
-		t.Fatalf("read_file a.go must get read on a.go only: %+v", spec.Paths)
+	if len(spec.Paths) != 1 || spec.Paths[0] != (jail.PathRule{Path: ws + "/src/a.go", Access: jail.Read, Optional: true, Exact: true}) {
+		t.Fatalf("read_file a.go must get read on a.go only, opened without following links: %+v", spec.Paths)
 	}
 	if spec.Network || slices.ContainsFunc(spec.Env, func(kv string) bool { return strings.Contains(kv, "sk-secret") }) {
 		t.Fatalf("no network, no credentials: %+v", spec)

@@ -432,6 +432,11 @@ func (p Profile) Spec() (jail.Spec, error) {
 		}
 		add(r, jail.Exec, false)
 	}
+	// The extra grants were resolved (their callers' ResolvePath), so
+	// the jail opens them without following links (jail.PathRule.Exact).
+	for i := range paths {
+		paths[i].Exact = slices.Contains(p.Write, paths[i].Path) || slices.Contains(p.Read, paths[i].Path)
+	}
 
 	// Private temporary space and toolchain caches.
 	additions := []string{"PIP_CONFIG_FILE=/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK=1"}

@@ -529,6 +529,33 @@ func TestProfileSecretsIndex(t *testing.T) {
 	}
 }
 
+// TestExtraGrantsAreExact: the grants the policy resolved — the
+// workspace, extra read and write paths — are opened by the jail without
+// following links (jail.PathRule.Exact); the default grant's system and
+// toolchain paths, links on many machines, are not.
+func TestExtraGrantsAreExact(t *testing.T) {
+	p := testProfile(t)
+	extra := filepath.Join(filepath.Dir(p.Workspace), "extra")
+	if err := os.MkdirAll(extra+"/w", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.Read, p.Write = []string{extra}, []string{extra + "/w"}
+	s, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{extra, extra + "/w"} {
+		if r, ok := rule(s, want); !ok || !r.Exact {
+			t.Errorf("the extra grant %s is not exact: %+v %v", want, r, ok)
+		}
+	}
+	for _, sys := range []string{"/usr", "/bin", "/etc"} {
+		if r, ok := rule(s, sys); ok && r.Exact {
+			t.Errorf("the default grant %s is exact (it may be a link): %+v", sys, r)
+		}
+	}
+}
+
 // TestSandboxPathsThroughPlantedLinks: a [sandbox] read or write path
 // reached through a symbolic link in the workspace is refused with an
 // error naming the link (a call can re-point it before the next call, and

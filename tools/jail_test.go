@@ -163,7 +163,8 @@ func TestKernelReadFileSymlinkToCanary(t *testing.T) {
 // that path is then replaced by a link (another session's call writes the
 // same workspace), the jail must not move the grant to the link's target.
 // The control: the same Specs read and write while the path is what was
-// decided, and the canary reads where it is granted by its own path.
+// decided, and the canary reads where it is granted by its own path. The
+// same for an exact rule outside the workspace (an added directory).
 func TestKernelGrantThroughALinkPlantedSince(t *testing.T) {
 	e := newKernelEnv(t)
 	const secret = "canary-swapped-grant"
@@ -214,6 +215,34 @@ func TestKernelGrantThroughALinkPlantedSince(t *testing.T) {
 	attempt(writeSpec, tools.WriteFile, writeArgs)
 	if _, err := os.Lstat(filepath.Join(e.outside, "new.txt")); err == nil {
 		t.Errorf("ESCAPE: write_file sub/new.txt wrote into the link's target %s", e.outside)
+	}
+
+	// The same outside the workspace, in a directory added for the run
+	// (another session may have it added read-write too): the policy
+	// marks the rule exact.
+	added, err := os.MkdirTemp("/var/tmp", "brig-tools-added-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(added) })
+	addedSub := filepath.Join(added, "sub")
+	if err := os.Mkdir(addedSub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	put(t, filepath.Join(addedSub, "secret"), "the added directory's own\n")
+	addedSpec := e.spec(t, jail.PathRule{Path: filepath.Join(addedSub, "secret"), Access: jail.Read, Exact: true})
+	addedArgs := map[string]any{"path": filepath.Join(addedSub, "secret")}
+	if r := e.run(t, addedSpec, tools.ReadFile, addedArgs); r.IsError || !strings.Contains(r.Text, "the added directory's own") {
+		t.Fatalf("control: read_file in the added directory as decided: %+v", r)
+	}
+	if err := os.RemoveAll(addedSub); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(e.outside, addedSub); err != nil {
+		t.Fatal(err)
+	}
+	if got := attempt(addedSpec, tools.ReadFile, addedArgs); strings.Contains(got, secret) {
+		t.Errorf("ESCAPE: read_file in the added directory read the canary through the link: %s", got)
 	}
 }
 
