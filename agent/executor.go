@@ -44,6 +44,9 @@ var _ modelPacer = (*supervisor.Supervisor)(nil)
 // modelAsked tells the Runner, if it wants to know, that a request to the
 // model is leaving.
 func (e *Executor) modelAsked() {
+	// The model's answer is a round trip away: the shell analysis' tables
+	// are built now, beside it, rather than by the first call's decision.
+	e.prepared.Do(func() { go policy.Prepare() })
 	if p, ok := e.Runner.(modelPacer); ok {
 		p.ModelAsked()
 	}
@@ -152,6 +155,9 @@ type Executor struct {
 	Audit *auditlog.Log
 	// Session names the session in checkpoints and audit records.
 	Session string
+
+	// prepared starts building the policy's tables once (modelAsked).
+	prepared sync.Once
 
 	mu   sync.Mutex
 	plan tools.Plan

@@ -30,12 +30,12 @@ func before(c Command, n int) Command {
 }
 
 // findArgs are find's expression words that take one argument.
-var findArgs = names(`-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname -type -xtype -size
+var findArgs = wordSet(`-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname -type -xtype -size
 	-mtime -mmin -atime -amin -ctime -cmin -newer -anewer -cnewer -perm -user -group -uid -gid -links -inum -samefile
 	-fstype -used -maxdepth -mindepth -regextype -printf -context -files0-from`)
 
 // findFlags are find's expression words that take none.
-var findFlags = names(`-empty -executable -readable -writable -nouser -nogroup -true -false -print -print0 -ls -prune
+var findFlags = wordSet(`-empty -executable -readable -writable -nouser -nogroup -true -false -print -print0 -ls -prune
 	-quit -depth -d -mount -xdev -follow -noleaf -daystart -ignore_readdir_race -noignore_readdir_race -warn -nowarn
 	-not -a -and -o -or , ( ) !`)
 
@@ -59,10 +59,10 @@ func findAllowed(c Command) bool {
 	for ; i < len(c.Words); i++ {
 		w := c.Words[i]
 		switch {
-		case c.Dynamic[i] || c.Glob[i] && !findArgs[c.Words[i-1]]:
+		case c.Dynamic[i] || c.Glob[i] && !findArgs()[c.Words[i-1]]:
 			return false
-		case findFlags[w]:
-		case findArgs[w] || strings.HasPrefix(w, "-newer") && len(w) == 8:
+		case findFlags()[w]:
+		case findArgs()[w] || strings.HasPrefix(w, "-newer") && len(w) == 8:
 			i++
 		case w == "-exec" || w == "-execdir":
 			j := i + 1
@@ -85,7 +85,7 @@ func wrapperAllowed(c Command) bool {
 		return false
 	}
 	switch {
-	case shells[n]:
+	case shells()[n]:
 		return shellOptsOK(c)
 	case n == "git":
 		i := gitSub(c)
@@ -102,7 +102,7 @@ func wrapperAllowed(c Command) bool {
 	case n == "bundle":
 		return len(c.Words) > 2 && c.Words[1] == "exec" && !strings.HasPrefix(c.Words[2], "-")
 	}
-	s, ok := wrapperSpecs[n]
+	s, ok := wrapperSpecs()[n]
 	return ok && s.accepts(c, 1)
 }
 
@@ -117,7 +117,7 @@ func gitReadOnly(c Command) bool {
 		return false
 	}
 	sub := c.Words[i]
-	s, ok := gitSubSpecs[sub]
+	s, ok := gitSubSpecs()[sub]
 	if !ok {
 		return false
 	}
@@ -161,7 +161,7 @@ func goAllowed(c Command) bool {
 			return false
 		}
 		sub, from := c.Words[1], 2
-		s, ok := goSubSpecs[sub]
+		s, ok := goSubSpecs()[sub]
 		if !ok {
 			return false
 		}
@@ -223,7 +223,7 @@ func cargoAllowed(c Command) bool {
 		return len(c.Words) == i+1
 	}
 	sub := c.Words[i]
-	s, ok := cargoSubSpecs[sub]
+	s, ok := cargoSubSpecs()[sub]
 	if !ok || c.Dynamic[i] {
 		return false
 	}
@@ -291,7 +291,7 @@ func nodeAllowed(c Command) bool {
 // mocha with only the options listed for them.
 func jsToolAllowed(c Command) bool {
 	n := baseName(c.Words[0])
-	s, ok := nodeToolSpecs[n]
+	s, ok := nodeToolSpecs()[n]
 	if !ok || writes(c) || !s.accepts(c, 1) {
 		return false
 	}
@@ -300,7 +300,7 @@ func jsToolAllowed(c Command) bool {
 		return hasWord(c, "--noEmit")
 	case "eslint":
 		v, given := optValue(c, "--format")
-		return !given || eslintFormats[v]
+		return !given || eslintFormats()[v]
 	case "prettier":
 		return hasWord(c, "--check", "-c", "--list-different", "-l")
 	}
@@ -361,7 +361,7 @@ func pythonAllowed(c Command) bool {
 	case "pip", "pip3":
 		return pyToolAllowed("pip", c)
 	case "ruff":
-		ops, bad := pythonToolSpecs["ruff"].scan(c, 1)
+		ops, bad := pythonToolSpecs()["ruff"].scan(c, 1)
 		if bad != "" || len(ops) == 0 {
 			return false
 		}
@@ -373,14 +373,14 @@ func pythonAllowed(c Command) bool {
 		}
 		return false
 	case "black", "isort":
-		return pythonToolSpecs[n].accepts(c, 1) && hasWord(c, "--check", "--diff", "--check-only", "-c")
+		return pythonToolSpecs()[n].accepts(c, 1) && hasWord(c, "--check", "--diff", "--check-only", "-c")
 	}
 	return false
 }
 
 // pyToolAllowed checks one Python tool's options (c.Words[0] is the tool).
 func pyToolAllowed(tool string, c Command) bool {
-	s := pythonToolSpecs[tool]
+	s := pythonToolSpecs()[tool]
 	ops, bad := s.scan(c, 1)
 	if bad != "" {
 		return false
@@ -429,7 +429,7 @@ func makeAllowed(c Command) bool {
 			if !makeAssignOK(w) {
 				return false
 			}
-		case !makeTargets[w]:
+		case !makeTargets()[w]:
 			return false
 		}
 	}

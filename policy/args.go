@@ -8,6 +8,7 @@ package policy
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // argMode is how a tool's operands relate to files.
@@ -34,14 +35,13 @@ type toolSpec struct {
 
 func flags(s string) []string { return strings.Fields(s) }
 
-// tools is sized for the names init gives it (113), so it never grows
-// while brig starts.
-var tools = make(map[string]toolSpec, 128)
-
-func init() {
+// tools is built at its first use (wordSet says why), sized for the
+// names it gets (113) so that it never grows.
+var tools = sync.OnceValue(func() map[string]toolSpec {
+	m := make(map[string]toolSpec, 128)
 	set := func(names string, spec toolSpec) {
 		for _, n := range strings.Fields(names) {
-			tools[n] = spec
+			m[n] = spec
 		}
 	}
 	set("rm rmdir unlink shred touch mkdir truncate mkfifo mknod", toolSpec{mode: opWrite, values: flags("-s -r -m --size --reference")})
@@ -74,7 +74,8 @@ func init() {
 	set("tar", toolSpec{values: flags("-f -C -T -X --file --directory --files-from --exclude-from")})
 	set("git", toolSpec{values: flags("-m -F -C -c -b -B -n --message --file --author --date --format --pretty -o --output"), writes: flags("-o --output"), reads: flags("-F --file")})
 	set("dd", toolSpec{mode: opNone})
-}
+	return m
+})
 
 // devices are redirection targets that are not files.
 func isDevice(p string) bool {
@@ -130,7 +131,7 @@ func argPaths(c Command) []PathArg {
 	case c.Wrapper:
 		return out // the wrapped command reports its own
 	}
-	spec := tools[name]
+	spec := tools()[name]
 	var ops []int // indexes of operands
 	patternGiven := false
 	for i := 1; i < len(c.Words); i++ {
@@ -177,7 +178,7 @@ func argPaths(c Command) []PathArg {
 		return out
 	}
 	mode := spec.mode
-	if subcommandTools[name] && len(ops) > 0 {
+	if subcommandTools()[name] && len(ops) > 0 {
 		ops = ops[1:] // git log, go test: the subcommand is not a file
 	}
 	if mode == opPattern && !patternGiven && len(ops) > 0 {

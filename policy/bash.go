@@ -183,18 +183,18 @@ func verb(t Tier) string {
 // prefix rule: interpreters and wrappers run whatever follows (sed and awk
 // included: GNU sed's e command and awk's system() run shell commands),
 // and these others change or remove whatever they are pointed at.
-var noPrefix = names(`sh bash dash zsh ksh mksh ash fish env sudo su doas pkexec runuser xargs eval exec
+var noPrefix = wordSet(`sh bash dash zsh ksh mksh ash fish env sudo su doas pkexec runuser xargs eval exec
 	command builtin nohup timeout nice ionice stdbuf time setsid flock watch busybox find trap source .
 	node deno bun perl ruby php lua npx pnpx bunx uvx pipx sed gsed awk gawk mawk nawk busybox
 	rm rmdir mv cp dd chmod chown chgrp ln shred truncate kill pkill killall curl wget ssh scp rsync tee`)
 
 // subcommandTools take a subcommand as their second word; the prefix
 // rule for them names it.
-var subcommandTools = names(`go cargo npm pnpm yarn bun pip pip3 uv poetry git gh docker podman kubectl
+var subcommandTools = wordSet(`go cargo npm pnpm yarn bun pip pip3 uv poetry git gh docker podman kubectl
 	rustup dotnet mvn gradle bundle gem composer terraform helm make`)
 
 // riskyGit are git subcommands that are only ever saved exactly.
-var riskyGit = names("push config remote reset clean filter-branch filter-repo send-email checkout restore stash branch tag rebase")
+var riskyGit = wordSet("push config remote reset clean filter-branch filter-repo send-email checkout restore stash branch tag rebase")
 
 // SuggestRule returns the rule to save when the user answers "always
 // allow" for c: a prefix rule (prefix true) where one is safe, else the
@@ -221,14 +221,14 @@ func SuggestRule(c Command) (rule string, prefix bool) {
 func prefixRule(c Command, n int) (string, bool) {
 	name := c.Words[0]
 	base := baseName(name)
-	if noPrefix[base] || pythonName().MatchString(base) || strings.Contains(name, "/") {
+	if noPrefix()[base] || pythonName().MatchString(base) || strings.Contains(name, "/") {
 		if n == len(c.Words) {
 			return exactRule(c.Words)
 		}
 		return "", false
 	}
 	words := 1
-	if subcommandTools[base] {
+	if subcommandTools()[base] {
 		words = 2
 		if len(c.Words) < 2 || strings.HasPrefix(c.Words[1], "-") {
 			if n == len(c.Words) {
@@ -236,7 +236,7 @@ func prefixRule(c Command, n int) (string, bool) {
 			}
 			return "", false
 		}
-		if base == "git" && riskyGit[c.Words[1]] {
+		if base == "git" && riskyGit()[c.Words[1]] {
 			if n == len(c.Words) {
 				return exactRule(c.Words)
 			}

@@ -8,6 +8,7 @@ package policy
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"brig/internal/lazyre"
 )
@@ -82,6 +83,39 @@ func denyName(c Command) string {
 		return ""
 	}
 	return baseName(c.Words[0])
+}
+
+// wordSet is names(s) built at its first use. The shell analysis' tables
+// are package variables, and Go initialises every package a program links
+// before main: built there, they cost every brig process — `brig --help`,
+// `brig sandbox`, the TUI before its first call — some eighty page faults
+// (each a trap to the hypervisor on a virtual machine) and about 2 ms on
+// the test VM, for tables only a call's decision reads (README, Testing).
+func wordSet(s string) func() map[string]bool {
+	return sync.OnceValue(func() map[string]bool { return names(s) })
+}
+
+// Prepare builds the tables the shell analysis looks commands up in,
+// which the first decision that needs them would build otherwise (wordSet
+// says why brig's start does not). The agent calls it while its first
+// request to the model is out, so that a session's first call does not
+// wait for them; calling it again, or beside a decision, is harmless.
+func Prepare() {
+	for _, set := range []func() map[string]bool{findArgs, findFlags, noPrefix, subcommandTools, riskyGit,
+		systemDirs, devOK, downloaders, interpreters, makeTargets, readOnlyTools, infoCommands, safeEnv,
+		eslintFormats, riskyEnv, shells} {
+		set()
+	}
+	for _, specs := range []func() map[string]optSpec{readOnlySpecs, goSubSpecs, cargoSubSpecs, nodeToolSpecs,
+		pythonToolSpecs, gitSubSpecs, wrapperSpecs} {
+		specs()
+	}
+	gitLog()
+	gitDiff()
+	tools()
+	execOptions()
+	wrapperOpts()
+	netPresets()
 }
 
 func names(s string) map[string]bool {
@@ -166,7 +200,7 @@ func isGit(c Command, name func(Command) string, subs ...string) (int, bool) {
 
 // systemDirs are the top-level directories whose removal breaks the
 // machine or the user's account.
-var systemDirs = names("bin boot dev etc home lib lib32 lib64 libx32 media mnt opt proc root run sbin srv sys tmp usr var snap nix")
+var systemDirs = wordSet("bin boot dev etc home lib lib32 lib64 libx32 media mnt opt proc root run sbin srv sys tmp usr var snap nix")
 
 var pythonName = lazyre.New(`^python[0-9.]*$`)
 
@@ -204,7 +238,7 @@ func rootLike(t string, dynamic bool, c Command, dot bool) bool {
 		return rest == "/" || strings.HasPrefix(rest, "/..")
 	case strings.HasPrefix(t, "/"):
 		p := pathClean(t)
-		return p == "/" || strings.Count(p, "/") == 1 && systemDirs[p[1:]]
+		return p == "/" || strings.Count(p, "/") == 1 && systemDirs()[p[1:]]
 	}
 	p := pathClean(t)
 	if p == "." {
@@ -217,11 +251,11 @@ func isHomeVar(t string) bool {
 	return t == "$HOME" || t == "${HOME}" || t == "~"
 }
 
-var devOK = names("/dev/null /dev/zero /dev/stdout /dev/stderr /dev/tty /dev/random /dev/urandom")
+var devOK = wordSet("/dev/null /dev/zero /dev/stdout /dev/stderr /dev/tty /dev/random /dev/urandom")
 
 // rawDevice reports whether p is a disk or memory device.
 func rawDevice(p string) bool {
-	if !strings.HasPrefix(p, "/dev/") || devOK[p] || strings.HasPrefix(p, "/dev/fd/") {
+	if !strings.HasPrefix(p, "/dev/") || devOK()[p] || strings.HasPrefix(p, "/dev/fd/") {
 		return false
 	}
 	for _, pre := range []string{"sd", "hd", "vd", "xvd", "nvme", "mmcblk", "loop", "dm-", "md", "mem", "kmem", "port", "disk/", "mapper/"} {
@@ -232,16 +266,16 @@ func rawDevice(p string) bool {
 	return false
 }
 
-var downloaders = names("curl wget fetch aria2c nc ncat netcat socat http https xh lynx")
+var downloaders = wordSet("curl wget fetch aria2c nc ncat netcat socat http https xh lynx")
 
 // interpreters run a program they are given.
-var interpreters = names("sh bash dash zsh ksh mksh ash python python2 python3 perl ruby node php lua deno bun")
+var interpreters = wordSet("sh bash dash zsh ksh mksh ash python python2 python3 perl ruby node php lua deno bun")
 
 // readsProgramFromInput reports whether an interpreter takes its program
 // from stdin or from a substitution rather than from a file or a literal.
 func readsProgramFromInput(c Command) bool {
 	name := denyName(c)
-	if !interpreters[strings.TrimRight(name, "0123456789.")] && !interpreters[name] {
+	if !interpreters()[strings.TrimRight(name, "0123456789.")] && !interpreters()[name] {
 		return false
 	}
 	if isShell(name) {
@@ -276,7 +310,7 @@ func npmScript(s string) bool {
 	return names("test build lint check typecheck type-check tsc format:check fmt:check")[s] || names("test build lint check typecheck")[base]
 }
 
-var makeTargets = names("all build test tests check lint vet unit")
+var makeTargets = wordSet("all build test tests check lint vet unit")
 
 // builtinTable is the lists. Keep the README table in step (see
 // TestBuiltinRulesDocumented).
@@ -398,7 +432,7 @@ func builtinTable() []BuiltinRule {
 					return false
 				}
 				for _, f := range c.Feeds {
-					if downloaders[baseName(f)] {
+					if downloaders()[baseName(f)] {
 						return true
 					}
 				}
@@ -565,7 +599,7 @@ func builtinTable() []BuiltinRule {
 			Match:   []string{"ls -la", "cat go.mod", "head -n 20 main.go", "head -20 main.go", "wc -l *.go", "grep -rn TODO .", "grep -rn --include=*.go TODO .", "rg -n 'func main'", "rg -n --glob '*.go' pat", "sort names.txt", "sort -u -k2,2 names.txt", "diff a b", "diff -u a b", "ls 2>/dev/null", "tail -n +5 log.txt", "cat *.txt", "jq -r .name package.json", "LC_ALL=C sort x"},
 			NoMatch: []string{"sort -o out.txt in.txt", "sort --output=out.txt in.txt", "sort --compress-program=./x big.txt", "sort --compress-prog=./x big.txt", "sort -T /tmp big.txt", "sort $OPTS a", "sort * ", "cat a > b", "rg --pre ./x pat", "rg --pre=./x pat", "rg --hostname-bin=./x pat", "rg -z pat", "RIPGREP_CONFIG_PATH=./rc rg pat", "tree -o out.txt", "tree -R -H . -o x", "file -C -m magic", "uniq in.txt out.txt", "ls >> list.txt", "./ls"},
 			match: func(c Command) bool {
-				s, ok := readOnlySpecs[strict(c)]
+				s, ok := readOnlySpecs()[strict(c)]
 				return ok && !writes(c) && safeAssigns(c) && s.accepts(c, 1)
 			},
 		},
@@ -597,7 +631,7 @@ func builtinTable() []BuiltinRule {
 			NoMatch: []string{"echo x > file.txt", "date -s 2020-01-01", "hostname evil", "alias ls=rm", "eval ls", "hash -p ./x ls", "printf -v PATH %s ./bin", "read PATH", "enable -f ./x.so x"},
 			match: func(c Command) bool {
 				n := strict(c)
-				if !infoCommands[n] || writes(c) {
+				if !infoCommands()[n] || writes(c) {
 					return false
 				}
 				switch n {
@@ -714,11 +748,11 @@ func gitConfigWrites(c Command) bool {
 	return len(ops) != 1 // one key is a read; key and value is a write
 }
 
-var readOnlyTools = names(`ls cat head tail wc stat file du df tree nl od hexdump strings md5sum sha1sum sha224sum
+var readOnlyTools = wordSet(`ls cat head tail wc stat file du df tree nl od hexdump strings md5sum sha1sum sha224sum
 	sha256sum sha384sum sha512sum b2sum cksum realpath readlink basename dirname diff cmp comm cut tr column
 	paste join fold rev tac expand unexpand fmt grep egrep fgrep rg jq sort uniq base64`)
 
-var infoCommands = names(`cd pushd popd dirs export unset set local declare typeset readonly shift exit return break
+var infoCommands = wordSet(`cd pushd popd dirs export unset set local declare typeset readonly shift exit return break
 	continue wait true false : echo printf test [ type which hash read sleep seq expr pwd whoami id uname date
 	hostname nproc uptime free env printenv locale getconf arch lscpu groups tty`)
 

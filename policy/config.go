@@ -253,7 +253,7 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 		return Config{}, nil, err
 	}
 	for _, name := range pf.Sandbox.NetPresets {
-		if _, ok := netPresets[name]; !ok {
+		if _, ok := netPresets()[name]; !ok {
 			return Config{}, nil, fmt.Errorf("%s:%d: unknown net preset %q%s; the presets are %s", file, lineOf(data, `"`+name+`"`), name, didYouMean(name, NetPresetNames()), strings.Join(NetPresetNames(), ", "))
 		}
 	}

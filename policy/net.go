@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Network by host: every connection a call makes goes through brig's egress
@@ -21,23 +22,25 @@ type NetPreset struct {
 	Hosts []string `json:"hosts"` // Net rule hosts: a name or *.name
 }
 
-var netPresets = map[string]NetPreset{
-	"npm":      {Name: "npm", What: "the npm registry (npm, yarn, pnpm)", Hosts: []string{"registry.npmjs.org", "registry.yarnpkg.com"}},
-	"go":       {Name: "go", What: "the Go module proxy and checksum database", Hosts: []string{"proxy.golang.org", "sum.golang.org"}},
-	"pypi":     {Name: "pypi", What: "the Python Package Index (pip, uv, poetry)", Hosts: []string{"pypi.org", "files.pythonhosted.org"}},
-	"crates":   {Name: "crates", What: "crates.io (cargo)", Hosts: []string{"crates.io", "index.crates.io", "static.crates.io"}},
-	"rubygems": {Name: "rubygems", What: "RubyGems (gem, bundler)", Hosts: []string{"rubygems.org", "index.rubygems.org"}},
-	"maven": {Name: "maven", What: "Maven Central and the Gradle plugin portal", Hosts: []string{
-		"repo.maven.apache.org", "repo1.maven.org", "plugins.gradle.org", "plugins-artifacts.gradle.org", "services.gradle.org", "downloads.gradle.org"}},
-	"github": {Name: "github", What: "GitHub: git over https, archives, release assets, raw files", Hosts: []string{"github.com", "*.github.com", "*.githubusercontent.com"}},
-	"gitlab": {Name: "gitlab", What: "GitLab.com: git over https, archives", Hosts: []string{"gitlab.com"}},
-}
+var netPresets = sync.OnceValue(func() map[string]NetPreset {
+	return map[string]NetPreset{
+		"npm":      {Name: "npm", What: "the npm registry (npm, yarn, pnpm)", Hosts: []string{"registry.npmjs.org", "registry.yarnpkg.com"}},
+		"go":       {Name: "go", What: "the Go module proxy and checksum database", Hosts: []string{"proxy.golang.org", "sum.golang.org"}},
+		"pypi":     {Name: "pypi", What: "the Python Package Index (pip, uv, poetry)", Hosts: []string{"pypi.org", "files.pythonhosted.org"}},
+		"crates":   {Name: "crates", What: "crates.io (cargo)", Hosts: []string{"crates.io", "index.crates.io", "static.crates.io"}},
+		"rubygems": {Name: "rubygems", What: "RubyGems (gem, bundler)", Hosts: []string{"rubygems.org", "index.rubygems.org"}},
+		"maven": {Name: "maven", What: "Maven Central and the Gradle plugin portal", Hosts: []string{
+			"repo.maven.apache.org", "repo1.maven.org", "plugins.gradle.org", "plugins-artifacts.gradle.org", "services.gradle.org", "downloads.gradle.org"}},
+		"github": {Name: "github", What: "GitHub: git over https, archives, release assets, raw files", Hosts: []string{"github.com", "*.github.com", "*.githubusercontent.com"}},
+		"gitlab": {Name: "gitlab", What: "GitLab.com: git over https, archives", Hosts: []string{"gitlab.com"}},
+	}
+})
 
 // NetPresets lists the presets by name.
 func NetPresets() []NetPreset {
 	var out []NetPreset
 	for _, n := range NetPresetNames() {
-		out = append(out, netPresets[n])
+		out = append(out, netPresets()[n])
 	}
 	return out
 }
@@ -45,7 +48,7 @@ func NetPresets() []NetPreset {
 // NetPresetNames lists the presets' names, sorted.
 func NetPresetNames() []string {
 	var names []string
-	for n := range netPresets {
+	for n := range netPresets() {
 		names = append(names, n)
 	}
 	slices.Sort(names)
@@ -119,7 +122,7 @@ func NetRule(host string) string { return "Net(domain:" + bracketed(NormalHost(h
 // host.
 func (p *Policy) presetFor(host string) (string, string) {
 	for _, name := range p.Sandbox.NetPresets {
-		for _, h := range netPresets[name].Hosts {
+		for _, h := range netPresets()[name].Hosts {
 			r := Rule{Scope: ScopeNet, Pattern: "domain:" + h}
 			if r.MatchHost(host) {
 				return name, h
@@ -152,7 +155,7 @@ func (p *Policy) AllowedHosts() []string {
 		add(strings.TrimPrefix(r.Pattern, "domain:"))
 	}
 	for _, name := range p.Sandbox.NetPresets {
-		for _, h := range netPresets[name].Hosts {
+		for _, h := range netPresets()[name].Hosts {
 			add(h)
 		}
 	}

@@ -11,6 +11,7 @@ package policy
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // optSpec is the options one program or subcommand accepts.
@@ -192,7 +193,7 @@ func (o optSpec) accepts(c Command, from int) bool {
 }
 
 // readOnlySpecs are the options of the read-only file and text tools.
-var readOnlySpecs = func() map[string]optSpec {
+var readOnlySpecs = sync.OnceValue(func() map[string]optSpec {
 	h := func(s optSpec) optSpec { s.harmless = true; return s }
 	sums := h(spec("bctwz", "binary check tag text zero ignore-missing quiet status strict warn"))
 	m := map[string]optSpec{
@@ -276,13 +277,13 @@ var readOnlySpecs = func() map[string]optSpec {
 	}
 	m["egrep"], m["fgrep"] = m["grep"], m["grep"]
 	return m
-}()
+})
 
 // safeEnv are the NAME=value prefixes a built-in Allow entry accepts: they
 // tune a build or its output and change no program that runs. Any other
 // assignment keeps the entry from matching (RUSTFLAGS, PYTEST_ADDOPTS,
 // npm_config_* … can run programs).
-var safeEnv = names(`CGO_ENABLED GOOS GOARCH GOARM GOAMD64 GOARM64 GO386 GOWASM GOEXPERIMENT GOMAXPROCS GOGC GOMEMLIMIT
+var safeEnv = wordSet(`CGO_ENABLED GOOS GOARCH GOARM GOAMD64 GOARM64 GO386 GOWASM GOEXPERIMENT GOMAXPROCS GOGC GOMEMLIMIT
 	GOTRACEBACK GO111MODULE CI NODE_ENV FORCE_COLOR NO_COLOR CLICOLOR TERM COLUMNS LINES TZ LANG LANGUAGE LC_ALL
 	RUST_BACKTRACE RUST_LOG RUST_TEST_THREADS CARGO_TERM_COLOR CARGO_INCREMENTAL PYTHONUNBUFFERED
 	PYTHONDONTWRITEBYTECODE PYTHONHASHSEED PYTHONIOENCODING PYTHONUTF8 PYTHONFAULTHANDLER DEBUG VERBOSE V`)
@@ -291,7 +292,7 @@ var safeEnv = names(`CGO_ENABLED GOOS GOARCH GOARM GOAMD64 GOARM64 GO386 GOWASM 
 func safeAssigns(c Command) bool {
 	for _, a := range c.Assigns {
 		name, _, _ := strings.Cut(a, "=")
-		if !safeEnv[name] && !strings.HasPrefix(name, "LC_") {
+		if !safeEnv()[name] && !strings.HasPrefix(name, "LC_") {
 			return false
 		}
 	}
@@ -311,24 +312,26 @@ func goSpec(extra ...string) optSpec {
 }
 
 // goSubSpecs are the options go's allowed subcommands accept.
-var goSubSpecs = map[string]optSpec{
-	"build": goSpec("ldflags="),
-	"test": goSpec("ldflags=", "c", "bench=", "benchtime=", "benchmem", "count=", "coverprofile=", "cpu=", "failfast",
-		"fullpath", "fuzz=", "fuzztime=", "fuzzminimizetime=", "list=", "parallel=", "run=", "short", "shuffle=", "skip=",
-		"timeout=", "vet=", "cpuprofile=", "memprofile=", "memprofilerate=", "blockprofile=", "blockprofilerate=",
-		"mutexprofile=", "mutexprofilefraction=", "trace=", "outputdir=", "test.*").with(func(o *optSpec) { o.stop = []string{"-args", "--args"} }),
-	"vet": goSpec("c=", "asmdecl*", "appends*", "assign*", "atomic*", "bools*", "buildtag*", "cgocall*", "composites*",
-		"copylocks*", "defers*", "directive*", "errorsas*", "framepointer*", "httpresponse*", "hostport*", "ifaceassert*",
-		"loopclosure*", "lostcancel*", "nilfunc*", "printf*", "shift*", "sigchanyzer*", "slog*", "stdmethods*", "stdversion*",
-		"stringintconv*", "structtag*", "testinggoroutine*", "tests*", "timeformat*", "unmarshal*", "unreachable*",
-		"unsafeptr*", "unusedresult*", "waitgroup*"),
-	"list":    goSpec("f=", "m", "u", "e", "deps", "test", "export", "compiled", "find", "versions", "retracted", "reuse="),
-	"version": {goStyle: true, long: []string{"m", "v", "json"}},
-	"doc":     {goStyle: true, long: []string{"all", "c", "cmd", "short", "src", "u", "http"}},
-	"help":    {goStyle: true},
-	"env":     {goStyle: true, long: []string{"json", "changed"}},
-	"mod":     {goStyle: true, long: []string{"m", "vendor", "go=", "x", "json"}},
-}
+var goSubSpecs = sync.OnceValue(func() map[string]optSpec {
+	return map[string]optSpec{
+		"build": goSpec("ldflags="),
+		"test": goSpec("ldflags=", "c", "bench=", "benchtime=", "benchmem", "count=", "coverprofile=", "cpu=", "failfast",
+			"fullpath", "fuzz=", "fuzztime=", "fuzzminimizetime=", "list=", "parallel=", "run=", "short", "shuffle=", "skip=",
+			"timeout=", "vet=", "cpuprofile=", "memprofile=", "memprofilerate=", "blockprofile=", "blockprofilerate=",
+			"mutexprofile=", "mutexprofilefraction=", "trace=", "outputdir=", "test.*").with(func(o *optSpec) { o.stop = []string{"-args", "--args"} }),
+		"vet": goSpec("c=", "asmdecl*", "appends*", "assign*", "atomic*", "bools*", "buildtag*", "cgocall*", "composites*",
+			"copylocks*", "defers*", "directive*", "errorsas*", "framepointer*", "httpresponse*", "hostport*", "ifaceassert*",
+			"loopclosure*", "lostcancel*", "nilfunc*", "printf*", "shift*", "sigchanyzer*", "slog*", "stdmethods*", "stdversion*",
+			"stringintconv*", "structtag*", "testinggoroutine*", "tests*", "timeformat*", "unmarshal*", "unreachable*",
+			"unsafeptr*", "unusedresult*", "waitgroup*"),
+		"list":    goSpec("f=", "m", "u", "e", "deps", "test", "export", "compiled", "find", "versions", "retracted", "reuse="),
+		"version": {goStyle: true, long: []string{"m", "v", "json"}},
+		"doc":     {goStyle: true, long: []string{"all", "c", "cmd", "short", "src", "u", "http"}},
+		"help":    {goStyle: true},
+		"env":     {goStyle: true, long: []string{"json", "changed"}},
+		"mod":     {goStyle: true, long: []string{"m", "vendor", "go=", "x", "json"}},
+	}
+})
 
 // goLdflagsOK reports whether an -ldflags value only strips symbols or
 // sets strings (-s, -w, -X name=value): other linker flags can name an
@@ -374,20 +377,22 @@ var cargoCommon = spec("qvrFhj:p:", `quiet verbose color= frozen locked offline 
 	release profile= jobs= keep-going target= target-dir= manifest-path= message-format= timings=? ignore-rust-version
 	future-incompat-report help`)
 
-var cargoSubSpecs = map[string]optSpec{
-	"build": cargoCommon, "b": cargoCommon, "check": cargoCommon, "c": cargoCommon,
-	"test":   cargoCommon.with(func(o *optSpec) { o.long = append(o.long, "no-run", "no-fail-fast", "doc") }),
-	"t":      cargoCommon.with(func(o *optSpec) { o.long = append(o.long, "no-run", "no-fail-fast", "doc") }),
-	"bench":  cargoCommon.with(func(o *optSpec) { o.long = append(o.long, "no-run", "no-fail-fast") }),
-	"doc":    cargoCommon.with(func(o *optSpec) { o.long = append(o.long, "no-deps", "document-private-items") }),
-	"clippy": cargoCommon.with(func(o *optSpec) { o.long = append(o.long, "no-deps") }),
-	"tree": cargoCommon.with(func(o *optSpec) {
-		o.short += "de:i:f:"
-		o.long = append(o.long, "edges=", "invert=", "prune=", "depth=", "prefix=", "no-dedupe", "duplicates", "charset=", "format=")
-	}),
-	"metadata": cargoCommon.with(func(o *optSpec) { o.long = append(o.long, "format-version=", "no-deps", "filter-platform=") }),
-	"fmt":      spec("qv", "check all package= manifest-path= message-format= quiet verbose help"),
-}
+var cargoSubSpecs = sync.OnceValue(func() map[string]optSpec {
+	return map[string]optSpec{
+		"build": cargoCommon, "b": cargoCommon, "check": cargoCommon, "c": cargoCommon,
+		"test":   cargoCommon.with(func(o *optSpec) { o.long = append(o.long, "no-run", "no-fail-fast", "doc") }),
+		"t":      cargoCommon.with(func(o *optSpec) { o.long = append(o.long, "no-run", "no-fail-fast", "doc") }),
+		"bench":  cargoCommon.with(func(o *optSpec) { o.long = append(o.long, "no-run", "no-fail-fast") }),
+		"doc":    cargoCommon.with(func(o *optSpec) { o.long = append(o.long, "no-deps", "document-private-items") }),
+		"clippy": cargoCommon.with(func(o *optSpec) { o.long = append(o.long, "no-deps") }),
+		"tree": cargoCommon.with(func(o *optSpec) {
+			o.short += "de:i:f:"
+			o.long = append(o.long, "edges=", "invert=", "prune=", "depth=", "prefix=", "no-dedupe", "duplicates", "charset=", "format=")
+		}),
+		"metadata": cargoCommon.with(func(o *optSpec) { o.long = append(o.long, "format-version=", "no-deps", "filter-platform=") }),
+		"fmt":      spec("qv", "check all package= manifest-path= message-format= quiet verbose help"),
+	}
+})
 
 // clippyLints are what cargo clippy accepts after --: lint levels only
 // (other rustc flags, such as -C linker=, run programs).
@@ -402,28 +407,30 @@ var npmSpec = spec("sqdw:", `if-present ignore-scripts silent quiet loglevel= wo
 	no-color json long parseable all depth= omit= include= link package-lock-only unicode production dev`)
 
 // nodeToolSpecs are the options of the JavaScript tools.
-var nodeToolSpecs = map[string]optSpec{
-	"tsc": spec("p:", `noEmit project= pretty skipLibCheck strict listFiles listFilesOnly extendedDiagnostics diagnostics
+var nodeToolSpecs = sync.OnceValue(func() map[string]optSpec {
+	return map[string]optSpec{
+		"tsc": spec("p:", `noEmit project= pretty skipLibCheck strict listFiles listFilesOnly extendedDiagnostics diagnostics
 		noErrorTruncation traceResolution explainFiles target= module= moduleResolution= jsx= lib= types= noImplicitAny
 		strictNullChecks noUnusedLocals noUnusedParameters esModuleInterop allowJs checkJs resolveJsonModule help version`),
-	"eslint": spec("", `ext= quiet max-warnings= no-eslintrc report-unused-disable-directives no-ignore ignore-pattern=
+		"eslint": spec("", `ext= quiet max-warnings= no-eslintrc report-unused-disable-directives no-ignore ignore-pattern=
 		ignore-path= color no-color debug env= global= rule= no-inline-config print-config= no-error-on-unmatched-pattern
 		format= help version`),
-	"prettier": spec("clu", `check list-different ignore-path= ignore-unknown no-config no-editorconfig log-level= loglevel=
+		"prettier": spec("clu", `check list-different ignore-path= ignore-unknown no-config no-editorconfig log-level= loglevel=
 		no-color with-node-modules tab-width= use-tabs semi no-semi single-quote jsx-single-quote quote-props=
 		trailing-comma= no-bracket-spacing bracket-same-line arrow-parens= prose-wrap= end-of-line= print-width= parser=
 		help version`),
-	"jest": spec("ioeubct:w:", `ci runInBand coverage verbose silent bail=? passWithNoTests findRelatedTests listTests json
+		"jest": spec("ioeubct:w:", `ci runInBand coverage verbose silent bail=? passWithNoTests findRelatedTests listTests json
 		testNamePattern= testPathPattern= testPathPatterns= selectProjects= maxWorkers= no-cache detectOpenHandles
 		forceExit colors no-colors onlyChanged changedSince= lastCommit testTimeout= watch=? watchAll=? help version`),
-	"vitest": spec("t:", `run no-watch watch=? coverage silent bail= passWithNoTests changed=? testNamePattern= project=
+		"vitest": spec("t:", `run no-watch watch=? coverage silent bail= passWithNoTests changed=? testNamePattern= project=
 		threads=? pool= retry= typecheck help version`),
-	"mocha": spec("bg:t:", "bail grep= timeout= recursive exit forbid-only forbid-pending fgrep= invert parallel jobs= help version"),
-}
+		"mocha": spec("bg:t:", "bail grep= timeout= recursive exit forbid-only forbid-pending fgrep= invert parallel jobs= help version"),
+	}
+})
 
 // eslintFormats are eslint's built-in formatters (--format can name a
 // JavaScript file to run).
-var eslintFormats = names("stylish json json-with-metadata html junit tap unix compact checkstyle visualstudio jslint-xml")
+var eslintFormats = wordSet("stylish json json-with-metadata html junit tap unix compact checkstyle visualstudio jslint-xml")
 
 // pythonToolSpecs are the options of the Python tools. Left out:
 // pytest -p (loads a plugin; -p no:NAME is checked on its own), -c,
@@ -431,26 +438,28 @@ var eslintFormats = names("stylish json json-with-metadata html junit tap unix c
 // mypy --config-file (its plugins are imported), --cache-dir,
 // --install-types; pylint --load-plugins, --rcfile, --init-hook; flake8
 // --output-file; ruff --config, -o.
-var pythonToolSpecs = map[string]optSpec{
-	"pytest": spec("qvxslrk:m:n:p:", `quiet verbose exitfirst maxfail= lf last-failed ff failed-first nf new-first sw stepwise
+var pythonToolSpecs = sync.OnceValue(func() map[string]optSpec {
+	return map[string]optSpec{
+		"pytest": spec("qvxslrk:m:n:p:", `quiet verbose exitfirst maxfail= lf last-failed ff failed-first nf new-first sw stepwise
 		stepwise-skip tb= co collect-only durations= durations-min= showlocals no-header no-summary disable-warnings
 		color= strict-markers strict-config deselect= ignore= ignore-glob= doctest-modules runxfail setup-show
 		import-mode= rootdir= confcutdir= pyargs capture= full-trace help version`),
-	"mypy": spec("p:m:", `strict ignore-missing-imports no-incremental python-version= show-error-codes pretty package= module=
+		"mypy": spec("p:m:", `strict ignore-missing-imports no-incremental python-version= show-error-codes pretty package= module=
 		follow-imports= disallow-untyped-defs check-untyped-defs warn-unused-ignores no-error-summary show-column-numbers
 		explicit-package-bases namespace-packages exclude= help version`),
-	"flake8":   spec("q", "select= ignore= extend-ignore= extend-select= max-line-length= max-complexity= count statistics show-source quiet exit-zero exclude= extend-exclude= per-file-ignores= help version"),
-	"pylint":   spec("jEd:e:", "disable= enable= errors-only score= reports= jobs= help version"),
-	"pyflakes": spec("", "help version"),
-	"ruff":     spec("qse", "select= ignore= extend-select= extend-ignore= statistics show-fixes output-format= no-cache quiet silent exit-zero exit-non-zero-on-fix diff preview no-preview target-version= line-length= check help version"),
-	"black":    spec("lqvtSc", "check diff line-length= target-version= skip-string-normalization skip-magic-trailing-comma quiet verbose exclude= extend-exclude= include= color no-color preview fast safe help version"),
-	"isort":    spec("lqvc", "check-only check diff profile= line-length= quiet verbose skip= skip-glob= help version"),
-	"unittest": spec("vqfcbk:", "verbose quiet failfast catch buffer locals durations= help").with(func(o *optSpec) {
-		o.stop = []string{"discover"} // its own -s/-p/-t name a directory and a pattern
-	}),
-	"pip": spec("qvlf", `quiet verbose format= local not-required user outdated uptodate files all exclude= disable-pip-version-check
+		"flake8":   spec("q", "select= ignore= extend-ignore= extend-select= max-line-length= max-complexity= count statistics show-source quiet exit-zero exclude= extend-exclude= per-file-ignores= help version"),
+		"pylint":   spec("jEd:e:", "disable= enable= errors-only score= reports= jobs= help version"),
+		"pyflakes": spec("", "help version"),
+		"ruff":     spec("qse", "select= ignore= extend-select= extend-ignore= statistics show-fixes output-format= no-cache quiet silent exit-zero exit-non-zero-on-fix diff preview no-preview target-version= line-length= check help version"),
+		"black":    spec("lqvtSc", "check diff line-length= target-version= skip-string-normalization skip-magic-trailing-comma quiet verbose exclude= extend-exclude= include= color no-color preview fast safe help version"),
+		"isort":    spec("lqvc", "check-only check diff profile= line-length= quiet verbose skip= skip-glob= help version"),
+		"unittest": spec("vqfcbk:", "verbose quiet failfast catch buffer locals durations= help").with(func(o *optSpec) {
+			o.stop = []string{"discover"} // its own -s/-p/-t name a directory and a pattern
+		}),
+		"pip": spec("qvlf", `quiet verbose format= local not-required user outdated uptodate files all exclude= disable-pip-version-check
 		no-color isolated help version`),
-}
+	}
+})
 
 // pythonOpts are the interpreter's own options accepted before -m.
 var pythonOpts = spec("BuEIsqOb", "")
@@ -493,60 +502,66 @@ const gitLogOpts = `follow no-decorate decorate=? decorate-refs= decorate-refs-e
 	combined-diff dense-combined remerge-diff count objects objects-edge unpacked object-names no-object-names
 	timestamp header show-origin in-commit-order`
 
-var gitLog = optSpec{short: "pusGzwWaRbicgmtTn:S:G:L:M::C::B::D::U::l:X:", long: strings.Fields(gitDiffOpts + " " + gitLogOpts), num: true}
+var gitLog = sync.OnceValue(func() optSpec {
+	return optSpec{short: "pusGzwWaRbicgmtTn:S:G:L:M::C::B::D::U::l:X:", long: strings.Fields(gitDiffOpts + " " + gitLogOpts), num: true}
+})
 
-var gitDiff = optSpec{short: "pusRzwWabB::M::C::D::U::l:X:S:G:", long: strings.Fields(gitDiffOpts)}
+var gitDiff = sync.OnceValue(func() optSpec {
+	return optSpec{short: "pusRzwWabB::M::C::D::U::l:X:S:G:", long: strings.Fields(gitDiffOpts)}
+})
 
 // gitSubSpecs are the options of git's read-only subcommands.
-var gitSubSpecs = map[string]optSpec{
-	"status": spec("sbvzu::", "short branch show-stash porcelain=? long verbose untracked-files=? ignore-submodules=? ignored=? column=? no-column ahead-behind no-ahead-behind renames no-renames find-renames=? null"),
-	"diff":   gitDiff, "log": gitLog, "show": gitLog, "whatchanged": gitLog, "rev-list": gitLog, "shortlog": gitLog.with(func(o *optSpec) {
-		o.short += "nsec"
-		o.long = append(o.long, "numbered", "summary", "email", "group=", "committer", "format=")
-	}),
-	"range-diff": gitDiff.with(func(o *optSpec) {
-		o.long = append(o.long, "creation-factor=", "no-dual-color", "left-only", "right-only")
-	}),
-	"blame": spec("bclstfnepwL:M::C::S:", `root show-stats score-debug show-name show-number porcelain line-porcelain incremental
+var gitSubSpecs = sync.OnceValue(func() map[string]optSpec {
+	return map[string]optSpec{
+		"status": spec("sbvzu::", "short branch show-stash porcelain=? long verbose untracked-files=? ignore-submodules=? ignored=? column=? no-column ahead-behind no-ahead-behind renames no-renames find-renames=? null"),
+		"diff":   gitDiff(), "log": gitLog(), "show": gitLog(), "whatchanged": gitLog(), "rev-list": gitLog(), "shortlog": gitLog().with(func(o *optSpec) {
+			o.short += "nsec"
+			o.long = append(o.long, "numbered", "summary", "email", "group=", "committer", "format=")
+		}),
+		"range-diff": gitDiff().with(func(o *optSpec) {
+			o.long = append(o.long, "creation-factor=", "no-dual-color", "left-only", "right-only")
+		}),
+		"blame": spec("bclstfnepwL:M::C::S:", `root show-stats score-debug show-name show-number porcelain line-porcelain incremental
 		encoding= contents= date= progress no-progress minimal reverse first-parent abbrev=? ignore-rev= ignore-revs-file=
 		color-lines color-by-age since=`),
-	"grep": spec("nivwlLcEFGPhHozIaqrWpA:B:C:e:f:m:", `cached untracked no-index no-exclude-standard exclude-standard
+		"grep": spec("nivwlLcEFGPhHozIaqrWpA:B:C:e:f:m:", `cached untracked no-index no-exclude-standard exclude-standard
 		recurse-submodules text textconv no-textconv ignore-case word-regexp invert-match full-name extended-regexp
 		basic-regexp perl-regexp fixed-strings line-number column files-with-matches name-only files-without-match null
 		only-matching count color=? no-color break heading show-function function-context context= after-context=
 		before-context= threads= and or not all-match quiet max-depth= max-count= recursive no-recursive`).with(func(o *optSpec) { o.num = true }),
-	"rev-parse": spec("q", `show-toplevel abbrev-ref=? short=? verify quiet git-dir git-common-dir absolute-git-dir
+		"rev-parse": spec("q", `show-toplevel abbrev-ref=? short=? verify quiet git-dir git-common-dir absolute-git-dir
 		is-inside-work-tree is-inside-git-dir is-bare-repository is-shallow-repository symbolic symbolic-full-name
 		show-prefix show-cdup show-object-format=? show-superproject-working-tree show-ref-format shared-index-path
 		all branches=? tags=? remotes=? glob= exclude= disambiguate= since= after= until= before= default= revs-only
 		no-revs flags no-flags sq sq-quote not prefix= local-env-vars path-format= git-path= resolve-git-dir= end-of-options`),
-	"ls-files": spec("cdmoiskuzftvX:x:", `cached deleted modified others ignored stage killed unmerged exclude-standard exclude=
+		"ls-files": spec("cdmoiskuzftvX:x:", `cached deleted modified others ignored stage killed unmerged exclude-standard exclude=
 		exclude-from= exclude-per-directory= error-unmatch full-name recurse-submodules abbrev=? debug eol deduplicate
 		format= sparse directory no-empty-directory with-tree= resolve-undo`),
-	"ls-tree":       spec("drtlz", "long name-only name-status object-only full-name full-tree abbrev=? format="),
-	"cat-file":      spec("tsep", "batch=? batch-check=? batch-command=? batch-all-objects textconv filters follow-symlinks buffer unordered allow-unknown-type path= use-mailmap no-use-mailmap"),
-	"merge-base":    spec("a", "all octopus independent is-ancestor fork-point"),
-	"name-rev":      spec("", "tags refs= exclude= all stdin annotate-stdin name-only no-undefined always"),
-	"show-ref":      spec("dsq", "head heads tags branches dereference hash=? verify abbrev=? quiet exclude-existing=? exists"),
-	"for-each-ref":  spec("", "count= shell perl python tcl sort= format= points-at= merged=? no-merged=? contains=? no-contains=? ignore-case omit-empty color=? exclude= include-root-refs"),
-	"count-objects": spec("vH", "verbose human-readable"),
-	"check-ignore":  spec("qvnz", "quiet verbose non-matching no-index"),
-	"check-attr":    spec("az", "all cached source="),
-	"help":          spec("agc", "all guides config no-external-commands no-aliases"),
-	"version":       spec("", "build-options"),
-	"show-branch":   spec("arg", "all remotes topo-order date-order current sparse more=? list merge-base independent no-name sha1-name topics reflog=? color=? no-color"),
-	"cherry":        spec("v", "abbrev=?"),
-	"describe":      spec("", "all tags contains abbrev= candidates= exact-match debug long match= exclude= always first-parent dirty=? broken=?"),
-	"annotate":      spec("bclstfnepwL:M::C::S:", "root show-stats porcelain line-porcelain incremental encoding= contents= date= abbrev=? ignore-rev= ignore-revs-file="),
-	// Listing only: the entry checks that no branch or tag is named.
-	"branch":   spec("arvli", "all remotes list verbose contains=? no-contains=? merged=? no-merged=? points-at= sort= format= color=? no-color column=? no-column abbrev=? no-abbrev ignore-case show-current omit-empty"),
-	"tag":      spec("lin::", "list contains=? no-contains=? merged=? no-merged=? points-at= sort= format= color=? column=? no-column ignore-case omit-empty"),
-	"remote":   spec("v", "verbose push all"),
-	"stash":    gitLog, // stash list and show take log and diff options
-	"reflog":   gitLog,
-	"worktree": spec("vz", "porcelain verbose expire="),
-	"config":   spec("lz", "list get get-all get-regexp get-urlmatch get-color get-colorbool global system local worktree file= blob= show-origin show-scope null name-only includes no-includes type= default= bool int bool-or-int path expiry-date url= all regexp value= fixed-value"),
-}
+		"ls-tree":       spec("drtlz", "long name-only name-status object-only full-name full-tree abbrev=? format="),
+		"cat-file":      spec("tsep", "batch=? batch-check=? batch-command=? batch-all-objects textconv filters follow-symlinks buffer unordered allow-unknown-type path= use-mailmap no-use-mailmap"),
+		"merge-base":    spec("a", "all octopus independent is-ancestor fork-point"),
+		"name-rev":      spec("", "tags refs= exclude= all stdin annotate-stdin name-only no-undefined always"),
+		"show-ref":      spec("dsq", "head heads tags branches dereference hash=? verify abbrev=? quiet exclude-existing=? exists"),
+		"for-each-ref":  spec("", "count= shell perl python tcl sort= format= points-at= merged=? no-merged=? contains=? no-contains=? ignore-case omit-empty color=? exclude= include-root-refs"),
+		"count-objects": spec("vH", "verbose human-readable"),
+		"check-ignore":  spec("qvnz", "quiet verbose non-matching no-index"),
+		"check-attr":    spec("az", "all cached source="),
+		"help":          spec("agc", "all guides config no-external-commands no-aliases"),
+		"version":       spec("", "build-options"),
+		"show-branch":   spec("arg", "all remotes topo-order date-order current sparse more=? list merge-base independent no-name sha1-name topics reflog=? color=? no-color"),
+		"cherry":        spec("v", "abbrev=?"),
+		"describe":      spec("", "all tags contains abbrev= candidates= exact-match debug long match= exclude= always first-parent dirty=? broken=?"),
+		"annotate":      spec("bclstfnepwL:M::C::S:", "root show-stats porcelain line-porcelain incremental encoding= contents= date= abbrev=? ignore-rev= ignore-revs-file="),
+		// Listing only: the entry checks that no branch or tag is named.
+		"branch":   spec("arvli", "all remotes list verbose contains=? no-contains=? merged=? no-merged=? points-at= sort= format= color=? no-color column=? no-column abbrev=? no-abbrev ignore-case show-current omit-empty"),
+		"tag":      spec("lin::", "list contains=? no-contains=? merged=? no-merged=? points-at= sort= format= color=? column=? no-column ignore-case omit-empty"),
+		"remote":   spec("v", "verbose push all"),
+		"stash":    gitLog(), // stash list and show take log and diff options
+		"reflog":   gitLog(),
+		"worktree": spec("vz", "porcelain verbose expire="),
+		"config":   spec("lz", "list get get-all get-regexp get-urlmatch get-color get-colorbool global system local worktree file= blob= show-origin show-scope null name-only includes no-includes type= default= bool int bool-or-int path expiry-date url= all regexp value= fixed-value"),
+	}
+})
 
 // makeOpts are the options of make that an Allow entry accepts. Left out:
 // --eval (runs what it says), -f/--file/--makefile (another makefile),
@@ -572,14 +587,14 @@ func makeAssignOK(w string) bool {
 		}
 	}
 	base := strings.TrimRight(val, "0123456789.")
-	return !interpreters[val] && !interpreters[base] && !noPrefix[val] && !pythonName().MatchString(val)
+	return !interpreters()[val] && !interpreters()[base] && !noPrefix()[val] && !pythonName().MatchString(val)
 }
 
 // wrapperSpecs are the options of the wrappers an Allow entry accepts.
 // Left out: time -o/-a (write a file), flock (creates its lock file),
 // bash -i/-l/--rcfile/--init-file/--login (run startup files), env -S
 // with a split string is analysed, sudo and friends are denied.
-var wrapperSpecs = func() map[string]optSpec {
+var wrapperSpecs = sync.OnceValue(func() map[string]optSpec {
 	m := map[string]optSpec{
 		"env":     spec("i0vu:C:S:", "ignore-environment null unset= chdir= split-string= debug"),
 		"timeout": spec("vs:k:", "signal= kill-after= foreground preserve-status verbose"),
@@ -602,7 +617,7 @@ var wrapperSpecs = func() map[string]optSpec {
 		m[k] = v
 	}
 	return m
-}()
+})
 
 // shellOptsOK reports whether a shell's options before its script are
 // harmless: -c and set-style flags, -o NAME, -O/+O shopt names. -i and -l
@@ -654,38 +669,40 @@ var uvRunOpts = spec("", "frozen locked no-sync offline no-dev all-extras extra=
 // accept only the options they list); it is what a prefix rule of the
 // user's cannot cover. Long options are matched by any abbreviation, as
 // getopt_long, git and npm accept them.
-var execOptions = map[string][]string{
-	"sort":          {"--compress-program"},
-	"rg":            {"--pre", "--hostname-bin"},
-	"git grep":      {"-O", "--open-files-in-pager"},
-	"git fetch":     {"--upload-pack"},
-	"git pull":      {"--upload-pack"},
-	"git clone":     {"--upload-pack", "-u"},
-	"git push":      {"--receive-pack", "--exec"},
-	"git rebase":    {"--exec", "-x"},
-	"git bisect":    {"run"},
-	"git difftool":  {"--extcmd", "-x"},
-	"git mergetool": {"--tool", "-t"},
-	"git submodule": {"foreach"},
-	"make":          {"--eval", "-E", "SHELL=", "MAKESHELL=", ".SHELLFLAGS=", "MAKEFLAGS="},
-	"go":            {"-exec", "-toolexec", "-vettool", "-overlay"},
-	"cargo":         {"--config", "-Z"},
-	"npm":           {"--script-shell", "--node-options", "--userconfig", "--globalconfig"},
-	"pnpm":          {"--script-shell", "--node-options"},
-	"yarn":          {"--script-shell"},
-	"pytest":        {"-p", "--override-ini", "-o"},
-	"py.test":       {"-p", "--override-ini", "-o"},
-	"tar":           {"--to-command", "--use-compress-program", "-I", "--checkpoint-action", "--info-script", "--new-volume-script", "-F", "--rsh-command", "--rmt-command"},
-	"rsync":         {"-e", "--rsh", "--rsync-path"},
-	"zip":           {"-TT", "--unzip-command"},
-	"mypy":          {"--config-file"},
-	"pylint":        {"--load-plugins", "--init-hook", "--rcfile"},
-	"eslint":        {"--rulesdir", "--plugin", "--resolve-plugins-relative-to", "--parser"},
-	"prettier":      {"--plugin"},
-	"jest":          {"--testResultsProcessor", "--globalSetup", "--globalTeardown", "--setupFiles", "--testRunner", "--transform", "--reporters"},
-	"bash":          {"--rcfile", "--init-file"},
-	"ssh":           {"-o"},
-}
+var execOptions = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"sort":          {"--compress-program"},
+		"rg":            {"--pre", "--hostname-bin"},
+		"git grep":      {"-O", "--open-files-in-pager"},
+		"git fetch":     {"--upload-pack"},
+		"git pull":      {"--upload-pack"},
+		"git clone":     {"--upload-pack", "-u"},
+		"git push":      {"--receive-pack", "--exec"},
+		"git rebase":    {"--exec", "-x"},
+		"git bisect":    {"run"},
+		"git difftool":  {"--extcmd", "-x"},
+		"git mergetool": {"--tool", "-t"},
+		"git submodule": {"foreach"},
+		"make":          {"--eval", "-E", "SHELL=", "MAKESHELL=", ".SHELLFLAGS=", "MAKEFLAGS="},
+		"go":            {"-exec", "-toolexec", "-vettool", "-overlay"},
+		"cargo":         {"--config", "-Z"},
+		"npm":           {"--script-shell", "--node-options", "--userconfig", "--globalconfig"},
+		"pnpm":          {"--script-shell", "--node-options"},
+		"yarn":          {"--script-shell"},
+		"pytest":        {"-p", "--override-ini", "-o"},
+		"py.test":       {"-p", "--override-ini", "-o"},
+		"tar":           {"--to-command", "--use-compress-program", "-I", "--checkpoint-action", "--info-script", "--new-volume-script", "-F", "--rsh-command", "--rmt-command"},
+		"rsync":         {"-e", "--rsh", "--rsync-path"},
+		"zip":           {"-TT", "--unzip-command"},
+		"mypy":          {"--config-file"},
+		"pylint":        {"--load-plugins", "--init-hook", "--rcfile"},
+		"eslint":        {"--rulesdir", "--plugin", "--resolve-plugins-relative-to", "--parser"},
+		"prettier":      {"--plugin"},
+		"jest":          {"--testResultsProcessor", "--globalSetup", "--globalTeardown", "--setupFiles", "--testRunner", "--transform", "--reporters"},
+		"bash":          {"--rcfile", "--init-file"},
+		"ssh":           {"-o"},
+	}
+})
 
 // execOptionRisk is why c must be asked about whatever rule allows it:
 // one of its options (or, for make, an assignment) runs a program of the
@@ -706,7 +723,7 @@ func execOptionRisk(c Command) string {
 		}
 	}
 	for _, k := range keys {
-		for _, opt := range execOptions[k] {
+		for _, opt := range execOptions()[k] {
 			for i, w := range c.Words[1:] {
 				if !optionIs(w, opt) {
 					continue

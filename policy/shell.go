@@ -418,25 +418,15 @@ const (
 
 // riskyEnv are variables that change which program runs or what it
 // loads, so setting them defeats any rule about the command name.
-var riskyEnv = map[string]bool{
-	"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true,
-	"BASH_ENV": true, "ENV": true, "SHELLOPTS": true, "BASHOPTS": true, "PS4": true,
-	"PROMPT_COMMAND": true, "IFS": true, "CDPATH": true, "GLOBIGNORE": true,
-	"GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_EXTERNAL_DIFF": true, "GIT_PAGER": true,
-	"GIT_EDITOR": true, "GIT_ASKPASS": true, "GIT_EXEC_PATH": true, "GIT_DIR": true,
-	"GIT_WORK_TREE": true, "GIT_PROXY_COMMAND": true, "GIT_CONFIG": true,
-	"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_COUNT": true,
-	"GIT_TEMPLATE_DIR": true, "PAGER": true, "EDITOR": true, "VISUAL": true, "LESSOPEN": true,
-	"NODE_OPTIONS": true, "PYTHONSTARTUP": true, "PYTHONPATH": true, "PERL5OPT": true,
-	"PERL5LIB": true, "RUBYOPT": true, "GOFLAGS": true, "CC": true, "CXX": true,
-	"RUSTC_WRAPPER": true, "RUSTC": true, "CARGO_BUILD_RUSTC_WRAPPER": true,
-	"npm_config_script_shell": true, "MAKEFLAGS": true, "MAKESHELL": true, "MAKEFILES": true,
-	"RIPGREP_CONFIG_PATH": true, "PYTEST_ADDOPTS": true, "PYTEST_PLUGINS": true, "RUSTFLAGS": true,
-	"RUSTDOCFLAGS": true, "RUSTC_WORKSPACE_WRAPPER": true, "JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true,
-	"JDK_JAVA_OPTIONS": true, "GOENV": true, "GOROOT": true, "HOME": true, "XDG_CONFIG_HOME": true,
-	"PYTHONWARNINGS": true, "PYTHONHOME": true, "PYTHONBREAKPOINT": true, "RUBYLIB": true, "PERL5DB": true,
-	"PERLLIB": true, "NODE_PATH": true, "ZDOTDIR": true, "GCONV_PATH": true, "MYPY_CONFIG_FILE_DIR": true,
-}
+var riskyEnv = wordSet(`PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV ENV SHELLOPTS BASHOPTS PS4 PROMPT_COMMAND IFS
+	CDPATH GLOBIGNORE GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_ASKPASS
+	GIT_EXEC_PATH GIT_DIR GIT_WORK_TREE GIT_PROXY_COMMAND GIT_CONFIG GIT_CONFIG_GLOBAL GIT_CONFIG_SYSTEM
+	GIT_CONFIG_COUNT GIT_TEMPLATE_DIR PAGER EDITOR VISUAL LESSOPEN NODE_OPTIONS PYTHONSTARTUP PYTHONPATH
+	PERL5OPT PERL5LIB RUBYOPT GOFLAGS CC CXX RUSTC_WRAPPER RUSTC CARGO_BUILD_RUSTC_WRAPPER
+	npm_config_script_shell MAKEFLAGS MAKESHELL MAKEFILES RIPGREP_CONFIG_PATH PYTEST_ADDOPTS
+	PYTEST_PLUGINS RUSTFLAGS RUSTDOCFLAGS RUSTC_WORKSPACE_WRAPPER JAVA_TOOL_OPTIONS _JAVA_OPTIONS
+	JDK_JAVA_OPTIONS GOENV GOROOT HOME XDG_CONFIG_HOME PYTHONWARNINGS PYTHONHOME PYTHONBREAKPOINT
+	RUBYLIB PERL5DB PERLLIB NODE_PATH ZDOTDIR GCONV_PATH MYPY_CONFIG_FILE_DIR`)
 
 // riskyPrefixes are variable prefixes whose names configure what a tool
 // runs (cargo's and npm's config, git's, the dynamic loader's, exported
@@ -509,7 +499,7 @@ func riskyAssign(name string) string {
 	if prefixed && names("CARGO_TERM_COLOR CARGO_INCREMENTAL CARGO_TERM_VERBOSE CARGO_TERM_QUIET")[name] {
 		prefixed = false
 	}
-	if riskyEnv[name] || prefixed {
+	if riskyEnv()[name] || prefixed {
 		return "sets " + name + ", which changes what runs"
 	}
 	return ""

@@ -8,6 +8,7 @@ package policy
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -84,34 +85,36 @@ func (o opts) isQuery(seen map[string]string) bool {
 	return false
 }
 
-var wrapperOpts = map[string]opts{
-	"nohup":   {},
-	"builtin": {},
-	"setsid":  {},
-	"timeout": {short: "sk", long: []string{"signal", "kill-after"}},
-	"nice":    {short: "n", long: []string{"adjustment"}},
-	"ionice":  {short: "cnp", long: []string{"class", "classdata", "pid", "pgid", "uid"}, query: []string{"-p", "-P", "-u", "--pid", "--pgid", "--uid"}},
-	"stdbuf":  {short: "ioe", long: []string{"input", "output", "error"}},
-	"time":    {short: "fo", long: []string{"format", "output"}},
-	"command": {query: []string{"-v", "-V"}},
-	"exec":    {short: "a"},
-	"xargs": {short: "adEeIiLlnPs", long: []string{"arg-file", "delimiter", "eof", "replace",
-		"max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}, query: []string{"--help", "--version"}},
-	"sudo": {short: "ugCDhprtTU", long: []string{"user", "group", "close-from", "chdir", "host",
-		"prompt", "role", "type", "command-timeout", "other-user"}, query: []string{"-l", "-v", "-k", "-K", "-e", "--list", "--validate", "--edit"}},
-	"doas":    {short: "uC"},
-	"pkexec":  {long: []string{"user"}},
-	"runuser": {short: "ugGs", long: []string{"user", "group", "supp-group", "shell"}},
-	"watch":   {short: "nd", long: []string{"interval"}},
-	"flock":   {short: "wEc", long: []string{"timeout", "conflict-exit-code", "command"}},
-	"env":     {short: "uCS", long: []string{"unset", "chdir", "split-string"}},
-	"su":      {short: "cgGsw", long: []string{"command", "group", "supp-group", "shell", "whitelist-environment"}},
-}
+var wrapperOpts = sync.OnceValue(func() map[string]opts {
+	return map[string]opts{
+		"nohup":   {},
+		"builtin": {},
+		"setsid":  {},
+		"timeout": {short: "sk", long: []string{"signal", "kill-after"}},
+		"nice":    {short: "n", long: []string{"adjustment"}},
+		"ionice":  {short: "cnp", long: []string{"class", "classdata", "pid", "pgid", "uid"}, query: []string{"-p", "-P", "-u", "--pid", "--pgid", "--uid"}},
+		"stdbuf":  {short: "ioe", long: []string{"input", "output", "error"}},
+		"time":    {short: "fo", long: []string{"format", "output"}},
+		"command": {query: []string{"-v", "-V"}},
+		"exec":    {short: "a"},
+		"xargs": {short: "adEeIiLlnPs", long: []string{"arg-file", "delimiter", "eof", "replace",
+			"max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}, query: []string{"--help", "--version"}},
+		"sudo": {short: "ugCDhprtTU", long: []string{"user", "group", "close-from", "chdir", "host",
+			"prompt", "role", "type", "command-timeout", "other-user"}, query: []string{"-l", "-v", "-k", "-K", "-e", "--list", "--validate", "--edit"}},
+		"doas":    {short: "uC"},
+		"pkexec":  {long: []string{"user"}},
+		"runuser": {short: "ugGs", long: []string{"user", "group", "supp-group", "shell"}},
+		"watch":   {short: "nd", long: []string{"interval"}},
+		"flock":   {short: "wEc", long: []string{"timeout", "conflict-exit-code", "command"}},
+		"env":     {short: "uCS", long: []string{"unset", "chdir", "split-string"}},
+		"su":      {short: "cgGsw", long: []string{"command", "group", "supp-group", "shell", "whitelist-environment"}},
+	}
+})
 
 // shells are the programs that run a script given with -c.
-var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "yash": true, "posh": true}
+var shells = wordSet("sh bash dash zsh ksh mksh ash yash posh")
 
-func isShell(name string) bool { return shells[baseName(name)] }
+func isShell(name string) bool { return shells()[baseName(name)] }
 
 var shellOpts = opts{short: "oO", long: []string{"rcfile", "init-file"}}
 
@@ -258,14 +261,14 @@ func unwrap(c Command) []inner {
 		in.via = name + " " + verb
 		return []inner{in}
 	}
-	if shells[name] {
+	if shells()[name] {
 		first, hasC, _ := shellScan(c)
 		if !hasC {
 			return nil
 		}
 		return []inner{scriptInner(name+" -c", c, first)}
 	}
-	o, ok := wrapperOpts[name]
+	o, ok := wrapperOpts()[name]
 	if !ok {
 		return nil
 	}
