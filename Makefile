@@ -123,7 +123,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./internal/checkpoint/
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./internal/auditlog/
 	$(GO) test -run '^$$' -bench 'CompileBash|DecideBash' -benchtime 200x ./policy/
-	$(GO) test -run '^$$' -bench Repositories -benchtime 200x ./jail/
+	$(GO) test -run '^$$' -bench 'Repositories|WorkerRuleset' -benchtime 200x ./jail/
 	$(GO) test -run '^$$' -bench BuildRequest -benchtime 200x ./agent/provider/anthropic/
 	$(GO) test -run '^$$' -bench FirstRequest -benchtime 10x ./agent/provider/internal/endpoint/
 	$(GO) test -run '^$$' -bench Search -benchtime 3x ./tools/

@@ -202,3 +202,32 @@ func TestProtectedPathsFindsNestedRepositoriesAndGitFiles(t *testing.T) {
 		t.Errorf("an ordinary directory is protected: %v", got)
 	}
 }
+
+// BenchmarkWorkerRuleset: the Landlock ruleset of a usual bash call with
+// namespaces — the system's and toolchains' directories (most of them
+// optional, some missing), the workspace read-write and opened without
+// following links — as init builds it for every call.
+func BenchmarkWorkerRuleset(b *testing.B) {
+	abi := LandlockABI()
+	if abi < 1 {
+		b.Skip("no Landlock on this kernel")
+	}
+	ws := b.TempDir()
+	spec := Spec{Workspace: ws, Dir: ws}
+	for _, p := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/opt", "/snap", "/nix",
+		"/usr/local/go/bin", "/usr/local/bin", "/usr/lib/jvm", "/root/go/bin", "/root/.cargo/bin", "/root/.local/bin"} {
+		spec.Paths = append(spec.Paths, PathRule{Path: p, Access: Exec, Optional: true})
+	}
+	for _, p := range []string{"/etc", "/proc/cpuinfo", "/sys/devices/system/cpu", "/dev/null", "/dev/urandom"} {
+		spec.Paths = append(spec.Paths, PathRule{Path: p, Access: Read, Optional: true})
+	}
+	spec.Paths = append(spec.Paths, PathRule{Path: ws, Access: Write})
+	b.ReportAllocs()
+	for b.Loop() {
+		rs, _, err := workerRuleset(spec, true, true, false, abi, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rs.close()
+	}
+}
