@@ -90,7 +90,7 @@ func denyName(c Command) string {
 // before main: built there, they cost every brig process — `brig --help`,
 // `brig sandbox`, the TUI before its first call — some eighty page faults
 // (each a trap to the hypervisor on a virtual machine) and about 2 ms on
-// the test VM, for tables only a call's decision reads (README, Testing).
+// the test VM, for tables only a call's decision reads (test/bench/HISTORY.md).
 func wordSet(s string) func() map[string]bool {
 	return sync.OnceValue(func() map[string]bool { return names(s) })
 }

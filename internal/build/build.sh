@@ -58,7 +58,7 @@ tagsof() {
 # machine (4.4 us here): musl asks nothing. Measured here: the init
 # program's start 2.0-2.7 -> 1.5-1.6 ms of CPU (perf stat, 300 runs),
 # its samples in a 200-call session -5%, and the carried programs 2.4 MB
-# smaller; end to end below what the round trip resolves (README).
+# smaller; end to end below what the round trip resolves (test/bench/HISTORY.md).
 # CARRIED_CC names another compiler for them; CARRIED_CC= (empty) uses
 # cgo's own.
 carried_cc=${CARRIED_CC-auto}
