@@ -18,6 +18,9 @@ type CommandDecision struct {
 	// the built-in entry that matched, if any.
 	Rule    *Rule  `json:"-"`
 	Builtin string `json:"builtin,omitempty"`
+	// Reads: the built-in entry that matched says the command writes no
+	// file (BuiltinRule.Reads), whichever rule decided its tier.
+	Reads bool `json:"reads,omitempty"`
 }
 
 // BashDecision is the tier of a whole command line.
@@ -145,7 +148,7 @@ func decideOwn(rs RuleSet, builtins []BuiltinRule, c Command) CommandDecision {
 	}
 	b := matchBuiltin(builtins, c)
 	if b != nil {
-		cd.Builtin = b.Pattern
+		cd.Builtin, cd.Reads = b.Pattern, b.Reads
 	}
 	named := user.Rule != nil && user.Rule.Pattern != "" && user.Rule.Pattern != "*"
 	if b != nil && b.Tier == Deny && !named {

@@ -23,6 +23,12 @@ type BuiltinRule struct {
 	// simple command the entry matches; TestBuiltinExamples checks them.
 	Match   []string `json:"match"`
 	NoMatch []string `json:"no_match"`
+	// Reads: a command the entry matches writes no file (it reads and
+	// prints, or changes only the shell's own state; a command it runs,
+	// as find -exec or a wrapper's, is decided on its own). A line of
+	// such commands alone runs with nothing of the user's writable
+	// (Verdict.ReadsOnly).
+	Reads bool `json:"reads,omitempty"`
 
 	match func(c Command) bool
 }
@@ -594,7 +600,7 @@ func builtinTable() []BuiltinRule {
 		// analysis cannot see or changes configuration is left out, and
 		// the NoMatch examples try them.
 		{
-			Tier: Allow, Pattern: "read-only file and text tools (ls, cat, head, tail, wc, grep, rg, sort, diff, stat, jq …) with the options listed for each",
+			Tier: Allow, Reads: true, Pattern: "read-only file and text tools (ls, cat, head, tail, wc, grep, rg, sort, diff, stat, jq …) with the options listed for each",
 			Reason:  "only reads files: options that run a program (sort --compress-program, rg --pre), write a file (sort -o, tree -o, file -C) or could hide one (a glob at a word's start for sort, rg, tree, file, uniq) are not on the lists",
 			Match:   []string{"ls -la", "cat go.mod", "head -n 20 main.go", "head -20 main.go", "wc -l *.go", "grep -rn TODO .", "grep -rn --include=*.go TODO .", "rg -n 'func main'", "rg -n --glob '*.go' pat", "sort names.txt", "sort -u -k2,2 names.txt", "diff a b", "diff -u a b", "ls 2>/dev/null", "tail -n +5 log.txt", "cat *.txt", "jq -r .name package.json", "LC_ALL=C sort x"},
 			NoMatch: []string{"sort -o out.txt in.txt", "sort --output=out.txt in.txt", "sort --compress-program=./x big.txt", "sort --compress-prog=./x big.txt", "sort -T /tmp big.txt", "sort $OPTS a", "sort * ", "cat a > b", "rg --pre ./x pat", "rg --pre=./x pat", "rg --hostname-bin=./x pat", "rg -z pat", "RIPGREP_CONFIG_PATH=./rc rg pat", "tree -o out.txt", "tree -R -H . -o x", "file -C -m magic", "uniq in.txt out.txt", "ls >> list.txt", "./ls"},
@@ -604,7 +610,7 @@ func builtinTable() []BuiltinRule {
 			},
 		},
 		{
-			Tier: Allow, Pattern: "sed that only edits the stream it prints (-n, -E, -e SCRIPT …; no -i, no -f)",
+			Tier: Allow, Reads: true, Pattern: "sed that only edits the stream it prints (-n, -E, -e SCRIPT …; no -i, no -f)",
 			Reason:  "reads files and prints: a script with e (runs a command), w or W (writes a file), r or R (reads one the analysis does not see), or one brig cannot read with certainty, is not allowed, nor is -i",
 			Match:   []string{"sed -n '1,20p' main.go", "sed -n '/func main/,/^}/p' main.go", "sed 's/foo/bar/g' a.txt", "sed -e 's|a|b|' -e '/^#/d' x", "sed -ne '5p' x", "sed -E 's/([a-z]+)/\\1!/' x"},
 			NoMatch: []string{"sed -i 's/a/b/' x", "sed -ie 's/a/b/' x", "sed '1e id' x", "sed 's/x/id/e' x", "sed 's/a/b/w out' x", "sed 'w out' x", "sed 'r /etc/passwd' x", "sed -f script.sed x", "sed \"$S\" x", "sed -n 1p x > out"},
@@ -625,7 +631,7 @@ func builtinTable() []BuiltinRule {
 			},
 		},
 		{
-			Tier: Allow, Pattern: "shell builtins and information commands (cd, echo, printf, test, export, pwd, which, uname, date, env without a command …)",
+			Tier: Allow, Reads: true, Pattern: "shell builtins and information commands (cd, echo, printf, test, export, pwd, which, uname, date, env without a command …)",
 			Reason:  "changes only the shell's own state or prints information: not date -s, hostname NAME, hash -p (makes a name run another program), nor printf -v or read into PATH and the like (those are asked about as risky)",
 			Match:   []string{"cd src", "echo hello", "printf '%s\\n' x", "test -f go.mod", "export GOFLAGS_X=1", "pwd", "which go", "uname -a", "env", "true", "hash -r", "read -r line"},
 			NoMatch: []string{"echo x > file.txt", "date -s 2020-01-01", "hostname evil", "alias ls=rm", "eval ls", "hash -p ./x ls", "printf -v PATH %s ./bin", "read PATH", "enable -f ./x.so x"},
@@ -646,21 +652,21 @@ func builtinTable() []BuiltinRule {
 			},
 		},
 		{
-			Tier: Allow, Pattern: "find with tests, -print/-printf/-ls/-prune and -exec/-execdir (whose commands are decided on their own)",
+			Tier: Allow, Reads: true, Pattern: "find with tests, -print/-printf/-ls/-prune and -exec/-execdir (whose commands are decided on their own)",
 			Reason:  "only lists files: -delete, -fprint, -fprintf, -fls (write), -ok/-okdir and any expression word it does not know are not allowed; a command run by -exec is decided like any other",
 			Match:   []string{"find . -name '*.go'", "find src -type f -newer go.mod", "find . -name '*.go' -exec grep -l TODO {} +", "find -L . -maxdepth 2 -type d ! -name '.*' -print", "find . \\( -name a -o -name b \\) -prune"},
 			NoMatch: []string{"find . -delete", "find . -fprint out.txt", "find . -fprintf out.txt %p", "find . -fls out.txt", "find . -ok rm {} \\;", "find . -name x -newermt 2020 $EXTRA", "find . -frobnicate"},
 			match:   findAllowed,
 		},
 		{
-			Tier: Allow, Pattern: "wrappers whose command is analysed and decided on its own: env, timeout, nice, nohup, time, xargs, bash -c '…', git -C, go -C, uv run … (with the wrapper options listed for each)",
+			Tier: Allow, Reads: true, Pattern: "wrappers whose command is analysed and decided on its own: env, timeout, nice, nohup, time, xargs, bash -c '…', git -C, go -C, uv run … (with the wrapper options listed for each)",
 			Reason:  "runs another command, which is decided separately: not time -o (writes a file), flock (creates one), bash -i/-l/--rcfile (run startup files), git -c/--exec-path/--git-dir, uv run --with/--env-file/--python",
 			Match:   []string{"timeout 60 go test ./...", "env GOOS=linux go build", "bash -c 'go vet ./...'", "bash -euo pipefail -c 'go vet ./...'", "git -C sub status", "nohup go vet ./...", "nice -n 10 make", "uv run pytest -q"},
 			NoMatch: []string{"bash script.sh", "sudo ls", "timeout 5", "env", "bash --rcfile ./x -i -c 'ls'", "bash -l -c ls", "/usr/bin/time -o out.txt ls", "flock lock ls", "git -c core.pager=x status", "git --git-dir=x status", "uv run --with evil pytest", "uv run --env-file .env pytest"},
 			match:   wrapperAllowed,
 		},
 		{
-			Tier: Allow, Pattern: "git read-only: status, diff, log, show, blame, grep, rev-parse, ls-files, branch/tag (listing), remote -v, stash list/show, config --get … (with the options listed for each)",
+			Tier: Allow, Reads: true, Pattern: "git read-only: status, diff, log, show, blame, grep, rev-parse, ls-files, branch/tag (listing), remote -v, stash list/show, config --get … (with the options listed for each)",
 			Reason:  "reads the repository without changing it: git grep -O (runs a command), --output (writes a file), and any option not on a subcommand's list are not allowed",
 			Match:   []string{"git status", "git status --porcelain=v1 -uno", "git diff --stat", "git diff --cached -- a.go", "git log --oneline -n 20", "git log -5 --format='%h %s'", "git show HEAD:go.mod", "git branch -a", "git tag -l 'v*'", "git rev-parse HEAD", "git ls-files", "git blame -L 1,20 main.go", "git stash list", "git remote -v", "git --no-pager log", "git grep -n TODO -- '*.go'"},
 			NoMatch: []string{"git commit -m x", "git branch new-feature", "git tag v1.0", "git stash", "git diff --output=x.patch", "git log --output=x", "git checkout main", "git remote add a b", "git grep -O'sh -c \"rm main.go\"' pat", "git grep --open-files-in-pager=x pat", "git grep -nO'sh -c x' pat", "git log --frobnicate", "git branch -d x"},

@@ -110,9 +110,17 @@ func (p *Policy) BashCache() (*jail.Cache, error) {
 
 // bashSpec compiles a bash call.
 func (p *Policy) bashSpec(v Verdict, callTmp string) (jail.Spec, error) {
-	prof, err := p.BashProfile(v.Mode == ModePlan, callTmp)
+	prof, err := p.BashProfile(v.Mode == ModePlan || v.ReadsOnly, callTmp)
 	if err != nil {
 		return jail.Spec{}, err
+	}
+	if v.ReadsOnly {
+		// Every command of the line only reads (ls, cat, grep, git log
+		// …): it gets nothing of the user's to write — the workspace and
+		// the added directories are read-only, its /tmp is its own — so
+		// the kernel holds it to what the analysis found, and the agent
+		// takes no undo snapshot of a call that can change nothing.
+		prof.Read, prof.Write = append(prof.Read, prof.Write...), nil
 	}
 	if v.Call.Dir != "" {
 		dir, exists, err := ResolvePath(v.Call.Dir, p.Places.Workspace, p.Places.Home)

@@ -419,7 +419,7 @@ func TestAddDirs(t *testing.T) {
 			t.Errorf("%+v: %s, beyond %v (%s)", c.call, v.Tier, v.Beyond, v.Reason)
 		}
 	}
-	v := p.Decide(bashCall("cat ~/notes/n.md " + f.root + "/out/deep/x"))
+	v := p.Decide(bashCall("cat ~/notes/n.md " + f.root + "/out/deep/x && touch ~/notes/t"))
 	spec, err := p.Compile(v, "")
 	if err != nil {
 		t.Fatal(err)

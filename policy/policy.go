@@ -211,6 +211,11 @@ type Verdict struct {
 	Beyond  []Beyond          `json:"beyond,omitempty"`
 	notes   map[string]string // reasons by tier, first one wins
 	deletes string            // a bash command that deletes files, asked in every mode
+	// ReadsOnly: a bash line whose every command only reads
+	// (CommandDecision.Reads), names no file it writes and carries no
+	// risk. It runs with nothing of the user's writable (bashSpec), and
+	// the agent takes no undo snapshot of it.
+	ReadsOnly bool `json:"reads_only,omitempty"`
 }
 
 // CommandVerdict is the decision on one simple command of a bash call.
@@ -522,6 +527,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 	bd := DecideBash(rs, v.Call.Command)
 	v.Risky = bd.Risky
 	v.note(bd.Tier, bd.Reason)
+	v.ReadsOnly = len(bd.Commands) > 0 && len(bd.Risky) == 0
 	base := p.Places.Workspace
 	if v.Call.Dir != "" {
 		dir, _, err := ResolvePath(v.Call.Dir, base, p.Places.Home)
@@ -534,6 +540,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 	for _, cd := range bd.Commands {
 		c := cd.Command
 		v.Commands = append(v.Commands, CommandVerdict{Words: c.Words, Dir: c.Dir, Via: c.Via, Tier: cd.Tier, Reason: cd.Reason, Risky: c.Risky})
+		v.ReadsOnly = v.ReadsOnly && cd.Reads && len(c.Risky) == 0 && !c.DirUnknown && !writes(c)
 		if cd.Tier == Ask && len(c.Risky) == 0 {
 			if rule, _ := SuggestRule(c); rule != "" && !slices.Contains(v.Always, rule) {
 				v.Always = append(v.Always, rule)

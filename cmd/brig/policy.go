@@ -140,9 +140,12 @@ type checkReport struct {
 	Profile  policy.JailProfile      `json:"profile"`
 	Beyond   []policy.Beyond         `json:"beyond,omitempty"`
 	Grant    *jail.Spec              `json:"grant"`
-	Net      *policy.NetDecision     `json:"net,omitempty"`
-	Layers   []policy.Layer          `json:"config"`
-	Warnings []string                `json:"warnings,omitempty"`
+	// ReadsOnly: every command of the line only reads, so the grant
+	// holds nothing of the user's writable (policy.Verdict.ReadsOnly).
+	ReadsOnly bool                `json:"reads_only,omitempty"`
+	Net       *policy.NetDecision `json:"net,omitempty"`
+	Layers    []policy.Layer      `json:"config"`
+	Warnings  []string            `json:"warnings,omitempty"`
 }
 
 func runPolicyCheck(ctx context.Context, o *policyCheckOptions) error {
@@ -172,7 +175,7 @@ func runPolicyCheck(ctx context.Context, o *policyCheckOptions) error {
 	rep := checkReport{
 		Tier: v.Tier, Reason: v.Reason, Mode: v.Mode, Call: v.Call, Commands: v.Commands,
 		Paths: v.Paths, Always: v.Always, Profile: v.Profile, Beyond: v.Beyond, Layers: wp.Policy.Layers,
-		Net: v.Net,
+		Net: v.Net, ReadsOnly: v.ReadsOnly,
 	}
 	for _, w := range wp.Policy.Warnings {
 		rep.Warnings = append(rep.Warnings, w.String())
@@ -260,6 +263,9 @@ func printCheck(o *policyCheckOptions, r checkReport) {
 	}
 	if r.Grant != nil {
 		fmt.Fprintln(w, "grant (the jail Spec this call would run under):")
+		if r.ReadsOnly {
+			fmt.Fprintln(w, "  every command only reads: the workspace and the added directories are read-only for this call, and no undo snapshot is taken")
+		}
 		fmt.Fprintf(w, "  dir %s\n", r.Grant.Dir)
 		for _, p := range r.Grant.Paths {
 			fmt.Fprintf(w, "  %-5s %s\n", p.Access, p.Path)

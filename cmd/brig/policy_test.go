@@ -160,6 +160,37 @@ func TestPolicyCheckShowsTheProfile(t *testing.T) {
 	}
 }
 
+// TestPolicyCheckSaysALineOnlyReads: a line of reading commands shows a
+// read-only workspace in its grant and says why, in JSON and in text; a
+// line that writes (the control) keeps the workspace writable.
+func TestPolicyCheckSaysALineOnlyReads(t *testing.T) {
+	pe, out, ws := policyFixture(t)
+	access := func(r checkReport) jail.Access {
+		for _, p := range r.Grant.Paths {
+			if p.Path == ws {
+				return p.Access
+			}
+		}
+		return ""
+	}
+	r := checkJSON(t, pe, out, policyCheckOptions{Command: "ls -la && git log -n 3", Mode: "auto"})
+	if r.Tier != "allow" || !r.ReadsOnly || r.Grant == nil || access(r) != jail.Exec {
+		t.Fatalf("a reading line: %+v", r)
+	}
+	r = checkJSON(t, pe, out, policyCheckOptions{Command: "ls -la > list.txt", Mode: "auto"})
+	if r.ReadsOnly || r.Grant == nil || access(r) != jail.Write {
+		t.Fatalf("control, a line that writes: %+v", r)
+	}
+	out.Reset()
+	o := policyCheckOptions{Command: "cat main.go", Mode: "auto", procEnv: pe, Namespaces: func(context.Context) bool { return true }}
+	if err := runPolicyCheck(context.Background(), &o); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "every command only reads: the workspace and the added directories are read-only") {
+		t.Fatalf("the text does not say the line only reads:\n%s", out)
+	}
+}
+
 // TestHomeIsNotAWorkspace: a workspace that is, or holds, the home
 // directory is refused with the fix in the message.
 func TestHomeIsNotAWorkspace(t *testing.T) {
