@@ -161,18 +161,23 @@ func largeWorkspace() (string, error) {
 }
 
 // largeWorkspacePass runs sessions in the large workspace ws and prints
-// the calls' round trips there: every bash call is snapshotted after it by
-// a walk of the whole workspace (undo), and its grant and sweep look for
-// repositories through all of it.
+// the calls' round trips there: a call that may write is snapshotted
+// after it by a walk of the whole workspace (undo), and its grant and
+// sweep look for repositories through all of it; a call that only reads
+// has none of that.
 func largeWorkspacePass(bin, kept, ws string, calls, runs int) error {
 	l := loadavg()
-	var seq, paced []time.Duration
+	var seq, paced, writing []time.Duration
 	for range runs {
-		s, err := session(bin, kept, ws, calls, false)
+		s, err := session(bin, kept, ws, calls, false, false)
 		if err != nil {
 			return err
 		}
 		seq, paced = append(seq, s.seq...), append(paced, s.paced...)
+		if s, err = session(bin, kept, ws, calls, false, true); err != nil {
+			return err
+		}
+		writing = append(writing, s.seq...)
 	}
 	plural := "s"
 	if runs == 1 {
@@ -181,6 +186,7 @@ func largeWorkspacePass(bin, kept, ws string, calls, runs int) error {
 	fmt.Printf("\n  in a workspace of %d files (%d session%s; load average %.1f at the start):\n", largeFiles, runs, plural, l)
 	fmt.Printf("    %-40s %8.2f ms\n", "sequential bash call, median", ms(quantile(seq, 0.5)))
 	fmt.Printf("    %-40s %8.2f ms\n", "the same, the model streaming (median)", ms(quantile(paced, 0.5)))
+	fmt.Printf("    %-40s %8.2f ms\n", "sequential writing call, median", ms(quantile(writing, 0.5)))
 	return nil
 }
 
@@ -188,6 +194,7 @@ func largeWorkspacePass(bin, kept, ws string, calls, runs int) error {
 type figures struct {
 	load                                  float64
 	seqMed, seqP95, execMed               time.Duration
+	writeMed                              time.Duration
 	pacedMed                              time.Duration
 	readMed, pacedReadMed, execCat        time.Duration
 	batch4, batch4Again, execBatch4       time.Duration
@@ -211,6 +218,7 @@ func (f figures) print(label string) {
 	row("sequential bash call, median", f.seqMed, "≤ 5 ms", f.execMed)
 	row("sequential bash call, p95", f.seqP95, "≤ 10 ms", 0)
 	row("the same, the model streaming (median)", f.pacedMed, "", f.execMed)
+	row("sequential writing call, median", f.writeMed, "", f.execMed)
 	row("4 read-only calls in one answer", f.batch4, "≤ 8 ms", f.execBatch4)
 	row("4 read-only calls, next (slow) answer", f.batch4Again, "≤ 8 ms", f.execBatch4)
 	row("sequential read_file call, median", f.readMed, "", f.execCat)
@@ -241,7 +249,7 @@ func pass(bin, keptHome, ws string, calls, runs int) (figures, error) {
 		// The last session measures memory only (its sampler would slow
 		// the calls it times).
 		sampled := i == runs
-		s, err := session(bin, kept, ws, calls, sampled)
+		s, err := session(bin, kept, ws, calls, sampled, false)
 		if err != nil {
 			return f, err
 		}
@@ -260,6 +268,15 @@ func pass(bin, keptHome, ws string, calls, runs int) (figures, error) {
 		batchAgain = append(batchAgain, s.batch4Again)
 		rssSup = append(rssSup, s.rssSupMB)
 	}
+	var writing []time.Duration
+	for range runs {
+		s, err := session(bin, kept, ws, calls, false, true)
+		if err != nil {
+			return f, err
+		}
+		writing = append(writing, s.seq...)
+	}
+	f.writeMed = quantile(writing, 0.5)
 	f.seqMed, f.seqP95 = quantile(seq, 0.5), quantile(seq, 0.95)
 	f.pacedMed = quantile(paced, 0.5)
 	f.readMed, f.pacedReadMed = quantile(reads, 0.5), quantile(pacedReads, 0.5)
@@ -390,14 +407,22 @@ type sessionFigures struct {
 // two answers with four read_file calls each (the second streamed slowly:
 // the pool has time to fill before its calls), then seqReads answers with
 // one read_file call each, instant, then the end.
+// With writes, the sequential calls write a file (echo i > out.txt), so
+// each is granted the workspace and snapshotted for undo; without, they
+// only read (echo i), and run with the workspace read-only and no
+// snapshot, as a model's ls, cat and grep do.
 // With sampleTree it also samples the RSS of brig's process tree; that
 // sampler reads /proc every 2 ms, which cost brig a quarter of its round
 // trip on two cores, so timed sessions run without it.
-func session(bin, kept, ws string, calls int, sampleTree bool) (sessionFigures, error) {
+func session(bin, kept, ws string, calls int, sampleTree, writes bool) (sessionFigures, error) {
 	var s sessionFigures
 	var turns []fakeprovider.Turn
 	for i := range calls {
-		in, _ := json.Marshal(map[string]string{"command": "echo " + strconv.Itoa(i)})
+		line := "echo " + strconv.Itoa(i)
+		if writes {
+			line += " > out.txt" // a call that may write: snapshotted before and after it (undo)
+		}
+		in, _ := json.Marshal(map[string]string{"command": line})
 		turns = append(turns, fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: "bash", Input: in}}})
 	}
 	// One read_file call per answer, streamed: the Go tools' pool holds
