@@ -768,7 +768,11 @@ func BuiltinMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| tier | commands | why |\n| --- | --- | --- |\n")
 	for _, r := range BuiltinRules() {
-		b.WriteString("| " + string(r.Tier) + " | " + mdEscape(r.Pattern) + " | " + mdEscape(r.Reason) + " |\n")
+		why := r.Reason
+		if r.Reads {
+			why += " (a line of such commands alone runs with the workspace read-only)"
+		}
+		b.WriteString("| " + string(r.Tier) + " | " + mdEscape(r.Pattern) + " | " + mdEscape(why) + " |\n")
 	}
 	return b.String()
 }
