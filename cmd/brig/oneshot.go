@@ -469,6 +469,9 @@ func (p *printer) toolEnd(te agent.ToolEvent, indent string) {
 	}
 	fmt.Fprintf(p.err, "%s▸ %s %s — %s\n", indent, te.Name, capString(tools.Describe(te.Name, te.Args), 160), status)
 	text := strings.TrimRight(o.Result.Text, "\n")
+	if text == "" {
+		return
+	}
 	lines := strings.Split(text, "\n")
 	if te.Name != "bash" {
 		lines = lines[:1]
@@ -476,10 +479,13 @@ func (p *printer) toolEnd(te agent.ToolEvent, indent string) {
 		fmt.Fprintf(p.err, "%s  │ … %d earlier lines (the model received them; --output json has the whole result)\n", indent, n-maxShownLines)
 		lines = lines[n-maxShownLines:]
 	}
+	// A blank line is shown as one: the output reads as the model got it.
 	for _, l := range lines {
-		if l != "" {
-			fmt.Fprintf(p.err, "%s  │ %s\n", indent, capString(l, 300))
+		if l == "" {
+			fmt.Fprintf(p.err, "%s  │\n", indent)
+			continue
 		}
+		fmt.Fprintf(p.err, "%s  │ %s\n", indent, capString(l, 300))
 	}
 }
 

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"brig/agent"
+	"brig/tools"
+)
+
+// TestOneShotShowsAToolsOutputAsReceived: -p's stderr shows a command's
+// output with its blank lines, nothing for an empty one, and the last
+// lines of a long one with a count of those left out.
+func TestOneShotShowsAToolsOutputAsReceived(t *testing.T) {
+	show := func(name, text string) string {
+		var out, errb bytes.Buffer
+		p := newPrinter(outputText, &out, &errb)
+		code := 0
+		p.toolEnd(agent.ToolEvent{Name: name, Args: json.RawMessage(`{"command":"x"}`), Outcome: &agent.Outcome{
+			Result: tools.Result{Text: text, Meta: tools.Meta{ExitCode: &code}},
+		}}, "")
+		_, body, _ := strings.Cut(errb.String(), "\n")
+		return body
+	}
+	if got, want := show("bash", "a\n\nb\n\n\nc\n"), "  │ a\n  │\n  │ b\n  │\n  │\n  │ c\n"; got != want {
+		t.Errorf("blank lines: got %q, want %q", got, want)
+	}
+	if got := show("bash", ""); got != "" {
+		t.Errorf("empty output shown as %q", got)
+	}
+	if got := show("bash", "\n\n"); got != "" {
+		t.Errorf("output of newlines alone shown as %q", got)
+	}
+	var long strings.Builder
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&long, "line %d\n\n", i)
+	}
+	got := show("bash", long.String())
+	if !strings.HasPrefix(got, "  │ … 27 earlier lines") || !strings.HasSuffix(got, "  │ line 19\n  │\n  │ line 20\n") {
+		t.Errorf("a long output shown as %q", got)
+	}
+	if got, want := show("read_file", "first\n\nthird\n"), "  │ first\n"; got != want {
+		t.Errorf("another tool's result: got %q, want %q", got, want)
+	}
+}
