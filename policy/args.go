@@ -36,7 +36,7 @@ type toolSpec struct {
 func flags(s string) []string { return strings.Fields(s) }
 
 // tools is built at its first use (wordSet says why), sized for the
-// names it gets (113) so that it never grows.
+// names it gets (115) so that it never grows.
 var tools = sync.OnceValue(func() map[string]toolSpec {
 	m := make(map[string]toolSpec, 128)
 	set := func(names string, spec toolSpec) {
@@ -74,6 +74,10 @@ var tools = sync.OnceValue(func() map[string]toolSpec {
 	set("tar", toolSpec{values: flags("-f -C -T -X --file --directory --files-from --exclude-from")})
 	set("git", toolSpec{values: flags("-m -F -C -c -b -B -n --message --file --author --date --format --pretty -o --output"), writes: flags("-o --output"), reads: flags("-F --file")})
 	set("dd", toolSpec{mode: opNone})
+	// The interpreter's -m names a module, not a file (a script, or the
+	// module's own operands, are read). -c's code stays an operand: code
+	// brig cannot see ("$CODE") is a dynamic word, which asks.
+	set("python python3", toolSpec{values: flags("-m -W -X --check-hash-based-pycs")})
 	return m
 })
 

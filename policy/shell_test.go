@@ -192,3 +192,23 @@ func BenchmarkDecideBash(b *testing.B) {
 		DecideBash(RuleSet{}, line)
 	}
 }
+
+// TestPythonPaths: the interpreter's module (-m) is not a file it reads;
+// a script and the module's own operands are.
+func TestPythonPaths(t *testing.T) {
+	for line, want := range map[string][]string{
+		"python3 -m pytest -q":                       nil,
+		"python3 -m pytest tests/test_a.py -x":       {"tests/test_a.py"},
+		"python3 -W ignore::DeprecationWarning x.py": {"x.py"},
+		"python3 tools/gen.py out/":                  {"tools/gen.py", "out/"},
+	} {
+		c := lastCommand(t, line)
+		var got []string
+		for _, p := range c.Paths {
+			got = append(got, p.Text)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: paths %q, want %q", line, got, want)
+		}
+	}
+}
