@@ -6,6 +6,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -169,7 +170,34 @@ func decideOwn(rs RuleSet, builtins []BuiltinRule, c Command) CommandDecision {
 		return cd
 	}
 	cd.Tier, cd.Reason = Ask, "no rule or built-in entry matches"
+	if w := writtenPaths(c); len(w) > 0 {
+		if b := matchBuiltin(builtins, withoutWrites(c)); b != nil && b.Tier == Allow {
+			// echo x > notes.txt: the entry that allows echo is not
+			// what is missing; the write is.
+			cd.Reason = fmt.Sprintf("it writes %s, and the built-in entry for %s covers it only when it writes no file", strings.Join(w, ", "), progName(c))
+		}
+	}
 	return cd
+}
+
+// writtenPaths are the files c writes, as written.
+func writtenPaths(c Command) []string {
+	var out []string
+	for _, p := range c.Paths {
+		if p.Write {
+			out = append(out, p.Text)
+		}
+	}
+	return out
+}
+
+// withoutWrites is c without its writing redirections and with its
+// paths read only: what the built-in lists would say of c if it wrote
+// nothing.
+func withoutWrites(c Command) Command {
+	c.Redirects = slices.DeleteFunc(slices.Clone(c.Redirects), func(r Redirect) bool { return r.Write })
+	c.Paths = slices.DeleteFunc(slices.Clone(c.Paths), func(p PathArg) bool { return p.Write })
+	return c
 }
 
 func verb(t Tier) string {

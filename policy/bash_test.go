@@ -92,6 +92,10 @@ func TestDecideBashTable(t *testing.T) {
 		{"go mod why golang.org/x/sys", false, Allow, []string{"cmd{go mod why golang.org/x/sys}"}},
 		{"staticcheck ./... 2>&1 | head -50", false, Allow, []string{"cmd{head -50}", "feed{staticcheck}"}},
 		{"golangci-lint run --fix", false, Ask, []string{"no rule"}},
+		// --- a reading command that writes: the write is what asks
+		{"echo x > notes.txt", false, Ask, []string{"it writes notes.txt, and the built-in entry for echo covers it only when it writes no file"}},
+		{"git diff > a.diff 2>b.log", false, Ask, []string{"it writes a.diff, b.log, and the built-in entry for git"}},
+		{"mkdir out", false, Ask, []string{"no rule or built-in entry matches"}},
 		// --- Node
 		{"npm test", false, Allow, []string{"test, build or lint"}},
 		{"npm run build", false, Allow, []string{"cmd{npm run build}"}},
