@@ -970,3 +970,88 @@ func TestDefaultAndBroadGrantsMaskSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestProtectedLinkIntoAnotherWriteGrant: a protected path that is a
+// symlink (.git/hooks), or is reached through one (.config is a link),
+// leading into another place the call may write (the toolchain cache, an
+// added directory) keeps what it reaches read-only, and that target's
+// directories in place, whether or not the workspace itself is writable
+// (a line that only reads runs with it read-only): git outside the jail
+// runs what the link names.
+func TestProtectedLinkIntoAnotherWriteGrant(t *testing.T) {
+	e := newEnv(t)
+	if !e.sup.Namespaces() {
+		t.Skip("no mount namespace: protected paths are restored after the call instead (TestRestoreProtectedWithoutNamespaces)")
+	}
+	e.ws = filepath.Join(e.outside, "ws") // not under /tmp, which every call may write
+	grant := filepath.Join(e.outside, "cache")
+	target := filepath.Join(grant, "x", "hooks")
+	for _, d := range []string{filepath.Join(e.ws, ".git"), target} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(target, filepath.Join(e.ws, ".git", "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	// A protected file reached through a link on its way: .config is a
+	// link into the grant, .config/lefthook.yml (which git hooks obey)
+	// a plain file there.
+	cfg := filepath.Join(grant, "cfg")
+	if err := os.MkdirAll(cfg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lefthook := filepath.Join(cfg, "lefthook.yml")
+	if err := os.WriteFile(lefthook, []byte("pre-commit: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(cfg, filepath.Join(e.ws, ".config")); err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(target, "pre-commit")
+	for _, readOnly := range []bool{true, false} {
+		spec := e.spec(t, func(p *policy.Profile) {
+			p.ReadOnly = readOnly
+			p.Write = []string{grant}
+		})
+		// Into the link's target directly, then by moving the target's
+		// parent aside and making a new one where the link leads.
+		for _, attack := range []string{
+			"echo planted > " + planted,
+			"mv " + filepath.Join(grant, "x") + " " + filepath.Join(grant, "y") + " && mkdir -p " + target + " && echo planted > " + planted,
+		} {
+			res := e.sh(t, spec, attack+"; echo ok > "+filepath.Join(grant, "other"))
+			if _, err := os.Stat(planted); err == nil {
+				t.Fatalf("read-only workspace %v: %q planted a hook through the protected link (stderr %s)", readOnly, attack, res.Stderr)
+			}
+			// Control: the grant is writable elsewhere.
+			if b, err := os.ReadFile(filepath.Join(grant, "other")); err != nil || string(b) != "ok\n" {
+				t.Fatalf("read-only workspace %v: control: writing elsewhere in the grant failed: %q %v (stderr %s)", readOnly, b, err, res.Stderr)
+			}
+			os.Remove(filepath.Join(grant, "other"))
+			if _, err := os.Stat(filepath.Join(grant, "y")); err == nil {
+				t.Fatalf("read-only workspace %v: the target's directory was moved aside", readOnly)
+			}
+		}
+		res := e.sh(t, spec, "echo 'pre-commit: {commands: {x: {run: evil}}}' > "+filepath.Join(e.ws, ".config", "lefthook.yml")+"; echo ok > "+filepath.Join(cfg, "other"))
+		if b, _ := os.ReadFile(lefthook); string(b) != "pre-commit: {}\n" {
+			t.Fatalf("read-only workspace %v: a protected file reached through a link on its way was rewritten: %q (stderr %s)", readOnly, b, res.Stderr)
+		}
+		if _, err := os.Stat(filepath.Join(cfg, "other")); err != nil {
+			t.Fatalf("read-only workspace %v: control: writing beside it failed: %v (stderr %s)", readOnly, err, res.Stderr)
+		}
+		os.Remove(filepath.Join(cfg, "other"))
+		// The link on the way replaced by a directory holding another
+		// lefthook.yml: put back after the call, reported.
+		res = e.sh(t, spec, "rm .config && mkdir .config && echo 'pre-commit: {commands: {x: {run: evil}}}' > .config/lefthook.yml")
+		if target, err := os.Readlink(filepath.Join(e.ws, ".config")); err != nil || target != cfg {
+			t.Fatalf("read-only workspace %v: the link on the way to a protected file was replaced: %q %v (stderr %s)", readOnly, target, err, res.Stderr)
+		}
+		if b, _ := os.ReadFile(filepath.Join(e.ws, ".config", "lefthook.yml")); string(b) != "pre-commit: {}\n" {
+			t.Fatalf("read-only workspace %v: lefthook.yml now reads %q", readOnly, b)
+		}
+		if !readOnly && !slices.Contains(res.Violations, filepath.Join(e.ws, ".config")) {
+			t.Errorf("the replaced link was not reported: %v", res.Violations)
+		}
+	}
+}

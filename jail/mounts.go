@@ -356,8 +356,30 @@ func mkMountPoint(path string, dir bool) error {
 }
 
 // protect pins and read-only-binds the protected paths.
+//
+// What is bound is what the path reaches: the path itself, or, through a
+// symlink (the path, or a directory on its way), what the link names —
+// what a later git would run. A mount cannot sit on a symlink; the link
+// itself is checked and restored by the supervisor after the call. Each
+// is judged by where it lies: a link outside every write grant (the
+// workspace of a line that only reads) can still lead into one (the
+// toolchain cache, an added directory), where what it names is bound and
+// the directories on the way to it pinned, so that the call can neither
+// write it nor move it aside and make another where the link leads.
 func protect(spec Spec) error {
 	var pins, ro []string
+	pin := func(p, root string) {
+		if root == "/" {
+			return
+		}
+		for d := filepath.Dir(p); d != root && within(d, root); d = filepath.Dir(d) {
+			// A link on the way cannot be pinned (the supervisor records
+			// it and puts it back after the call); the directories are.
+			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+				pins = append(pins, d)
+			}
+		}
+	}
 	absent := ReadAbsence(spec.Protected)
 	for _, p := range spec.Protected {
 		if absent.Absent(p) {
@@ -367,25 +389,20 @@ func protect(spec Spec) error {
 		if err != nil {
 			continue // missing: the supervisor checks after the call
 		}
-		root := protectionRoot(p, spec)
-		if root == "/" {
-			continue // outside every write grant: read-only like the rest
+		target, err := filepath.EvalSymlinks(p)
+		switch {
+		case err != nil && fi.Mode()&os.ModeSymlink != 0:
+			continue // dangling: its target counts as missing
+		case err != nil:
+			target = p
 		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			// A mount cannot sit on a symlink: protect what it points to
-			// (what a later git would run). The link itself is checked
-			// and restored by the supervisor after the call.
-			target, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				continue // dangling: its target counts as missing
-			}
-			ro = append(ro, target)
-		} else {
-			ro = append(ro, p)
+		root, troot := protectionRoot(p, spec), protectionRoot(target, spec)
+		if root == "/" && troot == "/" {
+			continue // outside every write grant, and so is what it reaches: read-only like the rest
 		}
-		for d := filepath.Dir(p); d != root && within(d, root); d = filepath.Dir(d) {
-			pins = append(pins, d)
-		}
+		ro = append(ro, target)
+		pin(p, root)
+		pin(target, troot)
 	}
 	slices.Sort(pins)
 	pins = slices.Compact(pins)

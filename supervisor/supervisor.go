@@ -985,14 +985,29 @@ type protectedState struct {
 
 // snapshotProtected records the protected paths that a call could still
 // create or replace: the missing ones, and symlinks (the read-only bind
-// lands on the target; the link itself sits in a writable directory).
+// lands on the target; the link itself sits in a writable directory) —
+// also a symlink on the way to an existing one (.config a link, and
+// .config/lefthook.yml in what it names): no mount can pin a link, and a
+// call that replaced it would decide what the path holds.
 func snapshotProtected(paths []string) map[string]protectedState {
 	out := map[string]protectedState{}
 	absent := jail.ReadAbsence(paths)
+	walked := map[string]bool{}
 	for _, p := range paths {
 		if absent.Absent(p) {
 			out[p] = protectedState{missing: true}
 			continue
+		}
+		for d := filepath.Dir(p); d != "/" && d != "."; d = filepath.Dir(d) {
+			if walked[d] {
+				break // on the way to another protected path: looked at, and so was what lies above it
+			}
+			walked[d] = true
+			if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				if target, err := os.Readlink(d); err == nil {
+					out[d] = protectedState{link: target}
+				}
+			}
 		}
 		fi, err := os.Lstat(p)
 		switch {
