@@ -155,8 +155,30 @@ func restoreTargets(spec jail.Spec) []target {
 		return slices.ContainsFunc(spec.Hidden, func(h string) bool { return within(p, h) })
 	}
 	var paths []string
+	isLink := map[string]bool{} // the directories on the way, each looked at once
 	for _, p := range spec.Protected {
 		paths = append(paths, p)
+		// A link on the way (.config a link, .config/lefthook.yml in what
+		// it names): the link is recorded, to be put back if replaced,
+		// and so is the file where the path leads.
+		linked := false
+		for d := filepath.Dir(p); d != "/" && d != "."; d = filepath.Dir(d) {
+			l, seen := isLink[d]
+			if !seen {
+				fi, err := os.Lstat(d)
+				l = err == nil && fi.Mode()&os.ModeSymlink != 0
+				isLink[d] = l
+				if l {
+					paths = append(paths, d)
+				}
+			}
+			linked = linked || l
+		}
+		if linked {
+			if r, err := filepath.EvalSymlinks(p); err == nil {
+				paths = append(paths, r)
+			}
+		}
 		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			if t, err := os.Readlink(p); err == nil {
 				if !filepath.IsAbs(t) {

@@ -390,3 +390,31 @@ func TestConcurrentCallsWithoutNamespaces(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestRestoreALinkOnTheWayWithoutNamespaces: .config is a link into the
+// workspace and .config/lefthook.yml (which git hooks obey) a file where
+// it leads; a call without namespaces that rewrites the file through the
+// link, or replaces the link by a directory holding another one, is
+// undone. Control: a file written beside it stays.
+func TestRestoreALinkOnTheWayWithoutNamespaces(t *testing.T) {
+	for _, script := range []string{
+		`echo 'pre-commit: {commands: {x: {run: evil}}}' > .config/lefthook.yml; echo x > cfg/ctl`,
+		`rm .config && mkdir .config && echo 'pre-commit: {commands: {x: {run: evil}}}' > .config/lefthook.yml; echo x > cfg/ctl`,
+	} {
+		r := newRestoreRig(t)
+		mk(t, filepath.Join(r.ws, "cfg", "lefthook.yml"), "pre-commit: {}\n")
+		if err := os.Symlink("cfg", filepath.Join(r.ws, ".config")); err != nil {
+			t.Fatal(err)
+		}
+		res := r.sh(script)
+		if target, err := os.Readlink(filepath.Join(r.ws, ".config")); err != nil || target != "cfg" {
+			t.Errorf("%s: .config is no longer the link: %q %v", script, target, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(r.ws, ".config", "lefthook.yml")); string(b) != "pre-commit: {}\n" {
+			t.Errorf("%s: .config/lefthook.yml reads %q (undone: %v)", script, b, res.Violations)
+		}
+		if _, err := os.Stat(filepath.Join(r.ws, "cfg", "ctl")); err != nil {
+			t.Errorf("%s: control: %v", script, err)
+		}
+	}
+}
