@@ -341,6 +341,7 @@ func TestDefaultGrantBattery(t *testing.T) {
 			t.Run("make-ask-nongit-root", func(t *testing.T) { makeBattery(t, c, bin, false) })
 			t.Run("filetools-edit", func(t *testing.T) { fileToolBattery(t, c, bin, true) })
 			t.Run("filetools-edit-nongit-root", func(t *testing.T) { fileToolBattery(t, c, bin, false) })
+			t.Run("hooks-link-reading-line", func(t *testing.T) { hooksLinkBattery(t, c, bin) })
 		})
 	}
 }
@@ -537,5 +538,96 @@ func fileToolBattery(t *testing.T, c cell, bin string, git bool) {
 	f.laterGit(f.ws)
 	if got := f.canariesIn(f.canaries); len(got) > 0 {
 		t.Errorf("ESCAPE: the user's later git ran planted commands: %v\nbrig stderr:\n%s", got, r.stderr)
+	}
+}
+
+// hooksLinkBattery: the repository's .git/hooks is a link into brig's
+// toolchain cache for this workspace (which every bash call may write),
+// and its git config gives a diff textconv that writes a pre-commit hook
+// there. The model's `git diff` is a line that only reads, run unasked
+// in auto mode with the workspace read-only; the textconv runs in the
+// jail. The user's later git commit must run nothing planted. The
+// control: the same diff outside brig, in the copy, plants the hook, and
+// the commit runs it.
+func hooksLinkBattery(t *testing.T, c cell, bin string) {
+	f := newFixture(t, c, true)
+	srv, err := fakeprovider.Start(fakeprovider.Script{Turns: []fakeprovider.Turn{
+		{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"git diff; echo diffed"}`)}},
+		{Check: []fakeprovider.Check{{Call: 0, Contains: "diffed"}}, Text: "nothing much"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	f.checkNamespaces(srv, bin)
+	r := f.brig(srv, bin, "policy", "check", "--mode", "auto", "--json", "git diff")
+	var check struct {
+		ReadsOnly bool `json:"reads_only"`
+		Grant     struct {
+			Paths []struct{ Path, Access string }
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &check); err != nil || !check.ReadsOnly {
+		t.Fatalf("brig policy check: git diff should be a line that only reads (%v): %s %s", err, r.stdout, r.stderr)
+	}
+	cache := ""
+	for _, p := range check.Grant.Paths {
+		if p.Access == "write" && strings.HasPrefix(p.Path, f.home+"/") {
+			cache = p.Path
+		}
+	}
+	if cache == "" {
+		t.Fatalf("no write grant in the home (the toolchain cache): %s", r.stdout)
+	}
+	arm := func(ws, hooks, canaries string) {
+		if err := os.MkdirAll(hooks, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(ws + "/.git/hooks"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(hooks, ws+"/.git/hooks"); err != nil {
+			t.Fatal(err)
+		}
+		config := func(args ...string) {
+			if out, err := exec.Command("git", append([]string{"config", "-f", ws + "/.git/config"}, args...)...).CombinedOutput(); err != nil {
+				t.Fatalf("git config %v: %v %s", args, err, out)
+			}
+		}
+		config("--unset", "core.hooksPath")
+		config("diff.evil.textconv", `sh -c 'printf "#!/bin/sh\ntouch `+canaries+`/canary-textconv\n" > `+hooks+`/pre-commit; chmod +x `+hooks+`/pre-commit; cat "$1"' --`)
+		if err := os.WriteFile(ws+"/.gitattributes", []byte("*.go diff=evil\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(ws+"/src/main.go", []byte("package main\n\nfunc main() { println() }\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arm(f.ws, cache+"/hooks", f.canaries)
+	arm(f.ctl, f.root+"/ctl-hooks", f.ctlCanary)
+	if c.unpriv {
+		if out, err := exec.Command("chown", "-R", fmt.Sprintf("%d:%d", unprivID, unprivID), f.root).CombinedOutput(); err != nil {
+			t.Fatalf("chown: %v %s", err, out)
+		}
+	}
+	env := f.userEnv()
+	commit := func(ws string) { f.run(ws, env, "git", "commit", "-q", "-a", "-m", "later") }
+
+	// The control, outside brig.
+	if out, err := f.run(f.ctl, env, "git", "diff"); err != nil {
+		t.Fatalf("control git diff: %v\n%s", err, out)
+	}
+	commit(f.ctl)
+	if _, err := os.Stat(f.ctlCanary + "/canary-textconv"); err != nil {
+		t.Fatalf("CONTROL FAILED: outside brig the textconv's hook did not run at the commit (canaries: %v)", f.canariesIn(f.ctlCanary))
+	}
+
+	r = f.brig(srv, bin, "--model", "claude-sonnet-4-5", "-p", "what changed?", "--mode", "auto")
+	if r.code != 0 {
+		t.Fatalf("brig -p: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	commit(f.ws)
+	if got := f.canariesIn(f.canaries); len(got) > 0 {
+		t.Errorf("ESCAPE: the user's later git commit ran a hook the reading line planted through .git/hooks: %v\nbrig stderr:\n%s", got, r.stderr)
 	}
 }
