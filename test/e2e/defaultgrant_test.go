@@ -30,7 +30,11 @@ import (
 //     pager and an fsmonitor, a `git init --bare` repository with a work
 //     tree, a new .git/modules entry, hooks in the core.hooksPath directory,
 //     and a hook manager's config;
-//   - in edit mode, the model does the same with file tools.
+//   - in edit mode, the model does the same with file tools;
+//   - in auto mode, the repository's .git/hooks is a link into brig's
+//     toolchain cache (which every bash call may write) and its config
+//     gives a diff textconv that writes a hook there: the model's
+//     `git diff`, a line that only reads, runs it.
 //
 // Afterwards the user's own git runs OUTSIDE brig (git log on a terminal,
 // git status, git commit) and every canary stays absent; no secret reaches
