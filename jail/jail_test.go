@@ -1008,11 +1008,19 @@ func TestProtectedLinkIntoAnotherWriteGrant(t *testing.T) {
 	if err := os.Symlink(cfg, filepath.Join(e.ws, ".config")); err != nil {
 		t.Fatal(err)
 	}
+	// .husky (husky's hooks) is a link to the root of a write grant.
+	huskyGrant := filepath.Join(e.outside, "husky")
+	if err := os.MkdirAll(huskyGrant, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(huskyGrant, filepath.Join(e.ws, ".husky")); err != nil {
+		t.Fatal(err)
+	}
 	planted := filepath.Join(target, "pre-commit")
 	for _, readOnly := range []bool{true, false} {
 		spec := e.spec(t, func(p *policy.Profile) {
 			p.ReadOnly = readOnly
-			p.Write = []string{grant}
+			p.Write = []string{grant, huskyGrant}
 		})
 		// Into the link's target directly, then by moving the target's
 		// parent aside and making a new one where the link leads.
@@ -1033,7 +1041,11 @@ func TestProtectedLinkIntoAnotherWriteGrant(t *testing.T) {
 				t.Fatalf("read-only workspace %v: the target's directory was moved aside", readOnly)
 			}
 		}
-		res := e.sh(t, spec, "echo 'pre-commit: {commands: {x: {run: evil}}}' > "+filepath.Join(e.ws, ".config", "lefthook.yml")+"; echo ok > "+filepath.Join(cfg, "other"))
+		res := e.sh(t, spec, "echo planted > "+filepath.Join(huskyGrant, "pre-commit"))
+		if _, err := os.Stat(filepath.Join(huskyGrant, "pre-commit")); err == nil {
+			t.Fatalf("read-only workspace %v: a hook was planted in the write grant .husky links to (stderr %s)", readOnly, res.Stderr)
+		}
+		res = e.sh(t, spec, "echo 'pre-commit: {commands: {x: {run: evil}}}' > "+filepath.Join(e.ws, ".config", "lefthook.yml")+"; echo ok > "+filepath.Join(cfg, "other"))
 		if b, _ := os.ReadFile(lefthook); string(b) != "pre-commit: {}\n" {
 			t.Fatalf("read-only workspace %v: a protected file reached through a link on its way was rewritten: %q (stderr %s)", readOnly, b, res.Stderr)
 		}

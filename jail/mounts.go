@@ -397,6 +397,9 @@ func protect(spec Spec) error {
 			target = p
 		}
 		root, troot := protectionRoot(p, spec), protectionRoot(target, spec)
+		if troot == "/" && target != p && isWriteGrant(target, spec) {
+			troot = target // a link to a write grant itself (.husky -> the cache): all of it
+		}
 		if root == "/" && troot == "/" {
 			continue // outside every write grant, and so is what it reaches: read-only like the rest
 		}
@@ -431,6 +434,11 @@ func protectionRoot(p string, spec Spec) string {
 		}
 	}
 	return root
+}
+
+// isWriteGrant reports whether p is itself one of the spec's write grants.
+func isWriteGrant(p string, spec Spec) bool {
+	return slices.ContainsFunc(spec.Paths, func(r PathRule) bool { return r.Access == Write && r.Path == p })
 }
 
 // rebind mounts path over itself with the given access. A mount point cannot

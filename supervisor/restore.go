@@ -95,6 +95,10 @@ type restoreGuard struct {
 // grants (and not in a hidden path, which the grant leaves out entirely),
 // for finish to put back. It fails when they hold more than brig keeps.
 func (s *Supervisor) beginRestore(spec jail.Spec) (*restoreGuard, error) {
+	if p, g := linkToWriteGrant(spec); p != "" {
+		return nil, fmt.Errorf("%w: the protected path %s is a symbolic link to %s, which this call may write as a whole; without user namespaces brig cannot keep what a program outside the jail runs from there. Remove the link (or make %s a directory of its own), or give brig user namespaces (see brig doctor)",
+			jail.ErrUnenforceable, p, g, p)
+	}
 	targets := restoreTargets(spec)
 	st := &s.protect
 	st.mu.Lock()
@@ -127,6 +131,31 @@ func (s *Supervisor) beginRestore(spec jail.Spec) (*restoreGuard, error) {
 		g.paths = append(g.paths, rec)
 	}
 	return g, nil
+}
+
+// linkToWriteGrant finds a protected path of spec that leads, through a
+// symbolic link, to a directory that is itself one of spec's write grants
+// (.husky -> the toolchain cache): what lies there cannot be recorded from
+// a grant that holds it, nor put back. It returns "" when there is none.
+func linkToWriteGrant(spec jail.Spec) (path, grant string) {
+	absent := jail.ReadAbsence(spec.Protected)
+	for _, p := range spec.Protected {
+		if absent.Absent(p) {
+			continue
+		}
+		t, err := filepath.EvalSymlinks(p)
+		if err != nil || t == p {
+			continue
+		}
+		for _, g := range spec.Paths {
+			if g.Access == jail.Write && g.Path == t {
+				if fi, err := os.Stat(t); err == nil && fi.IsDir() {
+					return p, t
+				}
+			}
+		}
+	}
+	return "", ""
 }
 
 // target is a protected path to record and the write grant it lies in.

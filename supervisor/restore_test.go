@@ -418,3 +418,35 @@ func TestRestoreALinkOnTheWayWithoutNamespaces(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreRefusesALinkToAWriteGrantWithoutNamespaces: .husky (husky's
+// hooks, which git runs) is a link to a directory the call may write as a
+// whole. Without namespaces brig cannot keep what is there (a record of a
+// whole grant is no protection it can give), so the call is refused,
+// saying which link; nothing is planted. Control: without the link the
+// same call runs.
+func TestRestoreRefusesALinkToAWriteGrantWithoutNamespaces(t *testing.T) {
+	r := newRestoreRig(t)
+	grant := t.TempDir()
+	spec := r.spec()
+	spec.Paths = append(spec.Paths, jail.PathRule{Path: grant, Access: jail.Write})
+	run := func() (jail.Result, error) {
+		return r.sup.Run(context.Background(), spec, jail.Invocation{Argv: []string{"/bin/sh", "-c", "echo planted > " + grant + "/pre-commit"}}, IO{})
+	}
+	if _, err := run(); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	if err := os.Remove(filepath.Join(grant, "pre-commit")); err != nil {
+		t.Fatalf("control: the call did not write the grant: %v", err)
+	}
+	if err := os.Symlink(grant, filepath.Join(r.ws, ".husky")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run()
+	if err == nil || !strings.Contains(err.Error(), ".husky") {
+		t.Fatalf("the call was not refused naming the link: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(grant, "pre-commit")); err == nil {
+		t.Fatal("a hook was planted where .husky leads")
+	}
+}
