@@ -75,6 +75,29 @@ func PlantedLinkError(what, given, planted, resolved string) error {
 
 // resolvePath is ResolvePath, calling onLink with the path of each
 // symbolic link it follows (as found, before it is followed).
+// lexicalPath is given made absolute (~ and dir) and cleaned, without
+// following any link: the name a program outside the jail will use. ""
+// when it cannot be made absolute.
+func lexicalPath(given, dir, home string) string {
+	p := given
+	switch {
+	case p == "":
+		return ""
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		if home == "" {
+			return ""
+		}
+		p = home + p[1:]
+	}
+	if !filepath.IsAbs(p) {
+		if !filepath.IsAbs(dir) {
+			return ""
+		}
+		p = dir + "/" + p
+	}
+	return filepath.Clean(p)
+}
+
 func resolvePath(given, dir, home string, onLink func(link string)) (resolved string, exists bool, err error) {
 	p := given
 	switch {

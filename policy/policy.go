@@ -373,6 +373,12 @@ func ruleReason(d Decision, fallback string) string {
 	return fallback
 }
 
+// guarded reports whether a class is one no call may write by default:
+// a protected path, a secret, a file run later outside the jail.
+func guarded(c PathClass) bool {
+	return c == ClassProtected || c == ClassSecret || c == ClassLaterExec
+}
+
 // pathDefault is the tier for touching a path of a class when no rule
 // matches, and whether a rule may change it.
 func pathDefault(c PathClass, write, bash bool) (t Tier, reason string, final bool) {
@@ -437,6 +443,16 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 	pv.Resolved, pv.Exists = resolved, exists
 	bash := v.Call.Effect == EffectExec
 	pv.Class, pv.Entry, pv.EntryReason = p.classify(resolved, write, bash)
+	if write && !guarded(pv.Class) {
+		// The name counts as well as where it leads: .git/hooks (or
+		// ~/.bashrc) a symbolic link to elsewhere is still what git (or
+		// bash) runs, and a write through it is a write there.
+		if lex := lexicalPath(given, dir, p.Places.Home); lex != "" && lex != resolved {
+			if c, e, why := p.classify(lex, write, bash); guarded(c) {
+				pv.Class, pv.Entry, pv.EntryReason = c, e, why
+			}
+		}
+	}
 	def, reason, final := pathDefault(pv.Class, write, bash)
 	switch pv.Class {
 	case ClassSecret, ClassLaterExec:

@@ -556,3 +556,53 @@ func TestSpecCarriesTheGrantsMemory(t *testing.T) {
 		t.Fatalf("the specs carry %p and %p, want the policy's memory %p", got[0], got[1], p.repos)
 	}
 }
+
+// TestWriteThroughALinkKeepsTheNamesGuard: a name that is protected, or
+// run later outside the jail, stays so when a symbolic link on its way
+// leads elsewhere — .git/hooks linked out of the workspace, ~/.bashrc
+// linked into a dotfiles checkout (as stow makes it): a write through it
+// is denied like a write to the name. Controls: the same target written
+// by its own name asks as any write outside the workspace does, and a
+// read through the link is allowed.
+func TestWriteThroughALinkKeepsTheNamesGuard(t *testing.T) {
+	p, root, ws, home := testPolicy(t, ModeAuto, "")
+	hooks, dotfiles := filepath.Join(root, "out", "hooks"), filepath.Join(root, "out", "dotfiles")
+	for _, d := range []string{hooks, dotfiles} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dotfiles, "bashrc"), []byte("# rc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(ws, ".git", "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	for l, target := range map[string]string{filepath.Join(ws, ".git", "hooks"): hooks, filepath.Join(home, ".bashrc"): filepath.Join(dotfiles, "bashrc")} {
+		if err := os.Symlink(target, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(path string) Call { return Call{Tool: "write_file", Effect: EffectWrite, Write: []string{path}} }
+	bash := func(cmd string) Call { return Call{Tool: "bash", Effect: EffectExec, Command: cmd} }
+	for _, c := range []struct {
+		call   Call
+		want   Tier
+		reason string
+	}{
+		{write(".git/hooks/pre-commit"), Deny, "protected"},
+		{bash("echo x > .git/hooks/pre-commit"), Deny, "outside the jail"},
+		{write("~/.bashrc"), Deny, "runs later outside the jail"},
+		{bash("echo evil >> ~/.bashrc"), Deny, "runs later outside the jail"},
+		// Controls.
+		{write(filepath.Join(hooks, "pre-commit")), Ask, "outside the workspace"},
+		{write(filepath.Join(dotfiles, "notes")), Ask, "outside the workspace"},
+		{Call{Tool: "read_file", Effect: EffectRead, Read: []string{".git/hooks/pre-commit.sample"}}, Ask, "outside the workspace"},
+		{write("src/new.go"), Allow, ""},
+	} {
+		v := p.Decide(c.call)
+		if v.Tier != c.want || !strings.Contains(v.Reason, c.reason) {
+			t.Errorf("%+v → %s (%s); want %s containing %q", c.call, v.Tier, v.Reason, c.want, c.reason)
+		}
+	}
+}
