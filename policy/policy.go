@@ -443,12 +443,13 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 	pv.Resolved, pv.Exists = resolved, exists
 	bash := v.Call.Effect == EffectExec
 	pv.Class, pv.Entry, pv.EntryReason = p.classify(resolved, write, bash)
-	if write && !guarded(pv.Class) {
+	if !guarded(pv.Class) {
 		// The name counts as well as where it leads: .git/hooks (or
 		// ~/.bashrc) a symbolic link to elsewhere is still what git (or
-		// bash) runs, and a write through it is a write there.
+		// bash) runs, and a write through it is a write there; what
+		// ~/.aws/credentials leads to is a credential wherever it lies.
 		if lex := lexicalPath(given, dir, p.Places.Home); lex != "" && lex != resolved {
-			if c, e, why := p.classify(lex, write, bash); guarded(c) {
+			if c, e, why := p.classify(lex, write, bash); c == ClassSecret || write && guarded(c) {
 				pv.Class, pv.Entry, pv.EntryReason = c, e, why
 			}
 		}

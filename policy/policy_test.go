@@ -561,9 +561,10 @@ func TestSpecCarriesTheGrantsMemory(t *testing.T) {
 // run later outside the jail, stays so when a symbolic link on its way
 // leads elsewhere — .git/hooks linked out of the workspace, ~/.bashrc
 // linked into a dotfiles checkout (as stow makes it): a write through it
-// is denied like a write to the name. Controls: the same target written
-// by its own name asks as any write outside the workspace does, and a
-// read through the link is allowed.
+// is denied like a write to the name; a credential's name
+// (~/.aws/credentials linked elsewhere) is denied for reading too.
+// Controls: the same targets by their own names ask as anything outside
+// the workspace does, and a read through the hooks link only asks.
 func TestWriteThroughALinkKeepsTheNamesGuard(t *testing.T) {
 	p, root, ws, home := testPolicy(t, ModeAuto, "")
 	hooks, dotfiles := filepath.Join(root, "out", "hooks"), filepath.Join(root, "out", "dotfiles")
@@ -578,7 +579,14 @@ func TestWriteThroughALinkKeepsTheNamesGuard(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(ws, ".git", "hooks")); err != nil {
 		t.Fatal(err)
 	}
-	for l, target := range map[string]string{filepath.Join(ws, ".git", "hooks"): hooks, filepath.Join(home, ".bashrc"): filepath.Join(dotfiles, "bashrc")} {
+	creds := filepath.Join(root, "out", "aws-credentials")
+	if err := os.WriteFile(creds, []byte("[default]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".aws"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for l, target := range map[string]string{filepath.Join(ws, ".git", "hooks"): hooks, filepath.Join(home, ".bashrc"): filepath.Join(dotfiles, "bashrc"), filepath.Join(home, ".aws", "credentials"): creds} {
 		if err := os.Symlink(target, l); err != nil {
 			t.Fatal(err)
 		}
@@ -594,7 +602,10 @@ func TestWriteThroughALinkKeepsTheNamesGuard(t *testing.T) {
 		{bash("echo x > .git/hooks/pre-commit"), Deny, "outside the jail"},
 		{write("~/.bashrc"), Deny, "runs later outside the jail"},
 		{bash("echo evil >> ~/.bashrc"), Deny, "runs later outside the jail"},
+		{Call{Tool: "read_file", Effect: EffectRead, Read: []string{"~/.aws/credentials"}}, Deny, "credentials"},
+		{bash("cat ~/.aws/credentials"), Deny, "credentials"},
 		// Controls.
+		{Call{Tool: "read_file", Effect: EffectRead, Read: []string{creds}}, Ask, "outside the workspace"},
 		{write(filepath.Join(hooks, "pre-commit")), Ask, "outside the workspace"},
 		{write(filepath.Join(dotfiles, "notes")), Ask, "outside the workspace"},
 		{Call{Tool: "read_file", Effect: EffectRead, Read: []string{".git/hooks/pre-commit.sample"}}, Ask, "outside the workspace"},
