@@ -1409,7 +1409,15 @@ func kernelCases() []escCase {
 					notApplicable(t, "%s", why)
 				}
 				if !strings.Contains(out, tag+e.canary) {
-					controlFail(t, "the probe %q did not work outside the jail", sub)
+					// Once more: outside the jail this is the machine's
+					// doing (an io_uring probe once hung for 14 s on a
+					// loaded machine and printed nothing), not brig's;
+					// both transcripts are kept.
+					t.Logf("the probe %q did not work outside the jail; trying it once more", sub)
+					out, _ = e.outside(a...)
+				}
+				if !strings.Contains(out, tag+e.canary) {
+					controlFail(t, "the probe %q did not work outside the jail (twice)", sub)
 				}
 			},
 			attack: func(t *testing.T, e *env) {
