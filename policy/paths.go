@@ -79,43 +79,41 @@ func PlantedLinkError(what, given, planted, resolved string) error {
 // following any link: the name a program outside the jail will use. ""
 // when it cannot be made absolute.
 func lexicalPath(given, dir, home string) string {
-	p := given
-	switch {
-	case p == "":
+	p, err := absolutePath(given, dir, home)
+	if err != nil {
 		return ""
-	case p == "~" || strings.HasPrefix(p, "~/"):
-		if home == "" {
-			return ""
-		}
-		p = home + p[1:]
-	}
-	if !filepath.IsAbs(p) {
-		if !filepath.IsAbs(dir) {
-			return ""
-		}
-		p = dir + "/" + p
 	}
 	return filepath.Clean(p)
 }
 
-func resolvePath(given, dir, home string, onLink func(link string)) (resolved string, exists bool, err error) {
+// absolutePath is given with ~ expanded and made absolute against dir,
+// nothing resolved.
+func absolutePath(given, dir, home string) (string, error) {
 	p := given
 	switch {
 	case p == "":
-		return "", false, errors.New("empty path")
+		return "", errors.New("empty path")
 	case p == "~":
 		p = home
 	case strings.HasPrefix(p, "~/"):
 		if home == "" {
-			return "", false, fmt.Errorf("path %q: no home directory to expand ~", given)
+			return "", fmt.Errorf("path %q: no home directory to expand ~", given)
 		}
 		p = filepath.Join(home, p[2:])
 	}
 	if !filepath.IsAbs(p) {
 		if !filepath.IsAbs(dir) {
-			return "", false, fmt.Errorf("path %q: working directory %q is not absolute", given, dir)
+			return "", fmt.Errorf("path %q: working directory %q is not absolute", given, dir)
 		}
 		p = dir + "/" + p
+	}
+	return p, nil
+}
+
+func resolvePath(given, dir, home string, onLink func(link string)) (resolved string, exists bool, err error) {
+	p, err := absolutePath(given, dir, home)
+	if err != nil {
+		return "", false, err
 	}
 	comps := strings.Split(p, "/")
 	cur, links := "/", 0
