@@ -327,7 +327,13 @@ func openSession(ctx context.Context, o *agentOptions, stateDir, ws string, clie
 	}
 	if id == "" {
 		mode, _ := policy.ParseMode(o.Mode)
-		s, err := store.Create(ctx, session.Header{Workspace: ws, Provider: client.Provider(), Model: client.Model.ID, Mode: mode})
+		create := store.Create
+		if !o.Interactive {
+			// Its first message follows at once, and that save's sync
+			// (beside the request) makes the header durable too.
+			create = store.CreateLater
+		}
+		s, err := create(ctx, session.Header{Workspace: ws, Provider: client.Provider(), Model: client.Model.ID, Mode: mode})
 		return s, nil, err
 	}
 	if err := session.ValidateID(id); err != nil {

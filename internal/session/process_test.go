@@ -46,6 +46,9 @@ func TestMain(m *testing.M) {
 func runHelper(mode string) error {
 	ctx := context.Background()
 	s := NewStore(os.Getenv("HELPER_DIR"))
+	if mode == "fresh" {
+		return freshHelper(ctx, s, os.Getenv("HELPER_STOP"))
+	}
 	sess, _, err := s.Open(ctx, os.Getenv("HELPER_ID"))
 	if err != nil {
 		return err
@@ -92,6 +95,26 @@ func runHelper(mode string) error {
 		return out.Flush()
 	}
 	return fmt.Errorf("unknown helper mode %q", mode)
+}
+
+// freshHelper is brig -p's start: CreateLater, then the prompt saved with
+// AppendLater, its sync left running. It prints "created ID", then
+// "written" once the prompt is written, and after the line stop names it
+// waits to be killed.
+func freshHelper(ctx context.Context, s *Store, stop string) error {
+	sess, err := s.CreateLater(ctx, Header{Workspace: "/ws", Provider: provider.Anthropic, Model: "m"})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("created %s\n", sess.ID())
+	if stop == "created" {
+		select {}
+	}
+	if _, err := sess.AppendLater(ctx, MessageRecord(provider.Message{Role: provider.User, Content: []provider.Block{provider.Text("the prompt")}})); err != nil {
+		return err
+	}
+	fmt.Println("written")
+	select {}
 }
 
 func helper(t *testing.T, mode, dir, id string, extra ...string) *exec.Cmd {
@@ -196,6 +219,51 @@ func TestKilledWriterLosesNothingItReportedDurable(t *testing.T) {
 		next = len(got)
 	}
 	t.Logf("%d rounds, %d records, %d kills left a torn tail that the next writer repaired", rounds, next, torn)
+}
+
+// TestKilledAtStartKeepsTheSession SIGKILLs brig -p's start where its new
+// session is written but not yet synced (session.CreateLater, then the
+// prompt's AppendLater with its sync running): the session is there under
+// its name and loads, with the prompt once it was written.
+func TestKilledAtStartKeepsTheSession(t *testing.T) {
+	t.Parallel()
+	for _, stop := range []string{"created", "written"} {
+		stateDir := t.TempDir()
+		cmd := helper(t, "fresh", stateDir, "", "HELPER_STOP="+stop)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stdout)
+		var id string
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "created "); ok {
+				id = v
+			}
+			if strings.HasPrefix(sc.Text(), stop) {
+				break
+			}
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		if id == "" {
+			t.Fatalf("%s: the helper never created its session", stop)
+		}
+		st, err := NewStore(stateDir).Load(context.Background(), id)
+		if err != nil {
+			t.Fatalf("killed once %s: the session does not load: %v", stop, err)
+		}
+		want := map[string]int{"created": 0, "written": 1}[stop]
+		if len(st.Messages) != want || st.Header.Workspace != "/ws" {
+			t.Fatalf("killed once %s: %d messages, header %+v; want %d and the header", stop, len(st.Messages), st.Header, want)
+		}
+		if want == 1 && st.Messages[0].PlainText() != "the prompt" {
+			t.Fatalf("the prompt saved as %+v", st.Messages[0])
+		}
+	}
 }
 
 // TestTwoProcessesAppendingAtOnce runs two writer processes, each appending

@@ -633,3 +633,91 @@ func TestAppendLater(t *testing.T) {
 		t.Fatalf("%v %+v", err, st)
 	}
 }
+
+// TestCreateLaterSyncsWithTheFirstSave: CreateLater writes the header under
+// the session's name without a sync; the first save's sync makes header
+// and name durable (its file's data and its directory), later saves sync
+// the file alone; Close syncs a session no save did. Create syncs both at
+// once, as before.
+func TestCreateLaterSyncsWithTheFirstSave(t *testing.T) {
+	s, _ := newTestStore(t)
+	var datasyncs, dirSyncs atomic.Int32
+	s.datasync = func(f *os.File) error { datasyncs.Add(1); return f.Sync() }
+	s.syncDir = func(dir string) error {
+		if dir != s.Dir() {
+			t.Errorf("synced %s, want the sessions directory %s", dir, s.Dir())
+		}
+		dirSyncs.Add(1)
+		return nil
+	}
+	counts := func(what string, data, dir int32) {
+		t.Helper()
+		if d, n := datasyncs.Load(), dirSyncs.Load(); d != data || n != dir {
+			t.Fatalf("%s: %d data syncs and %d directory syncs, want %d and %d", what, d, n, data, dir)
+		}
+	}
+	h := Header{Workspace: "/ws", Provider: provider.Anthropic, Model: "m"}
+	sess, err := s.CreateLater(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts("CreateLater", 0, 0)
+	if st, err := s.Load(context.Background(), sess.ID()); err != nil || st.Header.Workspace != "/ws" {
+		t.Fatalf("before any sync the session must load under its name (a kill -9 keeps it): %+v, %v", st, err)
+	}
+	synced, err := sess.AppendLater(context.Background(), MessageRecord(userMsg("first")))
+	if err != nil || synced() != nil {
+		t.Fatal(err, synced())
+	}
+	counts("the first save", 1, 1)
+	appendOK(t, sess, MessageRecord(assistantMsg("second")))
+	counts("the second save", 2, 1)
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	counts("Close after saves", 2, 1)
+
+	// Never saved: Close makes it durable.
+	idle, err := s.CreateLater(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts("a second CreateLater", 2, 1)
+	if err := idle.Close(); err != nil {
+		t.Fatal(err)
+	}
+	counts("Close of a session never saved", 3, 2)
+
+	// Create: durable when it returns; its first save syncs the file only.
+	now, err := s.Create(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts("Create", 4, 3)
+	appendOK(t, now, MessageRecord(userMsg("x")))
+	counts("Create's first save", 5, 3)
+	now.Close()
+
+	// A directory sync that fails is reported, and tried again at the next
+	// save; the records stay.
+	s.syncDir = func(string) error { dirSyncs.Add(1); return syscall.EIO }
+	failing, err := s.CreateLater(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := failing.Append(context.Background(), MessageRecord(userMsg("kept"))); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("a failed directory sync: %v, want the I/O error", err)
+	}
+	s.syncDir = func(string) error { dirSyncs.Add(1); return nil }
+	appendOK(t, failing, MessageRecord(assistantMsg("after")))
+	before := dirSyncs.Load()
+	appendOK(t, failing, MessageRecord(userMsg("again")))
+	if dirSyncs.Load() != before {
+		t.Fatal("the directory was synced again after a sync that succeeded")
+	}
+	failing.Close()
+	st, err := s.Load(context.Background(), failing.ID())
+	if err != nil || len(st.Messages) != 3 {
+		t.Fatalf("%v %+v", err, st)
+	}
+}
