@@ -320,7 +320,9 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (tr TurnResult, 
 			return tr, err
 		}
 		user = append(a.takeNotes(), user...)
-		if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: user}); err != nil {
+		// Written before the request leaves and synced while it is under
+		// way, as a call's results are (the answer waits for the sync).
+		if err := a.addLater(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: user}); err != nil {
 			return tr, err
 		}
 	}

@@ -417,6 +417,58 @@ func TestLoopSyncsResultsWhileTheRequestLeaves(t *testing.T) {
 	}
 }
 
+// TestLoopSyncsThePromptWhileTheFirstRequestLeaves: the user's prompt is
+// written before the first request and synced while it is under way (with
+// a new session's header: session.CreateLater); a sync that fails stops
+// the turn before the answer's call runs.
+func TestLoopSyncsThePromptWhileTheFirstRequestLeaves(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	srv := startFake(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("write_file", `{"path":"after.txt","content":"x"}`)}},
+		fakeprovider.Turn{Text: "done"},
+	)
+	var written []provider.Role
+	persist := func(_ context.Context, m provider.Message) (func() error, error) {
+		written = append(written, m.Role)
+		if len(written) > 1 {
+			return nil, nil
+		}
+		return func() error {
+			// The sync ends only once the request has arrived: a loop
+			// that waits for it before sending hangs here.
+			for len(srv.Requests()) < 1 {
+				time.Sleep(time.Millisecond)
+			}
+			return errors.New("the disk failed the sync")
+		}, nil
+	}
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex, Persist: persist}, nil)
+	done := make(chan struct{})
+	var tr TurnResult
+	var err error
+	go func() {
+		defer close(done)
+		tr, err = a.Run(context.Background(), userText("write"))
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the turn hangs: the first request waited for the prompt's sync")
+	}
+	if err == nil || !strings.Contains(err.Error(), "the disk failed the sync") || tr.Stop != StopFailed {
+		t.Fatalf("turn %+v, %v: want it stopped by the failed sync", tr, err)
+	}
+	if _, serr := os.Stat(filepath.Join(e.ws, "after.txt")); serr == nil {
+		t.Error("the answer that came back while the prompt was synced was acted on")
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+	if want := []provider.Role{provider.User}; !slices.Equal(written, want) {
+		t.Errorf("saved %v, want %v: nothing may follow a message whose sync failed", written, want)
+	}
+}
+
 // TestLoopInboxAtToolBoundary: a message queued while a tool runs reaches
 // the model with the tool results, before its next step.
 func TestLoopInboxAtToolBoundary(t *testing.T) {
