@@ -79,6 +79,15 @@ type Options struct {
 	// the child starts on the other core. A call planned otherwise starts
 	// its own, as without it.
 	Prestart bool
+	// WarmAnswersProbe (with Prewarm) leaves the start-up probe to Warm:
+	// its first child's start in fresh namespaces answers it
+	// (probeByStart), instead of a probe process of its own started by
+	// New beside that child. For a process that calls Warm right after
+	// New and asks for the answer only at its first call (brig -p, whose
+	// policy takes Namespaces as a function): the probe was a clone of
+	// four namespaces, about 2 ms of CPU on the cores the start shares.
+	// Namespaces before Warm starts the probe proper.
+	WarmAnswersProbe bool
 }
 
 // Programs are the carried jail programs: init runs Init, and a worker
@@ -114,7 +123,7 @@ type Supervisor struct {
 	// probed is closed once the start-up probe has answered: userNS is
 	// set (read it through Namespaces) and stale cgroups are gone.
 	// probeStart starts finding out, once: New, by the probe, except with
-	// Prestart, where Warm's start of the one child answers it
+	// Prestart or WarmAnswersProbe, where Warm's first start answers it
 	// (probeByStart) and Namespaces or Close start the probe only if
 	// Warm has not. probeCtx is New's, which bounds the probe.
 	probed     chan struct{}
@@ -126,6 +135,9 @@ type Supervisor struct {
 	// prestart: a process that runs one call (Prestart), whose one child's
 	// start answers the probe (probeByStart).
 	prestart bool
+	// probeByWarm: Warm's first start answers the probe (Prestart, or
+	// WarmAnswersProbe).
+	probeByWarm bool
 	// directOK: a command in fresh namespaces may run without a worker
 	// (directStart).
 	directOK bool
@@ -233,6 +245,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 	if o.Prestart && !o.Prewarm {
 		s.prewarm, s.prestart, s.poolSize, s.starts = true, true, 1, 1
 	}
+	s.probeByWarm = s.prestart || o.WarmAnswersProbe && o.Prewarm
 	s.egress = egress.New(egress.Options{Never: o.NeverReach, Logger: o.Logger})
 	if o.Executable != "" && !filepath.IsAbs(o.Executable) {
 		// Never a name looked up on PATH.
@@ -301,7 +314,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 	// The probe runs while the caller goes on (it opens its session, say):
 	// what needs its answer waits for it (Namespaces, every call's plan).
 	s.probed, s.probeCtx = make(chan struct{}), ctx
-	if !s.prestart {
+	if !s.probeByWarm {
 		s.startProbe()
 	}
 	return s, nil
@@ -348,7 +361,7 @@ func (s *Supervisor) Warm() {
 	// Claimed here, not in the goroutine: a Namespaces right after Warm
 	// must find the answer on its way.
 	byStart := false
-	if s.prestart {
+	if s.probeByWarm {
 		s.probeStart.Do(func() { byStart = true })
 	}
 	go func() {
@@ -364,16 +377,18 @@ func (s *Supervisor) Warm() {
 	}()
 }
 
-// probeByStart answers the start-up probe with the start of Prestart's
-// one child (brig sandbox, whose call waits for it) in fresh namespaces,
+// probeByStart answers the start-up probe with the start of Warm's first
+// child (Prestart's one child, for brig sandbox, whose call waits for it;
+// brig -p's first, with WarmAnswersProbe) in fresh namespaces,
 // as every call's init is started: the probe is a start in the same
 // namespaces, so this one answers as well, with no process of its own
 // beside it (both were a clone of a user, mount, PID and network
 // namespace, one after the other: the C start is serialised). Started,
 // calls get namespaces. If it cannot start, for whatever reason, its
-// turn is given back, so the child comes with the answer, and the probe
-// proper answers. brig -p does not answer so: its policy waits for the
-// answer, which came 1.9 ms later when it waited for the first child.
+// turn is given back (Prestart's), so the child comes with the answer,
+// and the probe proper answers. brig -p answers so since its policy no
+// longer waits for the answer at its start (it did, and the answer came
+// 1.9 ms later when it waited for the first child).
 func (s *Supervisor) probeByStart() {
 	answered := false
 	answer := func(ns bool) {
@@ -422,7 +437,7 @@ func (s *Supervisor) commandKeyFor(ns bool) uintptr {
 
 // Close stops the prewarmed children. Calls in flight are not affected.
 func (s *Supervisor) Close() {
-	s.startProbe() // (a Prestart supervisor whose Warm never ran)
+	s.startProbe() // (a supervisor whose Warm, which was to answer it, never ran)
 	<-s.probed     // its process and its cgroup clean-up are done
 	s.mu.Lock()
 	s.closed = true
@@ -441,7 +456,7 @@ func (s *Supervisor) Close() {
 // namespaces.
 // It waits for the start-up probe.
 func (s *Supervisor) Namespaces() bool {
-	s.startProbe() // (a Prestart supervisor whose Warm has not run)
+	s.startProbe() // (a supervisor whose Warm, which is to answer it, has not run)
 	<-s.probed
 	return s.userNS
 }

@@ -1547,22 +1547,36 @@ func TestCommandsRunWithoutAWorker(t *testing.T) {
 	}
 }
 
-// TestPrestartChildAnswersTheProbe: with Prestart (brig sandbox), Warm's
-// start of the one child in fresh namespaces answers the start-up probe,
-// and no probe runs (the log says which answered); a start that fails
-// gives its turn back and the probe proper answers, after which the child
-// is tried again; and Namespaces before Warm runs the probe, so nothing
-// waits for a Warm that never comes.
-func TestPrestartChildAnswersTheProbe(t *testing.T) {
+// TestWarmChildAnswersTheProbe: with Prestart (brig sandbox) or
+// WarmAnswersProbe (brig -p), Warm's first start of a child in fresh
+// namespaces answers the start-up probe, and no probe runs (the log says
+// which answered); a start that fails gives its turn back and the probe
+// proper answers, after which the child is tried again; and Namespaces
+// before Warm runs the probe, so nothing waits for a Warm that never
+// comes.
+func TestWarmChildAnswersTheProbe(t *testing.T) {
+	for name, opts := range map[string]Options{
+		"Prestart":         {Prestart: true},
+		"WarmAnswersProbe": {Prewarm: true, WarmAnswersProbe: true},
+	} {
+		t.Run(name, func(t *testing.T) { testWarmChildAnswersTheProbe(t, opts) })
+	}
+}
+
+func testWarmChildAnswersTheProbe(t *testing.T, opts Options) {
 	ctx := context.Background()
 	var logs lockedBuffer
 	debug := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	said := func() string { logs.mu.Lock(); defer logs.mu.Unlock(); return logs.b.String() }
 	forget := func() { logs.mu.Lock(); logs.b.Reset(); logs.mu.Unlock() }
 	namespaces := jail.DetectFeatures(ctx).Namespaces()
+	with := func(o Options) Options {
+		o.Prestart, o.Prewarm, o.WarmAnswersProbe, o.Logger = opts.Prestart, opts.Prewarm, opts.WarmAnswersProbe, debug
+		return o
+	}
 
 	// Namespaces before Warm: the probe answers.
-	sup, err := New(ctx, Options{Prestart: true, Logger: debug})
+	sup, err := New(ctx, with(Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1577,7 +1591,7 @@ func TestPrestartChildAnswersTheProbe(t *testing.T) {
 	// No such program (or no user namespaces): the start fails, the
 	// probe answers, and the child is tried again with the answer.
 	forget()
-	sup, err = New(ctx, Options{Executable: "/nonexistent/brig-jail", Prestart: true, Logger: debug})
+	sup, err = New(ctx, with(Options{Executable: "/nonexistent/brig-jail"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1600,7 +1614,7 @@ func TestPrestartChildAnswersTheProbe(t *testing.T) {
 		t.Skip("no user namespaces here: a child cannot start in them")
 	}
 	forget()
-	sup, err = New(ctx, Options{Prestart: true, Logger: debug})
+	sup, err = New(ctx, with(Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
