@@ -68,3 +68,35 @@ func TestNothingIsWrittenWhileDeciding(t *testing.T) {
 		t.Fatalf("the approved call had no cache: %v", err)
 	}
 }
+
+// TestNamespacesAnsweredByTheProbe: the executor asks the policy whether
+// calls get namespaces, and so the supervisor's probe when the policy's
+// Machine answers by a function (brig -p's, built while the probe runs),
+// not the Machine's bool: a call gets a per-call TMPDIR exactly when the
+// answer is no (the bool says the opposite here).
+func TestNamespacesAnsweredByTheProbe(t *testing.T) {
+	for _, ns := range []bool{true, false} {
+		e := newExecEnv(t, policy.ModeAsk)
+		if ns && !e.ex.Policy.Machine.Namespaces {
+			t.Skip("no user namespaces here")
+		}
+		e.ex.Policy.Machine.Namespaces = !ns
+		e.ex.Policy.Machine.NamespacesFrom = func() bool { return ns }
+		tmp := ""
+		e.ex.Approver = ApproverFunc(func(ctx context.Context, req ApprovalRequest) (Approval, error) {
+			for _, kv := range req.Grant.Env {
+				if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+					tmp = v
+				}
+			}
+			return Approval{Answer: AnswerDeny}, nil
+		})
+		o := e.ex.Execute(context.Background(), "t1", "bash", args(t, map[string]any{"command": "echo x > out.txt"}), nil)
+		if o.Approval == nil {
+			t.Fatalf("the call was not asked about: %+v", o)
+		}
+		if perCall := strings.Contains(tmp, "brig-call-"); perCall == ns {
+			t.Errorf("namespaces %v: the call's TMPDIR is %q (a per-call one: %v)", ns, tmp, perCall)
+		}
+	}
+}

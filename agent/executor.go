@@ -237,7 +237,7 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 	var callTmp string
 	inJail := prep.Def.Runs == tools.InJail || prep.Def.Runs == tools.JailCommand
 	if inJail {
-		if !e.Policy.Machine.Namespaces {
+		if !e.Policy.Namespaces() {
 			// Named now for the grant, made only once the call is approved:
 			// nothing is written while a call is being decided.
 			callTmp = filepath.Join(os.TempDir(), "brig-call-"+rand.Text())

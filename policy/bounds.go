@@ -286,7 +286,7 @@ func (p *Policy) extraFor(path string) (ExtraDir, bool) {
 // or PATH directory that decided a secret or later-executed class.
 func (p *Policy) classify(resolved string, write, bash bool) (c PathClass, entry, why string) {
 	c = p.Places.Classify(resolved)
-	if p.Machine.Namespaces && c == ClassOutside {
+	if c == ClassOutside && p.Machine.namespaces() {
 		switch {
 		case bash && (within(resolved, "/tmp") || within(resolved, "/dev/shm")):
 			// A bash call gets a fresh /tmp: what it writes there is its

@@ -44,6 +44,13 @@ func (p *Policy) Compile(v Verdict, callTmp string) (jail.Spec, error) {
 // resolved against the workspace; a protected or secret one is refused
 // with an error naming it.
 func (p *Policy) BashProfile(readOnly bool, callTmp string) (Profile, error) {
+	return p.bashProfile(readOnly, callTmp, p.Machine.namespaces())
+}
+
+// bashProfile is BashProfile for calls that get namespaces (ns) or not:
+// what it refuses does not depend on ns, so New checks the [sandbox]
+// grants without waiting for the supervisor's probe.
+func (p *Policy) bashProfile(readOnly bool, callTmp string, ns bool) (Profile, error) {
 	m := p.Machine
 	prof := Profile{
 		Workspace: p.Places.Workspace, Dir: p.Places.Workspace, ReadOnly: readOnly,
@@ -51,7 +58,7 @@ func (p *Policy) BashProfile(readOnly bool, callTmp string) (Profile, error) {
 		// decided when it connects (DecideNet).
 		Network: true, GoDownloads: p.GoDownloads(), UnixSockets: p.Sandbox.UnixSockets,
 		Home: m.Home, ParentEnv: m.Env, EnvAllow: p.Sandbox.Env, Limits: m.Limits,
-		Namespaces: m.Namespaces, CacheRoot: m.CacheRoot, CallTmp: callTmp, BrigDirs: m.BrigDirs,
+		Namespaces: ns, CacheRoot: m.CacheRoot, CallTmp: callTmp, BrigDirs: m.BrigDirs,
 		Secrets: p.secrets, Repos: p.repos,
 	}
 	for _, d := range p.ExtraDirs() {

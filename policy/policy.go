@@ -20,11 +20,29 @@ import (
 type Machine struct {
 	Home       string   // canonical home directory
 	Env        []string // the supervisor's environment (filtered by envguard when compiled)
-	Namespaces bool     // the jail gets a mount namespace (private /tmp, /proc)
+	Namespaces bool     // the jail gets a mount namespace (private /tmp, /proc); read it through Policy.Namespaces
 	CacheRoot  string   // per-workspace toolchain caches live under it
 	BrigDirs   []string // brig's config and state directories: never granted
 	Limits     jail.Limits
+	// NamespacesFrom, when set, answers Namespaces instead, when a call
+	// is first decided: the supervisor's start-up probe, which building
+	// the policy need not wait for (brig -p sends its first request
+	// while the probe runs).
+	NamespacesFrom func() bool
 }
+
+// namespaces is Namespaces, or NamespacesFrom's answer when it is set.
+func (m Machine) namespaces() bool {
+	if m.NamespacesFrom != nil {
+		return m.NamespacesFrom()
+	}
+	return m.Namespaces
+}
+
+// Namespaces reports whether calls get fresh namespaces (a private /tmp
+// and /proc): Machine.Namespaces, or NamespacesFrom's answer when set,
+// which may wait for the supervisor's start-up probe.
+func (p *Policy) Namespaces() bool { return p.Machine.namespaces() }
 
 // Policy decides the calls of one workspace: the merged rules, the mode,
 // the workspace's places and the grants answered during the session. It is
@@ -80,7 +98,7 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 	}
 	// A [sandbox] grant that cannot be given would fail every bash call:
 	// refused now, not at the first call (nothing is created by this).
-	if _, err := p.BashProfile(false, ""); err != nil {
+	if _, err := p.bashProfile(false, "", false); err != nil {
 		return nil, fmt.Errorf("%w (%s)", err, loaded.sandboxFiles())
 	}
 	return p, nil

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"brig/jail"
@@ -259,6 +260,47 @@ func TestProcWithoutNamespaces(t *testing.T) {
 	p.Machine.Namespaces = true
 	if v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: "cat /proc/1/environ"}); v.Tier != Allow {
 		t.Errorf("with namespaces: %s — %s; want allow", v.Tier, v.Reason)
+	}
+}
+
+// TestNamespacesAskedAtTheFirstDecision: a policy whose Machine answers
+// Namespaces by a function (the supervisor's probe, still running while
+// brig -p starts) is built without asking it, a [sandbox] grant included;
+// the first decision and grant ask, and get what it answers: the same
+// /proc read is allowed with namespaces and asks without.
+func TestNamespacesAskedAtTheFirstDecision(t *testing.T) {
+	for _, ns := range []bool{true, false} {
+		root, ws, home := tree(t)
+		c, _, err := ParseConfig("rules.toml", []byte("[sandbox]\nread = [\"/usr/share\"]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var asked atomic.Int32
+		p, err := New(ws, Loaded{Rules: c.Rules, Sandbox: c.Sandbox}, ModeAuto, Machine{
+			Home: home, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + home},
+			NamespacesFrom: func() bool { asked.Add(1); return ns },
+			CacheRoot:      filepath.Join(root, "cache"), Limits: jail.DefaultLimits(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := asked.Load(); n != 0 {
+			t.Fatalf("building the policy asked for the namespaces %d times: it would wait for the probe", n)
+		}
+		want := map[bool]Tier{true: Allow, false: Ask}[ns]
+		if v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: "cat /proc/1/environ"}); v.Tier != want {
+			t.Errorf("namespaces %v: %s — %s; want %s", ns, v.Tier, v.Reason, want)
+		}
+		prof, err := p.BashProfile(false, "")
+		if err != nil || prof.Namespaces != ns {
+			t.Fatalf("namespaces %v: the bash profile says %v (%v)", ns, prof.Namespaces, err)
+		}
+		if asked.Load() == 0 {
+			t.Fatal("the decision did not ask for the namespaces")
+		}
+		if p.Namespaces() != ns {
+			t.Fatalf("Namespaces() = %v, the function answers %v", p.Namespaces(), ns)
+		}
 	}
 }
 

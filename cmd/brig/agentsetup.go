@@ -117,7 +117,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		connectAhead() // the prompt is known: its request follows the set-up
 	}
 	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, ExecutableFunc: carriedPath, Programs: carriedPrograms, Prewarm: true, QuarantineDir: dirs.State + "/quarantine",
-		NeverReach: providerEndpoint(client)})
+		NeverReach: providerEndpoint(client), WarmAnswersProbe: !o.Interactive})
 	if err != nil {
 		return nil, err
 	}
@@ -126,11 +126,13 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		// brig -p's first child starts now, beside the session's set-up
 		// (see the TUI's below): it is an init alone, started on the
 		// other core, and with an instant model the first call found it
-		// still starting when it started with the first request.
+		// still starting when it started with the first request. Its
+		// start answers the supervisor's probe (WarmAnswersProbe).
 		sup.Warm()
 	}
-	// The session is opened while the supervisor's probe runs (the
-	// policy below needs its answer).
+	// The session is opened, the policy built and the first request sent
+	// while the supervisor's probe runs (the first call's decision waits
+	// for its answer).
 	sess, st, err := openSession(ctx, o, dirs.State, wc.Workspace, client)
 	if err != nil {
 		return nil, err
@@ -152,7 +154,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	run.closers = append(run.closers, func() { sess.Close() })
 	mode, _ := policy.ParseMode(o.Mode)
-	wp, err := wc.policy(o.procEnv, mode, sup.Namespaces())
+	wp, err := wc.policy(o.procEnv, mode, sup.Namespaces)
 	if err != nil {
 		return nil, err
 	}

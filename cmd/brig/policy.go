@@ -183,7 +183,7 @@ func runPolicyCheck(ctx context.Context, o *policyCheckOptions) error {
 	rep.Warnings = append(rep.Warnings, wp.Policy.ProtectedRuleWarnings()...)
 	if v.Tier != policy.Deny && v.Call.Effect != policy.EffectNone && v.Call.Effect != policy.EffectMCP && !(v.Call.Effect == policy.EffectNetwork && v.Call.Tool == "bash") {
 		tmp := ""
-		if !wp.Policy.Machine.Namespaces {
+		if !wp.Policy.Namespaces() {
 			tmp = os.TempDir() + "/brig-call-XXXX" // shown only; a real call creates its own
 		}
 		spec, err := wp.Policy.Compile(v, tmp)

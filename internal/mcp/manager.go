@@ -288,7 +288,7 @@ func (s *server) start(client *sdk.Client, o Options) error {
 // startProcess starts a stdio server in its own jail.
 func (s *server) startProcess(o Options) (sdk.Transport, error) {
 	tmp := ""
-	if !o.Policy.Machine.Namespaces {
+	if !o.Policy.Namespaces() {
 		d, err := os.MkdirTemp("", "brig-mcp-"+s.cfg.Name+"-")
 		if err != nil {
 			return nil, fmt.Errorf("private temporary directory: %w", err)

@@ -27,7 +27,7 @@ func StdioSpec(s Server, pol *policy.Policy, tmp string) (jail.Spec, error) {
 	lim.Timeout = 0 // long-lived: it dies with brig, not on a clock
 	prof := policy.Profile{
 		Workspace: pl.Workspace, Dir: pl.Workspace, ReadOnly: true, Network: s.Network,
-		Home: m.Home, ParentEnv: m.Env, Limits: lim, Namespaces: m.Namespaces,
+		Home: m.Home, ParentEnv: m.Env, Limits: lim, Namespaces: pol.Namespaces(),
 		CacheRoot: m.CacheRoot, CallTmp: tmp, BrigDirs: m.BrigDirs,
 	}
 	resolve := func(given string, write bool) (string, error) {
