@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -55,7 +56,14 @@ func newDepsEnv(t *testing.T, uid string) *depsEnv {
 
 func (e *depsEnv) stub(name, body string) {
 	e.t.Helper()
-	if err := os.WriteFile(filepath.Join(e.bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+	// Written with no fork in flight: a child another parallel subtest
+	// forks while this file is open for writing holds it open until its
+	// exec, and the stub's own exec then fails with ETXTBSY — for "id",
+	// deps.sh took that for root (golang/go#22315).
+	syscall.ForkLock.Lock()
+	err := os.WriteFile(filepath.Join(e.bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755)
+	syscall.ForkLock.Unlock()
+	if err != nil {
 		e.t.Fatal(err)
 	}
 }
