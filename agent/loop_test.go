@@ -364,26 +364,21 @@ func TestLoopPersistsBeforeTheNextRequest(t *testing.T) {
 	}
 }
 
-// TestLoopSyncsResultsWhileTheRequestLeaves: a call's results are written
-// before the next request and synced while it is under way; a sync that
-// fails stops the turn before anything of the answer is acted on.
-func TestLoopSyncsResultsWhileTheRequestLeaves(t *testing.T) {
-	e := newExecEnv(t, policy.ModeAuto)
-	srv := startFake(t,
-		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("read_file", `{"path":"a.txt"}`)}},
-		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("write_file", `{"path":"after.txt","content":"x"}`)}},
-		fakeprovider.Turn{Text: "done"},
-	)
+// turnWithFailingSync runs a turn whose Persist hands back a sync that
+// fails, for the message failing picks (by its place n among those saved),
+// only once requests requests have arrived: a loop that waits for that
+// sync before sending hangs. The turn must stop on that failure; it
+// returns the roles saved.
+func turnWithFailingSync(t *testing.T, e *execEnv, srv *fakeprovider.Server, prompt string, requests int, failing func(n int, m provider.Message) bool) []provider.Role {
+	t.Helper()
 	var written []provider.Role
 	persist := func(_ context.Context, m provider.Message) (func() error, error) {
 		written = append(written, m.Role)
-		if m.Role != provider.User || len(m.Content) == 0 || m.Content[0].Type != provider.BlockToolResult {
+		if !failing(len(written), m) {
 			return nil, nil
 		}
 		return func() error {
-			// The sync ends only once the next request has arrived:
-			// a loop that waits for it before sending hangs here.
-			for len(srv.Requests()) < 2 {
+			for len(srv.Requests()) < requests {
 				time.Sleep(time.Millisecond)
 			}
 			return errors.New("the disk failed the sync")
@@ -395,21 +390,38 @@ func TestLoopSyncsResultsWhileTheRequestLeaves(t *testing.T) {
 	var err error
 	go func() {
 		defer close(done)
-		tr, err = a.Run(context.Background(), userText("read, then write"))
+		tr, err = a.Run(context.Background(), userText(prompt))
 	}()
 	select {
 	case <-done:
 	case <-time.After(time.Minute):
-		t.Fatal("the turn hangs: the next request waited for the results' sync")
+		t.Fatal("the turn hangs: a request waited for the sync of the message before it")
 	}
 	if err == nil || !strings.Contains(err.Error(), "the disk failed the sync") || tr.Stop != StopFailed {
 		t.Fatalf("turn %+v, %v: want it stopped by the failed sync", tr, err)
 	}
+	if n := len(srv.Requests()); n != requests {
+		t.Errorf("%d requests, want %d", n, requests)
+	}
+	return written
+}
+
+// TestLoopSyncsResultsWhileTheRequestLeaves: a call's results are written
+// before the next request and synced while it is under way; a sync that
+// fails stops the turn before anything of the answer is acted on.
+func TestLoopSyncsResultsWhileTheRequestLeaves(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	srv := startFake(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("read_file", `{"path":"a.txt"}`)}},
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("write_file", `{"path":"after.txt","content":"x"}`)}},
+		fakeprovider.Turn{Text: "done"},
+	)
+	results := func(_ int, m provider.Message) bool {
+		return m.Role == provider.User && len(m.Content) > 0 && m.Content[0].Type == provider.BlockToolResult
+	}
+	written := turnWithFailingSync(t, e, srv, "read, then write", 2, results)
 	if _, serr := os.Stat(filepath.Join(e.ws, "after.txt")); serr == nil {
 		t.Error("the answer that came back while the results were synced was acted on")
-	}
-	if n := len(srv.Requests()); n != 2 {
-		t.Errorf("%d requests, want 2", n)
 	}
 	// Nothing was saved after the results whose sync failed.
 	if want := []provider.Role{provider.User, provider.Assistant, provider.User}; !slices.Equal(written, want) {
@@ -427,42 +439,10 @@ func TestLoopSyncsThePromptWhileTheFirstRequestLeaves(t *testing.T) {
 		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("write_file", `{"path":"after.txt","content":"x"}`)}},
 		fakeprovider.Turn{Text: "done"},
 	)
-	var written []provider.Role
-	persist := func(_ context.Context, m provider.Message) (func() error, error) {
-		written = append(written, m.Role)
-		if len(written) > 1 {
-			return nil, nil
-		}
-		return func() error {
-			// The sync ends only once the request has arrived: a loop
-			// that waits for it before sending hangs here.
-			for len(srv.Requests()) < 1 {
-				time.Sleep(time.Millisecond)
-			}
-			return errors.New("the disk failed the sync")
-		}, nil
-	}
-	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex, Persist: persist}, nil)
-	done := make(chan struct{})
-	var tr TurnResult
-	var err error
-	go func() {
-		defer close(done)
-		tr, err = a.Run(context.Background(), userText("write"))
-	}()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("the turn hangs: the first request waited for the prompt's sync")
-	}
-	if err == nil || !strings.Contains(err.Error(), "the disk failed the sync") || tr.Stop != StopFailed {
-		t.Fatalf("turn %+v, %v: want it stopped by the failed sync", tr, err)
-	}
+	prompt := func(n int, _ provider.Message) bool { return n == 1 }
+	written := turnWithFailingSync(t, e, srv, "write", 1, prompt)
 	if _, serr := os.Stat(filepath.Join(e.ws, "after.txt")); serr == nil {
 		t.Error("the answer that came back while the prompt was synced was acted on")
-	}
-	if n := len(srv.Requests()); n != 1 {
-		t.Errorf("%d requests, want 1", n)
 	}
 	if want := []provider.Role{provider.User}; !slices.Equal(written, want) {
 		t.Errorf("saved %v, want %v: nothing may follow a message whose sync failed", written, want)
