@@ -127,6 +127,7 @@ bench: build
 	$(GO) test -run '^$$' -bench BuildRequest -benchtime 200x ./agent/provider/anthropic/
 	$(GO) test -run '^$$' -bench FirstRequest -benchtime 10x ./agent/provider/internal/endpoint/
 	$(GO) test -run '^$$' -bench Search -benchtime 3x ./tools/
+	$(GO) test -run '^$$' -bench Build -benchtime 2000x ./internal/envguard/
 	$(GO) test -run '^$$' -bench DenialNotes -benchtime 200x ./tools/
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./internal/egress/
 	$(GO) run ./test/bench/tui -runs 20 -turns 100

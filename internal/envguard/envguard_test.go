@@ -1,6 +1,7 @@
 package envguard
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -56,5 +57,18 @@ func TestBuildDropsCredentialsEvenWhenAllowlisted(t *testing.T) {
 	// Control: a non-credential allowlisted name does cross.
 	if !slices.Contains(Build([]string{"RANDOM_THING=x"}, []string{"RANDOM_*"}, nil), "RANDOM_THING=x") {
 		t.Fatal("an allowlisted prefix did not cross")
+	}
+}
+
+// BenchmarkBuild filters an environment of a user's size (60 variables,
+// few of which cross), as every call's grant does.
+func BenchmarkBuild(b *testing.B) {
+	var env []string
+	for i := range 60 {
+		env = append(env, fmt.Sprintf("SOME_VARIABLE_NAME_%d=value-%d", i, i))
+	}
+	env = append(env, "PATH=/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "OPENAI_API_KEY=sk-x")
+	for b.Loop() {
+		Build(env, []string{"EDITOR"}, []string{"TMPDIR=/tmp", "GOCACHE=/cache"})
 	}
 }
