@@ -78,8 +78,8 @@ func Allowed(name string, extra []string) bool {
 	return name != "" && listed(name, extra) && !IsCredential(name)
 }
 
-// listed reports whether name is a locale variable, a base name or one
-// extra names (a trailing * matches a prefix).
+// listed reports whether name is a locale variable, a base name or one of
+// the names in extra (a trailing * matches a prefix).
 func listed(name string, extra []string) bool {
 	if strings.HasPrefix(name, "LC_") {
 		return true

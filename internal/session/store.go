@@ -190,9 +190,8 @@ func (s *Store) create(ctx context.Context, h Header, durable bool) (*Session, e
 				tmp.Close()
 				return nil, fmt.Errorf("create session %s: %w", id, err)
 			}
-			return sess, nil
 		}
-		sess.named = true
+		sess.named = !durable // CreateLater's first save syncs header and name
 		return sess, nil
 	}
 	tmp.Close()
