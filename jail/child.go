@@ -371,6 +371,16 @@ func recvWorkerExe(sup *conn) (int, error) {
 	return high, nil
 }
 
+// workerEnv is the worker's environment: one P, and the user's timer
+// slack for its command, as init got it (slack.go).
+func workerEnv() []string {
+	env := []string{"GOMAXPROCS=1"}
+	if v, ok := os.LookupEnv(TimerSlackEnv); ok {
+		env = append(env, TimerSlackEnv+"="+v)
+	}
+	return env
+}
+
 // startWorker executes exe (this binary, or the worker program the
 // supervisor handed over) as the worker with fds 0-2 and the supervisor's
 // start socket (StartFD) inherited, and a fresh control socket on fd 3.
@@ -385,7 +395,7 @@ func startWorker(exe string) (int, *conn, error) {
 	attr := &syscall.ProcAttr{
 		// The worker's own Go runtime (not the tool's environment): one P
 		// means fewer threads for psx to stop at each all-thread syscall.
-		Env:   []string{"GOMAXPROCS=1"},
+		Env:   workerEnv(),
 		Files: []uintptr{0, 1, 2, child.Fd(), StartFD},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	}

@@ -24,4 +24,8 @@ type NSProcess struct {
 	// AmbientCaps are carried across its exec (an unprivileged program
 	// keeps no capability across exec otherwise).
 	AmbientCaps []uintptr
+	// TimerSlack, when not 0, is the program's timer slack in ns
+	// (PR_SET_TIMERSLACK; its threads and children inherit it):
+	// InitTimerSlack for a jail's init.
+	TimerSlack uint64
 }

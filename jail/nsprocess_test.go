@@ -55,6 +55,7 @@ cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups
 echo pid $$
 echo dir $(pwd)
 echo env $BRIG_NS_TEST
+echo slack $(cat /proc/self/timerslack_ns)
 grep CapAmb /proc/self/status
 cat <&3
 for fd in 4 5 6 7 8 9 ` + fmt.Sprint(leak.Fd()) + `; do if [ -e /proc/self/fd/$fd ]; then echo "leaked fd $fd"; fi; done
@@ -71,6 +72,7 @@ for fd in 4 5 6 7 8 9 ` + fmt.Sprint(leak.Fd()) + `; do if [ -e /proc/self/fd/$f
 		AmbientCaps: []uintptr{
 			unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN,
 		},
+		TimerSlack: 1234567,
 	})
 	outW.Close()
 	if err != nil {
@@ -87,7 +89,7 @@ for fd in 4 5 6 7 8 9 ` + fmt.Sprint(leak.Fd()) + `; do if [ -e /proc/self/fd/$f
 	}
 	want := []string{
 		fmt.Sprintf("%d %d 1", uid, uid), fmt.Sprintf("%d %d 1", gid, gid), "deny",
-		"pid 1", "dir " + dir, "env yes",
+		"pid 1", "dir " + dir, "env yes", "slack 1234567",
 		fmt.Sprintf("CapAmb:\t%016x", uint64(1)<<unix.CAP_SYS_ADMIN|uint64(1)<<unix.CAP_NET_ADMIN),
 		"on fd 3",
 	}
@@ -104,6 +106,9 @@ for fd in 4 5 6 7 8 9 ` + fmt.Sprint(leak.Fd()) + `; do if [ -e /proc/self/fd/$f
 		if !found {
 			t.Errorf("missing %q in the program's output:\n%s", w, got)
 		}
+	}
+	if TimerSlack() == 1234567 {
+		t.Error("this process's own timer slack is the one asked for the program: the check above proves nothing")
 	}
 	if strings.Contains(got, "leaked fd") {
 		t.Errorf("a descriptor not handed over reached the program:\n%s", got)

@@ -102,6 +102,10 @@ struct brig_spawn {
 	// the file open there (opened_fd) and exits.
 	const char *open_path;
 	int opened_fd;           // out
+	// timer_slack, when not 0, is the command's timer slack (PR_SET_TIMERSLACK,
+	// in ns): the user's, which init and the worker do not keep
+	// (jail/slack.go).
+	unsigned long timer_slack;
 	int fail_step;           // out: the step that failed
 	int fail_errno;          // out: its errno
 };
@@ -246,6 +250,9 @@ static int brig_spawn_child(void *p) {
 	int step = BRIG_STEP_PDEATHSIG;
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) goto fail;
 	if (getppid() != a->parent) { errno = ESRCH; goto fail; } // init is gone
+	// Before any filter: a timer slack refused (out of range) leaves
+	// brig's, which is timing, not a layer, so the command starts anyway.
+	if (a->timer_slack != 0) prctl(PR_SET_TIMERSLACK, a->timer_slack, 0, 0, 0);
 	if (a->direct) {
 		step = BRIG_STEP_CAPS;
 		if (brig_unprivilege_thread() != 0) goto fail;
@@ -331,6 +338,7 @@ enum {
 	BRIG_NS_SETGROUPS,
 	BRIG_NS_GIDMAP,
 	BRIG_NS_CAPS,
+	BRIG_NS_SLACK,
 	BRIG_NS_DIR,
 	BRIG_NS_FDS,
 	BRIG_NS_EXEC,
@@ -349,6 +357,7 @@ struct brig_nsstart {
 	const char *dir;             // the working directory
 	int nfds;                    // fds[i] becomes descriptor i
 	int fds[BRIG_NS_MAXFDS];
+	unsigned long timer_slack;   // PR_SET_TIMERSLACK before the exec (0: keep the caller's)
 	int fail_step;               // out: the step that failed
 	int fail_errno;              // out: its errno
 };
@@ -396,6 +405,8 @@ static int brig_nsstart_child(void *p) {
 		for (int c = 0; c < 64; c++)
 			if ((a->ambient & (1ULL << c)) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) != 0) goto fail;
 	}
+	step = BRIG_NS_SLACK;
+	if (a->timer_slack != 0 && prctl(PR_SET_TIMERSLACK, a->timer_slack, 0, 0, 0) != 0) goto fail;
 	step = BRIG_NS_DIR;
 	if (a->dir != NULL && chdir(a->dir) != 0) goto fail;
 	step = BRIG_NS_FDS;
@@ -553,6 +564,7 @@ func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter,
 			}
 		}
 	}
+	a.timer_slack = C.ulong(commandTimerSlack())
 	if d != nil && d.open != "" {
 		a.open_path = C.CString(d.open)
 		defer C.free(unsafe.Pointer(a.open_path))
@@ -695,6 +707,7 @@ func startInNamespaces(p NSProcess) (*os.Process, error) {
 			defer C.free(unsafe.Pointer(*m.dst))
 		}
 	}
+	a.timer_slack = C.ulong(p.TimerSlack)
 	for _, c := range p.AmbientCaps {
 		if c >= 64 {
 			return nil, fmt.Errorf("start %s: capability %d out of range", what, c)
@@ -744,7 +757,7 @@ func startInNamespaces(p NSProcess) (*os.Process, error) {
 	errno := syscall.Errno(a.fail_errno)
 	step := map[C.int]string{
 		C.BRIG_NS_CLONE: "clone", C.BRIG_NS_UIDMAP: "write its uid_map", C.BRIG_NS_SETGROUPS: "deny setgroups",
-		C.BRIG_NS_GIDMAP: "write its gid_map", C.BRIG_NS_CAPS: "raise ambient capabilities", C.BRIG_NS_DIR: "chdir " + p.Dir,
+		C.BRIG_NS_GIDMAP: "write its gid_map", C.BRIG_NS_CAPS: "raise ambient capabilities", C.BRIG_NS_SLACK: "set its timer slack", C.BRIG_NS_DIR: "chdir " + p.Dir,
 		C.BRIG_NS_FDS: "place descriptors", C.BRIG_NS_EXEC: "exec",
 	}[a.fail_step]
 	return nil, fmt.Errorf("start %s: %s: %w", what, step, errno)

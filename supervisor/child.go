@@ -704,6 +704,7 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 			Dir:        "/",
 			Files:      files,
 			Cloneflags: flags,
+			TimerSlack: jail.InitTimerSlack,
 		}
 		if flags&unix.CLONE_NEWUSER != 0 {
 			uid, gid := os.Getuid(), os.Getgid()
@@ -782,7 +783,13 @@ func (c *child) discard() {
 // the Landlock ABI when it is set (the child must use the ABI the
 // supervisor planned with).
 func childEnv() []string {
+	// The commands get the user's timer slack back (init runs with
+	// jail.InitTimerSlack): this thread's is the supervisor's, the
+	// user's, which it never changes.
 	env := []string{"GOMAXPROCS=1"}
+	if slack := jail.TimerSlack(); slack != 0 {
+		env = append(env, jail.TimerSlackEnv+"="+strconv.FormatUint(slack, 10))
+	}
 	if v, ok := os.LookupEnv(jail.TestABIEnv); ok {
 		env = append(env, jail.TestABIEnv+"="+v)
 	}

@@ -1547,6 +1547,84 @@ func TestCommandsRunWithoutAWorker(t *testing.T) {
 	}
 }
 
+// TestCommandsGetTheUsersTimerSlack: init runs with
+// jail.InitTimerSlack (its runtime's monitor wakes less often), and the
+// command it starts, itself or through a worker, gets this process's
+// (the user's) back.
+func TestCommandsGetTheUsersTimerSlack(t *testing.T) {
+	user := jail.TimerSlack()
+	if user == 0 || user == jail.InitTimerSlack {
+		t.Skipf("this process's timer slack (%d ns) cannot tell the user's from init's", user)
+	}
+	for _, direct := range []bool{true, false} {
+		t.Run(map[bool]string{true: "direct", false: "worker"}[direct], func(t *testing.T) {
+			ctx := context.Background()
+			sup, err := New(ctx, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sup.Close()
+			if direct && (!sup.Namespaces() || !sup.directOK) {
+				t.Skip("every call here has a worker")
+			}
+			sup.directOK = direct
+			_, spec := workspaceSpec(t, sup)
+			res, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"/bin/cat", "/proc/self/timerslack_ns"}}, IO{})
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("the command: %v %+v (stderr %q)", err, res, res.Stderr)
+			}
+			if got := strings.TrimSpace(string(res.Stdout)); got != strconv.FormatUint(user, 10) {
+				t.Errorf("the command's timer slack is %s ns, want the user's %d", got, user)
+			}
+			if !direct || os.Geteuid() != 0 {
+				return // another process's slack is readable with CAP_SYS_NICE only
+			}
+			// The serving init waits for the next call: it is this
+			// process's child.
+			inits := 0
+			for _, pid := range childPIDs(t) {
+				cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+				if !strings.Contains(string(cmdline), "__brig_jail_init") {
+					continue
+				}
+				inits++
+				b, err := os.ReadFile(fmt.Sprintf("/proc/%d/timerslack_ns", pid))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := strings.TrimSpace(string(b)); got != strconv.Itoa(jail.InitTimerSlack) {
+					t.Errorf("init %d's timer slack is %s ns, want %d", pid, got, jail.InitTimerSlack)
+				}
+			}
+			if inits == 0 {
+				t.Error("no init waits for the next call among this process's children")
+			}
+		})
+	}
+}
+
+// childPIDs lists this process's children (of every thread).
+func childPIDs(t *testing.T) []int {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+		if err != nil {
+			continue // the thread has exited
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
 // TestWarmChildAnswersTheProbe: with Prestart (brig sandbox) or
 // WarmAnswersProbe (brig -p), Warm's first start of a child in fresh
 // namespaces answers the start-up probe, and no probe runs (the log says
