@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/dirwatch"
 	"brig/internal/safefs"
 )
 
@@ -93,7 +94,7 @@ type walker struct {
 }
 
 // statKey identifies a file for the stat cache and the watcher.
-type statKey struct{ dev, ino uint64 }
+type statKey = dirwatch.Key
 
 // cached is what the stat cache keeps of a file or symlink.
 type cached struct {
@@ -140,7 +141,7 @@ func NormalizeRoots(roots []string) ([]string, error) {
 // fast, a root this process snapshotted before, whose directories are all
 // watched, is walked only where the watcher saw something happen since.
 func (s *Store) snapshot(ctx context.Context, w *writer, roots []string, fast bool) (*Snapshot, error) {
-	seq := s.watch.drain()
+	seq := s.watch.Drain()
 	sn := &Snapshot{}
 	var entries, read int64
 	for _, r := range roots {
@@ -149,7 +150,7 @@ func (s *Store) snapshot(ctx context.Context, w *writer, roots []string, fast bo
 		}
 		wk := &walker{ctx: ctx, s: s, w: w, start: time.Now().UnixNano(), sn: sn, rootfd: -1, sem: make(chan struct{}, max(runtime.GOMAXPROCS(0)-1, 0))}
 		var prev *Entry
-		if last, ok := s.last[r]; ok && last.watched && s.watch != nil && !s.watch.lost(last.seq) {
+		if last, ok := s.last[r]; ok && last.watched && s.watch != nil && !s.watch.Lost(last.seq) {
 			wk.since, wk.prevSeq = true, last.seq
 			if fast {
 				wk.fast, prev = true, &last.state.Entry
@@ -275,10 +276,10 @@ func (wk *walker) entry(dirfd int, dir place, name string, dtype uint8, parentDe
 		return Entry{}, fmt.Errorf("checkpoint: stat %s/%s: %w", dir.abs, name, err)
 	}
 	e := entryOf(name, &st)
-	key := statKey{st.Dev, st.Ino}
+	key := statKey{Dev: st.Dev, Ino: st.Ino}
 	switch e.Type {
 	case TypeFile:
-		written := wk.since && dir.key != (statKey{}) && wk.s.watch.written(dir.key, name, wk.prevSeq)
+		written := wk.since && dir.key != (statKey{}) && wk.s.watch.Written(dir.key, name, wk.prevSeq)
 		wk.file(dirfd, dir, &e, &st, written)
 		*ups = append(*ups, cached{key, e})
 	case TypeSymlink:
@@ -319,7 +320,7 @@ func (wk *walker) dirOrUnchanged(fd, parentfd int, at place, e *Entry, st *unix.
 	if !wk.fast || !reusable(prev) || prev.Dev != st.Dev || prev.Ino != st.Ino {
 		return wk.dir(fd, parentfd, at, e, st, parentDev, nil)
 	}
-	watched, dirty := wk.s.watch.since(statKey{st.Dev, st.Ino}, wk.prevSeq)
+	watched, dirty := wk.s.watch.Since(statKey{Dev: st.Dev, Ino: st.Ino}, wk.prevSeq)
 	switch {
 	case !watched:
 		return wk.dir(fd, parentfd, at, e, st, parentDev, nil)
@@ -385,7 +386,7 @@ func (wk *walker) unchanged(at place, prev Entry) (Entry, error) {
 // taken over when nothing happened in it either, else opened from the root
 // (without following links) and read.
 func (wk *walker) below(at place, prev Entry) (Entry, error) {
-	watched, dirty := wk.s.watch.since(statKey{prev.Dev, prev.Ino}, wk.prevSeq)
+	watched, dirty := wk.s.watch.Since(statKey{Dev: prev.Dev, Ino: prev.Ino}, wk.prevSeq)
 	if watched && !dirty {
 		return wk.unchanged(at, prev)
 	}
@@ -435,7 +436,7 @@ func (wk *walker) file(dirfd int, dir place, e *Entry, st *unix.Stat_t, written 
 			e.Flags |= FlagRacy
 		}
 	}()
-	if c, ok := wk.s.stat[statKey{st.Dev, st.Ino}]; ok && !written && c.Flags&(FlagRacy|FlagNotStored) == 0 && c.sameStat(e) && wk.has(c.Hash) {
+	if c, ok := wk.s.stat[statKey{Dev: st.Dev, Ino: st.Ino}]; ok && !written && c.Flags&(FlagRacy|FlagNotStored) == 0 && c.sameStat(e) && wk.has(c.Hash) {
 		e.Hash = c.Hash
 		return
 	}
@@ -499,8 +500,8 @@ func (wk *walker) dir(fd, parentfd int, at place, e *Entry, st *unix.Stat_t, par
 			return nil
 		}
 	}
-	key := statKey{st.Dev, st.Ino}
-	if !wk.s.watch.add(fd, key) {
+	key := statKey{Dev: st.Dev, Ino: st.Ino}
+	if !wk.s.watch.Add(fd, key) {
 		wk.unwatched.Store(true)
 	}
 	at.key = key
@@ -613,7 +614,7 @@ func (s *Store) lookup(r RootState, abs string) (*Entry, error) {
 func (s *Store) seedEntry(abs string, e *Entry) error {
 	switch e.Type {
 	case TypeFile, TypeSymlink:
-		if k := (statKey{e.Dev, e.Ino}); e.Ino != 0 {
+		if k := (statKey{Dev: e.Dev, Ino: e.Ino}); e.Ino != 0 {
 			if _, ok := s.stat[k]; !ok {
 				s.stat[k] = *e
 			}

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/dirwatch"
 	"brig/internal/fsutil"
 )
 
@@ -72,7 +73,7 @@ type Store struct {
 	seeded map[string]bool
 	// watch reports which directories changed since the last snapshot;
 	// last is that snapshot, per root (this process's only).
-	watch *watcher
+	watch *dirwatch.Watcher
 	last  map[string]lastSnap
 	// here is this process's presence file once it has announced a
 	// session (presence.go).
@@ -99,7 +100,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.Exclude == nil {
 		opts.Exclude = DefaultExclusions()
 	}
-	s := &Store{dir: dir, opts: opts, log: opts.Logger, objects: map[Hash]loc{}, trees: map[Hash]tree{}, stat: map[statKey]Entry{}, seeded: map[string]bool{}, last: map[string]lastSnap{}, watch: newWatcher(),
+	s := &Store{dir: dir, opts: opts, log: opts.Logger, objects: map[Hash]loc{}, trees: map[Hash]tree{}, stat: map[statKey]Entry{}, seeded: map[string]bool{}, last: map[string]lastSnap{}, watch: dirwatch.New(dirwatch.Contents, 0),
 		datasync: func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -147,7 +148,7 @@ func (s *Store) Close() error {
 	}
 	s.pack, s.index, s.lock = nil, nil, nil
 	s.leave()
-	s.watch.close()
+	s.watch.Close()
 	s.watch = nil
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 type Dirent struct {
 	Name string
 	Type uint8
+	Ino  uint64 // the inode the name stood for when listed (d_ino)
 }
 
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
@@ -47,6 +48,7 @@ func ReadDirents(fd int) ([]Dirent, error) {
 			if reclen == 0 || off+reclen > n {
 				return nil, errors.New("a malformed directory listing")
 			}
+			ino := binary.NativeEndian.Uint64(buf[off:])
 			typ := buf[off+18]
 			name := buf[off+19 : off+reclen]
 			if i := bytes.IndexByte(name, 0); i >= 0 {
@@ -56,7 +58,7 @@ func ReadDirents(fd int) ([]Dirent, error) {
 			if len(name) == 0 || string(name) == "." || string(name) == ".." {
 				continue
 			}
-			out = append(out, Dirent{Name: string(name), Type: typ})
+			out = append(out, Dirent{Name: string(name), Type: typ, Ino: ino})
 		}
 	}
 	slices.SortFunc(out, func(a, b Dirent) int { return strings.Compare(a.Name, b.Name) })
