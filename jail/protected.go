@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/dirwatch"
 	"brig/internal/gitconfig"
 	"brig/internal/safefs"
 	"brig/internal/sensitive"
@@ -139,6 +141,14 @@ type repoWalk struct {
 	dev        uint64 // the file system remembered (the root's)
 	settled    unix.Timespec
 	reads      int
+	looks      int // directories looked at with a system call
+	// With RepoCache.Watch: the watches, this search's number, and the
+	// last search that found the mount table changed. stale: a directory
+	// trusted on its watch turned out not to be the one remembered.
+	watch *dirwatch.Watcher
+	seq   uint64
+	moved uint64
+	stale bool
 }
 
 // run searches root.
@@ -150,11 +160,16 @@ func (w *repoWalk) run(root string) ([]Repository, error) {
 	if w.consider(root, fi.Name(), fi.Mode().Type()) || !fi.IsDir() {
 		return w.out, nil
 	}
+	root = filepath.Clean(root)
+	if m, ok := w.memo[root]; ok && w.quiet(m) && fi.Sys().(*syscall.Stat_t).Dev == m.dev && fi.Sys().(*syscall.Stat_t).Ino == m.ino {
+		w.known(&lazyDir{path: root, m: m, parentFD: -1, fd: -1})
+		return w.out, nil
+	}
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: root, Err: err}
 	}
-	if err := w.dir(fd, filepath.Clean(root)); err != nil {
+	if err := w.dir(fd, root); err != nil {
 		return nil, &fs.PathError{Op: "readdirent", Path: root, Err: err}
 	}
 	return w.out, nil
@@ -171,12 +186,24 @@ func (w *repoWalk) dir(fd int, path string) error {
 	}
 	var st unix.Stat_t
 	remember := w.next != nil && unix.Fstat(fd, &st) == nil
+	w.looks++
+	watched := false
+	if remember && w.watch != nil && st.Dev == w.dev {
+		key := dirwatch.Key{Dev: st.Dev, Ino: st.Ino}
+		if watched, _ = w.watch.Since(key, 0); !watched && w.watch.Add(fd, key) {
+			// Watched from now on: looked at again, so that what the
+			// memory will say (the change time compared, the listing)
+			// comes after the watch.
+			watched = unix.Fstat(fd, &st) == nil && st.Dev == key.Dev && st.Ino == key.Ino
+		}
+	}
 	if m, ok := w.memo[path]; remember && ok && m.same(&st) {
 		// Nothing was added, removed or renamed here since the last
 		// search: only its subdirectories need a look.
+		m.watched, m.seq = watched, w.seq
 		w.next[path] = m
 		for _, name := range m.subdirs {
-			w.descend(fd, prefix+name, name)
+			w.child(fd, prefix+name, name, 0, false)
 		}
 		return nil
 	}
@@ -200,26 +227,139 @@ func (w *repoWalk) dir(fd int, path string) error {
 			continue
 		}
 		subdirs = append(subdirs, e.Name)
-		w.descend(fd, p, e.Name)
+		w.child(fd, p, e.Name, e.Ino, true)
 	}
 	// A directory changed since w.settled may change again within the
 	// same clock tick and keep its change time: it is listed next time.
 	if remember && plain && st.Dev == w.dev && st.Ctim.Nano() < w.settled.Nano() {
-		w.next[path] = dirMemo{dev: st.Dev, ino: st.Ino, ctime: st.Ctim, subdirs: subdirs}
+		w.next[path] = dirMemo{dev: st.Dev, ino: st.Ino, ctime: st.Ctim, subdirs: subdirs, watched: watched, seq: w.seq}
 	}
 	return nil
 }
 
+// quiet reports whether the remembered directory m is trusted on its
+// watch alone: watched since before it was last looked at, nothing
+// reported about it since, no event lost and the mount table unchanged
+// since. Whether the name it is reached by still stands for it is the
+// caller's to know.
+func (w *repoWalk) quiet(m dirMemo) bool {
+	if w.watch == nil || !m.watched || m.seq < w.moved || w.watch.Lost(m.seq) {
+		return false
+	}
+	watched, dirty := w.watch.Since(m.key(), m.seq)
+	return watched && !dirty
+}
+
+// child visits the subdirectory name (at path) of the directory open at
+// fd. listed: fd was listed by this search, and ino is the inode the
+// listing gave for name; else fd is a remembered directory whose entries
+// did not change, so name stands for what it did then. A quiet memory of
+// that directory is trusted without a system call.
+func (w *repoWalk) child(fd int, path, name string, ino uint64, listed bool) {
+	if m, ok := w.memo[path]; ok && w.quiet(m) && (!listed || ino == m.ino) {
+		w.known(&lazyDir{parentFD: fd, name: name, path: path, m: m, fd: -1})
+		return
+	}
+	w.descend(fd, path, name)
+}
+
+// known visits a directory trusted on its watch (a lazyDir: opened only
+// if something below it must be looked at), and what lies below it.
+func (w *repoWalk) known(d *lazyDir) {
+	defer d.close()
+	w.next[d.path] = d.m
+	prefix := d.path + "/"
+	if d.path == "/" {
+		prefix = d.path
+	}
+	for _, name := range d.m.subdirs {
+		p := prefix + name
+		if m, ok := w.memo[p]; ok && w.quiet(m) {
+			w.known(&lazyDir{parent: d, parentFD: -1, name: name, path: p, m: m, fd: -1})
+			continue
+		}
+		if d.fd < 0 {
+			w.looks++
+		}
+		fd, err := d.open()
+		if err != nil {
+			w.stale = true
+			return
+		}
+		w.descend(fd, p, name)
+	}
+}
+
+// lazyDir is a directory the search passed through on the strength of its
+// watch. It is opened, without following a link, from its parent's
+// descriptor (opened the same way, or parentFD), or by path for the root.
+type lazyDir struct {
+	parent     *lazyDir
+	parentFD   int // the parent's descriptor when it is open already (-1: none)
+	name, path string
+	m          dirMemo
+	fd         int // -1 until opened
+}
+
+// open opens d and checks that it is the directory remembered.
+func (d *lazyDir) open() (int, error) {
+	if d.fd >= 0 {
+		return d.fd, nil
+	}
+	pfd := d.parentFD
+	if d.parent != nil {
+		var err error
+		if pfd, err = d.parent.open(); err != nil {
+			return -1, err
+		}
+	}
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	var fd int
+	var err error
+	if pfd >= 0 {
+		fd, err = unix.Openat(pfd, d.name, flags, 0)
+	} else {
+		fd, err = unix.Open(d.path, flags, 0)
+	}
+	if err != nil {
+		return -1, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Dev != d.m.dev || st.Ino != d.m.ino {
+		unix.Close(fd)
+		return -1, errNotRemembered
+	}
+	d.fd = fd
+	return fd, nil
+}
+
+func (d *lazyDir) close() {
+	if d.fd >= 0 {
+		unix.Close(d.fd)
+		d.fd = -1
+	}
+}
+
+// errNotRemembered: a directory trusted on its watch is not the one
+// remembered at its path.
+var errNotRemembered = errors.New("not the directory remembered")
+
 // descend visits the subdirectory name of the directory open at fd,
 // opened without following a link. A remembered one without
 // subdirectories of its own is only looked at (its inode and change
-// time), not opened, when it is unchanged.
+// time), not opened, when it is unchanged and, with watches, already
+// watched (opening it adds the watch).
 func (w *repoWalk) descend(fd int, path, name string) {
 	if m, ok := w.memo[path]; ok && len(m.subdirs) == 0 {
-		var st unix.Stat_t
-		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && m.same(&st) {
-			w.next[path] = m
-			return
+		watched, _ := w.watch.Since(m.key(), 0)
+		if w.watch == nil || watched {
+			var st unix.Stat_t
+			w.looks++
+			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && m.same(&st) {
+				m.watched, m.seq = watched, w.seq
+				w.next[path] = m
+				return
+			}
 		}
 	}
 	sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)

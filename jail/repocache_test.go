@@ -3,8 +3,10 @@ package jail
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +31,13 @@ func nextTick() {
 // rewritten into a ref, a .git file written); and it lists only the
 // directories that changed.
 func TestRepoCache(t *testing.T) {
+	t.Run("change times", func(t *testing.T) { testRepoCache(t, false) })
+	// With watches, the same changes are found, and an unchanged tree's
+	// remembered directories are not even looked at.
+	t.Run("watched", func(t *testing.T) { testRepoCache(t, true) })
+}
+
+func testRepoCache(t *testing.T, watch bool) {
 	var paths []string
 	for i := range 20 {
 		paths = append(paths, fmt.Sprintf("pkg%d/sub/file.go", i), fmt.Sprintf("pkg%d/other/file.go", i))
@@ -46,6 +55,12 @@ func TestRepoCache(t *testing.T) {
 	})
 
 	c := NewRepoCache()
+	if watch {
+		c.Watch()
+		if c.watch == nil {
+			t.Skip("no inotify instance here")
+		}
+	}
 	if c.racy != time.Second {
 		t.Fatalf("the racy window is %v, want the second the README states", c.racy)
 	}
@@ -81,6 +96,15 @@ func TestRepoCache(t *testing.T) {
 	// Listed every time: the root (it has a .git), docs/ (a HEAD).
 	if c.reads > 3 {
 		t.Errorf("a search of an unchanged tree listed %d of its %d directories, want only those with a .git or a HEAD", c.reads, dirs)
+	}
+	// Looked at: every directory, unless watched; then the root and
+	// docs/ (listed), vendor/ (opened to reach vendor/x) and vendor/x (a
+	// .git).
+	switch {
+	case !watch && c.looks < dirs-6: // .git, vendor/x/.git and docs/'s objects and refs (with hooks) are not walked
+		t.Errorf("without watches, a search looked at %d of %d directories: some were trusted without a look", c.looks, dirs)
+	case watch && c.looks > 5:
+		t.Errorf("with watches, a search of an unchanged tree looked at %d of its %d directories, want at most 5", c.looks, dirs)
 	}
 
 	found := func(gitdir string) {
@@ -134,6 +158,23 @@ func TestRepoCache(t *testing.T) {
 		s.change()
 		check(s.name)
 		found(s.gitdir)
+	}
+	if watch {
+		// Trusted on events alone: the watches must report a change made
+		// right after a search (no clock tick waited for), deep below
+		// directories trusted without a look, and a subtree renamed
+		// within the tree.
+		check("settling")
+		nextTick()
+		check("quiet")
+		writeFile(t, filepath.Join(ws, "pkg11/sub/a/b/.git/config"), "")
+		check("a .git made right after a search")
+		found(filepath.Join(ws, "pkg11/sub/a/b/.git"))
+		if err := os.Rename(filepath.Join(ws, "pkg11/sub/a"), filepath.Join(ws, "pkg12/other/a")); err != nil {
+			t.Fatal(err)
+		}
+		check("a subtree renamed right after a search")
+		found(filepath.Join(ws, "pkg12/other/a/b/.git"))
 	}
 	// A root that is a file, and one that vanished, are not remembered.
 	if r, err := c.Repositories(filepath.Join(ws, "pkg1/sub/file.go")); err != nil || len(r) != 0 {
@@ -204,4 +245,66 @@ func BenchmarkRepositories(b *testing.B) {
 		}
 		b.ReportMetric(float64(c.reads), "dirs-listed")
 	})
+}
+
+// TestRepoCacheSeesMounts: a mount reports nothing to the directory it
+// covers, so a watched cache must notice the mount table changing. In a
+// mount namespace of its own (a helper process, as root), a directory with
+// a .git is bind-mounted over a remembered, quiet one: the next search
+// finds the repository; the search before the mount did not.
+func TestRepoCacheSeesMounts(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("no unshare(1) here")
+	}
+	ws := mkTree(t, ".git/hooks/", "pkg/sub/file.go", "pkg/other/file.go")
+	outside := mkTree(t, "planted/.git/hooks/")
+	cmd := exec.Command(unshare, "--mount", "--propagation", "private", os.Args[0], "-test.run=^TestRepoCacheMountHelper$", "-test.v")
+	cmd.Env = append(os.Environ(), "BRIG_REPOCACHE_MOUNT_HELPER="+ws+"\n"+filepath.Join(outside, "planted"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestRepoCacheMountHelper") {
+		t.Fatalf("the helper failed: %v\n%s", err, out)
+	}
+}
+
+// TestRepoCacheMountHelper is TestRepoCacheSeesMounts' helper process.
+func TestRepoCacheMountHelper(t *testing.T) {
+	arg := os.Getenv("BRIG_REPOCACHE_MOUNT_HELPER")
+	if arg == "" {
+		t.Skip("a helper of TestRepoCacheSeesMounts")
+	}
+	ws, planted, _ := strings.Cut(arg, "\n")
+	c := NewRepoCache()
+	c.racy = 0
+	c.Watch()
+	if c.watch == nil {
+		t.Fatal("no inotify instance")
+	}
+	search := func() []Repository {
+		t.Helper()
+		r, err := c.Repositories(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	search()
+	nextTick()
+	search()
+	if r := search(); len(r) != 1 || c.looks > 2 {
+		t.Fatalf("before the mount: %+v, %d directories looked at (want the root's repository alone, and the rest trusted)", r, c.looks)
+	}
+	covered := filepath.Join(ws, "pkg/sub")
+	if err := unix.Mount(planted, covered, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind mount: %v", err)
+	}
+	for _, r := range search() {
+		if r.GitDir == filepath.Join(covered, ".git") {
+			return
+		}
+	}
+	t.Fatalf("the repository mounted over a remembered directory was not found (%d directories looked at)", c.looks)
 }

@@ -29,6 +29,10 @@ type Machine struct {
 	// the policy need not wait for (brig -p sends its first request
 	// while the probe runs).
 	NamespacesFrom func() bool
+	// WatchRepositories: the grants' searches of the workspace for
+	// repositories learn from inotify what changed (jail.RepoCache.Watch),
+	// for a session's many calls.
+	WatchRepositories bool
 }
 
 // namespaces is Namespaces, or NamespacesFrom's answer when it is set.
@@ -83,6 +87,9 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 		return nil, err
 	}
 	repos := jail.NewRepoCache() // this search's memory serves the first call's grant
+	if m.WatchRepositories {
+		repos.Watch()
+	}
 	protected, err := repos.ProtectedPathsEnv(workspace, os.Environ(), m.BrigDirs...)
 	if err != nil {
 		return nil, fmt.Errorf("find the protected paths of %s: %w", workspace, err)

@@ -154,7 +154,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	run.closers = append(run.closers, func() { sess.Close() })
 	mode, _ := policy.ParseMode(o.Mode)
-	wp, err := wc.policy(o.procEnv, mode, sup.Namespaces)
+	wp, err := wc.policy(o.procEnv, mode, sup.Namespaces, true)
 	if err != nil {
 		return nil, err
 	}

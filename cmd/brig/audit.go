@@ -144,7 +144,7 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 		return err
 	}
 	defer sup.Close()
-	wp, err := wc.policy(o.procEnv, policy.ModeAsk, sup.Namespaces)
+	wp, err := wc.policy(o.procEnv, policy.ModeAsk, sup.Namespaces, false)
 	if err != nil {
 		return err
 	}

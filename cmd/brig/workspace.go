@@ -73,16 +73,17 @@ func openPolicy(pe procEnv, wsFlag string, mode policy.Mode, namespaces bool) (*
 	if err != nil {
 		return nil, err
 	}
-	return wc.policy(pe, mode, func() bool { return namespaces })
+	return wc.policy(pe, mode, func() bool { return namespaces }, false)
 }
 
 // policy builds the policy of a loaded workspace; namespaces answers
 // whether calls get namespaces, asked when a call is first decided (the
-// supervisor's probe: sup.Namespaces).
-func (wc *workspaceConfig) policy(pe procEnv, mode policy.Mode, namespaces func() bool) (*workspacePolicy, error) {
+// supervisor's probe: sup.Namespaces). session: the policy serves a
+// session's calls, whose searches of the workspace watch it.
+func (wc *workspaceConfig) policy(pe procEnv, mode policy.Mode, namespaces func() bool, session bool) (*workspacePolicy, error) {
 	dirs := dirsFor(pe)
 	pol, err := policy.New(wc.Workspace, wc.Loaded, mode, policy.Machine{
-		Home: canonicalHome(pe.Home), Env: pe.Env, NamespacesFrom: namespaces,
+		Home: canonicalHome(pe.Home), Env: pe.Env, NamespacesFrom: namespaces, WatchRepositories: session,
 		CacheRoot: filepath.Join(dirs.Cache, "jail"),
 		BrigDirs:  []string{dirs.Config, dirs.State},
 		Limits:    wc.Loaded.Limits.Apply(jail.DefaultLimits()),
