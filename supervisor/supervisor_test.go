@@ -1587,6 +1587,8 @@ func TestCommandsGetTheUsersTimerSlack(t *testing.T) {
 				_, _ = sup.Run(callCtx, spec, jail.Invocation{Argv: []string{"/bin/sleep", "60"}}, IO{})
 			}()
 			defer func() { cancel(); <-ended }()
+			// The init serving that call: the parent of its sleep (another
+			// init of this test, the first call's, may be on its way out).
 			pid := ""
 			for pid == "" {
 				select {
@@ -1594,7 +1596,7 @@ func TestCommandsGetTheUsersTimerSlack(t *testing.T) {
 					t.Fatal("the call ended before its init was found")
 				case <-time.After(time.Millisecond):
 				}
-				pid = childWith(t, "__brig_jail_init")
+				pid = parentWith(t, "/bin/sleep\x0060\x00", "__brig_jail_init")
 			}
 			b, err := os.ReadFile("/proc/" + pid + "/timerslack_ns")
 			if err != nil {
@@ -1607,15 +1609,23 @@ func TestCommandsGetTheUsersTimerSlack(t *testing.T) {
 	}
 }
 
-// childWith is a child of this process whose command line contains
-// token ("" when there is none).
-func childWith(t *testing.T, token string) string {
+// parentWith is the parent of a process whose command line contains
+// token, when that parent is a child of this process whose command line
+// contains parentToken ("" when there is none).
+func parentWith(t *testing.T, token, parentToken string) string {
 	t.Helper()
 	for _, pid := range processesWith(t, token) {
-		// stat: pid (comm) state ppid …, and comm holds no space here.
 		stat, err := os.ReadFile("/proc/" + pid + "/stat")
-		if f := strings.Fields(string(stat)); err == nil && len(f) > 3 && f[3] == strconv.Itoa(os.Getpid()) {
-			return pid
+		f := strings.Fields(string(stat))
+		if err != nil || len(f) < 4 {
+			continue
+		}
+		if !slices.Contains(processesWith(t, parentToken), f[3]) {
+			continue
+		}
+		pstat, err := os.ReadFile("/proc/" + f[3] + "/stat")
+		if pf := strings.Fields(string(pstat)); err == nil && len(pf) > 3 && pf[3] == strconv.Itoa(os.Getpid()) {
+			return f[3]
 		}
 	}
 	return ""
