@@ -134,21 +134,23 @@ type repoWalk struct {
 	shapes map[string]bool // directories found to have a repository's shape
 
 	// With a RepoCache (on a file system it trusts): what the last search
-	// remembered, what this one remembers, the time before which a
-	// change is surely seen in a ctime, and how many directories this
-	// one listed.
-	memo, next map[string]dirMemo
-	dev        uint64 // the file system remembered (the root's)
-	settled    unix.Timespec
-	reads      int
-	looks      int // directories looked at with a system call
-	// With RepoCache.Watch: the watches, this search's number, and the
-	// last search that found the mount table changed. stale: a directory
+	// remembered of the root, and what this one remembers; the file
+	// system remembered (the root's); the time before which a change is
+	// surely seen in a ctime; how many directories this one listed and
+	// looked at.
+	remember  bool
+	old, node *memoNode
+	dev, mnt  uint64
+	settled   unix.Timespec
+	reads     int
+	looks     int
+	// With RepoCache.Watch: the watches, the index of watched nodes, and
+	// whether this search may trust them (trusted). stale: a directory
 	// trusted on its watch turned out not to be the one remembered.
-	watch *dirwatch.Watcher
-	seq   uint64
-	moved uint64
-	stale bool
+	watch   *dirwatch.Watcher
+	index   map[dirwatch.Key]*memoNode
+	trusted bool
+	stale   bool
 }
 
 // run searches root.
@@ -161,59 +163,74 @@ func (w *repoWalk) run(root string) ([]Repository, error) {
 		return w.out, nil
 	}
 	root = filepath.Clean(root)
-	if m, ok := w.memo[root]; ok && w.quiet(m) && fi.Sys().(*syscall.Stat_t).Dev == m.dev && fi.Sys().(*syscall.Stat_t).Ino == m.ino {
-		w.known(&lazyDir{path: root, m: m, parentFD: -1, fd: -1})
+	if n := w.old; n != nil && w.quiet(n) && n.dev == w.dev && fi.Sys().(*syscall.Stat_t).Ino == n.ino {
+		w.node = w.known(&lazyDir{path: root, node: n, parentFD: -1, fd: -1}, n, nil)
 		return w.out, nil
 	}
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: root, Err: err}
 	}
-	if err := w.dir(fd, root); err != nil {
+	if w.node, err = w.dir(fd, root, w.old, nil); err != nil {
 		return nil, &fs.PathError{Op: "readdirent", Path: root, Err: err}
 	}
 	return w.out, nil
 }
 
-// dir visits the directory open at fd (at path), which it closes, and
-// reports only a failure to list it. An unreadable subtree is passed
-// over: nothing in it can be granted either.
-func (w *repoWalk) dir(fd int, path string) error {
+// dir visits the directory open at fd (at path), which it closes. old is
+// what the last search remembered there (nil: nothing), parent the node of
+// the directory above (nil: none). It returns what this search remembers
+// of the directory (nil: nothing), and reports only a failure to list it.
+// An unreadable subtree is passed over: nothing in it can be granted
+// either.
+func (w *repoWalk) dir(fd int, path string, old, parent *memoNode) (*memoNode, error) {
 	defer unix.Close(fd)
 	prefix := path + "/"
 	if path == "/" {
 		prefix = path
 	}
-	var st unix.Stat_t
-	remember := w.next != nil && unix.Fstat(fd, &st) == nil
+	var ds dirStat
+	remember := false
+	if w.remember {
+		ds, remember = statAt(fd, "")
+		remember = remember && ds.dev == w.dev && ds.mnt == w.mnt
+	}
 	w.looks++
 	watched := false
-	if remember && w.watch != nil && st.Dev == w.dev {
-		key := dirwatch.Key{Dev: st.Dev, Ino: st.Ino}
+	if remember && w.watch != nil {
+		key := dirwatch.Key{Dev: ds.dev, Ino: ds.ino}
 		if watched, _ = w.watch.Since(key, 0); !watched && w.watch.Add(fd, key) {
 			// Watched from now on: looked at again, so that what the
 			// memory will say (the change time compared, the listing)
 			// comes after the watch.
-			watched = unix.Fstat(fd, &st) == nil && st.Dev == key.Dev && st.Ino == key.Ino
+			again, ok := statAt(fd, "")
+			watched = ok && again.dev == ds.dev && again.ino == ds.ino
+			ds = again
 		}
 	}
-	if m, ok := w.memo[path]; remember && ok && m.same(&st) {
+	if remember && old != nil && old.plain && old.same(ds) {
 		// Nothing was added, removed or renamed here since the last
 		// search: only its subdirectories need a look.
-		m.watched, m.seq = watched, w.seq
-		w.next[path] = m
-		for _, name := range m.subdirs {
-			w.child(fd, prefix+name, name, 0, false)
+		old.watched, old.dirty, old.parent = watched, false, parent
+		w.track(old)
+		for i, name := range old.names {
+			old.kids[i] = w.child(fd, prefix+name, name, old.kids[i], old, 0, false)
 		}
-		return nil
+		old.settle()
+		return old, nil
 	}
 	ents, err := safefs.ReadDirents(fd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	w.reads++
+	var n *memoNode
+	if remember {
+		n = &memoNode{dev: ds.dev, ino: ds.ino, ctime: ds.ctime, parent: parent, watched: watched}
+		w.track(n)
+	}
+	before := oldKids(old)
 	plain := true
-	var subdirs []string
 	for _, e := range ents {
 		if e.Name == ".git" || e.Name == "HEAD" {
 			plain = false
@@ -226,56 +243,86 @@ func (w *repoWalk) dir(fd int, path string) error {
 		if w.consider(p, e.Name, typ) || typ != fs.ModeDir {
 			continue
 		}
-		subdirs = append(subdirs, e.Name)
-		w.child(fd, p, e.Name, e.Ino, true)
+		kid := w.child(fd, p, e.Name, before(e.Name), n, e.Ino, true)
+		if n != nil {
+			n.names, n.kids = append(n.names, e.Name), append(n.kids, kid)
+		}
+	}
+	if n == nil {
+		return nil, nil
 	}
 	// A directory changed since w.settled may change again within the
 	// same clock tick and keep its change time: it is listed next time.
-	if remember && plain && st.Dev == w.dev && st.Ctim.Nano() < w.settled.Nano() {
-		w.next[path] = dirMemo{dev: st.Dev, ino: st.Ino, ctime: st.Ctim, subdirs: subdirs, watched: watched, seq: w.seq}
-	}
-	return nil
+	n.plain = plain && ds.ctime.Nano() < w.settled.Nano()
+	n.settle()
+	return n, nil
 }
 
-// quiet reports whether the remembered directory m is trusted on its
-// watch alone: watched since before it was last looked at, nothing
-// reported about it since, no event lost and the mount table unchanged
-// since. Whether the name it is reached by still stands for it is the
-// caller's to know.
-func (w *repoWalk) quiet(m dirMemo) bool {
-	if w.watch == nil || !m.watched || m.seq < w.moved || w.watch.Lost(m.seq) {
-		return false
+// oldKids finds, name by name in listing order, the nodes old remembered
+// for its subdirectories.
+func oldKids(old *memoNode) func(name string) *memoNode {
+	i := 0
+	return func(name string) *memoNode {
+		if old == nil {
+			return nil
+		}
+		for i < len(old.names) && old.names[i] < name {
+			i++
+		}
+		if i < len(old.names) && old.names[i] == name {
+			return old.kids[i]
+		}
+		return nil
 	}
-	watched, dirty := w.watch.Since(m.key(), m.seq)
-	return watched && !dirty
+}
+
+// track indexes n when it is watched, so that the events about it mark it.
+func (w *repoWalk) track(n *memoNode) {
+	if w.index != nil && n.watched {
+		w.index[n.key()] = n
+	}
+}
+
+// quiet reports whether the remembered directory n is trusted on its
+// watch alone: plain, watched since before it was last looked at, nothing
+// reported about it since, and this search trusts the watches (nothing
+// lost, the mount table unchanged). Whether the name it is reached by
+// still stands for it is the caller's to know.
+func (w *repoWalk) quiet(n *memoNode) bool {
+	return w.trusted && n.plain && n.watched && !n.dirty
 }
 
 // child visits the subdirectory name (at path) of the directory open at
-// fd. listed: fd was listed by this search, and ino is the inode the
-// listing gave for name; else fd is a remembered directory whose entries
-// did not change, so name stands for what it did then. A quiet memory of
-// that directory is trusted without a system call.
-func (w *repoWalk) child(fd int, path, name string, ino uint64, listed bool) {
-	if m, ok := w.memo[path]; ok && w.quiet(m) && (!listed || ino == m.ino) {
-		w.known(&lazyDir{parentFD: fd, name: name, path: path, m: m, fd: -1})
-		return
+// fd, whose node is parent; old is what the last search remembered there.
+// listed: fd was listed by this search, and ino is the inode the listing
+// gave for name; else fd is a remembered directory whose entries did not
+// change, so name stands for what it did then. A quiet old is trusted
+// without a system call.
+func (w *repoWalk) child(fd int, path, name string, old, parent *memoNode, ino uint64, listed bool) *memoNode {
+	if old != nil && w.quiet(old) && (!listed || ino == old.ino) {
+		return w.known(&lazyDir{parentFD: fd, name: name, path: path, node: old, fd: -1}, old, parent)
 	}
-	w.descend(fd, path, name)
+	return w.descend(fd, path, name, old, parent)
 }
 
-// known visits a directory trusted on its watch (a lazyDir: opened only
-// if something below it must be looked at), and what lies below it.
-func (w *repoWalk) known(d *lazyDir) {
+// known visits n, a directory trusted on its watch (d: opened only if
+// something below it must be looked at), under parent. Nothing below it
+// is visited when nothing was reported there and nothing there needs a
+// look every time.
+func (w *repoWalk) known(d *lazyDir, n, parent *memoNode) *memoNode {
 	defer d.close()
-	w.next[d.path] = d.m
+	n.parent = parent
+	if !n.below && !n.always {
+		return n
+	}
 	prefix := d.path + "/"
 	if d.path == "/" {
 		prefix = d.path
 	}
-	for _, name := range d.m.subdirs {
-		p := prefix + name
-		if m, ok := w.memo[p]; ok && w.quiet(m) {
-			w.known(&lazyDir{parent: d, parentFD: -1, name: name, path: p, m: m, fd: -1})
+	for i, name := range n.names {
+		p, kid := prefix+name, n.kids[i]
+		if kid != nil && w.quiet(kid) {
+			n.kids[i] = w.known(&lazyDir{parent: d, parentFD: -1, name: name, path: p, node: kid, fd: -1}, kid, n)
 			continue
 		}
 		if d.fd < 0 {
@@ -284,20 +331,22 @@ func (w *repoWalk) known(d *lazyDir) {
 		fd, err := d.open()
 		if err != nil {
 			w.stale = true
-			return
+			return n
 		}
-		w.descend(fd, p, name)
+		n.kids[i] = w.descend(fd, p, name, kid, n)
 	}
+	n.settle()
+	return n
 }
 
 // lazyDir is a directory the search passed through on the strength of its
-// watch. It is opened, without following a link, from its parent's
+// watch (node). It is opened, without following a link, from its parent's
 // descriptor (opened the same way, or parentFD), or by path for the root.
 type lazyDir struct {
 	parent     *lazyDir
 	parentFD   int // the parent's descriptor when it is open already (-1: none)
 	name, path string
-	m          dirMemo
+	node       *memoNode
 	fd         int // -1 until opened
 }
 
@@ -325,7 +374,7 @@ func (d *lazyDir) open() (int, error) {
 		return -1, err
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Dev != d.m.dev || st.Ino != d.m.ino {
+	if err := unix.Fstat(fd, &st); err != nil || st.Dev != d.node.dev || st.Ino != d.node.ino {
 		unix.Close(fd)
 		return -1, errNotRemembered
 	}
@@ -345,28 +394,29 @@ func (d *lazyDir) close() {
 var errNotRemembered = errors.New("not the directory remembered")
 
 // descend visits the subdirectory name of the directory open at fd,
-// opened without following a link. A remembered one without
-// subdirectories of its own is only looked at (its inode and change
-// time), not opened, when it is unchanged and, with watches, already
-// watched (opening it adds the watch).
-func (w *repoWalk) descend(fd int, path, name string) {
-	if m, ok := w.memo[path]; ok && len(m.subdirs) == 0 {
-		watched, _ := w.watch.Since(m.key(), 0)
+// opened without following a link, and returns what to remember of it. A
+// remembered one without subdirectories of its own is only looked at (its
+// inode and change time), not opened, when it is unchanged and, with
+// watches, already watched (opening it adds the watch).
+func (w *repoWalk) descend(fd int, path, name string, old, parent *memoNode) *memoNode {
+	if old != nil && old.plain && len(old.names) == 0 {
+		watched, _ := w.watch.Since(old.key(), 0)
 		if w.watch == nil || watched {
-			var st unix.Stat_t
 			w.looks++
-			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && m.same(&st) {
-				m.watched, m.seq = watched, w.seq
-				w.next[path] = m
-				return
+			if ds, ok := statAt(fd, name); ok && ds.mnt == w.mnt && old.same(ds) {
+				old.watched, old.dirty, old.parent = watched, false, parent
+				w.track(old)
+				old.settle()
+				return old
 			}
 		}
 	}
 	sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return
+		return nil
 	}
-	_ = w.dir(sub, path)
+	n, _ := w.dir(sub, path, old, parent)
+	return n
 }
 
 // direntType is an entry's type (fs.ModeDir, fs.ModeSymlink, 0 for a

@@ -39,23 +39,103 @@ import (
 // added before the directory is looked at, reports every entry made,
 // removed or renamed in it, and its own removal, renaming and attribute
 // changes. Such a directory is trusted without a system call when its
-// watch saw nothing since it was remembered, no event was lost, the
+// watch saw nothing since it was last looked at, no event was lost, the
 // supervisor's mount table did not change since (a mount reports nothing
 // to the directory it covers), and the name it was reached by still
 // stands for it: its parent was trusted the same way, or was listed and
-// the listing gives the same inode. A search of an unchanged tree then
-// costs a few system calls whatever its size, instead of a look at every
-// directory. Anything else is looked at as above.
+// the listing gives the same inode. The memory is a tree, and an event
+// marks the directories above the one it is about, so a search passes
+// over a subtree in which nothing was reported, and nothing needs a look
+// every time (a .git, a HEAD, a directory not remembered or not watched),
+// without visiting it: a search of an unchanged tree costs a few system
+// calls whatever its size.
 //
 // It is safe for concurrent use; searches run one at a time. The zero
 // value is not usable; a nil *RepoCache searches without remembering.
 type RepoCache struct {
 	mu    sync.Mutex
-	roots map[string]map[string]dirMemo // by root searched, by directory
+	roots map[string]*memoNode // by root searched
 	racy  time.Duration
 	reads int // directories listed by the last search
 	looks int // directories looked at (a stat or an open) by the last search
 	watch *repoWatch
+}
+
+// trustedCtime are the file systems (statfs f_type) whose directories a
+// RepoCache remembers.
+var trustedCtime = map[int64]bool{
+	unix.EXT4_SUPER_MAGIC:  true, // also ext2 and ext3
+	unix.XFS_SUPER_MAGIC:   true,
+	unix.BTRFS_SUPER_MAGIC: true,
+	unix.F2FS_SUPER_MAGIC:  true,
+	unix.TMPFS_MAGIC:       true,
+}
+
+// memoNode is what a search remembers of one directory of a trusted file
+// system, and through kids, of those below it.
+type memoNode struct {
+	dev, ino uint64
+	ctime    unix.Timespec
+	// plain: nothing the search looks at is in it (no .git, no HEAD), and
+	// it had not changed within the racy window: names may be used
+	// instead of listing it.
+	plain bool
+	names []string    // its subdirectories, in listing order
+	kids  []*memoNode // kids[i] is names[i]'s node (nil: not remembered)
+	// parent is the node it was last reached from (nil: a root).
+	parent *memoNode
+	// watched: its watch was in place before it was last looked at.
+	// dirty: the watch reported something since; below: a watch of a
+	// directory below it did.
+	watched, dirty, below bool
+	// always: a directory below it needs a look by every search (not
+	// remembered, not plain, or not watched).
+	always bool
+}
+
+// dirStat is what the search compares of a directory: its identity, its
+// mount (a bind mount shows the same directory at another path: a
+// directory in the root's mount has one path only) and its change time.
+type dirStat struct {
+	dev, ino, mnt uint64
+	ctime         unix.Timespec
+}
+
+// statAt stats name in the directory open at dirfd without following a
+// link ("" for dirfd itself); mnt is 0 where the kernel gives no mount id.
+func statAt(dirfd int, name string) (dirStat, bool) {
+	flags := unix.AT_SYMLINK_NOFOLLOW
+	if name == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	var sx unix.Statx_t
+	if unix.Statx(dirfd, name, flags, unix.STATX_BASIC_STATS|unix.STATX_MNT_ID, &sx) != nil {
+		return dirStat{}, false
+	}
+	ds := dirStat{dev: unix.Mkdev(sx.Dev_major, sx.Dev_minor), ino: sx.Ino, ctime: unix.Timespec{Sec: sx.Ctime.Sec, Nsec: int64(sx.Ctime.Nsec)}}
+	if sx.Mask&unix.STATX_MNT_ID != 0 {
+		ds.mnt = sx.Mnt_id
+	}
+	return ds, sx.Mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// same reports whether ds is the directory remembered, unchanged.
+func (n *memoNode) same(ds dirStat) bool {
+	return ds.dev == n.dev && ds.ino == n.ino && ds.ctime == n.ctime
+}
+
+func (n *memoNode) key() dirwatch.Key { return dirwatch.Key{Dev: n.dev, Ino: n.ino} }
+
+// settle records that n's subtree was just searched: nothing reported
+// below it is pending, and whether something below needs a look anyway.
+func (n *memoNode) settle() {
+	n.below, n.always = false, false
+	for _, k := range n.kids {
+		if k == nil || !k.plain || !k.watched || k.always {
+			n.always = true
+			return
+		}
+	}
 }
 
 // repoWatch is what tells a RepoCache which remembered directories may
@@ -65,22 +145,53 @@ type repoWatch struct {
 	// mounts is /proc/self/mountinfo, which poll(2) marks (POLLPRI) once
 	// after each change of the mount table of the process's namespace.
 	mounts int
-	// moved is the number of the last search that found the mount table
-	// changed: nothing remembered before it is trusted on events alone.
-	moved uint64
+	// index finds, per root searched, the node of a watched directory
+	// (roots may overlap: a directory has a node in each); seq is the
+	// last search's drain.
+	index map[string]map[dirwatch.Key]*memoNode
+	seq   uint64
+	// untrusted are the roots whose next search may not trust the
+	// watches: events were lost, or the mount table changed, since
+	// their last search.
+	untrusted map[string]bool
 }
 
-// drain reads the events queued so far and the mount table's state, and
-// returns the number the search that starts now is known by.
-func (rw *repoWatch) drain() uint64 {
-	seq := rw.dirs.Drain()
+// drain reads the events queued since the last search and marks the
+// directories they are about (and those above them), in every root. It
+// reports whether the watches can be trusted for this search of root: no
+// event was lost, and the mount table did not change, since root's last
+// search (which done records).
+func (rw *repoWatch) drain(root string) (trusted bool) {
+	last := rw.seq
+	rw.seq = rw.dirs.DrainFunc(func(key dirwatch.Key, gone bool) {
+		for _, index := range rw.index {
+			n := index[key]
+			if n == nil {
+				continue
+			}
+			if gone {
+				delete(index, key)
+			}
+			n.dirty = true
+			for p := n.parent; p != nil && !p.below; p = p.parent {
+				p.below = true
+			}
+		}
+	})
 	fds := []unix.PollFd{{Fd: int32(rw.mounts), Events: unix.POLLPRI}}
 	n, err := unix.Poll(fds, 0)
-	if err != nil || n > 0 && fds[0].Revents&(unix.POLLPRI|unix.POLLERR|unix.POLLNVAL) != 0 {
-		rw.moved = seq
+	moved := err != nil || n > 0 && fds[0].Revents&(unix.POLLPRI|unix.POLLERR|unix.POLLNVAL) != 0
+	if moved || rw.dirs.Lost(last) {
+		for r := range rw.index {
+			rw.untrusted[r] = true
+		}
 	}
-	return seq
+	return !rw.untrusted[root]
 }
+
+// done records a completed search of root: its memory is as good as its
+// watches from now on.
+func (rw *repoWatch) done(root string) { delete(rw.untrusted, root) }
 
 func (rw *repoWatch) close() {
 	rw.dirs.Close()
@@ -111,41 +222,13 @@ func (c *RepoCache) Watch() {
 		dirs.Close()
 		return
 	}
-	c.watch = &repoWatch{dirs: dirs, mounts: mounts}
+	c.watch = &repoWatch{dirs: dirs, mounts: mounts, index: map[string]map[dirwatch.Key]*memoNode{}, untrusted: map[string]bool{}}
 	runtime.AddCleanup(c, func(rw *repoWatch) { rw.close() }, c.watch)
-}
-
-// trustedCtime are the file systems (statfs f_type) whose directories a
-// RepoCache remembers.
-var trustedCtime = map[int64]bool{
-	unix.EXT4_SUPER_MAGIC:  true, // also ext2 and ext3
-	unix.XFS_SUPER_MAGIC:   true,
-	unix.BTRFS_SUPER_MAGIC: true,
-	unix.F2FS_SUPER_MAGIC:  true,
-	unix.TMPFS_MAGIC:       true,
-}
-
-// dirMemo is what a search remembers of one directory.
-type dirMemo struct {
-	dev, ino uint64
-	ctime    unix.Timespec
-	subdirs  []string // the entries that are directories, in listing order
-	// watched: the directory had its watch before it was looked at, in
-	// the search numbered seq.
-	watched bool
-	seq     uint64
-}
-
-func (m dirMemo) key() dirwatch.Key { return dirwatch.Key{Dev: m.dev, Ino: m.ino} }
-
-// same reports whether st is the directory remembered, unchanged.
-func (m dirMemo) same(st *unix.Stat_t) bool {
-	return st.Dev == m.dev && st.Ino == m.ino && st.Ctim == m.ctime
 }
 
 // NewRepoCache returns an empty cache.
 func NewRepoCache() *RepoCache {
-	return &RepoCache{roots: map[string]map[string]dirMemo{}, racy: time.Second}
+	return &RepoCache{roots: map[string]*memoNode{}, racy: time.Second}
 }
 
 // Repositories is the package's Repositories, listing again only the
@@ -160,30 +243,42 @@ func (c *RepoCache) Repositories(root string) ([]Repository, error) {
 	_ = unix.ClockGettime(unix.CLOCK_REALTIME, &now)
 	w := &repoWalk{shapes: map[string]bool{}}
 	var fsst unix.Statfs_t
-	var st unix.Stat_t
-	if unix.Statfs(root, &fsst) == nil && trustedCtime[int64(fsst.Type)] && unix.Lstat(root, &st) == nil {
-		w.memo, w.next, w.dev = c.roots[root], make(map[string]dirMemo, len(c.roots[root])), st.Dev
-		w.settled = unix.NsecToTimespec(now.Nano() - c.racy.Nanoseconds())
-		if c.watch != nil {
-			w.watch, w.seq = c.watch.dirs, c.watch.drain()
-			w.moved = c.watch.moved
+	if unix.Statfs(root, &fsst) == nil && trustedCtime[int64(fsst.Type)] {
+		if ds, ok := statAt(unix.AT_FDCWD, root); ok {
+			w.remember, w.old, w.dev, w.mnt = true, c.roots[root], ds.dev, ds.mnt
+			w.settled = unix.NsecToTimespec(now.Nano() - c.racy.Nanoseconds())
 		}
+	}
+	if w.remember && c.watch != nil {
+		w.watch = c.watch.dirs
+		if w.index = c.watch.index[root]; w.index == nil {
+			w.index = map[dirwatch.Key]*memoNode{}
+			c.watch.index[root] = w.index
+		}
+		// Without mount ids a directory could be reached by two paths.
+		w.trusted = c.watch.drain(root) && w.mnt != 0
 	}
 	out, err := w.run(root)
 	if err == nil && w.stale {
 		// A directory trusted on its watch was not the one remembered
 		// (which the reports rule out): everything is looked at again.
 		looks := w.looks
-		w = &repoWalk{shapes: map[string]bool{}, next: map[string]dirMemo{}, dev: w.dev, settled: w.settled, watch: w.watch, seq: w.seq, moved: w.seq}
+		w = &repoWalk{shapes: map[string]bool{}, remember: true, dev: w.dev, mnt: w.mnt, settled: w.settled, watch: w.watch, index: w.index}
 		out, err = w.run(root)
 		w.looks += looks
 	}
 	c.reads, c.looks = w.reads, w.looks
-	if err != nil || len(w.next) == 0 {
+	if err != nil || w.node == nil {
 		delete(c.roots, root) // a file, or nothing to remember
+		if c.watch != nil {
+			delete(c.watch.index, root)
+		}
 		return out, err
 	}
-	c.roots[root] = w.next
+	c.roots[root] = w.node
+	if c.watch != nil && w.index != nil {
+		c.watch.done(root)
+	}
 	return out, nil
 }
 

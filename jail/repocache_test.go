@@ -244,6 +244,27 @@ func BenchmarkRepositories(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(c.reads), "dirs-listed")
+		b.ReportMetric(float64(c.looks), "dirs-looked-at")
+	})
+	// A session's cache (RepoCache.Watch): the unchanged tree's
+	// directories are trusted on their watches, not looked at.
+	b.Run("watched", func(b *testing.B) {
+		c := NewRepoCache()
+		c.racy = 0
+		c.Watch()
+		if c.watch == nil {
+			b.Skip("no inotify instance here")
+		}
+		_, _ = c.Repositories(ws)
+		nextTick()
+		_, _ = c.Repositories(ws)
+		for b.Loop() {
+			if _, err := c.Repositories(ws); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(c.reads), "dirs-listed")
+		b.ReportMetric(float64(c.looks), "dirs-looked-at")
 	})
 }
 
@@ -261,9 +282,10 @@ func TestRepoCacheSeesMounts(t *testing.T) {
 		t.Skip("no unshare(1) here")
 	}
 	ws := mkTree(t, ".git/hooks/", "pkg/sub/file.go", "pkg/other/file.go")
+	other := mkTree(t, "a/b/file.go")
 	outside := mkTree(t, "planted/.git/hooks/")
 	cmd := exec.Command(unshare, "--mount", "--propagation", "private", os.Args[0], "-test.run=^TestRepoCacheMountHelper$", "-test.v")
-	cmd.Env = append(os.Environ(), "BRIG_REPOCACHE_MOUNT_HELPER="+ws+"\n"+filepath.Join(outside, "planted"))
+	cmd.Env = append(os.Environ(), "BRIG_REPOCACHE_MOUNT_HELPER="+strings.Join([]string{ws, other, filepath.Join(outside, "planted")}, "\n"))
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestRepoCacheMountHelper") {
 		t.Fatalf("the helper failed: %v\n%s", err, out)
@@ -276,35 +298,53 @@ func TestRepoCacheMountHelper(t *testing.T) {
 	if arg == "" {
 		t.Skip("a helper of TestRepoCacheSeesMounts")
 	}
-	ws, planted, _ := strings.Cut(arg, "\n")
+	args := strings.Split(arg, "\n")
+	ws, other, planted := args[0], args[1], args[2]
 	c := NewRepoCache()
 	c.racy = 0
 	c.Watch()
 	if c.watch == nil {
 		t.Fatal("no inotify instance")
 	}
-	search := func() []Repository {
+	search := func(root string) []Repository {
 		t.Helper()
-		r, err := c.Repositories(ws)
+		r, err := c.Repositories(root)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
 	}
-	search()
-	nextTick()
-	search()
-	if r := search(); len(r) != 1 || c.looks > 2 {
+	for _, root := range []string{ws, other} {
+		search(root)
+		nextTick()
+		search(root)
+	}
+	if r := search(ws); len(r) != 1 || c.looks > 2 {
 		t.Fatalf("before the mount: %+v, %d directories looked at (want the root's repository alone, and the rest trusted)", r, c.looks)
 	}
-	covered := filepath.Join(ws, "pkg/sub")
-	if err := unix.Mount(planted, covered, "", unix.MS_BIND, ""); err != nil {
-		t.Fatalf("bind mount: %v", err)
+	if r := search(other); len(r) != 0 || c.looks > 0 {
+		t.Fatalf("before the mount, the other root: %+v, %d directories looked at (want nothing, and everything trusted)", r, c.looks)
 	}
-	for _, r := range search() {
-		if r.GitDir == filepath.Join(covered, ".git") {
-			return
+	// Mounted over a directory of each root; the workspace's search sees
+	// the change first, and the other root's must not miss it for that.
+	mount := func(dir string) {
+		t.Helper()
+		if err := unix.Mount(planted, dir, "", unix.MS_BIND, ""); err != nil {
+			t.Fatalf("bind mount: %v", err)
 		}
 	}
-	t.Fatalf("the repository mounted over a remembered directory was not found (%d directories looked at)", c.looks)
+	mount(filepath.Join(ws, "pkg/sub"))
+	mount(filepath.Join(other, "a/b"))
+	for root, gitdir := range map[string]string{ws: filepath.Join(ws, "pkg/sub/.git"), other: filepath.Join(other, "a/b/.git")} {
+		if root == other {
+			search(ws) // first, again
+		}
+		found := false
+		for _, r := range search(root) {
+			found = found || r.GitDir == gitdir
+		}
+		if !found {
+			t.Errorf("the repository mounted over a remembered directory of %s was not found (%d directories looked at)", root, c.looks)
+		}
+	}
 }

@@ -134,7 +134,12 @@ func (w *Watcher) Add(fd int, key Key) bool {
 // which those events carry: a walk that starts now has seen everything up
 // to it, and anything later carries a greater number. Every drain has a
 // number of its own.
-func (w *Watcher) Drain() uint64 {
+func (w *Watcher) Drain() uint64 { return w.DrainFunc(nil) }
+
+// DrainFunc is Drain, calling changed (when not nil) with the directory of
+// each event read, and gone set when its watch went with it (the
+// directory was removed, or its file system unmounted).
+func (w *Watcher) DrainFunc(changed func(key Key, gone bool)) uint64 {
 	if w == nil {
 		return 0
 	}
@@ -149,12 +154,12 @@ func (w *Watcher) Drain() uint64 {
 		if n <= 0 || err != nil {
 			return w.seq
 		}
-		w.record(w.buf[:n])
+		w.record(w.buf[:n], changed)
 	}
 }
 
 // record notes the events of one read (numbered w.seq, the drain's).
-func (w *Watcher) record(buf []byte) {
+func (w *Watcher) record(buf []byte, changed func(Key, bool)) {
 	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
 		wd := int32(binary.NativeEndian.Uint32(buf[off:]))
 		mask := binary.NativeEndian.Uint32(buf[off+4:])
@@ -175,11 +180,15 @@ func (w *Watcher) record(buf []byte) {
 		if !ok {
 			continue
 		}
-		if mask&unix.IN_IGNORED != 0 {
+		gone := mask&unix.IN_IGNORED != 0
+		if gone {
 			delete(w.wds, wd)
 			delete(w.keys, key)
 		}
 		w.dirty[key] = w.seq
+		if changed != nil {
+			changed(key, gone)
+		}
 		if len(name) > 0 && mask&(unix.IN_MODIFY|unix.IN_CLOSE_WRITE) != 0 {
 			m := w.content[key]
 			if m == nil {

@@ -88,7 +88,7 @@ func TestWatcherOverflow(t *testing.T) {
 	ev := make([]byte, unix.SizeofInotifyEvent)
 	binary.NativeEndian.PutUint32(ev[0:], ^uint32(0)) // wd -1
 	binary.NativeEndian.PutUint32(ev[4:], unix.IN_Q_OVERFLOW)
-	w.record(ev)
+	w.record(ev, nil)
 	if !w.Lost(6) || w.Lost(7) {
 		t.Fatalf("an overflow read at drain 7: Lost(6) %v, Lost(7) %v", w.Lost(6), w.Lost(7))
 	}
