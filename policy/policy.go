@@ -87,12 +87,12 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 		return nil, err
 	}
 	repos := jail.NewRepoCache() // this search's memory serves the first call's grant
-	if m.WatchRepositories {
-		repos.Watch()
-	}
 	protected, err := repos.ProtectedPathsEnv(workspace, os.Environ(), m.BrigDirs...)
 	if err != nil {
 		return nil, fmt.Errorf("find the protected paths of %s: %w", workspace, err)
+	}
+	if m.WatchRepositories {
+		repos.WatchLater(workspace)
 	}
 	p := &Policy{
 		Loaded:  loaded,

@@ -132,23 +132,27 @@ func run(bin string, calls, runs, load int) error {
 // call costs beyond the empty workspace's grows with it.
 const largeFiles = 10000
 
-// largeWorkspace makes a workspace of largeFiles files (100 directories
-// of 100) and returns its path.
+// largeWorkspace makes a workspace of largeFiles files and returns its
+// path: 100 directories of 10 subdirectories of 10 files, about the
+// files per directory of real source trees (Go's own: 8.7), so that what
+// a call costs per directory shows as well as what it costs per file.
 func largeWorkspace() (string, error) {
 	ws, err := os.MkdirTemp("/var/tmp", "brig-bench-large-")
 	if err != nil {
 		return "", err
 	}
 	for d := range largeFiles / 100 {
-		dir := filepath.Join(ws, fmt.Sprintf("pkg%02d", d))
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			os.RemoveAll(ws)
-			return "", err
-		}
-		for f := range 100 {
-			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.go", f)), []byte("package p\n"), 0o644); err != nil {
+		for s := range 10 {
+			dir := filepath.Join(ws, fmt.Sprintf("pkg%02d", d), fmt.Sprintf("sub%d", s))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
 				os.RemoveAll(ws)
 				return "", err
+			}
+			for f := range 10 {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.go", f)), []byte("package p\n"), 0o644); err != nil {
+					os.RemoveAll(ws)
+					return "", err
+				}
 			}
 		}
 	}
