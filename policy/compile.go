@@ -238,7 +238,7 @@ func (p *Policy) protectedUnder(writes []string) ([]string, error) {
 		return nil, nil
 	}
 	var out []string
-	for _, q := range p.Places.Protected {
+	for _, q := range p.Places.protectedList() {
 		if slices.ContainsFunc(writes, func(w string) bool { return within(q, w) || within(w, q) }) {
 			out = append(out, q)
 		}

@@ -170,9 +170,26 @@ type Places struct {
 	Workspace string
 	Home      string
 	// Protected are the workspace's never-writable paths
-	// (jail.ProtectedPaths); BrigDirs are brig's config and state.
+	// (jail.ProtectedPaths), unless search gives them: a Policy's start-up
+	// search, waited for at the first use (protectedList). BrigDirs are
+	// brig's config and state.
 	Protected []string
 	BrigDirs  []string
+	search    *protectedSearch
+}
+
+// protectedList is Protected, or the start-up search's list once it is
+// done. A search that failed (New lists the workspace's root first, so
+// only a workspace gone in the meantime) protects the whole workspace.
+func (pl Places) protectedList() []string {
+	if pl.search == nil {
+		return pl.Protected
+	}
+	<-pl.search.done
+	if pl.search.err != nil {
+		return []string{pl.Workspace}
+	}
+	return pl.search.list
 }
 
 // Classify places a resolved path (cleaned lexically first; callers resolve
@@ -205,7 +222,7 @@ func (pl Places) Classify(p string) PathClass {
 // workspace — the listed ones, or, for repositories that appear later, any
 // git control file or root-level entry by its shape.
 func (pl Places) protected(p string) bool {
-	for _, q := range pl.Protected {
+	for _, q := range pl.protectedList() {
 		if within(p, q) {
 			return true
 		}

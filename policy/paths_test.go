@@ -1,10 +1,13 @@
 package policy
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"brig/jail"
 )
 
 // tree builds a workspace, a home with secrets and an outside directory,
@@ -152,4 +155,52 @@ func FuzzResolvePath(f *testing.F) {
 			t.Fatalf("ResolvePath(%q) = %q: not absolute and clean", given, got)
 		}
 	})
+}
+
+// TestProtectedFromTheStartUpSearch: a policy's protected paths come from
+// a search run in the background; a decision waits for it (a bare
+// repository's config, found only by that search, is protected at the
+// first decision), a search that failed protects the
+// whole workspace, and a workspace that cannot be listed is refused by
+// New at once.
+func TestProtectedFromTheStartUpSearch(t *testing.T) {
+	root, ws, home := tree(t)
+	// A bare repository: nothing in its paths names .git, so only the
+	// search's list protects it.
+	nested := filepath.Join(ws, "vendor", "lib.git")
+	for _, d := range []string{"hooks", "objects", "refs"} {
+		if err := os.MkdirAll(filepath.Join(nested, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(nested, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := Machine{Home: home, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + home}, Namespaces: true,
+		CacheRoot: filepath.Join(root, "cache"), BrigDirs: []string{filepath.Join(home, ".config", "brig")}, Limits: jail.DefaultLimits()}
+	p, err := New(ws, Loaded{}, ModeAuto, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Places.search == nil {
+		t.Fatal("no start-up search")
+	}
+	if c := p.Places.Classify(filepath.Join(nested, "config")); c != ClassProtected {
+		t.Errorf("the bare repository's config: %s, want protected", c)
+	}
+	if c := p.Places.Classify(filepath.Join(ws, "src", "a.go")); c != ClassWorkspace {
+		t.Errorf("a source file: %s, want workspace (the control)", c)
+	}
+	failed := Places{Workspace: ws, Home: home, search: &protectedSearch{done: make(chan struct{}), err: errors.New("gone")}}
+	close(failed.search.done)
+	if c := failed.Classify(filepath.Join(ws, "src", "a.go")); c != ClassProtected {
+		t.Errorf("after a failed search, a source file: %s, want protected", c)
+	}
+	file := filepath.Join(ws, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(file, Loaded{}, ModeAuto, m); err == nil || !strings.Contains(err.Error(), "find the protected paths") {
+		t.Errorf("a workspace that cannot be listed: %v, want the search's error", err)
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,17 +88,19 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 	if err := CheckWorkspace(workspace, m.Home, m.BrigDirs...); err != nil {
 		return nil, err
 	}
-	repos := jail.NewRepoCache() // this search's memory serves the first call's grant
-	protected, err := repos.ProtectedPathsEnv(workspace, os.Environ(), m.BrigDirs...)
-	if err != nil {
+	// The workspace's protected paths come from a search of it for
+	// repositories, which lists every directory (a tenth of a second in a
+	// tree of 5,000): it runs in the background, and the first use of its
+	// list waits for it (a session sends its first request meanwhile). The
+	// root is listed now, so that a workspace brig cannot read is refused
+	// at once, as the search would.
+	if err := listable(workspace); err != nil {
 		return nil, fmt.Errorf("find the protected paths of %s: %w", workspace, err)
 	}
-	if m.WatchRepositories {
-		repos.WatchLater(workspace)
-	}
+	repos := jail.NewRepoCache() // this search's memory serves the first call's grant
 	p := &Policy{
 		Loaded:  loaded,
-		Places:  Places{Workspace: workspace, Home: m.Home, Protected: protected, BrigDirs: m.BrigDirs},
+		Places:  Places{Workspace: workspace, Home: m.Home, BrigDirs: m.BrigDirs, search: searchProtected(repos, workspace, m)},
 		Machine: m,
 		mode:    mode,
 		later:   laterExecList(m.Home, pathDirs(m.Env, workspace)),
@@ -109,6 +113,47 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 		return nil, fmt.Errorf("%w (%s)", err, loaded.sandboxFiles())
 	}
 	return p, nil
+}
+
+// protectedSearch is a policy's start-up search of its workspace for the
+// paths no call may write (Places.protectedList waits for it).
+type protectedSearch struct {
+	done chan struct{}
+	list []string
+	err  error
+}
+
+// searchProtected starts the search of workspace for its protected paths,
+// with repos (whose memory then serves the first call's grant); a
+// session's cache then puts its watches in place (WatchRepositories).
+func searchProtected(repos *jail.RepoCache, workspace string, m Machine) *protectedSearch {
+	s := &protectedSearch{done: make(chan struct{})}
+	env := os.Environ()
+	go func() {
+		defer close(s.done)
+		s.list, s.err = repos.ProtectedPathsEnv(workspace, env, m.BrigDirs...)
+		if s.err != nil {
+			slog.Error("the search of the workspace for its protected paths failed; every path in it is treated as protected", "workspace", workspace, "err", s.err)
+			return
+		}
+		if m.WatchRepositories {
+			repos.WatchLater(workspace)
+		}
+	}()
+	return s
+}
+
+// listable reports why dir cannot be listed (nil when it can).
+func listable(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Readdirnames(1); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
 }
 
 // CheckWorkspace refuses a workspace that is, or holds, the home directory
@@ -639,7 +684,7 @@ func deletes(c Command) bool {
 // wins); `brig doctor` and `brig policy check` say so.
 func (p *Policy) ProtectedRuleWarnings() []string {
 	var out []string
-	targets := append(slices.Clone(p.Places.Protected), p.Places.BrigDirs...)
+	targets := append(slices.Clone(p.Places.protectedList()), p.Places.BrigDirs...)
 	for _, r := range p.rules().Allow {
 		if r.Scope != ScopeWrite {
 			continue
