@@ -683,12 +683,18 @@ func deletes(c Command) bool {
 // protected path or brig's own files. They never take effect (protection
 // wins); `brig doctor` and `brig policy check` say so.
 func (p *Policy) ProtectedRuleWarnings() []string {
+	var writes []Rule
+	for _, r := range p.rules().Allow {
+		if r.Scope == ScopeWrite {
+			writes = append(writes, r)
+		}
+	}
+	if len(writes) == 0 {
+		return nil // without waiting for the start-up search (the TUI's first frame asks)
+	}
 	var out []string
 	targets := append(slices.Clone(p.Places.protectedList()), p.Places.BrigDirs...)
-	for _, r := range p.rules().Allow {
-		if r.Scope != ScopeWrite {
-			continue
-		}
+	for _, r := range writes {
 		for _, q := range targets {
 			if r.MatchPath(q, p.ctx()) || r.MatchPath(q+"/x", p.ctx()) {
 				out = append(out, fmt.Sprintf("%s (%s) would grant writing the protected path %s; protected paths are never writable from a jail, so it does not apply there", r, r.Source, q))
