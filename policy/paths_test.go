@@ -204,3 +204,28 @@ func TestProtectedFromTheStartUpSearch(t *testing.T) {
 		t.Errorf("a workspace that cannot be listed: %v, want the search's error", err)
 	}
 }
+
+// TestProtectedRuleWarnings: an allow rule that would grant writing a
+// protected path (from the start-up search's list: the workspace's git
+// hooks) or brig's own files is reported; rules that do not, and no write rule at
+// all, report nothing.
+func TestProtectedRuleWarnings(t *testing.T) {
+	for _, c := range []struct {
+		rules string
+		want  string
+	}{
+		{"", ""},
+		{"[permissions]\nallow = [\"Write(./gen/**)\"]\n", ""},
+		{"[permissions]\nallow = [\"Write(./.git/hooks/**)\"]\n", ".git/hooks"},
+		{"[permissions]\nallow = [\"Write(~/.config/brig/**)\"]\n", ".config/brig"},
+	} {
+		p, _, _, _ := testPolicy(t, ModeAsk, c.rules)
+		got := p.ProtectedRuleWarnings()
+		switch {
+		case c.want == "" && len(got) != 0:
+			t.Errorf("rules %q: warnings %q, want none", c.rules, got)
+		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
+			t.Errorf("rules %q: warnings %q, want one naming %s", c.rules, got, c.want)
+		}
+	}
+}
