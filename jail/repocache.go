@@ -226,16 +226,6 @@ func (c *RepoCache) Watch() {
 	runtime.AddCleanup(c, func(rw *repoWatch) { rw.close() }, c.watch)
 }
 
-// WatchLater is Watch, with the watches put in place by a search of root
-// in the background: for a cache whose first search, which lists every
-// directory, is on the user's way (a session's start), since adding a
-// watch to each directory costs about as much again. A search asked for
-// meanwhile waits for that one, and is then quick.
-func (c *RepoCache) WatchLater(root string) {
-	c.Watch()
-	go func() { _, _ = c.Repositories(root) }()
-}
-
 // NewRepoCache returns an empty cache.
 func NewRepoCache() *RepoCache {
 	return &RepoCache{roots: map[string]*memoNode{}, racy: time.Second}

@@ -258,36 +258,6 @@ func BenchmarkRepositories(b *testing.B) {
 	}
 }
 
-// TestRepoCacheWatchLater: watches asked for after a first search are put
-// in place by a search of its own, after which an unchanged tree is
-// searched without a look below the root, and a change is still found.
-func TestRepoCacheWatchLater(t *testing.T) {
-	ws := mkTree(t, ".git/hooks/", "a/b/c/file.go", "d/e/file.go")
-	c := NewRepoCache()
-	c.racy = 0
-	if _, err := c.Repositories(ws); err != nil {
-		t.Fatal(err)
-	}
-	nextTick()
-	c.WatchLater(ws)
-	if c.watch == nil {
-		t.Skip("no inotify instance here")
-	}
-	for range 2 { // the background search and this one, in either order
-		if _, err := c.Repositories(ws); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := c.Repositories(ws); err != nil || c.Looked() > 1 {
-		t.Fatalf("after WatchLater, an unchanged tree: %d directories looked at (want the root alone), %v", c.Looked(), err)
-	}
-	writeFile(t, filepath.Join(ws, "a/b/c/.git/config"), "")
-	got, _ := c.Repositories(ws)
-	if len(got) != 2 {
-		t.Fatalf("a .git made under watched directories: %+v", got)
-	}
-}
-
 // TestRepoCacheSeesMounts: a mount reports nothing to the directory it
 // covers, so a watched cache must notice the mount table changing. In a
 // mount namespace of its own (a helper process, as root), a directory with

@@ -125,19 +125,18 @@ type protectedSearch struct {
 
 // searchProtected starts the search of workspace for its protected paths,
 // with repos (whose memory then serves the first call's grant); a
-// session's cache then puts its watches in place (WatchRepositories).
+// session's cache puts its watches in place as it goes
+// (WatchRepositories).
 func searchProtected(repos *jail.RepoCache, workspace string, m Machine) *protectedSearch {
 	s := &protectedSearch{done: make(chan struct{})}
 	env := os.Environ()
+	if m.WatchRepositories {
+		repos.Watch()
+	}
 	go func() {
 		defer close(s.done)
-		s.list, s.err = repos.ProtectedPathsEnv(workspace, env, m.BrigDirs...)
-		if s.err != nil {
+		if s.list, s.err = repos.ProtectedPathsEnv(workspace, env, m.BrigDirs...); s.err != nil {
 			slog.Error("the search of the workspace for its protected paths failed; every path in it is treated as protected", "workspace", workspace, "err", s.err)
-			return
-		}
-		if m.WatchRepositories {
-			repos.WatchLater(workspace)
 		}
 	}()
 	return s
