@@ -290,11 +290,3 @@ func (c *RepoCache) Listed() int {
 	return c.reads
 }
 
-// Looked is how many directories the last search looked at with a system
-// call (listed, opened or stat'ed); with Watch, an unchanged tree's are
-// trusted without one.
-func (c *RepoCache) Looked() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.looks
-}

@@ -232,13 +232,3 @@ func (w *Watcher) Lost(seq uint64) bool {
 	defer w.mu.Unlock()
 	return w.overflow > seq
 }
-
-// Watches is how many directories are watched.
-func (w *Watcher) Watches() int {
-	if w == nil {
-		return 0
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.keys)
-}

@@ -112,7 +112,7 @@ func TestBudget(t *testing.T) {
 	defer unix.Close(fa)
 	fb, kb := open(t, b)
 	defer unix.Close(fb)
-	if !w.Add(fa, ka) || w.Add(fb, kb) || w.Watches() != 1 {
-		t.Fatalf("a budget of one watch: %d watches", w.Watches())
+	if !w.Add(fa, ka) || w.Add(fb, kb) || len(w.keys) != 1 {
+		t.Fatalf("a budget of one watch: %d watches", len(w.keys))
 	}
 }
