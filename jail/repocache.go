@@ -289,4 +289,3 @@ func (c *RepoCache) Listed() int {
 	defer c.mu.Unlock()
 	return c.reads
 }
-
