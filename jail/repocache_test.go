@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -337,4 +338,58 @@ func TestRepoCacheMountHelper(t *testing.T) {
 			t.Errorf("the repository mounted over a remembered directory of %s was not found (%d directories looked at)", root, c.looks)
 		}
 	}
+}
+
+// TestRepoCacheAfterLostEvents: once the kernel's queue of events
+// overflows, what comes after is lost, and the next search must look at
+// every directory instead of trusting the watches. A flood of entries in
+// one remembered directory fills the queue; then a repository is made deep
+// in another, quiet one, whose own event is lost: the search still finds
+// it. The control: the flood did overflow the queue.
+func TestRepoCacheAfterLostEvents(t *testing.T) {
+	b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+	if err != nil {
+		t.Skip("no inotify limits here")
+	}
+	limit, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || limit <= 0 || limit > 1<<17 {
+		t.Skipf("max_queued_events %q: too many events to flood in a test", b)
+	}
+	ws := mkTree(t, ".git/hooks/", "flood/keep", "a/b/c/file.go")
+	c := NewRepoCache()
+	c.racy = 0
+	if c.Watch(); c.watch == nil {
+		t.Skip("no inotify instance here")
+	}
+	for range 2 {
+		if _, err := c.Repositories(ws); err != nil {
+			t.Fatal(err)
+		}
+		nextTick()
+	}
+	if _, err := c.Repositories(ws); err != nil || c.looks > 1 {
+		t.Fatalf("an unchanged tree: %d directories looked at, %v", c.looks, err)
+	}
+	before := c.watch.seq
+	for i := range limit + 64 {
+		f, err := os.Create(filepath.Join(ws, "flood", "f"+strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	writeFile(t, filepath.Join(ws, "a/b/c/.git/config"), "")
+	got, err := c.Repositories(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.watch.dirs.Lost(before) {
+		t.Fatal("the flood did not overflow the queue: the test proves nothing")
+	}
+	for _, r := range got {
+		if r.GitDir == filepath.Join(ws, "a/b/c/.git") {
+			return
+		}
+	}
+	t.Fatalf("a repository made after the queue overflowed was not found: %+v", got)
 }
