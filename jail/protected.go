@@ -185,10 +185,7 @@ func (w *repoWalk) run(root string) ([]Repository, error) {
 // either.
 func (w *repoWalk) dir(fd int, path string, old, parent *memoNode) (*memoNode, error) {
 	defer unix.Close(fd)
-	prefix := path + "/"
-	if path == "/" {
-		prefix = path
-	}
+	prefix := childPrefix(path)
 	var ds dirStat
 	remember := false
 	if w.remember {
@@ -204,8 +201,9 @@ func (w *repoWalk) dir(fd int, path string, old, parent *memoNode) (*memoNode, e
 			// memory will say (the change time compared, the listing)
 			// comes after the watch.
 			again, ok := statAt(fd, "")
-			watched = ok && again.dev == ds.dev && again.ino == ds.ino
-			ds = again
+			if watched = ok && again.dev == ds.dev && again.ino == ds.ino; watched {
+				ds = again
+			}
 		}
 	}
 	if remember && old != nil && old.plain && old.same(ds) {
@@ -256,6 +254,14 @@ func (w *repoWalk) dir(fd int, path string, old, parent *memoNode) (*memoNode, e
 	n.plain = plain && ds.ctime.Nano() < w.settled.Nano()
 	n.settle()
 	return n, nil
+}
+
+// childPrefix is what a name below the directory at path is appended to.
+func childPrefix(path string) string {
+	if path == "/" {
+		return path
+	}
+	return path + "/"
 }
 
 // oldKids finds, name by name in listing order, the nodes old remembered
@@ -315,10 +321,7 @@ func (w *repoWalk) known(d *lazyDir, n, parent *memoNode) *memoNode {
 	if !n.below && !n.always {
 		return n
 	}
-	prefix := d.path + "/"
-	if d.path == "/" {
-		prefix = d.path
-	}
+	prefix := childPrefix(d.path)
 	for i, name := range n.names {
 		p, kid := prefix+name, n.kids[i]
 		if kid != nil && w.quiet(kid) {
