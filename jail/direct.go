@@ -65,10 +65,13 @@ import (
 // disks' state and, on {go}, starts it. It builds the ruleset with its
 // own capabilities in the call's user namespace: a grant is only a path
 // the kernel lets the command reach, never a right over a file the
-// command's own credentials lack. The clone gives up those capabilities
-// and loads the base seccomp filter before anything else
-// (directSteps.base): the call's thread keeps them for its view,
-// its watch of the call and the kill of its tree.
+// command's own credentials lack. The call's thread, made before the
+// call comes (serveCall), has settled no_new_privs, the securebits and
+// the bounding set, which take none of its capabilities; the clone
+// inherits them, gives up those capabilities and loads the base seccomp
+// filter before anything else (directSteps.base): the call's thread
+// keeps them for its view, its watch of the call and the kill of its
+// tree.
 
 // directSteps is what a direct start does before the layers, in the
 // clone, for init: what the worker does for itself otherwise.
@@ -76,6 +79,11 @@ type directSteps struct {
 	cgroups []int    // the call's cgroup files (openCgroupProcs), open for writing: the command joins each
 	limits  []rlimit // set as both soft and hard limits
 	dir     string   // the working directory ("": stay)
+	// settled says the calling thread has settled what the clone must
+	// start with (unprivilegeForkThread: no_new_privs, locked securebits,
+	// an empty bounding set), so the clone inherits it instead of
+	// settling it itself.
+	settled bool
 	// base is the base seccomp filter (nil: none), which the clone loads
 	// first, once it has settled no_new_privs, the securebits and the
 	// bounding set: the call's thread keeps init's privileges.
@@ -115,6 +123,7 @@ func directMain(sup *conn, term int, pidNS bool, cgroupProcs []string, fileTools
 
 	startConn := newConn(StartFD, "supervisor")
 	defer startConn.close()
+	var first *packet // a start that came without a {prepare} before it
 	raw, fds, err := startConn.recvPacketFDs()
 	var base []unix.SockFilter
 	if err == nil && isPrepare(raw) {
@@ -130,33 +139,23 @@ func directMain(sup *conn, term int, pidNS bool, cgroupProcs []string, fileTools
 			return fail(stageErr(StageSeccomp, fmt.Errorf("the base filter: %w", err)))
 		}
 		// The supervisor starts its next warm child once this one is
-		// ready. A supervisor that is gone shows as EOF just below.
+		// ready. A supervisor that is gone shows as EOF on the next
+		// receive.
 		_ = startConn.send(message{Prepared: true})
-		raw, fds, err = startConn.recvPacketFDs()
+	} else {
+		first = &packet{raw: raw, fds: fds, err: err}
 	}
 	for served := 0; ; served++ {
-		if err != nil {
-			if errors.Is(err, errEOF) {
-				return 0 // a warm child that was never used, or served its last call
-			}
-			return fail(stageErr(StageProtocol, err))
-		}
-		// The first call's output is init's own descriptors 1 and 2; a
-		// later call's comes with its start.
-		stdio, se := callStdio(served, fds)
-		if se != nil {
-			closeAll(fds)
-			return fail(se)
-		}
-		res, reusable, se := serveCall(sup, startConn, raw, base, stdio, term, &hidden, cgroups, fileTools)
-		closeAll(fds)
-		if se != nil {
-			return fail(se)
-		}
-		if err := sup.send(message{Result: &res}); err != nil {
-			return exitSetupFailed
-		}
-		if !reusable {
+		out := serveCall(sup, startConn, first, served, base, term, &hidden, cgroups, fileTools)
+		first = nil
+		switch {
+		case out.eof:
+			return 0 // a warm child that was never used, or served its last call
+		case out.fail != nil:
+			return fail(out.fail)
+		case out.unsent:
+			return exitSetupFailed // the supervisor cannot hear us
+		case !out.reusable:
 			return 0 // the supervisor does not reuse a cancelled call's init
 		}
 		if hidden.attached {
@@ -167,8 +166,23 @@ func directMain(sup *conn, term int, pidNS bool, cgroupProcs []string, fileTools
 				return fail(stageErr(StageMount, err))
 			}
 		}
-		raw, fds, err = startConn.recvPacketFDs()
 	}
+}
+
+// packet is one message received on the start socket, with the
+// descriptors that came with it.
+type packet struct {
+	raw []byte
+	fds []int
+	err error
+}
+
+// served is how one serveCall ended.
+type served struct {
+	eof      bool        // the start socket closed before a call came: init's work is done
+	fail     *StageError // a stage failed (not yet reported)
+	unsent   bool        // the result could not be sent
+	reusable bool        // the result was sent, and init may serve another call
 }
 
 // callStdio is the command's descriptors 0-2 for a serving init's call
@@ -184,27 +198,74 @@ func callStdio(served int, fds []int) ([]int, *StageError) {
 	return nil, &StageError{Stage: StageProtocol, Msg: fmt.Sprintf("call %d of this init came with %d descriptors (its output pipes come with every call but the first)", served+1, len(fds))}
 }
 
-// serveCall runs one call, from its start message to the end of its
-// tree, on a new thread that ends with it (its goroutine returns
-// locked), in a mount and IPC namespace of that thread's own. reusable
-// says init may serve another call: the tree ended on its own, not by a
-// cancel or a signal to init.
-func serveCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []int, term int, hidden *masks, cgroups []int, fileTools []FileTool) (res Result, reusable bool, se *StageError) {
+// serveCall runs one call, from the receipt of its start message (or
+// first, one received already) to its result, on a new thread that ends
+// with it (its goroutine returns locked), in a mount and IPC namespace of
+// that thread's own. The thread and its namespaces are made before the
+// start message comes, off the call's clock, and the thread sends the
+// result itself, before init's main thread wakes. The result says init
+// may serve another call when the tree ended on its own, not by a cancel
+// or a signal to init.
+func serveCall(sup, startConn *conn, first *packet, n int, base []unix.SockFilter, term int, hidden *masks, cgroups []int, fileTools []FileTool) (out served) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		runtime.LockOSThread() // for good: the thread, and the call's namespaces, end with this goroutine
-		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWIPC); err != nil {
-			se = stageErr(StageMount, fmt.Errorf("a mount and IPC namespace for the call: %w", err))
+		nsErr := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWIPC)
+		// What the command's clone must start with, settled once on
+		// the thread it is cloned from (its capabilities stay, for the
+		// view): runCall's clones inherit it.
+		capsErr := unprivilegeForkThread()
+		p := first
+		if p == nil {
+			raw, fds, err := startConn.recvPacketFDs()
+			p = &packet{raw: raw, fds: fds, err: err}
+		}
+		switch {
+		case errors.Is(p.err, errEOF):
+			out.eof = true
+			return
+		case p.err != nil:
+			out.fail = stageErr(StageProtocol, p.err)
 			return
 		}
-		res, reusable, se = runCall(sup, startConn, raw, base, stdio, term, hidden, cgroups, fileTools)
+		// The call's output pipes, which the supervisor reads to their
+		// end, are closed before its result is sent.
+		defer func() { closeAll(p.fds) }()
+		if nsErr != nil {
+			out.fail = stageErr(StageMount, fmt.Errorf("a mount and IPC namespace for the call: %w", nsErr))
+			return
+		}
+		if capsErr != nil {
+			out.fail = stageErr(StageCaps, capsErr)
+			return
+		}
+		// The first call's output is init's own descriptors 1 and 2; a
+		// later call's comes with its start.
+		stdio, se := callStdio(n, p.fds)
+		if se != nil {
+			out.fail = se
+			return
+		}
+		res, reusable, se := runCall(sup, startConn, p.raw, base, stdio, term, hidden, cgroups, fileTools)
+		if se != nil {
+			out.fail = se
+			return
+		}
+		closeAll(p.fds)
+		p.fds = nil
+		if err := sup.send(message{Result: &res}); err != nil {
+			out.unsent = true
+			return
+		}
+		out.reusable = reusable
 	}()
 	<-done
-	return res, reusable, se
+	return out
 }
 
-// runCall is serveCall's work, on the call's thread.
+// runCall is serveCall's work, on the call's thread, which has settled
+// what its clones start with (unprivilegeForkThread).
 func runCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []int, term int, hidden *masks, cgroups []int, fileTools []FileTool) (Result, bool, *StageError) {
 	st, err := decodeStart(raw)
 	if err != nil {
@@ -264,7 +325,7 @@ func runCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []i
 		// A program without the tool (a test's) leaves it to a worker.
 		res, se := Result{Redo: fmt.Sprintf("this init does not run the file tool %q", inv.Tool)}, (*StageError)(nil)
 		if tool != nil {
-			res, se = runFileTool(tool, inv, ruleset, prog, directSteps{base: base, dir: spec.Dir, open: inv.Open})
+			res, se = runFileTool(tool, inv, ruleset, prog, directSteps{base: base, dir: spec.Dir, open: inv.Open, settled: true})
 		}
 		if stdio == nil {
 			releaseOutput()
@@ -282,7 +343,7 @@ func runCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []i
 	}
 	pid, se := spawnDirect(path, inv.Argv, spec.Env, ruleset, prog, directSteps{
 		cgroups: cgroups, limits: rlimitsFor(spec.Limits, st.NprocExtra), dir: spec.Dir,
-		base: base, stdio: stdio,
+		base: base, stdio: stdio, settled: true,
 	})
 	if se != nil {
 		return Result{}, false, se

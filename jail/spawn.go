@@ -86,6 +86,11 @@ struct brig_spawn {
 	// sets the limits, gives up every capability and enters the
 	// directory.
 	int direct;
+	// settled says the calling thread has settled no_new_privs, the
+	// securebits and the bounding set already (unprivilegeForkThread, once
+	// per call, before the call is known): the clone inherits them and
+	// skips brig_unprivilege_thread.
+	int settled;
 	struct brig_sock_fprog *base;
 	int ncgroups;
 	int cgroup_fds[BRIG_MAX_CGROUPS]; // the call's cgroup files (tasks or cgroup.procs), open for writing
@@ -255,7 +260,7 @@ static int brig_spawn_child(void *p) {
 	if (a->timer_slack != 0) prctl(PR_SET_TIMERSLACK, a->timer_slack, 0, 0, 0);
 	if (a->direct) {
 		step = BRIG_STEP_CAPS;
-		if (brig_unprivilege_thread() != 0) goto fail;
+		if (!a->settled && brig_unprivilege_thread() != 0) goto fail;
 		step = BRIG_STEP_SECCOMP;
 		if (a->base != NULL && syscall(SYS_seccomp, BRIG_SECCOMP_SET_MODE_FILTER, 0, a->base) != 0) goto fail;
 		// Into the call's cgroups before anything can fork.
@@ -484,7 +489,8 @@ func spawnCommand(path string, argv, env []string, ruleset int, prog []unix.Sock
 // spawnDirect starts the command as init's own child from a
 // single-threaded copy of init, which, before the layers spawnCommand's
 // copy applies, settles no_new_privs, locked securebits and an empty
-// bounding set, loads the base seccomp filter, writes itself into the
+// bounding set (unless the calling thread did: d.settled), loads the
+// base seccomp filter, writes itself into the
 // call's cgroups, sets the limits, gives up every capability (checked)
 // and enters the directory. Init calls it on the call's thread
 // (jail/direct.go), which keeps init's privileges.
@@ -540,6 +546,9 @@ func spawn(path string, argv, env []string, ruleset int, prog []unix.SockFilter,
 			return 0, &StageError{Stage: StageExec, Msg: fmt.Sprintf("start %s: %d cgroups and %d limits, at most %d and %d", path, len(d.cgroups), len(d.limits), C.BRIG_MAX_CGROUPS, C.BRIG_MAX_LIMITS)}
 		}
 		a.direct = 1
+		if d.settled {
+			a.settled = 1
+		}
 		a.ncgroups = C.int(len(d.cgroups))
 		for i, fd := range d.cgroups {
 			a.cgroup_fds[i] = C.int(fd)
