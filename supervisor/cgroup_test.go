@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"brig/jail"
 )
 
 // TestOOMKillsByVersion reads the OOM-kill counter from the file of the
@@ -97,6 +100,88 @@ func waitTasks(t *testing.T, uid int, want uint64, what string) {
 	for deadline := time.Now().Add(time.Minute); userTasks(uid) != want; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: userTasks(%d) = %d, want %d", what, uid, userTasks(uid), want)
+		}
+	}
+}
+
+// TestOOMKillsBeforeACallReuseTheLastCount: the count read at the end
+// of a call is the next call's start count, once, without reading the
+// cgroup again (a read of a memory cgroup's counters costs about 45 µs);
+// a call with no count kept, and a cgroup handed to a new child, read it.
+func TestOOMKillsBeforeACallReuseTheLastCount(t *testing.T) {
+	dir := t.TempDir()
+	set := func(n int) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "memory.events"), fmt.Appendf(nil, "oom 0\noom_kill %d\n", n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &callCgroup{dirs: []string{dir}, limits: map[string]uint64{filepath.Join(dir, "memory.max"): 1 << 30}}
+	set(2)
+	if got := c.oomKillsBefore(); got != 2 {
+		t.Fatalf("nothing kept: before = %d, want the file's 2", got)
+	}
+	if got := c.oomKillsAfter(); got != 2 {
+		t.Fatalf("after = %d, want 2", got)
+	}
+	set(5) // not read for the next call's start
+	if got := c.oomKillsBefore(); got != 2 {
+		t.Errorf("the next call's start count = %d, want the last call's end count 2", got)
+	}
+	if got := c.oomKillsBefore(); got != 5 {
+		t.Errorf("a start count with nothing kept since = %d, want the file's 5", got)
+	}
+	c.oomKillsAfter()
+	set(7)
+	var pool cgroupPool
+	pool.put(c)
+	got, err := pool.get(0, 1<<30)
+	if err != nil || got != c {
+		t.Fatalf("pool.get = %p, %v; want the cgroup put back", got, err)
+	}
+	if n := c.oomKillsBefore(); n != 7 {
+		t.Errorf("a cgroup handed to a new child: start count %d, want the file's 7", n)
+	}
+}
+
+// TestOOMKillsCountedAcrossOneInitsCalls: a serving init's calls share
+// its cgroup, and each call's OOM count starts from the count read at the
+// end of the one before (oomKillsBefore). A call the OOM killer struck is
+// reported at its memory limit; the quiet call after it is not (its start
+// count is the struck call's end count, not an older one); a third that
+// is struck again is reported again.
+func TestOOMKillsCountedAcrossOneInitsCalls(t *testing.T) {
+	ctx := context.Background()
+	sup, err := New(ctx, Options{Prewarm: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	if !sup.Namespaces() || !sup.directOK {
+		t.Skip("calls here get no namespaces, or root's cgroup v2 asks for a worker: no init serves several calls")
+	}
+	_, spec := workspaceSpec(t, sup)
+	spec.Limits.Memory, spec.Limits.TmpBytes = 64<<20, 512<<20
+	if probe, err := newCallCgroup(spec.Limits.Processes, spec.Limits.Memory); err != nil || !probe.boundsMemory() {
+		t.Skipf("no memory cgroup for a call here (%v): the kernel's OOM killer is not the limit", err)
+	} else {
+		probe.remove()
+	}
+	// 256 MiB written to the call's own /tmp, whose pages count against
+	// the call's memory (a process's own allocation meets its address
+	// space limit first).
+	hog := jail.Invocation{Argv: []string{"/bin/sh", "-c", "head -c 268435456 /dev/zero > /tmp/fill; echo $?"}}
+	quiet := jail.Invocation{Argv: []string{"/bin/sh", "-c", "echo quiet"}}
+	for i, tc := range []struct {
+		inv       jail.Invocation
+		wantLimit string
+	}{{hog, jail.LimitMemory}, {quiet, ""}, {hog, jail.LimitMemory}, {quiet, ""}} {
+		res, err := sup.Run(ctx, spec, tc.inv, IO{})
+		if err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+		if res.Limit != tc.wantLimit {
+			t.Errorf("call %d: limit %q (%s), want %q; exit %d, stdout %q", i+1, res.Limit, res.LimitDetail, tc.wantLimit, res.ExitCode, res.Stdout)
 		}
 	}
 }

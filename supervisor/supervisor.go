@@ -586,7 +586,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		}
 	}
 	plan.opts.MemoryCgroup = c.cg.boundsMemory()
-	oomBefore := c.cg.oomKills()
+	oomBefore := c.cg.oomKillsBefore()
 	stdout := newCappedStream("stdout", stdio.Stdout, spec.Limits.OutputBytes)
 	stderr := newCappedStream("stderr", stdio.Stderr, spec.Limits.OutputBytes)
 	stdout.also, stderr.also, stderr.stderr = tr, tr, true
@@ -730,7 +730,7 @@ func closeFiles(fs ...*os.File) {
 // not see: the memory cgroup's OOM killer killed one of its processes, or
 // the command was killed for writing beyond its file size limit.
 func (s *Supervisor) limitHit(cg *callCgroup, oomBefore uint64, res jail.Result, lim jail.Limits) (string, string) {
-	if cg.boundsMemory() && cg.oomKills() > oomBefore {
+	if cg.boundsMemory() && cg.oomKillsAfter() > oomBefore {
 		return jail.LimitMemory, fmt.Sprintf("the call reached its memory limit of %s (its processes plus its /tmp and /dev/shm), and the kernel killed a process of it", jail.Bytes(lim.Memory))
 	}
 	if res.Signal == "SIGXFSZ" {
