@@ -45,3 +45,30 @@ func TestForProvider(t *testing.T) {
 		t.Fatal("ForProvider modified its input")
 	}
 }
+
+// TestForProviderLeavesHistoryAlone: a message passed as it is shares its
+// blocks with history, and merging a neighbour into it writes none of
+// history's arrays, not even the spare room after a message's blocks.
+func TestForProviderLeavesHistoryAlone(t *testing.T) {
+	first := make([]Block, 1, 4) // room for three more blocks
+	first[0] = Text("one")
+	msgs := []Message{
+		{Role: User, Content: first},
+		{Role: User, Content: []Block{Text("two")}},
+		{Role: Assistant, Content: append(make([]Block, 0, 2), Text("three"))},
+	}
+	out := ForProvider(msgs, Anthropic)
+	if len(out) != 2 || len(out[0].Content) != 2 || out[0].Content[1].Text != "two" || out[1].Content[0].Text != "three" {
+		t.Fatalf("ForProvider = %+v, want the two user messages merged and the assistant's as it is", out)
+	}
+	if spare := first[:2][1]; spare != (Block{}) {
+		t.Errorf("the merge wrote into the spare room of history's first message: %+v", spare)
+	}
+	if len(msgs[0].Content) != 1 || msgs[0].Content[0].Text != "one" {
+		t.Errorf("history's first message changed: %+v", msgs[0])
+	}
+	out[1].Content = append(out[1].Content, Text("four"))
+	if spare := msgs[2].Content[:2][1]; spare != (Block{}) {
+		t.Errorf("appending to a message passed as it is wrote into history's array: %+v", spare)
+	}
+}

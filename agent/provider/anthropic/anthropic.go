@@ -15,6 +15,7 @@ import (
 
 	"brig/agent/provider"
 	"brig/agent/provider/internal/endpoint"
+	"brig/agent/provider/internal/wirecache"
 	"brig/internal/credentials"
 )
 
@@ -38,7 +39,8 @@ type Options struct {
 
 // Client talks to one Anthropic endpoint. It is safe for concurrent use.
 type Client struct {
-	ep endpoint.Endpoint
+	ep   endpoint.Endpoint
+	msgs wirecache.Cache // the last request's messages, encoded
 }
 
 // New returns a client.
@@ -74,7 +76,7 @@ func (c *Client) String() string { return "anthropic client for " + c.ep.Base }
 
 // Stream implements provider.Client.
 func (c *Client) Stream(ctx context.Context, req provider.Request, emit func(provider.Event) error) (provider.Response, error) {
-	body, err := buildRequest(req)
+	body, err := buildRequest(req, &c.msgs)
 	if err != nil {
 		return provider.Response{}, fmt.Errorf("anthropic: building the request: %w", err)
 	}

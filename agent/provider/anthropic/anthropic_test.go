@@ -24,7 +24,7 @@ func TestRequestGolden(t *testing.T) {
 	}
 	for name, req := range tests {
 		t.Run(name, func(t *testing.T) {
-			body, err := buildRequest(req)
+			body, err := buildRequest(req, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,4 +60,8 @@ func BenchmarkStream(b *testing.B) {
 // provider with.
 func newTestClient(root string, key credentials.Secret, source string, retry provider.Retry) provider.Client {
 	return New(Options{BaseURL: root, APIKey: key, KeySource: source, Retry: retry})
+}
+
+func TestCachedRequestsMatch(t *testing.T) {
+	providertest.CachedBuildsMatch(t, "claude-sonnet-4-5", provider.Anthropic, buildRequest)
 }

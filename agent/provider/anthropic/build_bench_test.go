@@ -7,24 +7,42 @@ import (
 	"testing"
 
 	"brig/agent/provider"
+	"brig/agent/provider/internal/wirecache"
 )
 
 // BenchmarkBuildRequest measures what a request costs brig before it is
 // sent — the history put in the provider's form (provider.ForProvider) and
-// encoded — at 10, 100 and 1000 messages. The cost per message (the
-// ns/msg metric) must stay flat as the history grows: a request that cost
-// more per message the longer the session would make every late turn slow.
+// encoded — at 10, 100 and 1000 messages: "fresh" encodes every message
+// (a client's first request), "next" is a request after one that sent all
+// but its last two messages (the client's encoding cache holds those). The
+// cost per message (the ns/msg metric) must stay flat as the history grows:
+// a request that cost more per message the longer the session would make
+// every late turn slow.
 func BenchmarkBuildRequest(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
-		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
-			msgs := history(n)
+		msgs := history(n)
+		build := func(b *testing.B, msgs []provider.Message, cache *wirecache.Cache) {
+			req := provider.Request{Model: "claude-sonnet-4-5", System: "system prompt", MaxTokens: 8192,
+				Messages: provider.ForProvider(msgs, provider.Anthropic)}
+			if _, err := buildRequest(req, cache); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(fmt.Sprintf("fresh/messages=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				req := provider.Request{Model: "claude-sonnet-4-5", System: "system prompt", MaxTokens: 8192,
-					Messages: provider.ForProvider(msgs, provider.Anthropic)}
-				if _, err := buildRequest(req); err != nil {
-					b.Fatal(err)
-				}
+				build(b, msgs, nil)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/msg")
+		})
+		b.Run(fmt.Sprintf("next/messages=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				var cache wirecache.Cache
+				build(b, msgs[:n-2], &cache)
+				b.StartTimer()
+				build(b, msgs, &cache)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/msg")
 		})

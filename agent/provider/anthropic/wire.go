@@ -11,19 +11,24 @@ import (
 
 	"brig/agent/provider"
 	"brig/agent/provider/internal/sse"
+	"brig/agent/provider/internal/wirecache"
 )
 
 // ---- request ----
 
-type wireRequest struct {
-	Model     string          `json:"model"`
-	MaxTokens int             `json:"max_tokens"`
-	System    []wireBlock     `json:"system,omitempty"`
-	Messages  []wireMessage   `json:"messages"`
-	Tools     []wireTool      `json:"tools,omitempty"`
-	Thinking  *wireThinking   `json:"thinking,omitempty"`
-	Stream    bool            `json:"stream"`
-	Metadata  json.RawMessage `json:"metadata,omitempty"`
+// A request body is wireHead's fields, then "messages" (a wireMessage
+// each), then wireTail's (wirecache.Body).
+type wireHead struct {
+	Model     string      `json:"model"`
+	MaxTokens int         `json:"max_tokens"`
+	System    []wireBlock `json:"system,omitempty"`
+}
+
+type wireTail struct {
+	Tools    []wireTool      `json:"tools,omitempty"`
+	Thinking *wireThinking   `json:"thinking,omitempty"`
+	Stream   bool            `json:"stream"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 type wireThinking struct {
@@ -106,52 +111,90 @@ var thinkingBudget = map[provider.Effort]int{
 // buildRequest converts req to the Messages JSON body. Prompt-cache
 // breakpoints go on the system prompt, the last tool and the last block of
 // the last message, so a growing conversation re-reads its prefix from cache.
-func buildRequest(req provider.Request) ([]byte, error) {
+// The messages' JSON is taken from cache where it holds them (nil: all
+// encoded now).
+func buildRequest(req provider.Request, cache *wirecache.Cache) ([]byte, error) {
 	ephemeral := &cacheControl{Type: "ephemeral"}
-	w := wireRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stream: true}
-	if w.MaxTokens <= 0 {
-		w.MaxTokens = provider.DefaultMaxTokens(req.Model)
+	head := wireHead{Model: req.Model, MaxTokens: req.MaxTokens}
+	tail := wireTail{Stream: true}
+	if head.MaxTokens <= 0 {
+		head.MaxTokens = provider.DefaultMaxTokens(req.Model)
 	}
 	if req.System != "" {
-		w.System = []wireBlock{{Type: "text", Text: req.System, CacheControl: ephemeral}}
+		head.System = []wireBlock{{Type: "text", Text: req.System, CacheControl: ephemeral}}
 	}
 	for _, t := range req.Tools {
 		schema := t.InputSchema
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+		tail.Tools = append(tail.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
 	if req.WebSearch {
-		w.Tools = append(w.Tools, wireTool{Type: "web_search_20250305", Name: "web_search", MaxUses: webSearchMaxUses})
+		tail.Tools = append(tail.Tools, wireTool{Type: "web_search_20250305", Name: "web_search", MaxUses: webSearchMaxUses})
 	}
-	if n := len(w.Tools); n > 0 {
-		w.Tools[n-1].CacheControl = ephemeral
+	if n := len(tail.Tools); n > 0 {
+		tail.Tools[n-1].CacheControl = ephemeral
 	}
 	if budget, ok := thinkingBudget[req.Effort]; ok {
 		// The budget counts against max_tokens and must be at least 1024.
-		budget = min(budget, w.MaxTokens-1024)
+		budget = min(budget, head.MaxTokens-1024)
 		if budget >= 1024 {
-			w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: budget}
+			tail.Thinking = &wireThinking{Type: "enabled", BudgetTokens: budget}
 		}
 	}
-	for _, m := range req.Messages {
-		var content []any
-		for _, b := range m.Content {
-			if wb := encodeBlock(b); wb != nil {
-				content = append(content, wb)
-			}
-		}
-		if len(content) == 0 {
-			continue // an empty message is refused by the API
-		}
-		w.Messages = append(w.Messages, wireMessage{Role: string(m.Role), Content: content})
+	items, err := cache.Items(req.Messages, encodeMessage)
+	if err != nil {
+		return nil, err
 	}
-	if n := len(w.Messages); n > 0 {
-		last := w.Messages[n-1].Content
-		setCache(last[len(last)-1], ephemeral)
+	// The last message that has any content carries the breakpoint on its
+	// last block: encoded again with it, outside the cache.
+	for i := len(items) - 1; i >= 0; i-- {
+		if len(items[i]) == 0 {
+			continue // an empty message is not sent
+		}
+		items[i], err = wirecache.ItemsOf(req.Messages[i], func(m provider.Message) ([]any, error) {
+			wm, _ := wireMessageOf(m)
+			setCache(wm.Content[len(wm.Content)-1], ephemeral)
+			return []any{wm}, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		break
 	}
-	return json.Marshal(w)
+	h, err := json.Marshal(head)
+	if err != nil {
+		return nil, err
+	}
+	t, err := json.Marshal(tail)
+	if err != nil {
+		return nil, err
+	}
+	return wirecache.Body(h, "messages", items, t)
+}
+
+// encodeMessage is a message's wire form: none for a message with nothing
+// this provider takes (the API refuses an empty one).
+func encodeMessage(m provider.Message) ([]any, error) {
+	if wm, ok := wireMessageOf(m); ok {
+		return []any{wm}, nil
+	}
+	return nil, nil
+}
+
+// wireMessageOf is m on the wire, or false when none of its blocks is.
+func wireMessageOf(m provider.Message) (wireMessage, bool) {
+	var content []any
+	for _, b := range m.Content {
+		if wb := encodeBlock(b); wb != nil {
+			content = append(content, wb)
+		}
+	}
+	if len(content) == 0 {
+		return wireMessage{}, false
+	}
+	return wireMessage{Role: string(m.Role), Content: content}, true
 }
 
 func setCache(b any, c *cacheControl) {

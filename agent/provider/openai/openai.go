@@ -16,6 +16,7 @@ import (
 
 	"brig/agent/provider"
 	"brig/agent/provider/internal/endpoint"
+	"brig/agent/provider/internal/wirecache"
 	"brig/internal/credentials"
 )
 
@@ -36,7 +37,8 @@ type Options struct {
 
 // Client talks to one Responses endpoint. It is safe for concurrent use.
 type Client struct {
-	ep endpoint.Endpoint
+	ep   endpoint.Endpoint
+	msgs wirecache.Cache // the last request's messages, encoded
 }
 
 // New returns a client.
@@ -66,7 +68,7 @@ func (c *Client) String() string { return "openai responses client for " + c.ep.
 
 // Stream implements provider.Client.
 func (c *Client) Stream(ctx context.Context, req provider.Request, emit func(provider.Event) error) (provider.Response, error) {
-	body, err := buildRequest(req)
+	body, err := buildRequest(req, &c.msgs)
 	if err != nil {
 		return provider.Response{}, fmt.Errorf("openai: building the request: %w", err)
 	}

@@ -12,14 +12,19 @@ import (
 
 	"brig/agent/provider"
 	"brig/agent/provider/internal/sse"
+	"brig/agent/provider/internal/wirecache"
 )
 
 // ---- request ----
 
-type wireRequest struct {
-	Model           string          `json:"model"`
-	Instructions    string          `json:"instructions,omitempty"`
-	Input           []any           `json:"input"`
+// A request body is wireHead's fields, then "input" (the items of every
+// message, encodeMessage), then wireTail's (wirecache.Body).
+type wireHead struct {
+	Model        string `json:"model"`
+	Instructions string `json:"instructions,omitempty"`
+}
+
+type wireTail struct {
 	Tools           []any           `json:"tools,omitempty"`
 	MaxOutputTokens int             `json:"max_output_tokens,omitempty"`
 	Reasoning       *wireReasoning  `json:"reasoning,omitempty"`
@@ -83,9 +88,11 @@ type wireReasoningItem struct {
 	EncryptedContent string        `json:"encrypted_content,omitempty"`
 }
 
-// buildRequest converts req to the Responses JSON body.
-func buildRequest(req provider.Request) ([]byte, error) {
-	w := wireRequest{Model: req.Model, Instructions: req.System, MaxOutputTokens: req.MaxTokens, Stream: true, PromptCacheKey: req.CacheKey}
+// buildRequest converts req to the Responses JSON body, the messages' JSON
+// taken from cache where it holds them (nil: all encoded now).
+func buildRequest(req provider.Request, cache *wirecache.Cache) ([]byte, error) {
+	head := wireHead{Model: req.Model, Instructions: req.System}
+	w := wireTail{MaxOutputTokens: req.MaxTokens, Stream: true, PromptCacheKey: req.CacheKey}
 	if w.MaxOutputTokens <= 0 {
 		w.MaxOutputTokens = provider.DefaultMaxTokens(req.Model)
 	}
@@ -104,11 +111,19 @@ func buildRequest(req provider.Request) ([]byte, error) {
 	if req.WebSearch {
 		w.Tools = append(w.Tools, map[string]string{"type": "web_search"})
 	}
-	w.Input = []any{}
-	for _, m := range req.Messages {
-		w.Input = append(w.Input, encodeMessage(m)...)
+	items, err := cache.Items(req.Messages, func(m provider.Message) ([]any, error) { return encodeMessage(m), nil })
+	if err != nil {
+		return nil, err
 	}
-	return json.Marshal(w)
+	h, err := json.Marshal(head)
+	if err != nil {
+		return nil, err
+	}
+	t, err := json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	return wirecache.Body(h, "input", items, t)
 }
 
 func dataURL(im *provider.Image) string {

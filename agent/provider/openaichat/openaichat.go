@@ -18,6 +18,7 @@ import (
 
 	"brig/agent/provider"
 	"brig/agent/provider/internal/endpoint"
+	"brig/agent/provider/internal/wirecache"
 	"brig/internal/credentials"
 )
 
@@ -40,7 +41,8 @@ type Options struct {
 // use.
 type Client struct {
 	ep     endpoint.Endpoint
-	openAI bool // the endpoint is api.openai.com itself
+	openAI bool            // the endpoint is api.openai.com itself
+	msgs   wirecache.Cache // the last request's messages, encoded
 }
 
 // New returns a client.
@@ -71,7 +73,7 @@ func (c *Client) String() string { return "chat completions client for " + c.ep.
 
 // Stream implements provider.Client.
 func (c *Client) Stream(ctx context.Context, req provider.Request, emit func(provider.Event) error) (provider.Response, error) {
-	body, err := buildRequest(req, c.openAI)
+	body, err := buildRequest(req, c.openAI, &c.msgs)
 	if err != nil {
 		return provider.Response{}, fmt.Errorf("openaichat: building the request: %w", err)
 	}

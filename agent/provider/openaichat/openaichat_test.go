@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"brig/agent/provider"
+	"brig/agent/provider/internal/wirecache"
 	"brig/agent/provider/providertest"
 	"brig/internal/credentials"
 	"brig/test/fakeprovider"
@@ -24,7 +25,7 @@ func TestRequestGolden(t *testing.T) {
 	}
 	for name, req := range tests {
 		t.Run(name, func(t *testing.T) {
-			body, err := buildRequest(req, false)
+			body, err := buildRequest(req, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,4 +59,12 @@ func BenchmarkStream(b *testing.B) {
 // provider with.
 func newTestClient(root string, key credentials.Secret, source string, retry provider.Retry) provider.Client {
 	return New(Options{BaseURL: root + "/v1", APIKey: key, KeySource: source, Retry: retry})
+}
+
+func TestCachedRequestsMatch(t *testing.T) {
+	for _, openAI := range []bool{false, true} {
+		providertest.CachedBuildsMatch(t, "deepseek-chat", provider.OpenAIChat, func(req provider.Request, cache *wirecache.Cache) ([]byte, error) {
+			return buildRequest(req, openAI, cache)
+		})
+	}
 }

@@ -13,13 +13,19 @@ import (
 
 	"brig/agent/provider"
 	"brig/agent/provider/internal/sse"
+	"brig/agent/provider/internal/wirecache"
 )
 
 // ---- request ----
 
-type wireRequest struct {
-	Model               string         `json:"model"`
-	Messages            []wireMessage  `json:"messages"`
+// A request body is wireHead's fields, then "messages" (the system
+// prompt's, then every message's, encodeMessage), then wireTail's
+// (wirecache.Body).
+type wireHead struct {
+	Model string `json:"model"`
+}
+
+type wireTail struct {
 	Tools               []wireTool     `json:"tools,omitempty"`
 	MaxTokens           int            `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
@@ -77,9 +83,11 @@ type wireToolCall struct {
 // buildRequest converts req to the Chat Completions JSON body. openAI
 // selects OpenAI's own parameter names (max_completion_tokens,
 // reasoning_effort); compatible servers get max_tokens, the name they all
-// accept, and reasoning_effort only when an effort was asked for.
-func buildRequest(req provider.Request, openAI bool) ([]byte, error) {
-	w := wireRequest{Model: req.Model, Stream: true, StreamOptions: &streamOptions{IncludeUsage: true}}
+// accept, and reasoning_effort only when an effort was asked for. The
+// messages' JSON is taken from cache where it holds them (nil: all encoded
+// now).
+func buildRequest(req provider.Request, openAI bool, cache *wirecache.Cache) ([]byte, error) {
+	w := wireTail{Stream: true, StreamOptions: &streamOptions{IncludeUsage: true}}
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = provider.DefaultMaxTokens(req.Model)
@@ -90,8 +98,12 @@ func buildRequest(req provider.Request, openAI bool) ([]byte, error) {
 		w.MaxTokens = maxTokens
 	}
 	w.ReasoningEffort = string(req.Effort)
+	var system []byte
 	if req.System != "" {
-		w.Messages = append(w.Messages, wireMessage{Role: "system", Content: req.System})
+		var err error
+		if system, err = json.Marshal(wireMessage{Role: "system", Content: req.System}); err != nil {
+			return nil, err
+		}
 	}
 	for _, t := range req.Tools {
 		params := t.InputSchema
@@ -100,10 +112,25 @@ func buildRequest(req provider.Request, openAI bool) ([]byte, error) {
 		}
 		w.Tools = append(w.Tools, wireTool{Type: "function", Function: wireFunction{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
-	for _, m := range req.Messages {
-		w.Messages = append(w.Messages, encodeMessage(m)...)
+	items, err := cache.Items(req.Messages, func(m provider.Message) ([]any, error) {
+		var items []any
+		for _, wm := range encodeMessage(m) {
+			items = append(items, wm)
+		}
+		return items, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return json.Marshal(w)
+	h, err := json.Marshal(wireHead{Model: req.Model})
+	if err != nil {
+		return nil, err
+	}
+	t, err := json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	return wirecache.Body(h, "messages", append([][]byte{system}, items...), t)
 }
 
 func dataURL(im *provider.Image) *imageURL {
