@@ -152,14 +152,7 @@ func TestOOMKillsBeforeACallReuseTheLastCount(t *testing.T) {
 // is struck again is reported again.
 func TestOOMKillsCountedAcrossOneInitsCalls(t *testing.T) {
 	ctx := context.Background()
-	sup, err := New(ctx, Options{Prewarm: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
-	if !sup.Namespaces() || !sup.directOK {
-		t.Skip("calls here get no namespaces, or root's cgroup v2 asks for a worker: no init serves several calls")
-	}
+	sup := servingSupervisor(t)
 	_, spec := workspaceSpec(t, sup)
 	spec.Limits.Memory, spec.Limits.TmpBytes = 64<<20, 512<<20
 	if probe, err := newCallCgroup(spec.Limits.Processes, spec.Limits.Memory); err != nil || !probe.boundsMemory() {

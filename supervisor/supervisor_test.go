@@ -1511,14 +1511,7 @@ func childrenOf(t *testing.T, pid int) []int {
 // in a worker (TestLightWorkerServesAllButFullCalls).
 func TestCommandsRunWithoutAWorker(t *testing.T) {
 	ctx := context.Background()
-	sup, err := New(ctx, Options{Prewarm: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
-	if !sup.Namespaces() || !sup.directOK {
-		t.Skip("calls here get no namespaces, or root's cgroup v2 asks for a worker: every call has one")
-	}
+	sup := servingSupervisor(t)
 	ws, spec := workspaceSpec(t, sup)
 	spec.Limits.FileSize = 12345 * 1024
 	script := `tr '\0' ' ' < /proc/1/cmdline; echo; grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp_filters):' /proc/self/status; ` +
@@ -1549,6 +1542,22 @@ func TestCommandsRunWithoutAWorker(t *testing.T) {
 			t.Errorf("call %d: the command is not in the call's pids and memory cgroups:\n%s", call, out)
 		}
 	}
+}
+
+// servingSupervisor is a prewarming supervisor whose commands are
+// started by an init that serves calls in turn (jail/direct.go); the test
+// is skipped where there is none.
+func servingSupervisor(t *testing.T) *Supervisor {
+	t.Helper()
+	sup, err := New(context.Background(), Options{Prewarm: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Close)
+	if !sup.Namespaces() || !sup.directOK {
+		t.Skip("calls here get no namespaces, or root's cgroup v2 asks for a worker: no init starts commands itself")
+	}
+	return sup
 }
 
 // TestCommandsGetTheUsersTimerSlack: init runs with

@@ -163,15 +163,7 @@ func buildRequest(req provider.Request, cache *wirecache.Cache) ([]byte, error) 
 		}
 		break
 	}
-	h, err := json.Marshal(head)
-	if err != nil {
-		return nil, err
-	}
-	t, err := json.Marshal(tail)
-	if err != nil {
-		return nil, err
-	}
-	return wirecache.Body(h, "messages", items, t)
+	return wirecache.Marshal(head, "messages", items, tail)
 }
 
 // encodeMessage is a message's wire form: none for a message with nothing

@@ -115,15 +115,7 @@ func buildRequest(req provider.Request, cache *wirecache.Cache) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	h, err := json.Marshal(head)
-	if err != nil {
-		return nil, err
-	}
-	t, err := json.Marshal(w)
-	if err != nil {
-		return nil, err
-	}
-	return wirecache.Body(h, "input", items, t)
+	return wirecache.Marshal(head, "input", items, w)
 }
 
 func dataURL(im *provider.Image) string {

@@ -122,15 +122,7 @@ func buildRequest(req provider.Request, openAI bool, cache *wirecache.Cache) ([]
 	if err != nil {
 		return nil, err
 	}
-	h, err := json.Marshal(wireHead{Model: req.Model})
-	if err != nil {
-		return nil, err
-	}
-	t, err := json.Marshal(w)
-	if err != nil {
-		return nil, err
-	}
-	return wirecache.Body(h, "messages", append([][]byte{system}, items...), t)
+	return wirecache.Marshal(wireHead{Model: req.Model}, "messages", append([][]byte{system}, items...), w)
 }
 
 func dataURL(im *provider.Image) *imageURL {

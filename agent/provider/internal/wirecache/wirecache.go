@@ -104,6 +104,20 @@ func same(a, b provider.Message) bool {
 	return a.Role == b.Role && slices.Equal(a.Content, b.Content)
 }
 
+// Marshal is Body for head and tail given as Go values (structs whose
+// fields come before and after key in the request).
+func Marshal(head any, key string, items [][]byte, tail any) ([]byte, error) {
+	h, err := json.Marshal(head)
+	if err != nil {
+		return nil, err
+	}
+	t, err := json.Marshal(tail)
+	if err != nil {
+		return nil, err
+	}
+	return Body(h, key, items, t)
+}
+
 // Body is a request body whose array key holds items: head, a JSON object
 // holding the fields that come before key (at least one), then key with
 // the items that are not empty, then the fields of tail, a JSON object
