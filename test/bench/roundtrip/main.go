@@ -33,6 +33,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,9 +67,42 @@ func main() {
 		}
 		defer cleanup()
 	}
-	if err := run(b, *calls, *runs, *load); err != nil {
+	installed, err := installedCopy(b)
+	if err != nil {
 		fail(err)
 	}
+	defer os.Remove(installed)
+	if err := run(installed, *calls, *runs, *load); err != nil {
+		fail(err)
+	}
+}
+
+// installedCopy copies the binary to measure as an installation does
+// (install(1) reads and writes it): a binary just written by the Go
+// linker, through its own mapping of the file, maps about 4 MB more of
+// itself into every process that runs it than a copy of the same bytes
+// (measured: the supervisor's peak RSS 29.3 against 24.7 MB).
+func installedCopy(bin string) (string, error) {
+	src, err := os.Open(bin)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	dst, err := os.CreateTemp("/var/tmp", "brig-bench-bin-")
+	if err != nil {
+		return "", err
+	}
+	if _, err = io.Copy(dst, src); err == nil {
+		err = dst.Chmod(0o755)
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst.Name())
+		return "", fmt.Errorf("copy %s to measure it: %w", bin, err)
+	}
+	return dst.Name(), nil
 }
 
 func fail(err error) {
