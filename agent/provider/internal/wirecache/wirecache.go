@@ -18,7 +18,6 @@
 package wirecache
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -99,7 +98,7 @@ func ItemsOf(m provider.Message, encode Encode) ([]byte, error) {
 	return b, nil
 }
 
-// same reports whether b is a it was: the same role and blocks.
+// same reports whether b is a as it was: the same role and blocks.
 func same(a, b provider.Message) bool {
 	return a.Role == b.Role && slices.Equal(a.Content, b.Content)
 }
@@ -125,7 +124,6 @@ func Marshal(head any, key string, items [][]byte, tail any) ([]byte, error) {
 // json.Marshal gives for the whole request when head and tail are that
 // request's fields before and after key, in order.
 func Body(head []byte, key string, items [][]byte, tail []byte) ([]byte, error) {
-	head, tail = bytes.TrimSpace(head), bytes.TrimSpace(tail)
 	if len(head) < 3 || head[0] != '{' || head[len(head)-1] != '}' || len(tail) < 3 || tail[0] != '{' || tail[len(tail)-1] != '}' {
 		return nil, fmt.Errorf("wirecache: the fields around %q must be non-empty JSON objects (%q, %q)", key, head, tail)
 	}
