@@ -91,6 +91,9 @@ type child struct {
 	// has, owned by the call that holds it.
 	serves bool
 	served int
+	// away: it is counted in the Supervisor's away while out on its call.
+	// Guarded by the Supervisor's mu.
+	away bool
 	// filtered: init was sent the base seccomp filter (Prepare). Only
 	// such a child is given back: a call without the seccomp layer gets
 	// a child of its own (acquire), which the pool must never hand to a
@@ -147,6 +150,7 @@ func (c *child) servesAgain() bool {
 // start socket closes, and init exits).
 func (s *Supervisor) giveBack(flags uintptr, c *child) {
 	s.mu.Lock()
+	s.returned(flags, c)
 	keep := s.prewarm && !s.closed && s.starts != 0 && len(s.warm[flags]) < s.poolTarget(flags)
 	if keep {
 		c.served++
@@ -161,6 +165,15 @@ func (s *Supervisor) giveBack(flags uintptr, c *child) {
 		// it and removes it rather than leaving it for the next brig.
 		s.cgroups.put(c.cg)
 		go c.wait()
+	}
+}
+
+// returned ends c's count in away, if it has one: it is back, or will
+// not come back. Called with mu held.
+func (s *Supervisor) returned(flags uintptr, c *child) {
+	if c.away {
+		c.away = false
+		s.away[flags]--
 	}
 }
 
@@ -236,7 +249,8 @@ func (s *Supervisor) acquire(ctx context.Context, p plan, lim jail.Limits, burst
 				refilled = true
 				if c != nil && (c.servesAgain() || paced || left > 0 && !ended.IsZero() && time.Since(ended) > quietGap) {
 					// A serving init comes back to the pool after its
-					// call (giveBack); only one that does not is
+					// call (giveBack), and counts as in it meanwhile
+					// (away); only one that does not is
 					// replaced, then — one on its last call at once
 					// unless the model is slow, like a child that
 					// serves one call: the next call of an instant
@@ -244,6 +258,12 @@ func (s *Supervisor) acquire(ctx context.Context, p plan, lim jail.Limits, burst
 					// whole start (28–37 ms against 15 here, every 64th
 					// call).
 					later = true
+					if c.servesAgain() {
+						s.mu.Lock()
+						c.away = true
+						s.away[p.flags]++
+						s.mu.Unlock()
+					}
 				} else {
 					go s.refill(p.flags)
 				}
@@ -256,6 +276,9 @@ func (s *Supervisor) acquire(ctx context.Context, p plan, lim jail.Limits, burst
 						return c, later, nil
 					}
 				}
+				s.mu.Lock()
+				s.returned(p.flags, c) // it will not come back
+				s.mu.Unlock()
 				c.discard()
 				continue
 			}
@@ -560,7 +583,7 @@ func (s *Supervisor) refillReporting(flags uintptr, first func(error)) {
 	withNotify := flags&unix.CLONE_NEWUSER == 0
 	for {
 		s.mu.Lock()
-		if s.closed || s.starts == 0 || s.bursting[flags] > 0 || s.starting[flags] > 0 || s.readying[flags] > 0 || len(s.warm[flags]) >= s.poolTarget(flags) {
+		if s.closed || s.starts == 0 || s.bursting[flags] > 0 || s.starting[flags] > 0 || s.readying[flags] > 0 || len(s.warm[flags])+s.away[flags] >= s.poolTarget(flags) {
 			s.mu.Unlock()
 			return
 		}
@@ -573,14 +596,16 @@ func (s *Supervisor) refillReporting(flags uintptr, first func(error)) {
 		// compiled (once a process: the first start's filter took 0.7 ms,
 		// which the child's own start now hides).
 		c, err := s.startChildStdin(flags, s.limits, nil, nil, nil, false)
+		// The child is in its namespaces: that is first's answer, before
+		// its filter is compiled and sent.
+		if f := first; f != nil {
+			first = nil
+			f(err)
+		}
 		if err == nil {
 			if err = s.prepare(c, withNotify); err != nil {
 				c = nil // discarded
 			}
-		}
-		if f := first; f != nil {
-			first = nil
-			f(err)
 		}
 		s.mu.Lock()
 		surplus := s.landStart(flags, c)

@@ -790,6 +790,10 @@ func TestReplacementFollowsACallAtAModelsPace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Dropped, not given back (as run does when a call fails).
+		sup.mu.Lock()
+		sup.returned(p.flags, c)
+		sup.mu.Unlock()
 		c.discard()
 		return later
 	}
@@ -1750,7 +1754,6 @@ func TestServingPoolStartsWithOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer held.discard()
 	sup.mu.Lock()
 	sup.lastEnd[p.flags] = time.Now() // a call ended just now
 	sup.mu.Unlock()
@@ -1759,7 +1762,16 @@ func TestServingPoolStartsWithOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.discard()
-	waitPool(t, sup, 2)
+	// The pool grows to two: one started now, and the held one, which
+	// counts as in the pool while out on its call, once it is back.
+	started := waitPool(t, sup, 1)
+	if started[0] == held.proc.Pid {
+		t.Fatalf("the pool holds the init a call still holds (%d)", held.proc.Pid)
+	}
+	sup.giveBack(p.flags, held)
+	if now := waitPool(t, sup, 2); !slices.Contains(now, held.proc.Pid) || !slices.Contains(now, started[0]) {
+		t.Fatalf("the pool holds %v, want the new init %d and the one given back %d", now, started[0], held.proc.Pid)
+	}
 }
 
 // TestToolsPoolFillsWhileTheModelThinks: a request the model is slow to
@@ -1864,5 +1876,72 @@ func TestModelAnsweredJudgesThePace(t *testing.T) {
 	sup.quietSince = time.Now().Add(-2 * quietGap)
 	if !sup.atModelsPace() {
 		t.Fatal("control: with no answer reported, a call long after the request does not come at a model's pace")
+	}
+}
+
+// TestAServingInitOutOnACallCountsAsInThePool: an init that serves calls
+// in turn is out of the pool only for its call, and comes back after it.
+// A refill meanwhile — the one that waited for it to get ready while a
+// session's first call took it — starts nothing: a second init started
+// there shared the cores with that first call. One that will not come
+// back (its init died) is not counted, and the pool fills again.
+func TestAServingInitOutOnACallCountsAsInThePool(t *testing.T) {
+	ctx := context.Background()
+	sup, _, spec, p, pids := warmServing(t, 0, 1)
+	state := func() (warm, starting, away int) {
+		sup.mu.Lock()
+		defer sup.mu.Unlock()
+		return len(sup.warm[p.flags]), sup.starting[p.flags], sup.away[p.flags]
+	}
+	c, later, err := sup.acquire(ctx, p, spec.Limits, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.proc.Pid != pids[0] || !later {
+		t.Fatalf("took pid %d (later=%v), want the waiting init %d with its replacement left for later", c.proc.Pid, later, pids[0])
+	}
+	sup.refill(p.flags)
+	if warm, starting, away := state(); warm+starting != 0 || away != 1 {
+		t.Fatalf("with the pool's one init out on a call, a refill left %d waiting and %d starting (%d away); want none started, one away", warm, starting, away)
+	}
+	sup.giveBack(p.flags, c)
+	if back := waitPoolOf(t, sup, p.flags, 1); back[0] != pids[0] {
+		t.Fatalf("the pool holds %d after the call, want the same init %d back", back[0], pids[0])
+	}
+	if _, _, away := state(); away != 0 {
+		t.Fatalf("%d inits counted away once the only one is back", away)
+	}
+
+	// Its init dies while it waits: the call takes a fresh one, and the
+	// dead one is not counted as coming back.
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		sup.mu.Lock()
+		gone := sup.warm[p.flags][0].exited()
+		sup.mu.Unlock()
+		if gone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed init has not exited after a minute")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c, _, err = sup.acquire(ctx, p, spec.Limits, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.proc.Pid == pids[0] {
+		t.Fatal("the call took the dead init")
+	}
+	if _, _, away := state(); away != 0 {
+		t.Fatalf("the dead init is still counted away (%d)", away)
+	}
+	c.discard()
+	sup.refill(p.flags)
+	if again := waitPoolOf(t, sup, p.flags, 1); again[0] == pids[0] || again[0] == c.proc.Pid {
+		t.Fatalf("the pool holds %d, want a new init", again[0])
 	}
 }
