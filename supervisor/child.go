@@ -169,9 +169,10 @@ func (s *Supervisor) giveBack(flags uintptr, c *child) {
 }
 
 // returned ends c's count in away, if it has one: it is back, or will
-// not come back. Called with mu held.
+// not come back. c may be nil (the call got no child). Called with mu
+// held.
 func (s *Supervisor) returned(flags uintptr, c *child) {
-	if c.away {
+	if c != nil && c.away {
 		c.away = false
 		s.away[flags]--
 	}

@@ -1945,3 +1945,51 @@ func TestAServingInitOutOnACallCountsAsInThePool(t *testing.T) {
 		t.Fatalf("the pool holds %d, want a new init", again[0])
 	}
 }
+
+// TestACallThatGetsNoChildAfterADeadOneFailsCleanly: the pool's serving
+// init died while it waited, the call gave up waiting for another (its
+// context ended while a start was under way), and the call's error comes
+// back — its replacement's bookkeeping has no child to count back — with
+// nothing counted away.
+func TestACallThatGetsNoChildAfterADeadOneFailsCleanly(t *testing.T) {
+	sup, _, spec, p, pids := warmServing(t, 0, 1)
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		sup.mu.Lock()
+		gone := sup.warm[p.flags][0].exited()
+		sup.mu.Unlock()
+		if gone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed init has not exited after a minute")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// A start of another looks under way, so the call waits for it, and
+	// its context is over.
+	sup.mu.Lock()
+	sup.starting[p.flags]++
+	sup.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := sup.Run(ctx, spec, jail.Invocation{Argv: []string{"true"}}, IO{})
+	sup.mu.Lock()
+	sup.starting[p.flags]--
+	away := sup.away[p.flags]
+	sup.mu.Unlock()
+	if err == nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("the call without a child: %v, want the context's end", err)
+	}
+	if away != 0 {
+		t.Fatalf("%d inits counted away after a call that got none", away)
+	}
+	// Control: the pool fills again and a call runs.
+	sup.refill(p.flags)
+	waitPoolOf(t, sup, p.flags, 1)
+	if res, err := sup.Run(context.Background(), spec, jail.Invocation{Argv: []string{"true"}}, IO{}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("a call after it: %v %+v", err, res)
+	}
+}
