@@ -63,7 +63,10 @@ func TestNothingCrossesToTheNextCall(t *testing.T) {
 	t.Cleanup(func() { killMarked(marker) })
 	// The background process: a shell that sleeps, the marker its $0. It
 	// is counted the same way in both calls, by its exact command line
-	// (the calls' own shells carry the marker in their scripts).
+	// (the calls' own shells carry the marker in their scripts). The first
+	// call waits until exactly one is running: the shell's fork for sleep
+	// carries the same command line until it execs, and a count in that
+	// moment saw two (CI, once).
 	survivor := `setsid sh -c 'sleep 7777; :' ` + marker + ` </dev/null >/dev/null 2>&1 &`
 	count := `n=0
 for d in /proc/[0-9]*; do
@@ -75,7 +78,7 @@ echo "running:$n"
 	first := `echo "pid:$$"
 ` + survivor + `
 for i in $(seq 500); do
-` + count + `  [ "$n" -gt 0 ] && break; sleep 0.02
+` + count + `  [ "$n" -eq 1 ] && break; sleep 0.02
 done
 echo kept >/tmp/mark && echo kept >/dev/shm/mark && echo one >one
 echo "tmp:$(cat /tmp/mark) shm:$(cat /dev/shm/mark)"
