@@ -1914,21 +1914,7 @@ func TestAServingInitOutOnACallCountsAsInThePool(t *testing.T) {
 
 	// Its init dies while it waits: the call takes a fresh one, and the
 	// dead one is not counted as coming back.
-	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(time.Minute); ; {
-		sup.mu.Lock()
-		gone := sup.warm[p.flags][0].exited()
-		sup.mu.Unlock()
-		if gone {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the killed init has not exited after a minute")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	killWaiting(t, sup, p.flags, pids[0])
 	c, _, err = sup.acquire(ctx, p, spec.Limits, false, false)
 	if err != nil {
 		t.Fatal(err)
@@ -1953,21 +1939,7 @@ func TestAServingInitOutOnACallCountsAsInThePool(t *testing.T) {
 // nothing counted away.
 func TestACallThatGetsNoChildAfterADeadOneFailsCleanly(t *testing.T) {
 	sup, _, spec, p, pids := warmServing(t, 0, 1)
-	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(time.Minute); ; {
-		sup.mu.Lock()
-		gone := sup.warm[p.flags][0].exited()
-		sup.mu.Unlock()
-		if gone {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the killed init has not exited after a minute")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	killWaiting(t, sup, p.flags, pids[0])
 	// A start of another looks under way, so the call waits for it, and
 	// its context is over.
 	sup.mu.Lock()
@@ -1991,5 +1963,25 @@ func TestACallThatGetsNoChildAfterADeadOneFailsCleanly(t *testing.T) {
 	waitPoolOf(t, sup, p.flags, 1)
 	if res, err := sup.Run(context.Background(), spec, jail.Invocation{Argv: []string{"true"}}, IO{}); err != nil || res.ExitCode != 0 {
 		t.Fatalf("a call after it: %v %+v", err, res)
+	}
+}
+
+// killWaiting kills the init with pid, which waits alone in the pool for
+// flags, and waits until the pool's child shows it has exited.
+func killWaiting(t *testing.T, sup *Supervisor, flags uintptr, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		sup.mu.Lock()
+		gone := sup.warm[flags][0].exited()
+		sup.mu.Unlock()
+		if gone {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed init has not exited after a minute")
+		}
 	}
 }
