@@ -389,8 +389,9 @@ func (p Profile) Spec() (jail.Spec, error) {
 		return jail.Spec{}, fmt.Errorf("the workspace %s contains your home directory %s; run brig inside a project directory", p.Workspace, p.Home)
 	}
 	// The workspace's protected paths (its repositories' control files,
-	// read afresh) need nothing below: found on the other core while the
-	// rest is worked out, they take half the compile off a call's path.
+	// read afresh; about a third of the compile) need nothing below:
+	// they are found on the other core while the rest is worked out
+	// (0.66 → 0.60 ms a compile in a session's calls).
 	gitEnv := append(slices.Clone(p.ParentEnv), "HOME="+p.Home)
 	type found struct {
 		paths []string
