@@ -12,9 +12,10 @@
 //   - the round trip of a sequential read_file call (a Go tool, run by a
 //     jail child of its own), instant and streamed, against a plain
 //     fork+exec of `cat`;
-//   - the first call of a fresh brig process;
-//   - start to first request (in a fresh home, and in one brig has run in
-//     before, as a user's), `brig --help`, and `brig sandbox -- true`
+//   - the first call of a fresh brig process, and start to first request
+//     (both from the full sessions and from as many again three times over
+//     of two calls each), the same start in a home brig has run in before
+//     (as a user's), `brig --help`, and `brig sandbox -- true`
 //     against `bwrap --unshare-all … true` (when bubblewrap is installed);
 //   - peak RSS of the supervisor and of its whole process tree (prewarmed
 //     jail children included) over a 20-call session, and the binary's size.
@@ -317,6 +318,14 @@ func pass(bin, keptHome, ws string, calls, runs int) (figures, error) {
 		}
 		writing = append(writing, s.seq...)
 	}
+	// A session gives one first call and one start; short sessions add
+	// more of both, so that their medians rest on as many samples as the
+	// home used before's start.
+	moreFirst, moreReq, err := firstCalls(bin, kept, ws, 3*runs)
+	if err != nil {
+		return f, err
+	}
+	first, firstReq = append(first, moreFirst...), append(firstReq, moreReq...)
 	f.writeMed = quantile(writing, 0.5)
 	f.seqMed, f.seqP95 = quantile(seq, 0.5), quantile(seq, 0.95)
 	f.pacedMed = quantile(paced, 0.5)
@@ -414,6 +423,55 @@ func firstRequests(bin, keptHome, ws string, n int) ([]time.Duration, error) {
 		}
 	}
 	return out, nil
+}
+
+// firstCalls starts n brig -p sessions of two bash calls, each in a fresh
+// home with the kept programs (as session's), and returns each one's first
+// call and its start to the first request.
+func firstCalls(bin, kept, ws string, n int) (first, firstReq []time.Duration, err error) {
+	var turns []fakeprovider.Turn
+	for i := range 2 {
+		in, _ := json.Marshal(map[string]string{"command": "echo " + strconv.Itoa(i)})
+		turns = append(turns, fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: "bash", Input: in}}})
+	}
+	turns = append(turns, fakeprovider.Turn{Text: "done"})
+	for range n {
+		d, r, err := firstCall(bin, kept, ws, turns)
+		if err != nil {
+			return nil, nil, err
+		}
+		first, firstReq = append(first, d), append(firstReq, r)
+	}
+	return first, firstReq, nil
+}
+
+// firstCall runs one session of firstCalls.
+func firstCall(bin, kept, ws string, turns []fakeprovider.Turn) (first, firstReq time.Duration, err error) {
+	srv, err := fakeprovider.Start(fakeprovider.Script{Turns: turns})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer srv.Close()
+	home, err := os.MkdirTemp("/var/tmp", "brig-bench-home-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(home)
+	if err := seedPrograms(kept, home); err != nil {
+		return 0, 0, err
+	}
+	cmd := exec.Command(bin, "--model", "claude-sonnet-4-5", "-p", "echo twice", "--mode", "auto", "--output", "json")
+	cmd.Dir = ws
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "ANTHROPIC_API_KEY=sk-bench", "ANTHROPIC_BASE_URL=" + srv.URL()}
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 0, 0, fmt.Errorf("brig -p (first calls): %v\n%s", err, out)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != len(turns) {
+		return 0, 0, fmt.Errorf("brig -p (first calls): %d requests, want %d", len(reqs), len(turns))
+	}
+	return reqs[1].Received.Sub(reqs[0].Received.Add(reqs[0].Duration)), reqs[0].Received.Sub(start), nil
 }
 
 // keptPrograms runs `brig sandbox -- /bin/true` once in a home directory
