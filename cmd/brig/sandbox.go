@@ -55,7 +55,10 @@ type sandboxOptions struct {
 
 func newSandboxCmd() *cobra.Command {
 	o := &sandboxOptions{}
-	lim := jail.DefaultLimits()
+	// The figures the help shows that do not depend on the machine: every
+	// brig start builds this command, and reading the machine's memory
+	// (/proc/meminfo) is for a sandbox run to do.
+	lim := jail.LimitsFor(0)
 	cmd := &cobra.Command{
 		Use:   "sandbox [flags] -- COMMAND [ARG...]",
 		Short: "Run a command in the jail with the workspace policy (no provider needed)",
@@ -97,7 +100,7 @@ running when it ends. The exit status is the command's own.`,
 	// The limit flags default to the [limits] config, else brig's defaults.
 	f.DurationVar(&o.Timeout, "timeout", 0, fmt.Sprintf("wall-clock limit (default: [limits] timeout, else %s)", lim.Timeout))
 	f.Int64Var(&o.MaxOutput, "max-output", lim.OutputBytes, "bytes kept per output stream")
-	f.Uint64Var(&o.Memory, "memory", 0, fmt.Sprintf("memory for the whole call in bytes: its processes plus its /tmp and /dev/shm (default: [limits] memory, else %s)", jail.Bytes(lim.Memory)))
+	f.Uint64Var(&o.Memory, "memory", 0, fmt.Sprintf("memory for the whole call in bytes: its processes plus its /tmp and /dev/shm (default: [limits] memory, else half the machine's memory, at most %s)", jail.Bytes(lim.Memory)))
 	f.Uint64Var(&o.Procs, "procs", 0, fmt.Sprintf("processes and threads for the call (default: [limits] processes, else %d)", lim.Processes))
 	f.Uint64Var(&o.Disk, "disk", 0, fmt.Sprintf("bytes of free disk space the call may use up (default: [limits] disk, else %s)", jail.Bytes(lim.Disk)))
 	return cmd
