@@ -116,7 +116,11 @@ type Outcome struct {
 	Verdict  *policy.Verdict // nil when the registry refused the call first
 	Grant    *jail.Spec
 	Approval *Approval // nil when no one was asked
-	Duration time.Duration
+	// Duration is the whole call, from its decision to its end. Waited is
+	// the part of it spent waiting for the user's answers: to its approval,
+	// and to the hosts it was asked about while it ran. What brig and the
+	// call itself took is the difference (the TUI shows that).
+	Duration, Waited time.Duration
 	// Changes is what the call changed in the paths it could write (nil
 	// when it could write nothing, or did not run).
 	Changes *checkpoint.ChangeSet
@@ -259,7 +263,9 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 		slot.leave() // before any question: the others do not wait for the user
 	}
 	if v.Tier == policy.Ask {
+		asked := time.Now()
 		ap, err := e.ask(ctx, ApprovalRequest{ToolUseID: id, Tool: name, Args: args, Verdict: v, Grant: spec})
+		o.Waited += time.Since(asked)
 		if err != nil {
 			o.Result = interrupted(ctx, err)
 			return o
@@ -310,6 +316,9 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 	stdio := supervisor.IO{Stdout: out, Stderr: out}
 	if spec.Network {
 		d := e.netDecider(id, name, args)
+		// Its questions are over once the call is (the proxy's session
+		// ends with it).
+		defer func() { o.Waited += d.waited() }()
 		d.grant = spec
 		if call.Effect == policy.EffectNetwork {
 			d = d.fixedHost(call.Host, v)

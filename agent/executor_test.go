@@ -33,9 +33,18 @@ type recorder struct {
 	mu      sync.Mutex
 	answers []Approval
 	asked   []ApprovalRequest
+	// think, when set, is how long each answer takes, as a user's does.
+	think time.Duration
 }
 
 func (r *recorder) Approve(ctx context.Context, req ApprovalRequest) (Approval, error) {
+	if r.think > 0 {
+		select {
+		case <-time.After(r.think):
+		case <-ctx.Done():
+			return Approval{}, ctx.Err()
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.asked = append(r.asked, req)
@@ -216,6 +225,27 @@ func TestExecutorInterruptedApproval(t *testing.T) {
 	}
 	if _, err := os.Stat(e.ws + "/d.txt"); err == nil {
 		t.Fatal("an interrupted call ran")
+	}
+}
+
+// The time a call waited for the user's answer is reported apart from the
+// rest of it (the TUI shows the call's time without it); a call no one
+// was asked about waited for nothing.
+func TestExecutorReportsTheTimeTheUserTook(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAsk)
+	const think = 300 * time.Millisecond
+	e.ap.think = think
+	e.ap.answers = []Approval{{Answer: AnswerOnce}}
+	o := e.ex.Execute(context.Background(), "t1", "write_file", args(t, map[string]any{"path": "w.txt", "content": "x\n"}), nil)
+	if o.Result.IsError || len(e.ap.asked) != 1 {
+		t.Fatalf("approved write: %+v (asked %d)", o.Result, len(e.ap.asked))
+	}
+	if o.Waited < think || o.Duration < o.Waited {
+		t.Fatalf("waited %v of %v; the answer took %v", o.Waited, o.Duration, think)
+	}
+	o = e.ex.Execute(context.Background(), "t2", "read_file", args(t, map[string]any{"path": "a.txt"}), nil)
+	if o.Result.IsError || len(e.ap.asked) != 1 || o.Waited != 0 || o.Duration <= 0 {
+		t.Fatalf("a read no one was asked about: waited %v of %v (%+v)", o.Waited, o.Duration, o.Result)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"time"
 
 	"brig/internal/egress"
 	"brig/jail"
@@ -42,6 +43,17 @@ type netDecider struct {
 	mu      sync.Mutex
 	decided map[string]egress.Verdict // this call's answers, by host
 	pending map[string]chan struct{}  // questions in flight, by host
+	// asking is the time this call's questions took to be answered,
+	// each from when it waited its turn (askNet asks one at a time).
+	asking time.Duration
+}
+
+// waited is how long the call's questions about hosts took to be
+// answered, in all.
+func (d *netDecider) waited() time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.asking
 }
 
 func (e *Executor) netDecider(id, tool string, args json.RawMessage) *netDecider {
@@ -112,8 +124,12 @@ func (d *netDecider) ask(ctx context.Context, r egress.Request, host string) egr
 		// Decided since (an answer to another call, a saved rule).
 		return egress.Verdict{Allow: v.Tier == policy.Allow, Named: v.Net.Named, Rule: v.Net.Rule, Reason: v.Net.Reason}
 	}
+	asked := time.Now()
 	ap, err := d.e.askNet(ctx, ApprovalRequest{ToolUseID: d.id, Tool: d.tool, Args: d.args, Verdict: v, Grant: d.grant,
 		Net: &NetRequest{Host: host, Port: r.Port, Via: r.Via}})
+	d.mu.Lock()
+	d.asking += time.Since(asked)
+	d.mu.Unlock()
 	if err != nil {
 		return egress.Verdict{Reason: fmt.Sprintf("no rule allows %s and the question to the user was cut short (%v)", host, err)}
 	}

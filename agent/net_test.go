@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"brig/internal/auditlog"
 	"brig/policy"
@@ -85,6 +86,23 @@ func TestNetworkHostAskedOncePerCall(t *testing.T) {
 	if !strings.Contains(o.Result.Text, "[brig: the network proxy refused 127.0.0.1:") || !strings.Contains(o.Result.Text, "the user refused 127.0.0.1") ||
 		!strings.Contains(o.Result.Text, "No host is allowed without asking the user") {
 		t.Fatalf("the note to the model: %s", o.Result.Text)
+	}
+}
+
+// The time the user took to answer about a host counts as waited, not as
+// the call's own.
+func TestNetworkQuestionCountsAsWaited(t *testing.T) {
+	url, hits := netSite(t)
+	e := newExecEnv(t, policy.ModeAsk)
+	const think = 300 * time.Millisecond
+	e.ap.think = think
+	e.ap.answers = []Approval{{Answer: AnswerOnce}}
+	o := bash(t, e, curlTwice(url))
+	if len(e.ap.asked) != 1 || hits.Load() != 2 {
+		t.Fatalf("asked %d, hits %d; want one question and two fetches", len(e.ap.asked), hits.Load())
+	}
+	if o.Waited < think || o.Duration < o.Waited {
+		t.Fatalf("waited %v of %v; the answer took %v", o.Waited, o.Duration, think)
 	}
 }
 

@@ -381,6 +381,43 @@ func TestAlwaysNotOffered(t *testing.T) {
 
 func intp(i int) *int { return &i }
 
+// A finished call's time on its line leaves out the time the user took to
+// answer its questions.
+func TestToolLineLeavesOutTheUsersTime(t *testing.T) {
+	h := newHarness(t, 90, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	end := func(id, cmd string, took, waited time.Duration) agent.Event {
+		a := json.RawMessage(`{"command":"` + cmd + `"}`)
+		return agent.Event{Kind: agent.EventToolEnd, Tool: &agent.ToolEvent{ID: id, Name: "bash", Args: a, Outcome: &agent.Outcome{
+			Result: tools.Result{Text: "ok", Meta: tools.Meta{ExitCode: intp(0)}}, Duration: took, Waited: waited}}}
+	}
+	start := func(id, cmd string) agent.Event {
+		return agent.Event{Kind: agent.EventToolStart, Tool: &agent.ToolEvent{ID: id, Name: "bash", Args: json.RawMessage(`{"command":"` + cmd + `"}`)}}
+	}
+	h.send(eventsMsg{
+		start("b1", "make build"), end("b1", "make build", 5*time.Second, time.Second),
+		start("b2", "python3 calc.py"), end("b2", "python3 calc.py", 3700*time.Millisecond, 3650*time.Millisecond),
+		start("b3", "sleep 2"), end("b3", "sleep 2", 2*time.Second, 0),
+	})
+	lines := map[string]string{}
+	for _, l := range strings.Split(h.frame()+"\n"+h.printedText(), "\n") {
+		for _, c := range []string{"make build", "python3 calc.py", "sleep 2"} {
+			if strings.Contains(l, "$ "+c) {
+				lines[c] = l
+			}
+		}
+	}
+	if l := lines["make build"]; !strings.Contains(l, "· 4s") || strings.Contains(l, "5s") {
+		t.Errorf("5 s with 1 s of them waiting for the user: %q", l)
+	}
+	if l := lines["python3 calc.py"]; !strings.HasSuffix(strings.TrimSpace(l), "· exit 0") {
+		t.Errorf("50 ms of its own after 3.65 s of waiting shows no time: %q", l)
+	}
+	if l := lines["sleep 2"]; !strings.Contains(l, "· 2s") {
+		t.Errorf("a call no one was asked about shows its whole time: %q", l)
+	}
+}
+
 func TestDiffGolden(t *testing.T) {
 	h := newHarness(t, 90, colorprofile.NoTTY, allHold())
 	h.start(h.conn(policy.ModeEdit, nil))

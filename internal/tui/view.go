@@ -392,8 +392,11 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 	if r.Meta.Added+r.Meta.Removed > 0 {
 		facts = append(facts, fmt.Sprintf("+%d −%d", r.Meta.Added, r.Meta.Removed))
 	}
-	if o.Duration >= 100*time.Millisecond {
-		facts = append(facts, o.Duration.Round(100*time.Millisecond).String())
+	// How long the call took, without the time the user took to answer
+	// its questions: an approval that waited a minute did not make the
+	// command slow.
+	if took := o.Duration - o.Waited; took >= 100*time.Millisecond {
+		facts = append(facts, took.Round(100*time.Millisecond).String())
 	}
 	var tail string
 	if len(facts) > 0 {
