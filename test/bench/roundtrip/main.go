@@ -13,8 +13,8 @@
 //     jail child of its own), instant and streamed, against a plain
 //     fork+exec of `cat`;
 //   - the first call of a fresh brig process, and start to first request
-//     (both from the full sessions and from as many again three times over
-//     of two calls each), the same start in a home brig has run in before
+//     (medians over the full sessions and three times as many sessions of
+//     two calls each), the same start in a home brig has run in before
 //     (as a user's), `brig --help`, and `brig sandbox -- true`
 //     against `bwrap --unshare-all … true` (when bubblewrap is installed);
 //   - peak RSS of the supervisor and of its whole process tree (prewarmed
