@@ -407,7 +407,7 @@ func firstRequests(bin, keptHome, ws string, n int) ([]time.Duration, error) {
 		}
 		cmd := exec.Command(bin, "--model", "claude-sonnet-4-5", "-p", "say done", "--mode", "auto", "--output", "json")
 		cmd.Dir = ws
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + keptHome, "ANTHROPIC_API_KEY=sk-bench", "ANTHROPIC_BASE_URL=" + srv.URL()}
+		cmd.Env = sessionEnv(keptHome, srv.URL())
 		start := time.Now()
 		b, err := cmd.CombinedOutput()
 		reqs := srv.Requests()
@@ -452,17 +452,14 @@ func firstCall(bin, kept, ws string, turns []fakeprovider.Turn) (first, firstReq
 		return 0, 0, err
 	}
 	defer srv.Close()
-	home, err := os.MkdirTemp("/var/tmp", "brig-bench-home-")
+	home, remove, err := freshHome(kept)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer os.RemoveAll(home)
-	if err := seedPrograms(kept, home); err != nil {
-		return 0, 0, err
-	}
+	defer remove()
 	cmd := exec.Command(bin, "--model", "claude-sonnet-4-5", "-p", "echo twice", "--mode", "auto", "--output", "json")
 	cmd.Dir = ws
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "ANTHROPIC_API_KEY=sk-bench", "ANTHROPIC_BASE_URL=" + srv.URL()}
+	cmd.Env = sessionEnv(home, srv.URL())
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return 0, 0, fmt.Errorf("brig -p (first calls): %v\n%s", err, out)
@@ -498,6 +495,26 @@ func keptPrograms(bin, ws string) (string, error) {
 // without XDG_STATE_HOME.
 func programsIn(home string) string {
 	return filepath.Join(home, ".local", "state", "brig", "programs")
+}
+
+// freshHome makes a session's home with the kept programs in it (as
+// after an earlier run of the same build); remove takes it away.
+func freshHome(kept string) (home string, remove func(), err error) {
+	if home, err = os.MkdirTemp("/var/tmp", "brig-bench-home-"); err != nil {
+		return "", nil, err
+	}
+	remove = func() { os.RemoveAll(home) }
+	if err := seedPrograms(kept, home); err != nil {
+		remove()
+		return "", nil, err
+	}
+	return home, remove, nil
+}
+
+// sessionEnv is a brig -p session's whole environment: nothing of the
+// user's, the fake provider at url.
+func sessionEnv(home, url string) []string {
+	return []string{"PATH=/usr/bin:/bin", "HOME=" + home, "ANTHROPIC_API_KEY=sk-bench", "ANTHROPIC_BASE_URL=" + url}
 }
 
 // seedPrograms links the kept programs into home's programs directory
@@ -591,17 +608,14 @@ func session(bin, kept, ws string, calls int, sampleTree, writes bool) (sessionF
 		return s, err
 	}
 	defer srv.Close()
-	home, err := os.MkdirTemp("/var/tmp", "brig-bench-home-")
+	home, remove, err := freshHome(kept)
 	if err != nil {
 		return s, err
 	}
-	defer os.RemoveAll(home)
-	if err := seedPrograms(kept, home); err != nil {
-		return s, err
-	}
+	defer remove()
 	cmd := exec.Command(bin, "--model", "claude-sonnet-4-5", "-p", "echo many times", "--mode", "auto", "--output", "json", "--max-iterations", strconv.Itoa(calls+pacedCalls+2*seqReads+6))
 	cmd.Dir = ws
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "ANTHROPIC_API_KEY=sk-bench", "ANTHROPIC_BASE_URL=" + srv.URL()}
+	cmd.Env = sessionEnv(home, srv.URL())
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	start := time.Now()
