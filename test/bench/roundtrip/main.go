@@ -239,7 +239,7 @@ type figures struct {
 	readMed, pacedReadMed, execCat        time.Duration
 	batch4, batch4Again, execBatch4       time.Duration
 	firstCall, firstRequest, help         time.Duration
-	firstRequestUsed                      time.Duration
+	firstCallUsed, firstRequestUsed       time.Duration
 	sandboxTrue, bwrapTrue, execTrue      time.Duration
 	rssSupervisorMB, rssTreeMB, pssTreeMB float64
 }
@@ -265,6 +265,7 @@ func (f figures) print(label string) {
 	row("sequential read_file call, median", f.readMed, "", f.execCat)
 	row("the same, the model streaming (median)", f.pacedReadMed, "", f.execCat)
 	row("first call of a fresh process", f.firstCall, "≤ 10 ms", 0)
+	row("the same, in a home used before", f.firstCallUsed, "≤ 10 ms", 0)
 	row("start to first request", f.firstRequest, "≤ 15 ms", 0)
 	row("the same, in a home used before", f.firstRequestUsed, "≤ 15 ms", 0)
 	row("brig --help", f.help, "≤ 10 ms", 0)
@@ -321,7 +322,7 @@ func pass(bin, keptHome, ws string, calls, runs int) (figures, error) {
 	// A session gives one first call and one start; short sessions add
 	// more of both, so that their medians rest on as many samples as the
 	// home used before's start.
-	moreFirst, moreReq, err := firstCalls(bin, kept, ws, 3*runs)
+	moreFirst, moreReq, err := firstCalls(bin, kept, ws, 3*runs, true)
 	if err != nil {
 		return f, err
 	}
@@ -382,81 +383,62 @@ func pass(bin, keptHome, ws string, calls, runs int) (figures, error) {
 		}
 	}
 	f.help, f.sandboxTrue, f.execTrue = quantile(help, 0.5), quantile(sb, 0.5), quantile(tr, 0.5)
-	used, err := firstRequests(bin, keptHome, ws, 3*runs)
+	usedFirst, usedReq, err := firstCalls(bin, keptHome, ws, 3*runs, false)
 	if err != nil {
 		return f, err
 	}
-	f.firstRequestUsed = quantile(used, 0.5)
+	f.firstCallUsed, f.firstRequestUsed = quantile(usedFirst, 0.5), quantile(usedReq, 0.5)
 	if hasBwrap {
 		f.bwrapTrue = quantile(bw, 0.5)
 	}
 	return f, nil
 }
 
-// firstRequests starts n one-answer brig -p sessions in keptHome, after
-// one more that is not counted, and returns each one's start to its first
-// request. Every timed session's home is fresh, so its start makes brig's
-// state directories, the workspace's undo store and toolchain cache; a
-// user's brig finds them there from its second run on.
-func firstRequests(bin, keptHome, ws string, n int) ([]time.Duration, error) {
-	var out []time.Duration
-	for i := range n + 1 {
-		srv, err := fakeprovider.Start(fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "done"}}})
-		if err != nil {
-			return nil, err
-		}
-		cmd := exec.Command(bin, "--model", "claude-sonnet-4-5", "-p", "say done", "--mode", "auto", "--output", "json")
-		cmd.Dir = ws
-		cmd.Env = sessionEnv(keptHome, srv.URL())
-		start := time.Now()
-		b, err := cmd.CombinedOutput()
-		reqs := srv.Requests()
-		srv.Close()
-		if err != nil {
-			return nil, fmt.Errorf("brig -p in a home used before: %v\n%s", err, b)
-		}
-		if len(reqs) != 1 {
-			return nil, fmt.Errorf("brig -p in a home used before: %d requests, want 1", len(reqs))
-		}
-		if i > 0 {
-			out = append(out, reqs[0].Received.Sub(start))
-		}
-	}
-	return out, nil
-}
-
-// firstCalls starts n brig -p sessions of two bash calls, each in a fresh
-// home with the kept programs (as session's), and returns each one's first
-// call and its start to the first request.
-func firstCalls(bin, kept, ws string, n int) (first, firstReq []time.Duration, err error) {
+// firstCalls starts n brig -p sessions of two bash calls and returns each
+// one's first call and its start to the first request. With fresh set,
+// each runs in a fresh home with the kept programs (as session's): its
+// start makes brig's state directories, the workspace's undo store and
+// toolchain cache. Otherwise all run in home, after one more that is not
+// counted: a user's brig finds those there from its second run on.
+func firstCalls(bin, home, ws string, n int, fresh bool) (first, firstReq []time.Duration, err error) {
 	var turns []fakeprovider.Turn
 	for i := range 2 {
 		in, _ := json.Marshal(map[string]string{"command": "echo " + strconv.Itoa(i)})
 		turns = append(turns, fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: "bash", Input: in}}})
 	}
 	turns = append(turns, fakeprovider.Turn{Text: "done"})
-	for range n {
-		d, r, err := firstCall(bin, kept, ws, turns)
+	for i := range n + 1 {
+		if i == 0 && fresh {
+			continue // every session starts alike: none to leave out
+		}
+		d, r, err := firstCall(bin, home, ws, turns, fresh)
 		if err != nil {
 			return nil, nil, err
 		}
-		first, firstReq = append(first, d), append(firstReq, r)
+		if i > 0 {
+			first, firstReq = append(first, d), append(firstReq, r)
+		}
 	}
 	return first, firstReq, nil
 }
 
-// firstCall runs one session of firstCalls.
-func firstCall(bin, kept, ws string, turns []fakeprovider.Turn) (first, firstReq time.Duration, err error) {
+// firstCall runs one session of firstCalls: in a fresh home with the
+// programs kept in dir when fresh, else in the home dir.
+func firstCall(bin, dir, ws string, turns []fakeprovider.Turn, fresh bool) (first, firstReq time.Duration, err error) {
 	srv, err := fakeprovider.Start(fakeprovider.Script{Turns: turns})
 	if err != nil {
 		return 0, 0, err
 	}
 	defer srv.Close()
-	home, remove, err := freshHome(kept)
-	if err != nil {
-		return 0, 0, err
+	home := dir
+	if fresh {
+		h, remove, err := freshHome(dir)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer remove()
+		home = h
 	}
-	defer remove()
 	cmd := exec.Command(bin, "--model", "claude-sonnet-4-5", "-p", "echo twice", "--mode", "auto", "--output", "json")
 	cmd.Dir = ws
 	cmd.Env = sessionEnv(home, srv.URL())
