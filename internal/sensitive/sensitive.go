@@ -13,6 +13,7 @@ package sensitive
 import (
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -27,6 +28,8 @@ const (
 	// configuration (and so can be made to run something). Read is fine;
 	// writing it plants code that runs unjailed.
 	LaterExec
+
+	kinds // one past the last kind: the size of an Index's tables
 )
 
 func (k Kind) String() string {
@@ -422,6 +425,13 @@ func Abs(home string, k Kind) []string {
 type Index struct {
 	home    string
 	entries []indexed
+	// Per kind, for lookups that need not scan every entry (a bash
+	// call's grant asks about each of its paths): the literal entries'
+	// positions in entries sorted by path, their positions by path, and
+	// the pattern entries' positions in list order.
+	sorted   [kinds][]int
+	at       [kinds]map[string][]int
+	patterns [kinds][]int
 }
 
 type indexed struct {
@@ -451,6 +461,23 @@ func NewIndex(home string) *Index {
 	for _, e := range System() {
 		add(e, "/"+e.Path)
 	}
+	for i, e := range ix.entries {
+		if e.Kind < 0 || e.Kind >= kinds {
+			continue // no list has such an entry; a scan would skip it too
+		}
+		if e.meta {
+			ix.patterns[e.Kind] = append(ix.patterns[e.Kind], i)
+			continue
+		}
+		ix.sorted[e.Kind] = append(ix.sorted[e.Kind], i)
+		if ix.at[e.Kind] == nil {
+			ix.at[e.Kind] = map[string][]int{}
+		}
+		ix.at[e.Kind][e.Path] = append(ix.at[e.Kind][e.Path], i)
+	}
+	for k := range ix.sorted {
+		slices.SortStableFunc(ix.sorted[k], func(a, b int) int { return strings.Compare(ix.entries[a].Path, ix.entries[b].Path) })
+	}
 	return ix
 }
 
@@ -466,19 +493,28 @@ func Under(root, home string, k Kind) []Found { return NewIndex(home).Under(root
 
 // Under is the package function Under on this index.
 func (ix *Index) Under(root string, k Kind) []Found {
+	if k < 0 || k >= kinds {
+		return nil
+	}
 	root = filepath.Clean(root)
 	prefix := strings.TrimSuffix(root, "/") + "/"
-	var out []Found
-	for _, e := range ix.entries {
-		if e.Kind != k {
-			continue
+	// The literal entries under root are one run of the sorted list;
+	// found in list order with the patterns' matches, as a scan would.
+	type hit struct {
+		i int
+		f Found
+	}
+	var hits []hit
+	lits := ix.sorted[k]
+	for j, _ := slices.BinarySearchFunc(lits, prefix, func(i int, p string) int { return strings.Compare(ix.entries[i].Path, p) }); j < len(lits); j++ {
+		e := ix.entries[lits[j]]
+		if !strings.HasPrefix(e.Path, prefix) {
+			break
 		}
-		if !e.meta {
-			if strings.HasPrefix(e.Path, prefix) {
-				out = append(out, Found{Path: e.Path, Entry: e.Entry})
-			}
-			continue
-		}
+		hits = append(hits, hit{lits[j], Found{Path: e.Path, Entry: e.Entry}})
+	}
+	for _, i := range ix.patterns[k] {
+		e := ix.entries[i]
 		// A pattern: expand it only when its fixed part and root lie on
 		// one line.
 		if !strings.HasPrefix(e.fixed, prefix) && e.fixed != root && !strings.HasPrefix(prefix, e.prefix) {
@@ -487,9 +523,14 @@ func (ix *Index) Under(root string, k Kind) []Found {
 		matches, _ := filepath.Glob(e.Path)
 		for _, m := range matches {
 			if m != root && strings.HasPrefix(m, prefix) {
-				out = append(out, Found{Path: m, Entry: e.Entry})
+				hits = append(hits, hit{i, Found{Path: m, Entry: e.Entry}})
 			}
 		}
+	}
+	slices.SortStableFunc(hits, func(a, b hit) int { return a.i - b.i })
+	var out []Found
+	for _, h := range hits {
+		out = append(out, h.f)
 	}
 	return out
 }
@@ -501,21 +542,33 @@ func Contains(dir, home string, k Kind) (Entry, bool) { return NewIndex(home).Co
 
 // Contains is the package function Contains on this index.
 func (ix *Index) Contains(dir string, k Kind) (Entry, bool) {
+	if k < 0 || k >= kinds {
+		return Entry{}, false
+	}
 	dir = filepath.Clean(dir)
-	slash := dir + "/" // once: every bash call's grant checks each PATH entry
-	for _, e := range ix.entries {
-		if e.Kind != k {
-			continue
+	// The first entry in list order that dir lies in: a literal one is
+	// dir or one of its parents, looked up by path; a pattern is checked.
+	first := -1
+	for a := dir; ; a = filepath.Dir(a) {
+		if is := ix.at[k][a]; len(is) > 0 && (first < 0 || is[0] < first) {
+			first = is[0]
 		}
-		var in bool
-		if e.meta {
-			in = strings.HasPrefix(slash, e.prefix) && within(dir, e.Path)
-		} else {
-			in = dir == e.Path || strings.HasPrefix(dir, e.prefix) // within, with the prefix made once
+		if a == "/" || a == "." {
+			break
 		}
-		if in {
-			return ix.relative(e.Entry), true
+	}
+	slash := dir + "/"
+	for _, i := range ix.patterns[k] {
+		if first >= 0 && i > first {
+			break
 		}
+		if e := ix.entries[i]; strings.HasPrefix(slash, e.prefix) && within(dir, e.Path) {
+			first = i
+			break
+		}
+	}
+	if first >= 0 {
+		return ix.relative(ix.entries[first].Entry), true
 	}
 	if f := ix.Under(dir, k); len(f) > 0 {
 		return ix.relative(f[0].Entry), true

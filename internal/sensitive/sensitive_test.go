@@ -156,3 +156,91 @@ func TestLooksLikeCredential(t *testing.T) {
 		}
 	}
 }
+
+// scanUnder and scanContains are Index.Under and Index.Contains as plain
+// scans of every entry in list order: the indexed lookups must give the
+// same answers, in the same order.
+func scanUnder(ix *Index, root string, k Kind) []Found {
+	root = filepath.Clean(root)
+	prefix := strings.TrimSuffix(root, "/") + "/"
+	var out []Found
+	for _, e := range ix.entries {
+		if e.Kind != k {
+			continue
+		}
+		if !e.meta {
+			if strings.HasPrefix(e.Path, prefix) {
+				out = append(out, Found{Path: e.Path, Entry: e.Entry})
+			}
+			continue
+		}
+		if !strings.HasPrefix(e.fixed, prefix) && e.fixed != root && !strings.HasPrefix(prefix, e.prefix) {
+			continue
+		}
+		matches, _ := filepath.Glob(e.Path)
+		for _, m := range matches {
+			if m != root && strings.HasPrefix(m, prefix) {
+				out = append(out, Found{Path: m, Entry: e.Entry})
+			}
+		}
+	}
+	return out
+}
+
+func scanContains(ix *Index, dir string, k Kind) (Entry, bool) {
+	dir = filepath.Clean(dir)
+	for _, e := range ix.entries {
+		if e.Kind == k && within(dir, e.Path) {
+			return ix.relative(e.Entry), true
+		}
+	}
+	if f := scanUnder(ix, dir, k); len(f) > 0 {
+		return ix.relative(f[0].Entry), true
+	}
+	return Entry{}, false
+}
+
+func TestIndexedLookupsAnswerAsAScan(t *testing.T) {
+	home := t.TempDir()
+	for _, d := range []string{".nvm/versions/node/v20/etc", ".nvm/versions/node/v22/bin", ".ssh", ".config/gh"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := NewIndex(home)
+	// Every entry's path, each of its parents, a sibling and a child; the
+	// roots of a bash grant.
+	roots := map[string]bool{"/": true, "/usr": true, "/usr/bin": true, "/etc": true, "/var": true, "/tmp": true, home: true, filepath.Dir(home): true,
+		home + "/.nvm/versions/node/v20/etc": true, home + "/.nvm/versions/node/v20/etc/npmrc": true, home + "/.nvm/versions/node/v22": true}
+	for _, e := range ix.entries {
+		for p := e.Path; p != "/" && p != "."; p = filepath.Dir(p) {
+			roots[p], roots[p+"x"], roots[p+"/x"] = true, true, true
+		}
+	}
+	if len(roots) < 300 {
+		t.Fatalf("only %d paths to ask about: the lists are shorter than this test assumes", len(roots))
+	}
+	var asked, under, contained int
+	for r := range roots {
+		for _, k := range []Kind{Secret, LaterExec, Kind(0), kinds} {
+			asked++
+			got, want := ix.Under(r, k), scanUnder(ix, r, k)
+			if !slices.Equal(got, want) {
+				t.Errorf("Under(%q, %s) = %v, a scan gives %v", r, k, got, want)
+			}
+			under += len(got)
+			ge, gok := ix.Contains(r, k)
+			we, wok := scanContains(ix, r, k)
+			if ge != we || gok != wok {
+				t.Errorf("Contains(%q, %s) = %v %v, a scan gives %v %v", r, k, ge, gok, we, wok)
+			}
+			if gok {
+				contained++
+			}
+		}
+	}
+	// The comparisons saw entries found, not only empty answers.
+	if under < 500 || contained < 200 {
+		t.Errorf("%d questions found %d entries under their roots and %d containing ones: too few to compare", asked, under, contained)
+	}
+}
