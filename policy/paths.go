@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"brig/internal/sensitive"
 )
 
@@ -115,6 +117,9 @@ func resolvePath(given, dir, home string, onLink func(link string)) (resolved st
 	if err != nil {
 		return "", false, err
 	}
+	if linkFree(p) {
+		return p, true, nil
+	}
 	comps := strings.Split(p, "/")
 	cur, links := "/", 0
 	for i := 0; i < len(comps); i++ {
@@ -157,6 +162,24 @@ func resolvePath(given, dir, home string, onLink func(link string)) (resolved st
 		i = -1
 	}
 	return cur, true, nil
+}
+
+// linkFree reports whether p, absolute and clean, exists and the kernel
+// reaches it without following a symbolic link: then resolvePath's walk
+// would end at p itself, having followed nothing. One openat2 instead of
+// an lstat per component; every bash call's grant resolves each PATH
+// entry and default path again. Anything else (a link on the way, a
+// missing component, a kernel without openat2) is left to the walk.
+func linkFree(p string) bool {
+	if p != filepath.Clean(p) || !filepath.IsAbs(p) {
+		return false // "." and ".." are resolvePath's to read
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return false
+	}
+	unix.Close(fd)
+	return true
 }
 
 // systemRoots are read by every bash call without a grant.
