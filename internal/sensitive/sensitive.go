@@ -427,10 +427,9 @@ type Index struct {
 	entries []indexed
 	// Per kind, for lookups that need not scan every entry (a bash
 	// call's grant asks about each of its paths): the literal entries'
-	// positions in entries sorted by path, their positions by path, and
-	// the pattern entries' positions in list order.
+	// positions in entries sorted by path (then position), and the
+	// pattern entries' positions in list order.
 	sorted   [kinds][]int
-	at       [kinds]map[string][]int
 	patterns [kinds][]int
 }
 
@@ -470,15 +469,23 @@ func NewIndex(home string) *Index {
 			continue
 		}
 		ix.sorted[e.Kind] = append(ix.sorted[e.Kind], i)
-		if ix.at[e.Kind] == nil {
-			ix.at[e.Kind] = map[string][]int{}
-		}
-		ix.at[e.Kind][e.Path] = append(ix.at[e.Kind][e.Path], i)
 	}
 	for k := range ix.sorted {
-		slices.SortStableFunc(ix.sorted[k], func(a, b int) int { return strings.Compare(ix.entries[a].Path, ix.entries[b].Path) })
+		slices.SortFunc(ix.sorted[k], func(a, b int) int {
+			if c := strings.Compare(ix.entries[a].Path, ix.entries[b].Path); c != 0 {
+				return c
+			}
+			return a - b
+		})
 	}
 	return ix
+}
+
+// firstAt is the position in sorted (a kind's sorted literal entries) of
+// the first entry whose path is p or sorts after it.
+func (ix *Index) firstAt(sorted []int, p string) int {
+	j, _ := slices.BinarySearchFunc(sorted, p, func(i int, p string) int { return strings.Compare(ix.entries[i].Path, p) })
+	return j
 }
 
 // Home is the home directory the index was made for.
@@ -506,7 +513,7 @@ func (ix *Index) Under(root string, k Kind) []Found {
 	}
 	var hits []hit
 	lits := ix.sorted[k]
-	for j, _ := slices.BinarySearchFunc(lits, prefix, func(i int, p string) int { return strings.Compare(ix.entries[i].Path, p) }); j < len(lits); j++ {
+	for j := ix.firstAt(lits, prefix); j < len(lits); j++ {
 		e := ix.entries[lits[j]]
 		if !strings.HasPrefix(e.Path, prefix) {
 			break
@@ -547,11 +554,13 @@ func (ix *Index) Contains(dir string, k Kind) (Entry, bool) {
 	}
 	dir = filepath.Clean(dir)
 	// The first entry in list order that dir lies in: a literal one is
-	// dir or one of its parents, looked up by path; a pattern is checked.
+	// dir or one of its parents, looked up by path (the first of equal
+	// paths sorts first); a pattern is checked.
 	first := -1
+	lits := ix.sorted[k]
 	for a := dir; ; a = filepath.Dir(a) {
-		if is := ix.at[k][a]; len(is) > 0 && (first < 0 || is[0] < first) {
-			first = is[0]
+		if j := ix.firstAt(lits, a); j < len(lits) && ix.entries[lits[j]].Path == a && (first < 0 || lits[j] < first) {
+			first = lits[j]
 		}
 		if a == "/" || a == "." {
 			break
