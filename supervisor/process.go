@@ -159,7 +159,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 		meta.stop()
 		res.Duration = time.Since(started)
 		res.Stderr = p.stderr.bytes()
-		res.Violations = append(s.sweep(before), s.sweepNewRepositories(spec, callStart)...)
+		res.Violations = s.sweepAll(spec, before, callStart)
 		p.res, p.err = res, err
 		close(p.done)
 		stop()

@@ -24,6 +24,15 @@ func callClock() unix.Timespec {
 	return ts
 }
 
+// sweepAll runs the sweeps after a call whose processes are all gone: the
+// protected paths (sweep), the repositories it made (sweepNewRepositories)
+// and the links it left in git directories (sweepGitLinks). It returns
+// what each undid.
+func (s *Supervisor) sweepAll(spec jail.Spec, before map[string]protectedState, start unix.Timespec) []string {
+	v := append(s.sweep(before), s.sweepNewRepositories(spec, start)...)
+	return append(v, s.sweepGitLinks(spec, start)...)
+}
+
 // sweepNewRepositories takes out of the workspace what a call did to make
 // git run its code later, outside any jail. git treats as a repository
 // (and obeys its config: core.fsmonitor, hooks, aliases) any .git entry
@@ -146,7 +155,7 @@ func changedSince(p string, start unix.Timespec) bool {
 	if err := unix.Lstat(p, &st); err != nil {
 		return false
 	}
-	return st.Ctim.Sec > start.Sec || st.Ctim.Sec == start.Sec && st.Ctim.Nsec >= start.Nsec
+	return timeAtOrAfter(st.Ctim, start)
 }
 
 // controlChanged reports whether a git directory's control files changed
@@ -174,4 +183,132 @@ func entriesChanged(dir string, start unix.Timespec) bool {
 		}
 	}
 	return false
+}
+
+// sweepGitLinks takes out of each known git directory the call could write
+// the symbolic links and special files (FIFOs, sockets, devices) the call
+// left there. git follows a link when it later writes its own files:
+// COMMIT_EDITMSG on a commit, FETCH_HEAD on a fetch, the reflogs on every
+// change of HEAD, the index and packed-refs through their lock files. A
+// link planted in .git therefore makes the user's next git command, run
+// outside any jail, write where the call chose (COMMIT_EDITMSG linked to
+// ~/.bashrc, with a SQUASH_MSG of the call's making as the message); a
+// FIFO there stalls it. git makes no link in a git directory itself,
+// except a HEAD that names a ref (core.preferSymlinkRefs), which is left.
+// Only what changed during the call is taken out (an entry's ctime, which
+// a call cannot set back); a repository the call created is taken out
+// whole by sweepNewRepositories.
+func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string {
+	var found []string
+	seen := map[string]bool{}
+	for _, p := range spec.Protected {
+		if filepath.Base(p) != "config" {
+			continue
+		}
+		gitdir := filepath.Dir(p)
+		if seen[gitdir] || !(filepath.Base(gitdir) == ".git" || jail.IsRepositoryShape(gitdir)) {
+			continue
+		}
+		seen[gitdir] = true
+		if ok, _ := spec.Allows(filepath.Join(gitdir, "COMMIT_EDITMSG"), jail.Write); !ok {
+			continue // read-only during the call
+		}
+		dir, err := safefs.Open(gitdir)
+		if err != nil {
+			continue // gone, or a link now: the other sweeps' concern
+		}
+		found = append(found, s.sweepGitDir(dir, start, false)...)
+		dir.Close()
+	}
+	slices.Sort(found)
+	return found
+}
+
+// sweepGitDir is sweepGitLinks' walk of one directory of a git directory.
+// In an object store (objects/, lfs/objects/) only the store's own entries
+// and its non-fan-out directories (pack/, info/) are looked at: git writes
+// objects through new names and never into one that exists, so a link
+// among the objects can only be read, and the fan-out directories hold
+// thousands of files. modules/ holds git directories of their own, each
+// walked from its own config.
+func (s *Supervisor) sweepGitDir(dir *safefs.Dir, start unix.Timespec, store bool) []string {
+	ents, err := dir.Dirents()
+	if err != nil {
+		s.log.Warn("could not list a git directory after a call", "path", dir.Path(), "err", err)
+		return nil
+	}
+	var found []string
+	for _, e := range ents {
+		typ := e.Type
+		if typ == unix.DT_UNKNOWN {
+			st, err := dir.Stat(e.Name)
+			if err != nil {
+				continue
+			}
+			typ = direntType(st.Mode)
+		}
+		switch typ {
+		case unix.DT_REG:
+			continue
+		case unix.DT_DIR:
+			if e.Name == "modules" || e.Name == "hooks" || store && fanOut(e.Name) {
+				continue // walked on their own; read-only; objects
+			}
+			sub, err := dir.Sub(e.Name)
+			if err != nil {
+				continue
+			}
+			found = append(found, s.sweepGitDir(sub, start, e.Name == "objects")...)
+			sub.Close()
+			continue
+		}
+		st, err := dir.Stat(e.Name)
+		if err != nil || !timeAtOrAfter(st.Ctim, start) {
+			continue // gone, or there before the call
+		}
+		if typ == unix.DT_LNK && e.Name == "HEAD" {
+			if t, err := dir.Readlink(e.Name); err == nil && strings.HasPrefix(t, "refs/") {
+				continue // git's own symbolic-link HEAD
+			}
+		}
+		p := filepath.Join(dir.Path(), e.Name)
+		if err := s.quarantine(dir, e.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Error("could not take a link or special file out of a git directory", "path", p, "err", err)
+		}
+		found = append(found, p)
+	}
+	return found
+}
+
+// fanOut reports whether name is an object store's fan-out directory (two
+// hex digits).
+func fanOut(name string) bool {
+	if len(name) != 2 {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// direntType is the listing type of a file mode (for file systems whose
+// listings give none).
+func direntType(mode uint32) uint8 {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return unix.DT_REG
+	case unix.S_IFDIR:
+		return unix.DT_DIR
+	case unix.S_IFLNK:
+		return unix.DT_LNK
+	}
+	return unix.DT_UNKNOWN // FIFOs, sockets, devices: all taken out alike
+}
+
+// timeAtOrAfter reports whether t is at or after start.
+func timeAtOrAfter(t, start unix.Timespec) bool {
+	return t.Sec > start.Sec || t.Sec == start.Sec && t.Nsec >= start.Nsec
 }

@@ -245,3 +245,86 @@ func plantAndSweep(t *testing.T, s *Supervisor, spec jail.Spec, q, shaped string
 		t.Error("control: the user's file beside the shape was taken out")
 	}
 }
+
+// TestSweepGitLinks: links and FIFOs a call left in a known git directory
+// (where git would later write through them, outside the jail) are taken
+// out — at its top, in logs/, in a module's git directory, an objects/
+// fan-out directory replaced by a link — while git's own files, a link
+// that predates the call, git's symbolic-link HEAD and a read-only call's
+// git directory are left.
+func TestSweepGitLinks(t *testing.T) {
+	ws := t.TempDir()
+	q := t.TempDir()
+	home := t.TempDir()
+	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+	bashrc := filepath.Join(home, ".bashrc")
+	mk(t, bashrc, "# the user's\n")
+	gd := filepath.Join(ws, ".git")
+	shape(t, gd, "[core]\n")
+	shape(t, filepath.Join(gd, "modules/lib"), "[core]\n")
+	mk(t, filepath.Join(gd, "logs/refs/heads/main"), "log\n")
+	mk(t, filepath.Join(gd, "objects/ab/cdef"), "object")
+	mk(t, filepath.Join(gd, "objects/pack/p.pack"), "pack")
+	if err := os.Symlink(bashrc, filepath.Join(gd, "ORIG_HEAD")); err != nil {
+		t.Fatal(err) // the user's own, before the session
+	}
+	protected, err := jail.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := startAfter(t, filepath.Join(q, "probe"))
+
+	// The call.
+	link := func(target, p string) {
+		t.Helper()
+		if err := os.Symlink(target, filepath.Join(gd, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link(bashrc, "COMMIT_EDITMSG")
+	mk(t, filepath.Join(gd, "SQUASH_MSG"), "touch /tmp/pwned\n")
+	link(bashrc, "logs/HEAD")
+	link(home, "logs/refs/heads/topic")
+	link(bashrc, "modules/lib/FETCH_HEAD")
+	link(home, "objects/cd")
+	link(bashrc, "objects/ab/0123")
+	if err := unix.Mkfifo(filepath.Join(gd, "MERGE_MSG"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(gd, "HEAD")); err != nil {
+		t.Fatal(err)
+	}
+	link("refs/heads/main", "HEAD")
+
+	readOnly := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Read}}, Protected: protected}
+	if found := s.sweepGitLinks(readOnly, start); len(found) != 0 {
+		t.Errorf("a read-only call's git directory was swept: %v", found)
+	}
+	if _, err := os.Lstat(filepath.Join(gd, "COMMIT_EDITMSG")); err != nil {
+		t.Fatal("control: the read-only sweep took a link out")
+	}
+
+	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
+	found := s.sweepGitLinks(spec, start)
+	for _, gone := range []string{"COMMIT_EDITMSG", "logs/HEAD", "logs/refs/heads/topic", "modules/lib/FETCH_HEAD", "objects/cd", "MERGE_MSG"} {
+		if _, err := os.Lstat(filepath.Join(gd, gone)); err == nil {
+			t.Errorf(".git/%s is still there", gone)
+		}
+		if !slices.Contains(found, filepath.Join(gd, gone)) {
+			t.Errorf(".git/%s is not reported: %v", gone, found)
+		}
+	}
+	for _, kept := range []string{"SQUASH_MSG", "ORIG_HEAD", "HEAD", "config", "logs/refs/heads/main", "objects/ab/cdef", "objects/ab/0123", "objects/pack/p.pack", "modules/lib/config"} {
+		if _, err := os.Lstat(filepath.Join(gd, kept)); err != nil {
+			t.Errorf(".git/%s was taken out: %v", kept, err)
+		}
+	}
+	if b, err := os.ReadFile(bashrc); err != nil || string(b) != "# the user's\n" {
+		t.Errorf("the link's target changed: %q %v", b, err)
+	}
+	// git still sees a repository, and a commit made now writes its
+	// message into the git directory, not through a link.
+	if !jail.IsRepositoryShape(gd) {
+		t.Error("the git directory lost its shape")
+	}
+}

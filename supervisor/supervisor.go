@@ -681,8 +681,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	}
 	undo := func() []string {
 		meta.stop()
-		v := append(guard.finish(), s.sweep(before)...)
-		return append(v, s.sweepNewRepositories(spec, callStart)...)
+		return append(guard.finish(), s.sweepAll(spec, before, callStart)...)
 	}
 	var violations []string
 	if runErr != nil {

@@ -209,6 +209,21 @@ func (d *Dir) Names() ([]string, error) {
 	return names, nil
 }
 
+// Dirents lists the entries of d with the types the listing gives
+// (ReadDirents): no stat per entry.
+func (d *Dir) Dirents() ([]Dirent, error) {
+	f, err := d.readable()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := ReadDirents(int(f.Fd()))
+	if err != nil {
+		return nil, &os.PathError{Op: "getdents", Path: d.path, Err: err}
+	}
+	return ents, nil
+}
+
 // readable opens d itself for reading its entries.
 func (d *Dir) readable() (*os.File, error) {
 	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

@@ -1,0 +1,66 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"brig/test/fakeprovider"
+)
+
+// TestGitLinksPlantedByACallAreTakenOut: a call in auto mode that links
+// .git/COMMIT_EDITMSG to the user's ~/.bashrc (with a SQUASH_MSG of its
+// making as the message to come) and leaves a FIFO and a linked reflog in
+// .git has them taken out after it, and the model is told; its next call
+// finds no link. The user's own commit afterwards, outside brig, leaves
+// ~/.bashrc as it was. Control: the call's ordinary file in .git stays.
+func TestGitLinksPlantedByACallAreTakenOut(t *testing.T) {
+	plant := `ln -sf "$HOME/.bashrc" .git/COMMIT_EDITMSG; printf 'touch pwned\n' > .git/SQUASH_MSG; mkfifo .git/MERGE_MSG; mkdir -p .git/logs; ln -sf "$HOME/.profile" .git/logs/HEAD; echo planted`
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", bashInput(plant))}},
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"test -L .git/COMMIT_EDITMSG && echo LINKED; test -e .git/MERGE_MSG && echo FIFO; test -L .git/logs/HEAD && echo REFLOG; echo checked"}`)},
+			Check: []fakeprovider.Check{{Contains: "planted"}, {Contains: "brig undid it"}, {Contains: ".git/COMMIT_EDITMSG"}, {Contains: ".git/MERGE_MSG"}, {Contains: ".git/logs/HEAD"}}},
+		fakeprovider.Turn{Text: "done",
+			Check: []fakeprovider.Check{{Contains: "checked"}, {NotContains: "LINKED"}, {NotContains: "FIFO"}, {NotContains: "REFLOG"}}},
+	)
+	git := func(args ...string) {
+		t.Helper()
+		c := exec.Command("git", args...)
+		c.Dir = e.ws
+		c.Env = append(os.Environ(), "HOME="+e.home, "GIT_EDITOR=true", "GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@x", "GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@x", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	os.RemoveAll(filepath.Join(e.ws, ".git"))
+	git("init", "-q")
+	rc := filepath.Join(e.home, ".bashrc")
+	if err := os.WriteFile(rc, []byte("# the user's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run(t, "--model", "claude-sonnet-4-5", "--mode", "auto", "-p", "plant links in .git")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	e.srv.Verify(t)
+	if b, err := os.ReadFile(filepath.Join(e.ws, ".git/SQUASH_MSG")); err != nil || string(b) != "touch pwned\n" {
+		t.Errorf("control: the call's ordinary file in .git is gone or changed: %q %v", b, err)
+	}
+	// The user commits afterwards, outside brig.
+	git("add", "main.go")
+	git("commit", "-q")
+	if b, err := os.ReadFile(rc); err != nil || string(b) != "# the user's\n" {
+		t.Errorf("~/.bashrc after the user's commit: %q %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(e.home, ".profile")); err == nil {
+		t.Error("the user's commit wrote ~/.profile through a reflog link")
+	}
+}
+
+// bashInput is a bash call's input for command.
+func bashInput(command string) string {
+	b, _ := json.Marshal(map[string]string{"command": command})
+	return string(b)
+}
