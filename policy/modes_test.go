@@ -517,3 +517,40 @@ func TestREADMEListsLaterExec(t *testing.T) {
 		t.Fatal("README.md's table of later-executed places differs from policy.LaterExecMarkdown(); paste the new table into the README")
 	}
 }
+
+// TestDeletionsAskInAutoMode: a deletion asks in auto mode too, also
+// when its path is only known at run time (it can name any path in the
+// workspace, .git included) and when it deletes git history that undo
+// does not hold; controls: auto mode approves the same lines without the
+// deletion, and a deletion of /tmp's scratch.
+func TestDeletionsAskInAutoMode(t *testing.T) {
+	f := newModeFixture(t, "")
+	p := f.policy(t, ModeAuto)
+	for _, cmd := range []string{
+		`rm -rf build`,
+		`d=src; rm -rf "$d"`,
+		`g=.git/objects; rm -rf "$g"`,
+		`set -- src; rm -rf "$@"`,
+		`x=src; find "$x" -delete`,
+		`f=a.txt; unlink "$f"`,
+		`d=src; rmdir "$d"`,
+		`f=a.txt; shred -u "$f"`,
+		`x=build; git clean -fdx "$x"`,
+		`git reflog expire --expire=now --all`,
+		`git reflog delete HEAD@{1}`,
+		`git gc --prune=now`,
+		`git prune`,
+		`git stash drop`,
+		`git stash clear`,
+	} {
+		v := p.Decide(bashCall(cmd))
+		if v.Tier != Ask || !strings.Contains(v.Reason, "deletions ask in every mode") {
+			t.Errorf("%s: %s (%s), want a deletion's question", cmd, v.Tier, v.Reason)
+		}
+	}
+	for _, cmd := range []string{`d=src; ls "$d"`, `git gc`, `git stash list`, `git reflog`, `d=src; touch "$d/x"`} {
+		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
+			t.Errorf("control %s: %s (%s), want auto mode's approval", cmd, v.Tier, v.Reason)
+		}
+	}
+}

@@ -644,9 +644,14 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 			}
 			dir = d
 		}
+		// A deletion asks in every mode when it deletes a path of its
+		// own, one only known at run time (rm -rf "$d": any path in the
+		// workspace, .git included), or what it names without a path
+		// (git clean -f, git reflog expire).
 		deletesOwn := false
 		for _, pa := range c.Paths {
 			if pa.Dynamic {
+				deletesOwn = deletesOwn || pa.Write
 				continue // already Risky
 			}
 			pv := p.decidePath(v, rs, pa.Text, dir, pa.Write)
@@ -655,14 +660,14 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 			}
 			deletesOwn = deletesOwn || pa.Write && pv.Class != ClassTemp
 		}
-		if cd.Tier != Allow && v.deletes == "" && deletes(c) && (deletesOwn || len(c.Paths) == 0) {
+		if cd.Tier != Allow && v.deletes == "" && (deletesGit(c) || deletes(c) && (deletesOwn || len(c.Paths) == 0)) {
 			v.deletes = c.String()
 		}
 	}
 }
 
 // deletes reports whether c is a command whose purpose is deleting files:
-// rm, rmdir, unlink, shred, find … -delete, git clean -f.
+// rm, rmdir, unlink, shred, find … -delete.
 func deletes(c Command) bool {
 	switch denyName(c) {
 	case "rm", "rmdir", "unlink", "shred":
@@ -670,12 +675,37 @@ func deletes(c Command) bool {
 	case "find":
 		return slices.Contains(c.Words, "-delete")
 	}
-	i, ok := isGit(c, denyName, "clean")
+	return false
+}
+
+// deletesGit reports whether c is a git command that deletes what git
+// cannot bring back, wherever it runs: git clean -f (untracked files),
+// and history the undo store does not hold (.git is not in it): git
+// reflog expire and delete, git prune, git gc --prune, git stash drop
+// and clear.
+func deletesGit(c Command) bool {
+	i, ok := isGit(c, denyName, "clean", "reflog", "prune", "gc", "stash")
 	if !ok {
 		return false
 	}
 	rest := Command{Words: append([]string{"git"}, c.Words[i+1:]...)}
-	return hasShort(rest, "f") || hasWord(rest, "--force")
+	sub := ""
+	if len(rest.Words) > 1 {
+		sub = rest.Words[1]
+	}
+	switch c.Words[i] {
+	case "clean":
+		return hasShort(rest, "f") || hasWord(rest, "--force")
+	case "reflog":
+		return sub == "expire" || sub == "delete"
+	case "prune":
+		return true
+	case "gc":
+		return slices.ContainsFunc(rest.Words, func(w string) bool { return w == "--prune" || strings.HasPrefix(w, "--prune=") })
+	case "stash":
+		return sub == "drop" || sub == "clear"
+	}
+	return false
 }
 
 // ProtectedRuleWarnings reports the allow rules that try to grant writing a
