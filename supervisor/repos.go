@@ -201,6 +201,10 @@ func entriesChanged(dir string, start unix.Timespec) bool {
 func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string {
 	var found []string
 	seen := map[string]bool{}
+	protected := map[string]bool{}
+	for _, p := range spec.Protected {
+		protected[p] = true
+	}
 	for _, p := range spec.Protected {
 		if filepath.Base(p) != "config" {
 			continue
@@ -217,7 +221,7 @@ func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string
 		if err != nil {
 			continue // gone, or a link now: the other sweeps' concern
 		}
-		found = append(found, s.sweepGitDir(dir, start, false)...)
+		found = append(found, s.sweepGitDir(dir, start, false, protected)...)
 		dir.Close()
 	}
 	slices.Sort(found)
@@ -230,8 +234,10 @@ func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string
 // objects through new names and never into one that exists, so a link
 // among the objects can only be read, and the fan-out directories hold
 // thousands of files. modules/ holds git directories of their own, each
-// walked from its own config.
-func (s *Supervisor) sweepGitDir(dir *safefs.Dir, start unix.Timespec, store bool) []string {
+// walked from its own config. The protected paths (hooks, config …) are
+// the protected-path sweep's, which has put back the link a call replaced
+// by the time this runs.
+func (s *Supervisor) sweepGitDir(dir *safefs.Dir, start unix.Timespec, store bool, protected map[string]bool) []string {
 	ents, err := dir.Dirents()
 	if err != nil {
 		s.log.Warn("could not list a git directory after a call", "path", dir.Path(), "err", err)
@@ -239,6 +245,9 @@ func (s *Supervisor) sweepGitDir(dir *safefs.Dir, start unix.Timespec, store boo
 	}
 	var found []string
 	for _, e := range ents {
+		if protected[filepath.Join(dir.Path(), e.Name)] {
+			continue
+		}
 		typ := e.Type
 		if typ == unix.DT_UNKNOWN {
 			st, err := dir.Stat(e.Name)
@@ -258,7 +267,7 @@ func (s *Supervisor) sweepGitDir(dir *safefs.Dir, start unix.Timespec, store boo
 			if err != nil {
 				continue
 			}
-			found = append(found, s.sweepGitDir(sub, start, e.Name == "objects")...)
+			found = append(found, s.sweepGitDir(sub, start, e.Name == "objects", protected)...)
 			sub.Close()
 			continue
 		}

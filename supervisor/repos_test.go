@@ -268,10 +268,15 @@ func TestSweepGitLinks(t *testing.T) {
 	if err := os.Symlink(bashrc, filepath.Join(gd, "ORIG_HEAD")); err != nil {
 		t.Fatal(err) // the user's own, before the session
 	}
+	mk(t, filepath.Join(ws, "githooks/pre-commit"), "#!/bin/sh\n")
+	if err := os.Symlink("../githooks", filepath.Join(gd, "hooks")); err != nil {
+		t.Fatal(err) // the user's hooks, kept in the tree
+	}
 	protected, err := jail.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := snapshotProtected(protected)
 	start := startAfter(t, filepath.Join(q, "probe"))
 
 	// The call.
@@ -295,6 +300,10 @@ func TestSweepGitLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	link("refs/heads/main", "HEAD")
+	if err := os.Remove(filepath.Join(gd, "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	link(home, "hooks") // a protected link replaced: put back, not taken out
 
 	readOnly := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Read}}, Protected: protected}
 	if found := s.sweepGitLinks(readOnly, start); len(found) != 0 {
@@ -305,7 +314,7 @@ func TestSweepGitLinks(t *testing.T) {
 	}
 
 	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
-	found := s.sweepGitLinks(spec, start)
+	found := s.sweepAll(spec, before, start)
 	for _, gone := range []string{"COMMIT_EDITMSG", "logs/HEAD", "logs/refs/heads/topic", "modules/lib/FETCH_HEAD", "objects/cd", "MERGE_MSG"} {
 		if _, err := os.Lstat(filepath.Join(gd, gone)); err == nil {
 			t.Errorf(".git/%s is still there", gone)
@@ -321,6 +330,9 @@ func TestSweepGitLinks(t *testing.T) {
 	}
 	if b, err := os.ReadFile(bashrc); err != nil || string(b) != "# the user's\n" {
 		t.Errorf("the link's target changed: %q %v", b, err)
+	}
+	if target, err := os.Readlink(filepath.Join(gd, "hooks")); err != nil || target != "../githooks" {
+		t.Errorf("the user's hooks link was not put back: %q %v", target, err)
 	}
 	// git still sees a repository, and a commit made now writes its
 	// message into the git directory, not through a link.
