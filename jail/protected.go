@@ -770,16 +770,20 @@ func programPaths(cmd string) []string {
 	return out
 }
 
-// gitdirProtected lists the files of a git directory that decide what runs:
-// hooks, config (core.hooksPath, aliases, filters, fsmonitor, sshCommand),
-// and the pointers to other git directories; recursively for submodules and
-// worktrees kept inside it.
+// gitdirProtected lists the files of a git directory that decide what runs
+// or where it goes: hooks, config (core.hooksPath, aliases, filters,
+// fsmonitor, sshCommand), the pointers to other git directories, and the
+// remotes of git's older formats (remotes/, branches/: a repository whose
+// config has no origin pushes to what remotes/origin names); recursively
+// for submodules and worktrees kept inside it.
 func gitdirProtected(gitdir string) []string {
 	out := []string{
 		filepath.Join(gitdir, "hooks"),
 		filepath.Join(gitdir, "config"),
 		filepath.Join(gitdir, "commondir"),
 		filepath.Join(gitdir, "config.worktree"),
+		filepath.Join(gitdir, "remotes"),
+		filepath.Join(gitdir, "branches"),
 	}
 	modules, _ := filepath.Glob(filepath.Join(gitdir, "modules", "*"))
 	for _, m := range modules {
