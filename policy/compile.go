@@ -59,7 +59,7 @@ func (p *Policy) bashProfile(readOnly bool, callTmp string, ns bool) (Profile, e
 		Network: true, GoDownloads: p.GoDownloads(), UnixSockets: p.Sandbox.UnixSockets,
 		Home: m.Home, ParentEnv: m.Env, EnvAllow: p.Sandbox.Env, Limits: m.Limits,
 		Namespaces: ns, CacheRoot: m.CacheRoot, CallTmp: callTmp, BrigDirs: m.BrigDirs,
-		Secrets: p.secrets, Repos: p.repos,
+		Secrets: p.secrets, Repos: p.repos, Denied: p.DeniedReads(),
 	}
 	for _, d := range p.ExtraDirs() {
 		if d.ReadOnly {
@@ -205,7 +205,7 @@ func (p *Policy) fileSpec(v Verdict) (jail.Spec, error) {
 		Dir:       p.Places.Workspace,
 		Paths:     paths,
 		Protected: protected,
-		Hidden:    secretMasks(paths, Profile{Home: p.Machine.Home, BrigDirs: p.Machine.BrigDirs, Secrets: p.secrets}),
+		Hidden:    secretMasks(paths, Profile{Home: p.Machine.Home, BrigDirs: p.Machine.BrigDirs, Secrets: p.secrets, Denied: p.DeniedReads()}),
 		Env:       envguard.Build(p.Machine.Env, nil, []string{"LC_ALL=C.UTF-8"}),
 		Limits:    p.Machine.Limits,
 	}

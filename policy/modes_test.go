@@ -554,3 +554,53 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		}
 	}
 }
+
+// TestReadDenyRulesHideTheirPaths: the paths your Read deny rules name
+// (a directory with /**, a file, a one-level pattern) are hidden in every
+// bash call's view, so grep -r or a glob reaches nothing there; a rule
+// with ** before its end, a rule over the whole workspace and one over
+// the system's files hide nothing; an ordinary file stays readable.
+func TestReadDenyRulesHideTheirPaths(t *testing.T) {
+	f := newModeFixture(t, `[permissions]
+deny = ["Read(./secrets/**)", "Read(./secret.txt)", "Read(./keys/*.key)", "Read(**/*.env)", "Read(/usr/**)", "Read(./missing/**)"]
+`)
+	for _, p := range []string{"secrets/db.env", "secret.txt", "keys/a.key", "keys/readme", "app.env"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(f.ws, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(f.ws, p), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := f.policy(t, ModeAuto)
+	v := p.Decide(bashCall("grep -r hunter2 ."))
+	if v.Tier != Allow {
+		t.Fatalf("grep -r: %s (%s)", v.Tier, v.Reason)
+	}
+	spec, err := p.Compile(v, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"secrets", "secret.txt", "keys/a.key"} {
+		if !slices.Contains(spec.Hidden, filepath.Join(f.ws, h)) {
+			t.Errorf("%s is not hidden: %v", h, spec.Hidden)
+		}
+	}
+	for _, h := range []string{"keys/readme", "app.env", "missing", "", "keys"} {
+		if slices.Contains(spec.Hidden, filepath.Join(f.ws, h)) {
+			t.Errorf("%s is hidden: %v", h, spec.Hidden)
+		}
+	}
+	if slices.ContainsFunc(spec.Hidden, func(h string) bool { return within(h, "/usr") }) {
+		t.Errorf("a system path is hidden: %v", spec.Hidden)
+	}
+	for _, text := range []string{"Read(./**)", "Read(~/**)", "Read(/**)", "Read"} {
+		r, err := ParseRule(text, Source{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := r.hides(p.ctx()); len(h) != 0 {
+			t.Errorf("%s hides %v", text, h)
+		}
+	}
+}

@@ -237,6 +237,17 @@ func (p *Policy) rules() RuleSet {
 	return p.Rules.Merge(p.flagRules).Merge(p.session)
 }
 
+// DeniedReads are the paths the Read deny rules in force hide from every
+// jailed call (Rule.hides), sorted.
+func (p *Policy) DeniedReads() []string {
+	var out []string
+	for _, r := range p.rules().Deny {
+		out = append(out, r.hides(p.ctx())...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 func (p *Policy) ctx() Context {
 	return Context{Home: p.Places.Home, Workspace: p.Places.Workspace}
 }

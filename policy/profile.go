@@ -50,6 +50,11 @@ type Profile struct {
 	// Repos remembers the workspace's directories between grants (the
 	// Policy keeps one for its workspace); nil searches it afresh.
 	Repos *jail.RepoCache
+	// Denied are the paths your Read deny rules hide (Policy.DeniedReads):
+	// masked in every call's view like the secrets, so that a command that
+	// reaches them without naming them (grep -r, a glob, a build) reads
+	// nothing.
+	Denied []string
 }
 
 // secrets is the index of the secrets under p.Home.
@@ -311,6 +316,11 @@ func (p Profile) masks(paths []jail.PathRule, ix *sensitive.Index) []Masked {
 		for _, b := range p.BrigDirs {
 			if b != r.Path && within(b, r.Path) {
 				add(Masked{Path: b, Under: r.Path, Reason: "brig's own configuration, credentials and state"})
+			}
+		}
+		for _, d := range p.Denied {
+			if d != r.Path && within(d, r.Path) {
+				add(Masked{Path: d, Under: r.Path, Reason: "a Read deny rule of yours"})
 			}
 		}
 	}

@@ -28,6 +28,7 @@ import (
 	"net/netip"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"brig/internal/termsafe"
@@ -256,6 +257,52 @@ func (r Rule) literalBase(ctx Context) (string, bool) {
 		base = path.Join(base, seg)
 	}
 	return base, true
+}
+
+// hides lists the existing paths a Read deny rule hides from every jailed
+// call: the path it names, or the directory before a final /** (both
+// resolved, where they exist), and for a pattern with wildcards that names
+// no place of its own (./config/*.key) the paths it matches now. Only
+// paths inside the workspace or the home directory, and neither itself,
+// are hidden: a rule over the system's files (Read(/usr/**)) would leave
+// no call able to run. A pattern with ** before its end (**/*.env) names
+// no place; it is decided on the paths a call names.
+func (r Rule) hides(ctx Context) []string {
+	if r.Scope != ScopeRead || r.Pattern == "" {
+		return nil
+	}
+	pat, err := r.AbsPattern(ctx)
+	if err != nil {
+		return nil
+	}
+	segs := split(pat)
+	if len(segs) > 0 && segs[len(segs)-1] == "**" {
+		segs = segs[:len(segs)-1]
+	}
+	if slices.Contains(segs, "**") {
+		return nil
+	}
+	p := "/" + strings.Join(segs, "/")
+	matches := []string{p}
+	if strings.ContainsAny(p, `*?[\`) {
+		if matches, err = filepath.Glob(p); err != nil {
+			return nil
+		}
+	}
+	var out []string
+	for _, m := range matches {
+		real, err := filepath.EvalSymlinks(m)
+		if err != nil {
+			continue // absent: nothing to hide
+		}
+		for _, root := range []string{ctx.Workspace, ctx.Home} {
+			if root != "" && real != root && within(real, root) {
+				out = append(out, real)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Names reports whether a Read or Write rule names the place entry
