@@ -222,6 +222,7 @@ func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string
 			continue // gone, or a link now: the other sweeps' concern
 		}
 		found = append(found, s.sweepGitDir(dir, start, false, protected)...)
+		found = append(found, s.sweepTodos(dir, start)...)
 		dir.Close()
 	}
 	slices.Sort(found)
@@ -320,4 +321,57 @@ func direntType(mode uint32) uint8 {
 // timeAtOrAfter reports whether t is at or after start.
 func timeAtOrAfter(t, start unix.Timespec) bool {
 	return t.Sec > start.Sec || t.Sec == start.Sec && t.Nsec >= start.Nsec
+}
+
+// gitTodos are the to-do lists of git's interrupted operations, which git
+// carries on with when the user says so (git rebase --continue, git
+// cherry-pick --continue): their exec lines run shell commands then,
+// outside any jail.
+var gitTodos = []struct{ dir, file string }{
+	{"rebase-merge", "git-rebase-todo"},
+	{"sequencer", "todo"},
+}
+
+// sweepTodos takes out of a git directory the state of an interrupted
+// rebase or cherry-pick whose to-do list the call wrote with a command to
+// run in it (exec, x): git status tells the user to continue it, and
+// continuing runs the command. The operation is then no longer in
+// progress (git rebase --abort has nothing to undo; ORIG_HEAD and the
+// reflog still name where it started). A to-do list without one, or
+// older than the call, is left.
+func (s *Supervisor) sweepTodos(dir *safefs.Dir, start unix.Timespec) []string {
+	var found []string
+	for _, t := range gitTodos {
+		sub, err := dir.Sub(t.dir)
+		if err != nil {
+			continue
+		}
+		st, err := sub.Stat(t.file)
+		exec := false
+		if err == nil && timeAtOrAfter(st.Ctim, start) {
+			b, _, err := sub.ReadFile(t.file, 16<<20)
+			exec = err != nil || todoRuns(b) // unreadable (a link, a FIFO, too large): taken out too
+		}
+		sub.Close()
+		if exec {
+			p := filepath.Join(dir.Path(), t.dir)
+			if err := s.quarantine(dir, t.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+				s.log.Error("could not take out an interrupted git operation that runs commands", "path", p, "err", err)
+			}
+			found = append(found, p)
+		}
+	}
+	return found
+}
+
+// todoRuns reports whether a git to-do list holds a command that runs a
+// shell command (exec, or its abbreviation x).
+func todoRuns(b []byte) bool {
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 && (f[0] == "exec" || f[0] == "x") {
+			return true
+		}
+	}
+	return false
 }

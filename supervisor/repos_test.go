@@ -340,3 +340,40 @@ func TestSweepGitLinks(t *testing.T) {
 		t.Error("the git directory lost its shape")
 	}
 }
+
+// TestSweepTodosThatRunCommands: an interrupted rebase or cherry-pick
+// whose to-do list the call wrote with an exec line (which git runs when
+// the user continues it, outside the jail) is taken out; controls: a
+// to-do list without one, and one with one written before the call, stay.
+func TestSweepTodosThatRunCommands(t *testing.T) {
+	ws := t.TempDir()
+	q := t.TempDir()
+	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+	gd := filepath.Join(ws, ".git")
+	shape(t, gd, "[core]\n")
+	other := filepath.Join(ws, "lib/.git")
+	shape(t, other, "[core]\n")
+	mk(t, filepath.Join(other, "sequencer/todo"), "pick 1234 one\nexec sh -c 'id > /tmp/x'\n") // the user's, before
+	protected, err := jail.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := startAfter(t, filepath.Join(q, "probe"))
+	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
+
+	mk(t, filepath.Join(gd, "rebase-merge/git-rebase-todo"), "pick 1234 one\n  x   touch /tmp/pwned\n")
+	mk(t, filepath.Join(gd, "rebase-merge/head-name"), "refs/heads/main\n")
+	found := s.sweepGitLinks(spec, start)
+	if _, err := os.Lstat(filepath.Join(gd, "rebase-merge")); err == nil || !slices.Contains(found, filepath.Join(gd, "rebase-merge")) {
+		t.Errorf("a rebase that runs a command stayed (found %v)", found)
+	}
+	if _, err := os.Lstat(filepath.Join(other, "sequencer/todo")); err != nil {
+		t.Error("control: a to-do list older than the call was taken out")
+	}
+
+	start = startAfter(t, filepath.Join(q, "probe2"))
+	mk(t, filepath.Join(gd, "rebase-merge/git-rebase-todo"), "pick 1234 one\n# exec is only a comment here\nreword 5678 two\n")
+	if found := s.sweepGitLinks(spec, start); len(found) != 0 {
+		t.Errorf("control: a rebase without a command to run was taken out: %v", found)
+	}
+}
