@@ -633,8 +633,8 @@ func builtinTable() []BuiltinRule {
 		{
 			Tier: Allow, Reads: true, Pattern: "shell builtins and information commands (cd, echo, printf, test, export, pwd, which, uname, date, env without a command …)",
 			Reason:  "changes only the shell's own state or prints information: not date -s, hostname NAME, hash -p (makes a name run another program), nor printf -v or read into PATH and the like (those are asked about as risky)",
-			Match:   []string{"cd src", "echo hello", "printf '%s\\n' x", "test -f go.mod", "export GOFLAGS_X=1", "pwd", "which go", "uname -a", "env", "true", "hash -r", "read -r line"},
-			NoMatch: []string{"echo x > file.txt", "date -s 2020-01-01", "hostname evil", "alias ls=rm", "eval ls", "hash -p ./x ls", "printf -v PATH %s ./bin", "read PATH", "enable -f ./x.so x"},
+			Match:   []string{"cd src", "echo hello", "printf '%s\\n' x", "test -f go.mod", "export LANG=C.UTF-8", "pwd", "which go", "uname -a", "env", "true", "hash -r", "read -r line"},
+			NoMatch: []string{"echo x > file.txt", "date -s 2020-01-01", "hostname evil", "alias ls=rm", "eval ls", "hash -p ./x ls", "printf -v PATH %s ./bin", "read PATH", "enable -f ./x.so x", "export GOCACHEPROG=./x", "declare -n r=PATH", "set -a"},
 			match: func(c Command) bool {
 				n := strict(c)
 				if !infoCommands()[n] || writes(c) {

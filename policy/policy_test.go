@@ -431,7 +431,7 @@ func TestBashGrantFollowsTheVerdict(t *testing.T) {
 func TestAlwaysForBashIsFromTheParsedCommand(t *testing.T) {
 	p, _, _, _ := testPolicy(t, ModeAsk, "")
 	for cmd, want := range map[string]string{
-		"FOO=1 go run ./cmd/x":  "Bash(go run:*)",
+		"LANG=C go run ./cmd/x": "Bash(go run:*)",
 		"npm install left-pad":  "Bash(npm install:*)",
 		"python3 -c 'print(1)'": "",
 		"sed -i s/a/b/ x":       "",

@@ -164,15 +164,36 @@ func (a *analyzer) script(src string, c walkCtx, d dirState, depth int) error {
 	if arithmeticOnVariables(f) {
 		a.addRisky(riskArith)
 	}
+	for _, r := range expansionAssigns(f) {
+		a.addRisky(r)
+	}
 	a.stmts(f.Stmts, c, d)
 	return nil
 }
 
+// expansionAssigns are the risks of the variables that ${NAME=value} and
+// ${NAME:=value} set (a plain assignment, when NAME is unset or empty).
+func expansionAssigns(f *syntax.File) []string {
+	var out []string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if x, ok := n.(*syntax.ParamExp); ok && x.Exp != nil && x.Param != nil &&
+			(x.Exp.Op == syntax.AssignUnset || x.Exp.Op == syntax.AssignUnsetOrNull) {
+			if r := riskyAssign(x.Param.Value, false); r != "" {
+				out = appendNew(out, r)
+			}
+		}
+		return true
+	})
+	return out
+}
+
 // arithmeticOnVariables reports whether the script evaluates a variable
 // in an arithmetic context ($((x)), (( )), let, for ((;;)), [[ a -eq b ]],
-// ${a[i]}, ${s:off}). Bash evaluates such a variable's value as an
-// expression, and an expression can run commands (x='a[$(cmd)]'), so
-// the command it hides is invisible here. Numbers alone are fine.
+// ${a[i]}, a[i]=v, a=([i]=v), ${s:off}). Bash evaluates such a variable's
+// value as an expression, and an expression can run commands
+// (x='a[$(cmd)]'), so the command it hides is invisible here. Numbers
+// alone are fine. (An associative array's subscript is not arithmetic,
+// but which kind a[i] is is only known at run time.)
 func arithmeticOnVariables(f *syntax.File) bool {
 	found := false
 	inArith := func(n syntax.Node) {
@@ -212,6 +233,14 @@ func arithmeticOnVariables(f *syntax.File) bool {
 			case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
 				inArith(x.X)
 				inArith(x.Y)
+			}
+		case *syntax.Assign:
+			if x.Index != nil {
+				inArith(x.Index) // a[$i]=v: an indexed array's subscript is arithmetic
+			}
+		case *syntax.ArrayElem:
+			if x.Index != nil {
+				inArith(x.Index)
 			}
 		case *syntax.ParamExp:
 			if x.Index != nil {
@@ -309,7 +338,7 @@ func (a *analyzer) compound(cmd syntax.Command, c walkCtx, d dirState) (succ, an
 				a.lineSubst(w, c, d)
 			}
 			if l.Name != nil {
-				if r := riskyAssign(l.Name.Value); r != "" {
+				if r := riskyAssign(l.Name.Value, false); r != "" {
 					a.addRisky(r)
 				}
 			}
@@ -414,10 +443,36 @@ const (
 	riskScript    = "runs a script file, whose commands are not analysed"
 	riskFuncDir   = "calls a function that changes directory"
 	riskArith     = "arithmetic on a variable: bash evaluates its value as an expression, which can run commands"
+	riskDynVar    = "sets a variable whose name is only known at run time"
+	riskNameref   = "declare -n makes a name refer to another variable, so assigning to it sets that one"
+	riskIntVar    = "declare -i evaluates every value the variable is given as arithmetic, which can run commands"
 )
 
+// Setting a variable is asked about unless its name is on harmlessEnv:
+// an allow-list, because a deny-list of the variables that make a tool run
+// or load something cannot be complete (GOCACHEPROG, CGO_CFLAGS=-wrapper,
+// GNUMAKEFLAGS=--eval, PKG_CONFIG, GOPROXY, RUSTUP_TOOLCHAIN … each runs a
+// program of the caller's choosing, and every tool adds its own). Which
+// assignments count (riskyAssign):
+//
+//   - an exported one (export, declare/typeset/local -x, a NAME=value
+//     prefix, env NAME=value, a make command-line variable): any name off
+//     the allow-list;
+//   - a plain NAME=value (or a for, read, printf -v, mapfile, getopts or
+//     ${NAME:=…} that sets NAME) to a name with an upper-case letter: bash
+//     passes a new value of an inherited variable on to the commands it
+//     runs, and the environment's variables are upper-case;
+//   - any assignment to a name on riskyEnv or riskyPrefixes, upper- or
+//     lower-case: a script's own lower-case variable (d=src, i=0) is
+//     allowed, but http_proxy or npm_config_* is not.
+//
+// The commands that turn every later assignment into an exported one
+// (set -a, set -k, bash -a) ask of their own (exportAllRisk).
+
 // riskyEnv are variables that change which program runs or what it
-// loads, so setting them defeats any rule about the command name.
+// loads, so setting them defeats any rule about the command name. They
+// are risky even as a plain, unexported assignment (IFS and PS4 change
+// the shell itself; the lower-case proxies are what most tools read).
 var riskyEnv = wordSet(`PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV ENV SHELLOPTS BASHOPTS PS4 PROMPT_COMMAND IFS
 	CDPATH GLOBIGNORE GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_ASKPASS
 	GIT_EXEC_PATH GIT_DIR GIT_WORK_TREE GIT_PROXY_COMMAND GIT_CONFIG GIT_CONFIG_GLOBAL GIT_CONFIG_SYSTEM
@@ -426,40 +481,236 @@ var riskyEnv = wordSet(`PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV ENV SH
 	npm_config_script_shell MAKEFLAGS MAKESHELL MAKEFILES RIPGREP_CONFIG_PATH PYTEST_ADDOPTS
 	PYTEST_PLUGINS RUSTFLAGS RUSTDOCFLAGS RUSTC_WORKSPACE_WRAPPER JAVA_TOOL_OPTIONS _JAVA_OPTIONS
 	JDK_JAVA_OPTIONS GOENV GOROOT HOME XDG_CONFIG_HOME PYTHONWARNINGS PYTHONHOME PYTHONBREAKPOINT
-	RUBYLIB PERL5DB PERLLIB NODE_PATH ZDOTDIR GCONV_PATH MYPY_CONFIG_FILE_DIR`)
+	RUBYLIB PERL5DB PERLLIB NODE_PATH ZDOTDIR GCONV_PATH MYPY_CONFIG_FILE_DIR GOCACHEPROG GNUMAKEFLAGS MFLAGS
+	http_proxy https_proxy ftp_proxy all_proxy no_proxy`)
 
 // riskyPrefixes are variable prefixes whose names configure what a tool
 // runs (cargo's and npm's config, git's, the dynamic loader's, exported
 // bash functions).
 var riskyPrefixes = []string{"GIT_", "LD_", "CARGO_", "npm_config_", "NPM_CONFIG_", "BASH_FUNC_", "YARN_", "PNPM_"}
 
-// varRisk is why a builtin that sets a variable by name (printf -v, read,
-// mapfile, getopts) or a command's lookup (hash -p, enable -f) must be
-// asked about: it changes what later commands of the line run.
-func varRisk(c Command) string {
-	if len(c.Words) == 0 || c.Dynamic[0] {
-		return ""
+// harmlessEnv reports whether name is on the allow-list of variables that
+// may be set, exported included, without asking: each only picks a
+// language, time zone, terminal size or colour, verbosity, target platform
+// or runtime tuning, and none names a program, a path, a plugin, flags, a
+// proxy or a config file, nor selects a toolchain. Left out on purpose,
+// among others: GOFLAGS, GOTOOLCHAIN, GOPROXY, GOCACHE, GOCACHEPROG,
+// GOPATH, GOWORK, GOAUTH, CGO_*FLAGS, CC, AR, PKG_CONFIG, RUSTFLAGS,
+// RUSTUP_TOOLCHAIN, MAKE, MAKEFLAGS, UV_PYTHON, PYTHONPATH, PYTHONUSERBASE,
+// PYTEST_ADDOPTS, TMPDIR, TERMINFO, LOCPATH and DEBUG (often flags that a
+// makefile passes to the compiler). A switch rather than a table: it costs
+// nothing at start (see wordSet).
+func harmlessEnv(name string) bool {
+	switch name {
+	case "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME",
+		"LC_MONETARY", "LC_PAPER", "LC_NAME", "LC_ADDRESS", "LC_TELEPHONE", "LC_MEASUREMENT", "LC_IDENTIFICATION",
+		"TZ", "TERM", "COLORTERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE",
+		"CI", "VERBOSE", "V",
+		// Go: the target platform, cgo on or off, experiments, module mode, runtime tuning.
+		"GOOS", "GOARCH", "GOARM", "GOARM64", "GOAMD64", "GO386", "GOWASM", "GOMIPS", "GOMIPS64", "GOPPC64",
+		"GORISCV64", "CGO_ENABLED", "GOEXPERIMENT", "GO111MODULE", "GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GOTRACEBACK",
+		// Rust and cargo: backtraces, logging, test threads, output, incremental builds.
+		"RUST_BACKTRACE", "RUST_LIB_BACKTRACE", "RUST_LOG", "RUST_LOG_STYLE", "RUST_TEST_THREADS",
+		"CARGO_TERM_COLOR", "CARGO_TERM_VERBOSE", "CARGO_TERM_QUIET", "CARGO_INCREMENTAL",
+		// Python: output buffering and encoding, bytecode files, hashing,
+		// fault handler, dev mode; and switches that only load less.
+		"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "PYTHONHASHSEED", "PYTHONUTF8",
+		"PYTHONFAULTHANDLER", "PYTHONDEVMODE", "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+		"NODE_ENV", "NODE_NO_WARNINGS":
+		return true
 	}
+	return false
+}
+
+// varRisk is why a builtin that sets a variable by name (export,
+// declare, printf -v, read, mapfile, getopts …), one that exports every
+// later assignment (set -a) or a command's lookup (hash -p, enable -f)
+// must be asked about: it changes what later commands of the line run.
+// It is the first of varRisks.
+func varRisk(c Command) string {
+	if r := varRisks(c); len(r) > 0 {
+		return r[0]
+	}
+	return ""
+}
+
+// varRisks are all of varRisk's reasons for c.
+func varRisks(c Command) []string {
+	if len(c.Words) == 0 || c.Dynamic[0] {
+		return nil
+	}
+	var out []string
 	switch c.Words[0] {
 	case "hash":
 		if hasShort(c, "p") {
-			return "hash -p makes a command name run another program"
+			out = append(out, "hash -p makes a command name run another program")
 		}
 	case "enable":
 		if hasShort(c, "f") {
-			return "enable -f loads a builtin from a file"
+			out = append(out, "enable -f loads a builtin from a file")
 		}
 	case "printf", "read", "mapfile", "readarray", "getopts":
 		for _, i := range setVarNames(c) {
 			if c.Dynamic[i] {
-				return "sets a variable whose name is only known at run time"
+				out = appendNew(out, riskDynVar)
+			} else if r := riskyAssign(c.Words[i], false); r != "" {
+				out = appendNew(out, r)
 			}
-			if r := riskyAssign(c.Words[i]); r != "" {
-				return r
+		}
+	case "export", "declare", "typeset", "local", "readonly":
+		out = declRisks(c)
+	case "set", "shopt":
+		if r := exportAllRisk(c); r != "" {
+			out = append(out, r)
+		}
+	}
+	switch name := baseName(c.Words[0]); {
+	case isShell(name):
+		if r := exportAllRisk(c); r != "" {
+			out = append(out, r)
+		}
+	case name == "make" || name == "gmake":
+		out = append(out, makeVarRisks(c)...)
+	}
+	return out
+}
+
+// declRisks are the risks of export, declare, typeset, local and readonly,
+// whether written as such or run through builtin or command: every
+// variable they set (exported for export and -x, and for a bare name
+// too: export NAME exports its value), a name known only at run time,
+// and the attributes that make a later assignment do more than assign.
+// An option anywhere before "--" counts, though bash reads them only
+// before the first name.
+func declRisks(c Command) []string {
+	var out []string
+	builtin := c.Words[0]
+	exported, funcs := builtin == "export", false
+	var args []int
+	opts := true
+	for i := 1; i < len(c.Words); i++ {
+		w := c.Words[i]
+		switch {
+		case c.Dynamic[i]:
+			args = append(args, i)
+		case opts && w == "--":
+			opts = false
+		case opts && len(w) > 1 && (w[0] == '-' || w[0] == '+'):
+			if strings.ContainsRune(w, 'f') {
+				funcs = true // names functions, not variables
+			}
+			if w[0] == '+' || builtin == "export" || builtin == "readonly" {
+				continue // export -n un-exports; readonly has no -x, -n, -i
+			}
+			if strings.ContainsRune(w, 'x') {
+				exported = true
+			}
+			if strings.ContainsRune(w, 'n') {
+				out = appendNew(out, riskNameref)
+			}
+			if strings.ContainsRune(w, 'i') {
+				out = appendNew(out, riskIntVar)
+			}
+		default:
+			args = append(args, i)
+		}
+	}
+	for _, i := range args {
+		name, _, set := strings.Cut(c.Words[i], "=")
+		name = strings.TrimSuffix(name, "+")
+		switch {
+		case !syntax.ValidName(name):
+			if c.Dynamic[i] {
+				// export "$n=…", declare $OPTS X=1: the name, or an
+				// option such as -x or -n, is only known at run time.
+				out = appendNew(out, riskDynVar)
+			} // else bash refuses it: not a valid identifier
+		case funcs || !set && !exported:
+			// A function's name, or a variable declared but not given a value.
+		default:
+			if r := riskyAssign(name, exported); r != "" {
+				out = appendNew(out, r)
 			}
 		}
 	}
+	return out
+}
+
+// exportAllRisk is why set -a or -k (-o allexport, -o keyword), shopt -o
+// of those, or a shell started with them must be asked about: after it
+// every assignment, even to a script's own lower-case variable, or every
+// NAME=value word of a command, reaches the environment of the commands
+// the line runs, which riskyAssign does not assume.
+func exportAllRisk(c Command) string {
+	const risk = "allexport (set -a) or keyword (set -k) passes every assignment on to the commands the line runs"
+	name := c.Words[0]
+	if name == "shopt" {
+		for i, w := range c.Words[1:] {
+			if c.Dynamic[i+1] || w == "allexport" || w == "keyword" {
+				return risk
+			}
+		}
+		return ""
+	}
+	for i := 1; i < len(c.Words); i++ {
+		w := c.Words[i]
+		if c.Dynamic[i] {
+			if name == "set" {
+				return "set with an argument only known at run time could turn on allexport"
+			}
+			return "" // shellOptsOK refuses a dynamic option; an operand ends them
+		}
+		switch {
+		case w == "--" || w == "-":
+			return ""
+		case strings.HasPrefix(w, "--"):
+			if isShell(name) && slices.Contains(shellOpts.long, strings.TrimPrefix(w, "--")) {
+				i++ // --rcfile FILE
+			}
+		case len(w) > 1 && (w[0] == '-' || w[0] == '+'):
+			if w[0] == '-' && strings.ContainsAny(w, "ak") {
+				return risk
+			}
+			if strings.ContainsAny(w, "oO") && i+1 < len(c.Words) {
+				i++ // the option's name follows
+				if w[0] == '-' && (c.Dynamic[i] || c.Words[i] == "allexport" || c.Words[i] == "keyword") {
+					return risk
+				}
+			}
+		default:
+			return "" // set's positional parameters, a shell's script
+		}
+	}
 	return ""
+}
+
+// makeVarRisks: make passes a variable set on its command line on to the
+// environment of every recipe, so NAME=value there is an exported
+// assignment; NAME!=value runs a shell command at once.
+func makeVarRisks(c Command) []string {
+	var out []string
+	for i := 1; i < len(c.Words); i++ {
+		w := c.Words[i]
+		if c.Dynamic[i] {
+			if !strings.HasPrefix(w, "-") {
+				out = appendNew(out, "a make argument only known at run time could set a variable")
+			}
+			continue
+		}
+		name, _, ok := strings.Cut(w, "=")
+		if !ok || strings.HasPrefix(w, "-") {
+			continue
+		}
+		if strings.HasSuffix(name, "!") {
+			out = appendNew(out, "make NAME!=… runs a shell command")
+			continue
+		}
+		name = strings.TrimRight(name, ":+?")
+		if r := riskyAssign(name, true); r != "" {
+			out = appendNew(out, r)
+		}
+	}
+	return out
 }
 
 // setVarNames are the indexes of the words naming the variables a
@@ -494,13 +745,19 @@ func setVarNames(c Command) []int {
 	return out
 }
 
-func riskyAssign(name string) string {
-	prefixed := slices.ContainsFunc(riskyPrefixes, func(p string) bool { return strings.HasPrefix(name, p) })
-	if prefixed && names("CARGO_TERM_COLOR CARGO_INCREMENTAL CARGO_TERM_VERBOSE CARGO_TERM_QUIET")[name] {
-		prefixed = false
-	}
-	if riskyEnv()[name] || prefixed {
+// riskyAssign is why setting the variable name must be asked about, or
+// "" (the rules are above harmlessEnv). exported: the assignment reaches
+// the environment of the commands the line runs.
+func riskyAssign(name string, exported bool) string {
+	switch {
+	case harmlessEnv(name):
+		return ""
+	case riskyEnv()[name] || slices.ContainsFunc(riskyPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }):
 		return "sets " + name + ", which changes what runs"
+	case exported:
+		return "exports " + name + ", which is not on the list of variables known not to change what runs"
+	case strings.ContainsFunc(name, func(r rune) bool { return r >= 'A' && r <= 'Z' }):
+		return "sets " + name + ", which is not on the list of variables known not to change what runs (if it is inherited, it is exported)"
 	}
 	return ""
 }
@@ -521,15 +778,14 @@ func (a *analyzer) decl(x *syntax.DeclClause, c walkCtx, d dirState) (succ, any 
 	return d, d
 }
 
-// assign evaluates NAME=value (or a naked declare argument).
+// assign evaluates NAME=value (or a naked declare argument). The risk of
+// setting NAME is the caller's to judge: call's for an assignment before
+// a command or alone, varRisks' (from the words) for a declaration.
 func (a *analyzer) assign(as *syntax.Assign, c walkCtx, d dirState, host *Command) (word, []string) {
 	var risky []string
 	name := ""
 	if as.Name != nil {
 		name = as.Name.Value
-		if r := riskyAssign(name); r != "" {
-			risky = append(risky, r)
-		}
 	}
 	var v word
 	if as.Value != nil {
@@ -615,6 +871,13 @@ func (a *analyzer) call(ce *syntax.CallExpr, redirs []Redirect, feeds, risky []s
 		for _, as := range ce.Assigns {
 			v, risky := a.assign(as, c, d, &cmd)
 			assigns = append(assigns, v.text)
+			// NAME=value before a command is in its environment; alone,
+			// it is a plain assignment.
+			if as.Name != nil {
+				if r := riskyAssign(as.Name.Value, len(ce.Args) > 0); r != "" {
+					risky = append(risky, r)
+				}
+			}
 			if len(ce.Args) == 0 {
 				for _, r := range risky {
 					a.addRisky(r)
@@ -766,7 +1029,7 @@ func (a *analyzer) emit(cmd Command, c walkCtx, d dirState) {
 		}
 		for _, as := range in.assigns {
 			name, _, _ := strings.Cut(as, "=")
-			if r := riskyAssign(name); r != "" {
+			if r := riskyAssign(name, true); r != "" { // env NAME=value exports it
 				inner.Risky = appendNew(inner.Risky, r)
 			}
 		}
@@ -801,7 +1064,7 @@ func (a *analyzer) finish(cmd *Command, d dirState) {
 		if isShell(cmd.Words[0]) && shellScriptFile(*cmd) >= 0 {
 			cmd.Risky = appendNew(cmd.Risky, riskScript)
 		}
-		for _, r := range []string{execOptionRisk(*cmd), sedRisk(*cmd), varRisk(*cmd)} {
+		for _, r := range append([]string{execOptionRisk(*cmd), sedRisk(*cmd)}, varRisks(*cmd)...) {
 			if r != "" {
 				cmd.Risky = appendNew(cmd.Risky, r)
 			}

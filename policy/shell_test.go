@@ -212,3 +212,138 @@ func TestPythonPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvAllowList: setting a variable asks unless its name is on
+// harmlessEnv, exported or not when the name has an upper-case letter;
+// a deny-list cannot name every variable that makes a tool run a
+// program (the red team's GOCACHEPROG, CGO_CFLAGS=-wrapper and
+// GNUMAKEFLAGS=--eval ran one under go build and make test). Each line
+// asks in ask and edit mode, with a reason naming the variable.
+func TestEnvAllowList(t *testing.T) {
+	f := newModeFixture(t, "")
+	ask, edit := f.policy(t, ModeAsk), f.policy(t, ModeEdit)
+	for line, name := range map[string]string{
+		`export GOCACHEPROG='sh -c "id > PWN"'; go build ./...`:          "GOCACHEPROG",
+		`export CGO_CFLAGS='-wrapper /bin/sh,-c,id>PWN'; go build ./...`: "CGO_CFLAGS",
+		`export GNUMAKEFLAGS=' --eval=$$(shell id>PWN)'; make test`:      "GNUMAKEFLAGS",
+		`export CGO_CPPFLAGS=-x; go build ./...`:                         "CGO_CPPFLAGS",
+		`export CGO_CXXFLAGS=-x; go build ./...`:                         "CGO_CXXFLAGS",
+		`export CGO_LDFLAGS=-x; go build ./...`:                          "CGO_LDFLAGS",
+		`export PKG_CONFIG=./x; go build ./...`:                          "PKG_CONFIG",
+		`export AR=./x; go build ./...`:                                  "AR",
+		`export GOAUTH='command ./x'; go build ./...`:                    "GOAUTH",
+		`export GOPROXY=http://x; go build ./...`:                        "GOPROXY",
+		`export GOWORK=/tmp/go.work; go build ./...`:                     "GOWORK",
+		`export GOMODCACHE=/tmp/m; go build ./...`:                       "GOMODCACHE",
+		`export RUSTUP_TOOLCHAIN=/tmp/t; cargo build`:                    "RUSTUP_TOOLCHAIN",
+		`export MAKE=./x; make test`:                                     "MAKE",
+		`export MFLAGS=--eval=x; make test`:                              "MFLAGS",
+		`export UV_PYTHON=./x; uv run pytest`:                            "UV_PYTHON",
+		`export PYTHONUSERBASE=/tmp/u; python3 -m pytest`:                "PYTHONUSERBASE",
+		// Every way of setting one.
+		`GOCACHEPROG=./x go build ./...`:                     "GOCACHEPROG",
+		`GOCACHEPROG=./x; go build ./...`:                    "GOCACHEPROG", // inherited: then exported
+		`env GOCACHEPROG=./x go build ./...`:                 "GOCACHEPROG",
+		`env -S 'GOCACHEPROG=./x go build ./...'`:            "GOCACHEPROG",
+		`declare -x CGO_CFLAGS=-x; go build ./...`:           "CGO_CFLAGS",
+		`typeset -gx CGO_CFLAGS=-x; go build ./...`:          "CGO_CFLAGS",
+		`f() { local -x CGO_CFLAGS=-x; go build ./...; }; f`: "CGO_CFLAGS",
+		`readonly CGO_CFLAGS=-x; go build ./...`:             "CGO_CFLAGS",
+		`CGO_CFLAGS+=' -x'; go build ./...`:                  "CGO_CFLAGS",
+		`cgo_cflags=-x; export cgo_cflags; go build ./...`:   "cgo_cflags",
+		`export "CGO_CFLAGS=-x"; go build ./...`:             "CGO_CFLAGS",
+		`export 'PATH=./bin'; go build ./...`:                "PATH",
+		`builtin export CGO_CFLAGS=-x; go build ./...`:       "CGO_CFLAGS",
+		`command declare -x CGO_CFLAGS=-x; go build ./...`:   "CGO_CFLAGS",
+		`bash -c 'export CGO_CFLAGS=-x; go build ./...'`:     "CGO_CFLAGS",
+		`read -r CGO_CFLAGS < flags.txt; go build ./...`:     "CGO_CFLAGS",
+		`printf -v CGO_CFLAGS %s -x; go build ./...`:         "CGO_CFLAGS",
+		`for CGO_CFLAGS in -x; do go build ./...; done`:      "CGO_CFLAGS",
+		`: "${CGO_CFLAGS:=-x}"; go build ./...`:              "CGO_CFLAGS",
+		`make test CGO_CFLAGS=-x`:                            "CGO_CFLAGS", // make exports it to its recipes
+		`make test 'X!=id'`:                                  "!=",
+		`http_proxy=http://x; go mod download`:               "http_proxy",
+		`npm_config_script_shell=./x; npm test`:              "npm_config_script_shell",
+		// What makes later assignments exported, or more than assignments.
+		`set -a; cgo_cflags=-x; go build ./...`:         "allexport",
+		`set -o allexport; go build ./...`:              "allexport",
+		`set -k; go build ./... CGO_CFLAGS=-x`:          "keyword",
+		`bash -a -c 'x=1; go build ./...'`:              "allexport",
+		`bash -o allexport -c 'go build ./...'`:         "allexport",
+		`declare -n r=CGO_CFLAGS; r=-x; go build ./...`: "declare -n",
+		`declare -i n; n=$1; go build ./...`:            "declare -i",
+		`i=x; a[$i]=1; go build ./...`:                  "arithmetic",
+		`export "$n=-x"; go build ./...`:                "only known at run time",
+		`declare $opt cgo_cflags=-x; go build ./...`:    "only known at run time",
+	} {
+		if d := DecideBash(RuleSet{}, line); d.Tier == Allow || !strings.Contains(summary(d), name) {
+			t.Errorf("%s: %s, want a question naming %s\n%s", line, d.Tier, name, summary(d))
+		}
+		for _, p := range []*Policy{ask, edit} {
+			if v := p.Decide(bashCall(line)); v.Tier == Allow {
+				t.Errorf("%s: allowed in %s mode (%s)", line, p.Mode(), v.Reason)
+			}
+		}
+	}
+	// Controls: names on the allow-list, a script's own lower-case
+	// variables, and options that export nothing.
+	for _, line := range []string{
+		`export LANG=C; go test ./...`,
+		`d=src; i=0; go test ./...`,
+		`RUST_BACKTRACE=1 cargo test`,
+		`NO_COLOR=1 make test`,
+		`make test V=1`,
+		`CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build ./...`,
+		`env GOOS=windows go build ./...`,
+		`export TZ=UTC LC_ALL=C.UTF-8 PYTHONUNBUFFERED=1; python3 -m pytest -q`,
+		`CARGO_TERM_COLOR=always cargo build`,
+		`for f in a b; do echo "$f"; done`,
+		`read -r line < go.mod; echo hi`,
+		`set -euo pipefail; go vet ./...`,
+		`bash -euo pipefail -c 'go vet ./...'`,
+		`export -p`,
+	} {
+		if d := DecideBash(RuleSet{}, line); d.Tier != Allow {
+			t.Errorf("control %s: %s\n%s", line, d.Tier, summary(d))
+		}
+	}
+	// A lower-case variable used as a path asks for that reason only.
+	a, err := ParseShell(`d=src; ls "$d"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Risky) > 0 || slices.ContainsFunc(a.Commands[0].Risky, func(r string) bool { return strings.Contains(r, "sets") }) {
+		t.Errorf(`d=src; ls "$d": %q %q`, a.Risky, a.Commands[0].Risky)
+	}
+}
+
+// TestRiskyAssign: the deny-list's names are risky even as a plain,
+// unexported assignment; the allow-list's never; anything else when
+// exported or upper-case.
+func TestRiskyAssign(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		exported bool
+		risky    bool
+	}{
+		{"PATH", false, true}, {"IFS", false, true}, {"BASH_ENV", false, true}, {"PS4", false, true},
+		{"GIT_DIR", false, true}, {"LD_AUDIT", false, true}, {"npm_config_x", false, true}, {"http_proxy", false, true},
+		{"GOCACHEPROG", false, true}, {"CGO_CFLAGS", false, true}, {"Foo", false, true}, {"d", true, true},
+		{"LANG", true, false}, {"LC_ALL", true, false}, {"CARGO_TERM_COLOR", true, false}, {"GOOS", true, false},
+		{"d", false, false}, {"my_var", false, false},
+	} {
+		r := riskyAssign(tc.name, tc.exported)
+		if (r != "") != tc.risky || r != "" && !strings.Contains(r, tc.name) {
+			t.Errorf("riskyAssign(%s, %v) = %q, want risky %v", tc.name, tc.exported, r, tc.risky)
+		}
+	}
+	// The allow-list holds nothing the deny-list names.
+	for _, n := range strings.Fields("LANG LANGUAGE LC_ALL TZ TERM COLUMNS LINES NO_COLOR FORCE_COLOR CLICOLOR CLICOLOR_FORCE CI GOOS GOARCH CGO_ENABLED GOMAXPROCS GOGC GOTRACEBACK RUST_BACKTRACE RUST_LOG CARGO_TERM_COLOR PYTHONUNBUFFERED NODE_ENV") {
+		if !harmlessEnv(n) {
+			t.Errorf("%s is not on the allow-list", n)
+		}
+		if riskyEnv()[n] {
+			t.Errorf("%s is on both lists", n)
+		}
+	}
+}
