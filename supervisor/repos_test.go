@@ -377,3 +377,46 @@ func TestSweepTodosThatRunCommands(t *testing.T) {
 		t.Errorf("control: a rebase without a command to run was taken out: %v", found)
 	}
 }
+
+// TestSweepTakesOutALinkOnTheWay: a call that makes a link on the way to a
+// missing protected path (tools -> x, where core.hooksPath names the
+// missing tools/hooks, with x/hooks/pre-commit ready) has the link taken
+// out and reported, and what it pointed at is an ordinary directory
+// again; through a link of the user's that predates the call, the path
+// the call created where the link leads is taken out and the link stays.
+func TestSweepTakesOutALinkOnTheWay(t *testing.T) {
+	ws := t.TempDir()
+	q := t.TempDir()
+	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+	mk(t, filepath.Join(ws, "y/readme"), "the user's\n")
+	if err := os.Symlink("y", filepath.Join(ws, "cfg")); err != nil {
+		t.Fatal(err)
+	}
+	hooks, lefthook := filepath.Join(ws, "tools/hooks"), filepath.Join(ws, "cfg/lefthook.yml")
+	before := snapshotProtected([]string{hooks, lefthook})
+
+	mk(t, filepath.Join(ws, "x/hooks/pre-commit"), "#!/bin/sh\ntouch /tmp/pwned\n")
+	if err := os.Symlink("x", filepath.Join(ws, "tools")); err != nil {
+		t.Fatal(err)
+	}
+	mk(t, filepath.Join(ws, "y/lefthook.yml"), "pre-commit:\n  commands:\n    x:\n      run: touch /tmp/pwned\n")
+	found := s.sweep(before)
+	if _, err := os.Lstat(filepath.Join(ws, "tools")); err == nil || !slices.Contains(found, filepath.Join(ws, "tools")) {
+		t.Errorf("the planted link tools stayed (found %v)", found)
+	}
+	if _, err := os.Stat(hooks); err == nil {
+		t.Error("tools/hooks still leads to hooks")
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "y/lefthook.yml")); err == nil || !slices.Contains(found, lefthook) {
+		t.Errorf("the protected file made through the user's link stayed (found %v)", found)
+	}
+	// Controls: the user's link and files, and the call's ordinary directory.
+	if target, err := os.Readlink(filepath.Join(ws, "cfg")); err != nil || target != "y" {
+		t.Errorf("the user's link changed: %q %v", target, err)
+	}
+	for _, kept := range []string{"y/readme", "x/hooks/pre-commit"} {
+		if _, err := os.Lstat(filepath.Join(ws, kept)); err != nil {
+			t.Errorf("%s was taken out: %v", kept, err)
+		}
+	}
+}

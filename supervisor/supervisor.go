@@ -1087,12 +1087,29 @@ func (s *Supervisor) sweep(before map[string]protectedState) []string {
 			}
 		}
 		dir, err := safefs.Open(filepath.Dir(p))
+		if errors.Is(err, unix.ELOOP) {
+			// A directory on the way is a symlink: one the call made or
+			// changed is taken out (a new link named tools, where
+			// core.hooksPath names the missing tools/hooks, would make
+			// what it points at the hooks), and the path is looked at
+			// again without it.
+			taken := s.unplant(p, before)
+			found = append(found, taken...)
+			if len(taken) > 0 {
+				dir, err = safefs.Open(filepath.Dir(p))
+			}
+		}
+		if errors.Is(err, unix.ELOOP) {
+			// Still a link on the way: the user's own, from before the
+			// call, which git follows too. The path is swept where the
+			// link leads (the call is over: nothing changes it now).
+			if real, rerr := filepath.EvalSymlinks(filepath.Dir(p)); rerr == nil {
+				dir, err = safefs.Open(real)
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
-				// A directory on the way became a symlink: the call did
-				// that, and nothing is touched through it.
-				found = append(found, p)
-				s.log.Warn("a protected path's directory was replaced by a symlink; left alone", "path", p, "err", err)
+				s.log.Warn("could not look at a protected path after a call", "path", p, "err", err)
 			}
 			continue
 		}
@@ -1103,6 +1120,60 @@ func (s *Supervisor) sweep(before map[string]protectedState) []string {
 	}
 	slices.Sort(found)
 	return found
+}
+
+// unplant takes out the symlinks on the way to p that the call made or
+// changed, and reports them: one recorded before the call (a link of the
+// user's that the call replaced) is put back as it was. It stops at a
+// link of the user's that the call left alone. The path is canonical up
+// to the workspace, so every link on the way is in the workspace.
+func (s *Supervisor) unplant(p string, before map[string]protectedState) []string {
+	var taken []string
+	for a := range ancestors(filepath.Dir(p)) {
+		if fi, err := os.Lstat(a); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			if err != nil {
+				return taken
+			}
+			continue
+		}
+		st, recorded := before[a]
+		if recorded && !st.missing {
+			if t, err := os.Readlink(a); err == nil && t == st.link {
+				return taken // the user's link, untouched
+			}
+		}
+		parent, err := safefs.Open(filepath.Dir(a))
+		if err != nil {
+			return taken
+		}
+		if !recorded {
+			st = protectedState{missing: true}
+		}
+		if s.sweepOne(parent, a, st) {
+			taken = append(taken, a)
+		}
+		parent.Close()
+		if !st.missing {
+			return taken // put back: what lies beyond is the user's again
+		}
+	}
+	return taken
+}
+
+// ancestors yields dir's ancestors and dir itself, from the top down,
+// without the root.
+func ancestors(dir string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		var chain []string
+		for d := filepath.Clean(dir); d != "/" && d != "."; d = filepath.Dir(d) {
+			chain = append(chain, d)
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			if !yield(chain[i]) {
+				return
+			}
+		}
+	}
 }
 
 // sweepOne checks one protected path inside its parent directory and undoes
