@@ -51,9 +51,9 @@ func (s *Supervisor) sweepAll(spec jail.Spec, before map[string]protectedState, 
 //     removes what would run; the rest of the directory is the user's.
 //
 // A git directory that is not in the list but that the call did not touch
-// (every control file older than the call) predates it (a list computed
-// at the session's start can miss a repository cloned since) and is left
-// alone; a listed one is never taken out (it was read-only during the
+// (every control file older than the call, and every directory between it
+// and the written root: see movedIn) predates it (a list computed at the
+// session's start can miss a repository cloned since) and is left alone; a listed one is never taken out (it was read-only during the
 // call). The workspace root's .git is always known: its control files are
 // always listed. Inode times have the granularity of a clock tick, so a
 // change made in the tick before the call counts as the call's: that can
@@ -75,16 +75,16 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) [
 	for _, root := range writtenRoots(spec) {
 		repos, _ := cache.Repositories(root)
 		for _, r := range repos {
-			found = append(found, s.undoRepository(r, known, start)...)
+			found = append(found, s.undoRepository(r, known, start, root)...)
 		}
 	}
 	slices.Sort(found)
 	return slices.Compact(found)
 }
 
-// undoRepository undoes one git directory the call created or changed and
-// returns the paths it took out.
-func (s *Supervisor) undoRepository(r jail.Repository, known map[string]bool, start unix.Timespec) []string {
+// undoRepository undoes one git directory the call created or changed,
+// found under root, and returns the paths it took out.
+func (s *Supervisor) undoRepository(r jail.Repository, known map[string]bool, start unix.Timespec, root string) []string {
 	switch {
 	case r.DotGit != "":
 		// A .git file or link. One that was listed stayed read-only
@@ -98,7 +98,7 @@ func (s *Supervisor) undoRepository(r jail.Repository, known map[string]bool, st
 		return nil
 	case known[r.GitDir]:
 		return nil
-	case !changedSince(r.GitDir, start) && !controlChanged(r.GitDir, start):
+	case !changedSince(r.GitDir, start) && !controlChanged(r.GitDir, start) && !movedIn(r.GitDir, root, start):
 		s.log.Info("a repository not listed when the call was granted predates it; left alone", "path", r.GitDir)
 		return nil
 	case r.Kept || filepath.Base(r.GitDir) == ".git" || keptPath(r.GitDir):
@@ -124,6 +124,22 @@ func (s *Supervisor) undoRepository(r jail.Repository, known map[string]bool, st
 		s.log.Error("a directory the call gave a repository's shape still has it", "path", r.GitDir)
 	}
 	return out
+}
+
+// movedIn reports whether a directory between root and gitdir changed
+// during the call. A repository made where no search could see it (under
+// a path longer than PATH_MAX, or in a directory made unsearchable) and
+// brought within reach by a later call keeps its own old times, but the
+// directories it was renamed as or moved into, or made searchable again,
+// do not. root itself changes whenever a call adds anything to it, so it
+// does not count.
+func movedIn(gitdir, root string, start unix.Timespec) bool {
+	for d := filepath.Dir(gitdir); d != root && within(d, root); d = filepath.Dir(d) {
+		if changedSince(d, start) {
+			return true
+		}
+	}
+	return false
 }
 
 // keptPath reports whether a git directory lies in another's modules/ or

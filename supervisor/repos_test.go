@@ -420,3 +420,38 @@ func TestSweepTakesOutALinkOnTheWay(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepRepositoryMovedIntoReach: a repository a call made where no
+// search saw it (here: simply unlisted, as under a path longer than
+// PATH_MAX or in a directory made unsearchable) keeps its old times when a
+// later call moves it into reach, but the directory it was renamed as
+// changed: it is taken out. Control: an unlisted repository whose
+// directories the call left alone stays.
+func TestSweepRepositoryMovedIntoReach(t *testing.T) {
+	ws := t.TempDir()
+	q := t.TempDir()
+	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+	fsmon := "[core]\n\tfsmonitor = touch /nonexistent/canary\n"
+	shape(t, filepath.Join(ws, ".git"), "[core]\n")
+	shape(t, filepath.Join(ws, "deep/W/.git"), fsmon)
+	shape(t, filepath.Join(ws, "other/lib/.git"), "[core]\n")
+	protected, err := jail.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	protected = slices.DeleteFunc(protected, func(p string) bool {
+		return within(p, filepath.Join(ws, "deep")) || within(p, filepath.Join(ws, "other"))
+	})
+	start := startAfter(t, filepath.Join(q, "probe"))
+	if err := os.Rename(filepath.Join(ws, "deep/W"), filepath.Join(ws, "tools")); err != nil {
+		t.Fatal(err)
+	}
+	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
+	found := s.sweepNewRepositories(spec, start)
+	if _, err := os.Lstat(filepath.Join(ws, "tools/.git")); err == nil || !slices.Contains(found, filepath.Join(ws, "tools/.git")) {
+		t.Errorf("a repository moved into reach stayed (found %v)", found)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "other/lib/.git/config")); err != nil {
+		t.Error("control: an untouched unlisted repository was taken out")
+	}
+}
