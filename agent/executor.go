@@ -79,9 +79,14 @@ type Approval struct {
 	Answer  Answer
 	Message string
 	// By says who answered, for the audit log: "user" (the default),
-	// "--yes", "no one" (a non-interactive run).
+	// "--yes", ByNoOne (a non-interactive run).
 	By string
 }
+
+// ByNoOne is Approval.By when no one could be asked (a non-interactive
+// run): a denial then tells the model the call was not approved (or was
+// refused by the jail profile), not that the user refused it.
+const ByNoOne = "no one"
 
 // ApprovalRequest is what the user is asked about: the call, the decision
 // and the exact grant it would run under.
@@ -239,6 +244,7 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 	}
 	var spec *jail.Spec
 	var callTmp string
+	var askedTimeout time.Duration // what a bash call asked for, when the configured limit is shorter
 	inJail := prep.Def.Runs == tools.InJail || prep.Def.Runs == tools.JailCommand
 	if inJail {
 		if !e.Policy.Namespaces() {
@@ -253,8 +259,12 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 		}
 		if prep.Def.Runs == tools.JailCommand {
 			// The command's own timeout, within the configured limit.
-			if a, err := tools.ParseBashArgs(args); err == nil && (s.Limits.Timeout <= 0 || a.Timeout() < s.Limits.Timeout) {
-				s.Limits.Timeout = a.Timeout()
+			if a, err := tools.ParseBashArgs(args); err == nil {
+				if s.Limits.Timeout <= 0 || a.Timeout() <= s.Limits.Timeout {
+					s.Limits.Timeout = a.Timeout()
+				} else {
+					askedTimeout = a.Timeout() // the user's limit runs in its place
+				}
 			}
 		}
 		spec, o.Grant = &s, &s
@@ -273,6 +283,14 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 		o.Approval = &ap
 		if ap.Answer == AnswerDeny || ap.Answer == "" {
 			msg := "the user denied this call"
+			if ap.By == ByNoOne {
+				// No one was asked: say what happened, not that a user
+				// refused.
+				msg = "not approved"
+				if len(v.Beyond) > 0 {
+					msg = "refused by the " + string(v.Profile) + " jail profile"
+				}
+			}
 			if ap.Message != "" {
 				msg += ": " + ap.Message
 			}
@@ -392,7 +410,7 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 			o.Err = err
 			return o
 		}
-		o.Result = tools.CommandResult(res, spec)
+		o.Result = tools.CommandResult(res, spec, askedTimeout)
 		return o
 	}
 	o.Result, o.Err = tools.FromJail(res, err)

@@ -273,4 +273,40 @@ func TestConfiguredTimeoutBoundsBash(t *testing.T) {
 	if o.Grant == nil || o.Grant.Limits.Timeout != time.Second {
 		t.Fatalf("grant timeout %v", o.Grant.Limits.Timeout)
 	}
+	// The model is told the user's limit cut it short, not to ask for more.
+	if !strings.Contains(o.Result.Text, "user's [limits] timeout") || strings.Contains(o.Result.Text, "set timeout_seconds") {
+		t.Fatalf("the note invites a longer timeout_seconds: %s", o.Result.Text)
+	}
+	// A call that asked for less than the limit is timed out by its own
+	// timeout_seconds, and told it may ask for more.
+	e.ex.Policy.Machine.Limits.Timeout = time.Minute
+	o = e.ex.Execute(context.Background(), "t2", "bash", args(t, map[string]any{"command": "sleep 30", "timeout_seconds": 1}), nil)
+	if !o.Result.Meta.TimedOut || !strings.Contains(o.Result.Text, "set timeout_seconds") || strings.Contains(o.Result.Text, "[limits]") {
+		t.Fatalf("bash timed out by its own timeout_seconds: %s", o.Result.Text)
+	}
+}
+
+// TestDenialByNoOneSaysWhatHappened: a denial in a run that could ask no
+// one (-p) tells the model the call was not approved, or that the jail
+// profile refused it, never that a user denied it; a user's denial says
+// the user did.
+func TestDenialByNoOneSaysWhatHappened(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAsk)
+	outside := t.TempDir() + "/x.txt"
+	for _, tt := range []struct {
+		path, by, want string
+	}{
+		{"b.txt", ByNoOne, "not approved: why"},
+		{outside, ByNoOne, "refused by the workspace-write jail profile: why"},
+		{"b.txt", "", "the user denied this call: why"},
+	} {
+		e.ap.answers = []Approval{{Answer: AnswerDeny, By: tt.by, Message: "why"}}
+		o := e.ex.Execute(context.Background(), "t1", "write_file", args(t, map[string]any{"path": tt.path, "content": "x"}), nil)
+		if !o.Result.IsError || !strings.HasPrefix(o.Result.Text, tt.want) {
+			t.Errorf("%s denied by %q: %q (beyond %v), want %q…", tt.path, tt.by, o.Result.Text, o.Verdict.Beyond, tt.want)
+		}
+		if tt.by == ByNoOne && strings.Contains(o.Result.Text, "user denied") {
+			t.Errorf("no one was asked, yet: %s", o.Result.Text)
+		}
+	}
 }

@@ -13,8 +13,10 @@ import (
 // wrote to stdout and stderr in the order it came (each run labelled when
 // both streams were used), the middle left out with its size when long,
 // how it ended, and what the jail refused (see denialNotes). grant is the
-// Spec the command ran under (nil: no notes).
-func CommandResult(res jail.Result, grant *jail.Spec) Result {
+// Spec the command ran under (nil: no notes). asked is the timeout the call
+// asked for (its timeout_seconds, or the default) when the configured
+// [limits] timeout was shorter and ran in its place; 0 otherwise.
+func CommandResult(res jail.Result, grant *jail.Spec, asked time.Duration) Result {
 	t := res.Transcript
 	if len(t.Head) == 0 && len(t.Tail) == 0 && (len(res.Stdout) > 0 || len(res.Stderr) > 0) {
 		t = transcriptOf(res.Stdout, res.Stderr)
@@ -43,6 +45,9 @@ func CommandResult(res jail.Result, grant *jail.Spec) Result {
 	code := res.ExitCode
 	r := Result{Meta: Meta{ExitCode: &code, TimedOut: res.TimedOut, Truncated: t.Omitted > 0, Signal: res.Signal, Violations: res.Violations}}
 	switch {
+	case res.TimedOut && asked > 0:
+		fmt.Fprintf(&b, "[timed out after %s: the command and everything it started were killed. The user's [limits] timeout in brig's configuration capped this call (it asked for %s); a larger timeout_seconds will not help. Run less at once, or tell the user it needs longer]", res.Duration.Round(time.Second), asked)
+		r.IsError = true
 	case res.TimedOut:
 		fmt.Fprintf(&b, "[timed out after %s: the command and everything it started were killed. If it needs longer, set timeout_seconds (at most %d); or run less at once]", res.Duration.Round(time.Second), int(MaxBashTimeout/time.Second))
 		r.IsError = true

@@ -15,9 +15,11 @@ func TestCommandResult(t *testing.T) {
 	tests := []struct {
 		name    string
 		res     jail.Result
+		asked   time.Duration
 		isError bool
 		want    string // the whole text, when set
 		has     []string
+		hasNot  []string
 	}{
 		{name: "stdout only", res: jail.Result{Transcript: jail.Transcript{Head: []jail.Chunk{chunk(false, "hi\n")}, Stdout: 3}},
 			want: "hi\n[exit code 0]"},
@@ -42,6 +44,8 @@ func TestCommandResult(t *testing.T) {
 			has: []string{"head\n[… 3.0 MiB (1000 lines) left out here; the whole output was 3.0 MiB", "…]\ntail\n[exit code 0]"}},
 		{name: "timeout", res: jail.Result{TimedOut: true, ExitCode: 137, Duration: 5 * time.Second}, isError: true,
 			has: []string{"timed out after 5s", "everything it started were killed", "timeout_seconds"}},
+		{name: "timeout capped by the user's limit", res: jail.Result{TimedOut: true, ExitCode: 137, Duration: 2 * time.Second}, asked: 6 * time.Second, isError: true,
+			has: []string{"timed out after 2s", "user's [limits] timeout", "asked for 6s", "will not help"}, hasNot: []string{"set timeout_seconds"}},
 		{name: "interrupted", res: jail.Result{Canceled: true, ExitCode: 137}, isError: true, has: []string{"interrupted by the user"}},
 		{name: "signal", res: jail.Result{Signal: "SIGSEGV", ExitCode: 139}, isError: true, has: []string{"killed by SIGSEGV (exit code 139)"}},
 		{name: "limit", res: jail.Result{ExitCode: 137, Signal: "SIGKILL", Limit: jail.LimitMemory, LimitDetail: "the call used more than its memory limit of 1.0 GiB"}, isError: true,
@@ -49,7 +53,7 @@ func TestCommandResult(t *testing.T) {
 		{name: "violations", res: jail.Result{Violations: []string{"/ws/.git/hooks/pre-commit"}}, has: []string{"protected paths", "pre-commit"}},
 	}
 	for _, tt := range tests {
-		r := CommandResult(tt.res, nil)
+		r := CommandResult(tt.res, nil, tt.asked)
 		if r.IsError != tt.isError {
 			t.Errorf("%s: IsError = %v", tt.name, r.IsError)
 		}
@@ -59,6 +63,11 @@ func TestCommandResult(t *testing.T) {
 		for _, h := range tt.has {
 			if !strings.Contains(r.Text, h) {
 				t.Errorf("%s: %q lacks %q", tt.name, tail(r.Text), h)
+			}
+		}
+		for _, h := range tt.hasNot {
+			if strings.Contains(r.Text, h) {
+				t.Errorf("%s: %q has %q", tt.name, tail(r.Text), h)
 			}
 		}
 		if len(r.Text) > MaxCommandOutputBytes+1024 {

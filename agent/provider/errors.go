@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrorKind classifies a failed model call by what the user can do about it.
@@ -55,6 +57,10 @@ type Error struct {
 	RetryAfter time.Duration // what the server asked for, if it did
 	Attempts   int           // requests made, set by the retry loop
 	Err        error         // underlying error (network), if any
+	// Fix, when set, replaces the default advice of a context overflow
+	// (the TUI's "run /compact, or start a new session") with the front
+	// end's own (brig -p: brig -c --compact).
+	Fix string
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -79,7 +85,7 @@ func (e *Error) Error() string {
 			fmt.Fprintf(&b, "List the server's models with: curl %s/models", strings.TrimSuffix(e.BaseURL, "/"))
 		}
 	case ErrContextOverflow:
-		fmt.Fprintf(&b, "the conversation no longer fits the context window of %s%s: run /compact, or start a new session", e.Model, detail)
+		fmt.Fprintf(&b, "the conversation no longer fits the context window of %s%s: %s", e.Model, detail, cmp.Or(e.Fix, "run /compact, or start a new session"))
 	case ErrRateLimit:
 		fmt.Fprintf(&b, "rate limited by %s%s", e.Provider, detail)
 		e.writeAttempts(&b)
@@ -120,16 +126,30 @@ func (e *Error) detail() string {
 		parts = append(parts, e.Type)
 	}
 	s := strings.Join(parts, " ")
-	if e.Message != "" {
+	if msg := strings.Join(strings.Fields(e.Message), " "); msg != "" { // on one line
 		if s != "" {
 			s += ": "
 		}
-		s += e.Message
+		s += msg
 	}
 	if s == "" {
 		return ""
 	}
 	return " (" + s + ")"
+}
+
+// OneLine is s on one line — every run of white space, newlines included,
+// made one space — cut to at most max bytes (on a character boundary, with
+// "…" after the cut).
+func OneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= max {
+		return s
+	}
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max] + "…"
 }
 
 func (e *Error) writeAttempts(b *strings.Builder) {

@@ -54,6 +54,7 @@ func TestErrorTextIsActionable(t *testing.T) {
 		{ErrModelNotFound, nil, []string{`"claude-x"`, "claude-sonnet-4-5"}},
 		{ErrModelNotFound, func(e *Error) { e.Provider = OpenAIChat; e.BaseURL = "http://h/v1" }, []string{"curl http://h/v1/models"}},
 		{ErrContextOverflow, nil, []string{"context window", "/compact"}},
+		{ErrContextOverflow, func(e *Error) { e.Fix = "run brig -c --compact" }, []string{"context window", ": run brig -c --compact"}},
 		{ErrRateLimit, func(e *Error) { e.Attempts = 4; e.RetryAfter = 90 * time.Second }, []string{"rate limited", "after 4 attempts", "1m30s"}},
 		{ErrOverloaded, func(e *Error) { e.Status = 529 }, []string{"overloaded", "529"}},
 		{ErrNetwork, func(e *Error) { e.Err = errors.New("connection refused") }, []string{"https://api.anthropic.com", "connection refused", "ANTHROPIC_BASE_URL"}},
@@ -126,5 +127,18 @@ func TestNetworkErrorKeepsCancellation(t *testing.T) {
 	}
 	if err := NetworkError(context.Background(), OpenAI, "http://x", errors.New("boom")); !IsKind(err, ErrNetwork) {
 		t.Errorf("got %v", err)
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"a\n  b\tc\n": "a b c",
+		"":            "",
+		"ééééé":       "éé…",
+		"short":       "short",
+	} {
+		if got := OneLine(in, 5); got != want {
+			t.Errorf("OneLine(%q, 5) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -100,8 +100,12 @@ func (r Retry) Run(ctx context.Context, emit func(Event) error, attempt Attempt)
 		}
 		r.Logger.Debug("provider: retrying", "provider", pe.Provider, "kind", pe.Kind, "status", pe.Status, "attempt", n, "wait", wait)
 		// Said to the caller without counting as delivered: the answer
-		// has not started.
-		_ = emit(Event{Type: EventRetry, Text: fmt.Sprintf("%s: %s%s; retrying in %s (attempt %d of %d)", pe.Provider, strings.ReplaceAll(string(pe.Kind), "_", " "), pe.detail(), wait.Round(100*time.Millisecond), n+1, r.MaxAttempts)})
+		// has not started. One line, however long the server's message.
+		detail := pe.detail()
+		if detail != "" {
+			detail = " " + OneLine(detail, 300)
+		}
+		_ = emit(Event{Type: EventRetry, Text: fmt.Sprintf("%s: %s%s; retrying in %s (attempt %d of %d)", pe.Provider, strings.ReplaceAll(string(pe.Kind), "_", " "), detail, wait.Round(100*time.Millisecond), n+1, r.MaxAttempts)})
 		if err := r.Sleep(ctx, wait); err != nil {
 			return resp, err
 		}

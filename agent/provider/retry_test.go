@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 )
@@ -88,5 +89,19 @@ func TestBackoff(t *testing.T) {
 				t.Fatalf("Backoff(%d) = %v, want within [%v, %v]", n, d, window/2, window)
 			}
 		}
+	}
+}
+
+// TestRetryNoticeIsOneLine: a retry is said on one line, however many
+// lines the server's message has.
+func TestRetryNoticeIsOneLine(t *testing.T) {
+	var notices []string
+	r := Retry{Logger: quiet(), MaxAttempts: 2, Sleep: func(context.Context, time.Duration) error { return nil }}
+	_, _ = r.Run(context.Background(), func(ev Event) error { notices = append(notices, ev.Text); return nil },
+		func(context.Context, func(Event) error) (Response, error) {
+			return Response{}, &Error{Kind: ErrOverloaded, Provider: Anthropic, Status: 529, Message: "busy\n\n  try\tlater\n"}
+		})
+	if len(notices) != 1 || !strings.HasPrefix(notices[0], "anthropic: overloaded (529: busy try later); retrying in ") {
+		t.Errorf("notices %q", notices)
 	}
 }

@@ -214,7 +214,7 @@ func nonInteractive(yes bool, stderr io.Writer) agent.Approver {
 			// lets a host through without a human.
 			fmt.Fprintf(stderr, "brig: refused %s's connection to %s (%s; no one to ask — --allow-host %s or a rule %s allows it)\n",
 				req.Tool, net.JoinHostPort(n.Host, strconv.Itoa(n.Port)), v.Reason, n.Host, policy.NetRule(n.Host))
-			return agent.Approval{Answer: agent.AnswerDeny, By: "no one"}, nil
+			return agent.Approval{Answer: agent.AnswerDeny, By: agent.ByNoOne}, nil
 		}
 		if len(v.Beyond) > 0 {
 			var parts []string
@@ -222,8 +222,8 @@ func nonInteractive(yes bool, stderr io.Writer) agent.Approver {
 				parts = append(parts, b.String())
 			}
 			fmt.Fprintf(stderr, "brig: denied (beyond the %s jail profile; --yes never widens it): %s — %s\n", v.Profile, req.Tool, strings.Join(parts, "; "))
-			return agent.Approval{Answer: agent.AnswerDeny, Message: fmt.Sprintf(
-				"this call needs a grant beyond the %s jail profile of %s mode (%s), which only the user can give, and this is a non-interactive run: %s. Do without it, or tell the user what you need and why",
+			return agent.Approval{Answer: agent.AnswerDeny, By: agent.ByNoOne, Message: fmt.Sprintf(
+				"this call needs a grant beyond the %s jail profile of %s mode (%s), which only the user can give, and a non-interactive run cannot ask them: %s. Do without it, or tell the user what you need and why",
 				v.Profile, v.Mode, v.Profile.Describe(), strings.Join(parts, "; "))}, nil
 		}
 		if yes {
@@ -231,7 +231,7 @@ func nonInteractive(yes bool, stderr io.Writer) agent.Approver {
 			return agent.Approval{Answer: agent.AnswerOnce, By: "--yes"}, nil
 		}
 		fmt.Fprintf(stderr, "brig: denied (no one to ask; use --yes or --mode): %s — %s\n", req.Tool, v.Reason)
-		return agent.Approval{Answer: agent.AnswerDeny, By: "no one", Message: "this is a non-interactive run and the call needs approval (" + v.Reason + "); do without it or explain what you need"}, nil
+		return agent.Approval{Answer: agent.AnswerDeny, By: agent.ByNoOne, Message: "the call needs approval (" + v.Reason + ") and a non-interactive run cannot ask the user; do without it or explain what you need"}, nil
 	})
 }
 
@@ -255,7 +255,7 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 	defer stderr.Flush()
 	o.Stdout, o.Stderr = stdout, stderr
 	pr := newPrinter(o.Output, o.Stdout, o.Stderr)
-	run, err := setupAgent(ctx, o, nonInteractive(o.Yes, o.Stderr), pr.event)
+	run, err := setupAgent(ctx, o, nonInteractive(o.Yes, pr.errLines()), pr.event)
 	if err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 		ToolCalls: tr.ToolCalls, Usage: tr.Usage, CostUSD: tr.Cost, DurationMS: time.Since(start).Milliseconds(),
 	}
 	if runErr != nil {
-		sum.Error = runErr.Error()
+		sum.Error = oneShotError(runErr)
 	}
 	_, sum.SessionCostUSD = a.Totals()
 	sum.Calls = pr.calls
@@ -301,7 +301,7 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 		return exitError{code}
 	case runErr != nil:
 		if o.Output == outputText {
-			fmt.Fprintln(o.Stderr, "brig:", runErr)
+			fmt.Fprintln(o.Stderr, "brig:", sum.Error)
 		}
 		return exitError{exitFailed}
 	case tr.Stop == agent.StopBound:
@@ -310,6 +310,22 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 		return exitError{exitIncomplete}
 	}
 	return nil
+}
+
+// oneShotError is err's text with -p's own advice where the default
+// names the TUI's commands: a conversation that no longer fits the
+// model's context window is compacted from the command line, not with
+// /compact. (A wrapping error holds its text already: the provider
+// error's part of it is replaced.)
+func oneShotError(err error) string {
+	msg := err.Error()
+	var pe *provider.Error
+	if errors.As(err, &pe) && pe.Kind == provider.ErrContextOverflow && pe.Fix == "" {
+		before := pe.Error()
+		pe.Fix = `run brig -c --compact to summarise the session's older part (then go on with brig -c -p "…"), or start a new session`
+		msg = strings.Replace(msg, before, pe.Error(), 1)
+	}
+	return msg
 }
 
 // openSession creates the run's session (st nil), or reopens the one
@@ -438,8 +454,10 @@ func (p *printer) event(ev agent.Event) {
 		// its text is its summary, which the main agent receives.
 		switch ev.Kind {
 		case agent.EventToolEnd:
+			p.endLine()
 			p.toolEnd(*ev.Tool, "  ↳ ")
 		case agent.EventNotice:
+			p.endLine()
 			fmt.Fprintf(p.err, "brig: subagent %s: %s\n", ev.Parent, ev.Text)
 		}
 		return
@@ -449,15 +467,40 @@ func (p *printer) event(ev agent.Event) {
 		fmt.Fprint(p.out, ev.Text)
 		p.midLine = !strings.HasSuffix(ev.Text, "\n")
 	case agent.EventToolEnd:
-		if p.midLine {
-			fmt.Fprintln(p.out)
-			p.midLine = false
-		}
+		p.endLine()
 		p.toolEnd(*ev.Tool, "")
 	case agent.EventNotice:
+		p.endLine()
 		fmt.Fprintf(p.err, "brig: %s\n", ev.Text)
 	}
 }
+
+// endLine ends the answer's line on stdout when it was left open, before
+// a line on stderr: on a terminal both go to the same screen, and the
+// notice would otherwise run on from the answer's last word.
+func (p *printer) endLine() {
+	if p.midLine {
+		fmt.Fprintln(p.out)
+		p.midLine = false
+	}
+}
+
+// errLines is stderr for lines written outside the printer's events (the
+// approver's): each starts on a line of its own, as a notice does.
+func (p *printer) errLines() io.Writer {
+	return writerFunc(func(b []byte) (int, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.format == outputText {
+			p.endLine()
+		}
+		return p.err.Write(b)
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
 // toolEnd shows a finished call on stderr: the call, then the last lines
 // of a command's output or the first line of another tool's result.
@@ -524,9 +567,7 @@ func (p *printer) finish(s oneShotSummary) {
 			oneShotSummary
 		}{"result", s})
 	default:
-		if p.midLine {
-			fmt.Fprintln(p.out)
-		}
+		p.endLine()
 		sess := "no session kept: nothing was answered"
 		if s.Session != "" {
 			sess = fmt.Sprintf("session %s: $%.4f", s.Session, s.SessionCostUSD)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"brig/agent"
+	"brig/agent/provider"
 	"brig/tools"
 )
 
@@ -44,5 +45,32 @@ func TestOneShotShowsAToolsOutputAsReceived(t *testing.T) {
 	}
 	if got, want := show("read_file", "first\n\nthird\n"), "  │ first\n"; got != want {
 		t.Errorf("another tool's result: got %q, want %q", got, want)
+	}
+}
+
+// TestOneShotNoticeStartsOnItsOwnLine: a notice on stderr after streamed
+// text that did not end its line ends that line first, so on a terminal
+// (both streams on one screen) the two do not run together.
+func TestOneShotNoticeStartsOnItsOwnLine(t *testing.T) {
+	var both bytes.Buffer // stdout and stderr on the same terminal
+	p := newPrinter(outputText, &both, &both)
+	p.event(agent.Event{Kind: agent.EventText, Text: "Writing the file now"})
+	p.event(agent.Event{Kind: agent.EventNotice, Text: "the answer was cut by the output limit; its tool calls were not run"})
+	p.event(agent.Event{Kind: agent.EventText, Text: "done\n"})
+	p.event(agent.Event{Kind: agent.EventNotice, Text: "second"})
+	p.event(agent.Event{Kind: agent.EventText, Text: "Fetching it"})
+	fmt.Fprintln(p.errLines(), "brig: refused bash's connection") // the approver's line
+	want := "Writing the file now\nbrig: the answer was cut by the output limit; its tool calls were not run\ndone\nbrig: second\nFetching it\nbrig: refused bash's connection\n"
+	if got := both.String(); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestOneShotOverflowAdvice: a context overflow in -p advises brig -c
+// --compact, not the TUI's /compact.
+func TestOneShotOverflowAdvice(t *testing.T) {
+	err := fmt.Errorf("request: %w", &provider.Error{Kind: provider.ErrContextOverflow, Provider: provider.Anthropic, Model: "claude-x", Status: 400})
+	if got := oneShotError(err); !strings.Contains(got, "brig -c --compact") || strings.Contains(got, "/compact") {
+		t.Errorf("overflow in -p: %s", got)
 	}
 }

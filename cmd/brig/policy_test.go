@@ -218,7 +218,12 @@ func TestNonInteractiveNeverWidens(t *testing.T) {
 	beyond := in
 	beyond.Verdict.Beyond = []policy.Beyond{{What: "reads /x/y, outside the workspace", Rule: "Read(/x/y)", Flag: "--add-dir /x:ro"}}
 	a, _ := ap.Approve(context.Background(), beyond)
-	if a.Answer != agent.AnswerDeny || !strings.Contains(a.Message, "--add-dir /x:ro") || !strings.Contains(a.Message, "Read(/x/y)") {
+	if a.Answer != agent.AnswerDeny || a.By != agent.ByNoOne || !strings.Contains(a.Message, "--add-dir /x:ro") || !strings.Contains(a.Message, "Read(/x/y)") {
 		t.Fatalf("--yes beyond the profile: %+v", a)
+	}
+	// Without --yes no one is asked: the model is not told a user refused.
+	a, _ = nonInteractive(false, &stderr).Approve(context.Background(), in)
+	if a.Answer != agent.AnswerDeny || a.By != agent.ByNoOne || !strings.Contains(a.Message, "a non-interactive run cannot ask the user") {
+		t.Fatalf("no one to ask: %+v", a)
 	}
 }

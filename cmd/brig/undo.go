@@ -174,14 +174,18 @@ func printUndo(w io.Writer, rep *checkpoint.UndoReport, ws, id string) {
 		}
 	}
 	for _, c := range rep.Changes {
-		what := "restored"
-		switch {
-		case c.Kind == checkpoint.Deleted:
-			what = "removed"
-		case c.Kind == checkpoint.Created:
-			what = "recreated"
-		case c.Kind == checkpoint.Mode:
+		// What it would do (a dry run, a refused undo), or did.
+		what := "restore"
+		switch c.Kind {
+		case checkpoint.Deleted:
+			what = "remove"
+		case checkpoint.Created:
+			what = "recreate"
+		case checkpoint.Mode:
 			what = "mode"
+		}
+		if rep.Applied && what != "mode" {
+			what += "d"
 		}
 		fmt.Fprintf(w, "  %-9s %s\n", what, shown(relPath(c.Path, ws)))
 	}

@@ -83,3 +83,23 @@ func TestPrintUndoNotesSharedCalls(t *testing.T) {
 		t.Errorf("a note for a call that did not share the workspace:\n%s", out)
 	}
 }
+
+// TestPrintUndoDryRunListsFiles: a dry run says which files it would put
+// back, in words that say it has not.
+func TestPrintUndoDryRunListsFiles(t *testing.T) {
+	rep := &checkpoint.UndoReport{Calls: []checkpoint.Call{{N: 2, ID: "toolu_a", Tool: "edit_file"}}, Changes: []checkpoint.Change{
+		{Path: "/ws/a.go", Kind: checkpoint.Modified}, {Path: "/ws/new.txt", Kind: checkpoint.Deleted}, {Path: "/ws/gone.txt", Kind: checkpoint.Created},
+	}}
+	var b strings.Builder
+	printUndo(&b, rep, "/ws", "2026-11-28-abcdef")
+	want := "brig: would undo (dry run) call 2 (edit_file toolu_a) of session 2026-11-28-abcdef\n  restore   a.go\n  remove    new.txt\n  recreate  gone.txt\n"
+	if got := b.String(); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	rep.Applied = true
+	b.Reset()
+	printUndo(&b, rep, "/ws", "2026-11-28-abcdef")
+	if got := b.String(); !strings.Contains(got, "  restored  a.go\n  removed   new.txt\n  recreated gone.txt\n") {
+		t.Errorf("applied:\n%s", got)
+	}
+}

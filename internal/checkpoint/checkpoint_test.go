@@ -895,3 +895,38 @@ func TestWarmAfterACallsSnapshotWaitsForNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestUndoDryRunListsWhatItWouldRestore: a dry run changes nothing and
+// lists each path the undo would put back, as the undo itself then does;
+// a refused undo lists them beside its conflicts.
+func TestUndoDryRunListsWhatItWouldRestore(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	r.call(`echo more >> README.md && rm run.sh && echo n > new.txt && chmod 700 empty`)
+	mid := treetest.Read(t, r.ws)
+	list := func(rep *UndoReport) []string {
+		var out []string
+		for _, c := range rep.Changes {
+			out = append(out, string(c.Kind)+" "+strings.TrimPrefix(c.Path, r.ws+"/"))
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := []string{"created run.sh", "deleted new.txt", "mode empty", "modified README.md"}
+	dry := r.mustUndo(UndoOptions{DryRun: true})
+	if dry.Applied || !slices.Equal(list(dry), want) {
+		t.Fatalf("dry run: applied %v, changes %q; want %q", dry.Applied, list(dry), want)
+	}
+	if d := treetest.Diff(mid, treetest.Read(t, r.ws)); d != "" {
+		t.Fatalf("a dry run changed files:\n%s", d)
+	}
+	r.write("README.md", "the user's edit\n", 0o644)
+	refused, err := r.undo(UndoOptions{})
+	if !errors.Is(err, ErrConflict) || len(refused.Conflicts) != 1 || !slices.Equal(list(refused), want) {
+		t.Fatalf("refused undo: %v, conflicts %+v, changes %q", err, refused.Conflicts, list(refused))
+	}
+	done := r.mustUndo(UndoOptions{Force: true})
+	if !done.Applied || !slices.Equal(list(done), want) {
+		t.Fatalf("the undo did %q; the dry run said %q", list(done), want)
+	}
+}

@@ -144,7 +144,8 @@ type UndoReport struct {
 	Session string `json:"session"`
 	Calls   []Call `json:"calls"` // undone, oldest first
 	// Changes are what the undo changed (relative to the workspace as it
-	// was just before it): restored, recreated or removed paths.
+	// was just before it): restored, recreated or removed paths; when it
+	// was not applied (a dry run, or refused), what it would change.
 	Changes   []Change   `json:"changes,omitempty"`
 	More      int        `json:"more,omitempty"`
 	Restored  int        `json:"restored"`
@@ -301,6 +302,7 @@ func (s *Store) undo(ctx context.Context, evs []Event, o UndoOptions) (*UndoRepo
 		}
 	}
 	if o.DryRun || (len(rep.Conflicts) > 0 && !o.Force) {
+		plan(actions, rep)
 		if len(rep.Conflicts) > 0 && !o.Force {
 			return rep, fmt.Errorf("%w: %d path(s) differ from what brig's calls left (use --force to overwrite them)", ErrConflict, len(rep.Conflicts))
 		}
@@ -326,6 +328,36 @@ func (s *Store) undo(ctx context.Context, evs []Event, o UndoOptions) (*UndoRepo
 		rep.Calls[i].Undone, rep.Calls[i].UndoneAt = true, ev.Time
 	}
 	return rep, nil
+}
+
+// plan lists in rep.Changes what the actions would change, for an undo
+// that is not carried out (a dry run, or one refused for conflicts): what
+// apply would note, had everything gone well.
+func plan(actions []action, rep *UndoReport) {
+	note := func(p string, kind ChangeKind, t Type) {
+		if len(rep.Changes) < MaxListed {
+			rep.Changes = append(rep.Changes, Change{Path: p, Kind: kind, Type: t})
+		} else {
+			rep.More++
+		}
+	}
+	for _, a := range actions {
+		cur, t := a.current, a.target
+		switch {
+		case t.Type == TypeNone:
+			if cur.Type != TypeNone {
+				note(a.path, Deleted, cur.Type)
+			}
+		case t.Type == TypeDir && cur.Type == TypeDir:
+			if cur.Mode != t.Mode {
+				note(a.path, Mode, TypeDir)
+			}
+		case cur.Type == TypeNone || cur.Type == TypeDir:
+			note(a.path, Created, t.Type)
+		default:
+			note(a.path, Modified, t.Type)
+		}
+	}
 }
 
 // selectCalls picks the calls to undo: the last one that changed

@@ -111,23 +111,36 @@ func (s Set) Empty() bool { return len(s.byProvider) == 0 }
 type MissingError struct {
 	Provider string // "" when no provider at all is configured
 	File     string
+	// Keyless says that a server of the chosen API that needs no key
+	// (a local OpenAI-compatible one on --base-url) would do as well.
+	Keyless bool
 }
 
 func (e *MissingError) Error() string {
 	var b strings.Builder
-	if e.Provider == "" {
-		b.WriteString("no model provider is configured. Any one of these works:\n")
-	} else {
-		fmt.Fprintf(&b, "no API key for %s. Any one of these works:\n", e.Provider)
+	if env := envVars[e.Provider]; env != "" {
+		// A model of this provider was chosen: only its key helps (a key
+		// of the other provider may well be set already).
+		fmt.Fprintf(&b, "no API key for %s. Either of these works:\n", e.Provider)
+		fmt.Fprintf(&b, "  - export %s=…\n", env)
+		fmt.Fprintf(&b, "  - put the key in %s and run chmod 600 %s:\n", e.File, e.File)
+		fmt.Fprintf(&b, "        [%s]\n        api_key = \"…\"", e.Provider)
+		if e.Keyless {
+			b.WriteString("\n" + keylessServer)
+		}
+		return b.String()
 	}
+	b.WriteString("no model provider is configured. Any one of these works:\n")
 	fmt.Fprintf(&b, "  - export ANTHROPIC_API_KEY=… (Anthropic models, e.g. --model claude-sonnet-4-5)\n")
 	fmt.Fprintf(&b, "  - export OPENAI_API_KEY=… (OpenAI models, e.g. --model gpt-5)\n")
 	fmt.Fprintf(&b, "  - put the key in %s and run chmod 600 %s:\n", e.File, e.File)
 	fmt.Fprintf(&b, "        [anthropic]\n        api_key = \"…\"\n        [openai]\n        api_key = \"…\"\n")
-	fmt.Fprintf(&b, "  - use a local OpenAI-compatible server, which needs no key:\n")
-	fmt.Fprintf(&b, "        --base-url http://127.0.0.1:11434/v1 --model <model> (Ollama; llama.cpp's server is usually http://127.0.0.1:8080/v1)")
+	b.WriteString(keylessServer)
 	return b.String()
 }
+
+const keylessServer = "  - use a local OpenAI-compatible server, which needs no key:\n" +
+	"        --base-url http://127.0.0.1:11434/v1 --model <model> (Ollama; llama.cpp's server is usually http://127.0.0.1:8080/v1)"
 
 // None returns the error for "nothing configured at all", naming the
 // credentials file that was looked for.

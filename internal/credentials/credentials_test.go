@@ -124,23 +124,37 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-func TestMissingErrorListsEveryWay(t *testing.T) {
+func TestMissingErrorListsWhatWorks(t *testing.T) {
 	d := dirs(t)
 	set, err := Load(nil, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = set.Get(Anthropic)
-	if err == nil {
-		t.Fatal("no error without a key")
+	got := None(d).Error()
+	if !strings.HasPrefix(got, "no model provider is configured") {
+		t.Errorf("None: %s", got)
 	}
 	for _, want := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", Path(d), "chmod 600 " + Path(d), "--base-url", "Ollama", "llama.cpp"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("message lacks %q:\n%s", want, err)
+		if !strings.Contains(got, want) {
+			t.Errorf("message lacks %q:\n%s", want, got)
 		}
 	}
-	if got := None(d).Error(); !strings.HasPrefix(got, "no model provider is configured") {
-		t.Errorf("None: %s", got)
+	// A model of one provider was chosen: only what gives that
+	// provider a key is listed (the other provider's key does not help).
+	for p, other := range map[string]string{OpenAI: "ANTHROPIC_API_KEY", Anthropic: "OPENAI_API_KEY"} {
+		_, err = set.Get(p)
+		if err == nil {
+			t.Fatal("no error without a key")
+		}
+		msg := err.Error()
+		for _, want := range []string{"no API key for " + p, "export " + EnvVar(p) + "=", Path(d), "chmod 600 " + Path(d), "[" + p + "]"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: message lacks %q:\n%s", p, want, msg)
+			}
+		}
+		if strings.Contains(msg, other) || strings.Contains(msg, "--base-url") {
+			t.Errorf("%s: message lists what would not work:\n%s", p, msg)
+		}
 	}
 }
 

@@ -191,7 +191,7 @@ func TestToolTour(t *testing.T) {
 func TestDenialReachesTheModel(t *testing.T) {
 	e := newEnv(t, "anthropic",
 		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{scenario.Bash("touch made-by-the-model")}},
-		fakeprovider.Turn{Check: []fakeprovider.Check{scenario.Failed(0, true), scenario.Has(0, "the user denied this call: this is a non-interactive run")}, Text: "ok"},
+		fakeprovider.Turn{Check: []fakeprovider.Check{scenario.Failed(0, true), scenario.Has(0, "not approved: the call needs approval")}, Text: "ok"},
 	)
 	r := e.run(t, append(modelArgs("anthropic"), "-p", "x", "--mode", "ask")...)
 	e.srv.Verify(t)

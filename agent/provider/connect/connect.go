@@ -10,6 +10,7 @@ package connect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -83,6 +84,10 @@ func New(cfg Config) (*Client, error) {
 	// may need no key; every other endpoint does.
 	if !ok && !(wire == provider.OpenAIChat && base != "") {
 		_, err := cfg.Credentials.Get(keyProvider)
+		var missing *credentials.MissingError
+		if errors.As(err, &missing) && wire == provider.OpenAIChat {
+			missing.Keyless = true // a local server on --base-url needs none
+		}
 		return nil, err
 	}
 	out := &Client{Model: model, BaseURL: base, KeySource: cred.Source}

@@ -3,8 +3,13 @@ package connect
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"brig/agent/provider"
 	"brig/internal/credentials"
@@ -77,6 +82,12 @@ func TestNew(t *testing.T) {
 	if !errors.As(err, &missing) {
 		t.Errorf("missing key: %T %v", err, err)
 	}
+	// gpt-5 with only an Anthropic key: the Anthropic key is not offered
+	// as a fix, nor a local server (gpt-5 is OpenAI's own API).
+	_, err = New(Config{Model: "gpt-5", Env: []string{"ANTHROPIC_API_KEY=a"}, Credentials: creds(t, []string{"ANTHROPIC_API_KEY=a"})})
+	if msg := fmt.Sprint(err); !strings.Contains(msg, "OPENAI_API_KEY") || strings.Contains(msg, "ANTHROPIC_API_KEY") || strings.Contains(msg, "--base-url") {
+		t.Errorf("gpt-5 without an OpenAI key: %s", msg)
+	}
 }
 
 func TestConnectedClientStreams(t *testing.T) {
@@ -99,5 +110,35 @@ func TestConnectedClientStreams(t *testing.T) {
 	}
 	if mt, _ := reqs[0].Decoded["max_tokens"].(float64); int(mt) != c.Model.MaxOutput {
 		t.Errorf("max_tokens %v, want the conservative default %d", reqs[0].Decoded["max_tokens"], c.Model.MaxOutput)
+	}
+}
+
+// TestWebPageFailsAtOnceOnEveryWire: a base URL that serves web pages
+// (python3 -m http.server answers POST with an HTML 501) fails at the
+// first request in all three wire formats, on one line.
+func TestWebPageFailsAtOnceOnEveryWire(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "text/html;charset=utf-8")
+		w.WriteHeader(http.StatusNotImplemented)
+		fmt.Fprint(w, "<!DOCTYPE HTML>\n<html lang=\"en\">\n<head>\n<title>Error response</title>\n</head>\n<body>\n<h1>Error response</h1>\n</body>\n</html>\n")
+	}))
+	defer srv.Close()
+	env := []string{"ANTHROPIC_API_KEY=a", "OPENAI_API_KEY=o"}
+	for _, wire := range []provider.Name{provider.Anthropic, provider.OpenAI, provider.OpenAIChat} {
+		requests.Store(0)
+		c, err := New(Config{Model: "some-model", Wire: wire, BaseURL: srv.URL, Env: env, Credentials: creds(t, env),
+			Retry: provider.Retry{Sleep: func(context.Context, time.Duration) error { return nil }}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Stream(context.Background(), provider.Request{Model: "some-model", Messages: []provider.Message{{Role: provider.User, Content: []provider.Block{provider.Text("hi")}}}}, func(provider.Event) error { return nil })
+		if !provider.IsKind(err, provider.ErrNoEndpoint) || requests.Load() != 1 {
+			t.Fatalf("%s: %d requests, err %v", wire, requests.Load(), err)
+		}
+		if msg := err.Error(); strings.ContainsAny(msg, "\n<") || !strings.Contains(msg, srv.URL) || !strings.Contains(msg, `web page titled "Error response"`) {
+			t.Errorf("%s: %q", wire, msg)
+		}
 	}
 }

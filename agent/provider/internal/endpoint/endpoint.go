@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"strings"
@@ -151,9 +152,10 @@ func (e *Endpoint) Stream(ctx context.Context, model string, body []byte, emit f
 		if resp.StatusCode/100 != 2 {
 			return provider.Response{}, e.httpError(model, resp)
 		}
-		if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(strings.ToLower(ct), "text/html") {
+		if ct := resp.Header.Get("Content-Type"); webPage(ct, nil) {
 			// A web page, not an API: retrying will not change that.
-			pe := &provider.Error{Kind: provider.ErrNoEndpoint, Status: resp.StatusCode, Message: "the server answered with a web page (" + ct + "), not an event stream"}
+			head, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
+			pe := &provider.Error{Kind: provider.ErrNoEndpoint, Status: resp.StatusCode, Message: e.pageMessage(head)}
 			e.fill(pe, model)
 			return provider.Response{}, pe
 		}
@@ -197,18 +199,32 @@ func (e *Endpoint) fill(pe *provider.Error, model string) {
 	pe.Message = provider.Scrub(pe.Message, e.Key.Reveal())
 }
 
-// httpError turns a non-2xx answer into a typed error.
+// httpError turns a non-2xx answer into a typed error. A body that is not
+// the provider's error JSON is shown on one line, cut short; a web page
+// is not shown at all (its title at most) and fails at once: the base URL
+// points at a web server, not at the API, and asking again will not change
+// that. Only a proxy's or gateway's page (429, 502, 503, 504: the API
+// behind it may answer in a moment) keeps the status's own kind and its
+// retries.
 func (e *Endpoint) httpError(model string, resp *http.Response) *provider.Error {
 	body := sse.ReadErrorBody(resp)
 	typ, msg := e.DecodeError(body)
+	page := typ == "" && msg == "" && webPage(resp.Header.Get("Content-Type"), body)
 	if typ == "" && msg == "" {
-		msg = strings.TrimSpace(string(body))
-		if len(msg) > 300 {
-			msg = msg[:300] + "…"
+		msg = provider.OneLine(string(body), maxShownBody)
+	}
+	kind := provider.Classify(resp.StatusCode, typ, msg)
+	if page {
+		msg = e.pageMessage(body)
+		switch resp.StatusCode {
+		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			msg = "a web page" + pageTitle(body) // a proxy's or gateway's, in front of the API
+		default:
+			kind = provider.ErrNoEndpoint
 		}
 	}
 	pe := &provider.Error{
-		Kind:       provider.Classify(resp.StatusCode, typ, msg),
+		Kind:       kind,
 		Status:     resp.StatusCode,
 		Type:       typ,
 		Message:    msg,
@@ -216,6 +232,58 @@ func (e *Endpoint) httpError(model string, resp *http.Response) *provider.Error 
 	}
 	e.fill(pe, model)
 	return pe
+}
+
+// maxShownBody bounds how much of an error body that is not the
+// provider's JSON goes into the error (on one line).
+const maxShownBody = 200
+
+// pageMessage says that the server answered with a web page, with the
+// page's title when it has one (the error around it says the API is not
+// there).
+func (e *Endpoint) pageMessage(body []byte) string {
+	return "it answered with a web page" + pageTitle(body)
+}
+
+// webPage reports whether an answer is a web page: served as HTML, or,
+// without a type that says otherwise, a body that starts as one.
+func webPage(contentType string, body []byte) bool {
+	ct := strings.ToLower(contentType)
+	if strings.HasPrefix(ct, "text/html") || strings.HasPrefix(ct, "application/xhtml") {
+		return true
+	}
+	if strings.Contains(ct, "json") || strings.HasPrefix(ct, "text/event-stream") {
+		return false
+	}
+	start := strings.ToLower(strings.TrimSpace(string(body[:min(len(body), 512)])))
+	return strings.HasPrefix(start, "<!doctype html") || strings.HasPrefix(start, "<html") ||
+		strings.HasPrefix(start, "<head") || strings.HasPrefix(start, "<body") ||
+		strings.HasPrefix(start, "<?xml") && strings.Contains(start, "<html")
+}
+
+// pageTitle is ` titled "…"` for an HTML page's title, on one line and
+// short, or "" when it has none.
+func pageTitle(body []byte) string {
+	s := string(body)
+	lower := strings.ToLower(s)
+	i := strings.Index(lower, "<title")
+	if i < 0 {
+		return ""
+	}
+	open := strings.IndexByte(lower[i:], '>')
+	if open < 0 {
+		return ""
+	}
+	from := i + open + 1
+	end := strings.Index(lower[from:], "</title")
+	if end < 0 {
+		return ""
+	}
+	t := provider.OneLine(html.UnescapeString(s[from:from+end]), 80)
+	if t == "" {
+		return ""
+	}
+	return fmt.Sprintf(" titled %q", t)
 }
 
 // Bearer is the Authorization header of OpenAI-style endpoints (none for a
