@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -144,20 +143,25 @@ func LoadConfig(path string) (Config, string, []Warning, error) {
 // loadConfig is LoadConfig; own says the file is one of the user's own
 // (the global config, the user's rules for a workspace), which is read
 // only when no one else can have written it (userfile). A repository's
-// file is untrusted anyway: what it may do is decided by trust pins.
+// file is untrusted anyway (what it may do is decided by trust pins), but
+// it is read only when it is a regular file itself, not a link, of at
+// most 4 MiB: a committed link to /dev/zero or a FIFO must not exhaust
+// memory or hang brig's start.
 func loadConfig(path string, own bool) (Config, string, []Warning, error) {
 	var data []byte
 	var err error
 	if own {
 		data, err = userfile.ReadFile(path, maxConfigSize)
 	} else {
-		data, err = os.ReadFile(path)
+		data, err = userfile.ReadRegular(path, maxRepoConfigSize)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return Config{}, "", nil, nil
 	}
 	var ue *userfile.Error
-	if errors.As(err, &ue) {
+	var re *userfile.RefusedError
+	if errors.As(err, &ue) || !own && errors.As(err, &re) {
+		// It names the file and says what to do.
 		return Config{}, "", nil, fmt.Errorf("the config %w", err)
 	}
 	if err != nil {
@@ -169,6 +173,9 @@ func loadConfig(path string, own bool) (Config, string, []Warning, error) {
 
 // maxConfigSize bounds the user's own config files.
 const maxConfigSize = 16 << 20
+
+// maxRepoConfigSize bounds a repository's .brig/config.toml.
+const maxRepoConfigSize = 4 << 20
 
 // ParseRules parses the [permissions] table of a config file's contents;
 // file names it in errors and in each rule's Source. Keys of other tables

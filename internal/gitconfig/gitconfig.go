@@ -12,6 +12,7 @@ package gitconfig
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Value is one variable assignment in a config file.
@@ -39,12 +42,19 @@ func (v Value) Key() string {
 	return v.Section + "." + v.Name
 }
 
-// maxFileSize bounds what is read of one file: configs are small, and a
-// file a call planted must not make brig read gigabytes.
+// maxFileSize bounds one file: configs are small, and a file a call
+// planted must not make brig read gigabytes. A larger file is not read at
+// all (it is skipped as an unreadable one is).
 const maxFileSize = 1 << 20
 
 // maxDepth is git's own include depth limit.
 const maxDepth = 10
+
+// maxFiles bounds the files one Load considers (read, or named by an
+// include and found missing or unreadable). A user's configs include a
+// handful; a config in a hostile repository's tree may name thousands, or
+// itself eight times per level.
+const maxFiles = 64
 
 // Parse reads config syntax from r; file names the source in values.
 func Parse(r io.Reader, file string) ([]Value, error) {
@@ -53,35 +63,126 @@ func Parse(r io.Reader, file string) ([]Value, error) {
 }
 
 // ParseFile parses one file. A missing file is no values and no error.
-// It is opened without blocking (a FIFO planted where a config is expected
-// must not stall the caller) and must be a regular file.
+// Only a regular file of at most 1 MiB is read: anything else (a FIFO, a
+// device, a directory) is an error, and is never opened, or opened in a
+// way that cannot block or take a controlling terminal.
 func ParseFile(path string) ([]Value, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	vals, _, err := parseFile(path)
 	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil
 	}
+	return vals, err
+}
+
+// fileID names a file by device and inode, whatever the path it was
+// reached by.
+type fileID struct{ dev, ino uint64 }
+
+// parseFile reads and parses the file at path (following links, as git
+// does) and returns its identity.
+func parseFile(path string) ([]Value, fileID, error) {
+	data, id, err := readRegular(path)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, id, err
+	}
+	vals, err := Parse(bytes.NewReader(data), path)
+	return vals, id, err
+}
+
+// readRegular reads the file at path if it is a regular file of at most
+// maxFileSize bytes outside /proc and /sys. It looks before it opens (a
+// device or FIFO is not opened at all), opens without blocking and without
+// taking a controlling terminal, and checks on the descriptor that what it
+// opened is the regular file it looked at.
+func readRegular(path string) ([]byte, fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return nil, fileID{}, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	id := fileID{dev: uint64(st.Dev), ino: st.Ino}
+	if err := regularAndSmall(path, &st); err != nil {
+		return nil, id, err
+	}
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, id, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
+	var fst unix.Stat_t
+	if err := unix.Fstat(fd, &fst); err != nil {
+		return nil, id, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	return Parse(f, path)
+	if fst.Dev != st.Dev || fst.Ino != st.Ino {
+		return nil, id, fmt.Errorf("%s: changed while it was opened", path)
+	}
+	if err := regularAndSmall(path, &fst); err != nil {
+		return nil, id, err
+	}
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &sfs); err != nil {
+		return nil, id, &os.PathError{Op: "fstatfs", Path: path, Err: err}
+	}
+	switch sfs.Type {
+	case unix.PROC_SUPER_MAGIC, unix.SYSFS_MAGIC, unix.DEBUGFS_MAGIC, unix.TRACEFS_MAGIC, unix.SECURITYFS_MAGIC:
+		return nil, id, fmt.Errorf("%s: a kernel file, not a config file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, id, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	if len(data) > maxFileSize {
+		return nil, id, fmt.Errorf("%s: larger than %d bytes", path, maxFileSize)
+	}
+	return data, id, nil
+}
+
+func regularAndSmall(path string, st *unix.Stat_t) error {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("%s: not a regular file", path)
+	}
+	if st.Size > maxFileSize {
+		return fmt.Errorf("%s: larger than %d bytes", path, maxFileSize)
+	}
+	return nil
 }
 
 // Load parses path and every file it includes, recursively (include.path
 // and includeIf.<condition>.path, whatever the condition), the way git
 // resolves them: "~/" is home, a relative path is relative to the
 // including file's directory. It returns the values in order and every
-// file that was read or named by an include (whether or not it exists).
-// Unreadable files are skipped; what was read is still returned.
+// file that was read or named by an include (whether or not it exists),
+// path first, each once. Unreadable files are skipped; what was read is
+// still returned.
+//
+// Each file is read at most once (by device and inode, so a loop, a file
+// including itself, or two links to one file add its values once), at
+// most maxFiles paths are considered, and only regular files of at most
+// 1 MiB are read (see ParseFile): a hostile config cannot make Load
+// explode, block, or read a device.
 func Load(path, home string) (vals []Value, files []string) {
+	listed := map[string]bool{}
+	read := map[fileID]bool{}
 	var walk func(path string, depth int)
 	walk = func(path string, depth int) {
+		if listed[path] || len(listed) >= maxFiles {
+			return
+		}
+		listed[path] = true
 		files = append(files, path)
-		vs, err := ParseFile(path)
+		data, id, err := readRegular(path)
+		if err != nil || read[id] {
+			return
+		}
+		read[id] = true
+		vs, err := Parse(bytes.NewReader(data), path)
 		if err != nil {
 			return
 		}

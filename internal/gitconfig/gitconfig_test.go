@@ -1,6 +1,7 @@
 package gitconfig
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // samples are config texts with git's syntax corners: case, quoting,
@@ -138,5 +140,139 @@ func TestParseFileDoesNotBlockOnAFIFO(t *testing.T) {
 	}
 	if vals, err := ParseFile(filepath.Join(t.TempDir(), "missing")); err != nil || vals != nil {
 		t.Errorf("a missing file: %v %v", vals, err)
+	}
+}
+
+// within runs f in a goroutine and fails the test if it has not returned
+// after a generous deadline (a hang, not a slow run, is what it catches).
+func within(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not return: it blocked or blew up", what)
+	}
+}
+
+// TestLoadSelfIncludeBomb: a config including itself eight times (8^10
+// parses if each inclusion were followed) is read once, and its values come
+// back once.
+func TestLoadSelfIncludeBomb(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config")
+	text := "[core]\n\thooksPath = h\n[include]\n" + strings.Repeat("\tpath = config\n", 8)
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Links to the same file are the same file.
+	if err := os.Symlink("config", filepath.Join(dir, "again")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(text+"\tpath = again\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var vals []Value
+	var files []string
+	within(t, "Load of a self-including config", func() { vals, files = Load(cfg, dir) })
+	hooks := 0
+	for _, v := range vals {
+		if v.Key() == "core.hookspath" {
+			hooks++
+		}
+	}
+	if hooks != 1 {
+		t.Errorf("core.hooksPath came back %d times, want once: %v", hooks, vals)
+	}
+	if len(vals) != 1+9 {
+		t.Errorf("got %d values, want the file's 10 once", len(vals))
+	}
+	if want := []string{cfg, filepath.Join(dir, "again")}; !slices.Equal(files, want) {
+		t.Errorf("files = %v, want %v", files, want)
+	}
+}
+
+// TestLoadCycle: a includes b includes a: each is read once.
+func TestLoadCycle(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	os.WriteFile(a, []byte("[x]\n\ta = 1\n[include]\n\tpath = b\n"), 0o644)
+	os.WriteFile(b, []byte("[x]\n\tb = 2\n[include]\n\tpath = a\n"), 0o644)
+	var vals []Value
+	var files []string
+	within(t, "Load of a cycle", func() { vals, files = Load(a, dir) })
+	var got []string
+	for _, v := range vals {
+		got = append(got, v.Key()+"="+v.Value)
+	}
+	if want := []string{"x.a=1", "include.path=b", "x.b=2", "include.path=a"}; !slices.Equal(got, want) {
+		t.Errorf("values %q, want %q", got, want)
+	}
+	if !slices.Equal(files, []string{a, b}) {
+		t.Errorf("files = %v", files)
+	}
+}
+
+// TestLoadCapsFiles: a config naming thousands of files considers at most
+// maxFiles of them.
+func TestLoadCapsFiles(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("[include]\n")
+	for i := range 5000 {
+		fmt.Fprintf(&b, "\tpath = missing%d\n", i)
+	}
+	cfg := filepath.Join(dir, "config")
+	os.WriteFile(cfg, []byte(b.String()), 0o644)
+	_, files := Load(cfg, dir)
+	if len(files) != maxFiles || files[0] != cfg {
+		t.Errorf("%d files considered (first %q), want %d, the config first", len(files), files[0], maxFiles)
+	}
+}
+
+// TestLoadSkipsWhatIsNotARegularFile: a FIFO with no writer, /dev/zero, a
+// directory, a link to /dev/zero, /proc/self/environ and a file over 1 MiB
+// as include targets are listed but not read, and Load neither blocks nor
+// exhausts memory; the regular files around them are still read.
+func TestLoadSkipsWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "adir"), 0o755)
+	os.Symlink("/dev/zero", filepath.Join(dir, "zero"))
+	big := "[big]\n\tv = 1\n" + strings.Repeat("# padding\n", maxFileSize/10+1)
+	os.WriteFile(filepath.Join(dir, "big"), []byte(big), 0o644)
+	os.WriteFile(filepath.Join(dir, "after"), []byte("[after]\n\tok = yes\n"), 0o644)
+	targets := []string{fifo, "/dev/zero", filepath.Join(dir, "adir"), filepath.Join(dir, "zero"), "/proc/self/environ", filepath.Join(dir, "big"), "after"}
+	text := "[before]\n\tok = yes\n[include]\n"
+	for _, p := range targets {
+		text += "\tpath = " + p + "\n"
+	}
+	cfg := filepath.Join(dir, "config")
+	os.WriteFile(cfg, []byte(text), 0o644)
+	var vals []Value
+	var files []string
+	within(t, "Load with a FIFO and devices as include targets", func() { vals, files = Load(cfg, dir) })
+	var got []string
+	for _, v := range vals {
+		if v.Section != "include" {
+			got = append(got, v.Key()+"="+v.Value)
+		}
+	}
+	if want := []string{"before.ok=yes", "after.ok=yes"}; !slices.Equal(got, want) {
+		t.Errorf("values %q, want %q", got, want)
+	}
+	if len(files) != 1+len(targets) {
+		t.Errorf("files = %v, want the config and its %d targets", files, len(targets))
+	}
+	for _, p := range targets[:len(targets)-1] {
+		within(t, "ParseFile("+p+")", func() {
+			if vals, err := ParseFile(p); err == nil {
+				t.Errorf("ParseFile(%s) = %v, no error", p, vals)
+			}
+		})
 	}
 }

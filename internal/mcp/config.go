@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -206,13 +205,13 @@ func loadTOML(path string, own bool, env []string) ([]Server, []string, error) {
 		// able to have written it (userfile).
 		data, err = userfile.ReadFile(path, 16<<20)
 	} else {
-		data, err = os.ReadFile(path)
+		data, err = readRepoFile(path)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, nil, readError(path, err)
 	}
 	var cf configFile
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cf)
@@ -318,6 +317,26 @@ func ServersIn(path string) ([]Server, []string, error) {
 	return loadTOML(path, false, nil)
 }
 
+// maxRepoFileSize bounds a repository's .brig/config.toml and .mcp.json.
+const maxRepoFileSize = 4 << 20
+
+// readRepoFile reads a file that comes with the repository: only a regular
+// file itself (not a link, which a repository can point at /dev/zero or a
+// FIFO), of at most 4 MiB, opened without blocking.
+func readRepoFile(path string) ([]byte, error) {
+	return userfile.ReadRegular(path, maxRepoFileSize)
+}
+
+// readError is the error for a config file that could not be read: one
+// brig refused already names the file and says why.
+func readError(path string, err error) error {
+	var re *userfile.RefusedError
+	if errors.As(err, &re) {
+		return err
+	}
+	return fmt.Errorf("read %s: %w", path, err)
+}
+
 // jsonFile is the .mcp.json format other agents use.
 type jsonFile struct {
 	MCPServers map[string]serverTable `json:"mcpServers"`
@@ -326,12 +345,12 @@ type jsonFile struct {
 // loadMCPJSON reads the workspace's .mcp.json when its content is pinned.
 func loadMCPJSON(workspace, store string) (JSONState, []Server, []string, error) {
 	st := JSONState{Path: MCPJSONPath(workspace)}
-	data, err := os.ReadFile(st.Path)
+	data, err := readRepoFile(st.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil, nil, nil
 	}
 	if err != nil {
-		return st, nil, nil, fmt.Errorf("read %s: %w", st.Path, err)
+		return st, nil, nil, readError(st.Path, err)
 	}
 	st.Exists, st.SHA256 = true, pin.Hash(data)
 	if st.Trusted, err = pinned(store, workspace, st.SHA256); err != nil || !st.Trusted {

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"brig/internal/pin"
@@ -45,9 +44,9 @@ type Review struct {
 // it, for the user to see what trusting it would start.
 func ReviewMCPJSON(workspace string) (Review, error) {
 	r := Review{Path: MCPJSONPath(workspace)}
-	data, err := os.ReadFile(r.Path)
+	data, err := readRepoFile(r.Path)
 	if err != nil {
-		return r, fmt.Errorf("read %s: %w", r.Path, err)
+		return r, readError(r.Path, err)
 	}
 	r.Servers, r.Warnings, err = parseMCPJSON(r.Path, data)
 	if err != nil {
@@ -61,9 +60,9 @@ func ReviewMCPJSON(workspace string) (Review, error) {
 // hash sum the user reviewed; a file changed since is refused.
 func PinMCPJSON(ctx context.Context, storePath, workspace, sum string) error {
 	path := MCPJSONPath(workspace)
-	data, err := os.ReadFile(path)
+	data, err := readRepoFile(path)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return readError(path, err)
 	}
 	if now := pin.Hash(data); now != sum {
 		return fmt.Errorf("%s changed while you were reviewing it (sha256 %s, reviewed %s); nothing was trusted, run the command again", path, now, sum)

@@ -48,32 +48,145 @@ func ReadFile(path string, limit int64) ([]byte, error) { return Me().ReadFile(p
 
 // ReadFile is the package's ReadFile for w.
 func (w Who) ReadFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, st, err := openRegular(path, true)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, fmt.Errorf("stat %s: %w", path, err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("%s is not a regular file; brig reads its configuration only from one", path)
-	}
-	if err := w.checkEntry(path, &st, false); err != nil {
+	if err := w.checkEntry(path, st, false); err != nil {
 		return nil, err
 	}
 	if err := w.CheckDirs(filepath.Dir(path)); err != nil {
 		return nil, err
+	}
+	return readLimited(f, path, st, limit)
+}
+
+// ReadRegular reads a file no one vouches for (a repository's own config,
+// which its author wrote): no owner is checked, but it must be a regular
+// file itself, not a symbolic link (a link committed to a repository can
+// point anywhere: /dev/zero, a FIFO, the user's secrets), and at most limit
+// bytes long. It never blocks on opening (a FIFO or a device is refused
+// before it is opened) and never takes a controlling terminal. What is
+// refused is a *RefusedError naming the file; a missing file is an error
+// wrapping fs.ErrNotExist.
+func ReadRegular(path string, limit int64) ([]byte, error) {
+	f, st, err := openRegular(path, false)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLimited(f, path, st, limit)
+}
+
+// RefusedError is a file that is there but is not read: a link where none
+// is followed, something other than a regular file, or a file over the
+// limit. Its message names the file and says what to do.
+type RefusedError struct {
+	Path string
+	Why  string // "is not a regular file (a FIFO); …"
+}
+
+func (e *RefusedError) Error() string { return e.Path + " " + e.Why }
+
+// openRegular opens the regular file at path (through a final symbolic
+// link only when follow) and returns it with its status. It looks before
+// it opens, so a FIFO or a device is never opened; the open cannot block
+// or take a controlling terminal; and the status is the descriptor's, so
+// a file swapped in between is caught.
+func openRegular(path string, follow bool) (*os.File, *unix.Stat_t, error) {
+	var st unix.Stat_t
+	stat, flags := unix.Lstat, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NOFOLLOW
+	if follow {
+		stat, flags = unix.Stat, flags&^unix.O_NOFOLLOW
+	}
+	if err := stat(path, &st); err != nil {
+		return nil, nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if err := regular(path, &st); err != nil {
+		return nil, nil, err
+	}
+	var fd int
+	var err error
+	for {
+		if fd, err = unix.Open(path, flags, 0); err != unix.EINTR {
+			break
+		}
+	}
+	if errors.Is(err, unix.ELOOP) && !follow {
+		return nil, nil, &RefusedError{Path: path, Why: whyLink}
+	}
+	if err != nil {
+		return nil, nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	var fst unix.Stat_t
+	if err := unix.Fstat(fd, &fst); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if err := regular(path, &fst); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if fst.Dev != st.Dev || fst.Ino != st.Ino {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s was replaced while brig was opening it; try again", path)
+	}
+	return f, &fst, nil
+}
+
+const whyLink = "is a symbolic link; brig does not follow a link to read this file (replace the link with a copy of the file it points to)"
+
+// regular refuses what st says is not a regular file.
+func regular(path string, st *unix.Stat_t) error {
+	var kind string
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return nil
+	case unix.S_IFLNK:
+		return &RefusedError{Path: path, Why: whyLink}
+	case unix.S_IFDIR:
+		kind = "a directory"
+	case unix.S_IFIFO:
+		kind = "a FIFO"
+	case unix.S_IFCHR:
+		kind = "a character device"
+	case unix.S_IFBLK:
+		kind = "a block device"
+	case unix.S_IFSOCK:
+		kind = "a socket"
+	default:
+		kind = fmt.Sprintf("mode %o", st.Mode&unix.S_IFMT)
+	}
+	return &RefusedError{Path: path, Why: "is not a regular file (" + kind + "); brig reads its configuration only from one"}
+}
+
+// readLimited reads f, refusing it when it is longer than limit.
+func readLimited(f *os.File, path string, st *unix.Stat_t, limit int64) ([]byte, error) {
+	tooLarge := &RefusedError{Path: path, Why: fmt.Sprintf("is larger than %s; brig does not read a configuration file that large", sizeText(limit))}
+	if st.Size > limit {
+		return nil, tooLarge
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+		return nil, tooLarge
 	}
 	return data, nil
+}
+
+// sizeText says n bytes the way a person reads it: "4 MiB", "64 KiB", "100 bytes".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // Check checks the file at path (following a link, as reading it would)
