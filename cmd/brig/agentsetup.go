@@ -96,6 +96,13 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if model == "" {
 		model = wc.Loaded.Agent.Model
 	}
+	if model == "" && o.Provider == "" {
+		// A resumed session goes on with its own model and provider,
+		// not the default of whichever key is set now.
+		if m, p := resumedModel(ctx, o, dirs.State, wc.Workspace); m != "" {
+			model, o.Provider = m, string(p)
+		}
+	}
 	if model == "" {
 		if model, err = defaultModel(creds, o.BaseURL); err != nil {
 			return nil, err
@@ -292,6 +299,24 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		Undoer: &agent.Undoer{Store: store, Audit: audit, Session: sess, SessionID: sess.ID(), Workspace: wp.Workspace, By: "/undo"},
 	}
 	return run, nil
+}
+
+// resumedModel is the model and provider of the session --resume or
+// --continue names ("" when neither is given or it cannot be read: opening
+// the session says why).
+func resumedModel(ctx context.Context, o *agentOptions, stateDir, ws string) (string, provider.Name) {
+	store := session.NewStore(stateDir)
+	switch {
+	case o.Continue:
+		if latest, err := store.Latest(ctx, ws); err == nil {
+			return latest.Model, latest.Provider
+		}
+	case o.Resume != "" && session.ValidateID(o.Resume) == nil:
+		if st, err := store.Load(ctx, o.Resume); err == nil {
+			return st.Model, st.Provider
+		}
+	}
+	return "", ""
 }
 
 // openConnection opens the provider's connection ahead of the request

@@ -477,3 +477,30 @@ func waitDeadline(t *testing.T) time.Time {
 	}
 	return time.Now().Add(10 * time.Minute)
 }
+
+// TestResumeKeepsTheSessionsModel: a session resumed without --model goes
+// on with its own model and provider, not the default of whichever key
+// is set (with both keys set, that default is Anthropic's); control: an
+// explicit --model still switches it.
+func TestResumeKeepsTheSessionsModel(t *testing.T) {
+	e := newEnv(t, "openai", fakeprovider.Turn{Text: "first"}, fakeprovider.Turn{Text: "second"}, fakeprovider.Turn{Text: "third"})
+	e.vars = append(e.vars, "ANTHROPIC_API_KEY=sk-ant-e2e-secret", "ANTHROPIC_BASE_URL="+e.srv.URL())
+	if r := e.run(t, "--model", "gpt-5", "-p", "one"); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if r := e.run(t, "-p", "two", "--continue"); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	reqs := e.srv.Requests()
+	last := reqs[len(reqs)-1]
+	if last.Path != "/v1/responses" || last.Decoded["model"] != "gpt-5" {
+		t.Fatalf("the resumed session went to %s with %v, want /v1/responses with gpt-5", last.Path, last.Decoded["model"])
+	}
+	if r := e.run(t, "--model", "claude-sonnet-4-5", "-p", "three", "--continue"); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	reqs = e.srv.Requests()
+	if last = reqs[len(reqs)-1]; last.Path != "/v1/messages" {
+		t.Fatalf("control: --model did not switch the resumed session (%s)", last.Path)
+	}
+}
