@@ -171,8 +171,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err := wp.Policy.AllowHosts(o.AllowHosts...); err != nil {
 		return nil, err
 	}
-	trusted := len(wp.Policy.Layers) == 3 && wp.Policy.Layers[2].Exists && wp.Policy.Layers[2].Trusted
-	instr, err := instructions.Load(wp.Workspace, trusted)
+	instr, err := loadInstructions(o.procEnv, wp) // trust.go: framed as the user's only as brig trust pinned them
 	if err != nil {
 		return nil, err
 	}

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"brig/internal/auditlog"
+	"brig/internal/instructions"
 	"brig/internal/mcp"
+	"brig/internal/pin"
 	"brig/policy"
 )
 
@@ -43,12 +46,16 @@ func newTrustCmd() *cobra.Command {
 	run := commandRun(o, &o.procEnv, nil, nil, runTrust)
 	cmd := &cobra.Command{
 		Use:   "trust",
-		Short: "Accept this repository's .brig/config.toml in full (pinned to its current content), after showing what it grants",
+		Short: "Accept this repository's .brig/config.toml in full and its instruction files as your own (pinned to their current content), after showing what it grants",
 		Long: `A repository's .brig/config.toml is untrusted input: until you trust it,
 only its deny and ask rules apply. brig trust shows what trusting it would
 change (allow rules, sandbox grants, agent settings, MCP servers, each with
-what it reaches), asks, and pins the file's SHA-256; changing one byte of the
-file makes it untrusted again. Without a terminal it pins only with --yes.`,
+what it reaches) and the instruction files (AGENTS.md or CLAUDE.md,
+.brig/instructions.md) the model would then read as your own words, asks,
+and pins each file's SHA-256; changing one byte of the config makes it
+untrusted again, and changing an instruction file makes that file the
+repository's words again, until you run brig trust again. Without a
+terminal it pins only with --yes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.confirmIn = stdinConfirm(cmd)
@@ -70,7 +77,7 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 		if err := policy.Untrust(ctx, wp.Files); err != nil {
 			return err
 		}
-		fmt.Fprintf(o.Stdout, "brig: %s is untrusted: only its deny and ask rules apply\n", wp.Files.Repo)
+		fmt.Fprintf(o.Stdout, "brig: %s is untrusted: only its deny and ask rules apply, and its instruction files are the repository's words\n", wp.Files.Repo)
 		return auditTrust(ctx, wp.Dirs.State, wp.Workspace, auditlog.Trust{File: wp.Files.Repo, Action: "revoke", What: "config"})
 	}
 	c, sum, warnings, err := policy.LoadConfig(wp.Files.Repo)
@@ -91,50 +98,183 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 		return err
 	}
 	w := o.Stdout
+	configTrusted := false
 	for _, l := range wp.Policy.Layers {
 		if l.Kind == "repository" && l.Trusted {
-			fmt.Fprintf(w, "brig: %s is already trusted as it is (sha256 %s); nothing to do\n", wp.Files.Repo, sum)
-			return nil
+			configTrusted = true
 		}
 	}
-	fmt.Fprintf(w, "%s (sha256 %s) comes with the repository.\n", wp.Files.Repo, sum)
-	fmt.Fprintln(w, "Until you trust it, only its deny and ask rules apply.")
-	adds := printTrustChanges(w, c, servers, wp.Policy.Places)
-	if len(c.Rules.Ask)+len(c.Rules.Deny) > 0 {
-		fmt.Fprintln(w, "\nAlready in effect (a repository may always tighten):")
-		for _, group := range []struct {
-			name  string
-			rules []policy.Rule
-		}{{"ask", c.Rules.Ask}, {"deny", c.Rules.Deny}} {
-			for _, r := range group.rules {
-				fmt.Fprintf(w, "  %-5s %s  (line %d)\n", group.name, r, r.Source.Line)
-			}
-		}
-	}
-	for _, warn := range warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
-	}
-	for _, warn := range serverWarnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
-	}
-	for _, warn := range alone.ProtectedRuleWarnings() {
-		fmt.Fprintf(w, "warning: %s\n", warn)
-	}
-	if !adds {
-		fmt.Fprintln(w, "\nTrusting it adds nothing: everything in it only tightens.")
-	}
-	if err := confirm(o.procEnv, o.confirmIn, o.Yes, "Trust this file as it is now, and apply all of the above?", "brig trust --yes"); err != nil {
+	current, err := instructionTrust(wp)
+	if err != nil {
 		return err
 	}
+	instr, err := instructions.Load(wp.Workspace, current)
+	if err != nil {
+		return err
+	}
+	if configTrusted && !instr.Untrusted {
+		fmt.Fprintf(w, "brig: %s is already trusted as it is (sha256 %s)", wp.Files.Repo, sum)
+		if len(instr.Sources) > 0 {
+			fmt.Fprint(w, ", and so are its instruction files")
+		}
+		fmt.Fprintln(w, "; nothing to do")
+		return nil
+	}
+	if configTrusted {
+		fmt.Fprintf(w, "%s is already trusted as it is (sha256 %s).\n", wp.Files.Repo, sum)
+	} else {
+		fmt.Fprintf(w, "%s (sha256 %s) comes with the repository.\n", wp.Files.Repo, sum)
+		fmt.Fprintln(w, "Until you trust it, only its deny and ask rules apply.")
+		adds := printTrustChanges(w, c, servers, wp.Policy.Places)
+		if len(c.Rules.Ask)+len(c.Rules.Deny) > 0 {
+			fmt.Fprintln(w, "\nAlready in effect (a repository may always tighten):")
+			for _, group := range []struct {
+				name  string
+				rules []policy.Rule
+			}{{"ask", c.Rules.Ask}, {"deny", c.Rules.Deny}} {
+				for _, r := range group.rules {
+					fmt.Fprintf(w, "  %-5s %s  (line %d)\n", group.name, r, r.Source.Line)
+				}
+			}
+		}
+		for _, warn := range warnings {
+			fmt.Fprintf(w, "warning: %s\n", warn)
+		}
+		for _, warn := range serverWarnings {
+			fmt.Fprintf(w, "warning: %s\n", warn)
+		}
+		for _, warn := range alone.ProtectedRuleWarnings() {
+			fmt.Fprintf(w, "warning: %s\n", warn)
+		}
+		if !adds {
+			fmt.Fprintln(w, "\nTrusting it adds nothing: everything in it only tightens.")
+		}
+	}
+	printInstructionPins(w, wp.Workspace, instr)
+	question := "Trust this file as it is now, and apply all of the above?"
+	if len(instr.Sources) > 0 {
+		question = "Trust these files as they are now, and apply all of the above?"
+	}
+	if err := confirm(o.procEnv, o.confirmIn, o.Yes, question, "brig trust --yes"); err != nil {
+		return err
+	}
+	// The instruction files pinned are exactly those shown: one changed
+	// since is refused (TrustReviewed does the same for the config).
+	now, err := instructions.Load(wp.Workspace, instructions.Trust{})
+	if err != nil {
+		return err
+	}
+	files := map[string]string{}
+	for _, src := range now.Sources {
+		files[src.Path] = src.SHA256
+	}
+	if !sameFiles(instr, files) {
+		return fmt.Errorf("the instruction files changed while you were reviewing them; nothing was trusted, run brig trust again")
+	}
 	if err := policy.TrustReviewed(ctx, wp.Files, sum); err != nil {
+		return err
+	}
+	if err := trustPins(wp.Files).PinFiles(ctx, wp.Workspace, sum, files); err != nil {
 		return err
 	}
 	if err := auditTrust(ctx, wp.Dirs.State, wp.Workspace, auditlog.Trust{File: wp.Files.Repo, SHA256: sum, Action: "trust", What: "config"}); err != nil {
 		return err
 	}
+	for _, src := range instr.Sources {
+		if err := auditTrust(ctx, wp.Dirs.State, wp.Workspace, auditlog.Trust{File: filepath.Join(wp.Workspace, src.Path), SHA256: src.SHA256, Action: "trust", What: "instructions"}); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(w, "brig: trusted %s (sha256 %s)\n", wp.Files.Repo, sum)
-	fmt.Fprintln(w, "Any change to the file makes it untrusted again; `brig trust --revoke` undoes this.")
+	for _, src := range instr.Sources {
+		fmt.Fprintf(w, "brig: trusted %s (sha256 %s) as your own instructions\n", filepath.Join(wp.Workspace, src.Path), src.SHA256)
+	}
+	if len(instr.Sources) > 0 {
+		fmt.Fprintln(w, "Any change to the config makes it untrusted again, and any change to an instruction file makes it the repository's words again (brig trust pins the new content); `brig trust --revoke` undoes this.")
+	} else {
+		fmt.Fprintln(w, "Any change to the file makes it untrusted again; `brig trust --revoke` undoes this.")
+	}
 	return nil
+}
+
+// trustPins is the store brig trust pins the repository config in (see
+// policy.Trust), with the instruction files pinned beside it.
+func trustPins(f policy.Files) pin.Store {
+	return pin.Store{Path: f.Trust, Command: "brig trust", Header: "Repository configs the user trusted, pinned to their content (written by `brig trust`)."}
+}
+
+// instructionTrust is what the user trusted of the workspace's instruction
+// files: nothing unless its repository config is trusted as it is now, then
+// the hashes brig trust pinned beside the config's (nil for a trust made
+// before brig pinned instruction files).
+func instructionTrust(wp *workspacePolicy) (instructions.Trust, error) {
+	for _, l := range wp.Policy.Layers {
+		if l.Kind != "repository" || !l.Exists || !l.Trusted {
+			continue
+		}
+		pins, ok, err := trustPins(wp.Files).Files(wp.Workspace, l.SHA256)
+		if err != nil || !ok {
+			return instructions.Trust{}, err
+		}
+		return instructions.Trust{Workspace: true, Pins: pins}, nil
+	}
+	return instructions.Trust{}, nil
+}
+
+// loadInstructions loads the workspace's instruction files for a session:
+// each is framed as the user's words only as brig trust pinned it. When a
+// trusted workspace has one that is not, it says so once, on stderr beside
+// the other trust notices (the TUI shows it in its banner).
+func loadInstructions(pe procEnv, wp *workspacePolicy) (*instructions.Set, error) {
+	trust, err := instructionTrust(wp)
+	if err != nil {
+		return nil, err
+	}
+	set, err := instructions.Load(wp.Workspace, trust)
+	if err != nil {
+		return nil, err
+	}
+	if n := set.Notice(); n != "" {
+		fmt.Fprintf(pe.Stderr, "brig: warning: %s\n", n)
+	}
+	return set, nil
+}
+
+// printInstructionPins shows the instruction files brig trust pins, as it
+// shows the config: path and SHA-256, and whether the user trusted them
+// before.
+func printInstructionPins(w io.Writer, workspace string, s *instructions.Set) {
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "warning: instructions: %s\n", n)
+	}
+	if len(s.Sources) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nInstruction files — once trusted, the model reads them as your own words (review them first):")
+	for _, src := range s.Sources {
+		state := ""
+		switch {
+		case src.Trusted:
+			state = "  trusted as it is"
+		case src.Changed:
+			state = "  ⚠ changed since you trusted it"
+		}
+		fmt.Fprintf(w, "  %s (sha256 %s, %d bytes)%s\n", filepath.Join(workspace, src.Path), src.SHA256, src.Size, state)
+	}
+	fmt.Fprintln(w, "Changing one makes it the repository's words again, until you run brig trust again.")
+}
+
+// sameFiles reports whether files are exactly the instruction files of s.
+func sameFiles(s *instructions.Set, files map[string]string) bool {
+	if len(files) != len(s.Sources) {
+		return false
+	}
+	for _, src := range s.Sources {
+		if files[src.Path] != src.SHA256 {
+			return false
+		}
+	}
+	return true
 }
 
 // printTrustChanges shows what trusting a repository config adds: its
