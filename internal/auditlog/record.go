@@ -179,7 +179,7 @@ type Trust struct {
 	File   string `json:"file"`
 	SHA256 string `json:"sha256,omitempty"`
 	Action string `json:"action"` // "trust" or "revoke"
-	What   string `json:"what"`   // "config" or "mcp"
+	What   string `json:"what"`   // "config", "mcp" or "instructions"
 }
 
 // ModeChange is a session's mode changing.
