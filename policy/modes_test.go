@@ -528,6 +528,7 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 	p := f.policy(t, ModeAuto)
 	for _, cmd := range []string{
 		`rm -rf build`,
+		`rm a.txt b.txt`,
 		`d=src; rm -rf "$d"`,
 		`g=.git/objects; rm -rf "$g"`,
 		`set -- src; rm -rf "$@"`,
@@ -546,6 +547,10 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		v := p.Decide(bashCall(cmd))
 		if v.Tier != Ask || !strings.Contains(v.Reason, "deletions ask in every mode") {
 			t.Errorf("%s: %s (%s), want a deletion's question", cmd, v.Tier, v.Reason)
+		}
+		// Asked every time: no rule is offered to remember the answer.
+		if len(v.Always) != 0 {
+			t.Errorf("%s: offers %v to remember", cmd, v.Always)
 		}
 	}
 	for _, cmd := range []string{`d=src; ls "$d"`, `git gc`, `git stash list`, `git reflog`, `d=src; touch "$d/x"`} {

@@ -406,6 +406,10 @@ func (p *Policy) decide(call Call, rs RuleSet) Verdict {
 	return v
 }
 
+// Deletes is the bash command of the call that deletes files ("" for
+// none): such a call asks every time, so no answer is remembered for it.
+func (v Verdict) Deletes() string { return v.deletes }
+
 // applyMode turns Ask into Allow where the mode approves without asking:
 // never for a call whose grant goes beyond the mode's jail profile (a
 // human, a rule of the user's or a flag must name that), nor for a
@@ -431,7 +435,10 @@ func (p *Policy) applyMode(v *Verdict, mode Mode) {
 	case v.Tier != Ask:
 		return
 	case v.deletes != "":
+		// Asked every time: no answer is remembered for it (only "once"
+		// is offered), as for a confirmation.
 		v.Reason = fmt.Sprintf("%s deletes files: deletions ask in every mode unless a rule of yours allows the command", v.deletes)
+		v.Always = nil
 		return
 	}
 	switch mode {
