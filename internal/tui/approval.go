@@ -51,9 +51,9 @@ func code(s string) string {
 	return strings.Join(parts, "    ")
 }
 
-// approvalView is the approval prompt for p, fitted to the width and to the
-// height the live area has.
-func (m *Model) approvalView(p *pending) string {
+// approvalView is the approval prompt for p, fitted to the width and to
+// room, the rows the live area has for it.
+func (m *Model) approvalView(p *pending, room int) string {
 	w := max(m.width, 20)
 	req := p.req
 	if p.prev == nil {
@@ -86,10 +86,7 @@ func (m *Model) approvalView(p *pending) string {
 		tail = append(tail, m.denyInput.View())
 	}
 
-	room := m.height - 2 // the status line, and one spare
-	if m.status != "" {
-		room--
-	}
+	room = max(room, 1)
 	fixed := len(head) + len(why) + len(grant) + len(answers) + len(tail)
 	if room-fixed < 4 && len(grant) > 1 { // a small terminal: the grant on one line
 		grant = []string{fit(stDim.Render("  jail: "+grantSummary(req.Grant)), w)}
@@ -99,10 +96,44 @@ func (m *Model) approvalView(p *pending) string {
 		why = why[:1]
 		fixed = len(head) + len(why) + len(grant) + len(answers) + len(tail)
 	}
+	if fixed+min(len(body), max(room-fixed, 4)) > room {
+		if len(answers) > max(room-len(tail)-3, 1) { // the question and two rows of what runs go first
+			answers = packRows("  ", "  ", shortAnswers(req.Verdict), "  ", w)
+		}
+		return strings.Join(m.squeeze(head, body, why, grant, answers, tail, room), "\n")
+	}
 	body = m.fold(body, max(room-fixed, 4))
 
 	out := slices.Concat(head, body, why, grant, answers, tail)
 	return strings.Join(out, "\n")
+}
+
+// squeeze fits a prompt into a terminal too short for all of it, in room
+// rows. What the user needs to answer comes first: the message being
+// typed, the question, the answers; then the start of what runs (v shows
+// all of it, scrolled), the target, why and the grant, each as far as it
+// fits; what rows are left show more of what runs.
+func (m *Model) squeeze(head, body, why, grant, answers, tail []string, room int) []string {
+	left := room
+	take := func(rows []string, n int) []string {
+		n = min(max(n, 0), len(rows), left)
+		left -= n
+		return rows[:n]
+	}
+	tail = take(tail, len(tail))
+	question := take(head, 1)
+	answers = take(answers, len(answers))
+	bodyN := min(len(body), 2, left)
+	left -= bodyN
+	rest := take(head[len(question):], len(head))
+	why = take(why, len(why))
+	grant = take(grant, len(grant))
+	if bodyN > 0 {
+		body = m.fold(body, bodyN+left)
+	} else {
+		body = nil
+	}
+	return slices.Concat(question, rest, body, why, grant, answers, tail)
 }
 
 // maxBodyRows bounds what a prompt lays out: a file's content of more rows
@@ -124,7 +155,10 @@ func (m *Model) fold(body []string, room int) []string {
 		st.expanded, st.scroll = false, 0
 		return body
 	}
-	if st.expanded {
+	if room <= 0 {
+		return nil
+	}
+	if st.expanded && room >= 2 {
 		n := room - 1
 		st.scroll = min(max(st.scroll, 0), len(body)-n)
 		win := slices.Clone(body[st.scroll : st.scroll+n])
@@ -464,10 +498,21 @@ func answerItems(v policy.Verdict) []string {
 	switch {
 	case v.Call.Confirm:
 		items = append(items, stDim.Render("· it asks every time, so there is no session or always answer"))
+	case v.Deletes() != "":
+		items = append(items, stDim.Render("· a deletion asks every time, so there is no session or always answer"))
 	case len(v.Always) == 0:
 		items = append(items, stDim.Render("· no rule would allow this call as a whole, so there is no session or always answer"))
 	}
 	return items
+}
+
+// shortAnswers are the choices in a word or two, for a short terminal.
+func shortAnswers(v policy.Verdict) []string {
+	items := []string{stAccent.Render("1") + " once"}
+	if offersRules(v) {
+		items = append(items, stAccent.Render("2")+" session", stAccent.Render("3")+" always")
+	}
+	return append(items, stAccent.Render("4")+" deny", stAccent.Render("5")+" deny with a message")
 }
 
 // offersRules reports whether the prompt offers "session" and "always".

@@ -378,3 +378,23 @@ func TestApprovalPlanModeGrant(t *testing.T) {
 		t.Errorf("the read-only workspace is not said:\n%s", f)
 	}
 }
+
+// TestApprovalBashDeletionOffersOnlyOnce: a bash line that deletes files
+// asks every time, so it offers neither a session nor an always answer,
+// says why, and 2 and 3 answer nothing.
+func TestApprovalBashDeletionOffersOnlyOnce(t *testing.T) {
+	h := approvalHarness(t)
+	writeWS(t, h.ws, "a.txt", "x")
+	writeWS(t, h.ws, "b.txt", "y")
+	p := h.ask(h.request("bash", `{"command":"rm a.txt b.txt"}`))
+	f := ansi.Strip(h.stableFrame())
+	if strings.Contains(f, "always allow") || strings.Contains(f, "2 allow for this session") || !strings.Contains(f, "a deletion asks every time") {
+		t.Errorf("a deletion offers a rule to remember:\n%s", f)
+	}
+	h.keys("3", "2")
+	select {
+	case a := <-p.reply:
+		t.Fatalf("2/3 answered %+v", a)
+	default:
+	}
+}

@@ -53,23 +53,57 @@ func (m *Model) popupItems() []slashCommand {
 	return append(prefix, inside...)
 }
 
-func (m *Model) popupView(items []slashCommand) string {
-	var b strings.Builder
-	for i, c := range items {
+// popupView is the popup in at most room rows: when the commands do not
+// all fit, the ones around the selected one, with how many more there are
+// above and below.
+func (m *Model) popupView(items []slashCommand, room int) string {
+	start, end, up, down := window(len(items), m.popupIdx, room)
+	var rows []string
+	if up {
+		rows = append(rows, stDim.Render(fit(fmt.Sprintf("   ↑ %d more", start), m.width)))
+	}
+	for i := start; i < end; i++ {
+		c := items[i]
 		line := fmt.Sprintf("  /%-12s %s", c.name+" "+c.args, c.help)
 		if c.args != "" {
 			line = fmt.Sprintf("  /%s %s  %s", c.name, c.args, c.help)
 		}
 		if i == m.popupIdx {
-			b.WriteString(stAccent.Render(fit("›"+line[1:], m.width)))
+			rows = append(rows, stAccent.Render(fit("›"+line[1:], m.width)))
 		} else {
-			b.WriteString(stDim.Render(fit(line, m.width)))
-		}
-		if i < len(items)-1 {
-			b.WriteString("\n")
+			rows = append(rows, stDim.Render(fit(line, m.width)))
 		}
 	}
-	return b.String()
+	if down {
+		rows = append(rows, stDim.Render(fit(fmt.Sprintf("   ↓ %d more", len(items)-end), m.width)))
+	}
+	return strings.Join(rows, "\n")
+}
+
+// window chooses which of n rows of a list show in room rows, the
+// selected one, sel, always among them: rows [start, end), and whether a
+// row above and a row below say how many more there are (each takes one of
+// the room's rows; with fewer than three there are none).
+func window(n, sel, room int) (start, end int, up, down bool) {
+	room = max(room, 1)
+	if n <= room {
+		return 0, n, false, false
+	}
+	sel = min(max(sel, 0), n-1)
+	if room < 3 {
+		start = min(max(sel-(room-1)/2, 0), n-room)
+		return start, start + room, false, false
+	}
+	k := room - 2
+	start = min(max(sel-k/2, 0), n-k)
+	switch {
+	case start == 0: // nothing above: its row shows one more below
+		k++
+	case start+k == n: // nothing below: one more above
+		start--
+		k++
+	}
+	return start, start + k, start > 0, start+k < n
 }
 
 // command runs a slash command.
@@ -367,13 +401,40 @@ func (p *picker) move(d int) {
 // pickerRows is how many rows a picker shows at once.
 const pickerRows = 10
 
-func (p *picker) view(width int) string {
-	var b strings.Builder
-	b.WriteString(stAccent.Render(p.title) + stDim.Render("  ↑/↓ move · Enter choose · Esc cancel") + "\n")
+// view is the picker in at most room rows. When all of it does not fit,
+// the selected row shows first, then the title, the notes, and the rows
+// around the selected one.
+func (p *picker) view(width, room int) string {
+	title := stAccent.Render(p.title) + stDim.Render("  ↑/↓ move · Enter choose · Esc cancel")
+	var notes []string
+	for _, n := range p.notes {
+		notes = append(notes, strings.Split(hang(stDim.Render("  greyed out: "), "    ", stDim.Render(n), width), "\n")...)
+	}
 	start := max(0, min(p.idx-pickerRows/2, len(p.items)-pickerRows))
 	end := min(len(p.items), start+pickerRows)
-	if start > 0 {
-		b.WriteString(stDim.Render(fmt.Sprintf("   ↑ %d more", start)) + "\n")
+	up, down := start > 0, end < len(p.items)
+	if full := 1 + b2i(up) + (end - start) + b2i(down) + len(notes); full > room {
+		room = max(room, 1)
+		var rows []string
+		if room >= 2 {
+			rows = append(rows, title)
+			room--
+		}
+		list := min(len(p.items), pickerRows+2)
+		keep := min(len(notes), max(room-min(list, 3), 0))
+		start, end, up, down = window(len(p.items), p.idx, min(room-keep, list))
+		return strings.Join(append(append(rows, p.rows(width, start, end, up, down)...), notes[:keep]...), "\n")
+	}
+	rows := append([]string{title}, p.rows(width, start, end, up, down)...)
+	return strings.Join(append(rows, notes...), "\n")
+}
+
+// rows are the picker's rows start to end, under and over how many more
+// there are when up and down say so.
+func (p *picker) rows(width, start, end int, up, down bool) []string {
+	var out []string
+	if up {
+		out = append(out, stDim.Render(fmt.Sprintf("   ↑ %d more", start)))
 	}
 	for i := start; i < end; i++ {
 		it := p.items[i]
@@ -388,21 +449,24 @@ func (p *picker) view(width int) string {
 		}
 		switch {
 		case it.disabled:
-			b.WriteString(stDim.Render(fit(line+detail, width)))
+			out = append(out, stDim.Render(fit(line+detail, width)))
 		case i == p.idx:
-			b.WriteString(fit(stAccent.Render(line)+stDim.Render(detail), width))
+			out = append(out, fit(stAccent.Render(line)+stDim.Render(detail), width))
 		default:
-			b.WriteString(fit(line+stDim.Render(detail), width))
+			out = append(out, fit(line+stDim.Render(detail), width))
 		}
-		b.WriteString("\n")
 	}
-	if end < len(p.items) {
-		b.WriteString(stDim.Render(fmt.Sprintf("   ↓ %d more", len(p.items)-end)) + "\n")
+	if down {
+		out = append(out, stDim.Render(fmt.Sprintf("   ↓ %d more", len(p.items)-end)))
 	}
-	for _, n := range p.notes {
-		b.WriteString(hang(stDim.Render("  greyed out: "), "    ", stDim.Render(n), width) + "\n")
+	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return 0
 }
 
 func (m *Model) pickerKey(k string) tea.Cmd {

@@ -95,6 +95,8 @@ type Model struct {
 	md            *markdown
 	hl            *highlighter
 	out           func(string) // prints above the live area, in order
+	frames        *frameLog    // the live area's heights, for the printer
+	hold          int          // rows a block being printed needs free (frameLog.hold)
 	wg            *sync.WaitGroup
 
 	input   textarea.Model
@@ -157,7 +159,7 @@ func New(ctx context.Context, cfg Config) *Model {
 		md: newMarkdown(cfg.Profile, rend), hl: newHighlighter(rend),
 		input: ta, denyInput: di, tools: map[string]*toolView{},
 		starting: !cfg.PickSession, wg: &sync.WaitGroup{},
-		out: func(string) {}, now: time.Now,
+		out: func(string) {}, now: time.Now, frames: &frameLog{height: 24, width: 80},
 	}
 	m.input.SetWidth(m.width)
 	return m
@@ -166,6 +168,11 @@ func New(ctx context.Context, cfg Config) *Model {
 // inputRows is how many rows the input shows at most; a marker under it
 // says how many more there are (inputView).
 const inputRows = 8
+
+// inputMax is how many rows the input shows in this terminal: inputRows,
+// fewer in a short one, where the status line, the marker and a note
+// under it keep their rows (liveRows).
+func (m *Model) inputMax() int { return min(inputRows, max(m.liveRows()-3, 1)) }
 
 // newInput is the multi-line input, showing at most rows rows (0: all).
 func newInput(rows int) textarea.Model {
@@ -274,8 +281,13 @@ func (m *Model) startCmd(req StartRequest) tea.Cmd {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
-		m.input.SetWidth(m.width)
+		// The width has a floor (rows wider than the terminal are clipped:
+		// autowrap is off, see noWrap); the height has none: a live area
+		// taller than the terminal floods the scrollback (liveRows).
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 1)
+		m.frames.resize(msg.Width, msg.Height)
+		m.input.MaxHeight = m.inputMax()
+		m.input.SetWidth(m.width) // lays the input out again, at its new height too
 		m.denyInput.SetWidth(m.width)
 		return m, nil
 	case tea.ColorProfileMsg:

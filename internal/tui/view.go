@@ -40,36 +40,80 @@ func (m *Model) View() tea.View {
 	if m.quitting {
 		return v
 	}
+	// The printer waits while a frame is made, so that it knows the
+	// height of every frame Bubble Tea may be showing (frameLog).
+	m.frames.mu.Lock()
+	defer m.frames.mu.Unlock()
+	m.hold = m.frames.hold
 	// The last gate: only brig's own styling (SGR) reaches the terminal;
 	// foreign text was made inert where it was inserted.
 	v.SetContent(termsafe.Styled(m.frameText()))
+	m.hold = 0
 	v.Cursor = parkedCursor
+	m.frames.record(strings.Count(v.Content, "\n")+1, time.Now())
 	return v
 }
 
-// frameText is the live area as text.
+// liveRows is how many rows the live area may take: one fewer than the
+// terminal has, so that it never starts in the screen's top row (see
+// title), and at least one. A frame taller than the terminal floods the
+// scrollback: Bubble Tea finds the top of the last frame by moving up from
+// its bottom, and a top that has left the screen cannot be reached, so
+// every repaint writes the whole frame again and scrolls a copy of it into
+// the history. Everything in the live area fits in these rows; what the
+// user needs (the input, the status line, the selected row of a menu or a
+// picker, an approval's answers) goes first. While a block is printed
+// above it, it leaves the rows the block needs (frameLog).
+func (m *Model) liveRows() int { return max(min(m.height-1, m.height-m.hold), 1) }
+
+// frameText is the live area as text, no taller than liveRows.
 func (m *Model) frameText() string {
+	rows := m.liveRows()
+	status := m.statusLine()
+	left := rows - 1 // under the status line
+	if left == 0 {
+		// One row: the input (or the selection) alone.
+		left, status = 1, ""
+	}
+	var note string
+	if m.status != "" && left >= 3 {
+		note = stWarn.Render(fit(m.status, m.width))
+		left--
+	}
 	var bottom []string
 	switch {
 	case m.approval != nil:
-		bottom = append(bottom, m.approvalView(m.approval))
+		bottom = append(bottom, m.approvalView(m.approval, left))
 	case m.picker != nil:
-		bottom = append(bottom, m.picker.view(m.width))
+		bottom = append(bottom, m.picker.view(m.width, left))
 	default:
-		for _, q := range m.inbox.pending() {
+		in := m.inputView(left)
+		left -= lipgloss.Height(in)
+		var popup string
+		if items := m.popupItems(); len(items) > 0 && left > 0 {
+			popup = m.popupView(items, left)
+			left -= lipgloss.Height(popup)
+		}
+		queued := m.inbox.pending()
+		for _, q := range queued[len(queued)-min(max(left, 0), len(queued)):] { // the latest that fit
 			bottom = append(bottom, stDim.Render(fit("queued › "+strings.ReplaceAll(inert(q), "\n", " ⏎ "), m.width)))
 		}
-		bottom = append(bottom, m.inputView())
-		if items := m.popupItems(); len(items) > 0 {
-			bottom = append(bottom, m.popupView(items))
+		bottom = append(bottom, in)
+		if popup != "" {
+			bottom = append(bottom, popup)
 		}
 	}
-	bottom = append(bottom, m.statusLine())
-	if m.status != "" {
-		bottom = append(bottom, stWarn.Render(fit(m.status, m.width)))
+	if status != "" {
+		bottom = append(bottom, status)
+	}
+	if note != "" {
+		bottom = append(bottom, note)
 	}
 	bottomText := strings.Join(bottom, "\n")
-	room := m.height - lipgloss.Height(bottomText) - 1
+	if lipgloss.Height(bottomText) > rows { // the parts above keep to their rows; this is the backstop
+		bottomText, _ = capLines(bottomText, rows)
+	}
+	room := rows - lipgloss.Height(bottomText)
 	var top []string
 	if t := strings.TrimSpace(m.thinking.String()); t != "" {
 		kept, _ := capLines(wrap(inert(tailLines(t, 2)), m.width-2), 2)
@@ -500,11 +544,12 @@ type inputCount struct {
 }
 
 // inputView is the input box, and under it, when it holds more rows than
-// it shows, how many are out of sight above and below.
-func (m *Model) inputView() string {
+// it shows and room has a row for it, how many are out of sight above and
+// below. The box itself is kept to the terminal's height (inputMax).
+func (m *Model) inputView(room int) string {
 	view := m.input.View()
-	if m.input.Height() < inputRows {
-		return view // all of it shows
+	if m.input.Height() < m.input.MaxHeight || m.input.Height() >= room {
+		return view // all of it shows, or no row is left for the marker
 	}
 	v := m.input.Value()
 	if c := &m.inRows; c.value != v || c.width != m.width {

@@ -240,8 +240,8 @@ func TestWebPageIsNotAnAPI(t *testing.T) {
 	defer page.Close()
 	e := newEnv(t, "anthropic")
 	r := e.run(t, "--model", "claude-sonnet-4-5", "--base-url", page.URL, "-p", "hi")
-	if r.code != 1 || !strings.Contains(r.stderr, "answered with a web page (text/html; charset=utf-8), not an event stream") ||
-		!strings.Contains(r.stderr, "check --base-url") || strings.Contains(r.stderr, "retrying") {
+	if r.code != 1 || !strings.Contains(r.stderr, `it answered with a web page titled "Router login"`) ||
+		!strings.Contains(r.stderr, "check --base-url") || strings.Contains(r.stderr, "retrying") || strings.Contains(r.stderr, "<title>") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 }

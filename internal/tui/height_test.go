@@ -1,0 +1,314 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+
+	"brig/agent"
+	"brig/agent/provider"
+	"brig/policy"
+)
+
+// A live area taller than the terminal floods the scrollback: Bubble Tea
+// cannot move up to a top that has left the screen, so each repaint writes
+// the frame again and scrolls a copy into the history (165 copies of the
+// slash menu in three seconds at 80x12). These tests hold the live area to
+// the terminal's height less a row, with what the user needs in sight.
+
+// liveLines is the live area's rows, escapes stripped, trailing blanks cut.
+func liveLines(h *harness) []string {
+	var rows []string
+	for l := range strings.SplitSeq(ansi.Strip(h.m.frameText()), "\n") {
+		rows = append(rows, strings.TrimRight(l, " "))
+	}
+	return rows
+}
+
+// checkFits fails when the live area has more rows than liveRows (the
+// terminal's height less one) or a row wider than the terminal.
+func checkFits(t *testing.T, h *harness, width, height int) []string {
+	t.Helper()
+	rows := liveLines(h)
+	if limit := max(height-1, 1); len(rows) > limit {
+		t.Errorf("%dx%d: the live area has %d rows, more than the %d it may take:\n%s", width, height, len(rows), limit, strings.Join(rows, "\n"))
+	}
+	for _, l := range strings.Split(h.m.frameText(), "\n") {
+		if w := ansi.StringWidth(l); w > max(width, 20) {
+			t.Errorf("%dx%d: a row %d columns wide: %q", width, height, w, ansi.Strip(l))
+		}
+	}
+	return rows
+}
+
+func hasRow(rows []string, pred func(string) bool) bool {
+	for _, r := range rows {
+		if pred(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func isStatusRow(r string) bool { return strings.HasPrefix(r, "claude-sonnet-4-5 ·") }
+
+// TestSlashMenuFitsAShortTerminal: at 12 and 8 rows the slash menu (eleven
+// commands) keeps to the terminal, with the input line, the status line and
+// the selected command in sight, wherever the selection is.
+func TestSlashMenuFitsAShortTerminal(t *testing.T) {
+	for _, height := range []int{12, 8} {
+		for _, sel := range []int{0, 5, len(slashCommands) - 1} {
+			t.Run(fmt.Sprintf("height %d selected %d", height, sel), func(t *testing.T) {
+				h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+				h.start(h.conn(policy.ModeAsk, nil))
+				h.send(tea.WindowSizeMsg{Width: 80, Height: height})
+				h.typeText("/")
+				for range sel {
+					h.keys("down")
+				}
+				rows := checkFits(t, h, 80, height)
+				if !hasRow(rows, func(r string) bool { return r == "› /" }) {
+					t.Errorf("no input line:\n%s", strings.Join(rows, "\n"))
+				}
+				if !hasRow(rows, isStatusRow) {
+					t.Errorf("no status line:\n%s", strings.Join(rows, "\n"))
+				}
+				want := "› /" + slashCommands[sel].name
+				if !hasRow(rows, func(r string) bool { return strings.HasPrefix(r, want) }) {
+					t.Errorf("the selected command %q is not shown:\n%s", want, strings.Join(rows, "\n"))
+				}
+				if !hasRow(rows, func(r string) bool { return strings.Contains(r, "more") }) {
+					t.Errorf("no row says that more commands are out of sight:\n%s", strings.Join(rows, "\n"))
+				}
+			})
+		}
+	}
+}
+
+// TestModelPickerFitsAShortTerminal: the /model picker keeps to 12 and 8
+// rows, its title, the selected model and the status line in sight.
+func TestModelPickerFitsAShortTerminal(t *testing.T) {
+	for _, height := range []int{12, 8} {
+		for _, moves := range []int{0, 4, 30} {
+			t.Run(fmt.Sprintf("height %d down %d", height, moves), func(t *testing.T) {
+				h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+				hist := []provider.Message{
+					{Role: provider.User, Content: []provider.Block{provider.Text("hi")}},
+					{Role: provider.Assistant, Content: []provider.Block{{Type: provider.BlockThinking, Thinking: &provider.Thinking{Provider: provider.Anthropic, Text: "hm", Signature: "sig"}}, provider.Text("hello")}},
+				}
+				h.start(h.conn(policy.ModeAsk, thinkingClient{}, hist...))
+				h.send(tea.WindowSizeMsg{Width: 80, Height: height})
+				h.typeText("/model")
+				h.keys("enter")
+				if h.m.picker == nil {
+					t.Fatal("no picker")
+				}
+				if len(h.m.picker.items) <= height {
+					t.Fatalf("only %d models: the picker fits anyway, so the case proves nothing", len(h.m.picker.items))
+				}
+				for range moves {
+					h.keys("down")
+				}
+				rows := checkFits(t, h, 80, height)
+				if !hasRow(rows, func(r string) bool { return strings.HasPrefix(r, h.m.picker.title) }) {
+					t.Errorf("no title:\n%s", strings.Join(rows, "\n"))
+				}
+				want := "› " + h.m.picker.items[h.m.picker.idx].label
+				if !hasRow(rows, func(r string) bool { return strings.HasPrefix(r, want) }) {
+					t.Errorf("the selected model %q is not shown:\n%s", want, strings.Join(rows, "\n"))
+				}
+				if !hasRow(rows, isStatusRow) {
+					t.Errorf("no status line:\n%s", strings.Join(rows, "\n"))
+				}
+			})
+		}
+	}
+}
+
+// TestLiveAreaFitsEverySize: every kind of live area, at every size down
+// to one row, keeps to the terminal and keeps what the user needs: the
+// line of the input being typed, the selected row, an approval's answers;
+// the status line from three rows up.
+func TestLiveAreaFitsEverySize(t *testing.T) {
+	for _, width := range []int{20, 30, 80} {
+		for height := 1; height <= 14; height++ {
+			h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+			h.start(h.conn(policy.ModeAsk, thinkingClient{}))
+			h.send(tea.WindowSizeMsg{Width: width, Height: height})
+			status := func(rows []string, what string) {
+				t.Helper()
+				if height >= 3 && !hasRow(rows, isStatusRow) {
+					t.Errorf("%dx%d %s: no status line:\n%s", width, height, what, strings.Join(rows, "\n"))
+				}
+			}
+
+			// A long input: the line being typed shows.
+			for i := range 12 {
+				if i > 0 {
+					h.keys("ctrl+j")
+				}
+				h.typeText(fmt.Sprintf("line%02d", i))
+			}
+			rows := checkFits(t, h, width, height)
+			if !hasRow(rows, func(r string) bool { return strings.Contains(r, "line11") }) {
+				t.Errorf("%dx%d: the line being typed is not shown:\n%s", width, height, strings.Join(rows, "\n"))
+			}
+			status(rows, "long input")
+			h.m.input.Reset()
+
+			// The slash menu, the last command selected.
+			h.typeText("/")
+			h.keys("up")
+			rows = checkFits(t, h, width, height)
+			if !hasRow(rows, func(r string) bool { return strings.HasPrefix(r, "› /exit") }) && height >= 4 {
+				t.Errorf("%dx%d: the selected command is not shown:\n%s", width, height, strings.Join(rows, "\n"))
+			}
+			if !hasRow(rows, func(r string) bool { return r == "› /" }) {
+				t.Errorf("%dx%d: no input line:\n%s", width, height, strings.Join(rows, "\n"))
+			}
+			status(rows, "slash menu")
+			h.m.input.Reset()
+
+			// Queued messages and a note under the status line.
+			h.m.busy = true
+			for i := range 5 {
+				h.typeText(fmt.Sprintf("queued %d", i))
+				h.keys("enter")
+			}
+			h.m.status = "a note"
+			checkFits(t, h, width, height)
+			h.m.busy, h.m.status = false, ""
+			go func() { <-h.m.bridge.ch }()
+			h.m.inbox.drain()
+
+			// The model picker, the last model selected.
+			h.m.picker = h.m.modelPicker()
+			for range 40 {
+				h.keys("down")
+			}
+			rows = checkFits(t, h, width, height)
+			sel := h.m.picker.items[h.m.picker.idx].label
+			if !hasRow(rows, func(r string) bool { return strings.HasPrefix(r, "› "+sel[:min(len(sel), width-4)]) }) {
+				t.Errorf("%dx%d: the selected model is not shown:\n%s", width, height, strings.Join(rows, "\n"))
+			}
+			status(rows, "model picker")
+			h.m.picker = nil
+
+			// An approval of a long command, folded and unfolded.
+			req := bashRequest("/ws")
+			req.Args = []byte(`{"command":"` + strings.Repeat("echo step && ", 40) + `true"}`)
+			h.send(approvalMsg{&pending{req: req, reply: make(chan agent.Approval, 1)}})
+			for _, key := range []string{"", "v", "down"} {
+				if key != "" {
+					h.keys(key)
+				}
+				rows = checkFits(t, h, width, height)
+				if !hasRow(rows, func(r string) bool { return strings.HasPrefix(r, "▲ approve bash?") }) {
+					t.Errorf("%dx%d approval %q: the question is not shown:\n%s", width, height, key, strings.Join(rows, "\n"))
+				}
+				if height >= 4 && !hasRow(rows, func(r string) bool { return strings.HasPrefix(r, "  1 allow once") || strings.HasPrefix(r, "  1 once") }) {
+					t.Errorf("%dx%d approval %q: the answers are not shown:\n%s", width, height, key, strings.Join(rows, "\n"))
+				}
+				status(rows, "approval")
+			}
+			h.keys("5") // deny with a message: the message line shows
+			rows = checkFits(t, h, width, height)
+			if !hasRow(rows, func(r string) bool { return strings.HasPrefix(r, "message to the") }) {
+				t.Errorf("%dx%d: the message being typed is not shown:\n%s", width, height, strings.Join(rows, "\n"))
+			}
+		}
+	}
+}
+
+// pieces is how the printer cuts a block of lines (frameLog.take), each
+// piece checked to be held free while it is printed.
+func pieces(t *testing.T, f *frameLog, lines []string, now time.Time) [][]string {
+	t.Helper()
+	var out [][]string
+	for len(lines) > 0 {
+		n := f.take(&lines, now)
+		if n < 1 || f.hold != n {
+			t.Fatalf("a piece of %d lines holds %d rows", n, f.hold)
+		}
+		out = append(out, lines[:n])
+		f.release()
+		lines = lines[n:]
+	}
+	return out
+}
+
+// TestPrintedBlocksFitAboveTheLiveArea: a block printed above the live area
+// goes in pieces no taller than the screen has rows above the live area
+// (a taller one scrolls the live area into the scrollback and off the
+// screen: /cost at 20x6 left no input or status line), counting every
+// frame Bubble Tea may still be showing, and frames leave a piece's rows
+// free while it is on its way.
+func TestPrintedBlocksFitAboveTheLiveArea(t *testing.T) {
+	now := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+	block := strings.Split(strings.TrimSuffix(strings.Repeat("cost line\n", 18), "\n"), "\n")
+
+	f := &frameLog{}
+	f.resize(20, 6)
+	f.record(2, now)
+	got := pieces(t, f, slices.Clone(block), now)
+	total := 0
+	for _, p := range got {
+		if len(p) > 4 {
+			t.Errorf("a piece of %d rows over a frame of 2 in 6 rows", len(p))
+		}
+		total += len(p)
+	}
+	if total != len(block) || len(got) != 5 {
+		t.Errorf("%d lines in %d pieces, want %d in 5", total, len(got), len(block))
+	}
+
+	// A taller frame of a moment ago (the slash menu before Enter) may
+	// still be on the screen: it counts; a second later it does not.
+	f.record(5, now.Add(10*time.Millisecond))
+	f.record(2, now.Add(20*time.Millisecond))
+	if got := pieces(t, f, slices.Clone(block), now.Add(30*time.Millisecond)); len(got) != len(block) {
+		t.Errorf("%d pieces while a 5-row frame may show in 6 rows, want one a line", len(got))
+	}
+	f.record(2, now.Add(time.Second))
+	if got := pieces(t, f, slices.Clone(block), now.Add(time.Second)); len(got) != 5 {
+		t.Errorf("%d pieces once the 5-row frame is gone, want 5", len(got))
+	}
+
+	// A line wider than the terminal is cut into rows of its width.
+	f.resize(10, 6)
+	got = pieces(t, f, []string{strings.Repeat("w", 25), "a", "b", "c", "d", "e"}, now.Add(time.Second))
+	for _, p := range got {
+		rows := 0
+		for _, l := range p {
+			if ansi.StringWidth(l) > 10 {
+				t.Errorf("a row %d columns wide in 10", ansi.StringWidth(l))
+			}
+			rows++
+		}
+		if rows > 4 {
+			t.Errorf("a piece of %d rows", rows)
+		}
+	}
+
+	// While a piece is held, frames leave its rows free, keeping the input
+	// and the status line; the frame's height is recorded.
+	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 12})
+	h.typeText("/")
+	h.m.frames.hold = 7
+	v := h.m.View()
+	rows := strings.Split(ansi.Strip(v.Content), "\n")
+	if len(rows) > 5 || h.m.frames.last != len(rows) {
+		t.Errorf("%d rows with 7 of 12 held (recorded %d):\n%s", len(rows), h.m.frames.last, strings.Join(rows, "\n"))
+	}
+	if !hasRow(rows, func(r string) bool { return strings.TrimRight(r, " ") == "› /" }) || !hasRow(rows, isStatusRow) {
+		t.Errorf("no input or status line with 7 of 12 rows held:\n%s", strings.Join(rows, "\n"))
+	}
+}
