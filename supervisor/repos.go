@@ -254,16 +254,34 @@ func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string
 // walked from its own config. The protected paths (hooks, config …) are
 // the protected-path sweep's, which has put back the link a call replaced
 // by the time this runs.
+//
+// A directory whose entries did not change during the call (its ctime is
+// older: a new name in it, a link or FIFO included, changes it) is not
+// listed when nothing below it can have changed either: it holds no
+// directory (a link count of 2), or it is an object store, whose pack/
+// and info/ are opened by name.
 func (s *Supervisor) sweepGitDir(dir *safefs.Dir, start unix.Timespec, store bool, protected map[string]bool) []string {
-	ents, err := dir.Dirents()
+	self, err := dir.StatSelf()
 	if err != nil {
-		s.log.Warn("could not list a git directory after a call", "path", dir.Path(), "err", err)
 		return nil
+	}
+	same := !timeAtOrAfter(self.Ctim, start)
+	var ents []safefs.Dirent
+	switch {
+	case same && self.Nlink == 2:
+		return nil
+	case same && store:
+		ents = []safefs.Dirent{{Name: "info", Type: unix.DT_DIR}, {Name: "pack", Type: unix.DT_DIR}}
+	default:
+		if ents, err = dir.Dirents(); err != nil {
+			s.log.Warn("could not list a git directory after a call", "path", dir.Path(), "err", err)
+			return nil
+		}
 	}
 	var found []string
 	for _, e := range ents {
-		if protected[filepath.Join(dir.Path(), e.Name)] {
-			continue
+		if protected[filepath.Join(dir.Path(), e.Name)] || same && e.Type != unix.DT_DIR && e.Type != unix.DT_UNKNOWN {
+			continue // protected: another sweep's; unchanged since before the call
 		}
 		typ := e.Type
 		if typ == unix.DT_UNKNOWN {

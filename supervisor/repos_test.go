@@ -265,6 +265,7 @@ func TestSweepGitLinks(t *testing.T) {
 	mk(t, filepath.Join(gd, "logs/refs/heads/main"), "log\n")
 	mk(t, filepath.Join(gd, "objects/ab/cdef"), "object")
 	mk(t, filepath.Join(gd, "objects/pack/p.pack"), "pack")
+	mk(t, filepath.Join(gd, "modules/lib/objects/pack/.keep"), "")
 	if err := os.Symlink(bashrc, filepath.Join(gd, "ORIG_HEAD")); err != nil {
 		t.Fatal(err) // the user's own, before the session
 	}
@@ -293,6 +294,7 @@ func TestSweepGitLinks(t *testing.T) {
 	link(bashrc, "modules/lib/FETCH_HEAD")
 	link(home, "objects/cd")
 	link(bashrc, "objects/ab/0123")
+	link(bashrc, "modules/lib/objects/pack/p.pack") // its objects/ unchanged
 	if err := unix.Mkfifo(filepath.Join(gd, "MERGE_MSG"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +317,7 @@ func TestSweepGitLinks(t *testing.T) {
 
 	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
 	found := s.sweepAll(spec, before, start)
-	for _, gone := range []string{"COMMIT_EDITMSG", "logs/HEAD", "logs/refs/heads/topic", "modules/lib/FETCH_HEAD", "objects/cd", "MERGE_MSG"} {
+	for _, gone := range []string{"COMMIT_EDITMSG", "logs/HEAD", "logs/refs/heads/topic", "modules/lib/FETCH_HEAD", "objects/cd", "MERGE_MSG", "modules/lib/objects/pack/p.pack"} {
 		if _, err := os.Lstat(filepath.Join(gd, gone)); err == nil {
 			t.Errorf(".git/%s is still there", gone)
 		}
