@@ -125,7 +125,11 @@ func (a *Agent) compact(ctx context.Context, reason string, force bool) error {
 	if k <= 0 {
 		return errors.New("nothing to compact: the conversation is only its latest turn")
 	}
-	a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("compacting: summarising %d older messages", k)})
+	older := fmt.Sprintf("%d older messages", k)
+	if k == 1 {
+		older = "1 older message"
+	}
+	a.emit(Event{Kind: EventNotice, Text: "compacting: summarising " + older})
 	prefix := append([]provider.Message(nil), h[:k]...)
 	prefix = append(prefix, provider.Message{Role: provider.User, Content: []provider.Block{provider.Text(
 		"[brig] The conversation is about to be shortened. Write a summary of everything above that a continuation needs: the user's goals and instructions, decisions made, files read and changed (with paths), commands run and their outcomes, the current state of the work and the next steps. Be concise and factual; do not call tools.")}})

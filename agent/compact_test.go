@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,6 +105,27 @@ func TestManualCompactNeedsHistory(t *testing.T) {
 	}
 	if len(a.History()) != 1 || len(srv.Requests()) != 0 {
 		t.Fatal("a refused compaction changed something")
+	}
+}
+
+// TestCompactNoticeCountsInWords: compacting a history whose older part
+// is one message says "1 older message".
+func TestCompactNoticeCountsInWords(t *testing.T) {
+	srv := startFake(t, fakeprovider.Turn{Text: "SUMMARY: the user said hi."})
+	var ev events
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5", ContextWindow: 200000}, Emit: ev.add}, []provider.Message{
+		{Role: provider.User, Content: userText("hi")},
+		{Role: provider.Assistant, Content: []provider.Block{provider.Text("hello")}},
+	})
+	if err := a.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var notices []string
+	for _, e := range ev.kinds(EventNotice) {
+		notices = append(notices, e.Text)
+	}
+	if !slices.Contains(notices, "compacting: summarising 1 older message") {
+		t.Fatalf("notices %q, want \"compacting: summarising 1 older message\"", notices)
 	}
 }
 

@@ -232,8 +232,11 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		store.Close()
 		audit.Close()
 	})
-	if st != nil && st.Mode != mode {
+	switch {
+	case st != nil && st.Mode != mode:
 		auditMode(ctx, audit, sess.ID(), wp.Workspace, st.Mode, mode)
+	case st == nil && o.ModeFrom != "" && o.ModeFrom != mode:
+		auditMode(ctx, audit, sess.ID(), wp.Workspace, o.ModeFrom, mode)
 	}
 	reg, subReg := tools.NewRegistry(), tools.NewRegistry()
 	mcpServers, err := startMCP(ctx, o.procEnv, wp, sup)

@@ -40,12 +40,21 @@ func commandName(cmd *cobra.Command) string {
 	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }
 
+// maxQuoted is how many arguments an error quotes: a glob that expanded to
+// every file of a directory is said in a line, not echoed whole.
+const maxQuoted = 4
+
 // quoted shows arguments as Go strings: escapes and control characters
-// pasted into a command line are shown, not sent to the terminal.
+// pasted into a command line are shown, not sent to the terminal. Past
+// maxQuoted it shows the first ones and how many more there are.
 func quoted(args []string) string {
-	q := make([]string, len(args))
+	var q []string
 	for i, a := range args {
-		q[i] = fmt.Sprintf("%q", a)
+		if i == maxQuoted {
+			q = append(q, fmt.Sprintf("… and %d more", len(args)-maxQuoted))
+			break
+		}
+		q = append(q, fmt.Sprintf("%q", a))
 	}
 	return strings.Join(q, " ")
 }

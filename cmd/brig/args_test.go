@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -20,6 +21,8 @@ func TestArgumentMistakesAreSaid(t *testing.T) {
 		{[]string{"audit", "a", "b"}, `audit takes at most one PATH`},
 		{[]string{"fix", "the", "bug"}, `unexpected arguments "fix" "the" "bug" (a prompt goes after -p, quoted: brig -p "fix the bug"; or start brig and type it)`},
 		{[]string{"--resume", "a", "b"}, `--resume takes one session id, not 2: "a" "b"`},
+		// A glob expanded to 166 files: the first few and the count.
+		{append([]string{"sessions", "show"}, manyArgs(166)...), `sessions show takes one session id, not 166: "f0" "f1" "f2" "f3" … and 162 more`},
 	} {
 		cmd := newRootCmd()
 		cmd.SetArgs(tc.args)
@@ -32,5 +35,17 @@ func TestArgumentMistakesAreSaid(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "\x1b") {
 			t.Errorf("%q: the message holds a raw escape: %q", tc.args, err)
 		}
+		if err != nil && len(err.Error()) > 300 {
+			t.Errorf("%d arguments: a %d-byte message: %s", len(tc.args), len(err.Error()), err)
+		}
 	}
+}
+
+// manyArgs is n file names, as a shell glob gives them.
+func manyArgs(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("f%d", i)
+	}
+	return out
 }

@@ -60,6 +60,10 @@ type agentOptions struct {
 	Continue      bool      // resume the latest session of this workspace
 	Resume        string    // resume this session id
 	Stdin         io.Reader // piped input, appended to the prompt; nil when a terminal
+	// ModeFrom is the mode of the TUI's run a new session replaces (a
+	// /mode before anything was said, whose session is not kept): the
+	// change is audited as one of the session's.
+	ModeFrom policy.Mode
 	// Inbox is the agent's Config.Inbox: messages queued while it works
 	// (the TUI's), taken at each tool boundary; nil for one-shot runs.
 	Inbox func() []provider.Block

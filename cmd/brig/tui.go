@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/charmbracelet/colorprofile"
 	"github.com/spf13/cobra"
@@ -152,6 +153,7 @@ func tuiRenderer() (render.Renderer, func()) {
 
 // tuiStarter builds the TUI's runs with the same set-up as one-shot mode.
 func tuiStarter(base *agentOptions) tui.Starter {
+	var modes tuiModes
 	return func(ctx context.Context, req tui.StartRequest, h tui.Hooks) (*tui.Conn, error) {
 		o := *base
 		o.Resume, o.Continue = req.Resume, req.Continue && req.Resume == ""
@@ -162,17 +164,48 @@ func tuiStarter(base *agentOptions) tui.Starter {
 		if o.ModeSet {
 			o.Mode = string(req.Mode)
 		}
+		o.ModeFrom = modes.from(req)
 		o.Inbox, o.Interactive = h.Inbox, true
 		run, err := setupAgent(ctx, &o, h.Approver, h.Emit)
 		if err != nil {
 			return nil, err
 		}
+		modes.started(run.Policy.Mode(), run.Kept)
 		return &tui.Conn{
 			Agent: run.Agent, Executor: run.Executor, Policy: run.Policy, Session: run.Session,
 			Model: run.Client.Model, Provider: run.Client.Provider(), Resumed: run.Resumed,
 			Instructions: run.Instructions.Banner(), Undo: tuiUndo(run), Warm: run.Warm, Connect: run.Connect, Kept: run.Kept, Close: run.Close,
 		}, nil
 	}
+}
+
+// tuiModes remembers the TUI's last run, so that a /mode before anything
+// was said is audited: the TUI then replaces the run with one on a new
+// session in the new mode (the unused session is not kept), which, not
+// being resumed, would otherwise record no change.
+type tuiModes struct {
+	mu   sync.Mutex
+	mode policy.Mode // the last run's mode; "" before the first
+	kept func() bool // whether the last run's session is kept
+}
+
+// from is the mode a run started for req changes from: the last run's,
+// when req starts a new session in place of one that is not kept; else ""
+// (a resumed session's change is audited against its own mode).
+func (m *tuiModes) from(req tui.StartRequest) policy.Mode {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mode == "" || req.Resume != "" || req.Continue || m.kept == nil || m.kept() {
+		return ""
+	}
+	return m.mode
+}
+
+// started records the run that started.
+func (m *tuiModes) started(mode policy.Mode, kept func() bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mode, m.kept = mode, kept
 }
 
 func isTerminal(f *os.File) bool {

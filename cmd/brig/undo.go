@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -148,10 +150,39 @@ func runUndo(ctx context.Context, o *undoOptions) error {
 	case errors.Is(err, checkpoint.ErrConflict):
 		fmt.Fprintf(o.Stderr, "brig: nothing was undone: %d path(s) changed after brig's calls (listed above). Keep your changes, or run brig undo --force to overwrite them (what they hold now stays in brig's checkpoint store).\n", len(rep.Conflicts))
 		return exitError{1}
+	case errors.Is(err, checkpoint.ErrNothing) && o.To == "":
+		return nothingToUndo(err, store, sessionStore(o.procEnv), id, o.Session == "")
 	case err != nil:
 		return err
 	}
 	return nil
+}
+
+// nothingToUndo is brig undo's error when the session it looked at has
+// nothing left to undo. It names that session and, as a later session
+// that changed nothing is the default one now, the latest other session
+// of the workspace that has something to undo, and how to reach it.
+func nothingToUndo(err error, store *checkpoint.Store, sessions *session.Store, id string, latest bool) error {
+	which := "session " + id
+	if latest {
+		which += ", the latest of this workspace"
+	}
+	others, lerr := store.Undoable(id)
+	if lerr != nil {
+		slog.Warn("could not list the sessions with changes to undo", "err", lerr)
+	}
+	for _, u := range others {
+		if session.ValidateID(u.Session) != nil {
+			continue
+		}
+		if _, serr := os.Stat(sessions.Path(u.Session)); serr != nil {
+			continue // removed with brig sessions rm
+		}
+		changes, undo := "brig changes "+u.Session, "brig undo --session "+u.Session
+		return fmt.Errorf("%w (%s)\nthe latest session of this workspace with changes to undo is %s (its last such call at %s):\n  %-*s  # what each call changed\n  %-*s  # put back its last call\n(brig sessions list lists every session)",
+			err, which, u.Session, u.Last.Local().Format("2006-01-02 15:04"), len(undo), changes, len(undo), undo)
+	}
+	return fmt.Errorf("%w (%s); no other session of this workspace has changes to undo (brig sessions list lists the sessions, brig changes SESSION what one changed)", err, which)
 }
 
 // printUndo prints an undo report for a person.

@@ -3,11 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"brig/agent/provider"
 	"brig/internal/checkpoint"
+	"brig/internal/session"
+	"brig/policy"
 )
 
 func TestUndoChangesLogFlagsReachTheOptions(t *testing.T) {
@@ -101,5 +107,81 @@ func TestPrintUndoDryRunListsFiles(t *testing.T) {
 	printUndo(&b, rep, "/ws", "2026-11-28-abcdef")
 	if got := b.String(); !strings.Contains(got, "  restored  a.go\n  removed   new.txt\n  recreated gone.txt\n") {
 		t.Errorf("applied:\n%s", got)
+	}
+}
+
+// TestUndoAfterALaterSessionNamesTheOneWithChanges: a fix session edits a
+// file, then a later session of the workspace changes nothing. brig undo
+// looks at the later one, the latest; it says so and names the fix
+// session, with the commands that reach it, and --session undoes it.
+func TestUndoAfterALaterSessionNamesTheOneWithChanges(t *testing.T) {
+	pe, out, _, store, fix, _ := sessionsFixture(t)
+	ctx := context.Background()
+	ws, err := resolveWorkspace("", pe.Cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(ws, "main.go")
+	if err := os.WriteFile(target, []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later, err := store.Create(ctx, session.Header{Workspace: ws, Provider: provider.Anthropic, Model: "claude-sonnet-4-5", Mode: policy.ModeAsk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer later.Close()
+	if err := later.Append(ctx, session.MessageRecord(provider.Message{Role: provider.User, Content: []provider.Block{provider.Text("what's up")}})); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := store.Latest(ctx, ws); err != nil || l.ID != later.ID() {
+		t.Fatalf("latest session %v, %v; want %s", l.ID, err, later.ID())
+	}
+	cp, _, err := openUndo(dirsFor(pe).State, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(sess, id string, edit func()) {
+		t.Helper()
+		p, err := cp.Before(ctx, sess, id, "bash", []string{ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit()
+		if _, err := p.After(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call(fix.ID(), "toolu_fix", func() { os.WriteFile(target, []byte("package main // fixed\n"), 0o644) })
+	call(later.ID(), "toolu_look", func() {})
+	cp.Close()
+	fix.Close()
+	later.Close()
+
+	err = runUndo(ctx, &undoOptions{procEnv: pe})
+	if !errors.Is(err, checkpoint.ErrNothing) {
+		t.Fatalf("brig undo: %v, want nothing to undo", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"(session " + later.ID() + ", the latest of this workspace)",
+		"the latest session of this workspace with changes to undo is " + fix.ID(),
+		"brig changes " + fix.ID(),
+		"brig undo --session " + fix.ID(),
+		"brig sessions list",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the message does not say %q:\n%s", want, msg)
+		}
+	}
+	if err := runUndo(ctx, &undoOptions{procEnv: pe, Session: fix.ID()}); err != nil {
+		t.Fatalf("brig undo --session: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "package main\n" {
+		t.Fatalf("main.go after undo --session: %q", b)
+	}
+	// Nothing left anywhere: the message says so.
+	err = runUndo(ctx, &undoOptions{procEnv: pe})
+	if err == nil || !strings.Contains(err.Error(), "no other session of this workspace has changes to undo") {
+		t.Fatalf("a second undo: %v", err)
 	}
 }

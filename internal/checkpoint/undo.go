@@ -89,6 +89,58 @@ func (s *Store) calls(evs []Event, session string) ([]Call, error) {
 	return calls, nil
 }
 
+// Undoable is a session with calls that changed files and are not undone.
+type Undoable struct {
+	Session string
+	// Last is when the latest of those calls began.
+	Last time.Time
+}
+
+// Undoable lists the sessions of the store, except one, that have a call
+// brig undo would put back, the latest such call first. It reads the
+// journal once.
+func (s *Store) Undoable(except string) ([]Undoable, error) {
+	evs, err := s.Events()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.readIndex(); err != nil {
+		return nil, err
+	}
+	bySession := map[string][]Event{}
+	for _, ev := range evs {
+		if ev.Session != except {
+			bySession[ev.Session] = append(bySession[ev.Session], ev)
+		}
+	}
+	var out []Undoable
+	for id, sevs := range bySession {
+		calls, err := s.calls(sevs, id)
+		if err != nil {
+			return nil, err
+		}
+		for i := len(calls) - 1; i >= 0; i-- {
+			if undoable(calls[i]) {
+				out = append(out, Undoable{Session: id, Last: calls[i].Time})
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Undoable) int {
+		if c := b.Last.Compare(a.Last); c != 0 {
+			return c
+		}
+		return strings.Compare(b.Session, a.Session)
+	})
+	return out, nil
+}
+
+// undoable reports whether an undo would put back what c changed: it is
+// not undone, and changed something (or brig never saw it end).
+func undoable(c Call) bool { return !c.Undone && (c.Changes == nil || !c.Changes.Empty()) }
+
 // stateAt finds, for each root in roots, its state inside a later set of
 // root states (which may name it or an ancestor).
 func (s *Store) stateAt(roots, later []RootState) ([]RootState, bool) {
@@ -363,7 +415,7 @@ func plan(actions []action, rep *UndoReport) {
 // selectCalls picks the calls to undo: the last one that changed
 // something, or the one named by to and every later one not yet undone.
 func selectCalls(calls []Call, to string) ([]Call, error) {
-	changed := func(c Call) bool { return !c.Undone && (c.Changes == nil || !c.Changes.Empty()) }
+	changed := undoable
 	if to == "" {
 		for i := len(calls) - 1; i >= 0; i-- {
 			if changed(calls[i]) {

@@ -251,6 +251,12 @@ func TestCredentials(t *testing.T) {
 		"SSH_AUTH_SOCK=/tmp/agent",
 		"MY_SECRET=x",
 		"KEYBOARD=us", // not a credential: KEY is not a suffix word here
+		// CA bundles: paths to public certificates, not credentials
+		"AWS_CA_BUNDLE=/etc/corp/ca.pem",
+		"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE=/etc/corp/ca.pem",
+		"REQUESTS_CA_BUNDLE=/etc/corp/ca.pem",
+		"NODE_EXTRA_CA_CERTS=/etc/corp/ca.pem",
+		"SSL_CERT_FILE=/etc/corp/ca.pem",
 		"TERM=xterm",
 		"malformed",
 	}

@@ -42,11 +42,47 @@ func credentialNames() []string {
 	return []string{"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "GNUPGHOME", "NETRC", "DBUS_SESSION_BUS_ADDRESS", "XAUTHORITY", "DISPLAY", "WAYLAND_DISPLAY"}
 }
 
+// caBundleSuffixes end the names of variables that hold the path of CA
+// certificates a TLS client trusts (AWS_CA_BUNDLE,
+// CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE, NODE_EXTRA_CA_CERTS, VAULT_CACERT,
+// GIT_SSL_CAINFO): public certificates, not secrets. A client certificate
+// or key (DOCKER_CERT_PATH, *_CLIENT_CERT, *_KEY_FILE) ends otherwise.
+func caBundleSuffixes() []string {
+	return []string{
+		"_CA_BUNDLE", "_CA_CERTS_FILE", "_CA_CERTS", "_CA_CERT_FILE", "_CA_CERT",
+		"_CA_FILE", "_CACERT", "_CACERTS", "_CAINFO", "_CAPATH", "_CA_PATH",
+	}
+}
+
+// caBundleNames are the exact names of CA-certificate paths OpenSSL reads.
+func caBundleNames() []string { return []string{"SSL_CERT_FILE", "SSL_CERT_DIR"} }
+
+// caBundle reports whether name (upper case) names a CA-certificate path,
+// and returns what comes before its suffix.
+func caBundle(up string) (string, bool) {
+	if slices.Contains(caBundleNames(), up) {
+		return "", true
+	}
+	for _, suf := range caBundleSuffixes() {
+		if rest, ok := strings.CutSuffix(up, suf); ok {
+			return rest, true
+		}
+	}
+	return "", false
+}
+
 // IsCredential reports whether a variable name looks like it carries a
 // secret or a handle to one (an agent socket, a bus). Such a variable never
 // crosses into a jail, whatever the allowlist says.
+//
+// The path of a CA bundle is not a secret: a family prefix does not make
+// one a credential (AWS_CA_BUNDLE), a credential word before its suffix
+// still does (MY_TOKEN_CA_FILE).
 func IsCredential(name string) bool {
 	up := strings.ToUpper(name)
+	if rest, ok := caBundle(up); ok {
+		return credentialWords(rest)
+	}
 	for _, n := range credentialNames() {
 		if up == n {
 			return true
@@ -57,8 +93,13 @@ func IsCredential(name string) bool {
 			return true
 		}
 	}
-	// A part counts as a word of the name: GPG_KEY_ID, OPENAI_APIKEY,
-	// NPM_CONFIG__AUTHTOKEN, DB_SECRETS — but not KEYBOARD.
+	return credentialWords(up)
+}
+
+// credentialWords reports whether an upper-case name has a word that
+// names a secret. A part counts as a word of the name: GPG_KEY_ID,
+// OPENAI_APIKEY, NPM_CONFIG__AUTHTOKEN, DB_SECRETS — but not KEYBOARD.
+func credentialWords(up string) bool {
 	for _, seg := range strings.Split(up, "_") {
 		for _, p := range credentialParts() {
 			if seg == p || seg == p+"S" || strings.HasSuffix(seg, p) {

@@ -31,6 +31,28 @@ func TestIsCredential(t *testing.T) {
 		{"MYPASSWORDFILE", true},
 		{"npm_config_cache", false},
 		{"NPM_TOKEN", true},
+		// The path of a CA bundle (public certificates) is not a
+		// credential, whatever family it belongs to …
+		{"AWS_CA_BUNDLE", false},
+		{"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", false},
+		{"REQUESTS_CA_BUNDLE", false},
+		{"CURL_CA_BUNDLE", false},
+		{"NODE_EXTRA_CA_CERTS", false},
+		{"SSL_CERT_FILE", false},
+		{"SSL_CERT_DIR", false},
+		{"VAULT_CACERT", false},
+		{"KUBE_CA_FILE", false},
+		{"GIT_SSL_CAINFO", false},
+		// … unless a credential word comes before the suffix, and a
+		// client certificate or key, or the rest of a family, still is.
+		{"MY_TOKEN_CA_FILE", true},
+		{"DB_PASSWORD_CA_BUNDLE", true},
+		{"AWS_SESSION_CA_BUNDLE", true},
+		{"VAULT_CLIENT_KEY", true},
+		{"VAULT_CLIENT_CERT", true},
+		{"DOCKER_CERT_PATH", true},
+		{"AWS_CA_BUNDLE_KEY", true},
+		{"CA_KEY_FILE", true},
 	} {
 		if got := IsCredential(tc.name); got != tc.want {
 			t.Errorf("IsCredential(%q) = %v, want %v", tc.name, got, tc.want)
@@ -53,6 +75,10 @@ func TestBuildDropsCredentialsEvenWhenAllowlisted(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(got, "\n"), "canary") {
 		t.Fatal("a credential value crossed")
+	}
+	// A CA bundle crosses when allowlisted; the rest of the AWS_ family does not.
+	if got := Build([]string{"AWS_CA_BUNDLE=/etc/ca.pem", "AWS_REGION=x"}, []string{"AWS_*"}, nil); !slices.Equal(got, []string{"AWS_CA_BUNDLE=/etc/ca.pem"}) {
+		t.Fatalf("Build with AWS_* allowlisted = %q", got)
 	}
 	// Control: a non-credential allowlisted name does cross.
 	if !slices.Contains(Build([]string{"RANDOM_THING=x"}, []string{"RANDOM_*"}, nil), "RANDOM_THING=x") {
