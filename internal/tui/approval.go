@@ -66,9 +66,9 @@ func (m *Model) approvalView(p *pending, room int) string {
 	if n := req.Net; n != nil {
 		// A connection of a running call, held by the proxy meanwhile.
 		target := strict(net.JoinHostPort(n.Host, strconv.Itoa(n.Port)))
-		head = append(head, wrapIndent(stWarn.Render("▲ let "+strict(req.Tool)+" connect to "+target+"?")+stDim.Render(" — ")+strict(req.Verdict.Reason)+stDim.Render(" (the connection waits for your answer)"), w, "  ")...)
+		head = append(head, wrapIndent(stWarn.Render("▲ let "+strict(req.Tool)+" connect to "+target+"?")+stDim.Render(" — ")+strict(quotedReason(req.Verdict))+stDim.Render(" (the connection waits for your answer)"), w, "  ")...)
 	} else {
-		head = append(head, wrapIndent(stWarn.Render("▲ approve "+strict(req.Tool)+"?")+stDim.Render(" — ")+strict(req.Verdict.Reason), w, "  ")...)
+		head = append(head, wrapIndent(stWarn.Render("▲ approve "+strict(req.Tool)+"?")+stDim.Render(" — ")+strict(quotedReason(req.Verdict)), w, "  ")...)
 	}
 	if hiddenIn(req) {
 		head = append(head, wrapIndent(stWarn.Render("⚠ this call holds characters a terminal would not show as they act (control, bidi or invisible ones); they are shown as marked symbols"), w, "  ")...)
@@ -80,7 +80,17 @@ func (m *Model) approvalView(p *pending, room int) string {
 	body := p.rows
 	why := whyLines(req.Verdict, w)
 	grant := m.grantLines(req, w)
-	answers := packRows("  ", "  ", answerItems(req.Verdict), "  ", w)
+	// Esc closes the whole-body view when it is open, and denies when not
+	// (the two labels are as wide: the layout does not change with them).
+	viewing := m.apState.expanded
+	short := false
+	mkAnswers := func() []string {
+		if short {
+			return packRows("  ", "  ", shortAnswers(req.Verdict), "  ", w)
+		}
+		return packRows("  ", "  ", answerItems(req.Verdict, viewing), "  ", w)
+	}
+	answers := mkAnswers()
 	var tail []string
 	if m.denying {
 		tail = append(tail, m.denyInput.View())
@@ -93,16 +103,28 @@ func (m *Model) approvalView(p *pending, room int) string {
 		fixed = len(head) + len(why) + len(grant) + len(answers) + len(tail)
 	}
 	if room-fixed < 4 && len(why) > 1 {
-		why = why[:1]
+		why = cutRows(why, 1, w)
 		fixed = len(head) + len(why) + len(grant) + len(answers) + len(tail)
 	}
 	if fixed+min(len(body), max(room-fixed, 4)) > room {
 		if len(answers) > max(room-len(tail)-3, 1) { // the question and two rows of what runs go first
-			answers = packRows("  ", "  ", shortAnswers(req.Verdict), "  ", w)
+			short = true
+			answers = mkAnswers()
 		}
-		return strings.Join(m.squeeze(head, body, why, grant, answers, tail, room), "\n")
+		rows := m.squeeze(head, body, why, grant, answers, tail, room, w)
+		if viewing && !m.apState.expanded {
+			// Laid out again with the answers of a closed view: as wide,
+			// so the rows are the same.
+			viewing = false
+			rows = m.squeeze(head, body, why, grant, mkAnswers(), tail, room, w)
+		}
+		return strings.Join(rows, "\n")
 	}
 	body = m.fold(body, max(room-fixed, 4))
+	if viewing && !m.apState.expanded { // a body that fits is never expanded: Esc denies
+		viewing = false
+		answers = mkAnswers()
+	}
 
 	out := slices.Concat(head, body, why, grant, answers, tail)
 	return strings.Join(out, "\n")
@@ -113,7 +135,7 @@ func (m *Model) approvalView(p *pending, room int) string {
 // typed, the question, the answers; then the start of what runs (v shows
 // all of it, scrolled), the target, why and the grant, each as far as it
 // fits; what rows are left show more of what runs.
-func (m *Model) squeeze(head, body, why, grant, answers, tail []string, room int) []string {
+func (m *Model) squeeze(head, body, why, grant, answers, tail []string, room, w int) []string {
 	left := room
 	take := func(rows []string, n int) []string {
 		n = min(max(n, 0), len(rows), left)
@@ -122,18 +144,47 @@ func (m *Model) squeeze(head, body, why, grant, answers, tail []string, room int
 	}
 	tail = take(tail, len(tail))
 	question := take(head, 1)
-	answers = take(answers, len(answers))
+	answers = cutRows(answers, len(take(answers, len(answers))), w)
 	bodyN := min(len(body), 2, left)
 	left -= bodyN
 	rest := take(head[len(question):], len(head))
-	why = take(why, len(why))
-	grant = take(grant, len(grant))
+	if len(question)+len(rest) < len(head) { // the question, its reason or the target is cut
+		if len(rest) > 0 {
+			rest = append(slices.Clone(rest[:len(rest)-1]), ellipsis(rest[len(rest)-1], w))
+		} else if len(question) > 0 {
+			question = []string{ellipsis(question[0], w)}
+		}
+	}
+	why = cutRows(why, len(take(why, len(why))), w)
+	grant = cutRows(grant, len(take(grant, len(grant))), w)
 	if bodyN > 0 {
 		body = m.fold(body, bodyN+left)
 	} else {
 		body = nil
 	}
 	return slices.Concat(question, rest, body, why, grant, answers, tail)
+}
+
+// cutRows keeps the first n of rows; when that leaves some out, the last
+// row kept ends with an ellipsis, so a line cut mid-sentence says so.
+func cutRows(rows []string, n, w int) []string {
+	if n >= len(rows) {
+		return rows
+	}
+	if n <= 0 {
+		return nil
+	}
+	return append(slices.Clone(rows[:n-1]), ellipsis(rows[n-1], w))
+}
+
+// ellipsis ends a row of at most w columns with "…", cutting it to make
+// room.
+func ellipsis(row string, w int) string {
+	row = strings.TrimRight(row, " ")
+	if ansi.StringWidth(row)+1 > w {
+		row = strings.TrimRight(ansi.Truncate(row, max(w-1, 0), ""), " ")
+	}
+	return row + stDim.Render("…")
 }
 
 // maxBodyRows bounds what a prompt lays out: a file's content of more rows
@@ -156,13 +207,17 @@ func (m *Model) fold(body []string, room int) []string {
 		return body
 	}
 	if room <= 0 {
+		st.expanded = false // nothing shows: no view for Esc to close
 		return nil
 	}
-	if st.expanded && room >= 2 {
+	if room < 2 {
+		st.expanded = false // too short for the view: folded, as Esc would leave it
+	}
+	if st.expanded {
 		n := room - 1
 		st.scroll = min(max(st.scroll, 0), len(body)-n)
 		win := slices.Clone(body[st.scroll : st.scroll+n])
-		return append(win, stDim.Render(fmt.Sprintf("    lines %d–%d of %d · ↑/↓ PgUp/PgDn scroll · v fold", st.scroll+1, st.scroll+n, len(body))))
+		return append(win, stDim.Render(fmt.Sprintf("    lines %d–%d of %d · ↑/↓ PgUp/PgDn scroll · v/Esc fold", st.scroll+1, st.scroll+n, len(body))))
 	}
 	tailN := min(2, room/4)
 	headN := room - 1 - tailN
@@ -473,7 +528,7 @@ func whyLines(v policy.Verdict, w int) []string {
 		}
 		n++
 		if n <= 4 {
-			rows = append(rows, wrapIndent(stDim.Render("  "+string(c.Tier)+": ")+strict(strings.Join(c.Words, " "))+stDim.Render(" — "+termsafe.Line(c.Reason)), w, "    ")...)
+			rows = append(rows, wrapIndent(stDim.Render("  "+string(c.Tier)+": ")+strict(shellWords(c.Words))+stDim.Render(" — "+termsafe.Line(c.Reason)), w, "    ")...)
 		}
 	}
 	if n > 4 {
@@ -482,10 +537,65 @@ func whyLines(v policy.Verdict, w int) []string {
 	return rows
 }
 
+// shellWords shows a command's words as a shell would read them back:
+// a word with a blank, a quote or another character the shell treats
+// specially is quoted, so that where one word ends and the next begins
+// shows (policy hands the words over unquoted). A word holding an
+// expansion ($x, $(…), `…`) keeps it visible as one: in double quotes when
+// it needs quoting at all.
+func shellWords(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = shellWord(w)
+	}
+	return strings.Join(q, " ")
+}
+
+func shellWord(w string) string {
+	if w == "" {
+		return "''"
+	}
+	plain := func(r rune) bool {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_@%+=:,./-~*?[]^!", r) || r > 0x7f
+	}
+	expands := strings.ContainsAny(w, "$`")
+	needs := false
+	for _, r := range w {
+		if !plain(r) && !(expands && strings.ContainsRune("$`{}()", r)) {
+			needs = true
+			break
+		}
+	}
+	switch {
+	case !needs:
+		return w
+	case expands || strings.Contains(w, "'") && !strings.ContainsAny(w, `"\`):
+		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(w) + `"`
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// quotedReason is the verdict's reason with the command it names quoted as
+// shellWords quotes it (policy names it by its words joined with blanks).
+func quotedReason(v policy.Verdict) string {
+	r := v.Reason
+	for _, c := range v.Commands {
+		if c.Tier == policy.Allow {
+			continue
+		}
+		plain, quoted := strings.Join(c.Words, " "), shellWords(c.Words)
+		if plain != quoted && strings.Contains(r, plain+": ") {
+			return strings.Replace(r, plain+": ", quoted+": ", 1)
+		}
+	}
+	return r
+}
+
 // answerItems are the choices. "session" and "always" allow exactly the
 // rules the verdict proposes (the ones that would have allowed this call);
 // without such rules, or for a call that asks every time, only "once".
-func answerItems(v policy.Verdict) []string {
+// While v shows the whole body (viewing), Esc closes that view.
+func answerItems(v policy.Verdict, viewing bool) []string {
 	items := []string{stAccent.Render("1") + " allow once"}
 	if offersRules(v) {
 		rules := make([]string, len(v.Always))
@@ -494,7 +604,11 @@ func answerItems(v policy.Verdict) []string {
 		}
 		items = append(items, stAccent.Render("2")+" allow for this session", stAccent.Render("3")+" always allow (saves "+strings.Join(rules, ", ")+")")
 	}
-	items = append(items, stAccent.Render("4")+" deny", stAccent.Render("5")+" deny with a message", stDim.Render("Esc deny"))
+	esc := stDim.Render("Esc deny")
+	if viewing {
+		esc = stDim.Render("Esc fold") // as wide as "Esc deny"
+	}
+	items = append(items, stAccent.Render("4")+" deny", stAccent.Render("5")+" deny with a message", esc)
 	switch {
 	case v.Call.Confirm:
 		items = append(items, stDim.Render("· it asks every time, so there is no session or always answer"))

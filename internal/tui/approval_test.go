@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
@@ -396,5 +397,100 @@ func TestApprovalBashDeletionOffersOnlyOnce(t *testing.T) {
 	case a := <-p.reply:
 		t.Fatalf("2/3 answered %+v", a)
 	default:
+	}
+}
+
+// TestApprovalEscClosesTheView: in the view v opens (the whole command,
+// scrolled), Esc closes the view, back to the question, as Esc does in a
+// viewer; it answers nothing. Esc in the question itself still denies.
+func TestApprovalEscClosesTheView(t *testing.T) {
+	h := approvalHarness(t)
+	args, _ := json.Marshal(map[string]string{"command": longCommand()})
+	p := h.ask(h.request("bash", string(args)))
+	h.keys("v")
+	if f := h.stableFrame(); !strings.Contains(f, "lines 1–") {
+		t.Fatalf("v does not open the view:\n%s", f)
+	} else if !strings.Contains(f, "· v/Esc fold") || !strings.Contains(f, "5 deny with a message  Esc fold") {
+		t.Errorf("the view does not say Esc closes it:\n%s", f)
+	}
+	h.keys("end", "esc")
+	select {
+	case a := <-p.reply:
+		t.Fatalf("Esc in the view answered %+v", a)
+	default:
+	}
+	f := h.stableFrame()
+	if h.m.approval != p || !strings.Contains(f, "more lines folded · v shows all") || !strings.Contains(f, "1 │ git clean") || !strings.Contains(f, "Esc deny") {
+		t.Fatalf("Esc did not go back to the question:\n%s", f)
+	}
+	h.keys("esc")
+	select {
+	case a := <-p.reply:
+		if a.Answer != agent.AnswerDeny {
+			t.Errorf("Esc in the question answered %+v", a)
+		}
+	default:
+		t.Fatal("Esc in the question did not deny")
+	}
+}
+
+// TestApprovalShowsWhereWordsBreak: the prompt names a command by its
+// words quoted as a shell reads them (the policy hands them over with the
+// quotes removed: `sed -i s/a - b/a + b/ calc/__init__.py` hid which words
+// the script is).
+func TestApprovalShowsWhereWordsBreak(t *testing.T) {
+	for _, tc := range []struct{ command, want string }{
+		{`sed -i 's/a - b/a + b/' calc/__init__.py`, `sed -i 's/a - b/a + b/' calc/__init__.py`},
+		{`python3 -c 'import sys; print("out")'`, `python3 -c 'import sys; print("out")'`},
+		{`mycmd "it's a b" x`, `mycmd "it's a b" x`},
+	} {
+		h := approvalHarness(t)
+		args, _ := json.Marshal(map[string]string{"command": tc.command})
+		h.ask(h.request("bash", string(args)))
+		f := strings.Join(strings.Fields(ansi.Strip(h.stableFrame())), " ")
+		if !strings.Contains(f, "▲ approve bash? — "+tc.want+": ") || !strings.Contains(f, "ask: "+tc.want+" — ") {
+			t.Errorf("%s: the question or the why line does not show the words as written:\n%s", tc.command, h.stableFrame())
+		}
+	}
+	for _, tc := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"ls", "-la", "src/a_b.go", "*.txt", "~/x"}, `ls -la src/a_b.go *.txt ~/x`},
+		{[]string{"echo", ""}, `echo ''`},
+		{[]string{"echo", "a;b", "x|y", "a\tb"}, "echo 'a;b' 'x|y' 'a\tb'"},
+		{[]string{"echo", `a"b'c`}, `echo 'a"b'\''c'`},
+		{[]string{"echo", "$HOME/x", "$(date +%s)", "`id`"}, "echo $HOME/x \"$(date +%s)\" `id`"},
+	} {
+		if got := shellWords(tc.words); got != tc.want {
+			t.Errorf("shellWords(%q) = %s, want %s", tc.words, got, tc.want)
+		}
+	}
+}
+
+// TestApprovalCutLineSaysSo: in a small terminal the prompt keeps one row
+// of why a command asks; cut mid-sentence, that row ends with "…" (it
+// ended "it writes out0.txt, and"). Every row fits the terminal.
+func TestApprovalCutLineSaysSo(t *testing.T) {
+	for _, height := range []int{12, 16} {
+		h := approvalHarness(t)
+		h.send(tea.WindowSizeMsg{Width: 50, Height: height})
+		h.ask(h.request("bash", `{"command":"echo line 0 > out0.txt && echo a b > x.txt"}`))
+		live := ansi.Strip(h.m.frameText())
+		found := false
+		for row := range strings.SplitSeq(live, "\n") {
+			if w := ansi.StringWidth(row); w > 50 {
+				t.Errorf("a row of %d columns at 50: %q", w, row)
+			}
+			if strings.HasPrefix(row, "  ask: echo line 0") {
+				found = true
+				if !strings.HasSuffix(strings.TrimRight(row, " "), "…") {
+					t.Errorf("height %d: the why line is cut without an ellipsis: %q\n%s", height, row, live)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("height %d: no why line:\n%s", height, live)
+		}
 	}
 }

@@ -351,10 +351,31 @@ func (m *Model) modelPicker() *picker {
 		}
 		p.items = append(p.items, it)
 	}
+	// The model in use is selected. One the registry does not list (a
+	// local or third-party server's) gets a row of its own, first.
+	cur := ""
+	switch {
+	case m.run != nil:
+		cur = m.run.Model.ID
+		if !slices.ContainsFunc(p.items, func(it pickItem) bool { return it.value == cur }) {
+			md := m.run.Model
+			it := pickItem{label: md.ID, value: md.ID, why: "current",
+				detail: fmt.Sprintf("%s · %s context · not in brig's registry", m.run.Provider, tokens(md.ContextWindow))}
+			p.items = append([]pickItem{it}, p.items...)
+		}
+	default: // none open yet: the one asked for
+		id := m.current.Model
+		if id == "" {
+			id = m.cfg.Initial.Model
+		}
+		if md, err := provider.Lookup(id, false); err == nil {
+			cur = md.ID
+		}
+	}
 	p.onPick = func(i int) tea.Cmd { return m.switchModel(p.items[i].value) }
 	p.first()
 	for i, it := range p.items {
-		if it.why == "current" {
+		if cur != "" && it.value == cur && !it.disabled {
 			p.idx = i
 		}
 	}

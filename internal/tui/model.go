@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -114,6 +116,10 @@ type Model struct {
 	tools     map[string]*toolView
 	order     []string
 	approval  *pending
+	// delivered are queued messages the agent took at a tool boundary
+	// while the results of the calls before it were still to be shown:
+	// they are printed after those results, in the order things happened.
+	delivered []string
 	apState   approvalState // how the pending approval's prompt is shown
 	denying   bool          // typing a message to go with a denial
 	denyInput textinput.Model
@@ -326,8 +332,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.approval, m.denying, m.apState = msg.p, false, approvalState{}
 		return m, m.bridge.wait()
 	case deliveredMsg:
-		for _, q := range msg {
-			m.print(hang(stUser.Render("› "), "  ", stDim.Render("(queued, sent at a tool boundary) ")+inert(q), m.width))
+		// The agent takes the queue as soon as its calls return, before
+		// their ends (which carry the results shown) come: a message sent
+		// after a call waits for its result to be printed first.
+		m.delivered = append(m.delivered, msg...)
+		if len(m.order) == 0 {
+			m.printDelivered()
 		}
 		return m, m.bridge.wait()
 	case compactDoneMsg:
@@ -527,6 +537,14 @@ func (m *Model) submit(text string) tea.Cmd {
 	return tick()
 }
 
+// printDelivered prints the queued messages the agent has taken.
+func (m *Model) printDelivered() {
+	for _, q := range m.delivered {
+		m.print(hang(stUser.Render("› "), "  ", stDim.Render("(queued, sent at a tool boundary) ")+inert(q), m.width))
+	}
+	m.delivered = nil
+}
+
 // turnDone ends a turn: what is left of the answer is printed, and
 // messages still queued become the next turn.
 func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
@@ -536,6 +554,7 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 		m.print(stDim.Render("  ⎿ " + m.tools[id].ev.Name + ": ended without a result"))
 	}
 	m.tools, m.order = map[string]*toolView{}, nil
+	m.printDelivered()
 	m.busy, m.approval, m.denying = false, nil, false
 	m.clearStatus()
 	if m.cancel != nil {
@@ -610,6 +629,9 @@ func (m *Model) events(evs eventsMsg) {
 			if m.approval != nil && m.approval.req.ToolUseID == ev.Tool.ID {
 				m.approval = nil
 			}
+			if len(m.order) == 0 {
+				m.printDelivered()
+			}
 		case agent.EventUsage:
 			m.lastInput = ev.Usage.Input + ev.Usage.CacheRead + ev.Usage.CacheWrite
 			m.usage = m.usage.Add(*ev.Usage)
@@ -669,11 +691,15 @@ func (m *Model) replay(st *session.State) string {
 	var b strings.Builder
 	b.WriteString(stDim.Render(fmt.Sprintf("── resumed session %s: %s (%d messages) ──", st.ID, inert(st.Title), st.Summary.Messages)) + "\n")
 	children := map[string][]session.Entry{} // subagents' transcripts by task call
+	results := map[string]session.Entry{}    // the calls' results, by call
 	for _, e := range st.Display {
 		if e.Parent != "" {
 			children[e.Parent] = append(children[e.Parent], e)
+		} else if e.Kind == session.DisplayToolResult && e.ToolUseID != "" {
+			results[e.ToolUseID] = e
 		}
 	}
+	exits := exitCodes(st.Messages)
 	for _, e := range st.Display {
 		if e.Parent != "" {
 			continue
@@ -687,7 +713,23 @@ func (m *Model) replay(st *session.State) string {
 			kept, _ := capLines(inert(e.Text), 3)
 			b.WriteString(stDim.Italic(true).Render(kept) + "\n")
 		case session.DisplayToolCall:
-			b.WriteString(stAccent.Render("● ") + e.Tool + " " + stDim.Render(fit(inert(e.Text), m.width-len(e.Tool)-4)) + "\n")
+			// Marked as the live transcript marks it: a failure with ✗ (and
+			// a command's exit status), a denial with ⊘.
+			mark, facts := stAccent.Render("● "), ""
+			if r, ok := results[e.ToolUseID]; ok {
+				switch {
+				case r.IsError && deniedText(r.Text):
+					mark = stWarn.Render("⊘ ")
+				case r.IsError:
+					mark = stErr.Render("✗ ")
+				default:
+					mark = stOK.Render("● ")
+				}
+				if code, ok := exits[e.ToolUseID]; ok {
+					facts = fmt.Sprintf(" · exit %d", code)
+				}
+			}
+			b.WriteString(mark + e.Tool + " " + stDim.Render(fit(inert(e.Text), m.width-len(e.Tool)-4-len(facts))+facts) + "\n")
 			b.WriteString(m.replaySubagent(children[e.ToolUseID]))
 		case session.DisplayToolResult:
 			line := firstLine(inert(e.Text))
@@ -704,6 +746,51 @@ func (m *Model) replay(st *session.State) string {
 	}
 	b.WriteString(stDim.Render("── end of the resumed history ──"))
 	return b.String()
+}
+
+// deniedText reports whether a result is brig's own word that the call
+// was not run: denied by the policy or by the user, or not approved
+// (agent.Executor writes these).
+func deniedText(s string) bool {
+	for _, p := range []string{"denied by brig's policy: ", "the user denied this call", "not approved", "refused by the "} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// exitStatus is the exit status a command's result ends with
+// (tools.CommandResult): "[exit code N]" or "[killed by SIG (exit code N)]".
+var exitStatus = regexp.MustCompile(`(?m)^\[(?:exit code (-?\d+)|killed by [^\]\n]* \(exit code (-?\d+)\))\]$`)
+
+// exitCodes are the exit statuses of the bash calls in a saved
+// conversation, by call (a compacted part of it has none).
+func exitCodes(msgs []provider.Message) map[string]int {
+	bash := map[string]bool{}
+	out := map[string]int{}
+	for _, msg := range msgs {
+		for _, b := range msg.Content {
+			switch {
+			case b.ToolUse != nil && b.ToolUse.Name == string(tools.Bash):
+				bash[b.ToolUse.ID] = true
+			case b.ToolResult != nil && bash[b.ToolResult.ToolUseID]:
+				var text strings.Builder
+				for _, c := range b.ToolResult.Content {
+					text.WriteString(c.Text)
+				}
+				all := exitStatus.FindAllStringSubmatch(text.String(), -1)
+				if len(all) == 0 {
+					continue
+				}
+				last := all[len(all)-1] // the status follows the output
+				if n, err := strconv.Atoi(last[1] + last[2]); err == nil {
+					out[b.ToolResult.ToolUseID] = n
+				}
+			}
+		}
+	}
+	return out
 }
 
 func firstLine(s string) string {
@@ -947,7 +1034,13 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 	case "end", "G":
 		m.apState.scroll = 1 << 30
 		return nil
-	case "4", "n", "esc":
+	case "esc":
+		if m.apState.expanded { // Esc closes the whole-body view, back to the question
+			m.apState.expanded, m.apState.scroll = false, 0
+			return nil
+		}
+		return m.answer(p, agent.Approval{Answer: agent.AnswerDeny})
+	case "4", "n":
 		return m.answer(p, agent.Approval{Answer: agent.AnswerDeny})
 	case "5", "m":
 		m.denying = true

@@ -673,6 +673,47 @@ func TestQueuedAndCtrlC(t *testing.T) {
 	}
 }
 
+// TestQueuedMessageFollowsTheResult: a message queued while a command
+// runs is printed after that command's result, where it was sent. The
+// agent takes the queue as soon as its calls return (the delivery reaches
+// the UI first) and sends the calls' ends after it; the message showed
+// above the result.
+func TestQueuedMessageFollowsTheResult(t *testing.T) {
+	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.m.busy = true
+	h.printed = nil
+	cmd := json.RawMessage(`{"command":"pytest -q"}`)
+	h.send(eventsMsg{{Kind: agent.EventToolStart, Tool: &agent.ToolEvent{ID: "b1", Name: "bash", Args: cmd}}})
+	h.typeText("then fix the failing test")
+	h.keys("enter")
+	go func() { <-h.m.bridge.ch }() // the delivery note, handed over below
+	if blocks := h.m.inbox.drain(); len(blocks) != 1 {
+		t.Fatalf("inbox gave %+v", blocks)
+	}
+	h.send(deliveredMsg{"then fix the failing test"})
+	if live := ansi.Strip(h.m.frameText()); !strings.Contains(live, "queued › then fix the failing test") {
+		t.Errorf("the message taken but not yet printed is not shown as queued:\n%s", live)
+	}
+	h.send(eventsMsg{{Kind: agent.EventToolEnd, Tool: &agent.ToolEvent{ID: "b1", Name: "bash", Args: cmd, Outcome: &agent.Outcome{
+		Result: tools.Result{Text: "1 failed, 1 passed\n[exit code 1]", IsError: true, Meta: tools.Meta{ExitCode: intp(1)}}}}}})
+	out := ansi.Strip(h.printedText())
+	result, queued := strings.Index(out, "✗ bash"), strings.Index(out, "then fix the failing test")
+	if result < 0 || queued < 0 || queued < result {
+		t.Fatalf("the queued message is not after the result it followed:\n%s", out)
+	}
+	if strings.Count(out, "then fix the failing test") != 1 || strings.Contains(ansi.Strip(h.m.frameText()), "queued ›") {
+		t.Errorf("the message is printed twice or still shown as queued:\n%s\n%s", out, ansi.Strip(h.m.frameText()))
+	}
+
+	// With no call running, the delivery is printed at once.
+	h.printed = nil
+	h.send(deliveredMsg{"and the docs"})
+	if !strings.Contains(ansi.Strip(h.printedText()), "(queued, sent at a tool boundary) and the docs") {
+		t.Errorf("a delivery with no call running was not printed: %q", h.printedText())
+	}
+}
+
 // TestCtrlCSurvivesTurnEnd: a turn that ends between the two presses keeps
 // the prompt for the second (seen in CI: the answer's last words were on the
 // screen before the turn's end arrived and wiped the status line).

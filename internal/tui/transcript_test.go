@@ -16,6 +16,7 @@ import (
 	"brig/agent/provider"
 	"brig/internal/credentials"
 	"brig/internal/doctor"
+	"brig/internal/session"
 	"brig/policy"
 	"brig/tools"
 )
@@ -201,6 +202,98 @@ func TestWrapBreaksAtSpacesOnly(t *testing.T) {
 	} {
 		if got := wrap(tc.in, tc.width); got != tc.want {
 			t.Errorf("wrap(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+	}
+}
+
+// TestModelPickerSelectsTheModelInUse: /model opens on the model in use,
+// not on the first row (the most expensive model). A model the registry
+// does not list (a local server's, the other rows greyed out for want of
+// a key) gets a row of its own; before a run is open, the model asked for
+// is selected.
+func TestModelPickerSelectsTheModelInUse(t *testing.T) {
+	selected := func(h *harness) pickItem {
+		t.Helper()
+		h.typeText("/model")
+		h.keys("enter")
+		if h.m.picker == nil {
+			t.Fatal("no picker")
+		}
+		return h.m.picker.items[h.m.picker.idx]
+	}
+	noKey := func(model string) error {
+		return &credentials.MissingError{Provider: "anthropic", File: "/home/dev/.config/brig/credentials.toml"}
+	}
+
+	t.Run("listed", func(t *testing.T) {
+		h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+		c := h.conn(policy.ModeAsk, nil)
+		c.Model, _ = provider.Lookup("claude-haiku-4-5", false)
+		h.start(c)
+		if it := selected(h); it.value != "claude-haiku-4-5" || it.why != "current" {
+			t.Errorf("selected %s (%s), want claude-haiku-4-5 (current)", it.value, it.why)
+		}
+	})
+	t.Run("unlisted", func(t *testing.T) {
+		h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+		h.m.cfg.Usable = noKey
+		c := h.conn(policy.ModeAsk, nil)
+		c.Model, c.Provider = provider.Unlisted("qwen3-coder", provider.OpenAIChat), provider.OpenAIChat
+		h.start(c)
+		if it := selected(h); it.value != "qwen3-coder" || it.why != "current" || it.disabled {
+			t.Errorf("selected %s (%s), want qwen3-coder (current)", it.value, it.why)
+		}
+		if f := ansi.Strip(h.m.frameText()); !strings.Contains(f, "› qwen3-coder  openaichat · 32.8k context · not in brig's registry (current)") {
+			t.Errorf("the model in use is not shown selected:\n%s", f)
+		}
+		h.keys("enter") // choosing it again changes nothing
+		if h.m.starting || h.m.run != c {
+			t.Error("choosing the model in use restarted the run")
+		}
+	})
+	t.Run("not started", func(t *testing.T) {
+		h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+		h.m.cfg.Initial.Model = "claude-sonnet-4-5"
+		if it := selected(h); it.value != "claude-sonnet-4-5" {
+			t.Errorf("selected %s, want the model asked for, claude-sonnet-4-5", it.value)
+		}
+	})
+}
+
+// TestReplayMarksFailures: a resumed session marks its calls as the live
+// transcript did: a failed command with ✗ and its exit status, a denied
+// call with ⊘, a command that succeeded with ● and its status (it showed
+// a failed pytest with ●).
+func TestReplayMarksFailures(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	call := func(id, cmd string) provider.Block {
+		in, _ := json.Marshal(map[string]string{"command": cmd})
+		return provider.Block{Type: provider.BlockToolUse, ToolUse: &provider.ToolUse{ID: id, Name: "bash", Input: in}}
+	}
+	st := &session.State{
+		Messages: []provider.Message{
+			{Role: provider.User, Content: []provider.Block{provider.Text("run the tests")}},
+			{Role: provider.Assistant, Content: []provider.Block{call("b1", "pytest -q"), call("b2", "ls"), call("b3", "rm -rf build")}},
+			{Role: provider.User, Content: []provider.Block{
+				provider.ToolResultBlock("b1", "F.\nFAILED test_calc.py::test_sub - assert 1 == -1\n[exit code 0] printed by the test\n1 failed, 1 passed\n[exit code 1]", true),
+				provider.ToolResultBlock("b2", "calc\ntests\n[exit code 0]", false),
+				provider.ToolResultBlock("b3", "the user denied this call. Do not retry it unchanged.", true),
+			}},
+		},
+		Display: []session.Entry{
+			{Display: session.Display{Kind: session.DisplayUser, Text: "run the tests"}},
+			{Display: session.Display{Kind: session.DisplayToolCall, Tool: "bash", ToolUseID: "b1", Text: "$ pytest -q"}},
+			{Display: session.Display{Kind: session.DisplayToolCall, Tool: "bash", ToolUseID: "b2", Text: "$ ls"}},
+			{Display: session.Display{Kind: session.DisplayToolCall, Tool: "bash", ToolUseID: "b3", Text: "$ rm -rf build"}},
+			{Display: session.Display{Kind: session.DisplayToolResult, ToolUseID: "b1", IsError: true, Text: "F. … (+4 lines)"}},
+			{Display: session.Display{Kind: session.DisplayToolResult, ToolUseID: "b2", Text: "calc … (+2 lines)"}},
+			{Display: session.Display{Kind: session.DisplayToolResult, ToolUseID: "b3", IsError: true, Text: "the user denied this call. Do not retry it unchanged."}},
+		},
+	}
+	out := ansi.Strip(h.m.replay(st))
+	for _, want := range []string{"✗ bash $ pytest -q · exit 1\n", "● bash $ ls · exit 0\n", "⊘ bash $ rm -rf build\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the replay has no %q:\n%s", want, out)
 		}
 	}
 }

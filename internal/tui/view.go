@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,7 +95,7 @@ func (m *Model) frameText() string {
 			popup = m.popupView(items, left)
 			left -= lipgloss.Height(popup)
 		}
-		queued := m.inbox.pending()
+		queued := append(slices.Clone(m.delivered), m.inbox.pending()...)       // taken but not yet printed, then waiting
 		for _, q := range queued[len(queued)-min(max(left, 0), len(queued)):] { // the latest that fit
 			bottom = append(bottom, stDim.Render(fit("queued › "+strings.ReplaceAll(inert(q), "\n", " ⏎ "), m.width)))
 		}
