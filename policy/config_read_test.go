@@ -5,27 +5,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
-)
 
-// loadWithin runs Load and fails the test if it does not return after a
-// generous deadline: a FIFO must not hang brig's start.
-func loadWithin(t *testing.T, f Files) (Loaded, error) {
-	t.Helper()
-	type result struct {
-		l   Loaded
-		err error
-	}
-	done := make(chan result, 1)
-	go func() { l, err := Load(f); done <- result{l, err} }()
-	select {
-	case r := <-done:
-		return r.l, r.err
-	case <-time.After(30 * time.Second):
-		t.Fatal("Load did not return")
-	}
-	return Loaded{}, nil
-}
+	"brig/internal/hangtest"
+)
 
 // TestLoadRepoConfigOnlyFromARegularFile: a repository's .brig/config.toml
 // that is a committed link to /dev/zero, a FIFO, or larger than 4 MiB
@@ -50,7 +32,8 @@ func TestLoadRepoConfigOnlyFromARegularFile(t *testing.T) {
 			if err := tc.make(f.Repo); err != nil {
 				t.Fatal(err)
 			}
-			_, err := loadWithin(t, f)
+			var err error
+			hangtest.Within(t, "Load", func() { _, err = Load(f) })
 			if err == nil || !strings.Contains(err.Error(), f.Repo+" "+tc.want) || !strings.Contains(err.Error(), "comes with the repository") {
 				t.Fatalf("got %v; want an error naming %s and saying %q", err, f.Repo, tc.want)
 			}
@@ -61,7 +44,9 @@ func TestLoadRepoConfigOnlyFromARegularFile(t *testing.T) {
 	}
 	t.Run("regular file", func(t *testing.T) {
 		f, _ := loadFixture(t)
-		l, err := loadWithin(t, f)
+		var l Loaded
+		var err error
+		hangtest.Within(t, "Load", func() { l, err = Load(f) })
 		if err != nil {
 			t.Fatal(err)
 		}

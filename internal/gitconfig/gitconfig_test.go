@@ -9,7 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"brig/internal/hangtest"
 )
 
 // samples are config texts with git's syntax corners: case, quoting,
@@ -143,19 +144,6 @@ func TestParseFileDoesNotBlockOnAFIFO(t *testing.T) {
 	}
 }
 
-// within runs f in a goroutine and fails the test if it has not returned
-// after a generous deadline (a hang, not a slow run, is what it catches).
-func within(t *testing.T, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not return: it blocked or blew up", what)
-	}
-}
-
 // TestLoadSelfIncludeBomb: a config including itself eight times (8^10
 // parses if each inclusion were followed) is read once, and its values come
 // back once.
@@ -175,7 +163,7 @@ func TestLoadSelfIncludeBomb(t *testing.T) {
 	}
 	var vals []Value
 	var files []string
-	within(t, "Load of a self-including config", func() { vals, files = Load(cfg, dir) })
+	hangtest.Within(t, "Load of a self-including config", func() { vals, files = Load(cfg, dir) })
 	hooks := 0
 	for _, v := range vals {
 		if v.Key() == "core.hookspath" {
@@ -201,7 +189,7 @@ func TestLoadCycle(t *testing.T) {
 	os.WriteFile(b, []byte("[x]\n\tb = 2\n[include]\n\tpath = a\n"), 0o644)
 	var vals []Value
 	var files []string
-	within(t, "Load of a cycle", func() { vals, files = Load(a, dir) })
+	hangtest.Within(t, "Load of a cycle", func() { vals, files = Load(a, dir) })
 	var got []string
 	for _, v := range vals {
 		got = append(got, v.Key()+"="+v.Value)
@@ -255,7 +243,7 @@ func TestLoadSkipsWhatIsNotARegularFile(t *testing.T) {
 	os.WriteFile(cfg, []byte(text), 0o644)
 	var vals []Value
 	var files []string
-	within(t, "Load with a FIFO and devices as include targets", func() { vals, files = Load(cfg, dir) })
+	hangtest.Within(t, "Load with a FIFO and devices as include targets", func() { vals, files = Load(cfg, dir) })
 	var got []string
 	for _, v := range vals {
 		if v.Section != "include" {
@@ -269,7 +257,7 @@ func TestLoadSkipsWhatIsNotARegularFile(t *testing.T) {
 		t.Errorf("files = %v, want the config and its %d targets", files, len(targets))
 	}
 	for _, p := range targets[:len(targets)-1] {
-		within(t, "ParseFile("+p+")", func() {
+		hangtest.Within(t, "ParseFile("+p+")", func() {
 			if vals, err := ParseFile(p); err == nil {
 				t.Errorf("ParseFile(%s) = %v, no error", p, vals)
 			}

@@ -5,27 +5,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
-)
 
-// loadWithin runs Load and fails the test if it does not return after a
-// generous deadline: a FIFO must not hang brig's start.
-func loadWithin(t *testing.T, src Sources) (Config, error) {
-	t.Helper()
-	type result struct {
-		c   Config
-		err error
-	}
-	done := make(chan result, 1)
-	go func() { c, err := Load(src); done <- result{c, err} }()
-	select {
-	case r := <-done:
-		return r.c, r.err
-	case <-time.After(30 * time.Second):
-		t.Fatal("Load did not return")
-	}
-	return Config{}, nil
-}
+	"brig/internal/hangtest"
+)
 
 // TestRepoFilesOnlyFromARegularFile: a workspace's .mcp.json or (trusted)
 // .brig/config.toml that is a committed link to /dev/zero, a FIFO, or
@@ -53,7 +35,8 @@ func TestRepoFilesOnlyFromARegularFile(t *testing.T) {
 				if err := tc.make(path); err != nil {
 					t.Fatal(err)
 				}
-				_, err := loadWithin(t, f.src)
+				var err error
+				hangtest.Within(t, "Load", func() { _, err = Load(f.src) })
 				if err == nil || !strings.HasPrefix(err.Error(), path+" "+tc.want) {
 					t.Fatalf("got %v; want an error naming %s and saying %q", err, path, tc.want)
 				}
@@ -65,7 +48,9 @@ func TestRepoFilesOnlyFromARegularFile(t *testing.T) {
 		f.src.RepoTrusted = true
 		write(t, f.src.Files.Repo, "[mcp.servers.fromrepo]\ncommand = \"repo-server\"\n")
 		write(t, MCPJSONPath(f.ws), `{"mcpServers": {"fromjson": {"command": "json-server"}}}`)
-		c, err := loadWithin(t, f.src)
+		var c Config
+		var err error
+		hangtest.Within(t, "Load", func() { c, err = Load(f.src) })
 		if err != nil {
 			t.Fatal(err)
 		}

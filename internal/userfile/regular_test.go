@@ -8,21 +8,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
-)
 
-// noHang runs f and fails the test if it has not returned after a generous
-// deadline: it catches an open that blocks, not a slow one.
-func noHang(t *testing.T, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not return", what)
-	}
-}
+	"brig/internal/hangtest"
+)
 
 // TestReadRegular: a repository's file is read when it is a regular file
 // within the limit; a link (to /dev/zero, or even to a regular file), a
@@ -47,7 +35,7 @@ func TestReadRegular(t *testing.T) {
 
 	var data []byte
 	var err error
-	noHang(t, "ReadRegular of a regular file", func() { data, err = ReadRegular(p("ok.toml"), 4<<20) })
+	hangtest.Within(t, "ReadRegular of a regular file", func() { data, err = ReadRegular(p("ok.toml"), 4<<20) })
 	if err != nil || string(data) != "x = 1\n" {
 		t.Fatalf("a regular file: %q, %v", data, err)
 	}
@@ -59,7 +47,7 @@ func TestReadRegular(t *testing.T) {
 		{p("dir.toml"), "is not a regular file (a directory)"},
 		{p("big.toml"), "is larger than 4 MiB"},
 	} {
-		noHang(t, "ReadRegular("+tc.path+")", func() { data, err = ReadRegular(tc.path, 4<<20) })
+		hangtest.Within(t, "ReadRegular("+tc.path+")", func() { data, err = ReadRegular(tc.path, 4<<20) })
 		var re *RefusedError
 		if !errors.As(err, &re) || re.Path != tc.path || !strings.HasPrefix(err.Error(), tc.path+" "+tc.want) {
 			t.Errorf("%s: got %q, %v; want an error %q naming it", tc.path, data, err, tc.want)
@@ -94,7 +82,7 @@ func TestReadFileDoesNotBlock(t *testing.T) {
 	w.PrivateGroup = func(int) bool { return false }
 	var data []byte
 	var err error
-	noHang(t, "ReadFile through a link", func() { data, err = w.ReadFile(p("config.toml"), 1<<20) })
+	hangtest.Within(t, "ReadFile through a link", func() { data, err = w.ReadFile(p("config.toml"), 1<<20) })
 	if err != nil || string(data) != "x = 1\n" {
 		t.Fatalf("through a link: %q, %v", data, err)
 	}
@@ -106,7 +94,7 @@ func TestReadFileDoesNotBlock(t *testing.T) {
 		{p("zero.toml"), "is not a regular file (a character device)", 1 << 20},
 		{p("real.toml"), "is larger than 4 bytes", 4},
 	} {
-		noHang(t, "ReadFile("+tc.path+")", func() { data, err = w.ReadFile(tc.path, tc.limit) })
+		hangtest.Within(t, "ReadFile("+tc.path+")", func() { data, err = w.ReadFile(tc.path, tc.limit) })
 		var re *RefusedError
 		if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %q, %v; want %q", tc.path, data, err, tc.want)
