@@ -35,16 +35,26 @@ type Call struct {
 
 // Calls lists session's checkpointed calls in order.
 func (s *Store) Calls(session string) ([]Call, error) {
-	evs, err := s.Events()
+	evs, unlock, err := s.indexedEvents()
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.readIndex(); err != nil {
-		return nil, err
-	}
+	defer unlock()
 	return s.calls(evs, session)
+}
+
+// indexedEvents reads the journal's events, then locks the store and reads
+// its index; unlock releases the lock.
+func (s *Store) indexedEvents() (evs []Event, unlock func(), err error) {
+	if evs, err = s.Events(); err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	if err := s.readIndex(); err != nil {
+		s.mu.Unlock()
+		return nil, nil, err
+	}
+	return evs, s.mu.Unlock, nil
 }
 
 func (s *Store) calls(evs []Event, session string) ([]Call, error) {
@@ -100,15 +110,11 @@ type Undoable struct {
 // brig undo would put back, the latest such call first. It reads the
 // journal once.
 func (s *Store) Undoable(except string) ([]Undoable, error) {
-	evs, err := s.Events()
+	evs, unlock, err := s.indexedEvents()
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.readIndex(); err != nil {
-		return nil, err
-	}
+	defer unlock()
 	bySession := map[string][]Event{}
 	for _, ev := range evs {
 		if ev.Session != except {
