@@ -151,8 +151,10 @@ func (d *netDecider) ask(ctx context.Context, r egress.Request, host string) egr
 		if always {
 			how = "allowed by " + by + ", saved as " + policy.NetRule(host)
 		}
-		// The rule now names the host exactly, as one the user wrote.
-		return egress.Verdict{Allow: true, Named: true, Rule: how}
+		// Like an answer given once: the user saw a name, which may
+		// resolve anywhere, so it reaches public addresses only (the
+		// rule kept from this answer does the same: policy.NetDecision).
+		return egress.Verdict{Allow: true, Named: answerNames(host), Rule: how}
 	}
 	if by == "no one" {
 		return egress.Verdict{Reason: fmt.Sprintf("no rule allows %s and this run cannot ask anyone; the user can allow it with --allow-host %s or a rule %s in their brig config", host, host, policy.NetRule(host))}

@@ -64,7 +64,11 @@ type NetDecision struct {
 	Rule string `json:"rule,omitempty"`
 	// Named: an allow rule of the user's names this exact host, so the
 	// proxy may connect it to a loopback, private or other non-public
-	// address. Presets, wildcards and answers given once never do.
+	// address. Presets, wildcards and answers never do for a host name
+	// (an answer "for the session" or "always" is kept as a rule in the
+	// workspace rules file, or in memory, and the user saw only the name,
+	// which can later resolve anywhere); they do for an address or
+	// localhost, which the user saw.
 	Named  bool   `json:"named"`
 	Reason string `json:"reason"`
 }
@@ -84,7 +88,7 @@ func (p *Policy) decideNet(host string, rs RuleSet) NetDecision {
 	if d := own.DecideHost(host, ""); d.Rule != nil {
 		nd.Tier = d.Tier
 		nd.Rule = fmt.Sprintf("%s (%s)", d.Rule, d.Rule.Source)
-		nd.Named = d.Tier == Allow && d.Rule.NamesHost(host)
+		nd.Named = d.Tier == Allow && d.Rule.NamesHost(host) && (!p.answered(*d.Rule) || isIP(host) || host == "localhost")
 	} else if name, pat := p.presetFor(host); name != "" {
 		nd.Tier, nd.Rule = Allow, fmt.Sprintf("net preset %s (%s)", name, pat)
 	} else if p.Sandbox.Network && !isIP(host) {
@@ -113,6 +117,13 @@ func bracketed(host string) string {
 		return "[" + host + "]"
 	}
 	return host
+}
+
+// answered reports whether r is kept from an answer to a question (this
+// session's, or saved in the workspace rules file by "always") rather
+// than written by the user in their config or given as a flag.
+func (p *Policy) answered(r Rule) bool {
+	return p.Files.User != "" && r.Source.File == p.Files.User
 }
 
 // NetRule is the rule that allows host, as an "always" answer saves it.

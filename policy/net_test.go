@@ -257,3 +257,25 @@ func TestBeyondHintNamesTheUsersConfig(t *testing.T) {
 		t.Errorf("elsewhere: %s", h)
 	}
 }
+
+// TestAnsweredHostNamesReachPublicAddressesOnly: a host name allowed by an
+// answer (for the session, or always: kept in the workspace rules file)
+// is allowed but not named, so the proxy connects it to public addresses
+// only (a name the user saw can later resolve to 127.0.0.1: DNS
+// rebinding); an address or localhost answered is named, as the user saw
+// where it leads; the same name in the user's own config is named.
+func TestAnsweredHostNamesReachPublicAddressesOnly(t *testing.T) {
+	p, root, _, _ := testPolicy(t, ModeAsk, "[permissions]\nallow = [\"Net(domain:mine.example)\"]\n")
+	p.Files.User = filepath.Join(root, "cfg", "workspaces", "ws.toml")
+	if err := p.Remember(context.Background(), false, NetRule("docs.example"), NetRule("10.1.2.3"), NetRule("localhost")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Remember(context.Background(), true, NetRule("always.example")); err != nil {
+		t.Fatal(err)
+	}
+	for host, named := range map[string]bool{"docs.example": false, "always.example": false, "10.1.2.3": true, "localhost": true, "mine.example": true} {
+		if nd := p.DecideNet(host); nd.Tier != Allow || nd.Named != named {
+			t.Errorf("%s: %+v, want allowed, named %v", host, nd, named)
+		}
+	}
+}
