@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -34,6 +35,7 @@ import (
 type approvalState struct {
 	expanded bool // the whole body, scrolled, instead of head and tail
 	scroll   int
+	typed    time.Time // the last key that was typing, not answering (Model.typing)
 }
 
 // strict shows a foreign string in a prompt, its hidden characters marked.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -492,5 +493,44 @@ func TestApprovalCutLineSaysSo(t *testing.T) {
 		if !found {
 			t.Errorf("height %d: no why line:\n%s", height, live)
 		}
+	}
+}
+
+// TestApprovalIgnoresTypeAhead: a question that appears while the user is
+// typing does not take the typed keys as its answer: letters never answer
+// (please, yes, always), Enter never allows, and a 1, 2 or 3 within the
+// arming time of the last key only says the question is there; once the
+// keyboard has been quiet for it, 1 allows once.
+func TestApprovalIgnoresTypeAhead(t *testing.T) {
+	h := approvalHarness(t)
+	start := h.m.now()
+	h.typeText("please")
+	p := h.ask(h.request("bash", `{"command":"touch new.txt"}`))
+	h.typeText("yes always ")
+	h.keys("enter", "1", "2", "3")
+	select {
+	case a := <-p.reply:
+		t.Fatalf("type-ahead answered the question: %+v", a)
+	default:
+	}
+	if !strings.Contains(ansi.Strip(h.stableFrame()), "came while you were typing") {
+		t.Errorf("an ignored 1 does not say why:\n%s", ansi.Strip(h.stableFrame()))
+	}
+	h.m.now = func() time.Time { return start.Add(approvalArm) }
+	h.keys("enter")
+	select {
+	case a := <-p.reply:
+		t.Fatalf("Enter answered the question: %+v", a)
+	default:
+	}
+	h.m.now = func() time.Time { return start.Add(2 * approvalArm) }
+	h.keys("1")
+	select {
+	case a := <-p.reply:
+		if a.Answer != agent.AnswerOnce {
+			t.Fatalf("1 after a quiet keyboard: %+v", a)
+		}
+	default:
+		t.Fatal("1 after a quiet keyboard did not answer")
 	}
 }

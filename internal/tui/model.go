@@ -121,6 +121,7 @@ type Model struct {
 	// they are printed after those results, in the order things happened.
 	delivered []string
 	apState   approvalState // how the pending approval's prompt is shown
+	lastKey   time.Time     // when the last key was pressed (approvalArm)
 	denying   bool          // typing a message to go with a denial
 	denyInput textinput.Model
 	frame     int
@@ -329,7 +330,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.events(msg.evs)
 		return m.Update(msg.next)
 	case approvalMsg:
-		m.approval, m.denying, m.apState = msg.p, false, approvalState{}
+		m.approval, m.denying, m.apState = msg.p, false, approvalState{typed: m.lastKey}
 		return m, m.bridge.wait()
 	case deliveredMsg:
 		// The agent takes the queue as soon as its calls return, before
@@ -804,6 +805,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if s == "ctrl+c" {
 		return m.ctrlCPressed()
 	}
+	defer func() { m.lastKey = m.now() }()
 	if m.approval != nil { // an approval comes first: the agent waits on it
 		return m.approvalKey(k)
 	}
@@ -999,9 +1001,16 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	switch k.String() {
-	case "1", "y", "enter":
+	case "1", "2", "3":
+		if m.typing() {
+			m.status = "the question came while you were typing: read it, then press " + k.String() + " to answer"
+			return nil
+		}
+	}
+	switch k.String() {
+	case "1":
 		return m.answer(p, agent.Approval{Answer: agent.AnswerOnce})
-	case "2", "s", "3", "a":
+	case "2", "3":
 		if !offersRules(p.req.Verdict) {
 			m.status = "only 'allow once' is offered for this call: no rule would allow it as a whole"
 			if p.req.Verdict.Call.Confirm {
@@ -1009,7 +1018,7 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 			}
 			return nil
 		}
-		if s := k.String(); s == "2" || s == "s" {
+		if k.String() == "2" {
 			return m.answer(p, agent.Approval{Answer: agent.AnswerSession})
 		}
 		return m.answer(p, agent.Approval{Answer: agent.AnswerAlways})
@@ -1040,14 +1049,30 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		return m.answer(p, agent.Approval{Answer: agent.AnswerDeny})
-	case "4", "n":
+	case "4":
 		return m.answer(p, agent.Approval{Answer: agent.AnswerDeny})
-	case "5", "m":
+	case "5":
 		m.denying = true
 		m.denyInput.Reset()
 		return m.denyInput.Focus()
 	}
+	m.apState.typed = m.now() // another key: the user is typing, not answering
 	return nil
+}
+
+// approvalArm is how long the keyboard must have been quiet before a key
+// allows a call: a question that appears while the user is typing a
+// message must not take the message's keys (a "1" or the next word) as
+// its answer.
+const approvalArm = 600 * time.Millisecond
+
+// typing reports whether a key was pressed less than approvalArm ago, just
+// before the question appeared or since: an allowing key then only says
+// the question is there. Keys that scroll or fold the question, or deny,
+// do not count as typing.
+func (m *Model) typing() bool {
+	t := m.apState.typed
+	return !t.IsZero() && m.now().Sub(t) < approvalArm
 }
 
 func (m *Model) answer(p *pending, a agent.Approval) tea.Cmd {

@@ -100,7 +100,7 @@ func (tm *term) answerUntil(timeout time.Duration, done string) int {
 			tm.srv.Verify(tm.t)
 			tm.t.Fatalf("the scenario failed; the screen:\n%s", s)
 		case strings.Contains(lastLines(s, 30), "1 allow once"):
-			tm.keys("1")
+			tm.answer("1")
 			n++
 			// Wait for the prompt to go before looking again.
 			for strings.Contains(lastLines(tm.screen(), 30), "1 allow once") && time.Now().Before(deadline) {
@@ -165,9 +165,9 @@ func TestHumanAnswerWidensTheGrant(t *testing.T) {
 	tm.waitFor(10*time.Second, "› Ask brig", "· ctx ") // the run has started
 	tm.typeLine("write outside and read back")
 	tm.waitFor(30*time.Second, "approve write_file?", "1 allow once")
-	tm.keys("1")
+	tm.answer("1")
 	tm.waitFor(30*time.Second, "approve read_file?", "1 allow once")
-	tm.keys("1")
+	tm.answer("1")
 	tm.waitFor(30*time.Second, "Both went through.")
 	tm.srv.Verify(t)
 	if b, err := os.ReadFile(outside + "/out.txt"); err != nil || string(b) != "from brig\n" {

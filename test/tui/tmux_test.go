@@ -210,6 +210,20 @@ func (tm *term) keys(keys ...string) {
 	tm.tmux(append([]string{"send-keys", "-t", "main"}, keys...)...)
 }
 
+// answer answers the approval on screen with key (1, 2 or 3) as a person
+// does, after a pause: brig ignores an allowing key that comes within its
+// arming time (600 ms) of the previous key, so that a question appearing
+// while the user types does not take the message's keys. Every key this
+// test sent before was handled before the question appeared on screen,
+// so a pause counted from seeing it is enough, however loaded the machine.
+func (tm *term) answer(key string) {
+	time.Sleep(approvalPause)
+	tm.keys(key)
+}
+
+// approvalPause is longer than brig's arming time for approvals.
+const approvalPause = 800 * time.Millisecond
+
 // quit exits brig with Ctrl+C twice and waits for it to be gone.
 func (tm *term) quit() string {
 	tm.t.Helper()
@@ -283,7 +297,7 @@ func TestEditApprovedOnce(t *testing.T) {
 	if data, _ := os.ReadFile(tm.ws + "/main.go"); bytes.Contains(data, []byte("brig")) {
 		t.Fatal("the file changed before the approval")
 	}
-	tm.keys("1")
+	tm.answer("1")
 	tm.waitFor(10*time.Second, "allowed once", "Done: main.go prints brig.")
 	if data, _ := os.ReadFile(tm.ws + "/main.go"); !bytes.Contains(data, []byte(`println("brig")`)) {
 		t.Errorf("main.go after the approval:\n%s", data)
