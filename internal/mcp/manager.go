@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -227,7 +228,7 @@ func (s *server) start(client *sdk.Client, o Options) error {
 	case HTTP:
 		transport = &sdk.StreamableClientTransport{
 			Endpoint:             s.cfg.URL,
-			HTTPClient:           withHeaders(o.HTTPClient, s.cfg.Headers),
+			HTTPClient:           serverClient(o.HTTPClient, s.cfg.URL, s.cfg.Headers),
 			MaxRetries:           -1,
 			DisableStandaloneSSE: true,
 		}
@@ -265,6 +266,12 @@ func (s *server) start(client *sdk.Client, o Options) error {
 		if err != nil {
 			session.Close()
 			return describe("list tools", err)
+		}
+		if len(listed) == maxServerTools {
+			// A server that pages on without end would grow the
+			// supervisor's memory until its startup timeout.
+			session.Close()
+			return describe("list tools", fmt.Errorf("more than %d tools: brig takes none of a server that lists so many", maxServerTools))
 		}
 		listed = append(listed, t)
 	}
@@ -607,27 +614,66 @@ func (m *Manager) Close() {
 	m.cancel()
 }
 
-// withHeaders returns a client that adds the server's configured headers
-// to every request.
-func withHeaders(c *http.Client, headers map[string]string) *http.Client {
-	if len(headers) == 0 {
-		return c
-	}
+// maxServerTools bounds the tools one server may list (its tools/list
+// pages, which the server could continue without end).
+const maxServerTools = 1000
+
+// serverClient returns the client for an HTTP server at endpoint: it
+// follows a redirect only within the endpoint's origin (scheme, host and
+// port) and adds the server's configured headers (its tokens) only to
+// requests for that origin. The supervisor makes these requests outside
+// any jail and the egress proxy: a redirect elsewhere (another host,
+// loopback, a cloud metadata address) is refused, and Go's own removal of
+// Authorization on such a redirect does not cover headers a transport
+// adds.
+func serverClient(c *http.Client, endpoint string, headers map[string]string) *http.Client {
+	origin, _ := url.Parse(endpoint)
 	cc := *c
-	base := c.Transport
-	if base == nil {
-		base = http.DefaultTransport
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if origin == nil || !sameOrigin(req.URL, origin) {
+			return fmt.Errorf("the MCP server at %s redirected to %s, another origin: not followed", endpoint, req.URL.Redacted())
+		}
+		if len(via) >= 5 {
+			return fmt.Errorf("the MCP server at %s redirected more than 5 times", endpoint)
+		}
+		return nil
 	}
-	cc.Transport = headerTransport{base: base, headers: headers}
+	if len(headers) > 0 && origin != nil {
+		base := c.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		cc.Transport = headerTransport{base: base, headers: headers, origin: origin}
+	}
 	return &cc
+}
+
+// sameOrigin reports whether u has o's scheme, host and port.
+func sameOrigin(u, o *url.URL) bool {
+	return strings.EqualFold(u.Scheme, o.Scheme) && strings.EqualFold(u.Hostname(), o.Hostname()) && portOf(u) == portOf(o)
+}
+
+// portOf is u's port, or its scheme's default.
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
 }
 
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	origin  *url.URL
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !sameOrigin(r.URL, h.origin) {
+		return h.base.RoundTrip(r) // never: CheckRedirect stops first
+	}
 	r = r.Clone(r.Context())
 	for k, v := range h.headers {
 		r.Header.Set(k, v)
