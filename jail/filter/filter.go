@@ -85,6 +85,10 @@ var deniedSyscalls = []string{
 	"bpf", "perf_event_open", "kexec_load", "kexec_file_load",
 	"init_module", "finit_module", "delete_module",
 
+	// fanotify reports names and changes in directories the call cannot
+	// open (unprivileged since Linux 5.13).
+	"fanotify_init", "fanotify_mark",
+
 	// io_uring performs syscalls the filter never sees.
 	"io_uring_setup", "io_uring_enter", "io_uring_register",
 
@@ -218,6 +222,10 @@ func filterRules(opts FilterOptions) []rule {
 		rules = append(rules, tcpOnlyRules()...)
 	}
 	rules = append(rules, socketpairRules()...)
+	if !opts.AllowUnix {
+		rules = append(rules, dgramPairRules()...)
+	}
+	rules = append(rules, newMountRules()...)
 	rules = append(rules, otherProcessRules()...)
 	rules = append(rules, setIDModeRules()...)
 	rules = append(rules, xattrRules()...)
@@ -421,6 +429,32 @@ func socketpairRules() []rule {
 	return familyRules("socketpair", map[uint64]bool{unix.AF_UNIX: true})
 }
 
+// dgramPairRules refuse a pair of Unix datagram sockets to a call without
+// Unix sockets: unlike a stream or seqpacket pair, which stays connected
+// to itself, a datagram socket can sendto (or connect to) any socket path
+// it can name, such as the host's /dev/log or the journal's socket, which
+// Landlock before ABI 9 does not confine.
+// AF_UNIX takes SOCK_RAW as SOCK_DGRAM.
+func dgramPairRules() []rule {
+	var rules []rule
+	for _, t := range []uint64{unix.SOCK_DGRAM, unix.SOCK_RAW} {
+		rules = append(rules, rule{syscall: "socketpair", errno: unix.EPERM,
+			conds: []cond{argEq(0, unix.AF_UNIX), argMasked(1, socketTypeMask, t)}})
+	}
+	return rules
+}
+
+// newMountRules refuse the mount-family syscalls newer than libseccomp
+// 2.5, by number (the same on every architecture since Linux 5.1): the
+// mount table's listing (statmount, listmount) and open_tree_attr.
+func newMountRules() []rule {
+	return []rule{
+		{syscall: "statmount", errno: unix.EPERM, number: 457},
+		{syscall: "listmount", errno: unix.EPERM, number: 458},
+		{syscall: "open_tree_attr", errno: unix.EPERM, number: 467},
+	}
+}
+
 // familyRules refuses, with EAFNOSUPPORT, every address family of syscall
 // (argument 0) that is not in allowed. The default action being ALLOW, it
 // covers the refused families 0..maxSocketFamily with as few aligned blocks
@@ -555,6 +589,9 @@ func narrowingRules(opts FilterOptions) []rule {
 	var rules []rule
 	for _, f := range families {
 		rules = append(rules, rule{syscall: "socket", errno: unix.EAFNOSUPPORT, conds: []cond{argEq(0, f)}})
+	}
+	if !opts.AllowUnix {
+		rules = append(rules, dgramPairRules()...)
 	}
 	if opts.AllowInet && opts.TCPOnly {
 		rules = append(rules, tcpOnlyRules()...)

@@ -468,6 +468,12 @@ func deniedSyscallCases() map[string]func() unix.Errno {
 		"io_uring_enter":    func() unix.Errno { return scSys(unix.SYS_IO_URING_ENTER, scNeg(-1), 0, 0, 0, 0, 0) },
 		"io_uring_register": func() unix.Errno { return scSys(unix.SYS_IO_URING_REGISTER, scNeg(-1), 0, 0, 0) },
 		"userfaultfd":       func() unix.Errno { return scSys(unix.SYS_USERFAULTFD, 0xffffffff) },
+		"fanotify_init":     func() unix.Errno { return scSys(unix.SYS_FANOTIFY_INIT, 0xffffffff, 0) },
+		"fanotify_mark":     func() unix.Errno { return scSys(unix.SYS_FANOTIFY_MARK, scNeg(-1), 0, 0, atFDCWD, 0) },
+		// Refused by number (newMountRules): EFAULT or EINVAL without the filter.
+		"statmount":      func() unix.Errno { return scSys(457, 0, 0, 0, 0) },
+		"listmount":      func() unix.Errno { return scSys(458, 0, 0, 0, 0) },
+		"open_tree_attr": func() unix.Errno { return scSys(467, atFDCWD, 0, 0, 0, 0) },
 		"name_to_handle_at": func() unix.Errno {
 			return scSys(unix.SYS_NAME_TO_HANDLE_AT, atFDCWD, scPtr(scNoSuchPath), 0, 0, 0)
 		},
@@ -581,7 +587,7 @@ func TestSeccompSocket(t *testing.T) {
 		seccompSockCase(false, unix.AF_PACKET, dgram, 0, noAF),
 		seccompSockCase(false, unix.AF_PACKET, raw, 0, scWant(unix.EAFNOSUPPORT, unix.EPERM)),
 		seccompSockCase(true, unix.AF_UNIX, stream, 0, ok),
-		seccompSockCase(true, unix.AF_UNIX, dgram|unix.SOCK_CLOEXEC, 0, ok),
+		seccompSockCase(true, unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0, ok),
 		seccompSockCase(true, unix.AF_INET, stream, 0, noAF), // EOPNOTSUPP without the filter
 		seccompSockCase(true, unix.AF_UNIX|hi, stream, 0, noAF),
 	}
@@ -591,6 +597,9 @@ func TestSeccompSocket(t *testing.T) {
 		cases []seccompCase
 	}{
 		{"none", FilterOptions{}, []seccompCase{
+			// A datagram pair could sendto any socket path (/dev/log).
+			seccompSockCase(true, unix.AF_UNIX, dgram|unix.SOCK_CLOEXEC, 0, eperm),
+			seccompSockCase(true, unix.AF_UNIX, raw, 0, eperm), // AF_UNIX takes SOCK_RAW as SOCK_DGRAM
 			seccompSockCase(false, unix.AF_INET, dgram, 0, noAF),
 			seccompSockCase(false, unix.AF_INET6, stream, 0, noAF),
 			seccompSockCase(false, unix.AF_NETLINK, raw, unix.NETLINK_ROUTE, noAF),
@@ -598,6 +607,7 @@ func TestSeccompSocket(t *testing.T) {
 			seccompSockCase(false, unix.AF_UNIX|hi, stream, 0, noAF),
 		}},
 		{"inet", FilterOptions{AllowInet: true}, []seccompCase{
+			seccompSockCase(true, unix.AF_UNIX, dgram, 0, eperm),
 			seccompSockCase(false, unix.AF_INET, dgram, 0, ok),
 			seccompSockCase(false, unix.AF_INET, stream|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0, ok),
 			seccompSockCase(false, unix.AF_INET6, stream, 0, ok),
@@ -618,6 +628,7 @@ func TestSeccompSocket(t *testing.T) {
 			seccompSockCase(false, unix.AF_UNIX, stream, 0, noAF),
 		}},
 		{"unix", FilterOptions{AllowUnix: true}, []seccompCase{
+			seccompSockCase(true, unix.AF_UNIX, dgram|unix.SOCK_CLOEXEC, 0, ok), // control: Unix sockets allowed
 			seccompSockCase(false, unix.AF_UNIX, stream, 0, ok),
 			seccompSockCase(false, unix.AF_UNIX, dgram, 0, ok),
 			seccompSockCase(false, unix.AF_UNIX, unix.SOCK_SEQPACKET, 0, ok),
@@ -627,6 +638,7 @@ func TestSeccompSocket(t *testing.T) {
 			seccompSockCase(false, unix.AF_NETLINK, raw, unix.NETLINK_ROUTE, noAF),
 		}},
 		{"tcp", FilterOptions{AllowInet: true, TCPOnly: true}, []seccompCase{
+			seccompSockCase(true, unix.AF_UNIX, dgram, 0, eperm),
 			seccompSockCase(false, unix.AF_INET, stream|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0, ok),
 			seccompSockCase(false, unix.AF_INET, stream, unix.IPPROTO_TCP, ok),
 			seccompSockCase(false, unix.AF_INET6, stream, 0, ok),
