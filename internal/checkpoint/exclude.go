@@ -86,34 +86,51 @@ func DefaultExclusions() *Exclusions {
 
 // match returns why the directory name (at rel, relative to the snapshot
 // root, in the directory dirfd; its own descriptor is sub when it could be
-// opened, else -1) is excluded, or "".
-func (x *Exclusions) match(dirfd int, rel, name string, sub int) string {
+// opened, else -1) is excluded, or "", and whether a rule with a condition
+// (Beside, Inside) matched its name: then what excludes it is a file a
+// call can make (Store.covers).
+func (x *Exclusions) match(dirfd int, rel, name string, sub int) (why string, conditional bool, marker *unix.Stat_t) {
 	if x == nil {
-		return ""
+		return "", false, nil
 	}
 	x.once.Do(x.compile)
 	for _, set := range [][]int{x.byName[name], x.globbed} {
 		for _, i := range set {
-			if why := x.Rules[i].applies(dirfd, rel, name, sub); why != "" {
-				return why
+			r := x.Rules[i]
+			if !r.matches(rel, name) {
+				continue
+			}
+			cond := len(r.Beside) > 0 || r.Inside != ""
+			conditional = conditional || cond
+			if why, marker := r.applies(dirfd, rel, name, sub); why != "" {
+				return why, cond, marker
 			}
 		}
 	}
-	return ""
+	return "", conditional, nil
 }
 
-// applies returns the rule's reason when it excludes the directory.
-func (r Rule) applies(dirfd int, rel, name string, sub int) string {
+// applies returns the rule's reason when it excludes the directory, and
+// the file that made its condition hold (nil for a rule without one).
+func (r Rule) applies(dirfd int, rel, name string, sub int) (string, *unix.Stat_t) {
 	if !r.matches(rel, name) {
-		return ""
+		return "", nil
 	}
-	if len(r.Beside) > 0 && !anyRegular(dirfd, r.Beside) {
-		return ""
+	var marker *unix.Stat_t
+	if len(r.Beside) > 0 {
+		if marker = anyRegular(dirfd, r.Beside); marker == nil {
+			return "", nil
+		}
 	}
-	if r.Inside != "" && (sub < 0 || !anyRegular(sub, []string{r.Inside})) {
-		return ""
+	if r.Inside != "" {
+		if sub < 0 {
+			return "", nil
+		}
+		if marker = anyRegular(sub, []string{r.Inside}); marker == nil {
+			return "", nil
+		}
 	}
-	return r.Why
+	return r.Why, marker
 }
 
 func (r Rule) matches(rel, name string) bool {
@@ -127,12 +144,13 @@ func (r Rule) matches(rel, name string) bool {
 	return ok
 }
 
-// anyRegular reports whether one of names is a regular file in dirfd.
-func anyRegular(dirfd int, names []string) bool {
+// anyRegular returns the status of the first of names that is a regular
+// file in dirfd, or nil.
+func anyRegular(dirfd int, names []string) *unix.Stat_t {
 	for _, n := range names {
 		if st, err := lstatAt(dirfd, n); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-			return true
+			return &st
 		}
 	}
-	return false
+	return nil
 }

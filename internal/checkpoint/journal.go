@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // EventKind is the kind of a journal event.
@@ -47,6 +49,9 @@ type Pending struct {
 	tool    string
 	before  *Snapshot
 	roots   []string
+	// start is the coarse clock (which stamps inode changes) before the
+	// before-snapshot: what changed at or after it is the call's.
+	start unix.Timespec
 	// shared: another session had the store open when the call began.
 	shared bool
 	// synced waits for the before event's sync (see Before).
@@ -75,6 +80,8 @@ func (s *Store) Before(ctx context.Context, session, call, tool string, roots []
 		synced func() error
 	)
 	shared := false
+	var start unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &start)
 	err = s.locked(ctx, func() error {
 		shared = s.othersOpen()
 		sn, synced, err = s.commitSnapshotLater(ctx, roots, true, func(sn *Snapshot) []Event {
@@ -85,7 +92,7 @@ func (s *Store) Before(ctx context.Context, session, call, tool string, roots []
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint before the call: %w", err)
 	}
-	return &Pending{s: s, session: session, call: call, tool: tool, before: sn, roots: roots, shared: shared, synced: synced}, nil
+	return &Pending{s: s, session: session, call: call, tool: tool, before: sn, roots: roots, start: start, shared: shared, synced: synced}, nil
 }
 
 // After snapshots the same roots again — a full walk, which also sees
@@ -128,6 +135,8 @@ func (p *Pending) after(ctx context.Context) (*ChangeSet, error) {
 	}
 	var cs *ChangeSet
 	err := p.s.lockedHeld(ctx, func() error {
+		p.s.callStart = p.start
+		defer func() { p.s.callStart = unix.Timespec{} }()
 		_, err := p.s.commitSnapshot(ctx, p.roots, false, func(sn *Snapshot) []Event {
 			_, c, derr := p.s.diff(p.before, sn)
 			if derr != nil {

@@ -495,9 +495,18 @@ func (wk *walker) dir(fd, parentfd int, at place, e *Entry, st *unix.Stat_t, par
 		return nil
 	}
 	if at.rel != "" {
-		if why := wk.s.opts.Exclude.match(parentfd, at.rel, e.Name, fd); why != "" {
+		why, conditional, marker := wk.s.opts.Exclude.match(parentfd, at.rel, e.Name, fd)
+		switch {
+		case why != "" && conditional && wk.s.keepCovering(at.abs, marker):
+			// The file that would exclude it (env/pyvenv.cfg, Cargo.toml
+			// beside target/) is a call's, and the directory was covered
+			// before: excluding it would hide what the call changed
+			// there from undo.
+		case why != "":
 			wk.excluded(e, at, why, FlagExcluded)
 			return nil
+		case conditional:
+			wk.s.coverable(at.abs)
 		}
 	}
 	key := statKey{Dev: st.Dev, Ino: st.Ino}

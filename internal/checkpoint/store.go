@@ -82,12 +82,74 @@ type Store struct {
 	// before and after): allocating and clearing a fresh 1 MiB each time
 	// was a measurable share of a call's cost. Writers run with mu held.
 	buf *bufio.Writer
+	// Conditional exclusions (keepCovering): covered are the directories
+	// a conditional rule's name matched that a snapshot of this process
+	// covered (its condition did not hold), markers the files a call made
+	// that would exclude one of them, and callStart the coarse clock at
+	// the start of the call whose after-snapshot is being taken (0 for
+	// any other snapshot). keptMu guards the maps (the walk's goroutines);
+	// callStart is set with mu held.
+	keptMu    sync.Mutex
+	covered   map[string]bool
+	markers   map[string]markerID
+	callStart unix.Timespec
 	// datasync makes a journal append durable (unix.Fdatasync; a test
 	// holds it to crash between the write and the sync).
 	datasync func(*os.File) error
 }
 
 type loc struct{ off, n int64 }
+
+// markerID identifies a file that makes a conditional exclusion hold.
+type markerID struct {
+	dev, ino uint64
+	ctime    unix.Timespec
+}
+
+// coverable records that a snapshot covered the directory abs although a
+// conditional exclusion rule's name matched it (its condition did not
+// hold).
+func (s *Store) coverable(abs string) {
+	s.keptMu.Lock()
+	defer s.keptMu.Unlock()
+	if s.covered == nil {
+		s.covered = map[string]bool{}
+	}
+	s.covered[abs] = true
+}
+
+// keepCovering reports whether the directory abs, which a conditional
+// exclusion rule would leave out because of marker, stays covered: a
+// snapshot of this process covered it before, and marker is a call's — it
+// changed during the call whose after-snapshot this is, or it is the one
+// such a snapshot found before. A call cannot hide what it changes in a
+// covered directory (env/config.py) by making it look like a generated
+// tree (touch env/pyvenv.cfg); a virtualenv it makes in a new directory,
+// and a marker the user makes between calls (cargo init), still exclude.
+func (s *Store) keepCovering(abs string, marker *unix.Stat_t) bool {
+	if marker == nil {
+		return false
+	}
+	id := markerID{dev: marker.Dev, ino: marker.Ino, ctime: marker.Ctim}
+	s.keptMu.Lock()
+	defer s.keptMu.Unlock()
+	if !s.covered[abs] {
+		return false
+	}
+	if s.markers[abs] == id {
+		return true
+	}
+	start := s.callStart
+	if start == (unix.Timespec{}) || !(id.ctime.Sec > start.Sec || id.ctime.Sec == start.Sec && id.ctime.Nsec >= start.Nsec) {
+		delete(s.covered, abs) // the user's own marker: excluded from now on
+		return false
+	}
+	if s.markers == nil {
+		s.markers = map[string]markerID{}
+	}
+	s.markers[abs] = id
+	return true
+}
 
 // Open opens (creating when missing) the store in dir.
 func Open(dir string, opts Options) (*Store, error) {
