@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -55,12 +56,51 @@ func (e *Executor) auditCall(ctx context.Context, id, name string, args json.Raw
 			d.AnsweredBy = "user"
 		}
 	}
-	ref, err := e.Audit.Append(ctx, auditlog.Record{Kind: auditlog.KindCall, Session: e.Session, Workspace: e.Policy.Places.Workspace, Call: c})
+	rec := auditlog.Record{Kind: auditlog.KindCall, Session: e.Session, Workspace: e.Policy.Places.Workspace, Call: c}
+	if err := e.auditPending(ctx); err != nil {
+		e.keepUnaudited(rec, err)
+		return nil
+	}
+	ref, err := e.Audit.Append(ctx, rec)
 	if err != nil {
-		e.logger().Warn("could not write the audit record of a call", "tool", name, "id", id, "err", err)
+		e.keepUnaudited(rec, err)
 		return nil
 	}
 	return &ref
+}
+
+// keepUnaudited holds a call's record whose write failed (a full disk,
+// which the call itself may have filled to keep its record out): it is
+// written before any later call runs (auditPending), saying it came late.
+func (e *Executor) keepUnaudited(rec auditlog.Record, err error) {
+	e.logger().Warn("could not write the audit record of a call; no other call runs until it is written", "id", rec.Call.ID, "err", err)
+	rec.Call.Late = fmt.Sprintf("written after later calls were tried: the first write failed (%v)", err)
+	e.mu.Lock()
+	e.unaudited = append(e.unaudited, rec)
+	e.mu.Unlock()
+}
+
+// auditPending writes the records kept by keepUnaudited, in order, and
+// reports the first failure: while one is unwritten, no call runs.
+func (e *Executor) auditPending(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for len(e.unaudited) > 0 {
+		if _, err := e.Audit.Append(ctx, e.unaudited[0]); err != nil {
+			return err
+		}
+		e.unaudited = e.unaudited[1:]
+	}
+	return nil
+}
+
+// FlushAudit writes the records of calls whose first write failed, for a
+// session that ends (brig tries once more before it exits).
+func (e *Executor) FlushAudit(ctx context.Context) error {
+	if e.Audit == nil {
+		return nil
+	}
+	return e.auditPending(ctx)
 }
 
 // auditUnfinished records a call brig was stopped in the middle of (a

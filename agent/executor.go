@@ -170,6 +170,8 @@ type Executor struct {
 
 	mu   sync.Mutex
 	plan tools.Plan
+	// unaudited are call records whose write failed (keepUnaudited).
+	unaudited []auditlog.Record
 	// netAsk lets one network question at a time reach the approver.
 	netAsk chan struct{}
 }
@@ -229,6 +231,12 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 	slot := slotOf(ctx)
 	defer slot.leave()
 	ctx = withBatch(ctx, nil) // a subagent this call starts has batches of its own
+	if e.Audit != nil {
+		if err := e.auditPending(ctx); err != nil {
+			o.Result = tools.Result{Text: fmt.Sprintf("brig did not run this call: the audit record of an earlier call could not be written (%v), and no call runs until it is. Stop and tell the user: they must free space where brig keeps its state (%s).", err, e.Audit.Dir()), IsError: true}
+			return o
+		}
+	}
 	mode := e.Policy.Mode()
 	prep, refused := e.Registry.Prepare(mode, name, args)
 	if refused != nil {

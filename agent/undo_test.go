@@ -194,3 +194,48 @@ func TestRuleSavesAreAudited(t *testing.T) {
 		t.Fatalf("decision %+v", d)
 	}
 }
+
+// TestAuditRecordWrittenLateBeforeTheNextCall: a call whose audit record
+// cannot be written (here the log's file is a directory for a moment; a
+// full disk in practice, which a call can cause to keep its record out)
+// keeps it: the next call is refused while it stays unwritten, and once
+// it can be written it is, saying it came late, before the next call's.
+func TestAuditRecordWrittenLateBeforeTheNextCall(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	dir := filepath.Join(t.TempDir(), "audit")
+	e.ex.Audit = auditlog.Open(dir)
+	defer e.ex.Audit.Close()
+	if err := os.MkdirAll(filepath.Join(dir, auditlog.LogName), 0o755); err != nil {
+		t.Fatal(err) // the log cannot be opened
+	}
+	o := e.ex.Execute(context.Background(), "c1", "bash", args(t, map[string]any{"command": "echo one"}), nil)
+	if o.Result.IsError || o.Audit != nil {
+		t.Fatalf("the first call: %+v", o)
+	}
+	o = e.ex.Execute(context.Background(), "c2", "bash", args(t, map[string]any{"command": "touch ran-anyway"}), nil)
+	if !o.Result.IsError || !strings.Contains(o.Result.Text, "audit record of an earlier call could not be written") {
+		t.Fatalf("a call ran while an earlier record was unwritten: %+v", o.Result)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "ran-anyway")); err == nil {
+		t.Fatal("the refused call ran")
+	}
+	if err := os.Remove(filepath.Join(dir, auditlog.LogName)); err != nil {
+		t.Fatal(err)
+	}
+	o = e.ex.Execute(context.Background(), "c3", "bash", args(t, map[string]any{"command": "echo three"}), nil)
+	if o.Result.IsError || o.Audit == nil {
+		t.Fatalf("the call after the log recovered: %+v", o)
+	}
+	var calls []*auditlog.Call
+	if err := e.ex.Audit.Records(func(r auditlog.Record) error {
+		if r.Call != nil {
+			calls = append(calls, r.Call)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 3 || calls[0].ID != "c1" || calls[0].Late == "" || calls[1].ID != "c2" || calls[2].ID != "c3" || calls[2].Late != "" {
+		t.Fatalf("records: %d", len(calls))
+	}
+}

@@ -250,6 +250,11 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	reg.Add(tools.TaskDefinition())
 	ex := &agent.Executor{Registry: reg, Policy: wp.Policy, Runner: sup, Approver: approver, Checkpoints: store, Audit: audit, Session: sess.ID()}
+	run.closers = append(run.closers, func() { // before the audit log closes
+		if err := ex.FlushAudit(context.WithoutCancel(ctx)); err != nil {
+			slog.Error("the audit records of calls that could not be written are lost", "err", err)
+		}
+	})
 	run.closers = append(run.closers, func() { rec.Flush(context.Background()) }) // runs before the session closes
 	emitAll := func(ev agent.Event) {
 		rec.Event(ev)

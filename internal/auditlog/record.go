@@ -88,6 +88,9 @@ type Call struct {
 	// the rest).
 	Connections     []Connection `json:"connections,omitempty"`
 	ConnectionsMore int          `json:"connections_more,omitempty"`
+	// Late says why the record was written after later ones were tried
+	// (its first write failed: a full disk).
+	Late string `json:"late,omitempty"`
 }
 
 // Connection is one connection a call asked the egress proxy for.
