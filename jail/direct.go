@@ -332,7 +332,7 @@ func runCall(sup, startConn *conn, raw []byte, base []unix.SockFilter, stdio []i
 		}
 		return res, se == nil, se
 	}
-	path, err := lookPath(inv.Argv[0], spec.Env)
+	path, err := lookPath(inv.Argv[0], spec.Env, spec.Dir)
 	if err != nil {
 		return Result{}, false, &StageError{Stage: StageExec, Errno: int(unix.ENOENT), Msg: err.Error()}
 	}

@@ -154,7 +154,7 @@ func workerMain(tools map[string]ToolFunc) int {
 	}
 
 	argv := st.Invocation.Argv
-	path, err := lookPath(argv[0], spec.Env)
+	path, err := lookPath(argv[0], spec.Env, spec.Dir)
 	if err != nil {
 		return fail(&StageError{Stage: StageExec, Errno: int(unix.ENOENT), Msg: err.Error()}, exitNotFound)
 	}
@@ -208,9 +208,18 @@ func runTool(ctl *conn, tools map[string]ToolFunc, inv Invocation, env []string)
 // lookPath resolves a command the way a shell would, using the tool's PATH
 // and the call's view (so "not found" means not visible inside the jail;
 // Landlock does not govern stat, so it finds the same as the command would).
-func lookPath(name string, env []string) (string, error) {
+// A relative name, or a relative PATH entry, is looked for from dir, where
+// the command will run; what it returns is what the command's exec, in
+// dir, is given.
+func lookPath(name string, env []string, dir string) (string, error) {
+	at := func(p string) string {
+		if filepath.IsAbs(p) || dir == "" {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
 	if strings.Contains(name, "/") {
-		if _, err := os.Stat(name); err != nil {
+		if _, err := os.Stat(at(name)); err != nil {
 			return "", fmt.Errorf("command %q: %w", name, err)
 		}
 		return name, nil
@@ -221,12 +230,12 @@ func lookPath(name string, env []string) (string, error) {
 			pathEnv = v
 		}
 	}
-	for _, dir := range filepath.SplitList(pathEnv) {
-		if dir == "" {
-			dir = "."
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" {
+			d = "."
 		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(at(p)); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
 			return p, nil
 		}
 	}
