@@ -81,7 +81,7 @@ func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# brig audit: %s\n\n", mdText(r.Repo))
 	if r.Summary != "" {
-		fmt.Fprintf(&b, "%s\n\n", mdText(r.Summary))
+		fmt.Fprintf(&b, "%s\n\n", quoted("The model's summary", r.Summary))
 	}
 	fmt.Fprintf(&b, "> **Sent.** %s\n\n", mdText(r.Transparency()))
 	var focus []string
@@ -124,10 +124,10 @@ func (r *Report) Markdown() string {
 				b.WriteString(fence(f.Excerpt))
 			}
 			if f.Description != "" {
-				fmt.Fprintf(&b, "%s\n\n", mdText(f.Description))
+				fmt.Fprintf(&b, "%s\n\n", mdBlock(f.Description))
 			}
 			if f.Recommendation != "" {
-				fmt.Fprintf(&b, "*Fix:* %s\n\n", mdText(f.Recommendation))
+				fmt.Fprintf(&b, "*Fix:* %s\n\n", mdBlock(f.Recommendation))
 			}
 		}
 	}
@@ -247,6 +247,35 @@ func (f Focus) rule(id string) string { return string(f) + "/" + id }
 func mdText(s string) string {
 	s = cleanText(s, 1<<20)
 	return strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// mdBlock is the model's text as paragraphs that cannot pass for the
+// report's own structure: a line that would start a heading, a rule or a
+// setext underline (## Findings: none, ---) is escaped, so a prompt
+// injected in the repository cannot forge a section of the report.
+func mdBlock(s string) string {
+	lines := strings.Split(mdText(s), "\n")
+	for i, l := range lines {
+		t := strings.TrimLeft(l, " \t")
+		if t == "" {
+			continue
+		}
+		switch t[0] {
+		case '#', '=', '-', '*', '_', '+':
+			lines[i] = "\\" + t
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// quoted is the model's text as a block quote under a label saying whose
+// words they are.
+func quoted(label, s string) string {
+	lines := strings.Split(mdBlock(s), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight("> "+l, " ")
+	}
+	return "> *" + label + ":*\n>\n" + strings.Join(lines, "\n")
 }
 
 // cell is text in a table cell.
