@@ -77,7 +77,11 @@ func (m *Model) approvalView(p *pending, room int) string {
 	}
 	head = append(head, m.targetLines(req, a, pv, w)...)
 	if p.rows == nil || p.rowsWidth != w { // highlighting is the costly part: once per width
-		p.rows, p.rowsWidth = capRows(m.bodyRows(req, a, pv, w)), w
+		rows := m.bodyRows(req, a, pv, w)
+		if tools.Name(req.Tool) != tools.Bash {
+			rows = capRows(rows) // a command is laid out whole: it is what is approved
+		}
+		p.rows, p.rowsWidth = rows, w
 	}
 	body := p.rows
 	why := whyLines(req.Verdict, w)
@@ -191,6 +195,7 @@ func ellipsis(row string, w int) string {
 
 // maxBodyRows bounds what a prompt lays out: a file's content of more rows
 // is cut with a note (the jail and the diff after the call are unaffected).
+// A bash command is never cut: `v` must show every line of what runs.
 const maxBodyRows = 5000
 
 func capRows(rows []string) []string {

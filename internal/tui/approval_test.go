@@ -534,3 +534,21 @@ func TestApprovalIgnoresTypeAhead(t *testing.T) {
 		t.Fatal("1 after a quiet keyboard did not answer")
 	}
 }
+
+// TestApprovalShowsAVeryLongCommandWhole: a command longer than the rows a
+// file's content is cut at can still be read to its last line with v and
+// End: what is approved is never out of view.
+func TestApprovalShowsAVeryLongCommandWhole(t *testing.T) {
+	h := approvalHarness(t)
+	var b strings.Builder
+	for i := range maxBodyRows + 1000 {
+		fmt.Fprintf(&b, "echo step %d\n", i)
+	}
+	b.WriteString("echo pwned > HIDDEN_TAIL.txt")
+	cmd, _ := json.Marshal(map[string]string{"command": b.String()})
+	h.ask(h.request("bash", string(cmd)))
+	h.keys("v", "end")
+	if f := ansi.Strip(h.stableFrame()); !strings.Contains(f, "HIDDEN_TAIL.txt") || strings.Contains(f, "not laid out here") {
+		t.Fatalf("the command's last line cannot be seen:\n%s", f)
+	}
+}
