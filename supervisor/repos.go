@@ -237,7 +237,7 @@ func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string
 		if err != nil {
 			continue // gone, or a link now: the other sweeps' concern
 		}
-		found = append(found, s.sweepGitDir(dir, start, false, protected)...)
+		found = append(found, s.sweepGitDir(dir, start, false, true, false, protected)...)
 		found = append(found, s.sweepTodos(dir, start)...)
 		dir.Close()
 	}
@@ -255,17 +255,26 @@ func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string
 // the protected-path sweep's, which has put back the link a call replaced
 // by the time this runs.
 //
+// An entry is the call's when it changed during the call, or when a
+// directory between the git directory and it did (moved): a link keeps
+// its change time when the directory holding it is renamed, so a call
+// could park links where git does not look (objects/ab/logs/HEAD) and
+// move the directory into place (logs) in a later call. The git
+// directory's own time does not count (every commit changes it).
+//
 // A directory whose entries did not change during the call (its ctime is
-// older: a new name in it, a link or FIFO included, changes it) is not
-// listed when nothing below it can have changed either: it holds no
-// directory (a link count of 2), or it is an object store, whose pack/
-// and info/ are opened by name.
-func (s *Supervisor) sweepGitDir(dir *safefs.Dir, start unix.Timespec, store bool, protected map[string]bool) []string {
+// older: a new name in it, a link or FIFO included, changes it) and that
+// was not moved is not listed when nothing below it can have changed
+// either: it holds no directory (a link count of 2), or it is an object
+// store, whose pack/ and info/ are opened by name.
+func (s *Supervisor) sweepGitDir(dir *safefs.Dir, start unix.Timespec, store, top, moved bool, protected map[string]bool) []string {
 	self, err := dir.StatSelf()
 	if err != nil {
 		return nil
 	}
-	same := !timeAtOrAfter(self.Ctim, start)
+	changed := timeAtOrAfter(self.Ctim, start)
+	moved = moved || !top && changed
+	same := !changed && !moved
 	var ents []safefs.Dirent
 	switch {
 	case same && self.Nlink == 2:
@@ -302,12 +311,12 @@ func (s *Supervisor) sweepGitDir(dir *safefs.Dir, start unix.Timespec, store boo
 			if err != nil {
 				continue
 			}
-			found = append(found, s.sweepGitDir(sub, start, e.Name == "objects", protected)...)
+			found = append(found, s.sweepGitDir(sub, start, e.Name == "objects", false, moved, protected)...)
 			sub.Close()
 			continue
 		}
 		st, err := dir.Stat(e.Name)
-		if err != nil || !timeAtOrAfter(st.Ctim, start) {
+		if err != nil || !moved && !timeAtOrAfter(st.Ctim, start) {
 			continue // gone, or there before the call
 		}
 		if typ == unix.DT_LNK && e.Name == "HEAD" {
@@ -381,8 +390,11 @@ func (s *Supervisor) sweepTodos(dir *safefs.Dir, start unix.Timespec) []string {
 			continue
 		}
 		st, err := sub.Stat(t.file)
+		self, serr := sub.StatSelf()
 		exec := false
-		if err == nil && timeAtOrAfter(st.Ctim, start) {
+		// The list, or its directory (moved into place from where it was
+		// parked), changed during the call.
+		if err == nil && (timeAtOrAfter(st.Ctim, start) || serr == nil && timeAtOrAfter(self.Ctim, start)) {
 			b, _, err := sub.ReadFile(t.file, 16<<20)
 			exec = err != nil || todoRuns(b) // unreadable (a link, a FIFO, too large): taken out too
 		}

@@ -457,3 +457,60 @@ func TestSweepRepositoryMovedIntoReach(t *testing.T) {
 		t.Error("control: an untouched unlisted repository was taken out")
 	}
 }
+
+// TestSweepGitLinksMovedIntoPlace: links parked by an earlier call where
+// the sweep does not look (an objects/ fan-out directory), with their old
+// change times, are taken out once a later call moves their directory
+// into place (logs/), and so is a rebase state moved in the same way;
+// control: the user's own link in a directory the call did not touch
+// stays.
+func TestSweepGitLinksMovedIntoPlace(t *testing.T) {
+	ws := t.TempDir()
+	q := t.TempDir()
+	home := t.TempDir()
+	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+	bashrc := filepath.Join(home, ".bashrc")
+	mk(t, bashrc, "# the user's\n")
+	gd := filepath.Join(ws, ".git")
+	shape(t, gd, "[core]\n")
+	mk(t, filepath.Join(gd, "info/exclude"), "")
+	if err := os.Symlink(bashrc, filepath.Join(gd, "info/attributes")); err != nil {
+		t.Fatal(err) // the user's own link, long before
+	}
+	// The earlier call parks a reflog directory of links and a rebase
+	// state with an exec line in a fan-out directory.
+	mk(t, filepath.Join(gd, "objects/ab/logs/refs/heads/main"), "log\n")
+	if err := os.Symlink(bashrc, filepath.Join(gd, "objects/ab/logs/HEAD")); err != nil {
+		t.Fatal(err)
+	}
+	mk(t, filepath.Join(gd, "objects/cd/git-rebase-todo"), "pick 1234 one\nexec touch /tmp/pwned\n")
+	protected, err := jail.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
+	start := startAfter(t, filepath.Join(q, "probe"))
+	if found := s.sweepGitLinks(spec, start); len(found) != 0 {
+		t.Fatalf("nothing moved yet, but %v was taken out", found)
+	}
+
+	// The later call moves them into place.
+	start = startAfter(t, filepath.Join(q, "probe2"))
+	for from, to := range map[string]string{"objects/ab/logs": "logs", "objects/cd": "rebase-merge"} {
+		if err := os.Rename(filepath.Join(gd, from), filepath.Join(gd, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found := s.sweepGitLinks(spec, start)
+	for _, gone := range []string{"logs/HEAD", "rebase-merge"} {
+		if _, err := os.Lstat(filepath.Join(gd, gone)); err == nil || !slices.Contains(found, filepath.Join(gd, gone)) {
+			t.Errorf(".git/%s stayed (found %v)", gone, found)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(gd, "info/attributes")); err != nil {
+		t.Errorf("control: the user's own link was taken out: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(gd, "logs/refs/heads/main")); err != nil {
+		t.Errorf("control: a reflog file was taken out: %v", err)
+	}
+}
