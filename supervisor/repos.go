@@ -92,31 +92,39 @@ func (s *Supervisor) undoRepository(r jail.Repository, known map[string]bool, st
 		// link); one that was not and changed was made by the call. What
 		// it names is a git directory of its own, found by its shape if
 		// it is here.
-		if !known[r.DotGit] && changedSince(r.DotGit, start) {
+		if !known[r.DotGit] && (changedSince(r.DotGit, start) || movedIn(r.DotGit, root, start)) {
 			return s.takeOut(r.DotGit)
 		}
 		return nil
 	case known[r.GitDir]:
 		return nil
-	case !changedSince(r.GitDir, start) && !controlChanged(r.GitDir, start) && !movedIn(r.GitDir, root, start):
+	}
+	moved := movedIn(r.GitDir, root, start)
+	switch {
+	case !changedSince(r.GitDir, start) && !controlChanged(r.GitDir, start) && !moved:
 		s.log.Info("a repository not listed when the call was granted predates it; left alone", "path", r.GitDir)
 		return nil
 	case r.Kept || filepath.Base(r.GitDir) == ".git" || keptPath(r.GitDir):
 		return s.takeOut(r.GitDir)
 	}
-	// A directory given the shape: take out what the call made of it.
+	// A directory given the shape: take out what the call made of it —
+	// all of its control files when it was moved into reach (they keep
+	// the old times of where it was made).
+	made := func(p string) bool { return moved || changedSince(p, start) }
 	var out []string
 	for _, name := range []string{"HEAD", "commondir", "config", "config.worktree", "gitdir"} {
 		p := filepath.Join(r.GitDir, name)
-		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() && changedSince(p, start) {
+		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() && made(p) {
 			out = append(out, s.takeOut(p)...)
 		}
 	}
-	if hooks := filepath.Join(r.GitDir, "hooks"); changedSince(hooks, start) || entriesChanged(hooks, start) {
-		out = append(out, s.takeOut(hooks)...)
+	if hooks := filepath.Join(r.GitDir, "hooks"); made(hooks) || entriesChanged(hooks, start) {
+		if _, err := os.Lstat(hooks); err == nil {
+			out = append(out, s.takeOut(hooks)...)
+		}
 	}
 	for _, name := range []string{"objects", "refs"} {
-		if p := filepath.Join(r.GitDir, name); jail.IsRepositoryShape(r.GitDir) && changedSince(p, start) {
+		if p := filepath.Join(r.GitDir, name); jail.IsRepositoryShape(r.GitDir) && made(p) {
 			out = append(out, s.takeOut(p)...)
 		}
 	}

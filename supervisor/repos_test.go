@@ -514,3 +514,36 @@ func TestSweepGitLinksMovedIntoPlace(t *testing.T) {
 		t.Errorf("control: a reflog file was taken out: %v", err)
 	}
 }
+
+// TestSweepRepositoryReachedThroughAGitFile: a repository-shaped h/g and
+// a .git file h/tools/.git naming it, made where no search saw them, keep
+// their old times when a later call makes h searchable again (chmod): the
+// .git file and all of g's control files are taken out, since h changed
+// during the call.
+func TestSweepRepositoryReachedThroughAGitFile(t *testing.T) {
+	ws := t.TempDir()
+	q := t.TempDir()
+	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+	shape(t, filepath.Join(ws, ".git"), "[core]\n")
+	shape(t, filepath.Join(ws, "h/g"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
+	mk(t, filepath.Join(ws, "h/tools/.git"), "gitdir: ../g\n")
+	protected, err := jail.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	protected = slices.DeleteFunc(protected, func(p string) bool { return within(p, filepath.Join(ws, "h")) })
+	start := startAfter(t, filepath.Join(q, "probe"))
+	if err := os.Chmod(filepath.Join(ws, "h"), 0o755); err != nil { // "made searchable again"
+		t.Fatal(err)
+	}
+	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
+	found := s.sweepNewRepositories(spec, start)
+	for _, gone := range []string{"h/tools/.git", "h/g/config", "h/g/HEAD"} {
+		if _, err := os.Lstat(filepath.Join(ws, gone)); err == nil {
+			t.Errorf("%s stayed (found %v)", gone, found)
+		}
+	}
+	if jail.IsRepositoryShape(filepath.Join(ws, "h/g")) {
+		t.Error("h/g still has a repository's shape")
+	}
+}
