@@ -543,6 +543,14 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		`git prune`,
 		`git stash drop`,
 		`git stash clear`,
+		`git -c gc.pruneExpire=now -c gc.reflogExpire=now gc -q`,
+		`git branch -D feature`,
+		`git tag -d v1`,
+		`git update-ref -d refs/heads/x`,
+		`mv .git/objects /tmp/o`,
+		`: > .git/packed-refs`,
+		`sed -i d .git/packed-refs`,
+		`truncate -s0 .git/packed-refs`,
 	} {
 		v := p.Decide(bashCall(cmd))
 		if v.Tier != Ask || !strings.Contains(v.Reason, "deletions ask in every mode") {
@@ -553,7 +561,7 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 			t.Errorf("%s: offers %v to remember", cmd, v.Always)
 		}
 	}
-	for _, cmd := range []string{`d=src; ls "$d"`, `git gc`, `git stash list`, `git reflog`, `d=src; touch "$d/x"`} {
+	for _, cmd := range []string{`d=src; ls "$d"`, `git gc`, `git stash list`, `git reflog`, `d=src; touch "$d/x"`, `git branch -d merged`, `git tag v1`, `echo x > notes.txt`, `cat .git/HEAD`} {
 		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
 			t.Errorf("control %s: %s (%s), want auto mode's approval", cmd, v.Tier, v.Reason)
 		}

@@ -290,7 +290,8 @@ type Verdict struct {
 	Profile JailProfile       `json:"profile"`
 	Beyond  []Beyond          `json:"beyond,omitempty"`
 	notes   map[string]string // reasons by tier, first one wins
-	deletes string            // a bash command that deletes files, asked in every mode
+	deletes string            // a bash command that deletes files (or git's own), asked in every mode
+	deletesGit bool           // what deletes names is git's own state (.git), which undo does not hold
 	// ReadsOnly: a bash line whose every command only reads
 	// (CommandDecision.Reads), names no file it writes and carries no
 	// risk. It runs with nothing of the user's writable (bashSpec), and
@@ -437,7 +438,11 @@ func (p *Policy) applyMode(v *Verdict, mode Mode) {
 	case v.deletes != "":
 		// Asked every time: no answer is remembered for it (only "once"
 		// is offered), as for a confirmation.
-		v.Reason = fmt.Sprintf("%s deletes files: deletions ask in every mode unless a rule of yours allows the command", v.deletes)
+		what := "deletes files"
+		if v.deletesGit {
+			what = "deletes or rewrites git's own files (.git), which undo does not hold"
+		}
+		v.Reason = fmt.Sprintf("%s %s: deletions ask in every mode unless a rule of yours allows the command", v.deletes, what)
 		v.Always = nil
 		return
 	}
@@ -666,7 +671,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 		// own, one only known at run time (rm -rf "$d": any path in the
 		// workspace, .git included), or what it names without a path
 		// (git clean -f, git reflog expire).
-		deletesOwn := false
+		deletesOwn, writesGit := false, false
 		for _, pa := range c.Paths {
 			if pa.Dynamic {
 				deletesOwn = deletesOwn || pa.Write
@@ -677,9 +682,13 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 				v.note(Deny, fmt.Sprintf("plan mode is read-only: %s writes %s", c.Name(), pa.Text))
 			}
 			deletesOwn = deletesOwn || pa.Write && pv.Class != ClassTemp
+			// A path it writes in a git directory (> .git/packed-refs,
+			// mv .git/objects /tmp/o, sed -i … .git/…): git's history,
+			// which undo does not hold, whatever the command.
+			writesGit = writesGit || pa.Write && inGitDir(pv.Resolved, p.Places.Workspace)
 		}
-		if cd.Tier != Allow && v.deletes == "" && (deletesGit(c) || deletes(c) && (deletesOwn || len(c.Paths) == 0)) {
-			v.deletes = c.String()
+		if cd.Tier != Allow && v.deletes == "" && (deletesGit(c) || writesGit || deletes(c) && (deletesOwn || len(c.Paths) == 0)) {
+			v.deletes, v.deletesGit = c.String(), deletesGit(c) || writesGit
 		}
 	}
 }
@@ -696,16 +705,29 @@ func deletes(c Command) bool {
 	return false
 }
 
+// inGitDir reports whether p lies in a .git directory inside workspace.
+func inGitDir(p, workspace string) bool {
+	rel, err := filepath.Rel(workspace, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return false
+	}
+	return slices.Contains(strings.Split(filepath.ToSlash(rel), "/"), ".git")
+}
+
 // deletesGit reports whether c is a git command that deletes what git
 // cannot bring back, wherever it runs: git clean -f (untracked files),
 // and history the undo store does not hold (.git is not in it): git
-// reflog expire and delete, git prune, git gc --prune, git stash drop
-// and clear.
+// reflog expire and delete, git prune, git gc --prune (or any git gc
+// with -c: gc.pruneExpire=now), git stash drop and clear, git branch -D,
+// git tag -d, git update-ref -d.
 func deletesGit(c Command) bool {
-	i, ok := isGit(c, denyName, "clean", "reflog", "prune", "gc", "stash")
+	i, ok := isGit(c, denyName, "clean", "reflog", "prune", "gc", "stash", "branch", "tag", "update-ref")
 	if !ok {
 		return false
 	}
+	configured := slices.ContainsFunc(c.Words[1:i], func(w string) bool {
+		return w == "-c" || strings.HasPrefix(w, "--config-env")
+	})
 	rest := Command{Words: append([]string{"git"}, c.Words[i+1:]...)}
 	sub := ""
 	if len(rest.Words) > 1 {
@@ -719,9 +741,15 @@ func deletesGit(c Command) bool {
 	case "prune":
 		return true
 	case "gc":
-		return slices.ContainsFunc(rest.Words, func(w string) bool { return w == "--prune" || strings.HasPrefix(w, "--prune=") })
+		return configured || slices.ContainsFunc(rest.Words, func(w string) bool { return w == "--prune" || strings.HasPrefix(w, "--prune=") })
 	case "stash":
 		return sub == "drop" || sub == "clear"
+	case "branch":
+		return hasShort(rest, "D") || hasWord(rest, "--delete") && (hasShort(rest, "f") || hasWord(rest, "--force"))
+	case "tag":
+		return hasShort(rest, "d") || hasWord(rest, "--delete")
+	case "update-ref":
+		return hasShort(rest, "d")
 	}
 	return false
 }
