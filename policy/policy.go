@@ -287,11 +287,11 @@ type Verdict struct {
 	// Profile is the mode's jail profile; Beyond the parts of the call's
 	// grant that lie beyond it (each needs a human's answer, a rule of
 	// the user's or a flag naming it: no mode and no --yes approves them).
-	Profile JailProfile       `json:"profile"`
-	Beyond  []Beyond          `json:"beyond,omitempty"`
-	notes   map[string]string // reasons by tier, first one wins
-	deletes string            // a bash command that deletes files (or git's own), asked in every mode
-	deletesGit bool           // what deletes names is git's own state (.git), which undo does not hold
+	Profile    JailProfile       `json:"profile"`
+	Beyond     []Beyond          `json:"beyond,omitempty"`
+	notes      map[string]string // reasons by tier, first one wins
+	deletes    string            // a bash command that deletes files (or git's own), asked in every mode
+	deletesGit bool              // what deletes names is git's own state (.git), which undo does not hold
 	// ReadsOnly: a bash line whose every command only reads
 	// (CommandDecision.Reads), names no file it writes and carries no
 	// risk. It runs with nothing of the user's writable (bashSpec), and
