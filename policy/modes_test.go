@@ -617,3 +617,28 @@ deny = ["Read(./secrets/**)", "Read(./secret.txt)", "Read(./keys/*.key)", "Read(
 		}
 	}
 }
+
+// TestAllowListedVariablesNeedPlainValues: an allow-listed variable
+// given a value with shell syntax, or one only known at run time, asks:
+// a Makefile line such as go build -o bin/app-$(GOOS) runs it; controls:
+// plain values stay allowed.
+func TestAllowListedVariablesNeedPlainValues(t *testing.T) {
+	f := newModeFixture(t, "")
+	p := f.policy(t, ModeAsk)
+	for _, cmd := range []string{
+		`GOOS="linux; echo INJECTED > injected.txt; true" make test`,
+		`make test GOOS='linux;id'`,
+		`export LANG='C $(id)'; go test ./...`,
+		`t=linux; GOOS=$t go build ./...`,
+		`env GOOS='a|b' go build ./...`,
+	} {
+		if v := p.Decide(bashCall(cmd)); v.Tier == Allow {
+			t.Errorf("%s: allowed (%s)", cmd, v.Reason)
+		}
+	}
+	for _, cmd := range []string{`GOOS=linux GOARCH=arm64 go build ./...`, `LANG=C.UTF-8 go test ./...`, `make test GOOS=linux`, `export CI=true; go test ./...`} {
+		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
+			t.Errorf("control %s: %s (%s)", cmd, v.Tier, v.Reason)
+		}
+	}
+}

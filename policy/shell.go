@@ -631,6 +631,11 @@ func declRisks(c Command) []string {
 			if r := riskyAssign(name, exported); r != "" {
 				out = appendNew(out, r)
 			}
+			if _, value, _ := strings.Cut(c.Words[i], "="); set {
+				if r := riskyValue(name, value, c.Dynamic[i]); r != "" {
+					out = appendNew(out, r)
+				}
+			}
 		}
 	}
 	return out
@@ -709,6 +714,11 @@ func makeVarRisks(c Command) []string {
 		if r := riskyAssign(name, true); r != "" {
 			out = appendNew(out, r)
 		}
+		if _, value, _ := strings.Cut(w, "="); true {
+			if r := riskyValue(name, value, c.Dynamic[i]); r != "" {
+				out = appendNew(out, r)
+			}
+		}
 	}
 	return out
 }
@@ -748,6 +758,26 @@ func setVarNames(c Command) []int {
 // riskyAssign is why setting the variable name must be asked about, or
 // "" (the rules are above harmlessEnv). exported: the assignment reaches
 // the environment of the commands the line runs.
+// riskyValue is why an assignment of value to an allow-listed name must
+// be asked about: a value with shell syntax in it (GOOS="linux; echo x >
+// f") runs as a command wherever a Makefile or script puts the variable
+// into a command line (go build -o bin/app-$(GOOS)), and a value only
+// known at run time could hold anything. Other names are riskyAssign's.
+func riskyValue(name, value string, dynamic bool) string {
+	if !harmlessEnv(name) {
+		return ""
+	}
+	if dynamic {
+		return "sets " + name + " to a value only known at run time, which a Makefile or script may put into a command line"
+	}
+	if strings.ContainsFunc(value, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-+,:/@=%", r))
+	}) {
+		return "sets " + name + " to a value with shell syntax or spaces, which a Makefile or script may run as part of a command line"
+	}
+	return ""
+}
+
 func riskyAssign(name string, exported bool) string {
 	switch {
 	case harmlessEnv(name):
@@ -876,6 +906,11 @@ func (a *analyzer) call(ce *syntax.CallExpr, redirs []Redirect, feeds, risky []s
 			if as.Name != nil {
 				if r := riskyAssign(as.Name.Value, len(ce.Args) > 0); r != "" {
 					risky = append(risky, r)
+				}
+				if _, value, _ := strings.Cut(v.text, "="); true {
+					if r := riskyValue(as.Name.Value, value, v.dynamic); r != "" {
+						risky = append(risky, r)
+					}
 				}
 			}
 			if len(ce.Args) == 0 {
@@ -1028,8 +1063,11 @@ func (a *analyzer) emit(cmd Command, c walkCtx, d dirState) {
 			Risky: slices.Clone(in.risky),
 		}
 		for _, as := range in.assigns {
-			name, _, _ := strings.Cut(as, "=")
+			name, value, _ := strings.Cut(as, "=")
 			if r := riskyAssign(name, true); r != "" { // env NAME=value exports it
+				inner.Risky = appendNew(inner.Risky, r)
+			}
+			if r := riskyValue(name, value, false); r != "" { // a $ in it is syntax too
 				inner.Risky = appendNew(inner.Risky, r)
 			}
 		}
