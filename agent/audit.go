@@ -73,6 +73,10 @@ func (e *Executor) auditCall(ctx context.Context, id, name string, args json.Raw
 // which the call itself may have filled to keep its record out): it is
 // written before any later call runs (auditPending), saying it came late.
 func (e *Executor) keepUnaudited(rec auditlog.Record, err error) {
+	if e.held != nil {
+		e.held.keepUnaudited(rec, err)
+		return
+	}
 	e.logger().Warn("could not write the audit record of a call; no other call runs until it is written", "id", rec.Call.ID, "err", err)
 	rec.Call.Late = fmt.Sprintf("written after later calls were tried: the first write failed (%v)", err)
 	e.mu.Lock()
@@ -83,6 +87,9 @@ func (e *Executor) keepUnaudited(rec auditlog.Record, err error) {
 // auditPending writes the records kept by keepUnaudited, in order, and
 // reports the first failure: while one is unwritten, no call runs.
 func (e *Executor) auditPending(ctx context.Context) error {
+	if e.held != nil {
+		return e.held.auditPending(ctx)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for len(e.unaudited) > 0 {

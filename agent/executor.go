@@ -170,8 +170,11 @@ type Executor struct {
 
 	mu   sync.Mutex
 	plan tools.Plan
-	// unaudited are call records whose write failed (keepUnaudited).
+	// unaudited are call records whose write failed (keepUnaudited);
+	// held, when set, is the executor that keeps them instead (a
+	// subagent's is its main agent's).
 	unaudited []auditlog.Record
+	held      *Executor
 	// netAsk lets one network question at a time reach the approver.
 	netAsk chan struct{}
 }

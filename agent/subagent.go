@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"brig/agent/provider"
+	"brig/internal/auditlog"
 	"brig/policy"
 	"brig/tools"
 )
@@ -47,6 +48,12 @@ type SubagentConfig struct {
 	Emit func(Event)
 	// Parent is the main agent: what the subagents spend joins its totals.
 	Parent *Agent
+	// Audit, with Session, gets one record per subagent call, as the main
+	// agent's calls do; Held is the main agent's executor, whose calls
+	// and the subagents' hold each other while a record is unwritten.
+	Audit   *auditlog.Log
+	Session string
+	Held    *Executor
 	Logger *slog.Logger
 }
 
@@ -120,6 +127,7 @@ func (s *Subagents) Run(ctx context.Context, id string, raw json.RawMessage) too
 
 	ex := &Executor{
 		Registry: s.cfg.Registry, Policy: s.cfg.Policy, Runner: s.cfg.Runner, Logger: s.cfg.Logger,
+		Audit: s.cfg.Audit, Session: s.cfg.Session, held: s.cfg.Held,
 		Approver: ApproverFunc(func(context.Context, ApprovalRequest) (Approval, error) {
 			return Approval{Answer: AnswerDeny, Message: "a subagent cannot ask the user; do without this call, or say in your summary what the main agent should ask for"}, nil
 		}),

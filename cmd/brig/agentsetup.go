@@ -267,7 +267,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		MaxIterations: o.MaxIterations, MaxToolCalls: maxToolCalls(o.MaxToolCalls, wc.Loaded.Agent.MaxToolCalls), Effort: provider.Effort(o.Effort), WebSearch: o.WebSearch || wc.Loaded.Agent.WebSearch,
 		CacheKey: sess.ID(), Persist: rec.Persist, Compacted: rec.Compacted, Inbox: o.Inbox, Emit: emitAll,
 	}, history)
-	if ex.Delegate, err = subagents(wp, facts, client, subReg, sup, wc.Loaded.Agent, o, sess.ID(), emitAll, a); err != nil {
+	if ex.Delegate, err = subagents(wp, facts, client, subReg, sup, wc.Loaded.Agent, o, sess.ID(), emitAll, a, ex); err != nil {
 		return nil, err
 	}
 	if st != nil {
@@ -380,7 +380,7 @@ func maxToolCalls(flag, config int) int {
 
 // subagents builds the runner of the task tool: read-only subagents with
 // a plan-mode copy of the policy and the registry without task.
-func subagents(wp *workspacePolicy, facts agent.PromptFacts, client *connect.Client, reg *tools.Registry, sup *supervisor.Supervisor, cfg policy.Agent, o *agentOptions, cacheKey string, emit func(agent.Event), parent *agent.Agent) (func(context.Context, string, json.RawMessage) tools.Result, error) {
+func subagents(wp *workspacePolicy, facts agent.PromptFacts, client *connect.Client, reg *tools.Registry, sup *supervisor.Supervisor, cfg policy.Agent, o *agentOptions, cacheKey string, emit func(agent.Event), parent *agent.Agent, main *agent.Executor) (func(context.Context, string, json.RawMessage) tools.Result, error) {
 	plan, err := wp.Policy.Derive(policy.ModePlan)
 	if err != nil {
 		return nil, fmt.Errorf("the subagents' policy: %w", err)
@@ -388,6 +388,7 @@ func subagents(wp *workspacePolicy, facts agent.PromptFacts, client *connect.Cli
 	subs, err := agent.NewSubagents(agent.SubagentConfig{
 		Client: client, Model: client.Model, Facts: facts, Registry: reg, Policy: plan, Runner: sup,
 		Parallel: cfg.Subagents, Effort: provider.Effort(o.Effort), CacheKey: cacheKey, Emit: emit, Parent: parent,
+		Audit: main.Audit, Session: main.Session, Held: main,
 	})
 	if err != nil {
 		return nil, err

@@ -124,4 +124,11 @@ func TestSubagentsTextOutput(t *testing.T) {
 	if !strings.Contains(r.stderr, "  ↳ ▸ read_file") || !strings.Contains(r.stderr, "▸ task") {
 		t.Fatalf("stderr:\n%s", r.stderr)
 	}
+	// The subagents' calls are in the audit log, as the main agent's are.
+	log := e.run(t, "log", "--json")
+	for _, want := range []string{`"tool":"task"`, `"tool":"read_file"`, `"tool":"list_directory"`} {
+		if !strings.Contains(log.stdout, want) {
+			t.Errorf("brig log lacks %s:\n%s", want, log.stdout)
+		}
+	}
 }
