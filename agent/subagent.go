@@ -54,7 +54,7 @@ type SubagentConfig struct {
 	Audit   *auditlog.Log
 	Session string
 	Held    *Executor
-	Logger *slog.Logger
+	Logger  *slog.Logger
 }
 
 // Subagents runs the task calls of one session. It is the main Executor's
