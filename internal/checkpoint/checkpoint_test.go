@@ -426,6 +426,16 @@ func TestExclusionMadeByTheCall(t *testing.T) {
 	if b, _ := os.ReadFile(r.ws + "/env/config.py"); string(b) != "SAFE = True\n" {
 		t.Fatalf("env/config.py after undoing a replaced env/: %q", b)
 	}
+	// A marker one session's call made still does not exclude the
+	// directory in the next session (a new brig process on the store).
+	r.call(`touch env/pyvenv.cfg`)
+	r.reopen()
+	r.call(`true`)
+	r.call(`echo backdoored > env/config.py`)
+	r.mustUndo(UndoOptions{})
+	if b, _ := os.ReadFile(r.ws + "/env/config.py"); string(b) != "SAFE = True\n" {
+		t.Fatalf("env/config.py after a marker made in an earlier session: %q", b)
+	}
 }
 
 // TestRoots: a root that is a file, or absent before the call, or a

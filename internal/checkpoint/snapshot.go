@@ -168,6 +168,7 @@ func (s *Store) snapshot(ctx context.Context, w *writer, roots []string, fast bo
 		read += wk.read.Load()
 		s.last[r] = lastSnap{state: st, seq: seq, watched: s.watch != nil && !wk.unwatched.Load()}
 	}
+	s.saveKept()
 	sn.Entries, sn.Read = int(entries), int(read)
 	sn.Stored = w.added
 	slices.SortFunc(sn.Excluded, func(a, b Note) int { return strings.Compare(a.Path, b.Path) })

@@ -92,6 +92,7 @@ type Store struct {
 	keptMu    sync.Mutex
 	covered   map[string]bool
 	markers   map[string]markerID
+	keptDirty bool // changed since loadKept or saveKept (kept.go)
 	callStart unix.Timespec
 	// datasync makes a journal append durable (unix.Fdatasync; a test
 	// holds it to crash between the write and the sync).
@@ -115,12 +116,14 @@ func (s *Store) coverable(abs string) {
 	if s.covered == nil {
 		s.covered = map[string]bool{}
 	}
-	s.covered[abs] = true
+	if !s.covered[abs] {
+		s.covered[abs], s.keptDirty = true, true
+	}
 }
 
 // keepCovering reports whether the directory abs, which a conditional
 // exclusion rule would leave out because of marker, stays covered: a
-// snapshot of this process covered it before, and marker is a call's — it
+// snapshot (of this session or an earlier one: kept.go) covered it before, and marker is a call's — it
 // changed during the call whose after-snapshot this is, or it is the one
 // such a snapshot found before. A call cannot hide what it changes in a
 // covered directory (env/config.py) by making it look like a generated
@@ -142,12 +145,13 @@ func (s *Store) keepCovering(abs string, marker *unix.Stat_t) bool {
 	start := s.callStart
 	if start == (unix.Timespec{}) || !(id.ctime.Sec > start.Sec || id.ctime.Sec == start.Sec && id.ctime.Nsec >= start.Nsec) {
 		delete(s.covered, abs) // the user's own marker: excluded from now on
+		s.keptDirty = true
 		return false
 	}
 	if s.markers == nil {
 		s.markers = map[string]markerID{}
 	}
-	s.markers[abs] = id
+	s.markers[abs], s.keptDirty = id, true
 	return true
 }
 
@@ -170,6 +174,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoint store: %w", err)
 	}
+	s.loadKept()
 	open := func(name string, flag int) (*os.File, error) {
 		f, err := os.OpenFile(filepath.Join(dir, name), flag|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err != nil {
