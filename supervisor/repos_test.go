@@ -65,9 +65,7 @@ func startAfter(t *testing.T, probe string) unix.Timespec {
 // repositories that were listed, or that predate the call untouched, and
 // ordinary files stay.
 func TestSweepRepositoryShapes(t *testing.T) {
-	ws := t.TempDir()
-	q := t.TempDir()
-	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+	ws, q, s := sweeper(t)
 	fsmon := "[core]\n\tfsmonitor = touch /nonexistent/canary\n"
 
 	// Before the call: the workspace's repository with a listed module, a
@@ -348,20 +346,14 @@ func TestSweepGitLinks(t *testing.T) {
 // the user continues it, outside the jail) is taken out; controls: a
 // to-do list without one, and one with one written before the call, stay.
 func TestSweepTodosThatRunCommands(t *testing.T) {
-	ws := t.TempDir()
-	q := t.TempDir()
-	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+	ws, q, s := sweeper(t)
 	gd := filepath.Join(ws, ".git")
 	shape(t, gd, "[core]\n")
 	other := filepath.Join(ws, "lib/.git")
 	shape(t, other, "[core]\n")
 	mk(t, filepath.Join(other, "sequencer/todo"), "pick 1234 one\nexec sh -c 'id > /tmp/x'\n") // the user's, before
-	protected, err := jail.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := writeGrant(t, ws)
 	start := startAfter(t, filepath.Join(q, "probe"))
-	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
 
 	mk(t, filepath.Join(gd, "rebase-merge/git-rebase-todo"), "pick 1234 one\n  x   touch /tmp/pwned\n")
 	mk(t, filepath.Join(gd, "rebase-merge/head-name"), "refs/heads/main\n")
@@ -387,9 +379,7 @@ func TestSweepTodosThatRunCommands(t *testing.T) {
 // again; through a link of the user's that predates the call, the path
 // the call created where the link leads is taken out and the link stays.
 func TestSweepTakesOutALinkOnTheWay(t *testing.T) {
-	ws := t.TempDir()
-	q := t.TempDir()
-	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+	ws, _, s := sweeper(t)
 	mk(t, filepath.Join(ws, "y/readme"), "the user's\n")
 	if err := os.Symlink("y", filepath.Join(ws, "cfg")); err != nil {
 		t.Fatal(err)
@@ -430,9 +420,7 @@ func TestSweepTakesOutALinkOnTheWay(t *testing.T) {
 // changed: it is taken out. Control: an unlisted repository whose
 // directories the call left alone stays.
 func TestSweepRepositoryMovedIntoReach(t *testing.T) {
-	ws := t.TempDir()
-	q := t.TempDir()
-	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+	ws, q, s := sweeper(t)
 	fsmon := "[core]\n\tfsmonitor = touch /nonexistent/canary\n"
 	shape(t, filepath.Join(ws, ".git"), "[core]\n")
 	shape(t, filepath.Join(ws, "deep/W/.git"), fsmon)
@@ -484,11 +472,7 @@ func TestSweepGitLinksMovedIntoPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk(t, filepath.Join(gd, "objects/cd/git-rebase-todo"), "pick 1234 one\nexec touch /tmp/pwned\n")
-	protected, err := jail.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
+	spec := writeGrant(t, ws)
 	start := startAfter(t, filepath.Join(q, "probe"))
 	if found := s.sweepGitLinks(spec, start); len(found) != 0 {
 		t.Fatalf("nothing moved yet, but %v was taken out", found)
@@ -521,9 +505,7 @@ func TestSweepGitLinksMovedIntoPlace(t *testing.T) {
 // .git file and all of g's control files are taken out, since h changed
 // during the call.
 func TestSweepRepositoryReachedThroughAGitFile(t *testing.T) {
-	ws := t.TempDir()
-	q := t.TempDir()
-	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+	ws, q, s := sweeper(t)
 	shape(t, filepath.Join(ws, ".git"), "[core]\n")
 	shape(t, filepath.Join(ws, "h/g"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
 	mk(t, filepath.Join(ws, "h/tools/.git"), "gitdir: ../g\n")
@@ -546,4 +528,23 @@ func TestSweepRepositoryReachedThroughAGitFile(t *testing.T) {
 	if jail.IsRepositoryShape(filepath.Join(ws, "h/g")) {
 		t.Error("h/g still has a repository's shape")
 	}
+}
+
+// sweeper is a supervisor with what the sweeps need, over a fresh
+// workspace, and its quarantine directory.
+func sweeper(t *testing.T) (ws, q string, s *Supervisor) {
+	t.Helper()
+	ws, q = t.TempDir(), t.TempDir()
+	return ws, q, &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+}
+
+// writeGrant is a call's grant that writes all of ws, with ws's protected
+// paths as a grant compiled now lists them.
+func writeGrant(t *testing.T, ws string) jail.Spec {
+	t.Helper()
+	protected, err := jail.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
 }
