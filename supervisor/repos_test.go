@@ -251,12 +251,8 @@ func plantAndSweep(t *testing.T, s *Supervisor, spec jail.Spec, q, shaped string
 // that predates the call, git's symbolic-link HEAD and a read-only call's
 // git directory are left.
 func TestSweepGitLinks(t *testing.T) {
-	ws := t.TempDir()
-	q := t.TempDir()
-	home := t.TempDir()
-	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
-	bashrc := filepath.Join(home, ".bashrc")
-	mk(t, bashrc, "# the user's\n")
+	ws, q, s := sweeper(t)
+	home, bashrc := userHome(t)
 	gd := filepath.Join(ws, ".git")
 	shape(t, gd, "[core]\n")
 	shape(t, filepath.Join(gd, "modules/lib"), "[core]\n")
@@ -453,12 +449,8 @@ func TestSweepRepositoryMovedIntoReach(t *testing.T) {
 // control: the user's own link in a directory the call did not touch
 // stays.
 func TestSweepGitLinksMovedIntoPlace(t *testing.T) {
-	ws := t.TempDir()
-	q := t.TempDir()
-	home := t.TempDir()
-	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
-	bashrc := filepath.Join(home, ".bashrc")
-	mk(t, bashrc, "# the user's\n")
+	ws, q, s := sweeper(t)
+	home, bashrc := userHome(t)
 	gd := filepath.Join(ws, ".git")
 	shape(t, gd, "[core]\n")
 	mk(t, filepath.Join(gd, "info/exclude"), "")
@@ -547,4 +539,14 @@ func writeGrant(t *testing.T, ws string) jail.Spec {
 		t.Fatal(err)
 	}
 	return jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
+}
+
+// userHome is a home directory holding a ~/.bashrc, which a planted link
+// would have git write.
+func userHome(t *testing.T) (home, bashrc string) {
+	t.Helper()
+	home = t.TempDir()
+	bashrc = filepath.Join(home, ".bashrc")
+	mk(t, bashrc, "# the user's\n")
+	return home, bashrc
 }
