@@ -450,7 +450,7 @@ func TestSweepRepositoryMovedIntoReach(t *testing.T) {
 // stays.
 func TestSweepGitLinksMovedIntoPlace(t *testing.T) {
 	ws, q, s := sweeper(t)
-	home, bashrc := userHome(t)
+	_, bashrc := userHome(t)
 	gd := filepath.Join(ws, ".git")
 	shape(t, gd, "[core]\n")
 	mk(t, filepath.Join(gd, "info/exclude"), "")
