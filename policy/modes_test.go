@@ -561,6 +561,12 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 			t.Errorf("%s: offers %v to remember", cmd, v.Always)
 		}
 	}
+	// The reason says whose files: the workspace's, or git's own.
+	for cmd, want := range map[string]string{`git clean -fdx`: "deletes files:", `rm -rf build`: "deletes files:", `git reflog expire --all`: "git's own files", `: > .git/packed-refs`: "git's own files"} {
+		if v := p.Decide(bashCall(cmd)); !strings.Contains(v.Reason, want) {
+			t.Errorf("%s: %q, want %q", cmd, v.Reason, want)
+		}
+	}
 	for _, cmd := range []string{`d=src; ls "$d"`, `git gc`, `git stash list`, `git reflog`, `d=src; touch "$d/x"`, `git branch -d merged`, `git tag v1`, `echo x > notes.txt`, `cat .git/HEAD`} {
 		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
 			t.Errorf("control %s: %s (%s), want auto mode's approval", cmd, v.Tier, v.Reason)

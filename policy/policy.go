@@ -688,7 +688,8 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 			writesGit = writesGit || pa.Write && inGitDir(pv.Resolved, p.Places.Workspace)
 		}
 		if cd.Tier != Allow && v.deletes == "" && (deletesGit(c) || writesGit || deletes(c) && (deletesOwn || len(c.Paths) == 0)) {
-			v.deletes, v.deletesGit = c.String(), deletesGit(c) || writesGit
+			_, clean := isGit(c, denyName, "clean") // untracked files, not git's own
+			v.deletes, v.deletesGit = c.String(), writesGit || deletesGit(c) && !clean
 		}
 	}
 }
