@@ -407,6 +407,23 @@ func TestSweepTakesOutALinkOnTheWay(t *testing.T) {
 			t.Errorf("%s was taken out: %v", kept, err)
 		}
 	}
+
+	// Beyond the user's link, the call replaced y by a link to a
+	// directory outside: nothing there is touched (the sweep goes no
+	// further than the user's own link leads).
+	outside := t.TempDir()
+	mk(t, filepath.Join(outside, "lefthook.yml"), "the user's own, elsewhere\n")
+	before = snapshotProtected([]string{hooks, lefthook})
+	if err := os.Rename(filepath.Join(ws, "y"), filepath.Join(ws, "y.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "y")); err != nil {
+		t.Fatal(err)
+	}
+	s.sweep(before)
+	if _, err := os.Lstat(filepath.Join(outside, "lefthook.yml")); err != nil {
+		t.Fatalf("the sweep took a file outside the workspace through a link the call made: %v", err)
+	}
 }
 
 // TestSweepRepositoryMovedIntoReach: a repository a call made where no

@@ -1093,18 +1093,17 @@ func (s *Supervisor) sweep(before map[string]protectedState) []string {
 			// core.hooksPath names the missing tools/hooks, would make
 			// what it points at the hooks), and the path is looked at
 			// again without it.
-			taken := s.unplant(p, before)
+			taken, userLink := s.unplant(p, before)
 			found = append(found, taken...)
 			if len(taken) > 0 {
 				dir, err = safefs.Open(filepath.Dir(p))
 			}
-		}
-		if errors.Is(err, unix.ELOOP) {
-			// Still a link on the way: the user's own, from before the
-			// call, which git follows too. The path is swept where the
-			// link leads (the call is over: nothing changes it now).
-			if real, rerr := filepath.EvalSymlinks(filepath.Dir(p)); rerr == nil {
-				dir, err = safefs.Open(real)
+			if errors.Is(err, unix.ELOOP) && userLink != "" {
+				// Still a link on the way: the user's own, from before
+				// the call, which git follows too. The path is swept
+				// where that link leads as it was recorded — with no
+				// other link on the way, which the call may have made.
+				dir, err = safefs.Open(beyondLink(userLink, before[userLink].link, filepath.Dir(p)))
 			}
 		}
 		if err != nil {
@@ -1125,26 +1124,26 @@ func (s *Supervisor) sweep(before map[string]protectedState) []string {
 // unplant takes out the symlinks on the way to p that the call made or
 // changed, and reports them: one recorded before the call (a link of the
 // user's that the call replaced) is put back as it was. It stops at a
-// link of the user's that the call left alone. The path is canonical up
+// link of the user's that the call left alone, or put back, and returns
+// it. The path is canonical up
 // to the workspace, so every link on the way is in the workspace.
-func (s *Supervisor) unplant(p string, before map[string]protectedState) []string {
-	var taken []string
+func (s *Supervisor) unplant(p string, before map[string]protectedState) (taken []string, userLink string) {
 	for a := range ancestors(filepath.Dir(p)) {
 		if fi, err := os.Lstat(a); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 			if err != nil {
-				return taken
+				return taken, ""
 			}
 			continue
 		}
 		st, recorded := before[a]
 		if recorded && !st.missing {
 			if t, err := os.Readlink(a); err == nil && t == st.link {
-				return taken // the user's link, untouched
+				return taken, a // the user's link, untouched
 			}
 		}
 		parent, err := safefs.Open(filepath.Dir(a))
 		if err != nil {
-			return taken
+			return taken, ""
 		}
 		if !recorded {
 			st = protectedState{missing: true}
@@ -1154,10 +1153,23 @@ func (s *Supervisor) unplant(p string, before map[string]protectedState) []strin
 		}
 		parent.Close()
 		if !st.missing {
-			return taken // put back: what lies beyond is the user's again
+			return taken, a // put back: what lies beyond is the user's again
 		}
 	}
-	return taken
+	return taken, ""
+}
+
+// beyondLink is dir (below the link at link, whose target was target)
+// where the link leads: the target joined with the rest of dir.
+func beyondLink(link, target, dir string) string {
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(link), target)
+	}
+	rest, err := filepath.Rel(link, dir)
+	if err != nil {
+		return target
+	}
+	return filepath.Join(target, rest)
 }
 
 // ancestors yields dir's ancestors and dir itself, from the top down,
