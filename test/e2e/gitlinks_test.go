@@ -10,16 +10,18 @@ import (
 	"brig/test/fakeprovider"
 )
 
-// TestGitLinksPlantedByACallAreTakenOut: a call in auto mode that links
-// .git/COMMIT_EDITMSG to the user's ~/.bashrc (with a SQUASH_MSG of its
-// making as the message to come) and leaves a FIFO and a linked reflog in
-// .git has them taken out after it, and the model is told; its next call
-// finds no link. The user's own commit afterwards, outside brig, leaves
-// ~/.bashrc as it was. Control: the call's ordinary file in .git stays.
+// TestGitLinksPlantedByACallAreTakenOut: the repository's own code, run
+// by an allowed make test in auto mode (the policy asks about a command
+// line that names a path in .git itself), links .git/COMMIT_EDITMSG to
+// the user's ~/.bashrc (with a SQUASH_MSG of its making as the message to
+// come) and leaves a FIFO and a linked reflog in .git: they are taken out
+// after the call, and the model is told; its next call finds no link.
+// The user's own commit afterwards, outside brig, leaves ~/.bashrc as it
+// was. Control: the call's ordinary file in .git stays.
 func TestGitLinksPlantedByACallAreTakenOut(t *testing.T) {
-	plant := `ln -sf "$HOME/.bashrc" .git/COMMIT_EDITMSG; printf 'touch pwned\n' > .git/SQUASH_MSG; mkfifo .git/MERGE_MSG; mkdir -p .git/logs; ln -sf "$HOME/.profile" .git/logs/HEAD; echo planted`
+	plant := `ln -sf "$$HOME/.bashrc" .git/COMMIT_EDITMSG; printf 'touch pwned\n' > .git/SQUASH_MSG; mkfifo .git/MERGE_MSG; mkdir -p .git/logs; ln -sf "$$HOME/.profile" .git/logs/HEAD; echo planted`
 	e := newEnv(t, "anthropic",
-		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", bashInput(plant))}},
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", bashInput("make test"))}},
 		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"test -L .git/COMMIT_EDITMSG && echo LINKED; test -e .git/MERGE_MSG && echo FIFO; test -L .git/logs/HEAD && echo REFLOG; echo checked"}`)},
 			Check: []fakeprovider.Check{{Contains: "planted"}, {Contains: "brig undid it"}, {Contains: ".git/COMMIT_EDITMSG"}, {Contains: ".git/MERGE_MSG"}, {Contains: ".git/logs/HEAD"}}},
 		fakeprovider.Turn{Text: "done",
@@ -36,6 +38,9 @@ func TestGitLinksPlantedByACallAreTakenOut(t *testing.T) {
 	}
 	os.RemoveAll(filepath.Join(e.ws, ".git"))
 	git("init", "-q")
+	if err := os.WriteFile(filepath.Join(e.ws, "Makefile"), []byte("test:\n\t@"+plant+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	rc := filepath.Join(e.home, ".bashrc")
 	if err := os.WriteFile(rc, []byte("# the user's\n"), 0o644); err != nil {
 		t.Fatal(err)
