@@ -108,7 +108,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 			return nil, err
 		}
 		if model == "" {
-			return nil, credentials.None(dirs)
+			return nil, credentials.None(dirs, o.Env)
 		}
 	}
 	wire, err := wireOf(o.Provider)

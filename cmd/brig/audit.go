@@ -132,7 +132,7 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 			return err
 		}
 		if model == "" {
-			return credentials.None(dirs)
+			return credentials.None(dirs, o.Env)
 		}
 	}
 	client, err := connect.New(connect.Config{Model: model, BaseURL: o.BaseURL, Env: o.Env, Credentials: creds})

@@ -143,8 +143,15 @@ const keylessServer = "  - use a local OpenAI-compatible server, which needs no 
 	"        --base-url http://127.0.0.1:11434/v1 --model <model> (Ollama; llama.cpp's server is usually http://127.0.0.1:8080/v1)"
 
 // None returns the error for "nothing configured at all", naming the
-// credentials file that was looked for.
-func None(dirs xdg.Dirs) error { return &MissingError{File: Path(dirs)} }
+// credentials file that was looked for. When env sets ANTHROPIC_BASE_URL
+// (an Anthropic endpoint was meant), only an Anthropic key helps, and the
+// error says so.
+func None(dirs xdg.Dirs, env []string) error {
+	if lookup(env, "ANTHROPIC_BASE_URL") != "" {
+		return &MissingError{Provider: Anthropic, File: Path(dirs)}
+	}
+	return &MissingError{File: Path(dirs)}
+}
 
 func readFile(path string) (map[string]string, error) {
 	f, err := os.Open(path)

@@ -130,9 +130,13 @@ func TestMissingErrorListsWhatWorks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := None(d).Error()
+	got := None(d, nil).Error()
 	if !strings.HasPrefix(got, "no model provider is configured") {
 		t.Errorf("None: %s", got)
+	}
+	// ANTHROPIC_BASE_URL set without its key: only that key is named.
+	if got := None(d, []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:9"}).Error(); !strings.HasPrefix(got, "no API key for anthropic") || !strings.Contains(got, "export ANTHROPIC_API_KEY=") || strings.Contains(got, "OPENAI_API_KEY") {
+		t.Errorf("None with ANTHROPIC_BASE_URL: %s", got)
 	}
 	for _, want := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", Path(d), "chmod 600 " + Path(d), "--base-url", "Ollama", "llama.cpp"} {
 		if !strings.Contains(got, want) {
