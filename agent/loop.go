@@ -174,6 +174,16 @@ func (a *Agent) History() []provider.Message {
 	return append([]provider.Message(nil), a.history...)
 }
 
+// Unanswered reports whether the history ends with a message of the
+// user's side (a prompt, or a call's results) that no answer follows:
+// Run(ctx, nil) then sends it again, as a retry after a failed request.
+func (a *Agent) Unanswered() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := len(a.history)
+	return n > 0 && a.history[n-1].Role == provider.User
+}
+
 // Restore sets the counters of a resumed session: its usage and cost so
 // far, and the context the model last saw (last is that response's usage).
 func (a *Agent) Restore(total provider.Usage, cost float64, last provider.Usage) {

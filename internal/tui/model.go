@@ -109,6 +109,7 @@ type Model struct {
 
 	// The turn in progress.
 	busy      bool
+	retry     bool // the last turn failed before its message was answered: Enter on an empty input sends it again
 	cancel    context.CancelFunc
 	turnStart time.Time
 	live      strings.Builder // the answer's text not yet printed
@@ -524,18 +525,34 @@ func (m *Model) submit(text string) tea.Cmd {
 		m.print(hang(stWarn.Render("brig: "), "      ", stWarn.Render("not started: ")+m.whyNotStarted(), m.width))
 		return nil
 	}
+	m.print(hang(stUser.Render("› "), "  ", inert(text), m.width))
+	return m.startTurn([]provider.Block{provider.Text(text)})
+}
+
+// startTurn runs the agent's turn on user (nil sends the unanswered
+// history again).
+func (m *Model) startTurn(user []provider.Block) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.cancel, m.busy, m.turnStart, m.frame, m.status = cancel, true, m.now(), 0, ""
+	m.cancel, m.busy, m.turnStart, m.frame, m.status, m.retry = cancel, true, m.now(), 0, "", false
 	m.turns++
 	a, b := m.run.Agent, m.bridge
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		res, err := a.Run(ctx, []provider.Block{provider.Text(text)})
+		res, err := a.Run(ctx, user)
 		b.ch <- turnDoneMsg{res, err}
 	}()
-	m.print(hang(stUser.Render("› "), "  ", inert(text), m.width))
 	return tick()
+}
+
+// retryTurn sends the history a failed turn left unanswered again.
+func (m *Model) retryTurn() tea.Cmd {
+	if m.run == nil || !m.run.Agent.Unanswered() {
+		m.retry = false
+		return nil
+	}
+	m.print(stDim.Render("↻ trying again"))
+	return m.startTurn(nil)
 }
 
 // printDelivered prints the queued messages the agent has taken.
@@ -567,7 +584,15 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	case msg.res.Stop == agent.StopInterrupted:
 		m.print(hang(stWarn.Render("⏹ "), "  ", stWarn.Render("interrupted")+stDim.Render(fmt.Sprintf(" after %s; the conversation is kept, say what to do next", elapsed)), m.width))
 	case msg.err != nil:
-		m.print(hang(stErr.Render("✗ "), "  ", stErr.Render("the turn failed: ")+inert(msg.err.Error())+stDim.Render(" (your message is kept; send again to retry)"), m.width))
+		// The message is kept when the history ends with it unanswered;
+		// otherwise (too large to send, say) it never went in, and the
+		// input's history recalls it.
+		advice := " (Up recalls your message)"
+		if m.run != nil && m.run.Agent.Unanswered() {
+			m.retry = true
+			advice = " (your message is kept: press Enter to try again, or type a new one)"
+		}
+		m.print(hang(stErr.Render("✗ "), "  ", stErr.Render("the turn failed: ")+inert(msg.err.Error())+stDim.Render(advice), m.width))
 	case msg.res.Stop == agent.StopBound, msg.res.Stop == agent.StopCut, msg.res.Stop == agent.StopRefused:
 		m.print(stWarn.Render("turn ended: " + string(msg.res.Stop)))
 	}
@@ -848,6 +873,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "enter":
 		text := m.input.Value()
 		if strings.TrimSpace(text) == "" {
+			if m.retry && !m.busy && !m.starting {
+				return m.retryTurn()
+			}
 			return nil
 		}
 		m.input.Reset()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,4 +142,68 @@ func stableWorkspace(s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// flaky fails its first request as a server error and answers the next;
+// it keeps the messages each request carried.
+type flaky struct {
+	mu   sync.Mutex
+	sent [][]provider.Message
+}
+
+func (*flaky) Provider() provider.Name { return provider.Anthropic }
+
+func (f *flaky) Stream(_ context.Context, req provider.Request, emit func(provider.Event) error) (provider.Response, error) {
+	f.mu.Lock()
+	f.sent = append(f.sent, req.Messages)
+	n := len(f.sent)
+	f.mu.Unlock()
+	if n == 1 {
+		return provider.Response{}, &provider.Error{Kind: provider.ErrServer, Provider: provider.Anthropic, Status: 500, Attempts: 4}
+	}
+	msg := provider.Message{Role: provider.Assistant, Content: []provider.Block{provider.Text("answered")}}
+	return provider.Response{Message: msg, StopReason: provider.StopEndTurn}, nil
+}
+
+// TestFailedTurnRetriesOnEnter: after a request fails, the message is in
+// the history unanswered, the advice says Enter sends it again, and Enter
+// on an empty input does, without a second copy of the message; an input
+// with text is a new message as before.
+func TestFailedTurnRetriesOnEnter(t *testing.T) {
+	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+	f := &flaky{}
+	h.start(h.conn(policy.ModeAsk, f))
+	h.typeText("fix the parser")
+	h.keys("enter")
+	h.send(h.turnEnd())
+	out := ansi.Strip(h.printedText())
+	if !strings.Contains(out, "the turn failed: anthropic server error (500) after 4 attempts") || !strings.Contains(out, "press Enter to try again") {
+		t.Fatalf("the failure or its advice is not shown:\n%s", out)
+	}
+	if !h.m.retry || h.m.busy {
+		t.Fatal("a failed turn left no retry armed, or stayed busy")
+	}
+	h.keys("enter")
+	if !h.m.busy {
+		t.Fatal("Enter on an empty input after a failed turn did not try again")
+	}
+	h.send(h.turnEnd())
+	if len(f.sent) != 2 {
+		t.Fatalf("%d requests, want 2", len(f.sent))
+	}
+	again := f.sent[1]
+	if len(again) != 1 || again[0].Role != provider.User || again[0].PlainText() != "fix the parser" {
+		t.Errorf("the retry sent %+v, want the one unanswered message", again)
+	}
+	if out := ansi.Strip(h.printedText()); !strings.Contains(out, "↻ trying again") || strings.Count(out, "› fix the parser") != 1 {
+		t.Errorf("the retry is not shown, or the message is shown twice:\n%s", out)
+	}
+	// Answered now: Enter on an empty input does nothing.
+	if h.m.retry {
+		t.Error("the retry stayed armed after the turn was answered")
+	}
+	h.keys("enter")
+	if h.m.busy || len(f.sent) != 2 {
+		t.Error("Enter on an empty input started a turn with nothing to retry")
+	}
 }
