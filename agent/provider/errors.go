@@ -99,6 +99,7 @@ func (e *Error) Error() string {
 	case ErrServer:
 		fmt.Fprintf(&b, "%s server error%s", e.Provider, detail)
 		e.writeAttempts(&b)
+		b.WriteString("; the fault is on the provider's side: try again in a moment")
 	case ErrNetwork:
 		fmt.Fprintf(&b, "cannot reach %s at %s: %v", e.Provider, e.BaseURL, e.Err)
 		e.writeAttempts(&b)

@@ -306,6 +306,9 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 	case runErr != nil:
 		if o.Output == outputText {
 			fmt.Fprintln(o.Stderr, "brig:", sum.Error)
+			if sum.Session != "" && transient(runErr) {
+				fmt.Fprintf(o.Stderr, "brig: the session is kept: brig -c -p \"…\" goes on from where it failed\n")
+			}
 		}
 		return exitError{exitFailed}
 	case tr.Stop == agent.StopBound:
@@ -314,6 +317,18 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 		return exitError{exitIncomplete}
 	}
 	return nil
+}
+
+// transient reports whether err is a provider failure that may pass
+// (an overload, a rate limit, a server error, the network, a broken
+// stream), after which going on from the kept session is the advice.
+func transient(err error) bool {
+	for _, k := range []provider.ErrorKind{provider.ErrServer, provider.ErrOverloaded, provider.ErrRateLimit, provider.ErrNetwork, provider.ErrStream} {
+		if provider.IsKind(err, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // oneShotError is err's text with -p's own advice where the default

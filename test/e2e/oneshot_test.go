@@ -230,6 +230,39 @@ func TestRetryThenSuccess(t *testing.T) {
 	}
 }
 
+// TestServerErrorKeepsTheSession: a server error after a call's result,
+// every retry used, ends -p with advice, and the kept session goes on
+// with -c: the next request carries the call's result and the new words.
+func TestServerErrorKeepsTheSession(t *testing.T) {
+	fail := fakeprovider.Turn{Error: &fakeprovider.ErrorReply{Status: 500, Type: "api_error"}}
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"echo step-one-output"}`)}},
+		fail, fail, fail, fail,
+		fakeprovider.Turn{Text: "went on"},
+	)
+	r := e.run(t, "--model", "claude-sonnet-4-5", "--mode", "auto", "-p", "run step one")
+	if r.code != 1 || !strings.Contains(r.stderr, "server error (500 api_error") || !strings.Contains(r.stderr, "try again in a moment") ||
+		!strings.Contains(r.stderr, `the session is kept: brig -c -p "…" goes on from where it failed`) {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	r = e.run(t, "--model", "claude-sonnet-4-5", "-c", "-p", "go on")
+	reqs := e.srv.Requests()
+	if r.code != 0 || !strings.Contains(r.stdout, "went on") || len(reqs) != 6 {
+		t.Fatalf("exit %d, %d requests\n%s\n%s", r.code, len(reqs), r.stdout, r.stderr)
+	}
+	last := string(reqs[5].Body)
+	if !strings.Contains(last, "step-one-output") || !strings.Contains(last, "go on") || !strings.Contains(last, "run step one") {
+		t.Errorf("the request after -c does not carry the session:\n%s", last)
+	}
+
+	// Nothing answered: no session is kept, and the advice does not offer one.
+	e = newEnv(t, "anthropic", fail, fail, fail, fail)
+	r = e.run(t, "--model", "claude-sonnet-4-5", "-p", "hi")
+	if r.code != 1 || !strings.Contains(r.stderr, "try again in a moment") || strings.Contains(r.stderr, "brig -c") {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+}
+
 // TestWebPageIsNotAnAPI: a base URL that serves a web page fails at once
 // with what it is, not as a broken stream after every retry.
 func TestWebPageIsNotAnAPI(t *testing.T) {
