@@ -590,7 +590,7 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 		advice := " (Up recalls your message)"
 		if m.run != nil && m.run.Agent.Unanswered() {
 			m.retry = true
-			advice = " (your message is kept: press Enter to try again, or type a new one)"
+			advice = " (your message is kept: press Enter to send it again, or type a new one)"
 		}
 		m.print(hang(stErr.Render("✗ "), "  ", stErr.Render("the turn failed: ")+inert(msg.err.Error())+stDim.Render(advice), m.width))
 	case msg.res.Stop == agent.StopBound, msg.res.Stop == agent.StopCut, msg.res.Stop == agent.StopRefused:

@@ -170,14 +170,14 @@ func (f *flaky) Stream(_ context.Context, req provider.Request, emit func(provid
 // on an empty input does, without a second copy of the message; an input
 // with text is a new message as before.
 func TestFailedTurnRetriesOnEnter(t *testing.T) {
-	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h := newHarness(t, 300, colorprofile.NoTTY, allHold()) // the advice on one row
 	f := &flaky{}
 	h.start(h.conn(policy.ModeAsk, f))
 	h.typeText("fix the parser")
 	h.keys("enter")
 	h.send(h.turnEnd())
 	out := ansi.Strip(h.printedText())
-	if !strings.Contains(out, "the turn failed: anthropic server error (500) after 4 attempts") || !strings.Contains(out, "press Enter to try again") {
+	if !strings.Contains(out, "the turn failed: anthropic server error (500) after 4 attempts") || !strings.Contains(out, "your message is kept: press Enter to send it again") {
 		t.Fatalf("the failure or its advice is not shown:\n%s", out)
 	}
 	if !h.m.retry || h.m.busy {
