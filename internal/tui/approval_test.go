@@ -499,8 +499,8 @@ func TestApprovalCutLineSaysSo(t *testing.T) {
 // TestApprovalIgnoresTypeAhead: a question that appears while the user is
 // typing does not take the typed keys as its answer: letters never answer
 // (please, yes, always), Enter never allows, and a 1, 2 or 3 within the
-// arming time of the last key only says the question is there; once the
-// keyboard has been quiet for it, 1 allows once.
+// arming time of the last key goes on into the message, as every key
+// typed then does; once the keyboard has been quiet for it, 1 allows once.
 func TestApprovalIgnoresTypeAhead(t *testing.T) {
 	h := approvalHarness(t)
 	start := h.m.now()
@@ -513,8 +513,17 @@ func TestApprovalIgnoresTypeAhead(t *testing.T) {
 		t.Fatalf("type-ahead answered the question: %+v", a)
 	default:
 	}
-	if !strings.Contains(ansi.Strip(h.stableFrame()), "came while you were typing") {
-		t.Errorf("an ignored 1 does not say why:\n%s", ansi.Strip(h.stableFrame()))
+	if !strings.Contains(ansi.Strip(h.stableFrame()), "came while you were typing: your keys go to your message (3 characters") {
+		t.Errorf("a 1 typed into the message does not say where it went:\n%s", ansi.Strip(h.stableFrame()))
+	}
+	// What was typed is kept: the message Enter ended is queued as it
+	// would have been without the question, and the keys after it wait
+	// in the message box.
+	if q := h.m.inbox.pending(); len(q) != 1 || q[0] != "pleaseyes always " {
+		t.Errorf("queued %q, want the message typed across the question", q)
+	}
+	if got := h.m.input.Value(); got != "123" {
+		t.Errorf("the message box holds %q, want the keys typed after Enter", got)
 	}
 	h.m.now = func() time.Time { return start.Add(approvalArm) }
 	h.keys("enter")

@@ -112,6 +112,7 @@ func TestClipboardKeysInAChild(t *testing.T) {
 
 	// The message typed when denying a call.
 	h.ask(h.request("bash", `{"command":"rm -rf docs"}`))
+	h.pause()
 	h.keys("5")
 	if !h.m.denying {
 		t.Fatal("5 did not open the deny message")

@@ -204,6 +204,7 @@ func TestLiveAreaFitsEverySize(t *testing.T) {
 			req := bashRequest("/ws")
 			req.Args = []byte(`{"command":"` + strings.Repeat("echo step && ", 40) + `true"}`)
 			h.send(approvalMsg{&pending{req: req, reply: make(chan agent.Approval, 1)}})
+			h.pause()
 			for _, key := range []string{"", "v", "down"} {
 				if key != "" {
 					h.keys(key)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/textarea"
 	"charm.land/bubbles/v2/textinput"
@@ -1028,12 +1029,11 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		m.denyInput, cmd = m.denyInput.Update(k)
 		return cmd
 	}
-	switch k.String() {
-	case "1", "2", "3":
-		if m.typing() {
-			m.status = "the question came while you were typing: read it, then press " + k.String() + " to answer"
-			return nil
-		}
+	if m.typing() && typed(k) {
+		// A key within approvalArm of the last one is the message the
+		// user was typing when the question came: it goes on into the
+		// message box, not to the question.
+		return m.typeAhead(k)
 	}
 	switch k.String() {
 	case "1":
@@ -1084,8 +1084,50 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		m.denyInput.Reset()
 		return m.denyInput.Focus()
 	}
-	m.apState.typed = m.now() // another key: the user is typing, not answering
+	switch {
+	case k.String() == "enter":
+		m.apState.typed = m.now() // Enter never answers, and sends nothing unseen
+	case typed(k):
+		return m.typeAhead(k) // no answer's key: the user is typing a message
+	}
 	return nil
+}
+
+// typed reports whether k edits a message: a character, Enter or Backspace.
+func typed(k tea.KeyPressMsg) bool {
+	switch k.String() {
+	case "enter", "backspace", "alt+enter", "ctrl+j":
+		return true
+	}
+	return k.Text != ""
+}
+
+// typeAhead gives a key typed while a question is up to the message box,
+// where the question found the user typing: Enter queues the message for
+// the agent's next tool boundary, as it does while the agent works, and
+// nothing typed answers the question (approvalArm).
+func (m *Model) typeAhead(k tea.KeyPressMsg) tea.Cmd {
+	m.apState.typed = m.now()
+	const came = "the question came while you were typing: "
+	var cmd tea.Cmd
+	switch k.String() {
+	case "enter":
+		text := m.input.Value()
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		m.input.Reset()
+		m.remember(text)
+		m.status = came + "your message is queued for the agent; pause, then answer"
+		m.inbox.push(text) // a question is up only while a turn runs: the message waits for its next tool boundary
+		return nil
+	case "alt+enter", "ctrl+j":
+		m.input.InsertString("\n")
+	default:
+		m.input, cmd = m.input.Update(k)
+	}
+	m.status = fmt.Sprintf(came+"your keys go to your message (%d characters, shown once you answer); pause, then answer", utf8.RuneCountInString(m.input.Value()))
+	return cmd
 }
 
 // approvalArm is how long the keyboard must have been quiet before a key

@@ -134,6 +134,13 @@ func (h *harness) send(msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
+// pause moves the stopped clock on past approvalArm: the keyboard has
+// been quiet, so the next key answers a question rather than being typed.
+func (h *harness) pause() {
+	t := h.m.now().Add(approvalArm)
+	h.m.now = func() time.Time { return t }
+}
+
 func (h *harness) keys(ks ...string) {
 	for _, k := range ks {
 		h.send(keyMsg(k))

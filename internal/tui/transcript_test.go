@@ -57,6 +57,7 @@ func feedTranscript(h *harness) {
 	})
 	p := &pending{req: bashRequest("/ws"), reply: make(chan agent.Approval, 1)}
 	h.send(approvalMsg{p})
+	h.pause()
 	h.keys("5")
 	h.typeText(prose)
 	h.keys("enter")
