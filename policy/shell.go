@@ -164,6 +164,9 @@ func (a *analyzer) script(src string, c walkCtx, d dirState, depth int) error {
 	if arithmeticOnVariables(f) {
 		a.addRisky(riskArith)
 	}
+	for _, r := range hiddenEvaluations(f) {
+		a.addRisky(r)
+	}
 	for _, r := range expansionAssigns(f) {
 		a.addRisky(r)
 	}
@@ -243,7 +246,7 @@ func arithmeticOnVariables(f *syntax.File) bool {
 				inArith(x.Index)
 			}
 		case *syntax.ParamExp:
-			if x.Index != nil {
+			if x.Index != nil && !listsKeys(x.Index) { // ${a[@]}: every element, no arithmetic
 				inArith(x.Index)
 			}
 			if x.Slice != nil {
@@ -446,7 +449,66 @@ const (
 	riskDynVar    = "sets a variable whose name is only known at run time"
 	riskNameref   = "declare -n makes a name refer to another variable, so assigning to it sets that one"
 	riskIntVar    = "declare -i evaluates every value the variable is given as arithmetic, which can run commands"
+	// Bash expands the subscript of a variable name given as a word
+	// (printf -v 'a[$(cmd)]', read, declare, unset, wait -p, test -v) or
+	// reached through another variable (${!x}, declare -n): the text is
+	// quoted here, but a command in it runs.
+	riskSubscript  = "names a variable with a subscript, which bash expands as it runs (a command in the subscript runs too)"
+	riskDynVarName = "names a variable only known at run time, whose subscript bash would expand (a command in it runs too)"
+	riskIndirect   = "${!x} expands the variable x names, subscript and all, which can run commands"
+	riskPrompt     = "${x@P} expands a value as a prompt, which runs the command substitutions in it"
+	riskArrayValue = "declare reads a value in parentheses, or one only known at run time, as an array assignment and expands it again, which can run commands"
 )
+
+// subscripted reports whether name (a word naming a variable) has a
+// subscript other than a plain number, which bash would expand.
+func subscripted(name string) bool {
+	_, sub, ok := strings.Cut(name, "[")
+	return ok && !isNumber(strings.TrimSuffix(sub, "]"))
+}
+
+// hiddenEvaluations are the risks of expansions that evaluate a
+// variable's value as shell code: ${!x} (x's value is a name, and a
+// subscript in it is expanded; ${!prefix*} and ${!a[@]} only list
+// names) and ${x@P}, and [[ -v NAME ]] / [[ -R NAME ]] whose NAME is
+// not a plain literal name.
+func hiddenEvaluations(f *syntax.File) []string {
+	var out []string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.ParamExp:
+			if x.Excl && x.Names == 0 && !listsKeys(x.Index) {
+				out = appendNew(out, riskIndirect)
+			}
+			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && strings.Contains(x.Exp.Word.Lit(), "P") {
+				out = appendNew(out, riskPrompt)
+			}
+		case *syntax.UnaryTest:
+			if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
+				if w, ok := x.X.(*syntax.Word); !ok || !plainName(w) {
+					out = appendNew(out, riskSubscript)
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// listsKeys reports whether idx is [@] or [*]: ${a[@]} is every element,
+// ${!a[@]} every key.
+func listsKeys(idx syntax.ArithmExpr) bool {
+	w, ok := idx.(*syntax.Word)
+	return ok && (w.Lit() == "@" || w.Lit() == "*")
+}
+
+// plainName reports whether w is a literal variable name, or one with a
+// numeric subscript.
+func plainName(w *syntax.Word) bool {
+	lit := w.Lit()
+	name, _, _ := strings.Cut(lit, "[")
+	return lit != "" && syntax.ValidName(name) && !subscripted(lit)
+}
 
 // Setting a variable is asked about unless its name is on harmlessEnv:
 // an allow-list, because a deny-list of the variables that make a tool run
@@ -549,12 +611,40 @@ func varRisks(c Command) []string {
 		if hasShort(c, "f") {
 			out = append(out, "enable -f loads a builtin from a file")
 		}
-	case "printf", "read", "mapfile", "readarray", "getopts":
+	case "printf", "read", "mapfile", "readarray", "getopts", "wait":
 		for _, i := range setVarNames(c) {
-			if c.Dynamic[i] {
+			switch {
+			case c.Dynamic[i]:
 				out = appendNew(out, riskDynVar)
-			} else if r := riskyAssign(c.Words[i], false); r != "" {
-				out = appendNew(out, r)
+			case subscripted(c.Words[i]):
+				out = appendNew(out, riskSubscript)
+			default:
+				if r := riskyAssign(c.Words[i], false); r != "" {
+					out = appendNew(out, r)
+				}
+			}
+		}
+	case "unset":
+		// unset 'a[$(cmd)]' expands the subscript (when a is an array).
+		for i := 1; i < len(c.Words); i++ {
+			switch {
+			case c.Dynamic[i]:
+				out = appendNew(out, riskDynVarName)
+			case subscripted(c.Words[i]):
+				out = appendNew(out, riskSubscript)
+			}
+		}
+	case "test", "[":
+		// test -v NAME and -R NAME expand a subscript in NAME.
+		for i := 2; i < len(c.Words); i++ {
+			if c.Dynamic[i-1] || (c.Words[i-1] != "-v" && c.Words[i-1] != "-R") {
+				continue
+			}
+			switch {
+			case c.Dynamic[i]:
+				out = appendNew(out, riskDynVarName)
+			case subscripted(c.Words[i]):
+				out = appendNew(out, riskSubscript)
 			}
 		}
 	case "export", "declare", "typeset", "local", "readonly":
@@ -618,8 +708,17 @@ func declRisks(c Command) []string {
 	for _, i := range args {
 		name, _, set := strings.Cut(c.Words[i], "=")
 		name = strings.TrimSuffix(name, "+")
+		if _, value, _ := strings.Cut(c.Words[i], "="); set && (c.Dynamic[i] || strings.HasPrefix(value, "(") && value != "()") && builtin != "export" {
+			// declare -a x='([$(cmd)]=1)', declare -a x="$y": a value in
+			// parentheses, or one only known at run time, given to an
+			// array is parsed as an array assignment and expanded again.
+			out = appendNew(out, riskArrayValue)
+		}
+		base, _, _ := strings.Cut(name, "[")
 		switch {
-		case !syntax.ValidName(name):
+		case subscripted(name):
+			out = appendNew(out, riskSubscript) // declare 'a[$(cmd)]=1'
+		case !syntax.ValidName(base):
 			if c.Dynamic[i] {
 				// export "$n=…", declare $OPTS X=1: the name, or an
 				// option such as -x or -n, is only known at run time.
@@ -628,11 +727,11 @@ func declRisks(c Command) []string {
 		case funcs || !set && !exported:
 			// A function's name, or a variable declared but not given a value.
 		default:
-			if r := riskyAssign(name, exported); r != "" {
+			if r := riskyAssign(base, exported); r != "" {
 				out = appendNew(out, r)
 			}
 			if _, value, _ := strings.Cut(c.Words[i], "="); set {
-				if r := riskyValue(name, value, c.Dynamic[i]); r != "" {
+				if r := riskyValue(base, value, c.Dynamic[i]); r != "" {
 					out = appendNew(out, r)
 				}
 			}
@@ -736,6 +835,13 @@ func setVarNames(c Command) []int {
 		if len(c.Words) > 2 {
 			out = append(out, 2)
 		}
+	case "wait":
+		for i := 1; i+1 < len(c.Words); i++ {
+			if w := c.Words[i]; !c.Dynamic[i] && strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.HasSuffix(w, "p") {
+				out = append(out, i+1) // wait -p NAME, wait -np NAME
+				i++
+			}
+		}
 	case "read", "mapfile", "readarray":
 		values := "dinNptuOsCc" // options that take a value
 		for i := 1; i < len(c.Words); i++ {
@@ -821,8 +927,19 @@ func (a *analyzer) assign(as *syntax.Assign, c walkCtx, d dirState, host *Comman
 	if as.Value != nil {
 		v = a.word(as.Value, c, d, host)
 	}
+	if as.Array != nil {
+		// x=(…): the elements are analysed below, and bash parses the
+		// parentheses once, as syntax; "()" stands for them.
+		v.text, v.dynamic = "()", false
+	}
+	if as.Index != nil {
+		if w, ok := as.Index.(*syntax.Word); ok && isNumber(w.Lit()) {
+			name += "[" + w.Lit() + "]" // a[0]=v
+		} else {
+			v.dynamic = true // a[$i]=v: arithmeticOnVariables asks about it
+		}
+	}
 	if as.Array != nil || as.Index != nil {
-		v.dynamic = true
 		if feeds, r := a.subst(as, c, d); host != nil {
 			host.Feeds = appendNew(host.Feeds, feeds...)
 			risky = append(risky, r...)
