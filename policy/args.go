@@ -69,7 +69,8 @@ var tools = sync.OnceValue(func() map[string]toolSpec {
 		writes: flags("-o --output -c --cookie-jar"), reads: flags("-T --upload-file -K --config")})
 	set("wget", toolSpec{mode: opNone, values: flags("-O -P -o -a -i --output-document --directory-prefix --output-file --append-output --input-file"),
 		writes: flags("-O -P -o -a --output-document --directory-prefix --output-file --append-output"), reads: flags("-i --input-file")})
-	set("patch", toolSpec{values: flags("-p -o -i -d -r --output --input --directory"), writes: flags("-o --output -r"), reads: flags("-i --input -d --directory")})
+	// patch -d DIR works in DIR: the files it patches are there.
+	set("patch", toolSpec{values: flags("-p -o -i -d -r --output --input --directory"), writes: flags("-o --output -r -d --directory"), reads: flags("-i --input")})
 	set("unzip", toolSpec{values: flags("-d -x"), writes: flags("-d")})
 	set("tar", toolSpec{values: flags("-f -C -T -X --file --directory --files-from --exclude-from")})
 	set("git", toolSpec{values: flags("-m -F -C -c -b -B -n --message --file --author --date --format --pretty -o --output"), writes: flags("-o --output"), reads: flags("-F --file")})
@@ -248,11 +249,15 @@ func findPaths(c Command, add func(string, bool, bool)) {
 	}
 }
 
+// tarValueLetters are GNU tar's short options that take a value.
+const tarValueLetters = "bCfFgHIKLNTVX"
+
 // tarPaths: the archive is written when creating, and extraction writes
 // into -C DIR or the working directory.
 func tarPaths(c Command, add func(string, bool, bool)) {
 	create, extract := false, false
-	archive, dir := "", ""
+	archive := ""
+	var dirs []string // every -C: each is written into by the members after it
 	for i := 1; i < len(c.Words); i++ {
 		w := c.Words[i]
 		switch {
@@ -263,25 +268,42 @@ func tarPaths(c Command, add func(string, bool, bool)) {
 		case strings.HasPrefix(w, "--file="):
 			archive = strings.TrimPrefix(w, "--file=")
 		case strings.HasPrefix(w, "--directory="):
-			dir = strings.TrimPrefix(w, "--directory=")
+			dirs = append(dirs, strings.TrimPrefix(w, "--directory="))
 		case (w == "--file" || w == "--directory") && i+1 < len(c.Words):
 			if w == "--file" {
 				archive = c.Words[i+1]
 			} else {
-				dir = c.Words[i+1]
+				dirs = append(dirs, c.Words[i+1])
 			}
 			i++
 		case !strings.HasPrefix(w, "--") && (i == 1 || strings.HasPrefix(w, "-")):
+			// A cluster of short options (-xzf, or the old style's first
+			// word without a dash): an option that takes a value takes the
+			// rest of a dashed cluster (-C.git), or else the next word, in
+			// the order the letters come (-xCf .git a.tar).
+			dashed := strings.HasPrefix(w, "-")
 			letters := strings.TrimPrefix(w, "-")
-			create = create || strings.ContainsAny(letters, "cruA")
-			extract = extract || strings.Contains(letters, "x")
-			if j := strings.IndexByte(letters, 'f'); j >= 0 && i+1 < len(c.Words) && j == len(letters)-1 {
-				archive = c.Words[i+1]
-				i++
-			}
-			if letters == "C" && i+1 < len(c.Words) {
-				dir = c.Words[i+1]
-				i++
+			for j := 0; j < len(letters); j++ {
+				l := letters[j]
+				create = create || strings.IndexByte("cruA", l) >= 0
+				extract = extract || l == 'x'
+				if strings.IndexByte(tarValueLetters, l) < 0 {
+					continue
+				}
+				var value string
+				switch {
+				case dashed && j+1 < len(letters):
+					value, j = letters[j+1:], len(letters)
+				case i+1 < len(c.Words):
+					i++
+					value = c.Words[i]
+				}
+				switch l {
+				case 'f':
+					archive = value
+				case 'C':
+					dirs = append(dirs, value)
+				}
 			}
 		}
 	}
@@ -289,9 +311,11 @@ func tarPaths(c Command, add func(string, bool, bool)) {
 		add(archive, create, false)
 	}
 	if extract {
-		if dir == "" {
-			dir = "."
+		if len(dirs) == 0 {
+			dirs = []string{"."}
 		}
-		add(dir, true, false)
+		for _, d := range dirs {
+			add(d, true, false)
+		}
 	}
 }

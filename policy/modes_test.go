@@ -547,6 +547,21 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		`git branch -D feature`,
 		`git tag -d v1`,
 		`git update-ref -d refs/heads/x`,
+		`printf 'delete refs/heads/x\n' | git update-ref --stdin`,
+		`git branch -M master keep`,
+		`git branch -C master keep`,
+		`git branch --force -m master keep`,
+		`git tag -f v1`,
+		`git symbolic-ref -d HEAD`,
+		`git reflog drop`,
+		`git fetch --prune . 'refs/tags/*:refs/heads/*'`,
+		`git fetch -p origin main:main`,
+		`tar -xC .git -f a.tar`,
+		`tar -xC.git -f a.tar`,
+		`tar xCf .git a.tar`,
+		`tar -x -C . -C .git -f a.tar`,
+		`patch -E -d .git -p0 < p.diff`,
+		`patch --directory=.git -p0 < p.diff`,
 		`mv .git/objects /tmp/o`,
 		`: > .git/packed-refs`,
 		`sed -i d .git/packed-refs`,
@@ -567,7 +582,8 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 			t.Errorf("%s: %q, want %q", cmd, v.Reason, want)
 		}
 	}
-	for _, cmd := range []string{`d=src; ls "$d"`, `git gc`, `git stash list`, `git reflog`, `d=src; touch "$d/x"`, `git branch -d merged`, `git tag v1`, `echo x > notes.txt`, `cat .git/HEAD`} {
+	for _, cmd := range []string{`d=src; ls "$d"`, `git gc`, `git stash list`, `git reflog`, `d=src; touch "$d/x"`, `git branch -d merged`, `git tag v1`, `echo x > notes.txt`, `cat .git/HEAD`,
+		`git branch -m old new`, `git branch -c main copy`, `git fetch -p origin`, `git update-ref refs/heads/x HEAD`, `tar -xf a.tar`, `tar -xzf a.tgz -C out`, `patch -p1 < p.diff`} {
 		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
 			t.Errorf("control %s: %s (%s), want auto mode's approval", cmd, v.Tier, v.Reason)
 		}

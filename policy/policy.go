@@ -722,7 +722,7 @@ func inGitDir(p, workspace string) bool {
 // with -c: gc.pruneExpire=now), git stash drop and clear, git branch -D,
 // git tag -d, git update-ref -d.
 func deletesGit(c Command) bool {
-	i, ok := isGit(c, denyName, "clean", "reflog", "prune", "gc", "stash", "branch", "tag", "update-ref")
+	i, ok := isGit(c, denyName, "clean", "reflog", "prune", "gc", "stash", "branch", "tag", "update-ref", "symbolic-ref", "fetch", "pull")
 	if !ok {
 		return false
 	}
@@ -738,7 +738,7 @@ func deletesGit(c Command) bool {
 	case "clean":
 		return hasShort(rest, "f") || hasWord(rest, "--force")
 	case "reflog":
-		return sub == "expire" || sub == "delete"
+		return sub == "expire" || sub == "delete" || sub == "drop"
 	case "prune":
 		return true
 	case "gc":
@@ -746,11 +746,27 @@ func deletesGit(c Command) bool {
 	case "stash":
 		return sub == "drop" || sub == "clear"
 	case "branch":
-		return hasShort(rest, "D") || hasWord(rest, "--delete") && (hasShort(rest, "f") || hasWord(rest, "--force"))
+		// -D deletes; -M and -C (or -m, -c with --force) replace the
+		// branch they rename or copy onto, reflog and all.
+		force := hasShort(rest, "f") || hasWord(rest, "--force")
+		return hasShort(rest, "D") || hasShort(rest, "M") || hasShort(rest, "C") ||
+			force && (hasWord(rest, "--delete") || hasShort(rest, "d") || hasShort(rest, "m") || hasShort(rest, "c") || hasWord(rest, "--move") || hasWord(rest, "--copy"))
 	case "tag":
-		return hasShort(rest, "d") || hasWord(rest, "--delete")
+		// -f replaces a tag, which keeps no reflog.
+		return hasShort(rest, "d") || hasWord(rest, "--delete") || hasShort(rest, "f") || hasWord(rest, "--force")
 	case "update-ref":
-		return hasShort(rest, "d")
+		// --stdin reads its updates, deletions among them, from stdin.
+		return hasShort(rest, "d") || hasWord(rest, "--stdin")
+	case "symbolic-ref":
+		return hasShort(rest, "d") || hasWord(rest, "--delete")
+	case "fetch", "pull":
+		// --prune with a refspec into the branches or tags deletes the
+		// local ones the remote does not have.
+		return (hasShort(rest, "p") || hasWord(rest, "--prune") || hasShort(rest, "P") || hasWord(rest, "--prune-tags")) &&
+			slices.ContainsFunc(rest.Words[1:], func(w string) bool {
+				_, dst, ok := strings.Cut(w, ":")
+				return ok && (strings.HasPrefix(dst, "refs/heads/") || strings.HasPrefix(dst, "refs/tags/") || !strings.HasPrefix(dst, "refs/"))
+			})
 	}
 	return false
 }
