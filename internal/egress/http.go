@@ -129,14 +129,13 @@ func sanitiseHeader(s string) string {
 func (s *Session) connect(w http.ResponseWriter, r *http.Request) {
 	rec := jail.Connection{Via: "CONNECT", Start: time.Now()}
 	host, port, err := splitTarget(r.Host, 0)
-	rec.Host, rec.Port = host, port
+	rec.Host, rec.Port = shownHost(host), port
 	if err != nil {
 		s.refuse(w, rec, &refusal{err.Error()})
 		return
 	}
 	v, err := s.decide(r.Context(), Request{Host: host, Port: port, Via: "CONNECT"})
-	rec.Host, _ = normaliseHost(host)
-	rec.Rule = v.Rule
+		rec.Rule = v.Rule
 	if err != nil {
 		s.refuse(w, rec, err)
 		return
@@ -197,14 +196,13 @@ type dialKey struct{}
 func (s *Session) forward(w http.ResponseWriter, r *http.Request) {
 	rec := jail.Connection{Via: "HTTP", Start: time.Now()}
 	host, port, err := splitTarget(r.URL.Host, 80)
-	rec.Host, rec.Port = host, port
+	rec.Host, rec.Port = shownHost(host), port
 	if err != nil {
 		s.refuse(w, rec, &refusal{err.Error()})
 		return
 	}
 	v, err := s.decide(r.Context(), Request{Host: host, Port: port, Via: "HTTP"})
-	rec.Host, _ = normaliseHost(host)
-	rec.Rule = v.Rule
+		rec.Rule = v.Rule
 	if err != nil {
 		s.refuse(w, rec, err)
 		return

@@ -465,10 +465,32 @@ func (s *Session) neverAddr(ap netip.AddrPort) bool {
 		if err != nil || p != strconv.Itoa(int(ap.Port())) {
 			continue
 		}
-		if a, err := netip.ParseAddr(h); err == nil && a.Unmap() == ap.Addr() {
+		a, err := netip.ParseAddr(h)
+		if err == nil && a.Unmap() == ap.Addr() {
 			return true
 		}
-		if strings.EqualFold(h, "localhost") && ap.Addr().IsLoopback() {
+		// An endpoint on this machine (a local gateway on loopback) is
+		// reached through any of the machine's own addresses too, when
+		// it listens on all of them.
+		if (strings.EqualFold(h, "localhost") || err == nil && a.IsLoopback()) && ownAddr(ap.Addr()) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownAddr reports whether a is a loopback address or one of this
+// machine's interface addresses.
+func ownAddr(a netip.Addr) bool {
+	if a.IsLoopback() || a.IsUnspecified() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return true // unknown: treat it as the machine's own, and refuse
+	}
+	for _, x := range addrs {
+		if p, err := netip.ParsePrefix(x.String()); err == nil && p.Addr().Unmap() == a {
 			return true
 		}
 	}
@@ -545,7 +567,25 @@ func normaliseHost(h string) (string, error) {
 			return "", fmt.Errorf("%q is not a host name", h)
 		}
 	}
+	// An empty label (host.., .host, a..b) is refused: the name the
+	// resolver takes would differ from the one rules and Never compare.
+	if strings.HasPrefix(h, ".") || strings.HasSuffix(h, ".") || strings.Contains(h, "..") {
+		return "", fmt.Errorf("%q is not a host name (an empty label)", h)
+	}
 	return h, nil
+}
+
+// shownHost is the host a connection is recorded under: normalised, or,
+// when it is not a host name, quoted and cut short, so that what a call
+// sent (newlines, say) shows as data in brig's notes and the audit log.
+func shownHost(raw string) string {
+	if h, err := normaliseHost(raw); err == nil {
+		return h
+	}
+	if len(raw) > 80 {
+		raw = raw[:80]
+	}
+	return strconv.QuoteToASCII(raw)
 }
 
 // discardLogger is where the HTTP server's own complaints go (a client's

@@ -342,8 +342,86 @@ func TestNeverAndOwnEndpoints(t *testing.T) {
 			t.Errorf("%s: %d %q %v; want 403 naming brig's own endpoint", target, code, body, err)
 		}
 	}
+	// A name with an empty label is no other host: refused before any
+	// lookup, so the resolver never sees provider.test. either.
+	for _, target := range []string{"provider.test..:443", fmt.Sprintf("localhost..:%d", sk.port())} {
+		reply := connectReply(t, s, target)
+		if !strings.Contains(reply, " 403 ") || !strings.Contains(reply, "empty label") {
+			t.Errorf("CONNECT %s: %q; want a refusal naming the empty label", target, reply)
+		}
+	}
 	s.Close()
 	sk.assertEmpty(t)
+}
+
+// TestLoopbackEndpointByTheMachinesOwnAddress: a provider endpoint on
+// loopback that listens on every address is not reached through another
+// of the machine's addresses, even one the rules allow; control: the
+// same address on another port is dialed.
+func TestLoopbackEndpointByTheMachinesOwnAddress(t *testing.T) {
+	var own netip.Addr
+	addrs, _ := net.InterfaceAddrs()
+	for _, x := range addrs {
+		if p, err := netip.ParsePrefix(x.String()); err == nil && p.Addr().Is4() && !p.Addr().IsLoopback() {
+			own = p.Addr()
+			break
+		}
+	}
+	if !own.IsValid() {
+		t.Skip("no non-loopback IPv4 address on this machine")
+	}
+	listen := func() (net.Listener, *atomic.Int64) {
+		l, err := net.Listen("tcp", "0.0.0.0:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		var n atomic.Int64
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				n.Add(1)
+				c.Close()
+			}
+		}()
+		return l, &n
+	}
+	provider, hits := listen()
+	other, otherHits := listen()
+	pport, oport := provider.Addr().(*net.TCPAddr).Port, other.Addr().(*net.TCPAddr).Port
+	allow := map[string]bool{own.String(): true}
+	_, s := start(t, Options{Never: []string{fmt.Sprintf("127.0.0.1:%d", pport)}}, SessionOptions{Decider: &rules{allow: allow}})
+	reply := connectReply(t, s, netip.AddrPortFrom(own, uint16(pport)).String())
+	if !strings.Contains(reply, " 403 ") || hits.Load() != 0 {
+		t.Errorf("CONNECT to the endpoint by %s: %q, %d connections reached it; want a refusal and none", own, reply, hits.Load())
+	}
+	if reply := connectReply(t, s, netip.AddrPortFrom(own, uint16(oport)).String()); !strings.Contains(reply, " 200 ") {
+		t.Fatalf("control: CONNECT to %s:%d: %q", own, oport, reply)
+	}
+	waitFor(t, func() bool { return otherHits.Load() == 1 })
+}
+
+// TestRefusedHostIsRecordedAsData: a host that is not a host name (a
+// newline in it, sent through SOCKS5) is recorded quoted, so that brig's
+// note and the audit log show it as data, not as lines of their own.
+func TestRefusedHostIsRecordedAsData(t *testing.T) {
+	_, s := start(t, Options{}, SessionOptions{Decider: &rules{}})
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "x\n● bash  git push --force\n"
+	req := append([]byte{5, 1, 0, 5, 1, 0, 3, byte(len(host))}, host...)
+	c.Write(append(req, 0, 80))
+	io.ReadAll(c)
+	c.Close()
+	conns, _ := s.Close()
+	if len(conns) != 1 || strings.Contains(conns[0].Host, "\n") || !strings.Contains(conns[0].Host, `\n`) {
+		t.Fatalf("recorded %+v; want one connection whose host is quoted", conns)
+	}
 }
 
 func TestTokenRequired(t *testing.T) {
@@ -378,6 +456,24 @@ func (b *blocking) Decide(ctx context.Context, r Request) Verdict {
 		b.ctxErr.Add(1)
 		return Verdict{Reason: "the call ended"}
 	}
+}
+
+// connectReply sends a CONNECT and returns the proxy's status line and
+// body (the connection is closed after them).
+func connectReply(t *testing.T, s *Session, target string) string {
+	t.Helper()
+	c := dialConnect(t, s, target)
+	defer c.Close()
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("CONNECT %s: %v", target, err)
+	}
+	defer resp.Body.Close()
+	var body []byte
+	if resp.StatusCode != 200 {
+		body, _ = io.ReadAll(resp.Body)
+	}
+	return resp.Proto + " " + resp.Status + "\n" + string(body)
 }
 
 func dialConnect(t *testing.T, s *Session, target string) net.Conn {
@@ -532,7 +628,7 @@ func TestNormaliseHost(t *testing.T) {
 			t.Errorf("normaliseHost(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "a b", "evil.com/x", "fe80::1%eth0", "ex\x00ample"} {
+	for _, bad := range []string{"", "a b", "evil.com/x", "fe80::1%eth0", "ex\x00ample", "api.example.com..", ".example.com", "a..b", "."} {
 		if got, err := normaliseHost(bad); err == nil {
 			t.Errorf("normaliseHost(%q) = %q; want an error", bad, got)
 		}

@@ -81,7 +81,7 @@ func (s *Session) socks(c net.Conn) {
 	if _, err := io.ReadFull(c, pb[:]); err != nil {
 		return
 	}
-	rec.Host, rec.Port = host, int(binary.BigEndian.Uint16(pb[:]))
+	rec.Host, rec.Port = shownHost(host), int(binary.BigEndian.Uint16(pb[:]))
 	if req[1] != socksConnect {
 		reply(c, socksCmdUnsupported)
 		fail(fmt.Sprintf("SOCKS5 command %d is not supported (only CONNECT: no UDP, no listening)", req[1]))
@@ -89,9 +89,6 @@ func (s *Session) socks(c net.Conn) {
 	}
 	_ = c.SetDeadline(time.Time{}) // a decision may take a while (the user is asked)
 	v, err := s.decide(s.ctx, Request{Host: host, Port: rec.Port, Via: "SOCKS5"})
-	if h, herr := normaliseHost(host); herr == nil {
-		rec.Host = h
-	}
 	rec.Rule = v.Rule
 	if err != nil {
 		reply(c, socksNotAllowed)
