@@ -386,6 +386,10 @@ type Result struct {
 	// supervisor undid each after the call (see the README's security
 	// model).
 	Violations []string `json:"violations,omitempty"`
+	// OwnCopies says, for the first call that may write a workspace, that
+	// the supervisor gave it its own copies of files it shared with files
+	// outside it through hard links (empty when it had none).
+	OwnCopies string `json:"-"` // the supervisor's own: never sent by init
 	// Connections are the network connections the call asked the egress
 	// proxy for, allowed or refused, in the order they ended (filled in
 	// by the supervisor; see the egress package).

@@ -210,6 +210,9 @@ type Supervisor struct {
 	answered   bool
 	closed     bool
 	cgroups    cgroupPool // empty call cgroups for reuse (root only)
+	// links gives each workspace its own copies of the files it shares
+	// through hard links, before the first call that may write it.
+	links sharedLinks
 	// repos remembers the written trees' directories between the sweeps'
 	// searches for repositories a call made (jail.RepoCache), for a spec
 	// that brings no memory of its grant's (Spec.Repos).
@@ -546,6 +549,19 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		}
 	}
 	plan.opts.NprocExtra = nprocExtra(plan, spec.Limits)
+	// Before the first call that may write the workspace, the files it
+	// shares with files outside through hard links get copies of their
+	// own (links.go).
+	var ownCopies string
+	if len(writtenRoots(spec)) > 0 {
+		n, sample, err := s.links.ensure(ctx, spec.Workspace)
+		if err != nil {
+			return jail.Result{}, err
+		}
+		if n > 0 {
+			ownCopies = fmt.Sprintf("before this call, brig gave the workspace its own copies of %d files that were hard links to files outside it (%s among them), so that no call writes through them", n, sample)
+		}
+	}
 
 	started := time.Now()
 	runCtx := ctx
@@ -728,6 +744,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 		violations = undo() // only now is the tree surely gone
 	}
 	res.Violations = violations
+	res.OwnCopies = ownCopies
 	return res, runErr
 }
 

@@ -61,6 +61,9 @@ func CommandResult(res jail.Result, grant *jail.Spec, asked time.Duration) Resul
 		fmt.Fprintf(&b, "[exit code %d]", code)
 		r.IsError = code != 0
 	}
+	if res.OwnCopies != "" {
+		fmt.Fprintf(&b, "\n[brig: %s]", res.OwnCopies)
+	}
 	if len(res.Violations) > 0 {
 		fmt.Fprintf(&b, "\n[the command created or changed protected paths; brig undid it: %s]", strings.Join(res.Violations, ", "))
 	}

@@ -286,6 +286,9 @@ func explained(spec jail.Spec, sup *supervisor.Supervisor) any {
 
 // sandboxOutcome maps a call's end to brig's exit status and messages.
 func sandboxOutcome(ctx context.Context, o *sandboxOptions, res jail.Result, err error) error {
+	if res.OwnCopies != "" {
+		fmt.Fprintf(o.Stderr, "brig: %s\n", termsafe.Line(res.OwnCopies))
+	}
 	for _, v := range res.Violations {
 		fmt.Fprintf(o.Stderr, "brig: the command created or changed the protected path %s; brig undid it (what the command left there is kept under %s when it could be moved there)\n", termsafe.Line(v), filepath.Join(xdg.Resolve(o.Env, o.Home).State, "quarantine"))
 	}

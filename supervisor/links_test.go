@@ -1,0 +1,107 @@
+package supervisor
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func inode(t *testing.T, p string) (uint64, uint64) {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino, uint64(st.Nlink)
+}
+
+// TestSharedFilesGetTheirOwnCopies: a workspace file that is a hard link
+// to a file outside (a local clone's object, say) is given its own copy
+// before the first call that may write, with the same bytes, mode and
+// times; the file outside keeps its inode and bytes. Controls: a pair of
+// names linked to each other inside the workspace, a symbolic link to the
+// outside file and a file with one link are left as they were; a copy a
+// stopped run left is removed; the note is given once.
+func TestSharedFilesGetTheirOwnCopies(t *testing.T) {
+	root := t.TempDir()
+	ws, outside := filepath.Join(root, "ws"), filepath.Join(root, "outside")
+	for _, d := range []string{ws + "/.git/objects/ab", ws + "/sub", outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p, s string, mode os.FileMode) {
+		if err := os.WriteFile(p, []byte(s), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(from, to string) {
+		if err := os.Link(from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(outside+"/obj", "object bytes", 0o444)
+	link(outside+"/obj", ws+"/.git/objects/ab/cdef")
+	write(outside+"/rc", "rc bytes", 0o644)
+	link(outside+"/rc", ws+"/sub/rc")
+	write(ws+"/one", "inside", 0o644)
+	link(ws+"/one", ws+"/two") // both names inside
+	write(ws+"/plain", "plain", 0o644)
+	if err := os.Symlink(outside+"/rc", ws+"/sym"); err != nil {
+		t.Fatal(err)
+	}
+	write(ws+"/.brig-own-0123456789abcdef", "left by a stopped run", 0o600)
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Chtimes(ws+"/.git/objects/ab/cdef", old, old); err != nil {
+		t.Fatal(err)
+	}
+	objIno, _ := inode(t, outside+"/obj")
+	rcIno, _ := inode(t, outside+"/rc")
+	oneIno, _ := inode(t, ws+"/one")
+
+	var l sharedLinks
+	n, sample, err := l.ensure(context.Background(), ws)
+	if err != nil || n != 2 || !strings.HasPrefix(sample, ws) {
+		t.Fatalf("ensure: %d %q %v; want the two shared files copied", n, sample, err)
+	}
+	for _, c := range []struct{ in, out, want string }{{ws + "/.git/objects/ab/cdef", outside + "/obj", "object bytes"}, {ws + "/sub/rc", outside + "/rc", "rc bytes"}} {
+		in, nin := inode(t, c.in)
+		out, nout := inode(t, c.out)
+		if in == out || nin != 1 || nout != 1 {
+			t.Errorf("%s still shares %s (inodes %d %d, links %d %d)", c.in, c.out, in, out, nin, nout)
+		}
+		for _, p := range []string{c.in, c.out} {
+			if b, _ := os.ReadFile(p); !bytes.Equal(b, []byte(c.want)) {
+				t.Errorf("%s holds %q, want %q", p, b, c.want)
+			}
+		}
+	}
+	if o, _ := inode(t, outside+"/obj"); o != objIno {
+		t.Error("the file outside was replaced, not left")
+	}
+	if o, _ := inode(t, outside+"/rc"); o != rcIno {
+		t.Error("the file outside was replaced, not left")
+	}
+	fi, err := os.Stat(ws + "/.git/objects/ab/cdef")
+	if err != nil || fi.Mode().Perm() != 0o444 || !fi.ModTime().Equal(old) {
+		t.Errorf("the copy's mode or time: %v %v %v", fi.Mode(), fi.ModTime(), err)
+	}
+	if a, na := inode(t, ws+"/one"); a != oneIno || na != 2 {
+		t.Error("a pair linked only inside the workspace was copied")
+	}
+	if target, err := os.Readlink(ws + "/sym"); err != nil || target != outside+"/rc" {
+		t.Errorf("the symbolic link: %q %v", target, err)
+	}
+	if _, err := os.Lstat(ws + "/.brig-own-0123456789abcdef"); !os.IsNotExist(err) {
+		t.Errorf("the copy a stopped run left is still there: %v", err)
+	}
+	if n, _, err := l.ensure(context.Background(), ws); n != 0 || err != nil {
+		t.Errorf("the second call: %d %v; want nothing more to say", n, err)
+	}
+}
