@@ -135,7 +135,7 @@ func (s *Session) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, err := s.decide(r.Context(), Request{Host: host, Port: port, Via: "CONNECT"})
-		rec.Rule = v.Rule
+	rec.Rule = v.Rule
 	if err != nil {
 		s.refuse(w, rec, err)
 		return
@@ -202,7 +202,7 @@ func (s *Session) forward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, err := s.decide(r.Context(), Request{Host: host, Port: port, Via: "HTTP"})
-		rec.Rule = v.Rule
+	rec.Rule = v.Rule
 	if err != nil {
 		s.refuse(w, rec, err)
 		return
