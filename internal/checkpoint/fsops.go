@@ -152,6 +152,34 @@ func readFileAt(dirfd int, name string, want *unix.Stat_t, max int64) ([]byte, e
 	return data, nil
 }
 
+// sparseAt reports whether the regular file name (want) holds less than
+// an eighth of its size as data, the rest holes (SEEK_DATA, SEEK_HOLE).
+func sparseAt(dirfd int, name string, want *unix.Stat_t) bool {
+	f, err := openFileAt(dirfd, name, want)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fd := int(f.Fd())
+	var data int64
+	for off := int64(0); off < want.Size; {
+		start, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if err != nil {
+			break // ENXIO: no data after off
+		}
+		end, err := unix.Seek(fd, start, unix.SEEK_HOLE)
+		if err != nil {
+			return false
+		}
+		data += end - start
+		if data >= want.Size/8 {
+			return false
+		}
+		off = end
+	}
+	return true
+}
+
 // tempName is a fresh name for a file created next to its final place.
 func tempName() string {
 	var b [8]byte

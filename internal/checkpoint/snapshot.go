@@ -452,6 +452,14 @@ func (wk *walker) file(dirfd int, dir place, e *Entry, st *unix.Stat_t, written 
 		notStored(fmt.Sprintf("larger than %d MiB", wk.s.opts.MaxFileSize>>20))
 		return
 	}
+	if st.Size > 1<<20 && st.Blocks*512 < st.Size/8 && sparseAt(dirfd, e.Name, st) {
+		// Holes cost the call nothing and a copy their whole size: a
+		// call making many would fill the store for the price of a few
+		// KiB of its own. (Few blocks alone may be a compressing file
+		// system's doing: the holes are looked for.)
+		notStored(fmt.Sprintf("a sparse file (%d MiB, %d KiB of it on disk)", st.Size>>20, st.Blocks*512>>10))
+		return
+	}
 	wk.read.Add(1)
 	data, err := readFileAt(dirfd, e.Name, st, wk.s.opts.MaxFileSize)
 	if err != nil {
