@@ -401,6 +401,17 @@ func Workspace() []Entry {
 		{".roo", LaterExec, "Roo Code's MCP servers"},
 		{".continue", LaterExec, "Continue's config and MCP servers"},
 		{".windsurf", LaterExec, "Windsurf's settings and workflows"},
+		{".qwen", LaterExec, "Qwen Code's settings and MCP servers"},
+		{".kilocode", LaterExec, "Kilo Code's MCP servers and rules"},
+		{".kiro", LaterExec, "Kiro's hooks and MCP servers"},
+		{".cargo/config.toml", LaterExec, "cargo obeys it here too (build.rustc-wrapper, a target's runner run programs)"},
+		{".cargo/config", LaterExec, "cargo obeys it here too (build.rustc-wrapper, a target's runner run programs)"},
+		{"rust-toolchain.toml", LaterExec, "rustup runs the toolchain it names (a path among them)"},
+		{"rust-toolchain", LaterExec, "rustup runs the toolchain it names (a path among them)"},
+		{".npmrc", LaterExec, "npm obeys it here (script-shell, node-options run programs)"},
+		{".yarnrc.yml", LaterExec, "yarn runs the file its yarnPath names"},
+		{".yarnrc", LaterExec, "yarn 1 obeys it here (yarn-path runs a file)"},
+		{".Rprofile", LaterExec, "R runs it on start here"},
 	}
 }
 
