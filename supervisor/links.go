@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -172,6 +173,14 @@ func ownCopies(ctx context.Context, workspace string) (int, string, error) {
 	return len(copies), first, nil
 }
 
+// writableByCalls reports whether a call (brig's own user) could write
+// the file st, perhaps after a chmod: its owner, root, or a file others
+// may write. Anyone else's read-only file is no one's to write through.
+func writableByCalls(st *unix.Stat_t) bool {
+	uid := uint32(os.Geteuid())
+	return uid == 0 || st.Uid == uid || st.Mode&0o022 != 0
+}
+
 // findShared walks the workspace (one file system: a mount inside it is
 // not entered; links are not followed) for regular files whose link count
 // is more than the names it has there, and removes the copies a stopped
@@ -232,7 +241,7 @@ func findShared(ctx context.Context, root *safefs.Dir) ([]sharedFile, error) {
 					_ = d.RemoveOwnCopy(e.Name)
 					continue
 				}
-				if st.Nlink < 2 {
+				if st.Nlink < 2 || !writableByCalls(&st) {
 					continue
 				}
 				k := key{st.Dev, st.Ino}
