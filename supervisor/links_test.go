@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"brig/internal/unprivtest"
 )
 
 func inode(t *testing.T, p string) (uint64, uint64) {
@@ -115,34 +116,8 @@ const envLinksUnpriv = "BRIG_LINKS_UNPRIV"
 // as uid/gid 65534 (setpriv): an ordinary user's read-only object file,
 // which root could have opened for writing anyway, is copied just the same.
 func TestSharedFilesUnprivileged(t *testing.T) {
-	if os.Getenv(envLinksUnpriv) != "" {
-		t.Skip("this process is the unprivileged pass")
-	}
-	if os.Getuid() != 0 {
-		t.Skip("the unprivileged pass is started by a root run")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Fatalf("setpriv (util-linux) is needed for the unprivileged pass: %v", err)
-	}
-	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "supervisor.test")
-	b, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-		bin, "-test.count=1", "-test.v", "-test.run=^TestSharedFilesGetTheirOwnCopies$")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp", envLinksUnpriv + "=1"}
-	out, err := cmd.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestSharedFilesGetTheirOwnCopies")) {
-		t.Fatalf("the unprivileged pass: %v\n%s", err, out)
+	out := unprivtest.Rerun(t, envLinksUnpriv, "^TestSharedFilesGetTheirOwnCopies$")
+	if !bytes.Contains(out, []byte("--- PASS: TestSharedFilesGetTheirOwnCopies")) {
+		t.Fatalf("the unprivileged pass did not run the copy test:\n%s", out)
 	}
 }
