@@ -46,6 +46,12 @@ type linkCopy struct {
 	sample string // one of them, for the note
 	err    error  // why the calls that may write are refused
 	told   bool   // the note went with a call's result
+
+	// ahead is closed when the walk prepare started is over; found and
+	// foundErr are its result (written before the close).
+	ahead    chan struct{}
+	found    []sharedFile
+	foundErr error
 }
 
 // sharedFile is one name in the workspace of a file with more links than
@@ -56,11 +62,10 @@ type sharedFile struct {
 	size      int64
 }
 
-// ensure gives workspace's shared files their own copies, once; it
-// returns how many it copied (0 after the first call that reported them)
-// and one of them, or why calls that may write the workspace are refused.
-func (l *sharedLinks) ensure(ctx context.Context, workspace string) (int, string, error) {
+// entry is workspace's record, made on first use.
+func (l *sharedLinks) entry(workspace string) *linkCopy {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.done == nil {
 		l.done = map[string]*linkCopy{}
 	}
@@ -69,11 +74,52 @@ func (l *sharedLinks) ensure(ctx context.Context, workspace string) (int, string
 		c = &linkCopy{}
 		l.done[workspace] = c
 	}
-	l.mu.Unlock()
+	return c
+}
+
+// prepare starts the walk for workspace's shared files in the background
+// (once), so that the session's first call that may write finds it done.
+func (l *sharedLinks) prepare(workspace string) {
+	c := l.entry(workspace)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ahead != nil || c.done {
+		return
+	}
+	ch := make(chan struct{})
+	c.ahead = ch
+	go func() {
+		defer close(ch)
+		c.found, c.foundErr = scanShared(context.Background(), workspace)
+	}()
+}
+
+// ensure gives workspace's shared files their own copies, once; it
+// returns how many it copied (0 after the first call that reported them)
+// and one of them, or why calls that may write the workspace are refused.
+// The walk is prepare's when it started one, else its own.
+func (l *sharedLinks) ensure(ctx context.Context, workspace string) (int, string, error) {
+	c := l.entry(workspace)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.done {
-		n, sample, err := ownCopies(ctx, workspace)
+		var shared []sharedFile
+		err := errors.New("no walk yet")
+		if c.ahead != nil {
+			select {
+			case <-c.ahead:
+				shared, err = c.found, c.foundErr
+			case <-ctx.Done():
+				return 0, "", ctx.Err()
+			}
+		}
+		if err != nil {
+			shared, err = scanShared(ctx, workspace)
+		}
+		n, sample := 0, ""
+		if err == nil {
+			n, sample, err = ownCopies(ctx, workspace, shared)
+		}
 		if err != nil && ctx.Err() != nil {
 			return 0, "", err // interrupted: the next call looks again
 		}
@@ -89,22 +135,32 @@ func (l *sharedLinks) ensure(ctx context.Context, workspace string) (int, string
 	return c.copied, c.sample, nil
 }
 
-// ownCopies finds the regular files in workspace with links outside it
-// and replaces each name with a copy; copies a stopped run left are
-// removed first. The copies are synced before any replaces its file.
-func ownCopies(ctx context.Context, workspace string) (int, string, error) {
+// scanShared is findShared over the workspace at its path.
+func scanShared(ctx context.Context, workspace string) ([]sharedFile, error) {
 	root, err := safefs.Open(workspace)
 	if err != nil {
-		return 0, "", fmt.Errorf("look for files the workspace shares through hard links: %w", err)
+		return nil, fmt.Errorf("look for files the workspace shares through hard links: %w", err)
 	}
 	defer root.Close()
 	shared, err := findShared(ctx, root)
 	if err != nil {
-		return 0, "", fmt.Errorf("look for files the workspace shares through hard links: %w", err)
+		return nil, fmt.Errorf("look for files the workspace shares through hard links: %w", err)
 	}
+	return shared, nil
+}
+
+// ownCopies replaces each name in shared (findShared's) with a copy of
+// its own; the copies are synced before any replaces its file, and a
+// name that is no longer the file found is left.
+func ownCopies(ctx context.Context, workspace string, shared []sharedFile) (int, string, error) {
 	if len(shared) == 0 {
 		return 0, "", nil
 	}
+	root, err := safefs.Open(workspace)
+	if err != nil {
+		return 0, "", fmt.Errorf("give the workspace its own copies of its shared files: %w", err)
+	}
+	defer root.Close()
 	var total int64
 	for _, f := range shared {
 		total += f.size
@@ -151,6 +207,9 @@ func ownCopies(ctx context.Context, workspace string) (int, string, error) {
 			dirs[f.dir] = d
 		}
 		tmp, err := d.CopyShared(f.name, f.dev, f.ino)
+		if errors.Is(err, safefs.ErrChanged) {
+			continue // gone or replaced since the walk: nothing shared left there
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -159,8 +218,14 @@ func ownCopies(ctx context.Context, workspace string) (int, string, error) {
 	if err := root.Syncfs(); err != nil {
 		return fail(err)
 	}
+	replaced := 0
 	for i, m := range copies {
-		if err := m.dir.ReplaceWithCopy(m.tmp, m.f.name, m.f.dev, m.f.ino); err != nil {
+		err := m.dir.ReplaceWithCopy(m.tmp, m.f.name, m.f.dev, m.f.ino)
+		if errors.Is(err, safefs.ErrChanged) {
+			continue
+		}
+		replaced++
+		if err != nil {
 			for _, rest := range copies[i+1:] {
 				_ = rest.dir.RemoveOwnCopy(rest.tmp)
 			}
@@ -170,7 +235,7 @@ func ownCopies(ctx context.Context, workspace string) (int, string, error) {
 	if err := root.Syncfs(); err != nil {
 		return 0, "", fmt.Errorf("sync the workspace's own copies: %w", err)
 	}
-	return len(copies), first, nil
+	return replaced, first, nil
 }
 
 // writableByCalls reports whether a call (brig's own user) could write
@@ -203,6 +268,15 @@ func findShared(ctx context.Context, root *safefs.Dir) ([]sharedFile, error) {
 			return err
 		}
 		ents, err := d.Dirents()
+		if errors.Is(err, unix.EACCES) {
+			// Another user's directory brig's user cannot list: a call
+			// cannot either, nor chmod it. One of brig's user's own, a
+			// call can open up, so it must be looked in.
+			if st, serr := d.StatSelf(); serr == nil && !writableByCalls(&st) {
+				return nil
+			}
+			return fmt.Errorf("%s cannot be listed: make it readable (chmod u+rx) or move it out of the workspace, so that brig can look in it for hard links to files outside", d.Path())
+		}
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/safefs"
 	"brig/internal/unprivtest"
 )
 
@@ -116,8 +118,99 @@ const envLinksUnpriv = "BRIG_LINKS_UNPRIV"
 // as uid/gid 65534 (setpriv): an ordinary user's read-only object file,
 // which root could have opened for writing anyway, is copied just the same.
 func TestSharedFilesUnprivileged(t *testing.T) {
-	out := unprivtest.Rerun(t, envLinksUnpriv, "^TestSharedFilesGetTheirOwnCopies$")
-	if !bytes.Contains(out, []byte("--- PASS: TestSharedFilesGetTheirOwnCopies")) {
+	out := unprivtest.Rerun(t, envLinksUnpriv, "^TestSharedFiles(GetTheirOwnCopies|Unlistable)$")
+	if !bytes.Contains(out, []byte("--- PASS: TestSharedFilesGetTheirOwnCopies")) || !bytes.Contains(out, []byte("--- PASS: TestSharedFilesUnlistable")) {
 		t.Fatalf("the unprivileged pass did not run the copy test:\n%s", out)
+	}
+}
+
+// BenchmarkFindShared is the walk before a session's first call that may
+// write, in a workspace of 10,000 files in 100 directories with none
+// shared: what that call waits for once.
+func BenchmarkFindShared(b *testing.B) {
+	ws := b.TempDir()
+	for d := range 100 {
+		dir := filepath.Join(ws, fmt.Sprintf("d%02d", d))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 100 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.go", f)), []byte("package x\n"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	root, err := safefs.Open(ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer root.Close()
+	for b.Loop() {
+		shared, err := findShared(context.Background(), root)
+		if err != nil || len(shared) != 0 {
+			b.Fatalf("%d shared, %v", len(shared), err)
+		}
+	}
+}
+
+// TestSharedFilesFoundAhead: the walk started at the session's start is
+// the one the first writing call uses; a shared file it found that is
+// gone by then is passed over, not a reason to refuse the call, and the
+// others still get their copies.
+func TestSharedFilesFoundAhead(t *testing.T) {
+	root := t.TempDir()
+	ws, outside := filepath.Join(root, "ws"), filepath.Join(root, "outside")
+	for _, d := range []string{ws, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"a", "b"} {
+		if err := os.WriteFile(filepath.Join(outside, n), []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(filepath.Join(outside, n), filepath.Join(ws, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var l sharedLinks
+	l.prepare(ws)
+	<-l.entry(ws).ahead
+	if found := l.entry(ws).found; len(found) != 2 {
+		t.Fatalf("the walk ahead found %d shared files, want 2", len(found))
+	}
+	if err := os.Remove(filepath.Join(ws, "a")); err != nil {
+		t.Fatal(err)
+	}
+	n, _, err := l.ensure(context.Background(), ws)
+	if err != nil || n != 1 {
+		t.Fatalf("ensure: %d %v; want b copied and a passed over", n, err)
+	}
+	if _, nl := inode(t, filepath.Join(ws, "b")); nl != 1 {
+		t.Errorf("b still has %d links", nl)
+	}
+}
+
+// TestSharedFilesUnlistable (the unprivileged pass only): a directory of
+// brig's user's own that it cannot list (mode 000) could hide a shared
+// file a call opens up with chmod; the walk refuses with what to do,
+// rather than pass it over.
+func TestSharedFilesUnlistable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root lists any directory: TestSharedFilesUnprivileged runs this as a user")
+	}
+	ws := t.TempDir()
+	closed := filepath.Join(ws, "closed")
+	if err := os.Mkdir(closed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(closed, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(closed, 0o755) })
+	var l sharedLinks
+	_, _, err := l.ensure(context.Background(), ws)
+	if err == nil || !strings.Contains(err.Error(), "cannot be listed: make it readable (chmod u+rx)") {
+		t.Fatalf("ensure: %v; want a refusal that says what to do", err)
 	}
 }

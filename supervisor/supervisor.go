@@ -392,6 +392,11 @@ func (s *Supervisor) Warm() {
 	}()
 }
 
+// PrepareWorkspace starts, in the background, the walk for the files
+// workspace shares with files outside it through hard links (links.go),
+// so that the session's first call that may write does not wait for it.
+func (s *Supervisor) PrepareWorkspace(workspace string) { s.links.prepare(workspace) }
+
 // probeByStart answers the start-up probe with the start of Warm's first
 // child (Prestart's one child, for brig sandbox, whose call waits for it;
 // brig -p's first, with WarmAnswersProbe) in fresh namespaces,

@@ -294,10 +294,12 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		}
 		warmStore()
 		sup.Warm()
+		sup.PrepareWorkspace(wp.Workspace)
 		go warmBashCache(wp.Policy, sup)
 	}
 	if !o.Interactive {
 		warmStore()
+		sup.PrepareWorkspace(wp.Workspace)
 		go warmBashCache(wp.Policy, sup)
 	}
 	*run = agentRun{

@@ -12,6 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// ErrChanged is returned by CopyShared and ReplaceWithCopy when the name
+// is gone or no longer the file the caller found.
+var ErrChanged = errors.New("changed since it was found")
+
 // OwnCopyPrefix starts the name of a copy CopyShared makes before
 // ReplaceWithCopy moves it over the file it copies.
 const OwnCopyPrefix = ".brig-own-"
@@ -38,6 +42,9 @@ func (d *Dir) CopyShared(name string, dev, ino uint64) (string, error) {
 		return "", err
 	}
 	src, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err == unix.ENOENT || err == unix.ELOOP {
+		return "", &os.PathError{Op: "open", Path: d.join(name), Err: ErrChanged}
+	}
 	if err != nil {
 		return "", &os.PathError{Op: "open", Path: d.join(name), Err: err}
 	}
@@ -48,7 +55,7 @@ func (d *Dir) CopyShared(name string, dev, ino uint64) (string, error) {
 		return "", &os.PathError{Op: "fstat", Path: d.join(name), Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != dev || st.Ino != ino {
-		return "", &os.PathError{Op: "copy", Path: d.join(name), Err: errors.New("changed since it was found")}
+		return "", &os.PathError{Op: "copy", Path: d.join(name), Err: ErrChanged}
 	}
 	var rnd [8]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
@@ -82,7 +89,7 @@ func (d *Dir) ReplaceWithCopy(tmp, name string, dev, ino uint64) error {
 	var st unix.Stat_t
 	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Dev != dev || st.Ino != ino {
 		_ = unix.Unlinkat(d.fd, tmp, 0)
-		return &os.PathError{Op: "replace", Path: d.join(name), Err: errors.New("changed since it was copied")}
+		return &os.PathError{Op: "replace", Path: d.join(name), Err: ErrChanged}
 	}
 	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
 		_ = unix.Unlinkat(d.fd, tmp, 0)
