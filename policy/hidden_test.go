@@ -53,6 +53,11 @@ func TestHiddenEvaluationsAsk(t *testing.T) {
 		`x=('a[$(touch MARK)]'); echo ${!x[0]}`,
 		`sleep 0 & wait -p 'a[$(touch MARK)]' -n`,
 		`x='a[$(touch MARK)]'; declare -n r=$x; echo $r`,
+		`printf -v'a[$(touch MARK)]' x`,
+		`printf '-va[$(touch MARK)]' x`,
+		`sleep 0 & wait -n -pa'[$(touch MARK)]'`,
+		`read -p'> ' 'a[$(touch MARK)]' <<< x`,
+		`x='a[$(touch MARK)]'; : {a[x]}>/dev/null`,
 	} {
 		if !runs(line) {
 			t.Errorf("%s: bash ran nothing hidden; the case proves nothing", line)
@@ -81,6 +86,9 @@ func TestHiddenEvaluationsAsk(t *testing.T) {
 		`echo "${!BASH*}" > /dev/null`,
 		`x='$(touch MARK)'; echo "${x@Q}"`,
 		`sleep 0 & wait -n`,
+		`read -p'> ' x <<< y; echo "$x"`,
+		`printf -vx '%s' y; echo "$x"`,
+		`: {fd}>/dev/null`,
 	} {
 		if runs(line) {
 			t.Errorf("control %s: bash created MARK", line)

@@ -548,6 +548,16 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		`git tag -d v1`,
 		`git update-ref -d refs/heads/x`,
 		`printf 'delete refs/heads/x\n' | git update-ref --stdin`,
+		`git branch -d merged`,
+		`git update-ref refs/heads/x 0000000000000000000000000000000000000000`,
+		`git send-pack . :refs/heads/feature`,
+		`cd .; rm -rf src`,
+		`cd sub; git reflog expire --expire=now --all`,
+		`cd .git/logs; truncate -s0 HEAD`,
+		`x=rm; $x -rf src`,
+		`x='rm -rf src'; eval "$x"`,
+		`x='rm -rf src'; trap "$x" EXIT`,
+		`echo 'rm -rf src' | bash`,
 		`git branch -M master keep`,
 		`git branch -C master keep`,
 		`git branch --force -m master keep`,
@@ -582,8 +592,8 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 			t.Errorf("%s: %q, want %q", cmd, v.Reason, want)
 		}
 	}
-	for _, cmd := range []string{`d=src; ls "$d"`, `git gc`, `git stash list`, `git reflog`, `d=src; touch "$d/x"`, `git branch -d merged`, `git tag v1`, `echo x > notes.txt`, `cat .git/HEAD`,
-		`git branch -m old new`, `git branch -c main copy`, `git fetch -p origin`, `git update-ref refs/heads/x HEAD`, `tar -xf a.tar`, `tar -xzf a.tgz -C out`, `patch -p1 < p.diff`} {
+	for _, cmd := range []string{`d=src; ls "$d"`, `git gc`, `git stash list`, `git reflog`, `d=src; touch "$d/x"`, `git tag v1`, `echo x > notes.txt`, `cat .git/HEAD`,
+		`git branch -m old new`, `git branch -c main copy`, `cd sub; ls`, `cd sub && go build ./...`, `eval 'ls -la'`, `git fetch -p origin`, `git update-ref refs/heads/x HEAD`, `tar -xf a.tar`, `tar -xzf a.tgz -C out`, `patch -p1 < p.diff`} {
 		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
 			t.Errorf("control %s: %s (%s), want auto mode's approval", cmd, v.Tier, v.Reason)
 		}

@@ -292,6 +292,12 @@ type Verdict struct {
 	notes      map[string]string // reasons by tier, first one wins
 	deletes    string            // a bash command that deletes files (or git's own), asked in every mode
 	deletesGit bool              // what deletes names is git's own state (.git), which undo does not hold
+	// deletesUnplaced: deletes names a command that writes paths in a
+	// directory known only at run time (after cd x;), which may be .git.
+	deletesUnplaced bool
+	// deletesHidden: deletes names a command whose own text hides the
+	// command it runs ($x, eval "$x", bash -c "$x", a script on stdin).
+	deletesHidden bool
 	// ReadsOnly: a bash line whose every command only reads
 	// (CommandDecision.Reads), names no file it writes and carries no
 	// risk. It runs with nothing of the user's writable (bashSpec), and
@@ -439,7 +445,12 @@ func (p *Policy) applyMode(v *Verdict, mode Mode) {
 		// Asked every time: no answer is remembered for it (only "once"
 		// is offered), as for a confirmation.
 		what := "deletes files"
-		if v.deletesGit {
+		switch {
+		case v.deletesHidden:
+			what = "runs a command only known at run time, which may delete files or git's own files (.git) that undo does not hold"
+		case v.deletesUnplaced:
+			what = "writes or deletes paths in a directory only known at run time (a cd before it whose success is not known), which may be git's own files (.git) that undo does not hold"
+		case v.deletesGit:
 			what = "deletes or rewrites git's own files (.git), which undo does not hold"
 		}
 		v.Reason = fmt.Sprintf("%s %s: deletions ask in every mode unless a rule of yours allows the command", v.deletes, what)
@@ -655,8 +666,18 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 				v.Always = append(v.Always, rule)
 			}
 		}
+		if cd.Tier != Allow && v.deletes == "" && hidesCommand(c) {
+			// rm -rf "$d" asks: so does $x -rf src, eval "$x".
+			v.deletes, v.deletesHidden = c.String(), true
+		}
 		if c.DirUnknown {
-			continue // already Risky: its paths cannot be placed
+			// Already Risky: its paths cannot be placed, so a deletion,
+			// or a write that may land in .git, asks as a deletion does
+			// (cd x; rm -rf src; cd .git/logs; truncate -s0 HEAD).
+			if cd.Tier != Allow && v.deletes == "" && (deletesGit(c) || deletes(c) || writes(c)) {
+				v.deletes, v.deletesGit, v.deletesUnplaced = c.String(), deletesGit(c), !deletesGit(c) && !deletes(c)
+			}
+			continue
 		}
 		dir := base
 		if c.Dir != "" {
@@ -694,6 +715,17 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 	}
 }
 
+// hidesCommand reports whether c's own text hides the command it runs:
+// a command name known only at run time, a script string known only at
+// run time (eval "$x", bash -c "$x", trap "$x" EXIT), a shell reading
+// its script from stdin. (A script file or a Makefile is the
+// repository's program, as python3 -c is: not read here.)
+func hidesCommand(c Command) bool {
+	return slices.ContainsFunc(c.Risky, func(r string) bool {
+		return r == riskDynName || r == riskDynScript || r == riskStdin
+	})
+}
+
 // deletes reports whether c is a command whose purpose is deleting files:
 // rm, rmdir, unlink, shred, find … -delete.
 func deletes(c Command) bool {
@@ -722,7 +754,7 @@ func inGitDir(p, workspace string) bool {
 // with -c: gc.pruneExpire=now), git stash drop and clear, git branch -D,
 // git tag -d, git update-ref -d.
 func deletesGit(c Command) bool {
-	i, ok := isGit(c, denyName, "clean", "reflog", "prune", "gc", "stash", "branch", "tag", "update-ref", "symbolic-ref", "fetch", "pull")
+	i, ok := isGit(c, denyName, "clean", "reflog", "prune", "gc", "stash", "branch", "tag", "update-ref", "symbolic-ref", "fetch", "pull", "send-pack")
 	if !ok {
 		return false
 	}
@@ -749,14 +781,20 @@ func deletesGit(c Command) bool {
 		// -D deletes; -M and -C (or -m, -c with --force) replace the
 		// branch they rename or copy onto, reflog and all.
 		force := hasShort(rest, "f") || hasWord(rest, "--force")
-		return hasShort(rest, "D") || hasShort(rest, "M") || hasShort(rest, "C") ||
-			force && (hasWord(rest, "--delete") || hasShort(rest, "d") || hasShort(rest, "m") || hasShort(rest, "c") || hasWord(rest, "--move") || hasWord(rest, "--copy"))
+		// -d deletes a merged branch's reflog with it.
+		return hasShort(rest, "dD") || hasWord(rest, "--delete") || hasShort(rest, "M") || hasShort(rest, "C") ||
+			force && (hasShort(rest, "m") || hasShort(rest, "c") || hasWord(rest, "--move") || hasWord(rest, "--copy"))
 	case "tag":
 		// -f replaces a tag, which keeps no reflog.
 		return hasShort(rest, "d") || hasWord(rest, "--delete") || hasShort(rest, "f") || hasWord(rest, "--force")
 	case "update-ref":
-		// --stdin reads its updates, deletions among them, from stdin.
-		return hasShort(rest, "d") || hasWord(rest, "--stdin")
+		// --stdin reads its updates, deletions among them, from stdin;
+		// a new value of all zeros deletes the ref.
+		return hasShort(rest, "d") || hasWord(rest, "--stdin") || slices.ContainsFunc(rest.Words[1:], func(w string) bool {
+			return len(w) >= 40 && strings.Trim(w, "0") == ""
+		})
+	case "send-pack":
+		return true // a push by other means: it deletes refs (:refs/heads/x) and rewrites them (+)
 	case "symbolic-ref":
 		return hasShort(rest, "d") || hasWord(rest, "--delete")
 	case "fetch", "pull":

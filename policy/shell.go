@@ -612,14 +612,14 @@ func varRisks(c Command) []string {
 			out = append(out, "enable -f loads a builtin from a file")
 		}
 	case "printf", "read", "mapfile", "readarray", "getopts", "wait":
-		for _, i := range setVarNames(c) {
+		for _, n := range setVarNames(c) {
 			switch {
-			case c.Dynamic[i]:
+			case n.dynamic:
 				out = appendNew(out, riskDynVar)
-			case subscripted(c.Words[i]):
+			case subscripted(n.text):
 				out = appendNew(out, riskSubscript)
 			default:
-				if r := riskyAssign(c.Words[i], false); r != "" {
+				if r := riskyAssign(n.text, false); r != "" {
 					out = appendNew(out, r)
 				}
 			}
@@ -822,40 +822,65 @@ func makeVarRisks(c Command) []string {
 	return out
 }
 
-// setVarNames are the indexes of the words naming the variables a
-// printf -v, read, mapfile or getopts sets.
-func setVarNames(c Command) []int {
-	var out []int
+// varName is a word, or the rest of an option word (printf -vNAME), that
+// names a variable a builtin sets.
+type varName struct {
+	text    string
+	dynamic bool
+}
+
+// setVarNames are the variables a printf -v, read, mapfile, getopts or
+// wait -p sets. Options are read as bash reads them: a cluster of
+// letters, a value attached to its letter (printf -vNAME, read -p'>')
+// or in the next word.
+func setVarNames(c Command) []varName {
+	var out []varName
+	// options reads the options from index 1 (values: the letters that
+	// take a value; name: the one whose value names a variable) and
+	// returns the index of the first operand.
+	options := func(values string, name byte) int {
+		i := 1
+		for ; i < len(c.Words); i++ {
+			w := c.Words[i]
+			if w == "--" {
+				return i + 1
+			}
+			if c.Dynamic[i] || len(w) < 2 || w[0] != '-' {
+				return i
+			}
+			for j := 1; j < len(w); j++ {
+				l := w[j]
+				if strings.IndexByte(values, l) < 0 {
+					continue
+				}
+				var v varName
+				switch {
+				case j+1 < len(w):
+					v = varName{text: w[j+1:]}
+				case i+1 < len(c.Words):
+					i++
+					v = varName{c.Words[i], c.Dynamic[i]}
+				}
+				if l == name {
+					out = append(out, v)
+				}
+				break
+			}
+		}
+		return i
+	}
 	switch c.Words[0] {
 	case "printf":
-		if len(c.Words) > 2 && c.Words[1] == "-v" {
-			out = append(out, 2)
-		}
+		options("v", 'v')
+	case "wait":
+		options("p", 'p')
 	case "getopts":
 		if len(c.Words) > 2 {
-			out = append(out, 2)
-		}
-	case "wait":
-		for i := 1; i+1 < len(c.Words); i++ {
-			if w := c.Words[i]; !c.Dynamic[i] && strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.HasSuffix(w, "p") {
-				out = append(out, i+1) // wait -p NAME, wait -np NAME
-				i++
-			}
+			out = append(out, varName{c.Words[2], c.Dynamic[2]})
 		}
 	case "read", "mapfile", "readarray":
-		values := "dinNptuOsCc" // options that take a value
-		for i := 1; i < len(c.Words); i++ {
-			w := c.Words[i]
-			if strings.HasPrefix(w, "-") && len(w) > 1 && !c.Dynamic[i] {
-				if w == "-a" && i+1 < len(c.Words) {
-					out = append(out, i+1)
-					i++
-				} else if strings.ContainsRune(values, rune(w[len(w)-1])) {
-					i++
-				}
-				continue
-			}
-			out = append(out, i)
+		for i := options("adinNptuOsCc", 'a'); i < len(c.Words); i++ {
+			out = append(out, varName{c.Words[i], c.Dynamic[i]})
 		}
 	}
 	return out
@@ -964,11 +989,21 @@ func (a *analyzer) redirects(rs []*syntax.Redirect, c walkCtx, d dirState) ([]Re
 	var feeds, risky []string
 	for _, r := range rs {
 		op := r.Op.String()
+		var host Command
 		if r.N != nil {
 			op = r.N.Value + op
+			// {NAME}>file gives NAME the new descriptor's number: a
+			// subscript in NAME is expanded ({a[x]}>f), and NAME is set.
+			if name, ok := strings.CutPrefix(r.N.Value, "{"); ok {
+				name = strings.TrimSuffix(name, "}")
+				if subscripted(name) {
+					host.Risky = appendNew(host.Risky, riskSubscript)
+				} else if rk := riskyAssign(name, false); rk != "" {
+					host.Risky = appendNew(host.Risky, rk)
+				}
+			}
 		}
 		red := Redirect{Op: op}
-		var host Command
 		switch r.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
 			if r.Hdoc != nil {
