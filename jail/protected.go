@@ -647,6 +647,7 @@ func (c *RepoCache) ProtectedPathsEnv(workspace string, env []string, extra ...s
 		}
 	}
 	out = append(out, extra...)
+	out = append(out, c.Protected()...)
 	slices.Sort(out)
 	return slices.Compact(out), nil
 }

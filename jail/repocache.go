@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"slices"
 	"runtime"
 	"sync"
 	"time"
@@ -55,6 +56,9 @@ import (
 type RepoCache struct {
 	mu    sync.Mutex
 	roots map[string]*memoNode // by root searched
+	// also are paths the caller protects besides what a search finds
+	// (Protect): the programs of configured MCP servers.
+	also []string
 	racy  time.Duration
 	reads int // directories listed by the last search
 	looks int // directories looked at (a stat or an open) by the last search
@@ -288,4 +292,25 @@ func (c *RepoCache) Listed() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.reads
+}
+
+// Protect adds paths to every protected list this cache's
+// ProtectedPathsEnv returns from now on (a nil cache ignores them).
+func (c *RepoCache) Protect(paths ...string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.also = append(c.also, paths...)
+}
+
+// Protected is what Protect added.
+func (c *RepoCache) Protected() []string {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.also)
 }

@@ -212,6 +212,9 @@ func (pl Places) protectedList() []string {
 	if pl.search.err != nil {
 		return []string{pl.Workspace}
 	}
+	if also := pl.search.repos.Protected(); len(also) > 0 {
+		return append(slices.Clone(pl.search.list), also...)
+	}
 	return pl.search.list
 }
 

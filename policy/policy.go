@@ -118,9 +118,10 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 // protectedSearch is a policy's start-up search of its workspace for the
 // paths no call may write (Places.protectedList waits for it).
 type protectedSearch struct {
-	done chan struct{}
-	list []string
-	err  error
+	done  chan struct{}
+	list  []string
+	err   error
+	repos *jail.RepoCache // what it searched with: its Protected paths join the list
 }
 
 // searchProtected starts the search of workspace for its protected paths,
@@ -128,7 +129,7 @@ type protectedSearch struct {
 // session's cache puts its watches in place as it goes
 // (WatchRepositories).
 func searchProtected(repos *jail.RepoCache, workspace string, m Machine) *protectedSearch {
-	s := &protectedSearch{done: make(chan struct{})}
+	s := &protectedSearch{done: make(chan struct{}), repos: repos}
 	env := os.Environ()
 	if m.WatchRepositories {
 		repos.Watch()
@@ -808,6 +809,12 @@ func deletesGit(c Command) bool {
 	}
 	return false
 }
+
+// ProtectPrograms makes paths (the programs configured MCP servers run
+// from the workspace) protected for the rest of the policy's life: no
+// call may write them, so none can change what a server runs with its
+// own environment and grants at the next start.
+func (p *Policy) ProtectPrograms(paths []string) { p.repos.Protect(paths...) }
 
 // ProtectedRuleWarnings reports the allow rules that try to grant writing a
 // protected path or brig's own files. They never take effect (protection

@@ -126,6 +126,8 @@ func startMCP(ctx context.Context, pe procEnv, wp *workspacePolicy, sup *supervi
 	if len(cfg.Servers) == 0 {
 		return nil, nil
 	}
+	// What a server runs from the workspace is no call's to rewrite.
+	wp.Policy.ProtectPrograms(mcp.Programs(cfg, wp.Workspace))
 	// A slow server does not hold the session up: after a short wait the
 	// run goes on, and its tools join when it is ready.
 	late := func(name, err string) {

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -116,4 +118,55 @@ func withEnv(base []string, add map[string]string) []string {
 
 func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// Programs are the paths in workspace that the stdio servers of cfg run:
+// each regular file their command or arguments name (relative to the
+// server's cwd, links resolved) that lies in the workspace, as its
+// directory when that is not the workspace's root (a server's other
+// files sit beside it: ./mcp/index.js and ./mcp/lib/…), else as the file.
+// A call that could write them would choose what the server runs, with
+// the server's environment and grants, at its next start; the caller
+// protects them (policy.ProtectPrograms).
+func Programs(cfg Config, workspace string) []string {
+	var out []string
+	for _, s := range cfg.Servers {
+		if s.Transport != Stdio {
+			continue
+		}
+		dir := workspace
+		if s.Dir != "" {
+			dir = s.Dir
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(workspace, dir)
+			}
+		}
+		for _, w := range append([]string{s.Command}, s.Args...) {
+			if w == "" || strings.HasPrefix(w, "-") {
+				continue
+			}
+			p := w
+			if !filepath.IsAbs(p) {
+				if !strings.ContainsRune(p, '/') && s.Command == w {
+					continue // a name found on PATH
+				}
+				p = filepath.Join(dir, p)
+			}
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				continue
+			}
+			fi, err := os.Stat(real)
+			if err != nil || !fi.Mode().IsRegular() || !within(real, workspace) {
+				continue
+			}
+			if d := filepath.Dir(real); d != workspace {
+				out = append(out, d)
+			} else {
+				out = append(out, real)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
