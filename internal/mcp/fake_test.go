@@ -94,11 +94,39 @@ func fakeServerMain() int {
 		return text("flooded")
 	})
 	fakeTool(s, "bad__name", "A name with the separator", func(fakeArgs) *sdk.CallToolResult { return text("never") })
+	if len(os.Args) > 3 {
+		schemaTools(s, os.Args[3])
+	}
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "fake server:", err)
 		return 1
 	}
 	return 0
+}
+
+// schemaTools adds tools whose schemas or descriptions are large: "bloat"
+// one schema of 100 KiB and one description of 100 KiB, "many" twenty
+// schemas of 60 KiB.
+func schemaTools(s *sdk.Server, kind string) {
+	schema := func(kib int) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{
+			"text": map[string]any{"type": "string", "description": strings.Repeat("d", kib<<10)}}})
+		return b
+	}
+	add := func(name, desc string, sch json.RawMessage) {
+		s.AddTool(&sdk.Tool{Name: name, Description: desc, InputSchema: sch}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return text("ran %s", name), nil
+		})
+	}
+	switch kind {
+	case "bloat":
+		add("bloated", "A tool with a huge schema", schema(100))
+		add("longdesc", strings.Repeat("w", 100<<10), schema(0))
+	case "many":
+		for i := range 20 {
+			add(fmt.Sprintf("wide%02d", i), "A wide tool", schema(60))
+		}
+	}
 }
 
 // dialVia connects to addr, through a CONNECT tunnel of the HTTP proxy at

@@ -83,8 +83,12 @@ type ToolInfo struct {
 	Name        string `json:"name"` // server__tool, as the model sees it
 	Tool        string `json:"tool"` // the server's own name
 	Description string `json:"description,omitempty"`
-	// Refused says why the tool is not offered (a bad or colliding name).
+	// Refused says why the tool is not offered (a bad or colliding name,
+	// an input schema too large).
 	Refused string `json:"refused,omitempty"`
+	// oversized is why the server's listing was not kept whole (its
+	// schema over maxSchema), decided once, when it was listed.
+	oversized string
 }
 
 // ServerStatus is what `brig mcp list` shows of one server.
@@ -262,6 +266,8 @@ func (s *server) start(client *sdk.Client, o Options) error {
 		return describe("connect", err)
 	}
 	var listed []*sdk.Tool
+	var oversized []string
+	var kept int
 	for t, err := range session.Tools(s.ctx, nil) {
 		if err != nil {
 			session.Close()
@@ -273,7 +279,25 @@ func (s *server) start(client *sdk.Client, o Options) error {
 			session.Close()
 			return describe("list tools", fmt.Errorf("more than %d tools: brig takes none of a server that lists so many", maxServerTools))
 		}
-		listed = append(listed, t)
+		// Every request carries every schema: one too large is not
+		// kept (it would cost every turn, and the model's text it holds
+		// is not bound as a description is), and a server whose schemas
+		// add up past maxSchemas is not taken.
+		why := ""
+		if b, err := json.Marshal(t.InputSchema); err == nil && len(b) > maxSchema {
+			why = fmt.Sprintf("its input schema is %d KiB, more than the %d KiB brig sends for a tool", len(b)>>10, maxSchema>>10)
+			t.InputSchema = nil
+		} else {
+			kept += len(b)
+		}
+		if kept > maxSchemas {
+			session.Close()
+			return describe("list tools", fmt.Errorf("its tools' input schemas add up to more than %d KiB: brig takes none of a server whose tools would cost every request so much", maxSchemas>>10))
+		}
+		if len(t.Description) > maxDescription {
+			t.Description = tools.CapText(t.Description, maxDescription) // kept as shown, not as sent
+		}
+		listed, oversized = append(listed, t), append(oversized, why)
 	}
 	if !timer.Stop() {
 		session.Close()
@@ -281,8 +305,8 @@ func (s *server) start(client *sdk.Client, o Options) error {
 	}
 	s.mu.Lock()
 	s.session, s.state = session, StateRunning
-	for _, t := range listed {
-		s.tools = append(s.tools, ToolInfo{Name: s.cfg.Name + Separator + t.Name, Tool: t.Name, Description: t.Description})
+	for i, t := range listed {
+		s.tools = append(s.tools, ToolInfo{Name: s.cfg.Name + Separator + t.Name, Tool: t.Name, Description: t.Description, oversized: oversized[i]})
 	}
 	s.listed = listed
 	s.mu.Unlock()
@@ -404,6 +428,8 @@ func (m *Manager) register(native []string) {
 			ti := &s.tools[i]
 			ti.Refused = "" // decided anew: a server that came later may have taken a name
 			switch {
+			case ti.oversized != "":
+				ti.Refused = ti.oversized
 			case strings.Contains(ti.Tool, Separator):
 				ti.Refused = fmt.Sprintf("its name contains %q, the separator of server and tool names", Separator)
 			case !toolName().MatchString(ti.Name):
@@ -617,6 +643,13 @@ func (m *Manager) Close() {
 // maxServerTools bounds the tools one server may list (its tools/list
 // pages, which the server could continue without end).
 const maxServerTools = 1000
+
+// maxSchema bounds one tool's input schema (its JSON), and maxSchemas a
+// server's together: every request to the model carries them all.
+const (
+	maxSchema  = 64 << 10
+	maxSchemas = 1 << 20
+)
 
 // serverClient returns the client for an HTTP server at endpoint: it
 // follows a redirect only within the endpoint's origin (scheme, host and

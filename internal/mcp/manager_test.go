@@ -351,6 +351,49 @@ func TestServerFailures(t *testing.T) {
 	}
 }
 
+// TestOversizedSchemas: a tool whose input schema is over maxSchema is
+// not offered (a warning says why) while the server's other tools are; a
+// description of 100 KiB is cut to maxDescription; a server whose kept
+// schemas add up past maxSchemas is not taken, with the reason.
+func TestOversizedSchemas(t *testing.T) {
+	e := newKernelEnv(t, policy.ModeAsk)
+	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
+	bloat, many := e.fakeServer("bloat", token+"b"), e.fakeServer("many", token+"m")
+	bloat.Args = append(bloat.Args, "bloat")
+	many.Args = append(many.Args, "many")
+	m := e.start(t, bloat, many)
+	names := toolNames(m)
+	if slices.Contains(names, "bloat__bloated") || !slices.Contains(names, "bloat__echo") || !slices.Contains(names, "bloat__longdesc") {
+		t.Fatalf("offered %v; want bloat__echo and bloat__longdesc, not bloat__bloated", names)
+	}
+	warned := false
+	for _, w := range m.Warnings() {
+		warned = warned || strings.Contains(w, `"bloated"`) && strings.Contains(w, "input schema is 100 KiB")
+	}
+	if !warned {
+		t.Errorf("no warning names the oversized schema: %v", m.Warnings())
+	}
+	for _, d := range m.Tools() {
+		if d.Name == "bloat__longdesc" && len(d.Description) > maxDescription+100 {
+			t.Errorf("a description of %d bytes was offered", len(d.Description))
+		}
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "many__") {
+			t.Fatalf("a server with 1.2 MiB of schemas was taken: %v", names)
+		}
+	}
+	var why string
+	for _, st := range m.Status() {
+		if st.Name == "many" {
+			why = st.Error
+		}
+	}
+	if !strings.Contains(why, "input schemas add up to more than 1024 KiB") {
+		t.Errorf("the many server's state: %q", why)
+	}
+}
+
 // TestModeFiltering: disabled servers are not started; in plan mode only
 // read_only servers' tools are offered, and refused again at run time.
 func TestModeFiltering(t *testing.T) {
