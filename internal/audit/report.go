@@ -112,7 +112,7 @@ func (r *Report) Markdown() string {
 			n++
 			fmt.Fprintf(&b, "**%d. %s**", n, mdText(f.Title))
 			if loc := f.Location(); loc != "" {
-				fmt.Fprintf(&b, " — `%s`", strings.ReplaceAll(loc, "`", "'"))
+				fmt.Fprintf(&b, " — `%s`", cell(loc)) // a file name is the repository's: made inert
 			} else if f.Unlocated {
 				b.WriteString(" — (no file of the repository)")
 			}

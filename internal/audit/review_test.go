@@ -395,3 +395,19 @@ func TestModelTextCannotForgeReportSections(t *testing.T) {
 		t.Errorf("control: the report has no section headings of its own:\n%s", md)
 	}
 }
+
+// TestFileNamesInTheReportAreInert: a finding's file is the repository's
+// name, escape sequences and newlines included; the Markdown report
+// shows it inert, on the finding's own line. Control: the name's
+// printable part is there.
+func TestFileNamesInTheReportAreInert(t *testing.T) {
+	rep := sampleReport()
+	rep.Findings[0].File = "evil\x1b[2J\x1b[31mname\nfake.js"
+	md := rep.Markdown()
+	if strings.ContainsRune(md, '\x1b') {
+		t.Errorf("an escape sequence reached the report:\n%q", md)
+	}
+	if !strings.Contains(md, "evil␛[2J␛[31mname fake.js") {
+		t.Errorf("the file's name is not shown inert on one line:\n%s", md)
+	}
+}

@@ -453,7 +453,14 @@ func readCandidate(dir *os.Root, cand candidate, lim Limits) (*File, *Skip) {
 		return skip(ReasonEmpty, "")
 	}
 	if isBinary(data) {
-		return skip(ReasonBinary, "")
+		// A file that runs (a hook, a Makefile, package.json) and is
+		// text but for a few bytes still runs: npm, make and sh do not
+		// mind a stray byte, and one must not hide it from the review.
+		// It is sent with those bytes shown (U+FFFD, ␀).
+		if cand.role == "" || !mostlyText(data) {
+			return skip(ReasonBinary, "")
+		}
+		data = []byte(strings.ReplaceAll(strings.ToValidUTF8(string(data), "\uFFFD"), "\x00", "␀"))
 	}
 	if cand.role == "" && len(data) > 16<<10 && generated(data) {
 		// Small generated files cost little to send, and a "generated"
@@ -472,6 +479,20 @@ func readCandidate(dir *os.Root, cand candidate, lim Limits) (*File, *Skip) {
 func isBinary(data []byte) bool {
 	head := data[:min(len(data), 8<<10)]
 	return bytes.IndexByte(head, 0) >= 0 || !utf8.Valid(data)
+}
+
+// mostlyText reports whether fewer than one byte in twenty of data is a
+// NUL or part of an invalid UTF-8 sequence.
+func mostlyText(data []byte) bool {
+	bad := bytes.Count(data, []byte{0})
+	for rest := data; len(rest) > 0; {
+		r, n := utf8.DecodeRune(rest)
+		if r == utf8.RuneError && n == 1 {
+			bad++
+		}
+		rest = rest[n:]
+	}
+	return bad*20 < len(data)
 }
 
 // generated reports whether a file says in its first lines that a tool
