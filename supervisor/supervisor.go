@@ -53,6 +53,10 @@ type Options struct {
 	// QuarantineDir receives protected files a call created (moved out of
 	// the workspace after the call). Empty: they are deleted.
 	QuarantineDir string
+	// PendingDir holds the records of calls whose sweep is not done yet
+	// (pending.go), for RecoverSweeps after a brig that was killed.
+	// Empty: none is kept.
+	PendingDir string
 	// Logger for diagnostics; default slog.Default().
 	Logger *slog.Logger
 	// KillGrace is how long init gets to kill the tree and report after a
@@ -117,6 +121,7 @@ type Supervisor struct {
 	exe           func() string   // the jail executable, resolved at the first spawn
 	programs      func() programs // the carried programs, if any; resolved at the first spawn
 	quarantineDir string
+	pendingDir    string
 	log           *slog.Logger
 	grace         time.Duration
 	landlockABI   int
@@ -230,6 +235,7 @@ func New(ctx context.Context, o Options) (*Supervisor, error) {
 	}
 	s := &Supervisor{
 		quarantineDir: o.QuarantineDir,
+		pendingDir:    o.PendingDir,
 		log:           o.Logger,
 		grace:         o.KillGrace,
 		landlockABI:   jail.LandlockABI(),
@@ -646,9 +652,10 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	// The protected paths are recorded while the child builds the view;
 	// the tool starts only after that (see jail.Parent.Start).
 	var (
-		before map[string]protectedState
-		guard  *restoreGuard
-		meta   *metadataGuard
+		before  map[string]protectedState
+		guard   *restoreGuard
+		meta    *metadataGuard
+		pending string // the call's record for a sweep after a crash (pending.go)
 	)
 	callStart := callClock()
 	record := func() (err error) {
@@ -657,13 +664,19 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 				return err
 			}
 		}
+		recorded := before
 		if plan.opts.RestoreProtected {
 			if guard, err = s.beginRestore(spec); err != nil {
 				return err
 			}
+			if len(writtenRoots(spec)) > 0 && s.pendingDir != "" {
+				recorded = snapshotProtected(spec.Protected) // for a sweep after a crash only
+			}
 		} else {
 			before = snapshotProtected(spec.Protected)
+			recorded = before
 		}
+		pending = s.notePending(spec, recorded, callStart)
 		if stdio.BeforeTool != nil {
 			return stdio.BeforeTool()
 		}
@@ -750,6 +763,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	}
 	res.Violations = violations
 	res.OwnCopies = ownCopies
+	donePending(pending) // swept: nothing left for a later brig to do
 	return res, runErr
 }
 

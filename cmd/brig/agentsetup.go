@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -123,7 +125,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if !o.Interactive {
 		connectAhead() // the prompt is known: its request follows the set-up
 	}
-	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, ExecutableFunc: carriedPath, Programs: carriedPrograms, Prewarm: true, QuarantineDir: dirs.State + "/quarantine",
+	sup, err := supervisor.New(ctx, supervisor.Options{Executable: o.Executable, ExecutableFunc: carriedPath, Programs: carriedPrograms, Prewarm: true, QuarantineDir: dirs.State + "/quarantine", PendingDir: dirs.State + "/pending",
 		NeverReach: providerEndpoint(client), WarmAnswersProbe: !o.Interactive})
 	if err != nil {
 		return nil, err
@@ -167,6 +169,15 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	if err := addDirs(wp.Policy, o.AddDirs, o.procEnv); err != nil {
 		return nil, err
+	}
+	// A brig killed during a call (kill -9, a crash) left that call's
+	// sweep undone: what it planted in protected paths is taken out now,
+	// before anything runs, from the record the call left.
+	if undone, err := sup.RecoverSweeps(wp.Workspace); err != nil {
+		fmt.Fprintf(o.procEnv.Stderr, "brig: warning: %v\n", err)
+	} else if len(undone) > 0 {
+		fmt.Fprintf(o.procEnv.Stderr, "brig: warning: a brig that was stopped during a call in this workspace left protected paths changed; brig undid it now: %s (what a call left is kept under %s)\n",
+			strings.Join(undone, ", "), filepath.Join(dirs.State, "quarantine"))
 	}
 	if err := wp.Policy.AllowHosts(o.AllowHosts...); err != nil {
 		return nil, err
