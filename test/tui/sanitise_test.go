@@ -58,6 +58,6 @@ func TestApprovalShowsTheCarriageReturn(t *testing.T) {
 	tm.waitFor(10*time.Second, "sandbox", "› Ask brig")
 	tm.typeLine("run the tests")
 	tm.waitFor(10*time.Second, "approve bash?", "$ rm -rf src docs tests #␍go test ./...", "⚠ this call holds characters")
-	tm.keys("4")
+	tm.answer("4")
 	tm.waitFor(10*time.Second, "bash denied", "ok")
 }
