@@ -59,14 +59,19 @@ func (s *Supervisor) notePending(spec jail.Spec, before map[string]protectedStat
 		rec.Before[p] = pendingState{Missing: st.missing, Link: st.link}
 	}
 	b, err := json.Marshal(rec)
-	if err == nil {
-		err = os.MkdirAll(s.pendingDir, 0o700)
+	if err == nil && !s.pendingMade.Load() {
+		if err = os.MkdirAll(s.pendingDir, 0o700); err == nil {
+			s.pendingMade.Store(true)
+		}
 	}
+	// Written in place: a brig killed while it writes has not started
+	// the tool, and RecoverSweeps removes a record it cannot read.
 	name := filepath.Join(s.pendingDir, fmt.Sprintf("%d-%d.json", rec.PID, pendingSeq.Add(1)))
 	if err == nil {
-		tmp := name + ".tmp"
-		if err = os.WriteFile(tmp, b, 0o600); err == nil {
-			err = os.Rename(tmp, name)
+		var f *os.File
+		if f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			_, err = f.Write(b)
+			err = errors.Join(err, f.Close())
 		}
 	}
 	if err != nil {

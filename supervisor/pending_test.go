@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,5 +62,24 @@ func TestRecoverSweepsOnlyForGoneProcesses(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(pending, name)); (err == nil) != want {
 			t.Errorf("%s: present %v, want %v", name, err == nil, want)
 		}
+	}
+}
+
+// BenchmarkNotePending is the record a call that may write leaves before
+// its tool starts and removes after its sweep, with a hundred protected
+// paths (the default list in a repository): its cost on a call's path.
+func BenchmarkNotePending(b *testing.B) {
+	root := b.TempDir()
+	sup := &Supervisor{pendingDir: filepath.Join(root, "pending")}
+	ws := filepath.Join(root, "ws")
+	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}}
+	before := map[string]protectedState{}
+	for i := range 110 {
+		p := filepath.Join(ws, fmt.Sprintf(".config-entry-%03d/settings.json", i))
+		spec.Protected = append(spec.Protected, p)
+		before[p] = protectedState{missing: true}
+	}
+	for b.Loop() {
+		donePending(sup.notePending(spec, before, callClock()))
 	}
 }

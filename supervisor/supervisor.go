@@ -122,6 +122,7 @@ type Supervisor struct {
 	programs      func() programs // the carried programs, if any; resolved at the first spawn
 	quarantineDir string
 	pendingDir    string
+	pendingMade   atomic.Bool // pendingDir exists
 	log           *slog.Logger
 	grace         time.Duration
 	landlockABI   int
