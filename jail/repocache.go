@@ -1,8 +1,8 @@
 package jail
 
 import (
-	"slices"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -58,7 +58,7 @@ type RepoCache struct {
 	roots map[string]*memoNode // by root searched
 	// also are paths the caller protects besides what a search finds
 	// (Protect): the programs of configured MCP servers.
-	also []string
+	also  []string
 	racy  time.Duration
 	reads int // directories listed by the last search
 	looks int // directories looked at (a stat or an open) by the last search
