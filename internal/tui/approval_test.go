@@ -344,7 +344,13 @@ func TestAlwaysSavesWhatWouldAllow(t *testing.T) {
 	h := approvalHarness(t)
 	h.ask(h.request("bash", `{"command":"npm install left-pad && $(cat next-step)"}`))
 	f := h.stableFrame()
-	if strings.Contains(f, "always allow") || !strings.Contains(f, "no rule would allow this call as a whole") {
+	// (A command name known only at run time may be a deletion, which
+	// asks every time: that note says why only "once" is offered.)
+	if strings.Contains(f, "always allow") || !strings.Contains(f, "1 allow once  4 deny") || !strings.Contains(f, "a deletion asks every time") {
+		t.Errorf("a rule that would not allow the call is offered:\n%s", f)
+	}
+	h.ask(h.request("bash", `{"command":"npm install left-pad && echo $(cat next-step)"}`))
+	if f := h.stableFrame(); strings.Contains(f, "always allow") || !strings.Contains(f, "no rule would allow this call as a whole") {
 		t.Errorf("a rule that would not allow the call is offered:\n%s", f)
 	}
 	h.ask(h.request("bash", `{"command":"npm install left-pad"}`))
