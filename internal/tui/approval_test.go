@@ -132,6 +132,7 @@ func TestApproval40LineCommand(t *testing.T) {
 		t.Errorf("end does not scroll to the last line:\n%s", f)
 	}
 	golden(t, "approval_bash_40_lines_scrolled", f)
+	h.pause() // a letter right after another key is typing, not a fold
 	h.keys("v")
 	if !strings.Contains(h.stableFrame(), "1 │ git clean") {
 		t.Error("v again does not fold back to the head")
@@ -196,12 +197,15 @@ func TestApprovalDeleteOffersOnlyOnce(t *testing.T) {
 		t.Errorf("a deletion offers a rule, or does not say what it removes:\n%s", f)
 	}
 	golden(t, "approval_delete", f)
-	h.keys("3", "2")
+	h.keys("3")
+	h.pause()
+	h.keys("2")
 	select {
 	case a := <-p.reply:
 		t.Fatalf("2/3 answered %+v", a)
 	default:
 	}
+	h.pause()
 	h.keys("1")
 	if a := <-p.reply; a.Answer != agent.AnswerOnce {
 		t.Fatalf("answer %+v", a)
@@ -565,5 +569,47 @@ func TestApprovalShowsAVeryLongCommandWhole(t *testing.T) {
 	h.keys("v", "end")
 	if f := ansi.Strip(h.stableFrame()); !strings.Contains(f, "HIDDEN_TAIL.txt") || strings.Contains(f, "not laid out here") {
 		t.Fatalf("the command's last line cannot be seen:\n%s", f)
+	}
+}
+
+// TestApprovalPasteAndScrollKeysCountAsTyping: a paste while a question
+// is up goes to the message box (it was dropped) and counts as typing, so
+// a 1 right after it is part of the message; a scroll or view key counts
+// too, so "v1" in one burst shows the whole call and does not allow it.
+// Control: after a pause, 1 allows.
+func TestApprovalPasteAndScrollKeysCountAsTyping(t *testing.T) {
+	h := approvalHarness(t)
+	start := h.m.now()
+	p := h.ask(h.request("bash", `{"command":"touch PWNED"}`))
+	h.pause()
+	h.send(tea.PasteMsg{Content: "please also check line "})
+	h.keys("1", "2")
+	select {
+	case a := <-p.reply:
+		t.Fatalf("a key right after a paste answered: %+v", a)
+	default:
+	}
+	if got := h.m.input.Value(); got != "please also check line 12" {
+		t.Errorf("the message box holds %q, want the paste and the keys after it", got)
+	}
+	h.m.now = func() time.Time { return start.Add(5 * approvalArm) }
+	h.keys("v", "1")
+	select {
+	case a := <-p.reply:
+		t.Fatalf("1 right after v answered: %+v", a)
+	default:
+	}
+	if !h.m.apState.expanded {
+		t.Error("v after a pause did not show the whole call")
+	}
+	h.pause()
+	h.keys("1")
+	select {
+	case a := <-p.reply:
+		if a.Answer != agent.AnswerOnce {
+			t.Fatalf("1 after a pause: %+v", a)
+		}
+	default:
+		t.Fatal("1 after a pause did not answer")
 	}
 }

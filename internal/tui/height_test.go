@@ -218,6 +218,7 @@ func TestLiveAreaFitsEverySize(t *testing.T) {
 				}
 				status(rows, "approval")
 			}
+			h.pause()
 			h.keys("5") // deny with a message: the message line shows
 			rows = checkFits(t, h, width, height)
 			if !hasRow(rows, func(r string) bool { return strings.HasPrefix(r, "message to the") }) {

@@ -963,8 +963,13 @@ func (m *Model) paste(s string) tea.Cmd {
 		m.denyInput.CursorEnd()
 		return nil
 	}
-	if m.approval != nil || m.picker != nil {
+	if m.picker != nil {
 		return nil
+	}
+	if m.approval != nil {
+		// A paste while a question is up is the message being written:
+		// it goes to the message box, and counts as typing (approvalArm).
+		m.apState.typed, m.lastKey = m.now(), m.now()
 	}
 	if n := strings.Count(s, "\n") + 1; m.input.LineCount()+n-1 > maxInputLines {
 		m.print(hang(stWarn.Render("paste refused: "), "  ", fmt.Sprintf("the paste has %d lines and the input holds at most %d; put the text in a file in the workspace and ask brig to read it", n, maxInputLines), m.width))
@@ -973,6 +978,9 @@ func (m *Model) paste(s string) tea.Cmd {
 	empty := m.input.Value() == ""
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(tea.PasteMsg{Content: inert(s)}) // keeps the cursor, at the paste's end, in view
+	if m.approval != nil {
+		m.status = fmt.Sprintf("the question came while you were typing: your paste went to your message (%d characters, shown once you answer); pause, then answer", utf8.RuneCountInString(m.input.Value()))
+	}
 	return m.typed(empty, cmd)
 }
 
@@ -1029,7 +1037,11 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		m.denyInput, cmd = m.denyInput.Update(k)
 		return cmd
 	}
-	if m.typing() && typed(k) {
+	// Every key counts for the next: one within approvalArm of any key
+	// (a letter, a scroll key, a paste) is typing, never an answer.
+	wasTyping := m.typing()
+	m.apState.typed = m.now()
+	if wasTyping && typed(k) {
 		// A key within approvalArm of the last one is the message the
 		// user was typing when the question came: it goes on into the
 		// message box, not to the question.
