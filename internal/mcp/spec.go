@@ -121,15 +121,22 @@ func within(p, dir string) bool {
 }
 
 // Programs are the paths in workspace that the stdio servers of cfg run:
-// each regular file their command or arguments name (relative to the
-// server's cwd, links resolved) that lies in the workspace, as its
+// what their command or arguments name there (relative to the server's
+// cwd; an option's value too, --require=./loader.js): a file as its
 // directory when that is not the workspace's root (a server's other
-// files sit beside it: ./mcp/index.js and ./mcp/lib/…), else as the file.
-// A call that could write them would choose what the server runs, with
-// the server's environment and grants, at its next start; the caller
-// protects them (policy.ProtectPrograms).
+// files sit beside it: ./mcp/index.js and ./mcp/lib/…), else the file; a
+// directory (node server, python -m pkg) whole; and a symbolic link on
+// the way as itself, so that it cannot be pointed elsewhere. A call that
+// could write them would choose what the server runs, with the server's
+// environment and grants, at its next start; the caller protects them
+// (policy.ProtectPrograms).
 func Programs(cfg Config, workspace string) []string {
 	var out []string
+	add := func(p string) {
+		if p != workspace && within(p, workspace) {
+			out = append(out, p)
+		}
+	}
 	for _, s := range cfg.Servers {
 		if s.Transport != Stdio {
 			continue
@@ -141,29 +148,39 @@ func Programs(cfg Config, workspace string) []string {
 				dir = filepath.Join(workspace, dir)
 			}
 		}
-		for _, w := range append([]string{s.Command}, s.Args...) {
-			if w == "" || strings.HasPrefix(w, "-") {
-				continue
+		for i, w := range append([]string{s.Command}, s.Args...) {
+			if _, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "-") {
+				w = v // --require=./loader.js
+			}
+			if w == "" || strings.HasPrefix(w, "-") || i == 0 && !strings.ContainsRune(w, '/') {
+				continue // an option, or a command found on PATH
 			}
 			p := w
 			if !filepath.IsAbs(p) {
-				if !strings.ContainsRune(p, '/') && s.Command == w {
-					continue // a name found on PATH
-				}
 				p = filepath.Join(dir, p)
+			}
+			// Each link on the way inside the workspace is protected as
+			// the link it is: re-pointed, it would name other code.
+			for q := p; within(q, workspace) && q != workspace; q = filepath.Dir(q) {
+				if fi, err := os.Lstat(q); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+					add(q)
+				}
 			}
 			real, err := filepath.EvalSymlinks(p)
 			if err != nil {
 				continue
 			}
 			fi, err := os.Stat(real)
-			if err != nil || !fi.Mode().IsRegular() || !within(real, workspace) {
-				continue
-			}
-			if d := filepath.Dir(real); d != workspace {
-				out = append(out, d)
-			} else {
-				out = append(out, real)
+			switch {
+			case err != nil:
+			case fi.IsDir():
+				add(real)
+			case fi.Mode().IsRegular():
+				if d := filepath.Dir(real); d != workspace {
+					add(d)
+				} else {
+					add(real)
+				}
 			}
 		}
 	}
