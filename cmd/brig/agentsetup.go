@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -21,6 +22,7 @@ import (
 	"brig/internal/instructions"
 	"brig/internal/mcp"
 	"brig/internal/session"
+	"brig/internal/termsafe"
 	"brig/policy"
 	"brig/supervisor"
 	"brig/tools"
@@ -170,15 +172,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err := addDirs(wp.Policy, o.AddDirs, o.procEnv); err != nil {
 		return nil, err
 	}
-	// A brig killed during a call (kill -9, a crash) left that call's
-	// sweep undone: what it planted in protected paths is taken out now,
-	// before anything runs, from the record the call left.
-	if undone, err := sup.RecoverSweeps(wp.Workspace); err != nil {
-		fmt.Fprintf(o.procEnv.Stderr, "brig: warning: %v\n", err)
-	} else if len(undone) > 0 {
-		fmt.Fprintf(o.procEnv.Stderr, "brig: warning: a brig that was stopped during a call in this workspace left protected paths changed; brig undid it now: %s (what a call left is kept under %s)\n",
-			strings.Join(undone, ", "), filepath.Join(dirs.State, "quarantine"))
-	}
+	recoverSweeps(sup, wp.Workspace, dirs.State, o.procEnv.Stderr)
 	if err := wp.Policy.AllowHosts(o.AllowHosts...); err != nil {
 		return nil, err
 	}
@@ -319,6 +313,20 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		Undoer: &agent.Undoer{Store: store, Audit: audit, Session: sess, SessionID: sess.ID(), Workspace: wp.Workspace, By: "/undo"},
 	}
 	return run, nil
+}
+
+// recoverSweeps takes out what a brig killed during a call (kill -9, a
+// crash) left in workspace's protected paths, from the record that call
+// left (supervisor.RecoverSweeps), before anything runs, and says so.
+func recoverSweeps(sup *supervisor.Supervisor, workspace, stateDir string, stderr io.Writer) {
+	undone, err := sup.RecoverSweeps(workspace)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "brig: warning: %v\n", err)
+	case len(undone) > 0:
+		fmt.Fprintf(stderr, "brig: warning: a brig that was stopped during a call in this workspace left protected paths changed; brig undid it now: %s (what a call left is kept under %s)\n",
+			termsafe.Line(strings.Join(undone, ", ")), filepath.Join(stateDir, "quarantine"))
+	}
 }
 
 // resumedModel is the model and provider of the session --resume or

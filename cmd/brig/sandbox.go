@@ -141,7 +141,8 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	dirs := xdg.Resolve(o.Env, o.Home)
 	// The call's child starts now, on the other core, while the policy
 	// and the grant are worked out here (Prestart).
-	sup, err := supervisor.New(ctx, supervisor.Options{ExecutableFunc: carriedPath, Programs: carriedPrograms, QuarantineDir: filepath.Join(dirs.State, "quarantine"), Prestart: true})
+	sup, err := supervisor.New(ctx, supervisor.Options{ExecutableFunc: carriedPath, Programs: carriedPrograms, QuarantineDir: filepath.Join(dirs.State, "quarantine"),
+		PendingDir: filepath.Join(dirs.State, "pending"), Prestart: true})
 	if err != nil {
 		return err
 	}
@@ -161,6 +162,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	if err != nil {
 		return err
 	}
+	recoverSweeps(sup, wp.Workspace, dirs.State, o.Stderr) // as a session's start does
 	callTmp := ""
 	if !sup.Namespaces() {
 		tmp, err := os.MkdirTemp("", "brig-call-")

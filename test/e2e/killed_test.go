@@ -57,3 +57,34 @@ func TestAKilledBrigsPlantIsSweptNextTime(t *testing.T) {
 		t.Errorf("control: the call's ordinary file: %q %v", b, err)
 	}
 }
+
+// TestAKilledSandboxsPlantIsSweptNextTime: the same for brig sandbox,
+// whose next run takes out what the killed one's command planted.
+func TestAKilledSandboxsPlantIsSweptNextTime(t *testing.T) {
+	e := newEnv(t, "anthropic")
+	c := e.cmd("sandbox", "--", "sh", "-c", "printf 'echo pwned\\n' > .envrc; echo ordinary > planted.txt; sleep 120")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(e.ws, "planted.txt")); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.Process.Signal(syscall.SIGKILL)
+	c.Wait()
+	if _, err := os.Lstat(filepath.Join(e.ws, ".envrc")); err != nil {
+		t.Fatalf("the killed command left no .envrc (%v): the case proves nothing", err)
+	}
+	r := e.run(t, "sandbox", "--", "true")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(e.ws, ".envrc")); err == nil {
+		t.Error("the .envrc the killed command planted is still there")
+	}
+	if !strings.Contains(r.stderr, "stopped during a call") {
+		t.Errorf("the next run did not say what it undid:\n%s", r.stderr)
+	}
+}
