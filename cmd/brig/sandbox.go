@@ -148,6 +148,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	}
 	defer sup.Close()
 	sup.Warm()
+	sup.PrepareWorkspace(ws) // the hard-link walk, beside the policy's load
 	write, err := resolveGrants("--write", o.Write, o.Cwd)
 	if err != nil {
 		return err
