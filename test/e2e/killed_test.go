@@ -26,23 +26,7 @@ func TestAKilledBrigsPlantIsSweptNextTime(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.ws, "Makefile"), []byte(mk), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := e.cmd("--model", "claude-sonnet-4-5", "--mode", "auto", "-p", "plant it")
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// The call is under way once its ordinary file is there (the test's
-	// own deadline bounds the wait).
-	for {
-		if _, err := os.Stat(filepath.Join(e.ws, "planted.txt")); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	c.Process.Signal(syscall.SIGKILL)
-	c.Wait()
-	if _, err := os.Lstat(filepath.Join(e.ws, ".envrc")); err != nil {
-		t.Fatalf("the killed call left no .envrc (%v): the case proves nothing", err)
-	}
+	killMidCall(t, e, "--model", "claude-sonnet-4-5", "--mode", "auto", "-p", "plant it")
 	r := e.run(t, "--model", "claude-sonnet-4-5", "-p", "hi")
 	if r.code != 0 || !strings.Contains(r.stdout, "hello again") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -62,7 +46,25 @@ func TestAKilledBrigsPlantIsSweptNextTime(t *testing.T) {
 // whose next run takes out what the killed one's command planted.
 func TestAKilledSandboxsPlantIsSweptNextTime(t *testing.T) {
 	e := newEnv(t, "anthropic")
-	c := e.cmd("sandbox", "--", "sh", "-c", "printf 'echo pwned\\n' > .envrc; echo ordinary > planted.txt; sleep 120")
+	killMidCall(t, e, "sandbox", "--", "sh", "-c", "printf 'echo pwned\\n' > .envrc; echo ordinary > planted.txt; sleep 120")
+	r := e.run(t, "sandbox", "--", "true")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(e.ws, ".envrc")); err == nil {
+		t.Error("the .envrc the killed command planted is still there")
+	}
+	if !strings.Contains(r.stderr, "stopped during a call") {
+		t.Errorf("the next run did not say what it undid:\n%s", r.stderr)
+	}
+}
+
+// killMidCall starts brig with args, kills it with SIGKILL once its call
+// has made planted.txt (the call is under way; the test's own deadline
+// bounds the wait), and checks that the .envrc the call planted is left.
+func killMidCall(t *testing.T, e *env, args ...string) {
+	t.Helper()
+	c := e.cmd(args...)
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -75,16 +77,6 @@ func TestAKilledSandboxsPlantIsSweptNextTime(t *testing.T) {
 	c.Process.Signal(syscall.SIGKILL)
 	c.Wait()
 	if _, err := os.Lstat(filepath.Join(e.ws, ".envrc")); err != nil {
-		t.Fatalf("the killed command left no .envrc (%v): the case proves nothing", err)
-	}
-	r := e.run(t, "sandbox", "--", "true")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	if _, err := os.Lstat(filepath.Join(e.ws, ".envrc")); err == nil {
-		t.Error("the .envrc the killed command planted is still there")
-	}
-	if !strings.Contains(r.stderr, "stopped during a call") {
-		t.Errorf("the next run did not say what it undid:\n%s", r.stderr)
+		t.Fatalf("the killed call left no .envrc (%v): the case proves nothing", err)
 	}
 }
