@@ -288,17 +288,11 @@ type Verdict struct {
 	// Profile is the mode's jail profile; Beyond the parts of the call's
 	// grant that lie beyond it (each needs a human's answer, a rule of
 	// the user's or a flag naming it: no mode and no --yes approves them).
-	Profile    JailProfile       `json:"profile"`
-	Beyond     []Beyond          `json:"beyond,omitempty"`
-	notes      map[string]string // reasons by tier, first one wins
-	deletes    string            // a bash command that deletes files (or git's own), asked in every mode
-	deletesGit bool              // what deletes names is git's own state (.git), which undo does not hold
-	// deletesUnplaced: deletes names a command that writes paths in a
-	// directory known only at run time (after cd x;), which may be .git.
-	deletesUnplaced bool
-	// deletesHidden: deletes names a command whose own text hides the
-	// command it runs ($x, eval "$x", bash -c "$x", a script on stdin).
-	deletesHidden bool
+	Profile     JailProfile       `json:"profile"`
+	Beyond      []Beyond          `json:"beyond,omitempty"`
+	notes       map[string]string // reasons by tier, first one wins
+	deletes     string            // a bash command that deletes files (or git's own), asked in every mode
+	deletesWhat string            // what it deletes, for the reason (one of the deletes* texts)
 	// ReadsOnly: a bash line whose every command only reads
 	// (CommandDecision.Reads), names no file it writes and carries no
 	// risk. It runs with nothing of the user's writable (bashSpec), and
@@ -445,16 +439,7 @@ func (p *Policy) applyMode(v *Verdict, mode Mode) {
 	case v.deletes != "":
 		// Asked every time: no answer is remembered for it (only "once"
 		// is offered), as for a confirmation.
-		what := "deletes files"
-		switch {
-		case v.deletesHidden:
-			what = "runs a command only known at run time, which may delete files or git's own files (.git) that undo does not hold"
-		case v.deletesUnplaced:
-			what = "writes or deletes paths in a directory only known at run time (a cd before it whose success is not known), which may be git's own files (.git) that undo does not hold"
-		case v.deletesGit:
-			what = "deletes or rewrites git's own files (.git), which undo does not hold"
-		}
-		v.Reason = fmt.Sprintf("%s %s: deletions ask in every mode unless a rule of yours allows the command", v.deletes, what)
+		v.Reason = fmt.Sprintf("%s %s: deletions ask in every mode unless a rule of yours allows the command", v.deletes, v.deletesWhat)
 		v.Always = nil
 		return
 	}
@@ -669,14 +654,20 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 		}
 		if cd.Tier != Allow && v.deletes == "" && hidesCommand(c) {
 			// rm -rf "$d" asks: so does $x -rf src, eval "$x".
-			v.deletes, v.deletesHidden = c.String(), true
+			v.deletes, v.deletesWhat = c.String(), deletesHidden
 		}
 		if c.DirUnknown {
 			// Already Risky: its paths cannot be placed, so a deletion,
 			// or a write that may land in .git, asks as a deletion does
 			// (cd x; rm -rf src; cd .git/logs; truncate -s0 HEAD).
 			if cd.Tier != Allow && v.deletes == "" && (deletesGit(c) || deletes(c) || writes(c)) {
-				v.deletes, v.deletesGit, v.deletesUnplaced = c.String(), deletesGit(c), !deletesGit(c) && !deletes(c)
+				v.deletes, v.deletesWhat = c.String(), deletesFiles
+				switch {
+				case deletesGit(c):
+					v.deletesWhat = deletesGitFiles
+				case !deletes(c):
+					v.deletesWhat = deletesUnplaced
+				}
 			}
 			continue
 		}
@@ -711,10 +702,21 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 		}
 		if cd.Tier != Allow && v.deletes == "" && (deletesGit(c) || writesGit || deletes(c) && (deletesOwn || len(c.Paths) == 0)) {
 			_, clean := isGit(c, denyName, "clean") // untracked files, not git's own
-			v.deletes, v.deletesGit = c.String(), writesGit || deletesGit(c) && !clean
+			v.deletes, v.deletesWhat = c.String(), deletesFiles
+			if writesGit || deletesGit(c) && !clean {
+				v.deletesWhat = deletesGitFiles
+			}
 		}
 	}
 }
+
+// What a deletion's question says it deletes (Verdict.deletesWhat).
+const (
+	deletesFiles    = "deletes files"
+	deletesGitFiles = "deletes or rewrites git's own files (.git), which undo does not hold"
+	deletesUnplaced = "writes or deletes paths in a directory only known at run time (a cd before it whose success is not known), which may be git's own files (.git) that undo does not hold"
+	deletesHidden   = "runs a command only known at run time, which may delete files or git's own files (.git) that undo does not hold"
+)
 
 // hidesCommand reports whether c's own text hides the command it runs:
 // a command name known only at run time, a script string known only at
