@@ -1096,11 +1096,10 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		m.denyInput.Reset()
 		return m.denyInput.Focus()
 	}
-	switch {
-	case k.String() == "enter":
-		m.apState.typed = m.now() // Enter never answers, and sends nothing unseen
-	case typed(k):
-		return m.typeAhead(k) // no answer's key: the user is typing a message
+	// Enter after a pause never answers, and sends nothing unseen; any
+	// other key that answers nothing is the user typing a message.
+	if typed(k) && k.String() != "enter" {
+		return m.typeAhead(k)
 	}
 	return nil
 }
