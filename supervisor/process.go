@@ -42,6 +42,11 @@ type Process struct {
 	done     chan struct{} // closed when the result is known
 	res      jail.Result
 	err      error
+
+	// sweep runs the sweep of the protected paths as they were at the
+	// start (Sweep); nil until the process started.
+	sweep   func() []string
+	sweepMu sync.Mutex
 }
 
 // Start starts inv under spec as a long-lived process and returns at once;
@@ -109,6 +114,7 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 	go func() { p.stderr.drain(c.errR); close(stderrDone) }()
 	started := time.Now()
 	var before map[string]protectedState
+	var pending string
 	callStart := callClock()
 	pl.opts.MemoryCgroup = c.cg.boundsMemory()
 	var meta *metadataGuard
@@ -119,9 +125,11 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 			}
 		}
 		before = snapshotProtected(spec.Protected)
+		pending = s.notePending(spec, before, callStart) // a killed brig's next session sweeps for it
 		return nil
 	}
 	if err := c.parent.Start(spec, inv, pl.opts, record); err != nil {
+		donePending(pending)
 		meta.stop()
 		px.close()
 		stop()
@@ -159,11 +167,17 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 		meta.stop()
 		res.Duration = time.Since(started)
 		res.Stderr = p.stderr.bytes()
+		p.sweepMu.Lock()
 		res.Violations = s.sweepAll(spec, before, callStart)
+		p.sweepMu.Unlock()
+		donePending(pending)
 		p.res, p.err = res, err
 		close(p.done)
 		stop()
 	}()
+	if len(writtenRoots(spec)) > 0 {
+		p.sweep = func() []string { return s.sweepAll(spec, before, callStart) }
+	}
 	go func() {
 		select {
 		case <-life.Done():
@@ -172,6 +186,26 @@ func (s *Supervisor) Start(ctx context.Context, spec jail.Spec, inv jail.Invocat
 		}
 	}()
 	return p, nil
+}
+
+// Sweep takes out, while the process runs, what it has planted in the
+// protected paths of the places it may write since it started (as the
+// sweep at its end does), and returns those paths; a process that may
+// write nothing, or one that has ended, has none. The MCP manager calls
+// it after each tool call of a server with a write grant, so that what
+// the server planted does not wait for the session's end.
+func (p *Process) Sweep() []string {
+	if p.sweep == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	p.sweepMu.Lock()
+	defer p.sweepMu.Unlock()
+	return p.sweep()
 }
 
 // Kill ends the process and everything it started, and waits until the

@@ -93,6 +93,12 @@ func fakeServerMain() int {
 		os.Stdout.Write([]byte("\n"))
 		return text("flooded")
 	})
+	fakeTool(s, "plant", "Write a file at the given path", func(a fakeArgs) *sdk.CallToolResult {
+		if err := os.WriteFile(a.Path, []byte(a.Text), 0o644); err != nil {
+			return fail("write %s: %v", a.Path, err)
+		}
+		return text("wrote %s", a.Path)
+	})
 	fakeTool(s, "bad__name", "A name with the separator", func(fakeArgs) *sdk.CallToolResult { return text("never") })
 	if len(os.Args) > 3 {
 		schemaTools(s, os.Args[3])

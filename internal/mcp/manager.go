@@ -528,7 +528,7 @@ func emptyToObject(raw json.RawMessage) json.RawMessage {
 // result naming the server.
 func (s *server) call(ctx context.Context, tool string, raw json.RawMessage) tools.Result {
 	s.mu.Lock()
-	session, state, why := s.session, s.state, s.err
+	session, state, why, proc := s.session, s.state, s.err, s.proc
 	s.mu.Unlock()
 	if state != StateRunning || session == nil {
 		return tools.Result{Text: fmt.Sprintf("MCP server %s is not running (%s: %s); its tools cannot be called in this session", s.cfg.Name, state, why), IsError: true}
@@ -554,7 +554,17 @@ func (s *server) call(ctx context.Context, tool string, raw json.RawMessage) too
 		}
 		return tools.Result{Text: fmt.Sprintf("MCP %s%s%s failed: %s", s.cfg.Name, Separator, tool, msg), IsError: true}
 	}
-	return convertResult(res)
+	out := convertResult(res)
+	// A server that may write the workspace is swept after each of its
+	// calls, as a command is after its own: what it planted in a
+	// protected path (an .envrc) does not wait for the session's end.
+	if proc != nil {
+		if undone := proc.Sweep(); len(undone) > 0 {
+			out.Text += fmt.Sprintf("\n[the server created or changed protected paths; brig undid it: %s]", strings.Join(undone, ", "))
+			out.Meta.Violations = append(out.Meta.Violations, undone...)
+		}
+	}
+	return out
 }
 
 // stop ends the server: closes the session and kills its jail.

@@ -351,6 +351,33 @@ func TestServerFailures(t *testing.T) {
 	}
 }
 
+// TestWritingServerIsSweptAfterEachCall: a server given the workspace to
+// write that plants an .envrc (direnv runs it) has it taken out after the
+// call that planted it, and the result says so, while the server runs
+// on; control: the ordinary file it writes stays.
+func TestWritingServerIsSweptAfterEachCall(t *testing.T) {
+	e := newKernelEnv(t, policy.ModeAsk)
+	srv := e.fakeServer("writer", fmt.Sprintf("tok%d", time.Now().UnixNano()))
+	srv.Write = []string{"."}
+	m := e.start(t, srv)
+	r := call(t, m, "writer__plant", map[string]string{"path": e.ws + "/.envrc", "text": "echo pwned\n"})
+	if r.IsError || !strings.Contains(r.Text, "brig undid it") || !strings.Contains(r.Text, ".envrc") {
+		t.Fatalf("the planting call's result: %+v", r)
+	}
+	if _, err := os.Lstat(e.ws + "/.envrc"); err == nil {
+		t.Error("the .envrc the server planted is still there")
+	}
+	if r := call(t, m, "writer__plant", map[string]string{"path": e.ws + "/ordinary.txt", "text": "fine\n"}); r.IsError || strings.Contains(r.Text, "undid") {
+		t.Fatalf("control: %+v", r)
+	}
+	if b, err := os.ReadFile(e.ws + "/ordinary.txt"); err != nil || string(b) != "fine\n" {
+		t.Errorf("control: ordinary.txt %q %v", b, err)
+	}
+	if r := call(t, m, "writer__echo", map[string]string{"text": "still here"}); r.IsError {
+		t.Errorf("the server did not run on: %+v", r)
+	}
+}
+
 // TestOversizedSchemas: a tool whose input schema is over maxSchema is
 // not offered (a warning says why) while the server's other tools are; a
 // description of 100 KiB is cut to maxDescription; a server whose kept
