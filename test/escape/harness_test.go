@@ -413,16 +413,6 @@ func (e *env) parentEnv() []string {
 	}, e.scriptEnv()...)
 }
 
-// defaultLimits bound a call. The timeout is a backstop for a hostile
-// command that hangs, not a budget: every call ends by itself well before
-// it (cases that are about the timeout set their own), so a slow machine
-// never turns into a failure.
-//
-// Without a user namespace an ordinary user's RLIMIT_NPROC counts every
-// task of the uid, and this pass runs up to 16 calls at once, each with
-// its Go init and worker threads, beside the test binary's own: a call
-// then gets brig's default budget, or its first fork fails for what the
-// others hold (cases about the process limit set their own).
 // memoryBackstop is the timeout of the calls that touch hundreds of MiB
 // (the memory cases): each page is a fault, and on a loaded VM (page
 // faults of 25 µs, a load of 40 on 2 cores when the suite's passes all
@@ -431,9 +421,23 @@ func (e *env) parentEnv() []string {
 // backstop costs nothing on an idle machine.
 const memoryBackstop = 10 * time.Minute
 
-func defaultLimits() jail.Limits {
+// defaultLimits bound a call of a pass whose calls get user namespaces or
+// not (ns). The timeout is a backstop for a hostile command that hangs,
+// not a budget: every call ends by itself well before it (cases that are
+// about the timeout set their own), so a slow machine never turns into a
+// failure.
+//
+// Without a user namespace an ordinary user's RLIMIT_NPROC counts every
+// task of the uid, and the suite's passes run up to 16 calls each at once,
+// each with its Go init and worker threads, beside the test binaries' own:
+// such a call then gets brig's default budget, or its forks fail for what
+// the others hold (cases about the process limit set their own). It is
+// the pass that decides, not the machine: a pass without namespaces on a
+// machine that has them gave the call running beside a fork bomb 256, and
+// its sh could not fork while the other passes ran.
+func defaultLimits(ns bool) jail.Limits {
 	procs := uint64(256)
-	if sup != nil && !sup.Namespaces() && os.Getuid() != 0 {
+	if !ns && os.Getuid() != 0 {
 		procs = jail.DefaultLimits().Processes
 	}
 	return jail.Limits{
@@ -453,7 +457,7 @@ func (e *env) profile() policy.Profile {
 	ns := e.pass.namespaces()
 	p := policy.Profile{
 		Workspace: e.ws, Dir: e.ws, Home: e.home, ParentEnv: e.parentEnv(),
-		EnvAllow: []string{"ESC_*"}, Limits: defaultLimits(), Namespaces: ns,
+		EnvAllow: []string{"ESC_*"}, Limits: defaultLimits(ns), Namespaces: ns,
 		CacheRoot: e.path("cache"),
 		BrigDirs:  []string{filepath.Join(e.home, ".config/brig"), filepath.Join(e.home, ".local/state/brig")},
 		Read:      []string{binDir},
