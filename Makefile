@@ -115,6 +115,7 @@ uninstall:
 # Jail spawn overhead against a plain exec (and bubblewrap when installed),
 # then the Go benchmarks.
 bench: build
+	@$(DEPS) bench
 	$(GO) run ./test/bench/roundtrip -runs 5
 	$(GO) run ./test/bench/spawn -runs 400
 	$(GO) run ./test/bench/agent -calls 50 -runs 5

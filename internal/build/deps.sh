@@ -13,6 +13,8 @@
 #           server test)
 #   static  libseccomp.a and a static C library (`make release`)
 #   musl    optional: musl-gcc, to link the carried programs with musl
+#   bench   optional: bubblewrap, which `make bench` runs beside
+#           `brig sandbox -- true` (issue 24's target is to be faster)
 #   arm64   to cross-compile the release for arm64 on another machine: an
 #   amd64   aarch64 (x86_64) gcc and that architecture's libseccomp.a (Debian
 #           multiarch: dpkg --add-architecture); qemu to run it is optional
@@ -180,6 +182,10 @@ pkg_musl() {
 	pacman) echo musl ;;
 	esac
 }
+
+have_bwrap() { command -v bwrap >/dev/null 2>&1; }
+what_bwrap="bubblewrap (optional: make bench times bwrap --unshare-all beside brig sandbox)"
+pkg_bwrap() { echo bubblewrap; }
 
 have_npm() { command -v npm >/dev/null 2>&1; }
 what_npm="npm (optional: the third-party MCP server test)"
@@ -363,6 +369,7 @@ for group in "$@"; do
 		;;
 	static) ensure required cc pkgconfig seccomp seccomp_static libc_static ;;
 	musl) ensure optional musl ;;
+	bench) ensure optional bwrap ;;
 	amd64 | arm64)
 		set_cross "$group"
 		ensure required cross_cc
@@ -371,7 +378,7 @@ for group in "$@"; do
 		ensure optional cross_qemu
 		;;
 	*)
-		say "unknown group $group (build, test, static, musl, amd64 or arm64)"
+		say "unknown group $group (build, test, static, musl, bench, amd64 or arm64)"
 		exit 2
 		;;
 	esac

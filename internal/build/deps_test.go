@@ -280,45 +280,53 @@ func TestMakeBuildStopsWithTheCommand(t *testing.T) {
 	}
 }
 
-const whatMusl = "musl-gcc (optional: init and the worker, which start for every call, start faster linked with musl)"
+// optionalGroups are deps.sh's groups whose one requirement is optional:
+// the group, the Debian package, the program it puts on PATH, and the
+// script's description of it.
+var optionalGroups = []struct{ group, pkg, prog, what string }{
+	{"musl", "musl-tools", "musl-gcc", "musl-gcc (optional: init and the worker, which start for every call, start faster linked with musl)"},
+	{"bench", "bubblewrap", "bwrap", "bubblewrap (optional: make bench times bwrap --unshare-all beside brig sandbox)"},
+}
 
-// musl is optional: installed where the script can, and otherwise one
-// line says how, and the build goes on (exit 0) with the system's C
-// library.
-func TestDepsMuslIsOptional(t *testing.T) {
-	for _, tc := range []struct {
-		name, uid string
-		env       []string
-		have      bool // musl-gcc is on PATH already
-		want      string
-		pmLog     string
-	}{
-		{name: "root installs", uid: "0",
-			want:  "deps: installing musl-tools with apt-get: " + whatMusl + "\n",
-			pmLog: "apt-get install -y musl-tools -q -o DPkg::Lock::Timeout=300\n"},
-		{name: "no sudo: says how and goes on", uid: "1000",
-			want: "deps: skipping " + whatMusl + ": to include it, run: sudo apt-get install -y musl-tools\n"},
-		{name: "check mode", uid: "0", env: []string{"BRIG_DEPS=check"},
-			want: "deps: skipping " + whatMusl + ": run: apt-get install -y musl-tools (BRIG_DEPS=check: nothing is installed)\n"},
-		{name: "already there", uid: "0", have: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			e := newDepsEnv(t, tc.uid)
-			// The stub apt-get "installs" musl-tools by putting a
-			// musl-gcc on PATH, as the real package does.
-			e.stub("apt-get", `echo "apt-get $*" >> "$LOG"
-case " $* " in *" musl-tools "*) cp "${0%/*}/id" "${0%/*}/musl-gcc" ;; esac`)
-			if tc.have {
-				e.stub("musl-gcc", "exit 0")
-			}
-			out, code := e.depsGroup("musl", tc.env...)
-			if out != tc.want || code != 0 {
-				t.Errorf("deps.sh musl: exit %d, output:\n%s\nwant exit 0, output:\n%s", code, out, tc.want)
-			}
-			if got := e.pmLog(); got != tc.pmLog {
-				t.Errorf("the package manager was asked:\n%q\nwant:\n%q", got, tc.pmLog)
-			}
-		})
+// An optional requirement is installed where the script can, and
+// otherwise one line says how, and the make target goes on (exit 0): the
+// build with the system's C library, the bench without bwrap's column.
+func TestDepsOptionalGroups(t *testing.T) {
+	for _, g := range optionalGroups {
+		for _, tc := range []struct {
+			name, uid string
+			env       []string
+			have      bool // the program is on PATH already
+			want      string
+			pmLog     string
+		}{
+			{name: "root installs", uid: "0",
+				want:  "deps: installing " + g.pkg + " with apt-get: " + g.what + "\n",
+				pmLog: "apt-get install -y " + g.pkg + " -q -o DPkg::Lock::Timeout=300\n"},
+			{name: "no sudo: says how and goes on", uid: "1000",
+				want: "deps: skipping " + g.what + ": to include it, run: sudo apt-get install -y " + g.pkg + "\n"},
+			{name: "check mode", uid: "0", env: []string{"BRIG_DEPS=check"},
+				want: "deps: skipping " + g.what + ": run: apt-get install -y " + g.pkg + " (BRIG_DEPS=check: nothing is installed)\n"},
+			{name: "already there", uid: "0", have: true},
+		} {
+			t.Run(g.group+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				e := newDepsEnv(t, tc.uid)
+				// The stub apt-get "installs" the package by putting its
+				// program on PATH, as the real package does.
+				e.stub("apt-get", `echo "apt-get $*" >> "$LOG"
+case " $* " in *" `+g.pkg+` "*) cp "${0%/*}/id" "${0%/*}/`+g.prog+`" ;; esac`)
+				if tc.have {
+					e.stub(g.prog, "exit 0")
+				}
+				out, code := e.depsGroup(g.group, tc.env...)
+				if out != tc.want || code != 0 {
+					t.Errorf("deps.sh %s: exit %d, output:\n%s\nwant exit 0, output:\n%s", g.group, code, out, tc.want)
+				}
+				if got := e.pmLog(); got != tc.pmLog {
+					t.Errorf("the package manager was asked:\n%q\nwant:\n%q", got, tc.pmLog)
+				}
+			})
+		}
 	}
 }
