@@ -136,7 +136,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 		return err
 	}
 	if o.Unsafe {
-		return runUnconfined(ctx, o, ws)
+		return runUnconfined(ctx, o)
 	}
 	dirs := xdg.Resolve(o.Env, o.Home)
 	// The call's child starts now, on the other core, while the policy
@@ -325,7 +325,7 @@ func sandboxOutcome(ctx context.Context, o *sandboxOptions, res jail.Result, err
 }
 
 // runUnconfined runs the command without any jail, as asked, and says so.
-func runUnconfined(ctx context.Context, o *sandboxOptions, ws string) error {
+func runUnconfined(ctx context.Context, o *sandboxOptions) error {
 	fmt.Fprintln(o.Stderr, "brig: WARNING: --unsafe-no-sandbox: running WITHOUT the jail. The command can read your secrets, use the network and change anything you can.")
 	c := exec.CommandContext(ctx, o.Argv[0], o.Argv[1:]...)
 	c.Dir = o.Cwd
@@ -334,7 +334,6 @@ func runUnconfined(ctx context.Context, o *sandboxOptions, ws string) error {
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
 	c.WaitDelay = 2 * time.Second
-	_ = ws
 	err := c.Run()
 	var ee *exec.ExitError
 	switch {
