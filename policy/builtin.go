@@ -544,7 +544,7 @@ func builtinTable() []BuiltinRule {
 		// ---- Ask, with a specific reason ----
 		{
 			Tier: Ask, Pattern: "git reset --hard, git clean -f, git checkout/restore of paths, git stash drop/clear, git branch -D",
-			Reason:  "discards uncommitted work or branches, which git cannot bring back",
+			Reason:  "discards uncommitted work or branches, which git cannot bring back (brig's undo keeps the workspace's files of up to 64 MiB, not .git)",
 			Match:   []string{"git reset --hard HEAD~1", "git clean -fdx", "git checkout -- .", "git restore src/a.go", "git stash drop", "git branch -D feature"},
 			NoMatch: []string{"git reset HEAD a.go", "git clean -n", "git checkout main", "git restore --staged a.go", "git stash list"},
 			match: func(c Command) bool {

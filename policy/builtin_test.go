@@ -1,9 +1,12 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"brig/internal/checkpoint"
 )
 
 // TestBuiltinExamples holds every built-in entry to its own examples: a
@@ -222,4 +225,20 @@ func TestSedSafe(t *testing.T) {
 			t.Errorf("sedSafe(%q) = %v, want %v", script, got, want)
 		}
 	}
+}
+
+// The built-in reason for discarding uncommitted work names what brig's
+// undo keeps, and auto mode (which runs it) repeats it: its size bound
+// must be the undo store's.
+func TestDiscardReasonNamesUndoBound(t *testing.T) {
+	want := fmt.Sprintf("workspace's files of up to %d MiB", checkpoint.DefaultMaxFileSize>>20)
+	for _, r := range BuiltinRules() {
+		if strings.HasPrefix(r.Pattern, "git reset --hard") {
+			if !strings.Contains(r.Reason, want) {
+				t.Errorf("reason %q does not say %q", r.Reason, want)
+			}
+			return
+		}
+	}
+	t.Fatal("no built-in rule for git reset --hard")
 }
