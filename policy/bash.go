@@ -224,8 +224,15 @@ var noPrefix = wordSet(`sh bash dash zsh ksh mksh ash fish env sudo su doas pkex
 var subcommandTools = wordSet(`go cargo npm pnpm yarn bun pip pip3 uv poetry git gh docker podman kubectl
 	rustup dotnet mvn gradle bundle gem composer terraform helm make`)
 
-// riskyGit are git subcommands that are only ever saved exactly.
-var riskyGit = wordSet("push config remote reset clean filter-branch filter-repo send-email checkout restore stash branch tag rebase")
+// gitDeleting are the git subcommands with forms that delete what git
+// cannot bring back and undo does not hold (deletesGit decides which).
+const gitDeleting = "clean reflog prune gc stash branch tag update-ref symbolic-ref fetch pull send-pack"
+
+// riskyGit are git subcommands that are only ever saved exactly: a prefix
+// rule saved for a harmless form (git update-ref refs/heads/x HEAD) would
+// allow the forms that delete (git update-ref -d refs/heads/main), which
+// otherwise ask in every mode.
+var riskyGit = wordSet("push config remote reset filter-branch filter-repo send-email checkout restore rebase " + gitDeleting)
 
 // SuggestRule returns the rule to save when the user answers "always
 // allow" for c: a prefix rule (prefix true) where one is safe, else the

@@ -757,7 +757,7 @@ func inGitDir(p, workspace string) bool {
 // with -c: gc.pruneExpire=now), git stash drop and clear, git branch -D,
 // git tag -d, git update-ref -d.
 func deletesGit(c Command) bool {
-	i, ok := isGit(c, denyName, "clean", "reflog", "prune", "gc", "stash", "branch", "tag", "update-ref", "symbolic-ref", "fetch", "pull", "send-pack")
+	i, ok := isGit(c, denyName, strings.Fields(gitDeleting)...)
 	if !ok {
 		return false
 	}

@@ -347,3 +347,58 @@ func TestRiskyAssign(t *testing.T) {
 		}
 	}
 }
+
+// A rule an "always" answer saves for a harmless command never allows,
+// unasked, a form of it that deletes: deletions ask in every mode unless
+// a rule names them (red team: "session" on git update-ref refs/heads/x
+// HEAD saved Bash(git update-ref:*), and git update-ref -d refs/heads/main
+// then ran unasked in ask and auto mode).
+func TestSuggestedRuleNeverCoversADeletion(t *testing.T) {
+	for _, tc := range []struct{ harmless, deleting string }{
+		{"git update-ref refs/heads/backup HEAD", "git update-ref -d refs/heads/main"},
+		{"git symbolic-ref HEAD", "git symbolic-ref -d HEAD"},
+		{"git reflog show", "git reflog expire --expire=now --all"},
+		{"git gc", "git gc --prune=now"},
+		{"git prune -n", "git prune"},
+		{"git fetch origin", "git fetch --prune origin +refs/heads/*:refs/heads/*"},
+		{"git pull origin main", "git pull --prune origin +refs/heads/*:refs/heads/*"},
+		{"git send-pack --dry-run . main", "git send-pack . :refs/heads/main"},
+		{"git stash list", "git stash drop"},
+		{"git branch -a", "git branch -D main"},
+		{"git tag -l", "git tag -d v1"},
+		{"git clean -n", "git clean -fdx"},
+		{"find . -name x", "find . -delete"},
+	} {
+		a, err := ParseShell(tc.harmless)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rule, _ := SuggestRule(a.Commands[0])
+		if rule == "" {
+			continue
+		}
+		r, err := ParseRule(rule, Source{File: "rules.toml"})
+		if err != nil {
+			t.Fatalf("%q: suggested %q does not parse: %v", tc.harmless, rule, err)
+		}
+		d, err := ParseShell(tc.deleting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.MatchCommand(d.Commands[0].Words) {
+			t.Errorf("the rule saved for %q, %s, also allows %q", tc.harmless, rule, tc.deleting)
+		}
+		// The decision with that rule, in every mode that could run it.
+		p, _, _, _ := testPolicy(t, ModeAsk, "")
+		p.AllowForSession(r)
+		for _, mode := range []Mode{ModeAsk, ModeEdit, ModeAuto} {
+			if err := p.SetMode(mode); err != nil {
+				t.Fatal(err)
+			}
+			v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: tc.deleting})
+			if v.Tier != Ask || v.Deletes() == "" {
+				t.Errorf("%s mode with %s: %q is %s (%s), want a deletion's question", mode, rule, tc.deleting, v.Tier, v.Reason)
+			}
+		}
+	}
+}
