@@ -390,7 +390,9 @@ func (b Beyond) Hint() string {
 	if b.Flag != "" {
 		ways = append(ways, "run brig -p with "+b.Flag)
 	}
-	ways = append(ways, "add "+b.Rule+" to the allow rules of "+cmp.Or(b.Config, "~/.config/brig/config.toml"))
+	if b.Rule != "" {
+		ways = append(ways, "add "+b.Rule+" to the allow rules of "+cmp.Or(b.Config, "~/.config/brig/config.toml"))
+	}
 	return strings.Join(ways, ", or ")
 }
 

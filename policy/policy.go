@@ -550,7 +550,11 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 		if pv.EntryReason != "" {
 			what += " — " + pv.EntryReason
 		}
-		reason = what + ": " + strings.TrimSuffix(reason, ")") + ", such as " + pathRule(pv, p.Places) + " in ~/.config/brig/config.toml)"
+		if rule := pathRule(pv, p.Places); rule != "" {
+			reason = what + ": " + strings.TrimSuffix(reason, ")") + ", such as " + rule + " in ~/.config/brig/config.toml)"
+		} else {
+			reason = what + ": " + reason
+		}
 	case ClassAdded:
 		if d, _ := p.extraFor(resolved); write && d.ReadOnly {
 			def, reason = Ask, "writes "+d.Path+", which was added read-only"
@@ -584,7 +588,9 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 	v.Paths = append(v.Paths, pv)
 	v.note(pv.Tier, fmt.Sprintf("%s: %s", given, pv.Reason))
 	if pv.Tier == Ask {
-		v.Always = append(v.Always, pathRule(pv, p.Places))
+		if rule := pathRule(pv, p.Places); rule != "" {
+			v.Always = append(v.Always, rule)
+		}
 		if !p.inProfile(pv, v.Mode) {
 			v.Beyond = append(v.Beyond, beyondPath(pv, p.Places))
 		}
@@ -615,15 +621,38 @@ func pathRule(pv PathVerdict, pl Places) string {
 	switch {
 	case within(p, pl.Workspace):
 		rel, _ := filepath.Rel(pl.Workspace, p)
-		p = "./" + rel
+		p = "./" + globEscape(rel)
 	case pl.Home != "" && within(p, pl.Home):
 		rel, _ := filepath.Rel(pl.Home, p)
-		p = "~/" + rel
+		p = "~/" + globEscape(rel)
+	default:
+		p = globEscape(p)
 	}
 	if pv.Exists && !pv.Write && isDir(pv.Resolved) {
 		p += "/**"
 	}
-	return fmt.Sprintf("%s(%s)", scope, p)
+	text := fmt.Sprintf("%s(%s)", scope, p)
+	// The rule must match the path again, and only as a literal: a name
+	// a rule cannot hold (parentheses, spaces at an end) gets none.
+	r, err := ParseRule(text, Source{})
+	if err != nil || !r.MatchPath(pv.Resolved, Context{Home: pl.Home, Workspace: pl.Workspace}) {
+		return ""
+	}
+	return text
+}
+
+// globEscape writes a path literally in a rule's glob: \, *, ? and [
+// escaped (path.Match honours \), so that a file named ** saves a rule
+// for that file, not for everything under its directory.
+func globEscape(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`\*?[`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // decideBash decides a command line: every simple command by the rules

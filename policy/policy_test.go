@@ -659,3 +659,49 @@ func TestWriteThroughALinkKeepsTheNamesGuard(t *testing.T) {
 		}
 	}
 }
+
+// The rule an "always" answer saves for a path names that path literally:
+// a file named ** in the home directory saved Write(~/**), which then
+// allowed writing anything in the home directory unasked (red team,
+// round 5). A name no rule can hold gets no rule, so only "once" is
+// offered.
+func TestSavedPathRuleIsLiteral(t *testing.T) {
+	p, root, ws, home := testPolicy(t, ModeAsk, "")
+	write := func(path string) Verdict {
+		return p.Decide(Call{Tool: "write_file", Effect: EffectWrite, Write: []string{path}})
+	}
+	for _, tc := range []struct{ path, rule, other string }{
+		{home + "/**", `Write(~/\*\*)`, home + "/Documents/planted.txt"},
+		{home + "/*.txt", `Write(~/\*.txt)`, home + "/a.txt"},
+		{home + "/x?", `Write(~/x\?)`, home + "/xy"},
+		{home + "/[ab]", `Write(~/\[ab])`, home + "/a"},
+		{home + `/back\slash`, `Write(~/back\\slash)`, home + "/backslash"},
+		{root + "/out/*", `Write(` + root + `/out/\*)`, root + "/out/deep"},
+		{ws + "/src/**", `Write(./src/\*\*)`, ""},
+	} {
+		v := write(tc.path)
+		if v.Tier != Ask || !slices.Equal(v.Always, []string{tc.rule}) {
+			t.Errorf("%s: %s, always %q; want ask, always %q", tc.path, v.Tier, v.Always, tc.rule)
+			continue
+		}
+		r, err := ParseRule(tc.rule, Source{File: "rules.toml"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Rules of earlier cases stay: each is literal, so none allows
+		// a later case's paths.
+		p.AllowForSession(r)
+		if tc.other != "" {
+			if v := p.Decide(Call{Tool: "write_file", Effect: EffectWrite, Write: []string{tc.other}}); v.Tier == Allow {
+				t.Errorf("the rule saved for %s, %s, also allows writing %s (%s)", tc.path, tc.rule, tc.other, v.Reason)
+			}
+		}
+		if v := p.Decide(Call{Tool: "write_file", Effect: EffectWrite, Write: []string{tc.path}}); v.Tier != Allow {
+			t.Errorf("the rule saved for %s, %s, does not allow it again: %s (%s)", tc.path, tc.rule, v.Tier, v.Reason)
+		}
+	}
+	// A name a rule cannot hold: no rule, so "always" is not offered.
+	if v := write(home + "/a(b)"); v.Tier != Ask || len(v.Always) != 0 {
+		t.Errorf("a(b): %s, always %q; want ask with no rule", v.Tier, v.Always)
+	}
+}
