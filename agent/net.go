@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/netip"
+	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -41,8 +42,8 @@ type netDecider struct {
 	grant *jail.Spec
 
 	mu      sync.Mutex
-	decided map[string]egress.Verdict // this call's answers, by host
-	pending map[string]chan struct{}  // questions in flight, by host
+	decided map[string]egress.Verdict // this call's answers, by answerKey
+	pending map[string]chan struct{}  // questions in flight, by answerKey
 	// asking is the time this call's questions took to be answered,
 	// each from when it waited its turn (askNet asks one at a time).
 	asking time.Duration
@@ -87,13 +88,14 @@ func (d *netDecider) Decide(ctx context.Context, r egress.Request) egress.Verdic
 	case policy.Deny:
 		return egress.Verdict{Reason: nd.Reason, Rule: nd.Rule}
 	}
+	key := answerKey(host, r.Port)
 	for {
 		d.mu.Lock()
-		if v, ok := d.decided[host]; ok {
+		if v, ok := d.decided[key]; ok {
 			d.mu.Unlock()
 			return v
 		}
-		if ch, ok := d.pending[host]; ok {
+		if ch, ok := d.pending[key]; ok {
 			d.mu.Unlock()
 			select {
 			case <-ch:
@@ -103,14 +105,14 @@ func (d *netDecider) Decide(ctx context.Context, r egress.Request) egress.Verdic
 			}
 		}
 		ch := make(chan struct{})
-		d.pending[host] = ch
+		d.pending[key] = ch
 		d.mu.Unlock()
 		v := d.ask(ctx, r, host)
 		d.mu.Lock()
 		if ctx.Err() == nil || v.Allow {
-			d.decided[host] = v
+			d.decided[key] = v
 		}
-		delete(d.pending, host)
+		delete(d.pending, key)
 		close(ch)
 		d.mu.Unlock()
 		return v
@@ -139,7 +141,10 @@ func (d *netDecider) ask(ctx context.Context, r egress.Request, host string) egr
 	}
 	switch ap.Answer {
 	case AnswerOnce:
-		return egress.Verdict{Allow: true, Named: answerNames(host), Rule: "allowed for this call by " + by}
+		if answerNames(host) {
+			return egress.Verdict{Allow: true, Named: true, Rule: fmt.Sprintf("allowed for this call, port %d only, by %s", r.Port, by)}
+		}
+		return egress.Verdict{Allow: true, Rule: "allowed for this call by " + by}
 	case AnswerSession, AnswerAlways:
 		always := ap.Answer == AnswerAlways
 		if err := d.e.Policy.Remember(context.WithoutCancel(ctx), always, v.Always...); err != nil {
@@ -170,10 +175,16 @@ func (d *netDecider) ask(ctx context.Context, r egress.Request, host string) egr
 // leads: an IP address, or localhost. Only then does an answer given once
 // let the host reach a loopback or private address; a name could resolve
 // anywhere (a rule naming it is needed for that).
-func answerNames(host string) bool {
-	host = policy.NormalHost(host)
-	_, err := netip.ParseAddr(host)
-	return err == nil || host == "localhost"
+func answerNames(host string) bool { return policy.NamesAddress(host) }
+
+// answerKey is what an answer of this call holds for: a name's every port
+// (it reaches public addresses only), an address's or localhost's one
+// port, the one the question showed (policy.NamesAddress).
+func answerKey(host string, port int) string {
+	if answerNames(host) {
+		return net.JoinHostPort(host, strconv.Itoa(port))
+	}
+	return host
 }
 
 // askNet asks the approver about a host, one question at a time for the

@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"brig/internal/auditlog"
+	"brig/internal/egress"
 	"brig/policy"
 )
 
@@ -66,7 +68,9 @@ func TestNetworkHostAskedOncePerCall(t *testing.T) {
 	q := e.ap.asked[0]
 	if q.Net == nil || q.Net.Host != "127.0.0.1" || fmt.Sprint(q.Net.Port) != strings.TrimPrefix(url[strings.LastIndex(url, ":"):], ":") ||
 		q.Tool != "bash" || !strings.Contains(string(q.Args), "curl") || q.ToolUseID != "c1" ||
-		len(q.Verdict.Always) != 1 || q.Verdict.Always[0] != "Net(domain:127.0.0.1)" {
+		len(q.Verdict.Always) != 0 {
+		// An address: the answer holds for its port and this call only,
+		// so no rule (which would hold for every port) is offered.
 		t.Fatalf("the question: %+v (net %+v)", q, q.Net)
 	}
 	// The question shows the jail the asking call runs in (without it the
@@ -74,7 +78,7 @@ func TestNetworkHostAskedOncePerCall(t *testing.T) {
 	if q.Grant == nil || !q.Grant.Network || q.Grant.Workspace == "" {
 		t.Fatalf("the question carries no grant of the running call: %+v", q.Grant)
 	}
-	if len(o.Net) != 2 || o.Net[0].Rule != "allowed for this call by the user" || o.Net[0].Down == 0 || o.Net[0].Via != "HTTP" {
+	if len(o.Net) != 2 || o.Net[0].Rule != "allowed for this call, port "+fmt.Sprint(q.Net.Port)+" only, by the user" || o.Net[0].Down == 0 || o.Net[0].Via != "HTTP" {
 		t.Fatalf("connections %+v", o.Net)
 	}
 	// The next call asks again: "once" was for that call.
@@ -107,15 +111,43 @@ func TestNetworkQuestionCountsAsWaited(t *testing.T) {
 }
 
 // "session" answers once for the rest of the session: no question for the
-// next call.
+// next call. (A name's answer reaches public addresses only, which the
+// tests may not use: the decider is asked directly.)
 func TestNetworkSessionAnswer(t *testing.T) {
-	url, hits := netSite(t)
 	e := newExecEnv(t, policy.ModeAsk)
 	e.ap.answers = []Approval{{Answer: AnswerSession}}
-	bash(t, e, curlTwice(url))
-	o := bash(t, e, curlTwice(url))
-	if len(e.ap.asked) != 1 || hits.Load() != 4 || !strings.Contains(o.Net[0].Rule, "Net(domain:127.0.0.1)") {
-		t.Fatalf("asked %d, hits %d, connections %+v", len(e.ap.asked), hits.Load(), o.Net)
+	req := egress.Request{Host: "pkg.example.org", Port: 443, Via: "CONNECT"}
+	v := e.ex.netDecider("c1", "bash", nil).Decide(context.Background(), req)
+	if !v.Allow || v.Named || len(e.ap.asked) != 1 || !slices.Equal(e.ap.asked[0].Verdict.Always, []string{"Net(domain:pkg.example.org)"}) {
+		t.Fatalf("first call: %+v, asked %+v", v, e.ap.asked)
+	}
+	v = e.ex.netDecider("c2", "bash", nil).Decide(context.Background(), egress.Request{Host: "pkg.example.org", Port: 8443, Via: "CONNECT"})
+	if !v.Allow || len(e.ap.asked) != 1 || !strings.Contains(v.Rule, "Net(domain:pkg.example.org)") {
+		t.Fatalf("next call: %+v, asked %d", v, len(e.ap.asked))
+	}
+}
+
+// An answer about an address (or localhost) holds for the port the
+// question showed, and for that call only (red team, round 5: "once" for
+// localhost:3000, a dev server, let the same call read every other
+// loopback service, such as localhost:9876/secret).
+func TestNetworkAddressAnswerHoldsForItsPortOnly(t *testing.T) {
+	devURL, devHits := netSite(t)
+	secretURL, secretHits := netSite(t)
+	e := newExecEnv(t, policy.ModeAsk)
+	e.ap.answers = []Approval{{Answer: AnswerOnce}, {Answer: AnswerDeny}}
+	o := bash(t, e, fmt.Sprintf("curl -s --noproxy '' %s/a; echo; curl -s --noproxy '' %s/secret; echo", devURL, secretURL))
+	if devHits.Load() != 1 || secretHits.Load() != 0 {
+		t.Fatalf("hits: the approved port %d, the other %d; want 1 and 0: %s", devHits.Load(), secretHits.Load(), o.Result.Text)
+	}
+	if len(e.ap.asked) != 2 || e.ap.asked[1].Net == nil || fmt.Sprint(e.ap.asked[1].Net.Port) != secretURL[strings.LastIndex(secretURL, ":")+1:] {
+		t.Fatalf("want a second question, about the other port: %+v", e.ap.asked)
+	}
+	// Control: the same call with both answered reaches both.
+	e.ap.answers = []Approval{{Answer: AnswerOnce}, {Answer: AnswerOnce}}
+	bash(t, e, fmt.Sprintf("curl -s --noproxy '' %s/a; echo; curl -s --noproxy '' %s/secret; echo", devURL, secretURL))
+	if devHits.Load() != 2 || secretHits.Load() != 1 {
+		t.Fatalf("control: hits %d and %d; want 2 and 1", devHits.Load(), secretHits.Load())
 	}
 }
 

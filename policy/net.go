@@ -88,7 +88,7 @@ func (p *Policy) decideNet(host string, rs RuleSet) NetDecision {
 	if d := own.DecideHost(host, ""); d.Rule != nil {
 		nd.Tier = d.Tier
 		nd.Rule = fmt.Sprintf("%s (%s)", d.Rule, d.Rule.Source)
-		nd.Named = d.Tier == Allow && d.Rule.NamesHost(host) && (!p.answered(*d.Rule) || isIP(host) || host == "localhost")
+		nd.Named = d.Tier == Allow && d.Rule.NamesHost(host) && (!p.answered(*d.Rule) || NamesAddress(host))
 	} else if name, pat := p.presetFor(host); name != "" {
 		nd.Tier, nd.Rule = Allow, fmt.Sprintf("net preset %s (%s)", name, pat)
 	} else if p.Sandbox.Network && !isIP(host) {
@@ -124,6 +124,17 @@ func bracketed(host string) string {
 // than written by the user in their config or given as a flag.
 func (p *Policy) answered(r Rule) bool {
 	return p.Files.User != "" && r.Source.File == p.Files.User
+}
+
+// NamesAddress reports whether host names where it leads: an IP address,
+// or localhost. An answer about such a host lets it reach loopback and
+// private addresses (an answer about a name never does), and holds for the
+// port the question showed only, for that call: a Net rule, which holds
+// for every port, is not offered for it (red team: "once" for
+// localhost:3000, a dev server, let the same call read localhost:9876).
+func NamesAddress(host string) bool {
+	host = NormalHost(host)
+	return isIP(host) || host == "localhost"
 }
 
 // NetRule is the rule that allows host, as an "always" answer saves it.

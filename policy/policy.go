@@ -391,7 +391,9 @@ func (p *Policy) decide(call Call, rs RuleSet) Verdict {
 		v.note(nd.Tier, nd.Reason)
 		v.Network = nd.Tier != Deny
 		rule := NetRule(call.Host)
-		v.Always = []string{rule}
+		if !NamesAddress(call.Host) {
+			v.Always = []string{rule}
+		}
 		if nd.Tier == Ask {
 			v.Beyond = append(v.Beyond, Beyond{What: "reaches the host " + nd.Host + " over the network", Rule: rule, Flag: "--allow-host " + bracketed(nd.Host)})
 		}

@@ -67,7 +67,7 @@ func (m *Model) approvalView(p *pending, room int) string {
 	var head []string // the question, the warnings and the target
 	if n := req.Net; n != nil {
 		// A connection of a running call, held by the proxy meanwhile.
-		target := strict(net.JoinHostPort(n.Host, strconv.Itoa(n.Port)))
+		target := strict(hostPort(n.Host, n.Port))
 		head = append(head, wrapIndent(stWarn.Render("▲ let "+strict(req.Tool)+" connect to "+target+"?")+stDim.Render(" — ")+strict(quotedReason(req.Verdict))+stDim.Render(" (the connection waits for your answer)"), w, "  ")...)
 	} else {
 		head = append(head, wrapIndent(stWarn.Render("▲ approve "+strict(req.Tool)+"?")+stDim.Render(" — ")+strict(quotedReason(req.Verdict)), w, "  ")...)
@@ -621,6 +621,8 @@ func answerItems(v policy.Verdict, viewing bool) []string {
 		items = append(items, stDim.Render("· it asks every time, so there is no session or always answer"))
 	case v.Deletes() != "":
 		items = append(items, stDim.Render("· a deletion asks every time, so there is no session or always answer"))
+	case v.Net != nil && policy.NamesAddress(v.Net.Host):
+		items = append(items, stDim.Render("· for this port and this call only: a rule would open every port"))
 	case len(v.Always) == 0:
 		items = append(items, stDim.Render("· no rule would allow this call as a whole, so there is no session or always answer"))
 	}
@@ -638,6 +640,9 @@ func shortAnswers(v policy.Verdict) []string {
 
 // offersRules reports whether the prompt offers "session" and "always".
 func offersRules(v policy.Verdict) bool { return !v.Call.Confirm && len(v.Always) > 0 }
+
+// hostPort writes a host and port as a connection names them.
+func hostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
 
 // systemRoots are shown as a count, not one by one.
 var systemRoots = []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/proc", "/dev", "/sys", "/run", "/var/lib", "/nix", "/snap"}
@@ -714,6 +719,8 @@ func (m *Model) grantLines(req agent.ApprovalRequest, w int) []string {
 	list("read", read, "no other path")
 	net := "none"
 	switch {
+	case req.Net != nil && policy.NamesAddress(req.Net.Host):
+		net = stWarn.Render(strict(hostPort(req.Net.Host, req.Net.Port))) + stDim.Render(" through brig's proxy, for the rest of this call if you allow it; any other port or host is asked about on its own")
 	case req.Net != nil:
 		net = stWarn.Render(strict(req.Net.Host)) + stDim.Render(" through brig's proxy, as you answer: once (the rest of this call), for the session, or always (a rule); other hosts are decided on their own")
 	case g.Network && tools.Name(req.Tool) == tools.WebFetch:

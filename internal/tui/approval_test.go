@@ -613,3 +613,32 @@ func TestApprovalPasteAndScrollKeysCountAsTyping(t *testing.T) {
 		t.Fatal("1 after a pause did not answer")
 	}
 }
+
+// TestApprovalNetworkAddressQuestion: a connection to localhost (or an
+// address) is allowed for its port and the rest of the call only: the
+// prompt says so and offers no session or always answer, which would
+// hold for every port (red team, round 5).
+func TestApprovalNetworkAddressQuestion(t *testing.T) {
+	h := approvalHarness(t)
+	req := h.request("bash", `{"command":"curl http://localhost:3000/"}`)
+	req.Verdict = h.m.run.Policy.Decide(policy.Call{Tool: "bash", Effect: policy.EffectNetwork, Host: "localhost"})
+	req.Net = &agent.NetRequest{Host: "localhost", Port: 3000, Via: "HTTP"}
+	p := h.ask(req)
+	f := h.stableFrame()
+	for _, want := range []string{"let bash connect to localhost:3000?", "localhost:3000 through brig's proxy, for the rest of this call",
+		"any other port or host is asked about on its own", "for this port and this call only: a rule would open every port"} {
+		if !strings.Contains(strings.Join(strings.Fields(f), " "), want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, f)
+		}
+	}
+	if strings.Contains(f, "always allow") || strings.Contains(f, "for this session") {
+		t.Errorf("the prompt offers a rule for an address:\n%s", f)
+	}
+	golden(t, "approval_network_address", f)
+	h.keys("2")
+	h.pause() // past the 0.6 s in which a key goes on into the message
+	h.keys("1")
+	if a := <-p.reply; a.Answer != agent.AnswerOnce {
+		t.Fatalf("answer %+v; want once (2 is not offered)", a)
+	}
+}
