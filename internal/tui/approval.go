@@ -36,6 +36,9 @@ type approvalState struct {
 	expanded bool // the whole body, scrolled, instead of head and tail
 	scroll   int
 	typed    time.Time // the last key that was typing, not answering (Model.typing)
+	// swapped says which question this one took the place of, when that
+	// one was withdrawn unanswered just before (Model.gone).
+	swapped string
 }
 
 // strict shows a foreign string in a prompt, its hidden characters marked.

@@ -642,3 +642,38 @@ func TestApprovalNetworkAddressQuestion(t *testing.T) {
 		t.Fatalf("answer %+v; want once (2 is not offered)", a)
 	}
 }
+
+// TestApprovalSwapTakesNoKeyMeantForTheFirst: a question that takes the
+// place of one withdrawn unanswered (its connection gave up) takes no key
+// for swapArm after it shows; the user is told, and the key goes on into
+// the message (red team, round 5: a "2" meant for registry.npmjs.org
+// allowed localhost:9876 for the session).
+func TestApprovalSwapTakesNoKeyMeantForTheFirst(t *testing.T) {
+	h := approvalHarness(t)
+	netReq := func(host string, port int) agent.ApprovalRequest {
+		req := h.request("bash", `{"command":"npm install left-pad"}`)
+		req.Verdict = h.m.run.Policy.Decide(policy.Call{Tool: "bash", Effect: policy.EffectNetwork, Host: host})
+		req.Net = &agent.NetRequest{Host: host, Port: port, Via: "CONNECT"}
+		return req
+	}
+	h.pause()
+	first := h.ask(netReq("registry.npmjs.org", 443))
+	h.pause()                                              // the user reads it
+	first.answer(agent.Approval{Answer: agent.AnswerDeny}) // its connection gave up (Approve's ctx)
+	second := h.ask(netReq("pkg.example.org", 443))
+	h.keys("2") // meant for the first
+	select {
+	case a := <-second.reply:
+		t.Fatalf("the key meant for the withdrawn question answered the next one: %+v", a)
+	default:
+	}
+	if f := h.frame(); !strings.Contains(strings.Join(strings.Fields(f), " "), "the question about registry.npmjs.org:443 was withdrawn unanswered; this is another one") {
+		t.Errorf("the user is not told the question changed:\n%s", f)
+	}
+	// Control: after swapArm the same key answers it.
+	h.m.now = func(t time.Time) func() time.Time { return func() time.Time { return t } }(h.m.now().Add(swapArm))
+	h.keys("2")
+	if a := <-second.reply; a.Answer != agent.AnswerSession {
+		t.Fatalf("answer %+v; want session", a)
+	}
+}

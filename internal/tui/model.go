@@ -124,7 +124,12 @@ type Model struct {
 	delivered []string
 	apState   approvalState // how the pending approval's prompt is shown
 	lastKey   time.Time     // when the last key was pressed (approvalArm)
-	denying   bool          // typing a message to go with a denial
+	// gone is when a question shown went away unanswered (its call or
+	// connection gave up), and what it asked: the next question, which
+	// takes its place, must not take a key meant for it (swapArm).
+	gone      time.Time
+	goneWhat  string
+	denying   bool // typing a message to go with a denial
 	denyInput textinput.Model
 	frame     int
 	liveC     liveCache
@@ -332,7 +337,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.events(msg.evs)
 		return m.Update(msg.next)
 	case approvalMsg:
+		if m.approval != nil && m.approval != msg.p {
+			m.withdrawn(m.approval) // one at a time: the one shown gave up
+		}
 		m.approval, m.denying, m.apState = msg.p, false, approvalState{typed: m.lastKey}
+		if !m.gone.IsZero() && m.now().Sub(m.gone) < swapArm {
+			// Another question took the place of one the user was
+			// reading: a key pressed for that one goes on into the
+			// message for swapArm after this one shows, and they are told.
+			m.apState.typed = m.now().Add(swapArm - approvalArm)
+			m.apState.swapped = "the question about " + m.goneWhat + " was withdrawn unanswered; this is another one"
+			m.status = m.apState.swapped + ": read it, then answer"
+		}
+		m.gone = time.Time{}
 		return m, m.bridge.wait()
 	case deliveredMsg:
 		// The agent takes the queue as soon as its calls return, before
@@ -654,6 +671,7 @@ func (m *Model) events(evs eventsMsg) {
 				}
 			}
 			if m.approval != nil && m.approval.req.ToolUseID == ev.Tool.ID {
+				m.withdrawn(m.approval)
 				m.approval = nil
 			}
 			if len(m.order) == 0 {
@@ -1119,7 +1137,10 @@ func typed(k tea.KeyPressMsg) bool {
 // nothing typed answers the question (approvalArm).
 func (m *Model) typeAhead(k tea.KeyPressMsg) tea.Cmd {
 	m.apState.typed = m.now()
-	const came = "the question came while you were typing: "
+	came := "the question came while you were typing: "
+	if m.apState.swapped != "" {
+		came = m.apState.swapped + ": "
+	}
 	var cmd tea.Cmd
 	switch k.String() {
 	case "enter":
@@ -1140,6 +1161,25 @@ func (m *Model) typeAhead(k tea.KeyPressMsg) tea.Cmd {
 	m.status = fmt.Sprintf(came+"your keys go to your message (%d characters, shown once you answer); pause, then answer", utf8.RuneCountInString(m.input.Value()))
 	return cmd
 }
+
+// withdrawn notes that p, shown, went away without the user's answer.
+func (m *Model) withdrawn(p *pending) {
+	m.gone, m.goneWhat = m.now(), questionSubject(p.req)
+}
+
+// questionSubject names what a question asked about, for a notice.
+func questionSubject(req agent.ApprovalRequest) string {
+	if n := req.Net; n != nil {
+		return inert(hostPort(n.Host, n.Port))
+	}
+	return inert(req.Tool)
+}
+
+// swapArm is how long a question that took the place of one withdrawn
+// unanswered takes no answer (red team: a call gave up on a connection to
+// a registry the user was reading about, and its next connection's
+// question, to a loopback service, took the "2" meant for the first).
+const swapArm = 1500 * time.Millisecond
 
 // approvalArm is how long the keyboard must have been quiet before a key
 // allows a call: a question that appears while the user is typing a

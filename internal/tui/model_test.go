@@ -325,6 +325,8 @@ func TestApprovalGolden(t *testing.T) {
 	p := &pending{req: bashRequest(h.ws), reply: make(chan agent.Approval, 1)}
 	h.send(approvalMsg{p})
 	golden(t, "approval_bash", h.frame())
+	h.pause()
+	h.keys("4") // answered: the next question takes no one's place
 
 	writeWS(t, h.ws, "main.go", "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n")
 	edit := &pending{reply: make(chan agent.Approval, 1), req: agent.ApprovalRequest{
