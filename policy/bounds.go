@@ -442,6 +442,7 @@ func (p *Policy) Exceeds(spec jail.Spec, mode Mode, callTmp string) ([]string, e
 	if err != nil {
 		return nil, err
 	}
+	prof.ReadOnlyCache = ProfileOf(mode) == ProfileReadOnly
 	base, err := prof.Spec()
 	if err != nil {
 		return nil, err

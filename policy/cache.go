@@ -30,10 +30,20 @@ const cacheIdentityLen = 16
 // call and rewritten unless they hold exactly brig's content: an empty
 // npmrc, an empty Go env file, no cargo config or credentials (pip reads
 // none: PIP_CONFIG_FILE=/dev/null).
-func jailCache(root, workspace, home string, env []string) (*jail.Cache, []string, error) {
+//
+// A read-only call (plan mode, a subagent, a line that only reads) gets a
+// cache of its own (ReadOnlyCache), which no call that may write uses: a
+// toolchain trusts its cache (a Go build links what GOCACHE holds), so a
+// call that promised to change nothing must not be able to plant what a
+// later build with write rights would link in.
+func jailCache(root, workspace, home string, env []string, readOnly bool) (*jail.Cache, []string, error) {
 	name, err := CacheName(workspace)
 	if err != nil {
 		return nil, nil, err
+	}
+	sibling := ReadOnlyCache(name)
+	if readOnly {
+		name, sibling = sibling, name
 	}
 	base := WorkspaceID(workspace)
 	c := &jail.Cache{
@@ -51,7 +61,7 @@ func jailCache(root, workspace, home string, env []string) (*jail.Cache, []strin
 		// base alone is brig's earlier, path-only layout: never used
 		// again, but left to `brig cache clean` (an older brig may still
 		// be using it).
-		if n := e.Name(); n != c.Name && n != base && IsCacheOf(n, base) {
+		if n := e.Name(); n != c.Name && n != sibling && n != base && IsCacheOf(n, base) {
 			c.Stale = append(c.Stale, n)
 		}
 	}
@@ -73,6 +83,13 @@ func jailCache(root, workspace, home string, env []string) (*jail.Cache, []strin
 	return c, vars, nil
 }
 
+// readOnlySuffix ends the name of a workspace's read-only calls' cache.
+const readOnlySuffix = "-ro"
+
+// ReadOnlyCache is the name of the cache of the read-only calls of the
+// workspace whose cache is name.
+func ReadOnlyCache(name string) string { return name + readOnlySuffix }
+
 // IsCacheOf reports whether name, an entry of the jail cache root, is a
 // cache of the workspace whose WorkspaceID is base: base itself (brig's
 // earlier layout) or base, a dash and an identity.
@@ -80,7 +97,7 @@ func IsCacheOf(name, base string) bool {
 	if name == base {
 		return true
 	}
-	id, ok := strings.CutPrefix(name, base+"-")
+	id, ok := strings.CutPrefix(strings.TrimSuffix(name, readOnlySuffix), base+"-")
 	if !ok || len(id) != cacheIdentityLen {
 		return false
 	}

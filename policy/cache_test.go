@@ -111,11 +111,11 @@ func TestCacheFollowsTheRepositoryNotThePath(t *testing.T) {
 		}
 	}
 	mkrepo()
-	first, _, err := jailCache(cacheRoot, ws, root, nil)
+	first, _, err := jailCache(cacheRoot, ws, root, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _, err := jailCache(cacheRoot, ws, root, nil)
+	again, _, err := jailCache(cacheRoot, ws, root, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestCacheFollowsTheRepositoryNotThePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	mkrepo()
-	second, _, err := jailCache(cacheRoot, ws, root, nil)
+	second, _, err := jailCache(cacheRoot, ws, root, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestCacheFollowsTheRepositoryNotThePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	mkrepo()
-	third, _, err := jailCache(cacheRoot, ws, root, nil)
+	third, _, err := jailCache(cacheRoot, ws, root, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +186,51 @@ func TestBashCacheIsTheFirstCallsCache(t *testing.T) {
 		}
 		if c == nil {
 			t.Errorf("%s: no cache (the comparison proves nothing)", mode)
+		}
+	}
+}
+
+// TestPlanModeHasACacheOfItsOwn: plan mode's calls (and so a subagent's)
+// build with a toolchain cache no call that may write uses, so a call
+// that promised to change nothing cannot plant a build artifact that a
+// later build with write rights links in (red team, round 5: a plan-mode
+// make test wrote $GOCACHE/PLANTED in the cache ask mode's calls use). A
+// reading line of a writing mode keeps the mode's cache, and neither
+// cache counts the other as stale.
+func TestPlanModeHasACacheOfItsOwn(t *testing.T) {
+	cacheOf := func(p *Policy, cmd string) *jail.Cache {
+		t.Helper()
+		v := p.Decide(Call{Tool: "bash", Effect: EffectExec, Command: cmd})
+		spec, err := p.Compile(v, "")
+		if err != nil || spec.Cache == nil {
+			t.Fatalf("%s %q: %v (cache %v)", p.Mode(), cmd, err, spec.Cache)
+		}
+		return spec.Cache
+	}
+	p, _, _, _ := testPolicy(t, ModeAsk, "")
+	build, reading := cacheOf(p, "make test"), cacheOf(p, "ls")
+	if err := p.SetMode(ModePlan); err != nil {
+		t.Fatal(err)
+	}
+	plan := cacheOf(p, "make test")
+	if build.Name != reading.Name || plan.Name == build.Name || plan.Name != ReadOnlyCache(build.Name) {
+		t.Fatalf("caches: ask's build %s, ask's reading line %s, plan's %s", build.Name, reading.Name, plan.Name)
+	}
+	if !IsCacheOf(plan.Name, WorkspaceID(p.Places.Workspace)) {
+		t.Errorf("brig cache does not list the read-only calls' cache %s", plan.Name)
+	}
+	// Both exist: neither is the other's stale cache.
+	for _, c := range []*jail.Cache{build, plan} {
+		if err := os.MkdirAll(c.Dir(), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, mode := range []Mode{ModePlan, ModeAsk} {
+		if err := p.SetMode(mode); err != nil {
+			t.Fatal(err)
+		}
+		if c := cacheOf(p, "make test"); len(c.Stale) != 0 {
+			t.Errorf("%s: stale %v", mode, c.Stale)
 		}
 	}
 }

@@ -108,6 +108,7 @@ func (p *Policy) BashCache() (*jail.Cache, error) {
 	if err != nil {
 		return nil, err
 	}
+	prof.ReadOnlyCache = p.Mode() == ModePlan
 	spec, err := prof.Spec()
 	if err != nil {
 		return nil, err
@@ -121,6 +122,11 @@ func (p *Policy) bashSpec(v Verdict, callTmp string) (jail.Spec, error) {
 	if err != nil {
 		return jail.Spec{}, err
 	}
+	// Plan mode's calls (and so a subagent's) build with a cache of their
+	// own; a reading line of another mode (ls, git log) uses the mode's,
+	// whose calls may write it anyway (and the session's first call would
+	// otherwise make a second cache on its clock).
+	prof.ReadOnlyCache = v.Mode == ModePlan
 	if v.ReadsOnly {
 		// Every command of the line only reads (ls, cat, grep, git log
 		// …): it gets nothing of the user's to write — the workspace and

@@ -40,6 +40,10 @@ type Profile struct {
 	// CacheRoot holds per-workspace toolchain caches (GOCACHE, npm, pip);
 	// the call may write there, never into the user's real caches.
 	CacheRoot string
+	// ReadOnlyCache: the call promised to change nothing (plan mode, a
+	// subagent, brig sandbox --read-only), so it gets the workspace's
+	// read-only calls' cache, which no call that may write uses (jailCache).
+	ReadOnlyCache bool
 	// CallTmp is a per-call TMPDIR used when there is no mount namespace.
 	CallTmp string
 	// BrigDirs are brig's own config and state directories: never writable.
@@ -487,7 +491,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 	if p.CacheRoot != "" {
 		// Only described here: the supervisor prepares it when the call
 		// runs (compiling a grant has no side effect).
-		c, vars, err := jailCache(p.CacheRoot, p.Workspace, p.Home, p.ParentEnv)
+		c, vars, err := jailCache(p.CacheRoot, p.Workspace, p.Home, p.ParentEnv, p.ReadOnlyCache)
 		if err != nil {
 			return jail.Spec{}, err
 		}

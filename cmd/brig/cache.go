@@ -110,6 +110,8 @@ func runCacheList(_ context.Context, o *cacheOptions) error {
 		note := ""
 		if n == current {
 			note = "this repository"
+		} else if n == policy.ReadOnlyCache(current) && current != "" {
+			note = "this repository's read-only calls (plan mode, subagents)"
 		} else if !o.All {
 			note = "stale: another repository lived here; removed at the next call"
 		}

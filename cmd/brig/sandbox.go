@@ -177,6 +177,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	if err != nil {
 		return err
 	}
+	prof.ReadOnlyCache = o.ReadOnly
 	prof.Write = append(prof.Write, write...)
 	prof.Read = append(prof.Read, read...)
 	// A broad grant (--read ~) keeps the secrets inside it masked; say so.
