@@ -661,11 +661,17 @@ type globalConfig struct {
 func loadGlobal(env []string, home string) globalConfig {
 	var g globalConfig
 	for _, f := range gitconfig.Files(env) {
-		v, files := gitconfig.Load(f, home)
-		g.vals = append(g.vals, v...)
-		g.files = append(g.files, files...)
+		l := gitconfig.LoadSelected(f, home, usedSetting)
+		g.vals = append(g.vals, l.Vals...)
+		g.files = append(g.files, l.Files...)
 	}
 	return g
+}
+
+// usedSetting: configured looks at v (the rest of a config is not kept:
+// a planted config of 64 MiB of other settings is not held in memory).
+func usedSetting(v gitconfig.Value) bool {
+	return v.Section == "core" && (v.Name == "worktree" || v.Name == "hookspath") || runsProgram(v)
 }
 
 // configured lists what a repository's configuration makes git run or
@@ -677,6 +683,7 @@ func loadGlobal(env []string, home string) globalConfig {
 func configured(r Repository, global globalConfig, home string) []configuredPath {
 	var vals []gitconfig.Value
 	var out []configuredPath
+	truncated := false
 	vals = append(vals, global.vals...)
 	for _, f := range global.files {
 		out = append(out, configuredPath{path: f})
@@ -686,11 +693,12 @@ func configured(r Repository, global globalConfig, home string) []configuredPath
 			continue
 		}
 		for _, f := range []string{"config", "config.worktree"} {
-			v, files := gitconfig.Load(filepath.Join(dir, f), home)
-			vals = append(vals, v...)
-			for _, inc := range files[1:] { // the config itself is a control file already
+			l := gitconfig.LoadSelected(filepath.Join(dir, f), home, usedSetting)
+			vals = append(vals, l.Vals...)
+			for _, inc := range l.Files[1:] { // the config itself is a control file already
 				out = append(out, configuredPath{path: inc})
 			}
+			truncated = truncated || l.Truncated
 		}
 	}
 	base := r.Worktree
@@ -703,6 +711,12 @@ func configured(r Repository, global globalConfig, home string) []configuredPath
 				}
 			}
 		}
+	}
+	if truncated {
+		// Its config goes on beyond what brig reads (more than 4 MiB, or
+		// 64 files, of includes): a program it names could be anywhere
+		// in the repository, so all of it is protected.
+		out = append(out, configuredPath{path: base})
 	}
 	for _, v := range vals {
 		if v.Key() == "core.hookspath" {

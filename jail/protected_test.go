@@ -1,10 +1,12 @@
 package jail
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -141,5 +143,53 @@ func TestProtectedPathsFromGitConfig(t *testing.T) {
 		if slices.Contains(got, filepath.Join(ws, not)) {
 			t.Errorf("control: %s is protected", not)
 		}
+	}
+}
+
+// TestProtectedPathsFromAnOversizedGitConfig: a repository whose config
+// goes on, through its includes, beyond what brig reads (red team, round
+// 5: a committed bare-repository-shaped directory whose config included
+// 63 files of 1 MiB of `a=b` lines held the supervisor at 11 GB for
+// every call) is protected as a whole, since a program it names could
+// be anywhere in it; the settings brig reads are kept, the rest is not.
+func TestProtectedPathsFromAnOversizedGitConfig(t *testing.T) {
+	isolatedGit(t)
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "src/main.go"), "package main\n")
+	bare := filepath.Join(ws, "fixtures/bare")
+	writeFile(t, filepath.Join(bare, "HEAD"), "ref: refs/heads/main\n")
+	for _, d := range []string{"objects", "refs"} {
+		if err := os.MkdirAll(filepath.Join(bare, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	filler := strings.Repeat("a = b\n", (1<<20)/6-10)
+	var cfg strings.Builder
+	cfg.WriteString("[core]\n\tfsmonitor = ./hook.sh\n")
+	for i := range 8 {
+		name := fmt.Sprintf("inc%d.cfg", i)
+		writeFile(t, filepath.Join(bare, name), "[x]\n"+filler)
+		fmt.Fprintf(&cfg, "[include]\n\tpath = %s\n", name)
+	}
+	writeFile(t, filepath.Join(bare, "config"), cfg.String())
+	got, err := ProtectedPaths(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(got, bare) || !slices.Contains(got, filepath.Join(bare, "hook.sh")) {
+		t.Errorf("the oversized repository is not protected as a whole: %v", got)
+	}
+	if slices.Contains(got, ws) || slices.Contains(got, filepath.Join(ws, "src")) {
+		t.Errorf("control: the workspace is protected: %v", got)
+	}
+	// Control: the same repository with three includes (3 MiB) is read
+	// in full, and only what its config names is protected.
+	writeFile(t, filepath.Join(bare, "config"), strings.Join(strings.SplitAfter(cfg.String(), "\n")[:8], ""))
+	got, err = ProtectedPaths(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(got, bare) || !slices.Contains(got, filepath.Join(bare, "hook.sh")) {
+		t.Errorf("control: a config read in full protects %v", got)
 	}
 }

@@ -56,6 +56,12 @@ const maxDepth = 10
 // itself eight times per level.
 const maxFiles = 64
 
+// maxLoadBytes bounds what one Load reads in all: a user's configs are a
+// few KiB, and 64 planted files of 1 MiB of `a=b` lines, parsed for every
+// call, held a supervisor at 11 GB (red team, round 5). A file that would
+// go beyond it is listed and not read, and LoadSelected says so.
+const maxLoadBytes = 4 << 20
+
 // Parse reads config syntax from r; file names the source in values.
 func Parse(r io.Reader, file string) ([]Value, error) {
 	p := parser{r: bufio.NewReader(io.LimitReader(r, maxFileSize)), file: file, line: 1}
@@ -168,26 +174,57 @@ func regularAndSmall(path string, st *unix.Stat_t) error {
 // 1 MiB are read (see ParseFile): a hostile config cannot make Load
 // explode, block, or read a device.
 func Load(path, home string) (vals []Value, files []string) {
+	l := LoadSelected(path, home, nil)
+	return l.Vals, l.Files
+}
+
+// Loaded is what LoadSelected found.
+type Loaded struct {
+	Vals  []Value  // the values kept, in order
+	Files []string // every file read or named by an include, path first
+	// Truncated: a file was not read because it would have taken the
+	// load beyond maxLoadBytes, or an include beyond maxFiles was not
+	// followed; what those say is unknown.
+	Truncated bool
+}
+
+// LoadSelected is Load keeping only the values keep accepts (all when keep
+// is nil; includes are followed whatever keep says), and reading at most
+// maxLoadBytes in all.
+func LoadSelected(path, home string, keep func(Value) bool) Loaded {
+	var l Loaded
 	listed := map[string]bool{}
 	read := map[fileID]bool{}
+	budget := maxLoadBytes
 	var walk func(path string, depth int)
 	walk = func(path string, depth int) {
-		if listed[path] || len(listed) >= maxFiles {
+		if listed[path] {
+			return
+		}
+		if len(listed) >= maxFiles {
+			l.Truncated = true
 			return
 		}
 		listed[path] = true
-		files = append(files, path)
+		l.Files = append(l.Files, path)
 		data, id, err := readRegular(path)
 		if err != nil || read[id] {
 			return
 		}
 		read[id] = true
+		if len(data) > budget {
+			l.Truncated = true
+			return
+		}
+		budget -= len(data)
 		vs, err := Parse(bytes.NewReader(data), path)
 		if err != nil {
 			return
 		}
 		for _, v := range vs {
-			vals = append(vals, v)
+			if keep == nil || keep(v) {
+				l.Vals = append(l.Vals, v)
+			}
 			if depth >= maxDepth || v.Name != "path" || (v.Section != "include" && v.Section != "includeif") {
 				continue
 			}
@@ -197,7 +234,7 @@ func Load(path, home string) (vals []Value, files []string) {
 		}
 	}
 	walk(path, 0)
-	return vals, files
+	return l
 }
 
 // ExpandPath resolves a pathname value: "~/" is home, "~user/" and

@@ -264,3 +264,44 @@ func TestLoadSkipsWhatIsNotARegularFile(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadSelectedBounds: LoadSelected keeps only the values asked for,
+// follows includes whatever it keeps, and stops reading at maxLoadBytes,
+// saying so.
+func TestLoadSelectedBounds(t *testing.T) {
+	dir := t.TempDir()
+	filler := strings.Repeat("a = b\n", (1<<20)/6-10)
+	top := filepath.Join(dir, "config")
+	var cfg strings.Builder
+	cfg.WriteString("[core]\n\thooksPath = h\n")
+	for i := range 6 {
+		name := fmt.Sprintf("inc%d", i)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("[x]\n"+filler+"[core]\n\tpager = p"+name+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&cfg, "[include]\n\tpath = %s\n", name)
+	}
+	if err := os.WriteFile(top, []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := LoadSelected(top, dir, func(v Value) bool { return v.Section == "core" })
+	if !l.Truncated || len(l.Files) != 7 {
+		t.Fatalf("truncated %v, files %d; want truncated, 7 listed", l.Truncated, len(l.Files))
+	}
+	var keys []string
+	for _, v := range l.Vals {
+		keys = append(keys, v.Key()+"="+v.Value)
+	}
+	// Three files of about 1 MiB fit in 4 MiB beside the top one; the
+	// fourth would go beyond it.
+	if want := []string{"core.hookspath=h", "core.pager=pinc0", "core.pager=pinc1", "core.pager=pinc2"}; !slices.Equal(keys, want) {
+		t.Fatalf("kept %v, want %v", keys, want)
+	}
+	// Control: within the budget nothing is cut.
+	if err := os.WriteFile(top, []byte("[core]\n\thooksPath = h\n[include]\n\tpath = inc0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if l := LoadSelected(top, dir, nil); l.Truncated || len(l.Vals) < (1<<20)/6-10 {
+		t.Fatalf("control: truncated %v with %d values", l.Truncated, len(l.Vals))
+	}
+}
