@@ -23,6 +23,13 @@ import (
 // Deeper nesting is Risky rather than an error.
 const maxDepth = 8
 
+// maxCommands bounds the simple commands of one line, scripts inside it
+// included, that the analysis looks at: a model's line of thousands of
+// piped commands (c0|c1|…) held the supervisor for minutes at gigabytes,
+// before any decision (red team, round 5). A longer line is not analysed,
+// and so is asked about.
+const maxCommands = 512
+
 // Redirect is one redirection of a simple command.
 type Redirect struct {
 	// Op is the operator with its file descriptor, as written: ">", "2>",
@@ -114,6 +121,8 @@ func ParseShell(line string) (Analysis, error) {
 type analyzer struct {
 	cmds  []Command
 	risky []string
+	// calls counts the simple commands of every script parsed (maxCommands).
+	calls int
 	// dirFuncs are functions whose body changes directory; calling one
 	// makes the directory unknown.
 	dirFuncs map[string]bool
@@ -159,6 +168,15 @@ func (a *analyzer) script(src string, c walkCtx, d dirState, depth int) error {
 	f, err := parser().Parse(strings.NewReader(src), "")
 	if err != nil {
 		return fmt.Errorf("parse the command line: %w", err)
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if _, ok := n.(*syntax.CallExpr); ok {
+			a.calls++
+		}
+		return a.calls <= maxCommands
+	})
+	if a.calls > maxCommands {
+		return fmt.Errorf("the line holds more than %d commands, more than brig analyses; put them in a script file and run that", maxCommands)
 	}
 	c.depth = depth
 	if arithmeticOnVariables(f) {
@@ -1506,9 +1524,11 @@ func isHex(c byte) bool {
 
 func commandNames(cmds []Command) []string {
 	var out []string
+	seen := map[string]bool{}
 	for _, c := range cmds {
-		if n := c.Name(); n != "" {
-			out = appendNew(out, n)
+		if n := c.Name(); n != "" && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
 		}
 	}
 	return out
@@ -1516,8 +1536,21 @@ func commandNames(cmds []Command) []string {
 
 // appendNew appends the items not already in list.
 func appendNew(list []string, items ...string) []string {
+	if len(items) <= 4 || len(list)+len(items) <= 16 {
+		for _, it := range items {
+			if !slices.Contains(list, it) {
+				list = append(list, it)
+			}
+		}
+		return list
+	}
+	seen := make(map[string]bool, len(list)+len(items))
+	for _, it := range list {
+		seen[it] = true
+	}
 	for _, it := range items {
-		if !slices.Contains(list, it) {
+		if !seen[it] {
+			seen[it] = true
 			list = append(list, it)
 		}
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -400,5 +401,41 @@ func TestSuggestedRuleNeverCoversADeletion(t *testing.T) {
 				t.Errorf("%s mode with %s: %q is %s (%s), want a deletion's question", mode, rule, tc.deleting, v.Tier, v.Reason)
 			}
 		}
+	}
+}
+
+// A line of more commands than the analysis looks at is asked about, at
+// once: a pipeline of thousands of distinctly named commands held the
+// supervisor for minutes (red team, round 5); one just within the bound
+// is analysed as usual, and so is one inside bash -c.
+func TestLongPipelineIsAskedNotAnalysed(t *testing.T) {
+	line := func(n int) string {
+		var w []string
+		for i := range n {
+			w = append(w, fmt.Sprintf("c%d", i))
+		}
+		return strings.Join(w, "|")
+	}
+	for _, tc := range []struct {
+		line string
+		err  bool
+	}{
+		{line(maxCommands), false},
+		{line(maxCommands + 1), true},
+		{line(20000), true},
+		{"echo hi | bash -c '" + line(maxCommands-2) + "'", false},
+	} {
+		_, err := ParseShell(tc.line)
+		if (err != nil) != tc.err || tc.err && !strings.Contains(err.Error(), "more than 512 commands") {
+			t.Errorf("%d bytes: err %v, want an error %v", len(tc.line), err, tc.err)
+		}
+	}
+	if d := DecideBash(RuleSet{}, line(20000)); d.Tier != Ask || !strings.Contains(d.Reason, "script file") {
+		t.Errorf("decision %s (%s)", d.Tier, d.Reason)
+	}
+	// Inside bash -c, the script's own commands count too: one beyond
+	// the bound is not analysed, so the line is not allowed.
+	if d := DecideBash(RuleSet{}, "bash -c '"+line(maxCommands)+"'"); d.Tier == Allow {
+		t.Errorf("bash -c with %d commands: %s (%s)", maxCommands, d.Tier, d.Reason)
 	}
 }

@@ -36,8 +36,19 @@ func main() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, stopSignals()...)
 	go func() {
+		s, ok := <-sigs
+		if !ok {
+			return
+		}
+		cancel(stopSignal{s.(syscall.Signal)})
+		// A second one does not wait for the first's orderly end (work
+		// that does not look at its context, such as the undo snapshot
+		// after a call of a million files): brig exits at once. Its jail
+		// children die with it (their parent-death signal, their PID
+		// namespace); a session stays resumable as far as it was written.
 		if s, ok := <-sigs; ok {
-			cancel(stopSignal{s.(syscall.Signal)})
+			fmt.Fprintf(os.Stderr, "brig: %s again: exiting now, without finishing what the first one was ending\n", unix.SignalName(s.(syscall.Signal)))
+			os.Exit(128 + int(s.(syscall.Signal)))
 		}
 	}()
 	code := run(ctx, os.Args[1:])
