@@ -185,3 +185,31 @@ func TestParseRuleRefusesHiddenCharacters(t *testing.T) {
 		}
 	}
 }
+
+// A pattern of many ** is decided in polynomial time (red team, round 5:
+// an untrusted repository's deny rule Read(/**/**/…40×…/zz) took 17 s for
+// one path, and a session's supervisor for over ten minutes), with the
+// same answers as before.
+func TestGlobMatchManyDoubleStars(t *testing.T) {
+	stars := strings.Repeat("/**", 40)
+	deep := "/" + strings.Repeat("d/", 60) + "x"
+	for _, tc := range []struct {
+		pat, path string
+		want      bool
+	}{
+		{stars + "/zz", "/src/main/java/com/example/App.java", false},
+		{stars + "/zz", deep, false},
+		{stars + "/x", deep, true},
+		{strings.Repeat("/**/d", 20) + "/**/zz", deep, false},
+		{strings.Repeat("/**/d", 20) + "/**/x", deep, true},
+		{"/a/**", "/a", true},
+		{"/a/**/b", "/a/b", true},
+		{"/a/**/b", "/a/x/y/b", true},
+		{"/a/**/b", "/a/x/y/c", false},
+		{"/a/*/b", "/a/x/y/b", false},
+	} {
+		if got := globMatch(split(tc.pat), split(tc.path)); got != tc.want {
+			t.Errorf("%s against %s: %v, want %v", tc.pat, tc.path, got, tc.want)
+		}
+	}
+}
