@@ -12,6 +12,7 @@ import (
 	"brig/internal/lazyre"
 	"brig/internal/pin"
 	"brig/internal/termsafe"
+	"brig/internal/tomldepth"
 	"brig/internal/userfile"
 )
 
@@ -188,6 +189,9 @@ func ParseRules(file string, data []byte) (RuleSet, []Warning, error) {
 // ParseConfig parses the [permissions] and [sandbox] tables of a config
 // file's contents; file names it in errors and in each rule's Source.
 func ParseConfig(file string, data []byte) (Config, []Warning, error) {
+	if err := tomldepth.Check(data); err != nil {
+		return Config{}, nil, fmt.Errorf("%s:%w", file, err)
+	}
 	var pf configFile
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&pf)
 	if err != nil {

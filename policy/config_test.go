@@ -129,3 +129,15 @@ func TestParseConfigRefusesControlCharacters(t *testing.T) {
 		})
 	}
 }
+
+// A config nested past the TOML parser's stack is refused with the line,
+// not parsed (red team, round 5: a 1.2 MB .brig/config.toml of `a = [[[…`
+// crashed every brig command in the repository with a fatal stack
+// overflow).
+func TestParseConfigRefusesDeepNesting(t *testing.T) {
+	data := []byte("[permissions]\nallow = []\na = " + strings.Repeat("[", 1200000) + "\n")
+	_, _, err := ParseConfig(".brig/config.toml", data)
+	if err == nil || !strings.Contains(err.Error(), ".brig/config.toml:3: arrays and inline tables nested more than 64 deep") {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"brig/internal/lazyre"
 	"brig/internal/pin"
 	"brig/internal/termsafe"
+	"brig/internal/tomldepth"
 	"brig/internal/userfile"
 	"brig/policy"
 )
@@ -212,6 +213,9 @@ func loadTOML(path string, own bool, env []string) ([]Server, []string, error) {
 	}
 	if err != nil {
 		return nil, nil, readError(path, err)
+	}
+	if err := tomldepth.Check(data); err != nil {
+		return nil, nil, fmt.Errorf("%s:%w", path, err)
 	}
 	var cf configFile
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cf)
