@@ -1010,3 +1010,33 @@ func TestSparseFilesAreNotCopied(t *testing.T) {
 		t.Errorf("the snapshot stored %d bytes; want the dense file's 2 MiB and little more", sn.Stored)
 	}
 }
+
+// TestChmodDoesNotHideChanges: a call that changes what is in a directory
+// and then makes it unreadable (chmod 000) shows every change, and undo
+// puts every file back, also for a user who is not root (red team, round
+// 5: as uid 1000 the change list showed only "mode src", and undo said the
+// files were as before while the backdoored main.go stayed). The
+// directory's mode is recorded as the call left it, and is put back.
+func TestChmodDoesNotHideChanges(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	before := treetest.Read(t, r.ws)
+	cs := r.call(`echo backdoor >> src/main.go && echo new > src/new.go && rm src/lib/util.go && chmod 000 src`)
+	var paths []string
+	for _, c := range cs.Changes {
+		paths = append(paths, c.Path)
+	}
+	for _, want := range []string{"src/main.go", "src/new.go", "src/lib/util.go"} {
+		if !slices.Contains(paths, filepath.Join(r.ws, want)) {
+			t.Errorf("the change list lacks %s: %v", want, paths)
+		}
+	}
+	st, err := os.Stat(filepath.Join(r.ws, "src"))
+	if err != nil || st.Mode().Perm() != 0 {
+		t.Fatalf("the walk did not put src's mode back: %v %v", st.Mode(), err)
+	}
+	r.mustUndo(UndoOptions{})
+	if d := treetest.Diff(before, treetest.Read(t, r.ws)); d != "" {
+		t.Fatalf("not restored:\n%s", d)
+	}
+}

@@ -59,6 +59,45 @@ func openDirAt(dirfd int, rel string) (int, error) {
 	return fd, nil
 }
 
+// openOwnDir opens the directory name beneath dirfd, which its mode keeps
+// this process from reading although it is this process's user's (st is
+// its lstat), by giving its owner read and search for as long as it is
+// read: the returned function puts the mode back and must be called once
+// the directory's walk is done. A call's `chmod 000 src` after changing
+// what is in it hid those changes from the change list and from undo,
+// which said the files were as before (red team, round 5; root reads it
+// anyway). Only the owner's bits change: no other user gains anything
+// meanwhile. Anything else is refused with the error that refused it.
+func openOwnDir(dirfd int, name string, st *unix.Stat_t) (int, func(), error) {
+	if st.Uid != uint32(os.Geteuid()) {
+		return -1, nil, unix.EACCES
+	}
+	pfd, err := openPathAt(dirfd, name)
+	if err != nil {
+		return -1, nil, err
+	}
+	var pst unix.Stat_t
+	if err := unix.Fstat(pfd, &pst); err != nil || pst.Ino != st.Ino || pst.Dev != st.Dev || pst.Uid != st.Uid {
+		unix.Close(pfd)
+		return -1, nil, unix.EACCES
+	}
+	mode := pst.Mode & 0o7777
+	if err := chmodFd(pfd, mode|0o500); err != nil {
+		unix.Close(pfd)
+		return -1, nil, err
+	}
+	restore := func() {
+		_ = chmodFd(pfd, mode)
+		unix.Close(pfd)
+	}
+	fd, err := unix.Openat(pfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		restore()
+		return -1, nil, err
+	}
+	return fd, restore, nil
+}
+
 // openPathAt opens the directory rel beneath dirfd as an O_PATH descriptor
 // (usable as the directory of the *at calls, and needing no permission on
 // the directory itself), following no symlink.

@@ -293,6 +293,12 @@ func (wk *walker) entry(dirfd int, dir place, name string, dtype uint8, parentDe
 	case TypeDir:
 		at := dir.child(name, isRoot)
 		fd, err := openDirAt(dirfd, name)
+		if errors.Is(err, unix.EACCES) {
+			var reopened func()
+			if fd, reopened, err = openOwnDir(dirfd, name, &st); err == nil {
+				defer reopened()
+			}
+		}
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				return Entry{Name: name}, nil

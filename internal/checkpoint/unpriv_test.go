@@ -16,7 +16,9 @@ const envUnpriv = "BRIG_CHECKPOINT_UNPRIV"
 // through.
 func TestUnprivileged(t *testing.T) {
 	out := unprivtest.Rerun(t, envUnpriv, "")
-	if !bytes.Contains(out, []byte("--- PASS: TestSymlinkPlanted")) || !bytes.Contains(out, []byte("--- PASS: TestPermissions")) {
-		t.Fatalf("the unprivileged pass did not run the symlink test:\n%s", out)
+	for _, name := range []string{"TestSymlinkPlanted", "TestPermissions", "TestChmodDoesNotHideChanges"} {
+		if !bytes.Contains(out, []byte("--- PASS: "+name)) {
+			t.Fatalf("the unprivileged pass did not pass %s:\n%s", name, out)
+		}
 	}
 }
