@@ -256,6 +256,13 @@ func (w *repoWalk) dir(fd int, path string, old, parent *memoNode) (*memoNode, e
 	return n, nil
 }
 
+// maxWalkPath bounds the path of a directory the search goes into: each
+// level holds its path while the levels below are read, so a chain of
+// 3,000 nested directories of 250-character names (made by a call in a
+// second) held the supervisor at gigabytes (red team, round 5). Real
+// trees stay far below it; internal/checkpoint's walk has the same bound.
+const maxWalkPath = 16 << 10
+
 // childPrefix is what a name below the directory at path is appended to.
 func childPrefix(path string) string {
 	if path == "/" {
@@ -402,6 +409,9 @@ var errNotRemembered = errors.New("not the directory remembered")
 // inode and change time), not opened, when it is unchanged and, with
 // watches, already watched (opening it adds the watch).
 func (w *repoWalk) descend(fd int, path, name string, old, parent *memoNode) *memoNode {
+	if len(path) > maxWalkPath {
+		return nil // README: Limits (a repository this deep is not looked for)
+	}
 	if old != nil && old.plain && len(old.names) == 0 {
 		watched, _ := w.watch.Since(old.key(), 0)
 		if w.watch == nil || watched {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func writeFile(t *testing.T, path, content string) {
@@ -191,5 +193,49 @@ func TestProtectedPathsFromAnOversizedGitConfig(t *testing.T) {
 	}
 	if slices.Contains(got, bare) || !slices.Contains(got, filepath.Join(bare, "hook.sh")) {
 		t.Errorf("control: a config read in full protects %v", got)
+	}
+}
+
+// TestRepositorySearchDepthIsBounded: the search does not go into a
+// directory whose path is longer than maxWalkPath (each level held its
+// path while the levels below were read: 3,000 levels of 250-character
+// names, made by a call in a second, held the supervisor at gigabytes;
+// red team, round 5). Control: a repository just above the bound is found.
+func TestRepositorySearchDepthIsBounded(t *testing.T) {
+	isolatedGit(t)
+	ws := t.TempDir()
+	name := strings.Repeat("n", 200)
+	shallow := filepath.Join(ws, name, name)
+	writeFile(t, filepath.Join(shallow, ".git/config"), "[core]\n\thooksPath = hooks\n")
+	// The deep chain, made by descriptor (its path is past PATH_MAX), with
+	// a repository at the bottom.
+	fd, err := unix.Open(ws, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range append(slices.Repeat([]string{"deep" + name}, maxWalkPath/len(name)+4), ".git") {
+		if err := unix.Mkdirat(fd, d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, d, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	unix.Close(fd)
+	t.Cleanup(func() { exec.Command("rm", "-rf", filepath.Join(ws, "deep"+name)).Run() })
+	got, err := ProtectedPaths(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(got, filepath.Join(shallow, "hooks")) {
+		t.Errorf("control: the repository above the bound is not found: %d paths", len(got))
+	}
+	for _, p := range got {
+		if len(p) > maxWalkPath+len(name)+64 {
+			t.Fatalf("the search went below the bound: a protected path of %d bytes", len(p))
+		}
 	}
 }
