@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -431,13 +433,34 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 	return o
 }
 
+// reachKey is what a fetch of rawURL on host lets a redirect chain reach
+// again without asking: the host, or for an address or localhost the host
+// and port (an answer about those holds for one port: agent/net.go).
+func reachKey(host, rawURL string) string {
+	if !policy.NamesAddress(host) {
+		return host
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL // never equal to another key
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443"}[u.Scheme]
+		if port == "" {
+			port = "80"
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
 // followRedirects follows a web_fetch redirect chain. Every hop is a new
 // call decided by the policy: a host this chain was already allowed to
 // reach, or one the policy allows without asking, is fetched in a new
 // jail; any other host is not, and the model is told where the redirect
 // points so it can ask for that URL itself.
 func (e *Executor) followRedirects(ctx context.Context, mode policy.Mode, name string, args json.RawMessage, host string, res tools.Result, conns *[]jail.Connection) (tools.Result, error) {
-	reached := map[string]bool{host: true}
+	reached := map[string]bool{reachKey(host, res.Meta.URL): true}
 	for hop := 1; res.Meta.Redirect != ""; hop++ {
 		from, to := res.Meta.URL, res.Meta.Redirect
 		if hop > tools.MaxFetchRedirects {
@@ -453,10 +476,10 @@ func (e *Executor) followRedirects(ctx context.Context, mode policy.Mode, name s
 		}
 		v := e.Policy.Decide(prep.Call)
 		h := prep.Call.Host
-		if v.Tier == policy.Deny || (v.Tier != policy.Allow && !reached[h]) {
+		if v.Tier == policy.Deny || (v.Tier != policy.Allow && !reached[reachKey(h, to)]) {
 			return tools.Result{Text: fmt.Sprintf("%s redirected to %s, on host %s, which this fetch may not reach (%s). The redirect was not followed. To fetch it, call web_fetch with that URL; the user may be asked to allow %s.", from, to, h, v.Reason, h), IsError: true, Meta: res.Meta}, nil
 		}
-		reached[h] = true
+		reached[reachKey(h, to)] = true
 		spec, err := e.Policy.Compile(v, "")
 		if err != nil {
 			return tools.Result{Text: fmt.Sprintf("%s redirected to %s, which cannot be granted: %v", from, to, err), IsError: true, Meta: res.Meta}, nil

@@ -123,3 +123,34 @@ func TestWebFetchAsksOnceForAHost(t *testing.T) {
 		t.Fatalf("asked %+v", e.ap.asked)
 	}
 }
+
+// TestWebFetchRedirectToAnotherPortIsNotFollowed: a fetch of an address
+// the user allowed once reaches that port only; a redirect to another
+// port of the same address is not followed (red team, round 5: an answer
+// about localhost:3000 must not open every loopback service). Control: a
+// redirect to the same port is followed.
+func TestWebFetchRedirectToAnotherPortIsNotFollowed(t *testing.T) {
+	secret, secretHits := netSite(t)
+	hop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, secret+"/secret", http.StatusFound)
+		case "/here":
+			http.Redirect(w, r, "/page", http.StatusFound)
+		default:
+			w.Header().Set("Content-Type", "text/plain")
+			w.Write([]byte("dev page"))
+		}
+	}))
+	t.Cleanup(hop.Close)
+	e := newExecEnv(t, policy.ModeAsk)
+	e.ap.answers = []Approval{{Answer: AnswerOnce}, {Answer: AnswerOnce}}
+	o := e.ex.Execute(context.Background(), "w", "web_fetch", args(t, map[string]string{"url": hop.URL + "/away"}), nil)
+	if secretHits.Load() != 0 || !strings.Contains(o.Result.Text, "The redirect was not followed") {
+		t.Fatalf("the redirect to another port was followed (%d hits): %s", secretHits.Load(), o.Result.Text)
+	}
+	o = e.ex.Execute(context.Background(), "w2", "web_fetch", args(t, map[string]string{"url": hop.URL + "/here"}), nil)
+	if o.Result.IsError || !strings.Contains(o.Result.Text, "dev page") {
+		t.Fatalf("control: the redirect to the same port: %s", o.Result.Text)
+	}
+}
