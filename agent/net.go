@@ -139,13 +139,16 @@ func (d *netDecider) ask(ctx context.Context, r egress.Request, host string) egr
 	if by == "" {
 		by = "the user"
 	}
-	switch ap.Answer {
-	case AnswerOnce:
-		if answerNames(host) {
-			return egress.Verdict{Allow: true, Named: true, Rule: fmt.Sprintf("allowed for this call, port %d only, by %s", r.Port, by)}
-		}
+	allowed := ap.Answer == AnswerOnce || ap.Answer == AnswerSession || ap.Answer == AnswerAlways
+	switch {
+	case allowed && answerNames(host):
+		// No rule is offered for an address or localhost (a Net rule
+		// holds for every port): whatever the answer, it is this port's,
+		// for this call.
+		return egress.Verdict{Allow: true, Named: true, Rule: fmt.Sprintf("allowed for this call, port %d only, by %s", r.Port, by)}
+	case ap.Answer == AnswerOnce:
 		return egress.Verdict{Allow: true, Rule: "allowed for this call by " + by}
-	case AnswerSession, AnswerAlways:
+	case allowed:
 		always := ap.Answer == AnswerAlways
 		if err := d.e.Policy.Remember(context.WithoutCancel(ctx), always, v.Always...); err != nil {
 			d.e.logger().Warn("could not remember the approval of a host", "host", host, "err", err)
@@ -159,7 +162,7 @@ func (d *netDecider) ask(ctx context.Context, r egress.Request, host string) egr
 		// Like an answer given once: the user saw a name, which may
 		// resolve anywhere, so it reaches public addresses only (the
 		// rule kept from this answer does the same: policy.NetDecision).
-		return egress.Verdict{Allow: true, Named: answerNames(host), Rule: how}
+		return egress.Verdict{Allow: true, Rule: how}
 	}
 	if by == "no one" {
 		return egress.Verdict{Reason: fmt.Sprintf("no rule allows %s and this run cannot ask anyone; the user can allow it with --allow-host %s or a rule %s in their brig config", host, host, policy.NetRule(host))}

@@ -143,11 +143,19 @@ func TestNetworkAddressAnswerHoldsForItsPortOnly(t *testing.T) {
 	if len(e.ap.asked) != 2 || e.ap.asked[1].Net == nil || fmt.Sprint(e.ap.asked[1].Net.Port) != secretURL[strings.LastIndex(secretURL, ":")+1:] {
 		t.Fatalf("want a second question, about the other port: %+v", e.ap.asked)
 	}
+	// An answer of "session" (which no prompt offers for an address)
+	// saves no rule: it is the port's, for that call.
+	e.ap.answers = []Approval{{Answer: AnswerSession}, {Answer: AnswerDeny}}
+	bash(t, e, fmt.Sprintf("curl -s --noproxy '' %s/a; echo", devURL))
+	bash(t, e, fmt.Sprintf("curl -s --noproxy '' %s/a; echo", devURL))
+	if len(e.ap.asked) != 4 || devHits.Load() != 2 {
+		t.Fatalf("a session answer about an address was kept: asked %d, hits %d", len(e.ap.asked), devHits.Load())
+	}
 	// Control: the same call with both answered reaches both.
 	e.ap.answers = []Approval{{Answer: AnswerOnce}, {Answer: AnswerOnce}}
 	bash(t, e, fmt.Sprintf("curl -s --noproxy '' %s/a; echo; curl -s --noproxy '' %s/secret; echo", devURL, secretURL))
-	if devHits.Load() != 2 || secretHits.Load() != 1 {
-		t.Fatalf("control: hits %d and %d; want 2 and 1", devHits.Load(), secretHits.Load())
+	if devHits.Load() != 3 || secretHits.Load() != 1 {
+		t.Fatalf("control: hits %d and %d; want 3 and 1", devHits.Load(), secretHits.Load())
 	}
 }
 
