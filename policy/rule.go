@@ -342,6 +342,14 @@ func split(p string) []string {
 // /**/**/…/zz took 17 s for one path, and a session's supervisor for
 // ever: red team, round 5) costs at most patterns × segments².
 func globMatch(pat, segs []string) bool {
+	// One ** alone cannot take the matcher back over its own work: only a
+	// pattern with more keeps what failed.
+	memo := 0
+	for _, p := range pat {
+		if p == "**" {
+			memo++
+		}
+	}
 	var failed map[[2]int]bool
 	var match func(pi, si int) bool
 	match = func(pi, si int) bool {
@@ -359,10 +367,12 @@ func globMatch(pat, segs []string) bool {
 						return true
 					}
 				}
-				if failed == nil {
-					failed = map[[2]int]bool{}
+				if memo > 1 {
+					if failed == nil {
+						failed = map[[2]int]bool{}
+					}
+					failed[key] = true
 				}
-				failed[key] = true
 				return false
 			}
 			if si == len(segs) {
