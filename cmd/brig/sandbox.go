@@ -159,7 +159,15 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	}
 	// The same policy defaults as the agent's bash calls: the workspace's
 	// [sandbox] grants, brig's directories protected, the same caches.
-	wp, err := openPolicy(procEnv{Cwd: o.Cwd, Home: o.Home, Env: o.Env, Stdout: o.Stdout, Stderr: o.Stderr}, ws, policy.ModeAsk, sup.Namespaces())
+	// Built while the child starts: the policy asks whether calls get
+	// namespaces (the child's start answers it) only when the grant is
+	// compiled (BashProfile), not when it is loaded.
+	pe := procEnv{Cwd: o.Cwd, Home: o.Home, Env: o.Env, Stdout: o.Stdout, Stderr: o.Stderr}
+	wc, err := loadWorkspaceConfig(pe, ws)
+	if err != nil {
+		return err
+	}
+	wp, err := wc.policy(pe, policy.ModeAsk, sup.Namespaces, false)
 	if err != nil {
 		return err
 	}
