@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"brig/internal/xdg"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -207,7 +208,7 @@ func define[T any, PT interface {
 				return jail.Invocation{}, err
 			}
 			if p, ok := any(&v).(pather); ok {
-				home, _ := os.UserHomeDir()
+				home, _ := xdg.Home(os.Environ()) // as the policy's (no home: no expansion; brig did not start)
 				for _, f := range p.pathFields() {
 					*f = expandHome(*f, home)
 				}

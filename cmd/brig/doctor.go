@@ -44,8 +44,10 @@ Exits with status 1 when a baseline guarantee is missing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out = cmd.OutOrStdout()
-			opts.Env = os.Environ()
-			opts.Home, _ = os.UserHomeDir() // no home: the credentials file is not reported
+			var err error
+			if opts.Env, opts.Home, err = homeEnv(); err != nil {
+				return err
+			}
 			opts.Detect = jail.DetectFeatures
 			opts.Cwd, _ = os.Getwd()
 			return runDoctor(cmd.Context(), opts)

@@ -158,9 +158,9 @@ var carriedChild = sync.OnceValues(func() (*jailexe.Child, error) { return jaile
 // call's init executes. It is "" without a home directory: the programs
 // then go into memory files, as always.
 func programsDir() string {
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
+	env, home, err := homeEnv()
+	if err != nil {
 		return ""
 	}
-	return filepath.Join(dirsFor(procEnv{Home: home, Env: os.Environ()}).State, "programs")
+	return filepath.Join(dirsFor(procEnv{Home: home, Env: env}).State, "programs")
 }

@@ -76,9 +76,10 @@ running when it ends. The exit status is the command's own.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Argv = args
 			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			o.Env = os.Environ()
-			o.Home, _ = os.UserHomeDir()
 			var err error
+			if o.Env, o.Home, err = homeEnv(); err != nil {
+				return err
+			}
 			if o.Cwd, err = os.Getwd(); err != nil {
 				return fmt.Errorf("current directory: %w", err)
 			}

@@ -30,8 +30,27 @@ func currentProcEnv(stdout, stderr io.Writer) (procEnv, error) {
 	if err != nil {
 		return procEnv{}, fmt.Errorf("current directory: %w", err)
 	}
-	home, _ := os.UserHomeDir()
-	return procEnv{Cwd: cwd, Home: home, Env: os.Environ(), Stdout: stdout, Stderr: stderr}, nil
+	env, home, err := homeEnv()
+	if err != nil {
+		return procEnv{}, err
+	}
+	return procEnv{Cwd: cwd, Home: home, Env: env, Stdout: stdout, Stderr: stderr}, nil
+}
+
+// homeEnv is the process's environment and the user's home (xdg.Home);
+// when HOME was unset, the environment gains HOME set to that home, so
+// that calls and the git config brig reads see the home the policy
+// protects.
+func homeEnv() ([]string, string, error) {
+	env := os.Environ()
+	home, err := xdg.Home(env)
+	if err != nil {
+		return nil, "", err
+	}
+	if os.Getenv("HOME") != home {
+		env = append(env, "HOME="+home)
+	}
+	return env, home, nil
 }
 
 // workspacePolicy is a workspace with its loaded policy.
