@@ -88,6 +88,9 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		go carriedChild() // written while the session starts; the first spawn waits for it
 	}
 	dirs := dirsFor(o.procEnv)
+	if err := makeOwnDirs(dirs); err != nil {
+		return nil, err
+	}
 	creds, err := credentials.Load(o.Env, dirs)
 	if err != nil {
 		return nil, err

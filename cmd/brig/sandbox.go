@@ -140,6 +140,9 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 		return runUnconfined(ctx, o)
 	}
 	dirs := xdg.Resolve(o.Env, o.Home)
+	if err := makeOwnDirs(dirs); err != nil {
+		return err
+	}
 	// The call's child starts now, on the other core, while the policy
 	// and the grant are worked out here (Prestart).
 	sup, err := supervisor.New(ctx, supervisor.Options{ExecutableFunc: carriedPath, Programs: carriedPrograms, QuarantineDir: filepath.Join(dirs.State, "quarantine"),

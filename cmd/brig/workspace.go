@@ -153,3 +153,19 @@ func commandRun[O any](o *O, pe *procEnv, set func(args []string), runF, run fun
 		return run(cmd.Context(), o)
 	}
 }
+
+// makeOwnDirs makes brig's state and cache directories (if missing), so
+// that a home brig cannot write stops it at the start with the fix,
+// rather than failing each of its calls (the toolchain cache) or the
+// session's first save (the state) with a bare mkdir error.
+func makeOwnDirs(dirs xdg.Dirs) error {
+	for _, d := range []struct{ path, what, variable string }{
+		{dirs.State, "state (sessions, undo, the audit log)", "XDG_STATE_HOME"},
+		{dirs.Cache, "cache (the jail's toolchain caches)", "XDG_CACHE_HOME"},
+	} {
+		if err := os.MkdirAll(d.path, 0o700); err != nil {
+			return fmt.Errorf("brig's %s directory cannot be made: %w; make it writable, or set %s to a directory you can write", d.what, err, d.variable)
+		}
+	}
+	return nil
+}

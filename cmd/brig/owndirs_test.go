@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"brig/internal/xdg"
+)
+
+// TestMakeOwnDirsNamesTheFix: a state or cache directory brig cannot make
+// stops it with the directory and the variable that moves it (a file in
+// the way fails for root too); the control makes both.
+func TestMakeOwnDirsNamesTheFix(t *testing.T) {
+	root := t.TempDir()
+	blocker := filepath.Join(root, "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ok := xdg.Dirs{State: filepath.Join(root, "state/brig"), Cache: filepath.Join(root, "cache/brig")}
+	for _, c := range []struct {
+		dirs xdg.Dirs
+		want string
+	}{
+		{xdg.Dirs{State: filepath.Join(blocker, "brig"), Cache: ok.Cache}, "XDG_STATE_HOME"},
+		{xdg.Dirs{State: ok.State, Cache: filepath.Join(blocker, "brig")}, "XDG_CACHE_HOME"},
+	} {
+		err := makeOwnDirs(c.dirs)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), blocker) {
+			t.Errorf("%+v: got %v, want an error naming %s and %s", c.dirs, err, blocker, c.want)
+		}
+	}
+	if err := makeOwnDirs(ok); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	for _, d := range []string{ok.State, ok.Cache} {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			t.Errorf("control: %s not made as a 0700 directory: %v %v", d, fi, err)
+		}
+	}
+}
