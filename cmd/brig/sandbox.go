@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -385,6 +386,16 @@ func resolveWorkspace(flag, cwd string) (string, error) {
 	}
 	if real == "/" {
 		return "", errors.New("the workspace would be / (the whole machine); run brig inside a project directory or pass --workspace")
+	}
+	if fi, err := os.Stat(real); err == nil && !fi.IsDir() {
+		return "", fmt.Errorf("workspace %s is not a directory: pass --workspace a project directory", ws)
+	}
+	if !utf8.ValidString(real) {
+		// Sessions, undo records and the audit log hold the workspace's
+		// path as JSON text, where a byte that is not UTF-8 becomes U+FFFD:
+		// the path would never match again (undo found nothing to undo
+		// and said the files were as before).
+		return "", fmt.Errorf("the workspace's path %q is not valid UTF-8: brig's sessions and undo records could not name it; rename the directory to a UTF-8 name (such as %q)", real, strings.ToValidUTF8(real, "_"))
 	}
 	return real, nil
 }
