@@ -114,6 +114,10 @@ type MissingError struct {
 	// Keyless says that a server of the chosen API that needs no key
 	// (a local OpenAI-compatible one on --base-url) would do as well.
 	Keyless bool
+	// OpenAIBase is OPENAI_BASE_URL when it is set and no model is
+	// chosen: a local server was meant, and only the model's name is
+	// missing.
+	OpenAIBase string
 }
 
 func (e *MissingError) Error() string {
@@ -128,6 +132,10 @@ func (e *MissingError) Error() string {
 		if e.Keyless {
 			b.WriteString("\n" + keylessServer)
 		}
+		return b.String()
+	}
+	if e.OpenAIBase != "" {
+		fmt.Fprintf(&b, "OPENAI_BASE_URL is set (%s) but no model is named: give the name that server knows the model by, with --model NAME (e.g. --model qwen3-coder), /model NAME in the terminal UI, or model = \"NAME\" under [agent] in the config", e.OpenAIBase)
 		return b.String()
 	}
 	b.WriteString("no model provider is configured. Any one of these works:\n")
@@ -150,7 +158,7 @@ func None(dirs xdg.Dirs, env []string) error {
 	if lookup(env, "ANTHROPIC_BASE_URL") != "" {
 		return &MissingError{Provider: Anthropic, File: Path(dirs)}
 	}
-	return &MissingError{File: Path(dirs)}
+	return &MissingError{File: Path(dirs), OpenAIBase: lookup(env, "OPENAI_BASE_URL")}
 }
 
 func readFile(path string) (map[string]string, error) {

@@ -138,6 +138,11 @@ func TestMissingErrorListsWhatWorks(t *testing.T) {
 	if got := None(d, []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:9"}).Error(); !strings.HasPrefix(got, "no API key for anthropic") || !strings.Contains(got, "export ANTHROPIC_API_KEY=") || strings.Contains(got, "OPENAI_API_KEY") {
 		t.Errorf("None with ANTHROPIC_BASE_URL: %s", got)
 	}
+	// OPENAI_BASE_URL set, no key and no model: the model's name is what
+	// is missing (a local server needs no key).
+	if got := None(d, []string{"OPENAI_BASE_URL=http://127.0.0.1:9/v1"}).Error(); !strings.Contains(got, "OPENAI_BASE_URL is set (http://127.0.0.1:9/v1)") || !strings.Contains(got, "--model NAME") || strings.Contains(got, "no model provider is configured") {
+		t.Errorf("None with OPENAI_BASE_URL: %s", got)
+	}
 	for _, want := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", Path(d), "chmod 600 " + Path(d), "--base-url", "Ollama", "llama.cpp"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("message lacks %q:\n%s", want, got)

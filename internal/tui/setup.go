@@ -19,6 +19,11 @@ import (
 // keyHelp is the banner's account of a missing key: a head line and the
 // steps that fix it.
 func keyHelp(e *credentials.MissingError) (head string, steps []string) {
+	if e.Provider == "" && e.OpenAIBase != "" {
+		return "no model is named for OPENAI_BASE_URL", []string{
+			"OPENAI_BASE_URL is set (" + e.OpenAIBase + "): type /model NAME with the name that server knows the model by (e.g. /model qwen3-coder), or set model = \"NAME\" under [agent] in the config",
+		}
+	}
 	if e.Provider == "" {
 		return "no model provider is configured", []string{
 			"add a key to " + e.File + " (chmod 600), then pick a model with /model:",
