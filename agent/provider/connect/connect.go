@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"brig/agent/provider"
@@ -64,8 +65,16 @@ func New(cfg Config) (*Client, error) {
 		}
 	}
 	base := cfg.BaseURL
+	what := "--base-url"
 	if base == "" {
 		base = envBase(cfg.Env, wire)
+		what = "OPENAI_BASE_URL"
+		if wire == provider.Anthropic {
+			what = "ANTHROPIC_BASE_URL"
+		}
+	}
+	if err := checkBase(base); err != nil {
+		return nil, fmt.Errorf("%s %q: %w", what, base, err)
 	}
 	if !known {
 		model = provider.Unlisted(cfg.Model, wire)
@@ -158,6 +167,25 @@ func envBase(env []string, wire provider.Name) string {
 func (c *Client) Connect(ctx context.Context) error {
 	if k, ok := c.Client.(provider.Connector); ok {
 		return k.Connect(ctx)
+	}
+	return nil
+}
+
+// checkBase refuses a base URL no request could reach ("" is the
+// provider's default): one that is not http or https or names no host
+// would otherwise be tried four times as a network error.
+func checkBase(base string) error {
+	if base == "" {
+		return nil
+	}
+	u, err := url.Parse(base)
+	switch {
+	case err != nil:
+		return fmt.Errorf("not a URL: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return errors.New("not an http:// or https:// URL (e.g. http://127.0.0.1:11434/v1)")
+	case u.Host == "":
+		return errors.New("names no host (e.g. http://127.0.0.1:11434/v1)")
 	}
 	return nil
 }

@@ -142,3 +142,31 @@ func TestWebPageFailsAtOnceOnEveryWire(t *testing.T) {
 		}
 	}
 }
+
+// TestBaseURLThatNoRequestCouldReach: a base URL that is not http(s) or
+// names no host is refused at once with the flag or variable that gave
+// it; the controls (http and https with a host) pass.
+func TestBaseURLThatNoRequestCouldReach(t *testing.T) {
+	for _, c := range []struct {
+		base, want string
+	}{
+		{"not a url", "not an http"},
+		{"ftp://127.0.0.1/", "not an http"},
+		{"http://", "names no host"},
+		{"127.0.0.1:8080", "not"},
+	} {
+		err := checkBase(c.base)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want an error containing %q", c.base, err, c.want)
+		}
+	}
+	for _, ok := range []string{"", "http://127.0.0.1:11434/v1", "https://api.example.com"} {
+		if err := checkBase(ok); err != nil {
+			t.Errorf("control %q: %v", ok, err)
+		}
+	}
+	_, err := New(Config{Model: "qwen3-coder", BaseURL: "ftp://127.0.0.1/", Wire: "openaichat"})
+	if err == nil || !strings.Contains(err.Error(), "--base-url") {
+		t.Errorf("New with ftp base: %v", err)
+	}
+}
