@@ -288,6 +288,9 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 	}
 	_, sum.SessionCostUSD = a.Totals()
 	sum.Calls = pr.calls
+	if sum.Calls == nil {
+		sum.Calls = []callRecord{} // "calls": [], not null, for a run without tool calls
+	}
 	if !run.Kept() {
 		sum.Session = "" // nothing was answered: the session is not kept
 	}

@@ -40,3 +40,15 @@ func TestMakeOwnDirsNamesTheFix(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownToolListsEachToolOnce: the error for a --tool typo lists the
+// native tools, web_fetch once.
+func TestUnknownToolListsEachToolOnce(t *testing.T) {
+	_, err := (&policyCheckOptions{Tool: "nosuch"}).checkCall()
+	if err == nil {
+		t.Fatal("an unknown tool was accepted")
+	}
+	if n := strings.Count(err.Error(), "web_fetch"); n != 1 || !strings.Contains(err.Error(), "read_file") {
+		t.Errorf("web_fetch listed %d times, or read_file missing: %v", n, err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -97,7 +98,10 @@ func (o *policyCheckOptions) checkCall() (policy.Call, error) {
 		for _, d := range tools.NewRegistry().Definitions() {
 			names = append(names, string(d.Name))
 		}
-		return policy.Call{}, fmt.Errorf("unknown tool %q (native tools: %s, web_fetch; MCP tools are SERVER__TOOL)", o.Tool, strings.Join(names, ", "))
+		if !slices.Contains(names, "web_fetch") {
+			names = append(names, "web_fetch") // the supervisor's own, where the registry leaves it out
+		}
+		return policy.Call{}, fmt.Errorf("unknown tool %q (native tools: %s; MCP tools are SERVER__TOOL)", o.Tool, strings.Join(names, ", "))
 	}
 	if !ok {
 		eff = policy.EffectMCP
