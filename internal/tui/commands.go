@@ -25,7 +25,7 @@ var slashCommands = []slashCommand{
 	{"resume", "[id]", "reopen a saved session of this workspace (picker)"},
 	{"clear", "", "start a new session (the current one stays saved)"},
 	{"compact", "", "summarise the conversation to free context"},
-	{"undo", "[--force] [N]", "put back what the last call changed (N: call N and every later one; brig changes lists them)"},
+	{"undo", "[--force] [--dry-run] [N]", "put back what the last call changed (N: call N and every later one; brig changes lists them)"},
 	{"cost", "", "tokens and cost of this session and since brig started"},
 	{"permissions", "", "the rules in effect and where each comes from"},
 	{"plan", "", "the model's current plan checklist"},
