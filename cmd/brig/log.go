@@ -95,6 +95,11 @@ func runLog(ctx context.Context, o *logOptions) error {
 	default:
 		return fmt.Errorf("--tier %q: want allow, ask or deny", o.Tier)
 	}
+	switch auditlog.Kind(o.Kind) {
+	case "", auditlog.KindCall, auditlog.KindUndo, auditlog.KindTrust, auditlog.KindMode, auditlog.KindRule:
+	default:
+		return fmt.Errorf("--kind %q: want call, undo, trust, mode or rule", o.Kind)
+	}
 	l := auditLog(dirsFor(o.procEnv).State)
 	n := 0
 	err = l.Records(func(r auditlog.Record) error {

@@ -1,6 +1,11 @@
 package main
 
+// What a new user's first runs met: the errors that must say what is
+// wrong and how to fix it.
+
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,5 +55,19 @@ func TestUnknownToolListsEachToolOnce(t *testing.T) {
 	}
 	if n := strings.Count(err.Error(), "web_fetch"); n != 1 || !strings.Contains(err.Error(), "read_file") {
 		t.Errorf("web_fetch listed %d times, or read_file missing: %v", n, err)
+	}
+}
+
+// TestLogRefusesAnUnknownKind: a typo in --kind is an error naming the
+// kinds, not "no audit records match"; a known kind is not refused.
+func TestLogRefusesAnUnknownKind(t *testing.T) {
+	home := t.TempDir()
+	pe := procEnv{Home: home, Env: []string{"HOME=" + home}, Stdout: io.Discard, Stderr: io.Discard}
+	err := runLog(context.Background(), &logOptions{procEnv: pe, Kind: "nope"})
+	if err == nil || !strings.Contains(err.Error(), "want call, undo, trust, mode or rule") {
+		t.Errorf("--kind nope: %v", err)
+	}
+	if err := runLog(context.Background(), &logOptions{procEnv: pe, Kind: "mode"}); err != nil && strings.Contains(err.Error(), "--kind") {
+		t.Errorf("control --kind mode: %v", err)
 	}
 }
