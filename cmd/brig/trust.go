@@ -85,7 +85,7 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 		return err
 	}
 	if sum == "" {
-		return fmt.Errorf("%s does not exist: there is no repository config to trust", wp.Files.Repo)
+		return fmt.Errorf("%s does not exist: there is no repository config to trust. To make this workspace's instruction files (AGENTS.md) your words, trust an empty config: mkdir -p %s && touch %s && brig trust", wp.Files.Repo, filepath.Dir(wp.Files.Repo), wp.Files.Repo)
 	}
 	servers, serverWarnings, err := mcp.ServersIn(wp.Files.Repo)
 	if err != nil {
