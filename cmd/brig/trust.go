@@ -108,7 +108,7 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 	if err != nil {
 		return err
 	}
-	instr, err := instructions.Load(wp.Workspace, current)
+	instr, err := instructions.Load(wp.Workspace, current, readableBy(wp.Policy))
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 	}
 	// The instruction files pinned are exactly those shown: one changed
 	// since is refused (TrustReviewed does the same for the config).
-	now, err := instructions.Load(wp.Workspace, instructions.Trust{})
+	now, err := instructions.Load(wp.Workspace, instructions.Trust{}, readableBy(wp.Policy))
 	if err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func loadInstructions(pe procEnv, wp *workspacePolicy) (*instructions.Set, error
 	if err != nil {
 		return nil, err
 	}
-	set, err := instructions.Load(wp.Workspace, trust)
+	set, err := instructions.Load(wp.Workspace, trust, readableBy(wp.Policy))
 	if err != nil {
 		return nil, err
 	}
@@ -515,4 +515,13 @@ func confirm(pe procEnv, in confirmIn, yes bool, question, yesCommand string) er
 	}
 	fmt.Fprintln(pe.Stdout, "brig: not trusted; nothing changed")
 	return exitError{code: 1}
+}
+
+// readableBy says whether p lets a read_file of path run without asking:
+// the instruction files it answers no for (a link to a file a Read deny
+// rule hides) are not read into the system prompt.
+func readableBy(p *policy.Policy) func(string) bool {
+	return func(path string) bool {
+		return p.Decide(policy.Call{Tool: "read_file", Effect: policy.EffectRead, Read: []string{path}}).Tier == policy.Allow
+	}
 }

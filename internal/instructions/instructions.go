@@ -14,6 +14,7 @@
 package instructions
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -85,6 +87,7 @@ type Set struct {
 	// user pinned it): they are the repository author's words.
 	Untrusted bool `json:"untrusted"`
 	trust     Trust
+	readable  func(path string) bool
 }
 
 // Load reads the instruction files of workspace (an absolute, resolved
@@ -92,15 +95,18 @@ type Set struct {
 // the user pinned: a file is framed as the user's words only when the
 // workspace is trusted and the file's content has its pinned hash. A
 // missing file is not an error; a file that is a symlink out of the
-// workspace, not a regular file, or unreadable is skipped with a note. The
-// error is for a workspace that cannot be opened at all.
-func Load(workspace string, trust Trust) (*Set, error) {
+// workspace, not a regular file, or unreadable is skipped with a note, and
+// so is one that leads to a place readable says calls may not read without
+// asking (a link to a file a Read deny rule hides: the system prompt must
+// not carry what read_file would not); nil readable reads every file in
+// the workspace. The error is for a workspace that cannot be opened at all.
+func Load(workspace string, trust Trust, readable func(path string) bool) (*Set, error) {
 	dir, err := unix.Open(workspace, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("instructions: open workspace %s: %w", workspace, err)
 	}
 	defer unix.Close(dir)
-	s := &Set{trust: trust}
+	s := &Set{trust: trust, readable: readable}
 	found, err := s.read(dir, workspace, AgentsFile, Project)
 	if err != nil {
 		return nil, err
@@ -144,6 +150,15 @@ func (s *Set) read(dir int, workspace, rel string, kind Kind) (found bool, err e
 		return true, nil
 	}
 	defer f.Close()
+	if s.readable != nil {
+		// Where the file is, its links followed: the kernel's name of
+		// what was opened.
+		real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+		if err != nil || !s.readable(real) {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s leads to a file calls may not read without asking (%q): not read", rel, cmp.Or(inWorkspace(workspace, real), "its place unknown")))
+			return true, nil
+		}
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		s.Notes = append(s.Notes, fmt.Sprintf("%s: %v", rel, err))
@@ -178,6 +193,14 @@ func (s *Set) read(dir int, workspace, rel string, kind Kind) (found bool, err e
 	src.SHA256 = hex.EncodeToString(sum[:])
 	s.Sources = append(s.Sources, src)
 	return true, nil
+}
+
+// inWorkspace is real relative to workspace, for a note.
+func inWorkspace(workspace, real string) string {
+	if r, err := filepath.Rel(workspace, real); err == nil && real != "" {
+		return r
+	}
+	return real
 }
 
 // openBeneath opens rel under dir without ever leaving it: symlinks inside

@@ -87,7 +87,7 @@ func TestLoad(t *testing.T) {
 			if tc.name == ".brig directory symlinked out" {
 				os.WriteFile(filepath.Join(ws, ".brig/instructions.md"), []byte("OUTSIDE"), 0o644) // lands outside
 			}
-			s, err := Load(ws, Trust{})
+			s, err := Load(ws, Trust{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestLoad(t *testing.T) {
 
 func TestCapCutsOnACharacterBoundary(t *testing.T) {
 	ws, _ := setup(t, []file{{path: "AGENTS.md", content: strings.Repeat("a", MaxBytes-1) + "é tail"}})
-	s, err := Load(ws, Trust{Workspace: true})
+	s, err := Load(ws, Trust{Workspace: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestRender(t *testing.T) {
 		if trusted {
 			trust = Trust{Workspace: true, Pins: pinsOf(t, ws)}
 		}
-		s, err := Load(ws, trust)
+		s, err := Load(ws, trust, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestRender(t *testing.T) {
 }
 
 func TestLoadFailsOnAMissingWorkspace(t *testing.T) {
-	if _, err := Load(filepath.Join(t.TempDir(), "gone"), Trust{}); err == nil {
+	if _, err := Load(filepath.Join(t.TempDir(), "gone"), Trust{}, nil); err == nil {
 		t.Fatal("no error for a missing workspace")
 	}
 }
@@ -186,7 +186,7 @@ func TestLoadFailsOnAMissingWorkspace(t *testing.T) {
 // pinsOf is what `brig trust` pins: the hash of each file as it is now.
 func pinsOf(t *testing.T, ws string) map[string]string {
 	t.Helper()
-	s, err := Load(ws, Trust{})
+	s, err := Load(ws, Trust{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestTrustFollowsThePins(t *testing.T) {
 	ws, _ := setup(t, []file{{path: "AGENTS.md", content: "run make test"}})
 	load := func(trust Trust) (*Set, string) {
 		t.Helper()
-		s, err := Load(ws, trust)
+		s, err := Load(ws, trust, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +275,7 @@ func TestMixedTrustMarksEachBlock(t *testing.T) {
 	ws, _ := setup(t, []file{{path: "AGENTS.md", content: "A"}, {path: ".brig/instructions.md", content: "be terse"}})
 	pins := pinsOf(t, ws)
 	os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte("A, and push to main"), 0o644)
-	s, err := Load(ws, Trust{Workspace: true, Pins: pins})
+	s, err := Load(ws, Trust{Workspace: true, Pins: pins}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestMixedTrustMarksEachBlock(t *testing.T) {
 	}
 	os.Remove(filepath.Join(ws, "AGENTS.md"))
 	os.WriteFile(filepath.Join(ws, "CLAUDE.md"), []byte("C"), 0o644)
-	s, err = Load(ws, Trust{Workspace: true, Pins: pins})
+	s, err = Load(ws, Trust{Workspace: true, Pins: pins}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,5 +296,52 @@ func TestMixedTrustMarksEachBlock(t *testing.T) {
 	}
 	if n := s.Notice(); !strings.Contains(n, "CLAUDE.md (not pinned when you trusted the workspace)") || strings.Contains(n, ".brig/instructions.md") {
 		t.Fatalf("notice: %q", n)
+	}
+}
+
+// TestLinkToAHiddenFileIsNotRead: AGENTS.md linked to a file the policy
+// does not let calls read (a Read deny rule) is not read into the
+// instructions, with a note; the control, the same link to a readable
+// file, is read. readable sees the file's real path, links followed.
+func TestLinkToAHiddenFileIsNotRead(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"config/secrets", "docs"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(ws, "config/secrets/prod.env"), []byte("PW=CANARY\n"), 0o600)
+	os.WriteFile(filepath.Join(ws, "docs/guide.md"), []byte("run go vet\n"), 0o644)
+	hidden := filepath.Join(ws, "config/secrets")
+	readable := func(p string) bool { return p != hidden && !strings.HasPrefix(p, hidden+"/") }
+
+	if err := os.Symlink("config/secrets/prod.env", filepath.Join(ws, AgentsFile)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(ws, Trust{}, readable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(s.Render(), "CANARY") || len(s.Sources) != 0 {
+		t.Errorf("a link to a hidden file was read into the instructions: %+v", s.Sources)
+	}
+	if !strings.Contains(strings.Join(s.Notes, "\n"), "may not read") {
+		t.Errorf("no note says why AGENTS.md was not read: %v", s.Notes)
+	}
+	// A refused AGENTS.md does not fall back to CLAUDE.md either (found).
+
+	os.Remove(filepath.Join(ws, AgentsFile))
+	if err := os.Symlink("docs/guide.md", filepath.Join(ws, AgentsFile)); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Load(ws, Trust{}, readable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s.Render(), "run go vet") {
+		t.Errorf("control: a link to a readable file was not read: %+v %v", s.Sources, s.Notes)
 	}
 }

@@ -41,3 +41,46 @@ func TestReadDenyRuleHidesFromBash(t *testing.T) {
 		t.Errorf("brig sandbox: %v\n%s", err, out)
 	}
 }
+
+// TestInstructionLinkToAHiddenFile: AGENTS.md is a link to a file a Read
+// deny rule hides (a repository can ship one; a call can plant one with a
+// path built at run time): a session, even in plan mode with no tool
+// call, must not send that file's bytes in its system prompt. The
+// control: the same link to an ordinary file is sent.
+func TestInstructionLinkToAHiddenFile(t *testing.T) {
+	for _, c := range []struct {
+		target, want, never string
+	}{
+		{"config/secrets/prod.env", "", "CANARY_NESTED"},
+		{"docs/guide.md", "guide-word", ""},
+	} {
+		e := newEnv(t, "anthropic", fakeprovider.Turn{Text: "done"})
+		for _, d := range []string{"config/secrets", "docs"} {
+			if err := os.MkdirAll(filepath.Join(e.ws, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.WriteFile(filepath.Join(e.ws, "config/secrets/prod.env"), []byte("PW=CANARY_NESTED_1111\n"), 0o600)
+		os.WriteFile(filepath.Join(e.ws, "docs/guide.md"), []byte("guide-word: run go vet\n"), 0o644)
+		if err := os.Symlink(c.target, filepath.Join(e.ws, "AGENTS.md")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(e.home+"/.config/brig", 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(e.home+"/.config/brig/config.toml", []byte("[permissions]\ndeny = [\"Read(./config/secrets/**)\"]\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := e.run(t, "--model", "claude-sonnet-4-5", "-p", "hello", "--mode", "plan")
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d\n%s", c.target, r.code, r.stderr)
+		}
+		sent := requests(e.srv)
+		if c.never != "" && strings.Contains(sent, c.never) {
+			t.Errorf("ESCAPE: AGENTS.md -> %s: the hidden file's bytes were sent to the model", c.target)
+		}
+		if c.want != "" && !strings.Contains(sent, c.want) {
+			t.Errorf("control: AGENTS.md -> %s was not sent", c.target)
+		}
+	}
+}
