@@ -15,9 +15,10 @@ import (
 //   - /tmp and /dev/shm become fresh tmpfs, with granted paths under them
 //     (a workspace in /tmp, say) carried over as bind mounts;
 //   - each hidden path is masked (with the masks sealNamespace made);
-//   - each directory on the way to a protected path becomes a mount point
-//     (so it cannot be renamed away and replaced), and each existing
-//     protected path is bound read-only over itself.
+//   - each directory on the way to a protected or hidden path becomes a
+//     mount point (so it cannot be renamed away and replaced, or moved out
+//     from under its mask), and each existing protected path is bound
+//     read-only over itself.
 func setupView(spec Spec, m *masks) error {
 	if err := restoreWrites(spec); err != nil {
 		return err
@@ -406,6 +407,19 @@ func protect(spec Spec) error {
 		ro = append(ro, target)
 		pin(p, root)
 		pin(target, troot)
+	}
+	// The directories on the way to a hidden place are pinned too: the
+	// mask is a mount on the place itself, which cannot be renamed, but a
+	// directory above it could be (mv config cfg2), taking the place out
+	// from under the name the next call's mask is looked up by.
+	for _, p := range spec.Hidden {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		pin(p, protectionRoot(p, spec))
+		if target, err := filepath.EvalSymlinks(p); err == nil && target != p {
+			pin(target, protectionRoot(target, spec))
+		}
 	}
 	slices.Sort(pins)
 	pins = slices.Compact(pins)

@@ -84,3 +84,66 @@ func TestInstructionLinkToAHiddenFile(t *testing.T) {
 		}
 	}
 }
+
+// TestHiddenPlaceCannotBeMovedOutFromUnderItsMask: a Read deny rule's
+// place sits below a directory a call may write (config/secrets). A call
+// that renames that directory (bash mv in auto mode, move_path in edit
+// mode) must not leave the place readable under the new name, by that
+// call or a later one: the rename fails, or the bytes stay hidden. The
+// control: the same rename of a directory holding no hidden place works
+// (one level down: without a mount namespace the workspace's own entries
+// cannot be renamed while it holds a hidden place, its grant being split
+// around the place).
+func TestHiddenPlaceCannotBeMovedOutFromUnderItsMask(t *testing.T) {
+	for _, c := range []struct {
+		mode  string
+		moves []fakeprovider.ToolCall
+	}{
+		{"auto", []fakeprovider.ToolCall{tc("bash", `{"command":"mv config cfg2; mv keys k2; mv plain/inner plain/inner2; echo moved"}`)}},
+		{"edit", []fakeprovider.ToolCall{
+			tc("move_path", `{"source":"config","destination":"cfg2"}`),
+			tc("move_path", `{"source":"keys","destination":"k2"}`),
+			tc("move_path", `{"source":"plain/inner","destination":"plain/inner2"}`),
+		}},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			e := newEnv(t, "anthropic",
+				fakeprovider.Turn{ToolCalls: c.moves},
+				fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{
+					tc("read_file", `{"path":"cfg2/secrets/prod.env"}`),
+					tc("read_file", `{"path":"k2/a.key"}`),
+					tc("bash", `{"command":"cat cfg2/secrets/prod.env k2/a.key plain/inner2/notes.txt; echo end"}`),
+				}},
+				fakeprovider.Turn{Text: "done"},
+			)
+			for _, d := range []string{"config/secrets", "keys", "plain/inner"} {
+				if err := os.MkdirAll(filepath.Join(e.ws, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			os.WriteFile(filepath.Join(e.ws, "config/secrets/prod.env"), []byte("PW=CANARY_NESTED_1111\n"), 0o600)
+			os.WriteFile(filepath.Join(e.ws, "keys/a.key"), []byte("CANARY_KEYFILE_2222\n"), 0o600)
+			os.WriteFile(filepath.Join(e.ws, "plain/inner/notes.txt"), []byte("plain-word\n"), 0o644)
+			if err := os.MkdirAll(e.home+"/.config/brig", 0o700); err != nil {
+				t.Fatal(err)
+			}
+			rules := "[permissions]\ndeny = [\"Read(./config/secrets/**)\", \"Read(./keys/*.key)\"]\n"
+			if err := os.WriteFile(e.home+"/.config/brig/config.toml", []byte(rules), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := e.run(t, "--model", "claude-sonnet-4-5", "-p", "tidy up", "--mode", c.mode)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			sent := requests(e.srv)
+			for _, canary := range []string{"CANARY_NESTED_1111", "CANARY_KEYFILE_2222"} {
+				if strings.Contains(sent, canary) {
+					t.Errorf("ESCAPE: %s reached the model after its directory was renamed", canary)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(e.ws, "plain/inner2/notes.txt")); err != nil || !strings.Contains(sent, "plain-word") {
+				t.Errorf("control: a directory holding no hidden place was not renamed and read (%v)\n%s", err, r.stderr)
+			}
+		})
+	}
+}
