@@ -113,6 +113,10 @@ func (e *Error) Error() string {
 		}
 		e.writeAttempts(&b)
 	default:
+		if e.Status >= 300 && e.Status < 400 {
+			fmt.Fprintf(&b, "%s at %s answered with a redirect%s: brig does not follow one with your key and the conversation; if you trust where it leads, set --base-url (or %s) to that address", e.Provider, e.BaseURL, detail, baseEnv(e.Provider))
+			break
+		}
 		fmt.Fprintf(&b, "%s rejected the request%s", e.Provider, detail)
 	}
 	return b.String()

@@ -72,7 +72,12 @@ func NewHTTPClient() *http.Client { return newHTTPClient(pingAfter, pingWait) }
 func newHTTPClient(after, wait time.Duration) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.HTTP2 = &http.HTTP2Config{SendPingTimeout: after, PingTimeout: wait}
-	return &http.Client{Transport: t}
+	// A redirect is not followed: the request carries the key and the
+	// whole conversation, which go only to the address the user set (Go
+	// keeps a custom key header such as x-api-key across hosts, and
+	// Authorization across ports). The 3xx comes back as the answer, and
+	// the provider reports its status and where it led.
+	return &http.Client{Transport: t, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // Fresh is how long a connection that carried a request (or was opened

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,5 +212,38 @@ func TestConnectFollowsNoRedirect(t *testing.T) {
 	e = &Endpoint{Provider: provider.OpenAI, Base: gone, URL: gone + "/v1/responses", HC: hc}
 	if err := e.Connect(context.Background()); err == nil || !strings.Contains(err.Error(), gone) {
 		t.Fatalf("Connect to a closed port: %v, want an error naming %s", err, gone)
+	}
+}
+
+// TestAPIRequestsFollowNoRedirect: a provider endpoint that redirects gets
+// its 3xx back as the answer; the place it points to receives nothing
+// (not the key, not the body). The control: the same client reaches that
+// place when asked directly.
+func TestAPIRequestsFollowNoRedirect(t *testing.T) {
+	var got atomic.Int32
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got.Add(1) }))
+	defer sink.Close()
+	redir := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, sink.URL+"/v1/messages", http.StatusTemporaryRedirect)
+	}))
+	defer redir.Close()
+	c := newHTTPClient(time.Second, time.Second)
+	req, _ := http.NewRequest("POST", redir.URL+"/v1/messages", strings.NewReader(`{"secret":"conversation"}`))
+	req.Header.Set("x-api-key", "sk-canary")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTemporaryRedirect || got.Load() != 0 {
+		t.Errorf("status %d, the redirect's target got %d requests; want 307 and none", resp.StatusCode, got.Load())
+	}
+	resp, err = c.Post(sink.URL, "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got.Load() != 1 {
+		t.Errorf("control: the sink got %d requests asked directly", got.Load())
 	}
 }
