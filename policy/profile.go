@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -609,7 +610,31 @@ func goProxyVia(modCache, user string, download bool) string {
 	if !download {
 		return local + ",off"
 	}
-	return local + "," + cmp.Or(user, "https://proxy.golang.org,direct")
+	return local + "," + cmp.Or(withoutPasswords(user), "https://proxy.golang.org,direct")
+}
+
+// withoutPasswords is a GOPROXY list with the user information (user:token@)
+// taken out of each URL: a call's environment is the model's to read (env),
+// and a proxy's password is a credential like any other. A proxy that
+// needs one then refuses the call's downloads (Go also takes credentials
+// from GOAUTH or ~/.netrc, which calls cannot read either).
+func withoutPasswords(list string) string {
+	var b strings.Builder
+	for list != "" {
+		i := strings.IndexAny(list, ",|")
+		item, sep := list, ""
+		if i >= 0 {
+			item, sep, list = list[:i], list[i:i+1], list[i+1:]
+		} else {
+			list = ""
+		}
+		if u, err := url.Parse(item); err == nil && u.User != nil {
+			u.User = nil
+			item = u.String()
+		}
+		b.WriteString(item + sep)
+	}
+	return b.String()
 }
 
 func modCache(env []string, home string) string {

@@ -591,3 +591,26 @@ func TestSandboxPathsThroughPlantedLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestGoProxyPasswordStaysOut: a GOPROXY holding a password (user:token@)
+// reaches a call's environment without it, with Go downloads (the list
+// the call's GOPROXY ends with) and without; with downloads, the host and
+// the rest of the list stay (the control).
+func TestGoProxyPasswordStaysOut(t *testing.T) {
+	for _, downloads := range []bool{true, false} {
+		p := testProfile(t)
+		p.Network, p.GoDownloads = true, downloads
+		p.ParentEnv = append(p.ParentEnv, "GOPROXY=https://me:CANARY_TOKEN@goproxy.corp.example/x,direct|https://proxy.golang.org")
+		s, err := p.Spec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := strings.Join(s.Env, "\n")
+		if strings.Contains(env, "CANARY_TOKEN") {
+			t.Errorf("downloads %v: the proxy's password is in the call's environment:\n%s", downloads, env)
+		}
+		if downloads && !strings.Contains(env, "https://goproxy.corp.example/x,direct|https://proxy.golang.org") {
+			t.Errorf("downloads %v: the proxy list lost more than its password:\n%s", downloads, env)
+		}
+	}
+}
