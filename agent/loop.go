@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -368,6 +369,7 @@ func (a *Agent) Run(ctx context.Context, user []provider.Block) (tr TurnResult, 
 			return a.failed(ctx, tr, resp, err)
 		}
 		msg := resp.Message
+		distinctToolIDs(msg)
 		// The answer is written before its calls start and synced while
 		// they run; it is on disk before their results are written.
 		if err := a.addLater(context.WithoutCancel(ctx), msg); err != nil {
@@ -750,4 +752,31 @@ func resultBlock(id string, r tools.Result) provider.Block {
 		content = append(content, provider.Block{Type: provider.BlockImage, Image: &provider.Image{MediaType: img.MediaType, Data: data}})
 	}
 	return provider.Block{Type: provider.BlockToolResult, ToolResult: &provider.ToolResult{ToolUseID: id, IsError: r.IsError, Content: content}}
+}
+
+// distinctToolIDs gives each tool call of an answer an id of its own,
+// in the answer as it is kept: results are matched to calls by id (by
+// the provider, the front ends, the audit log), so two calls under one id
+// could have one's result or approval taken for the other's (the TUI
+// crashed on it). A provider's API never sends that; a local server
+// might. A repeated or missing id gets a suffix or a name of brig's
+// (letters, digits, _ and -, as the APIs accept), and the answer's
+// history and the results carry the new one.
+func distinctToolIDs(msg provider.Message) {
+	seen := map[string]bool{}
+	for i, b := range msg.Content {
+		if b.Type != provider.BlockToolUse || b.ToolUse == nil {
+			continue
+		}
+		id := b.ToolUse.ID
+		for n := 2; id == "" || seen[id]; n++ {
+			id = fmt.Sprintf("%s_brig%d", cmp.Or(b.ToolUse.ID, "call"), n)
+		}
+		if id != b.ToolUse.ID {
+			u := *b.ToolUse
+			u.ID = id
+			msg.Content[i].ToolUse = &u
+		}
+		seen[id] = true
+	}
 }

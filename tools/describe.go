@@ -21,6 +21,16 @@ type describeArgs struct {
 // the URL of a fetch. Malformed arguments show as they came. The text is
 // the model's: a front end makes it inert before it reaches a terminal.
 func Describe(name string, raw json.RawMessage) string {
+	d := describe(name, raw)
+	if strings.ContainsAny(d, "\n\r") {
+		// On one line: a line break in a path or a URL would let the text
+		// after it pass for a line of brig's own (a forged tool call).
+		d = strings.NewReplacer("\r\n", "␍␊", "\n", "␊", "\r", "␍").Replace(d)
+	}
+	return d
+}
+
+func describe(name string, raw json.RawMessage) string {
 	var a describeArgs
 	_ = json.Unmarshal(raw, &a) // a malformed call shows what it can
 	switch {

@@ -225,16 +225,16 @@ func nonInteractive(yes bool, stderr io.Writer) agent.Approver {
 			for _, b := range v.Beyond {
 				parts = append(parts, b.String())
 			}
-			fmt.Fprintf(stderr, "brig: denied (beyond the %s jail profile; --yes never widens it): %s — %s\n", v.Profile, req.Tool, strings.Join(parts, "; "))
+			fmt.Fprintf(stderr, "brig: denied (beyond the %s jail profile; --yes never widens it): %s — %s\n", v.Profile, termsafe.Line(req.Tool), termsafe.Line(strings.Join(parts, "; ")))
 			return agent.Approval{Answer: agent.AnswerDeny, By: agent.ByNoOne, Message: fmt.Sprintf(
 				"this call needs a grant beyond the %s jail profile of %s mode (%s), which only the user can give, and a non-interactive run cannot ask them: %s. Do without it, or tell the user what you need and why",
 				v.Profile, v.Mode, v.Profile.Describe(), strings.Join(parts, "; "))}, nil
 		}
 		if yes {
-			fmt.Fprintf(stderr, "brig: approved (--yes): %s — %s\n", req.Tool, v.Reason)
+			fmt.Fprintf(stderr, "brig: approved (--yes): %s — %s\n", termsafe.Line(req.Tool), termsafe.Line(v.Reason))
 			return agent.Approval{Answer: agent.AnswerOnce, By: "--yes"}, nil
 		}
-		fmt.Fprintf(stderr, "brig: denied (no one to ask; use --yes or --mode): %s — %s\n", req.Tool, v.Reason)
+		fmt.Fprintf(stderr, "brig: denied (no one to ask; use --yes or --mode): %s — %s\n", termsafe.Line(req.Tool), termsafe.Line(v.Reason))
 		return agent.Approval{Answer: agent.AnswerDeny, By: agent.ByNoOne, Message: "the call needs approval (" + v.Reason + ") and a non-interactive run cannot ask the user; do without it or explain what you need"}, nil
 	})
 }

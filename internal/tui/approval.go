@@ -46,6 +46,17 @@ func strict(s string) string {
 	return termsafe.StrictMarked(s, func(sym string) string { return stWarn.Render(sym) })
 }
 
+// strictLine is strict for a value shown on one line (a path, a URL, the
+// policy's reason): a newline or a tab in it is a marked symbol, so that
+// text after it cannot pass for a line of brig's own.
+func strictLine(s string) string {
+	s = strict(s)
+	if strings.ContainsAny(s, "\n\t") {
+		s = strings.NewReplacer("\n", stWarn.Render("␊"), "\t", stWarn.Render("␉")).Replace(s)
+	}
+	return s
+}
+
 // code makes a line of a file's content safe to show as code: what Strict
 // shows, except tabs, which are expanded.
 func code(s string) string {
@@ -71,9 +82,9 @@ func (m *Model) approvalView(p *pending, room int) string {
 	if n := req.Net; n != nil {
 		// A connection of a running call, held by the proxy meanwhile.
 		target := strict(hostPort(n.Host, n.Port))
-		head = append(head, wrapIndent(stWarn.Render("▲ let "+strict(req.Tool)+" connect to "+target+"?")+stDim.Render(" — ")+strict(quotedReason(req.Verdict))+stDim.Render(" (the connection waits for your answer)"), w, "  ")...)
+		head = append(head, wrapIndent(stWarn.Render("▲ let "+strict(req.Tool)+" connect to "+target+"?")+stDim.Render(" — ")+strictLine(quotedReason(req.Verdict))+stDim.Render(" (the connection waits for your answer)"), w, "  ")...)
 	} else {
-		head = append(head, wrapIndent(stWarn.Render("▲ approve "+strict(req.Tool)+"?")+stDim.Render(" — ")+strict(quotedReason(req.Verdict)), w, "  ")...)
+		head = append(head, wrapIndent(stWarn.Render("▲ approve "+strictLine(req.Tool)+"?")+stDim.Render(" — ")+strictLine(quotedReason(req.Verdict)), w, "  ")...)
 	}
 	if hiddenIn(req) {
 		head = append(head, wrapIndent(stWarn.Render("⚠ this call holds characters a terminal would not show as they act (control, bidi or invisible ones); they are shown as marked symbols"), w, "  ")...)
@@ -251,7 +262,14 @@ func hiddenIn(req agent.ApprovalRequest) bool {
 			}
 		}
 	}
-	return slices.ContainsFunc(req.Verdict.Paths, func(p policy.PathVerdict) bool { return termsafe.Hidden(p.Given) || termsafe.Hidden(p.Resolved) })
+	for _, k := range []string{"path", "source", "destination", "url", "pattern"} {
+		if s, ok := v[k].(string); ok && strings.ContainsAny(s, "\n\t") {
+			return true // a line break in a name: text after it could pass for brig's
+		}
+	}
+	return slices.ContainsFunc(req.Verdict.Paths, func(p policy.PathVerdict) bool {
+		return termsafe.Hidden(p.Given) || termsafe.Hidden(p.Resolved) || strings.ContainsAny(p.Given+p.Resolved, "\n\t")
+	})
 }
 
 // hiddenText is Hidden, tabs and newlines aside (a file's content has them).
@@ -268,19 +286,19 @@ func (m *Model) targetLines(req agent.ApprovalRequest, a args, pv *preview, w in
 	}
 	name := tools.Name(req.Tool)
 	if n := req.Net; n != nil {
-		line("host", strict(n.Host))
-		line("port", fmt.Sprintf("%d", n.Port)+stDim.Render(" ("+strict(n.Via)+")"))
+		line("host", strictLine(n.Host))
+		line("port", fmt.Sprintf("%d", n.Port)+stDim.Render(" ("+strictLine(n.Via)+")"))
 		out = append(out, wrapIndent(stDim.Render("  asked by the running call:"), w, "    ")...)
 	}
 	switch {
 	case name == tools.Bash:
 		if dir := parseBashDir(req.Args); dir != "" {
-			line("in", strict(dir))
+			line("in", strictLine(dir))
 		}
 	case pv.target != "":
-		shown := strict(pv.target)
+		shown := strictLine(pv.target)
 		if pv.given != "" && !samePath(pv.given, pv.target, req.Grant) {
-			shown = strict(pv.given) + " → " + shown + stDim.Render(" (where it leads)")
+			shown = strictLine(pv.given) + " → " + shown + stDim.Render(" (where it leads)")
 		}
 		verb := map[tools.Name]string{tools.EditFile: "edit", tools.MultiEdit: "edit", tools.WriteFile: "write", tools.DeletePath: "delete"}[name]
 		facts := ""
@@ -299,7 +317,7 @@ func (m *Model) targetLines(req agent.ApprovalRequest, a args, pv *preview, w in
 			line("", what)
 		}
 		if pv.note != "" && !(name == tools.WriteFile && !pv.exists) {
-			out = append(out, wrapIndent(stWarn.Render("  ⚠ ")+stDim.Render(strict(pv.note)), w, "    ")...)
+			out = append(out, wrapIndent(stWarn.Render("  ⚠ ")+stDim.Render(strictLine(pv.note)), w, "    ")...)
 		}
 	case a.Source != "" || a.Destination != "":
 		src, dst := a.Source, a.Destination
@@ -311,15 +329,15 @@ func (m *Model) targetLines(req agent.ApprovalRequest, a args, pv *preview, w in
 				dst = p.Resolved
 			}
 		}
-		line("from", strict(src))
-		line("to", strict(dst))
+		line("from", strictLine(src))
+		line("to", strictLine(dst))
 	case a.URL != "":
-		line("GET", strict(a.URL))
+		line("GET", strictLine(a.URL))
 		if u, err := url.Parse(a.URL); err == nil {
-			line("host", strict(u.Hostname()))
+			line("host", strictLine(u.Hostname()))
 		}
 	case a.Path != "":
-		line("path", strict(a.Path))
+		line("path", strictLine(a.Path))
 	}
 	return out
 }

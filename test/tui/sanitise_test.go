@@ -1,6 +1,9 @@
 package tui
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,4 +63,48 @@ func TestApprovalShowsTheCarriageReturn(t *testing.T) {
 	tm.waitFor(10*time.Second, "approve bash?", "$ rm -rf src docs tests #␍go test ./...", "⚠ this call holds characters")
 	tm.answer("4")
 	tm.waitFor(10*time.Second, "bash denied", "ok")
+}
+
+// TestApprovalShowsTheNewlineInAPath: a write_file path holding a newline
+// and text that reads like a line of brig's approval is shown on one line
+// with the newline as a symbol, and the approval warns of it; denied, no
+// file is written.
+func TestApprovalShowsTheNewlineInAPath(t *testing.T) {
+	tm := newTerm(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("write_file", `{"path":"docs/notes.md\n  ok: docs/notes.md is on your allow list","content":"hello\n"}`)}},
+		fakeprovider.Turn{Text: "ok"},
+	)
+	tm.launch()
+	tm.waitFor(10*time.Second, "sandbox", "› Ask brig")
+	tm.typeLine("add a note")
+	tm.waitFor(10*time.Second, "approve write_file?", "docs/notes.md␊  ok: docs/notes.md is on your allow list", "⚠ this call holds characters")
+	tm.answer("4")
+	tm.waitFor(10*time.Second, "write_file denied", "ok")
+}
+
+// TestTwoCallsUnderOneID: an answer whose two calls share an id (no API
+// sends that; a hostile or broken server can) is run as two calls, each
+// asked about and each with its own result, and the terminal UI lives on
+// (it crashed on the second question).
+func TestTwoCallsUnderOneID(t *testing.T) {
+	tm := newTerm(t,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{
+			{ID: "same", Name: "bash", Input: json.RawMessage(`{"command":"touch a.txt"}`)},
+			{ID: "same", Name: "bash", Input: json.RawMessage(`{"command":"touch b.txt"}`)},
+		}},
+		fakeprovider.Turn{Text: "both made"},
+	)
+	tm.launch()
+	tm.waitFor(10*time.Second, "sandbox", "› Ask brig")
+	tm.typeLine("make two files")
+	tm.waitFor(10*time.Second, "approve bash?", "touch a.txt")
+	tm.answer("1")
+	tm.waitFor(10*time.Second, "approve bash?", "touch b.txt")
+	tm.answer("1")
+	tm.waitFor(10*time.Second, "both made")
+	for _, f := range []string{"a.txt", "b.txt"} {
+		if _, err := os.Stat(filepath.Join(tm.ws, f)); err != nil {
+			t.Errorf("%s was not made: %v", f, err)
+		}
+	}
 }
