@@ -114,13 +114,27 @@ func (e *Executor) FlushAudit(ctx context.Context) error {
 // crash, kill -9), found when the session is resumed: its own record was
 // never written. brig changes and brig undo still have its checkpoint.
 func (e *Executor) auditUnfinished(ctx context.Context, id, name string, args json.RawMessage) {
+	e.appendCall(ctx, &auditlog.Call{ID: id, Tool: name, Args: auditlog.RedactArgs(args), IsError: true,
+		Error: "brig stopped before this call finished (found when the session was resumed); how it was decided and what it did were not recorded"})
+}
+
+// auditNotRun records a call the loop answered without running it (its
+// arguments cut off or not a JSON object, or one too many in an answer)
+// as refused, with why, so that brig log shows every call the model made.
+func (e *Executor) auditNotRun(ctx context.Context, id, name string, args json.RawMessage, why string) {
+	c := &auditlog.Call{ID: id, Tool: name, Args: auditlog.RedactArgs(args), IsError: true}
+	c.Decision.Mode, c.Decision.Refused = string(e.Policy.Mode()), why
+	e.appendCall(ctx, c)
+}
+
+// appendCall writes the record of a call that never went through
+// ExecuteLater.
+func (e *Executor) appendCall(ctx context.Context, c *auditlog.Call) {
 	if e.Audit == nil {
 		return
 	}
-	c := &auditlog.Call{ID: id, Tool: name, Args: auditlog.RedactArgs(args), IsError: true,
-		Error: "brig stopped before this call finished (found when the session was resumed); how it was decided and what it did were not recorded"}
 	if _, err := e.Audit.Append(ctx, auditlog.Record{Kind: auditlog.KindCall, Session: e.Session, Workspace: e.Policy.Places.Workspace, Call: c}); err != nil {
-		e.logger().Warn("could not write the audit record of an unfinished call", "id", id, "err", err)
+		e.logger().Warn("could not write the audit record of a call that did not run", "id", c.ID, "err", err)
 	}
 }
 

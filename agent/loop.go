@@ -540,6 +540,7 @@ func (a *Agent) request(ctx context.Context, tr *TurnResult, withTools bool) (pr
 	if a.cfg.Executor != nil {
 		a.cfg.Executor.modelAnswered()
 	}
+	resp.Usage = resp.Usage.Sane()
 	cost := a.account(resp.Usage)
 	tr.Usage, tr.Cost = tr.Usage.Add(resp.Usage), tr.Cost+cost
 	return resp, err
@@ -547,6 +548,7 @@ func (a *Agent) request(ctx context.Context, tr *TurnResult, withTools bool) (pr
 
 // account adds a response's usage to the session's totals and reports it.
 func (a *Agent) account(u provider.Usage) float64 {
+	u = u.Sane()
 	if u.Total() == 0 {
 		return 0
 	}
@@ -628,14 +630,14 @@ func (a *Agent) runTools(ctx context.Context, uses []provider.ToolUse, cut bool)
 	results := make([]provider.Block, len(uses))
 	if cut {
 		for i, u := range uses {
-			results[i] = provider.ToolResultBlock(u.ID, notRunPrefix+"your response was cut off by the output limit (max_tokens) before it was complete. Make smaller tool calls (write large files in parts).", true)
+			results[i] = a.notRun(ctx, u, "your response was cut off by the output limit (max_tokens) before it was complete. Make smaller tool calls (write large files in parts).")
 		}
 		a.emit(Event{Kind: EventNotice, Text: "the answer was cut by the output limit; its tool calls were not run"})
 		return results
 	}
 	if limit := a.cfg.MaxToolCalls; len(uses) > limit {
 		for i := limit; i < len(uses); i++ {
-			results[i] = provider.ToolResultBlock(uses[i].ID, fmt.Sprintf(notRunPrefix+"brig runs at most %d tool calls per answer and this one had %d (the first %d ran); ask again, fewer at a time, for the calls still needed", limit, len(uses), limit), true)
+			results[i] = a.notRun(ctx, uses[i], fmt.Sprintf("brig runs at most %d tool calls per answer and this one had %d (the first %d ran); ask again, fewer at a time, for the calls still needed", limit, len(uses), limit))
 		}
 		a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("the model asked for %d tool calls in one answer; the first %d ran (the limit per answer), the other %d were answered as not run", len(uses), limit, len(uses)-limit)})
 		uses = uses[:limit]
@@ -694,6 +696,24 @@ func (a *Agent) readOnly(u provider.ToolUse) bool {
 	return ok && d.ReadOnly()
 }
 
+// notRun answers a call the loop does not run, and records it in the
+// audit log, so that brig log shows every call the model made.
+func (a *Agent) notRun(ctx context.Context, u provider.ToolUse, why string) provider.Block {
+	a.auditNotRun(ctx, u, notRunPrefix+why)
+	return provider.ToolResultBlock(u.ID, notRunPrefix+why, true)
+}
+
+func (a *Agent) auditNotRun(ctx context.Context, u provider.ToolUse, why string) {
+	if a.cfg.Executor == nil {
+		return
+	}
+	args := u.Input
+	if u.Incomplete {
+		args = json.RawMessage(u.PartialInput)
+	}
+	a.cfg.Executor.auditNotRun(context.WithoutCancel(ctx), u.ID, u.Name, args, why)
+}
+
 // runTool runs one call and turns its outcome into a tool_result block.
 func (a *Agent) runTool(ctx context.Context, u provider.ToolUse) provider.Block {
 	te := &ToolEvent{ID: u.ID, Name: u.Name, Args: u.Input}
@@ -702,7 +722,8 @@ func (a *Agent) runTool(ctx context.Context, u provider.ToolUse) provider.Block 
 	complete := func() Outcome { return o }
 	switch {
 	case u.Incomplete:
-		o.Result = tools.Result{Text: notRunPrefix + "the call's arguments were cut off", IsError: true}
+		o.Result = tools.Result{Text: notRunPrefix + "the call's arguments were cut off or were not a JSON object; send the call again, whole", IsError: true}
+		a.auditNotRun(ctx, u, o.Result.Text)
 	case ctx.Err() != nil:
 		o.Result = tools.Result{Text: notRunPrefix + "interrupted by the user", IsError: true}
 	case a.cfg.Executor == nil:

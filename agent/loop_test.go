@@ -321,6 +321,8 @@ func TestLoopCutByMaxTokensRunsNothing(t *testing.T) {
 		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("write_file", `{"path":"cut.txt","content":"`+strings.Repeat("x", 400)+`"}`)}, CutMaxTokens: true},
 		fakeprovider.Turn{Text: "I will write it in parts."},
 	)
+	e.ex.Audit = auditlog.Open(filepath.Join(t.TempDir(), "audit"))
+	defer e.ex.Audit.Close()
 	a := New(Config{Client: wires(srv)["openaichat"], Model: provider.Model{ID: "gpt-4.1"}, Executor: e.ex}, nil)
 	tr, err := a.Run(context.Background(), userText("write a big file"))
 	if err != nil || tr.Text != "I will write it in parts." {
@@ -328,6 +330,19 @@ func TestLoopCutByMaxTokensRunsNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(e.ws + "/cut.txt"); err == nil {
 		t.Fatal("a half-formed call was executed")
+	}
+	// brig log shows the call the model made, and why it did not run.
+	var logged []*auditlog.Call
+	if err := e.ex.Audit.Records(func(r auditlog.Record) error {
+		if r.Kind == auditlog.KindCall {
+			logged = append(logged, r.Call)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(logged) != 1 || logged[0].Tool != "write_file" || !logged[0].IsError || !strings.Contains(logged[0].Decision.Refused, "cut off") || !strings.Contains(string(logged[0].Args), "xxxx") {
+		t.Fatalf("the audit log of a call that was cut off: %+v", logged)
 	}
 	checkValid(t, a.History())
 }
@@ -874,5 +889,28 @@ func TestLoopTellsTheRunnerTheModelIsAsked(t *testing.T) {
 	// model's pace is the request and its answer only.
 	if want := []string{"a0", "A1", "a1", "A2", "a2", "A3"}; !slices.Equal(pr.order, want) {
 		t.Fatalf("the runner was told %v, want %v (asked before each request, answered after it)", pr.order, want)
+	}
+}
+
+// TestLoopUsageIsNeverNegative: a provider reporting a negative count, or
+// more cached tokens than its input (so the uncached input works out
+// negative), cannot make the session's totals or cost negative.
+func TestLoopUsageIsNeverNegative(t *testing.T) {
+	turn := fakeprovider.Turn{Text: "ok", Usage: &fakeprovider.Usage{Input: 10, Output: -500, CacheRead: 4000}}
+	srv := startFake(t, turn)
+	for _, wire := range []string{"openaichat", "openai", "anthropic"} {
+		a := New(Config{Client: wires(srv)[wire], Model: provider.Model{ID: "gpt-4.1", Price: provider.Price{Input: 2, Output: 8, CacheRead: 0.5}}}, nil)
+		srv.SetScript(fakeprovider.Script{Turns: []fakeprovider.Turn{turn}})
+		tr, err := a.Run(context.Background(), userText("hi"))
+		if err != nil {
+			t.Fatalf("%s: %v", wire, err)
+		}
+		u, cost := a.Totals()
+		if u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheWrite < 0 || cost < 0 || tr.Usage.Total() < 0 {
+			t.Errorf("%s: usage %+v, cost %v, turn %+v: a count went negative", wire, u, cost, tr.Usage)
+		}
+		if u.Total() == 0 {
+			t.Errorf("%s: the sane part of the usage (%+v) was dropped", wire, u)
+		}
 	}
 }

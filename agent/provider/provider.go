@@ -243,6 +243,19 @@ type Usage struct {
 	CacheWrite int `json:"cache_write,omitempty"`
 }
 
+// MaxUsage bounds each count of one response's usage: no response is a
+// billion tokens, and a larger figure is a provider's (or a proxy's) error.
+const MaxUsage = 1 << 30
+
+// Sane returns u with each count within [0, MaxUsage], so that a provider
+// reporting a negative or absurd count (or a cached count larger than the
+// input it is part of) cannot make the session's totals, its cost or its
+// token budget negative or overflow.
+func (u Usage) Sane() Usage {
+	c := func(n int) int { return min(max(n, 0), MaxUsage) }
+	return Usage{c(u.Input), c(u.Output), c(u.CacheRead), c(u.CacheWrite)}
+}
+
 // Add returns u + v.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{u.Input + v.Input, u.Output + v.Output, u.CacheRead + v.CacheRead, u.CacheWrite + v.CacheWrite}

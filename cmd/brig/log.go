@@ -164,8 +164,13 @@ func printRecord(w io.Writer, r auditlog.Record) {
 		}
 		fmt.Fprintf(w, "%s  %-12s %s  %s\n", head, c.Tool, how, strings.Join(end, " · "))
 		fmt.Fprintf(w, "        %s\n", shown(capString(string(c.Args), 200)))
-		if d.Reason != "" {
+		switch {
+		case d.Reason != "":
 			fmt.Fprintf(w, "        why: %s\n", shown(capString(d.Reason, 200)))
+		case d.Refused != "":
+			fmt.Fprintf(w, "        why: %s\n", shown(capString(d.Refused, 200)))
+		case c.Error != "":
+			fmt.Fprintf(w, "        error: %s\n", shown(capString(c.Error, 200)))
 		}
 	case r.Undo != nil:
 		fmt.Fprintf(w, "%s  undo (%s)   calls %s: %d restored, %d removed\n", head, r.Undo.By, strings.Join(r.Undo.Calls, ", "), r.Undo.Restored, r.Undo.Removed)
