@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 )
@@ -22,12 +23,22 @@ type Event struct {
 
 // Reader reads events from a stream.
 type Reader struct {
-	r *bufio.Reader
+	r    *bufio.Reader
+	read int // bytes of the stream read so far
 }
 
 // maxLine bounds one line (a reasoning item's encrypted content can be large,
 // but not unbounded).
 const maxLine = 16 << 20
+
+// MaxStream bounds one response's stream. The longest answer a model gives
+// (128k output tokens, each delta wrapped in its event's JSON) is tens of
+// MiB; a stream past this is broken or hostile, and what it sent would
+// otherwise all be held in memory.
+const MaxStream = 256 << 20
+
+// ErrTooLarge is returned once a stream has sent more than MaxStream bytes.
+var ErrTooLarge = fmt.Errorf("sse: the response stream went past %d MiB, more than any model answer; it was cut there", MaxStream>>20)
 
 // NewReader reads events from r.
 func NewReader(r io.Reader) *Reader { return &Reader{r: bufio.NewReaderSize(r, 32<<10)} }
@@ -84,6 +95,9 @@ func (r *Reader) readLine() ([]byte, error) {
 	for {
 		chunk, err := r.r.ReadSlice('\n')
 		line = append(line, chunk...)
+		if r.read += len(chunk); r.read > MaxStream {
+			return nil, ErrTooLarge
+		}
 		if len(line) > maxLine {
 			return nil, errors.New("sse: line too long")
 		}

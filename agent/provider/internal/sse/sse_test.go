@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -48,5 +49,40 @@ func TestReader(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// endless repeats line forever.
+type endless struct {
+	line []byte
+	off  int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], e.line[e.off:])
+		n += c
+		e.off = (e.off + c) % len(e.line)
+	}
+	return n, nil
+}
+
+// TestReaderStopsAnEndlessStream: a stream that never ends (here nothing
+// but keep-alive comments, which no event carries) is cut at MaxStream
+// with ErrTooLarge, rather than read for ever; a stream under it is read.
+func TestReaderStopsAnEndlessStream(t *testing.T) {
+	r := NewReader(&endless{line: append(append([]byte(":"), bytes.Repeat([]byte("k"), 60<<10)...), '\n')})
+	if _, err := r.Next(); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("an endless stream: %v, want ErrTooLarge", err)
+	}
+	if r.read > MaxStream+(64<<10) {
+		t.Errorf("read %d bytes, past MaxStream (%d)", r.read, MaxStream)
+	}
+	// Control: the same keep-alives, then an event, well under the bound.
+	body := strings.Repeat(":"+strings.Repeat("k", 60<<10)+"\n", 100) + "data: {}\n\n"
+	ev, err := NewReader(strings.NewReader(body)).Next()
+	if err != nil || string(ev.Data) != "{}" {
+		t.Fatalf("a stream under the bound: %q, %v", ev.Data, err)
 	}
 }
