@@ -15,7 +15,7 @@ type Files struct {
 	Workspace string // canonical workspace root
 	Global    string // ~/.config/brig/config.toml
 	User      string // ~/.config/brig/workspaces/<id>.toml: the user's own rules for this workspace
-	Repo      string // <ws>/.brig/config.toml: shipped by the repository, untrusted
+	Repo      string // <ws>/.brig/config.toml: shipped by the repository, untrusted ("": not read)
 	Trust     string // ~/.config/brig/trust.toml: pinned hashes of trusted repository configs
 }
 
@@ -74,6 +74,9 @@ func Load(f Files) (Loaded, error) {
 		out.Limits = out.Limits.merge(c.Limits)
 		out.Warnings = append(out.Warnings, w...)
 		out.Layers = append(out.Layers, Layer{Kind: l.kind, File: l.file, Exists: sum != "", Trusted: true, SHA256: sum})
+	}
+	if f.Repo == "" {
+		return out, nil // the caller leaves the repository's config out
 	}
 	c, sum, w, err := LoadConfig(f.Repo)
 	if err != nil {

@@ -71,11 +71,20 @@ type workspaceConfig struct {
 // loadWorkspaceConfig finds the workspace and loads its config files
 // (failing on any unreadable or malformed one). Warnings go to stderr.
 func loadWorkspaceConfig(pe procEnv, wsFlag string) (*workspaceConfig, error) {
+	return loadConfigs(pe, wsFlag, true)
+}
+
+// loadConfigs is loadWorkspaceConfig; withRepo false leaves the
+// repository's own config out (not read at all).
+func loadConfigs(pe procEnv, wsFlag string, withRepo bool) (*workspaceConfig, error) {
 	ws, err := resolveWorkspace(wsFlag, pe.Cwd)
 	if err != nil {
 		return nil, err
 	}
 	files := policy.FilesFor(dirsFor(pe).Config, ws)
+	if !withRepo {
+		files.Repo = ""
+	}
 	loaded, err := policy.Load(files)
 	if err != nil {
 		return nil, err

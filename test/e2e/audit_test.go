@@ -327,3 +327,37 @@ func TestAuditSARIFOnStdout(t *testing.T) {
 	}
 	validateSARIF(t, path)
 }
+
+// TestAuditIgnoresTheRepositorysConfig: brig audit is for deciding whether
+// to trust a repository, so the repository's own .brig/config.toml cannot
+// stop the review (a malformed file), hide files from it (deny rules) or
+// starve it (lowered limits); the file itself is sent like any other. The
+// control: the same malformed file stops a session, with the fix named.
+func TestAuditIgnoresTheRepositorysConfig(t *testing.T) {
+	e := newEnv(t, "openaichat", auditAnswer("fine"))
+	files := map[string]string{
+		".brig/config.toml": "[permissions\ndeny = [\"Read(./src/**)\"]\n",
+		"src/main.go":       "package main // audited-marker-src\n",
+	}
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(e.ws, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(e.ws, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := e.run(t, append(modelArgs("openaichat"), "audit")...)
+	if r.code != 0 {
+		t.Fatalf("audit with a malformed repository config: exit %d\n%s", r.code, r.stderr)
+	}
+	reqs := e.srv.Requests()
+	if len(reqs) != 1 || !bytes.Contains(reqs[0].Body, []byte("audited-marker-src")) || !bytes.Contains(reqs[0].Body, []byte("Read(./src/**)")) {
+		t.Fatalf("the review did not carry src/main.go and .brig/config.toml (%d requests)\n%s", len(reqs), r.stderr)
+	}
+	// Control: a session does read it, and says what to do.
+	r = e.run(t, append(modelArgs("openaichat"), "-p", "hi")...)
+	if r.code == 0 || !strings.Contains(r.stderr, ".brig/config.toml:2") || !strings.Contains(r.stderr, "fix or remove it") {
+		t.Fatalf("a session with a malformed repository config: exit %d\n%s", r.code, r.stderr)
+	}
+}
