@@ -13,6 +13,7 @@ import (
 	"brig/internal/doctor"
 	"brig/internal/jailexe"
 	"brig/internal/termsafe"
+	"brig/internal/xdg"
 	"brig/jail"
 	"brig/policy"
 	"brig/supervisor"
@@ -82,6 +83,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 		report.SetOutside(outsideStatus(opts, feat.Namespaces()))
 	}
 	report.SetJailRun(jailRun(opts, feat.Namespaces()))
+	report.SetStorage(storageStatus(dirsFor(procEnv{Home: opts.Home, Env: opts.Env})))
 	var err error
 	if opts.JSON {
 		err = report.WriteJSON(out)
@@ -147,4 +149,25 @@ func jailRun(opts *doctorOptions, namespaces bool) doctor.JailRun {
 		j.Commands = "started through a worker process: " + why
 	}
 	return j
+}
+
+// storageStatus makes brig's state and cache directories as a start does
+// and writes a file in each: "" when that works, else what is wrong and
+// how to fix it (brig would not start).
+func storageStatus(dirs xdg.Dirs) string {
+	if !filepath.IsAbs(dirs.State) || !filepath.IsAbs(dirs.Cache) {
+		return fmt.Sprintf("brig's state and cache directories (%s, %s) are not absolute paths; set HOME to your home directory", dirs.State, dirs.Cache)
+	}
+	if err := makeOwnDirs(dirs); err != nil {
+		return err.Error()
+	}
+	for _, d := range []string{dirs.State, dirs.Cache} {
+		f, err := os.CreateTemp(d, ".brig-doctor-*")
+		if err != nil {
+			return fmt.Sprintf("brig cannot write in %s (%v); make it writable, or set XDG_STATE_HOME / XDG_CACHE_HOME to a directory you can write", d, err)
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -222,5 +223,29 @@ func TestDoctorListsWhatCallsCanRead(t *testing.T) {
 	}
 	if strings.Contains(text, "fixture.npmrc") || strings.Contains(text, "x/a.py") {
 		t.Errorf("a test fixture or an ordinary file was flagged:\n%s", text)
+	}
+}
+
+// TestDoctorSaysWhenStateCannotBeKept: a state directory that cannot be
+// made (XDG_STATE_HOME is a file) makes the report NOT OK, naming the
+// directory and the variable; the control, a writable home, is OK.
+func TestDoctorSaysWhenStateCannotBeKept(t *testing.T) {
+	home := t.TempDir()
+	file := filepath.Join(home, "not-a-dir")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"XDG_STATE_HOME=" + file}, "NOT OK: brig will not start: brig's state (sessions, undo, the audit log) directory cannot be made"},
+		{nil, "OK: every baseline guarantee holds"},
+	} {
+		var out bytes.Buffer
+		err := runDoctor(context.Background(), &doctorOptions{Out: &out, Home: home, Env: tc.env, Detect: goodFeatures})
+		if !strings.Contains(out.String(), tc.want) || (err == nil) != strings.HasPrefix(tc.want, "OK") {
+			t.Errorf("env %v: err %v, report:\n%s\nwant %q", tc.env, err, out.String(), tc.want)
+		}
 	}
 }

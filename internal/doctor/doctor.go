@@ -78,7 +78,10 @@ type Report struct {
 	JailRun         *JailRun            `json:"jail_run,omitempty"` // where the jail's programs run from, and whether commands need a worker
 	Findings        []Finding           `json:"findings"`           // what this machine lacks, one line each
 	Guarantees      []Guarantee         `json:"guarantees"`
-	OK              bool                `json:"ok"` // no baseline guarantee is missing
+	// Storage says why brig cannot keep its state (sessions, undo, the
+	// audit log) or its cache; "" when it can.
+	Storage string `json:"storage_error,omitempty"`
+	OK      bool   `json:"ok"` // no baseline guarantee is missing, and brig can start
 }
 
 // Fixes shown when a kernel feature is absent.
@@ -599,6 +602,8 @@ func (r Report) WriteText(w io.Writer) error {
 	switch {
 	case r.Config.Error != "":
 		_, err = fmt.Fprintf(w, "\nNOT OK: the permission config does not load; brig will not start with it: %s\n", r.Config.Error)
+	case r.Storage != "":
+		_, err = fmt.Fprintf(w, "\nNOT OK: brig will not start: %s\n", r.Storage)
 	case !r.OK:
 		_, err = fmt.Fprintf(w, "\nNOT OK: baseline guarantees missing: %s. Tool calls that need them are refused (fail closed) until the kernel provides them.\n",
 			strings.Join(missing, ", "))
@@ -626,6 +631,15 @@ type ConfigFile struct {
 	Kind  string `json:"kind"`
 	File  string `json:"file"`
 	State string `json:"state"`
+}
+
+// SetStorage records why brig cannot keep its state or cache ("" when it
+// can); a reason makes the report not OK, since brig will not start.
+func (r *Report) SetStorage(why string) {
+	r.Storage = why
+	if why != "" {
+		r.OK = false
+	}
 }
 
 // SetConfig records the workspace's config status; a config that does not
