@@ -83,6 +83,11 @@ type Limits struct {
 	Disk uint64 `json:"disk"`
 }
 
+// MinMemory is the least Limits.Memory a call can start in: the jail's
+// own setup (its seccomp filter, init) is charged to the call's memory,
+// and below a few hundred KiB it fails with a bare ENOMEM.
+const MinMemory = 1 << 20
+
 // Limit names, as Result.Limit gives them.
 const (
 	LimitMemory    = "memory"

@@ -14,6 +14,7 @@ import (
 	"brig/internal/termsafe"
 	"brig/internal/tomldepth"
 	"brig/internal/userfile"
+	"brig/jail"
 )
 
 // Warning is a problem in a config file that does not stop it from loading
@@ -267,6 +268,9 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 		if _, ok := netPresets()[name]; !ok {
 			return Config{}, nil, fmt.Errorf("%s:%d: unknown net preset %q%s; the presets are %s", file, lineOf(data, `"`+name+`"`), name, didYouMean(name, NetPresetNames()), strings.Join(NetPresetNames(), ", "))
 		}
+	}
+	if m := uint64(pf.Limits.Memory); m != 0 && m < jail.MinMemory {
+		return Config{}, nil, fmt.Errorf("%s:%d: [limits] memory is %d bytes, below the least a call can start in (%s); write a size such as \"2G\"", file, lineOf(data, "memory"), m, jail.Bytes(jail.MinMemory))
 	}
 	return Config{Rules: rs, Sandbox: pf.Sandbox, Agent: pf.Agent, Limits: pf.Limits}, warnings, nil
 }

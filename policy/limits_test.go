@@ -57,6 +57,16 @@ func TestLimitsTable(t *testing.T) {
 	if _, err := Load(f); err == nil || !strings.Contains(err.Error(), f.Global) {
 		t.Fatalf("a malformed size: %v", err)
 	}
+	// A memory no call can start in is refused with the line and the least;
+	// the least itself loads.
+	writeFile(t, f.Global, "[limits]\n\nmemory = 1\n")
+	if _, err := Load(f); err == nil || !strings.Contains(err.Error(), f.Global+":3") || !strings.Contains(err.Error(), "1.0 MiB") {
+		t.Fatalf("memory = 1: %v", err)
+	}
+	writeFile(t, f.Global, "[limits]\nmemory = \"1M\"\n")
+	if _, err := Load(f); err != nil {
+		t.Fatalf("memory = \"1M\": %v", err)
+	}
 	// The private /tmp never exceeds the memory it counts against.
 	if got := (LimitsConfig{Memory: 1 << 30, Tmp: 4 << 30}).Apply(def); got.TmpBytes != 1<<30 {
 		t.Fatalf("tmp %d above memory %d", got.TmpBytes, got.Memory)

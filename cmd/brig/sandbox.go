@@ -102,10 +102,38 @@ running when it ends. The exit status is the command's own.`,
 	// The limit flags default to the [limits] config, else brig's defaults.
 	f.DurationVar(&o.Timeout, "timeout", 0, fmt.Sprintf("wall-clock limit (default: [limits] timeout, else %s)", lim.Timeout))
 	f.Int64Var(&o.MaxOutput, "max-output", lim.OutputBytes, "bytes kept per output stream")
-	f.Uint64Var(&o.Memory, "memory", 0, fmt.Sprintf("memory for the whole call in bytes: its processes plus its /tmp and /dev/shm (default: [limits] memory, else half the machine's memory, at most %s)", jail.Bytes(lim.Memory)))
+	f.Var(sizeFlag{&o.Memory, jail.MinMemory}, "memory", fmt.Sprintf("memory for the whole call, a size (\"512M\", \"2G\"): its processes plus its /tmp and /dev/shm (default: [limits] memory, else half the machine's memory, at most %s)", jail.Bytes(lim.Memory)))
 	f.Uint64Var(&o.Procs, "procs", 0, fmt.Sprintf("processes and threads for the call (default: [limits] processes, else %d)", lim.Processes))
-	f.Uint64Var(&o.Disk, "disk", 0, fmt.Sprintf("bytes of free disk space the call may use up (default: [limits] disk, else %s)", jail.Bytes(lim.Disk)))
+	f.Var(sizeFlag{&o.Disk, 0}, "disk", fmt.Sprintf("free disk space the call may use up, a size (\"10G\") (default: [limits] disk, else %s)", jail.Bytes(lim.Disk)))
 	return cmd
+}
+
+// sizeFlag is a byte count given as a size, as in [limits]: a number of
+// bytes, or one with K, M, G or T ("512M"); at least min when given.
+type sizeFlag struct {
+	n   *uint64
+	min uint64
+}
+
+func (f sizeFlag) String() string {
+	if f.n == nil || *f.n == 0 {
+		return ""
+	}
+	return jail.Bytes(*f.n)
+}
+
+func (f sizeFlag) Type() string { return "size" }
+
+func (f sizeFlag) Set(s string) error {
+	n, err := policy.ParseSize(s)
+	if err != nil {
+		return err
+	}
+	if n < f.min {
+		return fmt.Errorf("%s is below the least a call can start in (%s)", jail.Bytes(n), jail.Bytes(f.min))
+	}
+	*f.n = n
+	return nil
 }
 
 // addDirFlag is --add-dir DIR[:ro], spelled as for brig -p: a write grant,

@@ -240,3 +240,29 @@ func TestSandboxOutcomeMapsFailures(t *testing.T) {
 		t.Fatalf("signal: exit %d", code)
 	}
 }
+
+// TestSandboxSizeFlags: --memory and --disk take sizes as [limits] does;
+// a memory no call can start in, or a size that is not one, is refused
+// with what is wanted.
+func TestSandboxSizeFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		mem  uint64
+		want string
+	}{
+		{[]string{"--memory", "512M", "--disk", "2G"}, 512 << 20, ""},
+		{[]string{"--memory", "1048576"}, 1 << 20, ""},
+		{[]string{"--memory", "1"}, 0, "below the least a call can start in (1.0 MiB)"},
+		{[]string{"--memory", "lots"}, 0, `want a number of bytes, or one with K, M, G or T`},
+	} {
+		cmd := newSandboxCmd()
+		err := cmd.ParseFlags(tc.args)
+		got := cmd.Flags().Lookup("memory").Value.String()
+		switch {
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		case tc.want == "" && (err != nil || got != jail.Bytes(tc.mem)):
+			t.Errorf("%v: %v, memory %q", tc.args, err, got)
+		}
+	}
+}
