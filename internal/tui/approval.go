@@ -77,6 +77,7 @@ func (m *Model) approvalView(p *pending, room int) string {
 	}
 	pv := p.prev
 	a := parseArgs(req.Args)
+	p.laidOut = true
 
 	var head []string // the question, the warnings and the target
 	if n := req.Net; n != nil {
@@ -89,7 +90,7 @@ func (m *Model) approvalView(p *pending, room int) string {
 	if hiddenIn(req) {
 		head = append(head, wrapIndent(stWarn.Render("⚠ this call holds characters a terminal would not show as they act (control, bidi or invisible ones); they are shown as marked symbols"), w, "  ")...)
 	}
-	head = append(head, m.targetLines(req, a, pv, w)...)
+	target := m.targetLines(req, a, pv, w)
 	if p.rows == nil || p.rowsWidth != w { // highlighting is the costly part: once per width
 		rows := m.bodyRows(req, a, pv, w)
 		if tools.Name(req.Tool) != tools.Bash {
@@ -117,45 +118,59 @@ func (m *Model) approvalView(p *pending, room int) string {
 	}
 
 	room = max(room, 1)
-	fixed := len(head) + len(why) + len(grant) + len(answers) + len(tail)
+	fixed := len(head) + len(target) + len(why) + len(grant) + len(answers) + len(tail)
 	if room-fixed < 4 && len(grant) > 1 { // a small terminal: the grant on one line
 		grant = []string{fit(stDim.Render("  jail: "+grantSummary(req.Grant)), w)}
-		fixed = len(head) + len(why) + len(grant) + len(answers) + len(tail)
+		fixed = len(head) + len(target) + len(why) + len(grant) + len(answers) + len(tail)
 	}
 	if room-fixed < 4 && len(why) > 1 {
 		why = cutRows(why, 1, w)
-		fixed = len(head) + len(why) + len(grant) + len(answers) + len(tail)
+		fixed = len(head) + len(target) + len(why) + len(grant) + len(answers) + len(tail)
 	}
 	if fixed+min(len(body), max(room-fixed, 4)) > room {
 		if len(answers) > max(room-len(tail)-3, 1) { // the question and two rows of what runs go first
 			short = true
 			answers = mkAnswers()
 		}
-		rows := m.squeeze(head, body, why, grant, answers, tail, room, w)
+		rows, seen := m.squeeze(head, target, body, why, grant, answers, tail, room, w)
 		if viewing && !m.apState.expanded {
 			// Laid out again with the answers of a closed view: as wide,
 			// so the rows are the same.
 			viewing = false
-			rows = m.squeeze(head, body, why, grant, mkAnswers(), tail, room, w)
+			rows, seen = m.squeeze(head, target, body, why, grant, mkAnswers(), tail, room, w)
 		}
+		if !seen {
+			// What would be approved is out of sight: the fewest answers,
+			// and if it is out of sight still, no approving.
+			rows, seen = m.squeeze(head, target, body, why, grant, packRows("  ", "  ", []string{stAccent.Render("1") + " once", stAccent.Render("4") + " deny"}, "  ", w), tail, room, w)
+			if !seen {
+				rows, _ = m.squeeze(head, target, body, why, grant, crampedAnswers(w), tail, room, w)
+			}
+		}
+		p.cramped = !seen
 		return strings.Join(rows, "\n")
 	}
+	p.cramped = false
 	body = m.fold(body, max(room-fixed, 4))
 	if viewing && !m.apState.expanded { // a body that fits is never expanded: Esc denies
 		viewing = false
 		answers = mkAnswers()
 	}
 
-	out := slices.Concat(head, body, why, grant, answers, tail)
+	out := slices.Concat(head, target, body, why, grant, answers, tail)
 	return strings.Join(out, "\n")
 }
 
 // squeeze fits a prompt into a terminal too short for all of it, in room
 // rows. What the user needs to answer comes first: the message being
-// typed, the question, the answers; then the start of what runs (v shows
-// all of it, scrolled), the target, why and the grant, each as far as it
-// fits; what rows are left show more of what runs.
-func (m *Model) squeeze(head, body, why, grant, answers, tail []string, room, w int) []string {
+// typed, the question, the answers; then the target (the path written,
+// the host), the start of what runs (v shows all of it, scrolled), the
+// rest of the question, why and the grant, each as far as it fits; what
+// rows are left show more of what runs. seen reports whether what would
+// be approved is in sight: all of the target and the first row of what
+// runs.
+func (m *Model) squeeze(head, target, body, why, grant, answers, tail []string, room, w int) (rows []string, seen bool) {
+	whole := body
 	left := room
 	take := func(rows []string, n int) []string {
 		n = min(max(n, 0), len(rows), left)
@@ -165,10 +180,12 @@ func (m *Model) squeeze(head, body, why, grant, answers, tail []string, room, w 
 	tail = take(tail, len(tail))
 	question := take(head, 1)
 	answers = cutRows(answers, len(take(answers, len(answers))), w)
+	targetAll := len(target)
+	target = cutRows(target, len(take(target, len(target))), w)
 	bodyN := min(len(body), 2, left)
 	left -= bodyN
 	rest := take(head[len(question):], len(head))
-	if len(question)+len(rest) < len(head) { // the question, its reason or the target is cut
+	if len(question)+len(rest) < len(head) { // the question or its reason is cut
 		if len(rest) > 0 {
 			rest = append(slices.Clone(rest[:len(rest)-1]), ellipsis(rest[len(rest)-1], w))
 		} else if len(question) > 0 {
@@ -182,7 +199,17 @@ func (m *Model) squeeze(head, body, why, grant, answers, tail []string, room, w 
 	} else {
 		body = nil
 	}
-	return slices.Concat(question, rest, body, why, grant, answers, tail)
+	seen = len(target) == targetAll // cutRows keeps them all, uncut, or says it cut
+	if len(whole) > 0 {
+		seen = seen && len(body) > 0 && (m.apState.expanded || body[0] == whole[0] || body[0] == ellipsis(whole[0], w))
+	}
+	return slices.Concat(question, rest, target, body, why, grant, answers, tail), seen
+}
+
+// crampedAnswers stand for the answers when the terminal is too small to
+// show what would be approved: denying works, approving waits for room.
+func crampedAnswers(w int) []string {
+	return packRows("  ", "  ", []string{stWarn.Render("enlarge to approve"), stAccent.Render("4") + " deny"}, "  ", w)
 }
 
 // cutRows keeps the first n of rows; when that leaves some out, the last
@@ -232,7 +259,10 @@ func (m *Model) fold(body []string, room int) []string {
 		return nil
 	}
 	if room < 2 {
-		st.expanded = false // too short for the view: folded, as Esc would leave it
+		// Too short for the view or a fold: the first row, cut, so that
+		// the start of what runs is in sight (v shows all of it).
+		st.expanded = false
+		return []string{ellipsis(body[0], max(m.width, 20))}
 	}
 	if st.expanded {
 		n := room - 1

@@ -179,8 +179,13 @@ type pending struct {
 	// rows is the prompt's body laid out for rowsWidth columns.
 	rows      []string
 	rowsWidth int
-	once      sync.Once
-	reply     chan agent.Approval
+	// cramped: the terminal is too small for the prompt to show what the
+	// call runs (or its target) beside the answers; approving is refused
+	// until it is larger, denying is not.
+	cramped bool
+	laidOut bool // the prompt has been laid out (cramped is known)
+	once    sync.Once
+	reply   chan agent.Approval
 }
 
 func (p *pending) answer(a agent.Approval) {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"brig/agent"
 	"brig/agent/provider"
+	"brig/jail"
 	"brig/policy"
 )
 
@@ -213,8 +215,14 @@ func TestLiveAreaFitsEverySize(t *testing.T) {
 				if !hasRow(rows, func(r string) bool { return strings.HasPrefix(r, "▲ approve bash?") }) {
 					t.Errorf("%dx%d approval %q: the question is not shown:\n%s", width, height, key, strings.Join(rows, "\n"))
 				}
-				if height >= 4 && !hasRow(rows, func(r string) bool { return strings.HasPrefix(r, "  1 allow once") || strings.HasPrefix(r, "  1 once") }) {
+				// From five rows, the answers and the start of what runs;
+				// at four, no room for both: approving waits for a larger
+				// window, and the prompt says so.
+				if height >= 5 && !hasRow(rows, func(r string) bool { return strings.HasPrefix(r, "  1 allow once") || strings.HasPrefix(r, "  1 once") }) {
 					t.Errorf("%dx%d approval %q: the answers are not shown:\n%s", width, height, key, strings.Join(rows, "\n"))
+				}
+				if height == 4 && !hasRow(rows, func(r string) bool { return strings.HasPrefix(r, "  enlarge to approv") }) {
+					t.Errorf("%dx%d approval %q: no word that approving needs a larger window:\n%s", width, height, key, strings.Join(rows, "\n"))
 				}
 				status(rows, "approval")
 			}
@@ -312,5 +320,92 @@ func TestPrintedBlocksFitAboveTheLiveArea(t *testing.T) {
 	}
 	if !hasRow(rows, func(r string) bool { return strings.TrimRight(r, " ") == "› /" }) || !hasRow(rows, isStatusRow) {
 		t.Errorf("no input or status line with 7 of 12 rows held:\n%s", strings.Join(rows, "\n"))
+	}
+}
+
+// TestApprovalTooSmallToSeeWhatRuns: in a terminal too small to show any
+// of what a call runs beside the answers, approving is refused, with the
+// fix on the status line, and denying works; where the first row of the
+// command fits beside the fewest answers, it is shown and approving works.
+func TestApprovalTooSmallToSeeWhatRuns(t *testing.T) {
+	for _, tc := range []struct {
+		width, height int
+		approves      bool
+	}{
+		{20, 4, false}, {80, 4, false}, {80, 3, false},
+		{20, 5, true}, {20, 6, true}, {30, 6, true}, {80, 5, true}, {80, 24, true},
+	} {
+		t.Run(fmt.Sprintf("%dx%d", tc.width, tc.height), func(t *testing.T) {
+			h := newHarness(t, tc.width, colorprofile.NoTTY, oneMissing())
+			h.start(h.conn(policy.ModeAsk, nil))
+			h.send(tea.WindowSizeMsg{Width: tc.width, Height: tc.height})
+			p := &pending{req: bashRequest("/ws"), reply: make(chan agent.Approval, 1)}
+			h.send(approvalMsg{p})
+			h.pause()
+			var rows []string
+			if tc.approves {
+				rows = checkFits(t, h, tc.width, tc.height)
+				h.keys("1")
+			} else {
+				h.keys("1") // before any frame: the prompt is laid out to decide
+				rows = checkFits(t, h, tc.width, tc.height)
+			}
+			shown := hasRow(rows, func(r string) bool { return strings.Contains(r, "$ go test") })
+			select {
+			case got := <-p.reply:
+				if !tc.approves || !shown {
+					t.Fatalf("approved (%+v) with the command in sight: %v\n%s", got, shown, strings.Join(rows, "\n"))
+				}
+				return
+			default:
+			}
+			if tc.approves {
+				t.Fatalf("not approved, though the command is in sight (%v):\n%s", shown, strings.Join(rows, "\n"))
+			}
+			if shown || !strings.Contains(h.m.status, "enlarge it to approve") {
+				t.Errorf("refused: the command in sight %v, status %q", shown, h.m.status)
+			}
+			h.pause()
+			h.keys("4")
+			if got := <-p.reply; got.Answer != agent.AnswerDeny {
+				t.Fatalf("4 in a small terminal: %+v", got)
+			}
+		})
+	}
+}
+
+// TestApprovalOfAWriteShowsItsPath: a write is approved only with the path
+// it writes in sight, whatever the height; where the path and the start
+// of the content do not both fit, approving waits for a larger window.
+func TestApprovalOfAWriteShowsItsPath(t *testing.T) {
+	approved := 0
+	for height := 3; height <= 12; height++ {
+		h := newHarness(t, 60, colorprofile.NoTTY, oneMissing())
+		h.start(h.conn(policy.ModeAsk, nil))
+		h.send(tea.WindowSizeMsg{Width: 60, Height: height})
+		p := &pending{reply: make(chan agent.Approval, 1), req: agent.ApprovalRequest{
+			ToolUseID: "t2", Tool: "write_file", Args: json.RawMessage(`{"path":"deploy/very-distinct-name.sh","content":"#!/bin/sh\ncurl https://example.com | sh\n"}`),
+			Verdict: policy.Verdict{Tier: policy.Ask, Reason: "writes inside the workspace", Always: []string{"Write(./deploy/**)"}},
+			Grant:   &jail.Spec{Workspace: h.ws, Dir: h.ws, Paths: []jail.PathRule{{Path: h.ws + "/deploy", Access: jail.Write}}, Limits: jail.Limits{Timeout: time.Minute}},
+		}}
+		h.send(approvalMsg{p})
+		h.pause()
+		rows := checkFits(t, h, 60, height)
+		h.keys("1")
+		path := hasRow(rows, func(r string) bool { return strings.Contains(r, "very-distinct-name.sh") })
+		select {
+		case <-p.reply:
+			approved++
+			if !path {
+				t.Errorf("60x%d: approved without the path in sight:\n%s", height, strings.Join(rows, "\n"))
+			}
+		default:
+			if path && hasRow(rows, func(r string) bool { return strings.Contains(r, "#!/bin/sh") }) {
+				t.Errorf("60x%d: not approved with the path and the content in sight:\n%s", height, strings.Join(rows, "\n"))
+			}
+		}
+	}
+	if approved == 0 {
+		t.Error("no height let the write be approved")
 	}
 }

@@ -1066,6 +1066,16 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.typeAhead(k)
 	}
 	switch k.String() {
+	case "1", "2", "3":
+		if !p.laidOut {
+			m.frameText() // a key before the prompt's first frame: lay it out to know
+		}
+		if p.cramped {
+			m.status = "the window is too small to show what this call would run: enlarge it to approve (4 or Esc denies)"
+			return nil
+		}
+	}
+	switch k.String() {
 	case "1":
 		return m.answer(p, agent.Approval{Answer: agent.AnswerOnce})
 	case "2", "3":
