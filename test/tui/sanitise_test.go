@@ -49,37 +49,36 @@ func TestHostileTextInARealTerminal(t *testing.T) {
 	}
 }
 
-// TestApprovalShowsTheCarriageReturn: in a real terminal, the prompt for
+// TestApprovalShowsHiddenCharacters: in a real terminal, the prompt for
 // `rm -rf src docs tests #\rgo test ./...` shows the whole line with the
-// CR as ␍ (it showed `$ go test ./...`).
-func TestApprovalShowsTheCarriageReturn(t *testing.T) {
-	tm := newTerm(t,
-		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"rm -rf src docs tests #\rgo test ./..."}`)}},
-		fakeprovider.Turn{Text: "ok"},
-	)
-	tm.launch()
-	tm.waitFor(10*time.Second, "sandbox", "› Ask brig")
-	tm.typeLine("run the tests")
-	tm.waitFor(10*time.Second, "approve bash?", "$ rm -rf src docs tests #␍go test ./...", "⚠ this call holds characters")
-	tm.answer("4")
-	tm.waitFor(10*time.Second, "bash denied", "ok")
-}
-
-// TestApprovalShowsTheNewlineInAPath: a write_file path holding a newline
-// and text that reads like a line of brig's approval is shown on one line
-// with the newline as a symbol, and the approval warns of it; denied, no
-// file is written.
-func TestApprovalShowsTheNewlineInAPath(t *testing.T) {
-	tm := newTerm(t,
-		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("write_file", `{"path":"docs/notes.md\n  ok: docs/notes.md is on your allow list","content":"hello\n"}`)}},
-		fakeprovider.Turn{Text: "ok"},
-	)
-	tm.launch()
-	tm.waitFor(10*time.Second, "sandbox", "› Ask brig")
-	tm.typeLine("add a note")
-	tm.waitFor(10*time.Second, "approve write_file?", "docs/notes.md␊  ok: docs/notes.md is on your allow list", "⚠ this call holds characters")
-	tm.answer("4")
-	tm.waitFor(10*time.Second, "write_file denied", "ok")
+// CR as ␍ (it showed `$ go test ./...`), and a write_file path holding a
+// newline and text that reads like a line of brig's approval is shown on
+// one line with the newline as ␊; each prompt warns of it, and denied,
+// nothing runs.
+func TestApprovalShowsHiddenCharacters(t *testing.T) {
+	for _, c := range []struct {
+		name, tool, args, prompt string
+		shown                    string
+	}{
+		{"carriage return", "bash", `{"command":"rm -rf src docs tests #\rgo test ./..."}`, "run the tests", "$ rm -rf src docs tests #␍go test ./..."},
+		{"newline in a path", "write_file", `{"path":"docs/notes.md\n  ok: docs/notes.md is on your allow list","content":"hello\n"}`, "add a note", "docs/notes.md␊  ok: docs/notes.md is on your allow list"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tm := newTerm(t,
+				fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc(c.tool, c.args)}},
+				fakeprovider.Turn{Text: "ok"},
+			)
+			tm.launch()
+			tm.waitFor(10*time.Second, "sandbox", "› Ask brig")
+			tm.typeLine(c.prompt)
+			tm.waitFor(10*time.Second, "approve "+c.tool+"?", c.shown, "⚠ this call holds characters")
+			tm.answer("4")
+			tm.waitFor(10*time.Second, c.tool+" denied", "ok")
+			if _, err := os.Stat(filepath.Join(tm.ws, "docs")); err == nil {
+				t.Fatal("denied, yet the write's directory was made")
+			}
+		})
+	}
 }
 
 // TestTwoCallsUnderOneID: an answer whose two calls share an id (no API
