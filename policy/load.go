@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"brig/internal/pin"
+	"brig/internal/userfile"
 	"brig/jail"
 )
 
@@ -126,6 +127,21 @@ func tightening(rules []Rule) []Rule {
 // trustStore is where repository configs are pinned.
 func trustStore(f Files) pin.Store {
 	return pin.Store{Path: f.Trust, Command: "brig trust", Header: "Repository configs the user trusted, pinned to their content (written by `brig trust`)."}
+}
+
+// RepoTrusted reports whether f's repository config exists and is pinned
+// by brig trust with exactly its current content; any failure to read it
+// is false. It does not parse the file.
+func RepoTrusted(f Files) bool {
+	if f.Repo == "" {
+		return false
+	}
+	data, err := userfile.ReadRegular(f.Repo, maxRepoConfigSize)
+	if err != nil {
+		return false
+	}
+	ok, err := IsTrusted(f, contentHash(data))
+	return err == nil && ok
 }
 
 // IsTrusted reports whether the user trusted the repository config of f's

@@ -116,10 +116,11 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 	if err != nil {
 		return err
 	}
-	// The repository's own .brig/config.toml is not read: the review is
-	// for deciding whether to trust it, and a repository must not be able
-	// to stop its review (a malformed file), narrow it (deny rules) or
-	// starve it (lowered limits). The file is reviewed like any other.
+	// The repository's own .brig/config.toml counts only once trusted: the
+	// review is for deciding whether to trust it, and a repository must
+	// not be able to stop its review (a malformed file), narrow it (deny
+	// rules) or starve it (lowered limits). The file is reviewed like any
+	// other.
 	wc, err := loadConfigs(o.procEnv, o.Path, false)
 	if err != nil {
 		return err

@@ -74,15 +74,16 @@ func loadWorkspaceConfig(pe procEnv, wsFlag string) (*workspaceConfig, error) {
 	return loadConfigs(pe, wsFlag, true)
 }
 
-// loadConfigs is loadWorkspaceConfig; withRepo false leaves the
-// repository's own config out (not read at all).
-func loadConfigs(pe procEnv, wsFlag string, withRepo bool) (*workspaceConfig, error) {
+// loadConfigs is loadWorkspaceConfig; untrustedRepo false leaves the
+// repository's own config out (not parsed) unless brig trust pinned its
+// current content.
+func loadConfigs(pe procEnv, wsFlag string, untrustedRepo bool) (*workspaceConfig, error) {
 	ws, err := resolveWorkspace(wsFlag, pe.Cwd)
 	if err != nil {
 		return nil, err
 	}
 	files := policy.FilesFor(dirsFor(pe).Config, ws)
-	if !withRepo {
+	if !untrustedRepo && !policy.RepoTrusted(files) {
 		files.Repo = ""
 	}
 	loaded, err := policy.Load(files)

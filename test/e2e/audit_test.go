@@ -360,4 +360,18 @@ func TestAuditIgnoresTheRepositorysConfig(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, ".brig/config.toml:2") || !strings.Contains(r.stderr, "fix or remove it") {
 		t.Fatalf("a session with a malformed repository config: exit %d\n%s", r.code, r.stderr)
 	}
+	// Once trusted, the repository's rules count: its deny rule keeps
+	// src/ out of the review.
+	if err := os.WriteFile(filepath.Join(e.ws, ".brig/config.toml"), []byte("[permissions]\ndeny = [\"Read(./src/**)\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run(t, "trust", "--yes"); r.code != 0 {
+		t.Fatalf("brig trust: exit %d\n%s", r.code, r.stderr)
+	}
+	e.srv.SetScript(fakeprovider.Script{Turns: []fakeprovider.Turn{auditAnswer("fine")}})
+	r = e.run(t, append(modelArgs("openaichat"), "audit")...)
+	reqs = e.srv.Requests()
+	if last := reqs[len(reqs)-1]; r.code != 0 || bytes.Contains(last.Body, []byte("audited-marker-src")) {
+		t.Fatalf("the trusted config's deny rule was not applied to the review: exit %d\n%s", r.code, r.stderr)
+	}
 }
