@@ -86,6 +86,12 @@ func encodeStart(m startMsg) ([]byte, error) {
 	e.bool(s.Layers.NoLandlock)
 	e.bool(s.Layers.NoSeccomp)
 	e.bool(s.Layers.NoNamespaces)
+	e.uint(uint64(len(s.Overlays)))
+	for _, o := range s.Overlays {
+		e.string(o.Dir)
+		e.string(o.Lower)
+		e.string(o.Work)
+	}
 	e.strings(m.Invocation.Argv)
 	e.string(m.Invocation.Tool)
 	e.bytes(m.Invocation.Args)
@@ -135,6 +141,12 @@ func decodeStart(b []byte) (*startMsg, error) {
 	s.Layers.NoLandlock = d.bool()
 	s.Layers.NoSeccomp = d.bool()
 	s.Layers.NoNamespaces = d.bool()
+	if n := d.count(3); n > 0 {
+		s.Overlays = make([]Overlay, n)
+		for i := range s.Overlays {
+			s.Overlays[i] = Overlay{Dir: d.string(), Lower: d.string(), Work: d.string()}
+		}
+	}
 	m.Invocation.Argv = d.strings()
 	m.Invocation.Tool = d.string()
 	if args := d.bytes(); args != nil {

@@ -28,10 +28,92 @@ func setupView(spec Spec, m *masks) error {
 			return err
 		}
 	}
+	for _, o := range spec.Overlays {
+		mountOverlay(o)
+	}
 	if err := hide(spec.Hidden, m); err != nil {
 		return err
 	}
 	return protect(spec)
+}
+
+// mountOverlay mounts o over its directory, on the writable mount
+// restoreWrites gave it. Every layer is opened without following a
+// symbolic link (another call of the same workspace may have put one
+// where the directory was, after the supervisor prepared it), and the
+// overlay is made of those open directories and attached to the opened
+// one (the mount API's file descriptors; /proc/self/fd/N cannot serve:
+// init is not dumpable, so its own /proc/self/fd is closed to it once it
+// is not root). It is only a saving of build time: a missing layer, or a
+// kernel whose overlayfs cannot take its layers by descriptor (before
+// Linux 6.13) or be mounted in a user namespace, leaves the directory as
+// it is.
+func mountOverlay(o Overlay) {
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	open := func(p string, flags uint64) (int, bool) {
+		fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{
+			Flags:   flags | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+		})
+		if err != nil {
+			return -1, false
+		}
+		fds = append(fds, fd)
+		return fd, true
+	}
+	// The layers are opened for reading: overlayfs takes no O_PATH
+	// descriptor.
+	lower, ok1 := open(o.Lower, unix.O_RDONLY)
+	upper, ok2 := open(o.Dir, unix.O_RDONLY)
+	work, ok3 := open(o.Work, unix.O_RDONLY)
+	if !ok1 || !ok2 || !ok3 {
+		return
+	}
+	for _, userxattr := range []bool{true, false} {
+		// userxattr: the overlay keeps its own records in user.*
+		// attributes, as it must in a user namespace; a file system
+		// without them gets the plain mount, which works without them.
+		if attachOverlay(lower, upper, work, userxattr) == nil {
+			return
+		}
+	}
+}
+
+// attachOverlay makes an overlay of the open directories and attaches it
+// over upper.
+func attachOverlay(lower, upper, work int, userxattr bool) error {
+	fs, err := unix.Fsopen("overlay", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fs)
+	for _, l := range []struct {
+		key string
+		fd  int
+	}{{"lowerdir+", lower}, {"upperdir", upper}, {"workdir", work}} {
+		if err := unix.FsconfigSetFd(fs, l.key, l.fd); err != nil {
+			return err
+		}
+	}
+	if userxattr {
+		if err := unix.FsconfigSetFlag(fs, "userxattr"); err != nil {
+			return err
+		}
+	}
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return err
+	}
+	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(mnt)
+	return unix.MoveMount(mnt, "", upper, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 }
 
 // hide masks each existing hidden path with one of the masks: a directory

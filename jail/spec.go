@@ -172,6 +172,13 @@ type Spec struct {
 	Env    []string `json:"env"`
 	Limits Limits   `json:"limits"`
 	Layers Layers   `json:"layers,omitempty"`
+	// Overlays are write-granted directories the call sees with a
+	// read-only layer beneath them (an overlay mount, in the call's
+	// mount namespace; without one they are left as they are): what the
+	// call writes there goes into the directory itself, and the layer is
+	// never written. brig shows every workspace's Go build cache over
+	// the standard library it built once (brig cache warm).
+	Overlays []Overlay `json:"overlays,omitempty"`
 	// Cache is the per-workspace toolchain cache the call may write (it
 	// is also among Paths), which the supervisor prepares right before
 	// the call starts. nil: none. The child never sees it.
@@ -210,6 +217,19 @@ type Cache struct {
 	// Stale are other entries of Root holding older caches of this
 	// workspace's path (another repository lived there); they are removed.
 	Stale []string `json:"stale,omitempty"`
+}
+
+// Overlay is a directory shown over a read-only layer (Spec.Overlays).
+type Overlay struct {
+	// Dir is the directory the call sees and writes (the overlay's
+	// upper layer, and where it is mounted); it must be write-granted.
+	Dir string `json:"dir"`
+	// Lower is the read-only layer beneath: the call reads it through
+	// Dir, and nothing the call does changes it.
+	Lower string `json:"lower"`
+	// Work is the overlay's work directory: on Dir's file system, not
+	// inside Dir, and write-granted too.
+	Work string `json:"work"`
 }
 
 // CacheFile is a file the supervisor makes sure of in the cache before a
@@ -293,7 +313,7 @@ func (s Spec) viewPart() Spec {
 	v := Spec{
 		Workspace: s.Workspace, Dir: s.Dir,
 		Protected: s.Protected, Hidden: s.Hidden,
-		PrivateTmp: s.PrivateTmp, Layers: s.Layers,
+		PrivateTmp: s.PrivateTmp, Layers: s.Layers, Overlays: s.Overlays,
 		Network: s.Network, // init makes the proxy's listener
 		Limits:  Limits{TmpBytes: s.Limits.TmpBytes, Memory: s.Limits.Memory, Processes: s.Limits.Processes, Disk: s.Limits.Disk},
 	}
@@ -344,8 +364,41 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("jail spec: protected or hidden path %q is not absolute", p)
 		}
 	}
+	for _, o := range s.Overlays {
+		if err := o.validate(s.Paths, s.PrivateTmp); err != nil {
+			return err
+		}
+	}
 	if s.Cache != nil {
 		return s.Cache.Validate()
+	}
+	return nil
+}
+
+// validate reports what makes the overlay unusable: a path that is not
+// absolute and clean, a Dir or Work the call may not write, layers inside
+// one another, or a Lower the call could write some other way. With a
+// private /tmp, the write grant of /tmp (and /dev/shm) is of the fresh
+// tmpfs: what is carried onto it keeps its own grant.
+func (o Overlay) validate(paths []PathRule, privateTmp bool) error {
+	for _, p := range []string{o.Dir, o.Lower, o.Work} {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return fmt.Errorf("jail spec: overlay path %q is not absolute and clean", p)
+		}
+	}
+	writable := func(p string) bool {
+		return slices.ContainsFunc(paths, func(r PathRule) bool {
+			fresh := privateTmp && (r.Path == "/tmp" || r.Path == "/dev/shm")
+			return r.Access == Write && within(p, r.Path) && (!fresh || p == r.Path)
+		})
+	}
+	switch {
+	case !writable(o.Dir) || !writable(o.Work):
+		return fmt.Errorf("jail spec: overlay %s: its directory and work directory must be write-granted", o.Dir)
+	case writable(o.Lower):
+		return fmt.Errorf("jail spec: overlay %s: its layer %s is write-granted, so the call could change it", o.Dir, o.Lower)
+	case within(o.Work, o.Dir) || within(o.Dir, o.Work) || within(o.Lower, o.Dir) || within(o.Dir, o.Lower) || within(o.Lower, o.Work) || within(o.Work, o.Lower):
+		return fmt.Errorf("jail spec: overlay %s: its directory, layer and work directory must not lie inside one another", o.Dir)
 	}
 	return nil
 }

@@ -234,3 +234,63 @@ func TestPlanModeHasACacheOfItsOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestGoLayerBeneathTheCache: with a mount namespace and brig cache
+// warm's layer in place, a call's GOCACHE is an overlay of its cache over
+// the layer, which it may read and never write. No overlay without the
+// layer, without a namespace (the cache stays as it was), or when another
+// grant lets the call write the layer: a layer one workspace could change
+// must not reach another's builds, and the jail refuses such an overlay
+// outright.
+func TestGoLayerBeneathTheCache(t *testing.T) {
+	root := t.TempDir()
+	ws, layer := filepath.Join(root, "ws"), filepath.Join(root, "cache", "go-std")
+	for _, d := range []string{ws, layer} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := Profile{Workspace: ws, Dir: ws, Home: root, ParentEnv: []string{"PATH=/usr/bin:/bin"}, Limits: jail.DefaultLimits(),
+		Namespaces: true, CacheRoot: filepath.Join(root, "cache", "jail"), GoLayer: layer}
+	spec, err := base.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []jail.Overlay{{Dir: spec.Cache.Dir() + "/go-build", Lower: layer, Work: spec.Cache.Dir() + "/go-build.layer-work"}}
+	if !reflect.DeepEqual(spec.Overlays, want) {
+		t.Fatalf("overlays %+v, want %+v", spec.Overlays, want)
+	}
+	if !slices.Contains(spec.Cache.Dirs, "go-build.layer-work") {
+		t.Errorf("the supervisor is not told to make the work directory: %v", spec.Cache.Dirs)
+	}
+	if !slices.ContainsFunc(spec.Paths, func(r jail.PathRule) bool { return r.Path == layer && r.Access == jail.Read }) {
+		t.Errorf("the layer is not read-granted: %+v", spec.Paths)
+	}
+
+	for name, mutate := range map[string]func(*Profile){
+		"no layer":        func(p *Profile) { p.GoLayer = filepath.Join(root, "absent") },
+		"no namespace":    func(p *Profile) { p.Namespaces, p.CallTmp = false, t.TempDir() },
+		"layer writable":  func(p *Profile) { p.Write = []string{filepath.Join(root, "cache")} },
+		"no cache at all": func(p *Profile) { p.CacheRoot = "" },
+	} {
+		p := base
+		mutate(&p)
+		spec, err := p.Spec()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(spec.Overlays) != 0 {
+			t.Errorf("%s: overlays %+v", name, spec.Overlays)
+		}
+		if slices.ContainsFunc(spec.Paths, func(r jail.PathRule) bool { return r.Path == layer && r.Access == jail.Read }) {
+			t.Errorf("%s: the layer is granted without the overlay", name)
+		}
+	}
+
+	// The jail's own check, for a spec made by other hands.
+	spec.Overlays = want
+	spec.Paths = append(spec.Paths, jail.PathRule{Path: filepath.Join(root, "cache"), Access: jail.Write})
+	if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), "could change it") {
+		t.Fatalf("a write-granted layer was accepted: %v", err)
+	}
+}

@@ -24,6 +24,7 @@ type Machine struct {
 	Env        []string // the supervisor's environment (filtered by envguard when compiled)
 	Namespaces bool     // the jail gets a mount namespace (private /tmp, /proc); read it through Policy.Namespaces
 	CacheRoot  string   // per-workspace toolchain caches live under it
+	GoLayer    string   // the Go standard library's build cache (brig cache warm): beneath every GOCACHE
 	BrigDirs   []string // brig's config and state directories: never granted
 	Limits     jail.Limits
 	// NamespacesFrom, when set, answers Namespaces instead, when a call

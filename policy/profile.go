@@ -41,6 +41,10 @@ type Profile struct {
 	// CacheRoot holds per-workspace toolchain caches (GOCACHE, npm, pip);
 	// the call may write there, never into the user's real caches.
 	CacheRoot string
+	// GoLayer is the Go build cache of the standard library that brig
+	// cache warm built ("": none): a call with a mount namespace sees it
+	// beneath its workspace's GOCACHE, read-only (jail.Overlay).
+	GoLayer string
 	// ReadOnlyCache: the call promised to change nothing (plan mode, a
 	// subagent, brig sandbox --read-only), so it gets the workspace's
 	// read-only calls' cache, which no call that may write uses (jailCache).
@@ -488,6 +492,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 		additions = append(additions, "TMPDIR="+p.CallTmp)
 	}
 	var cache *jail.Cache
+	var overlays []jail.Overlay
 	goLayered := false
 	if p.CacheRoot != "" {
 		// Only described here: the supervisor prepares it when the call
@@ -499,6 +504,11 @@ func (p Profile) Spec() (jail.Spec, error) {
 		cache = c
 		add(c.Dir(), jail.Write, false)
 		additions = append(additions, vars...)
+		if o, ok := p.goLayer(c, paths); ok {
+			c.Dirs = append(c.Dirs, goLayerWork)
+			add(o.Lower, jail.Read, true)
+			overlays = append(overlays, o)
+		}
 		// Go modules. Your module cache is read-only to every call (what a
 		// call wrote there, a build of yours outside the jail would run).
 		// When calls may download modules (GoDownloads), or once one has,
@@ -569,10 +579,37 @@ func (p Profile) Spec() (jail.Spec, error) {
 		UnixSockets: p.UnixSockets,
 		Env:         envguard.Build(p.ParentEnv, p.EnvAllow, additions),
 		Limits:      p.Limits,
+		Overlays:    overlays,
 		Cache:       cache,
 		Repos:       p.Repos,
 	}
 	return spec, spec.Validate()
+}
+
+// goLayerWork is the overlay's work directory in a workspace's cache,
+// beside its go-build.
+const goLayerWork = "go-build.layer-work"
+
+// goLayer is the overlay that shows the Go layer (GoLayer) beneath the
+// cache c's GOCACHE, when the call gets a mount namespace and the layer
+// exists. Not when a grant lets the call write the layer (--write
+// ~/.cache, say): a layer the call could change must not reach another
+// workspace's builds.
+func (p Profile) goLayer(c *jail.Cache, paths []jail.PathRule) (jail.Overlay, bool) {
+	if !p.Namespaces || p.GoLayer == "" {
+		return jail.Overlay{}, false
+	}
+	if fi, err := os.Lstat(p.GoLayer); err != nil || !fi.IsDir() {
+		return jail.Overlay{}, false
+	}
+	// The private /tmp's grant is of a fresh tmpfs (a layer under /tmp is
+	// carried onto it read-only, as granted).
+	if slices.ContainsFunc(paths, func(r jail.PathRule) bool {
+		return r.Access == jail.Write && within(p.GoLayer, r.Path) && r.Path != "/tmp" && r.Path != "/dev/shm"
+	}) {
+		return jail.Overlay{}, false
+	}
+	return jail.Overlay{Dir: filepath.Join(c.Dir(), "go-build"), Lower: p.GoLayer, Work: filepath.Join(c.Dir(), goLayerWork)}, true
 }
 
 // checkExtra refuses an extra grant of brig's own directories: the agent

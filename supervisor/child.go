@@ -739,8 +739,12 @@ func (s *Supervisor) startChildStdin(flags uintptr, lim jail.Limits, stdin *os.F
 			// would drop the capabilities init needs over its own
 			// namespaces: mounts, bringing up loopback, securebits.
 			// Ambient capabilities carry them across; init clears them
-			// before forking the worker.
-			p.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+			// before forking the worker. CAP_DAC_OVERRIDE is for the
+			// overlay of the Go layer (overlayfs keeps its work directory
+			// at mode 0, and creates in it with the mounter's rights); it
+			// covers only files of the user's own ids (the only ones
+			// mapped), which the user could chmod anyway.
+			p.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_DAC_OVERRIDE}
 		}
 		return p
 	}

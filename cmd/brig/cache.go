@@ -31,9 +31,12 @@ pip, CARGO_HOME, XDG_CACHE_HOME) under ~/.cache/brig/jail, named after the
 workspace's path and the repository's identity: a repository cloned again
 at the same path starts with a fresh one. Everything there is disposable;
 a call may write it, and before every call brig puts back the toolchains'
-configuration files in it (npmrc, go.env) if a call changed them.`,
+configuration files in it (npmrc, go.env) if a call changed them.
+
+brig cache warm builds Go's standard library once, into ~/.cache/brig/go-std,
+which every workspace's calls see beneath their GOCACHE, read-only.`,
 	}
-	cmd.AddCommand(newCacheListCmd(nil), newCacheCleanCmd(nil))
+	cmd.AddCommand(newCacheListCmd(nil), newCacheCleanCmd(nil), newCacheWarmCmd(nil))
 	return cmd
 }
 
@@ -97,6 +100,9 @@ func runCacheList(_ context.Context, o *cacheOptions) error {
 	if err != nil {
 		return err
 	}
+	if layer := goLayerDir(dirsFor(o.procEnv)); isDir(layer) {
+		defer fmt.Fprintf(o.Stdout, "the Go layer %s (%s) lies beneath every workspace's GOCACHE: brig cache warm rebuilds it, brig cache clean --all removes it\n", layer, humanSize(treeSize(layer)))
+	}
 	if len(names) == 0 {
 		fmt.Fprintf(o.Stdout, "no caches under %s\n", root)
 		return nil
@@ -129,6 +135,14 @@ func runCacheClean(_ context.Context, o *cacheOptions) error {
 	root, names, _, err := cacheEntries(o)
 	if err != nil {
 		return err
+	}
+	if layer := goLayerDir(dirsFor(o.procEnv)); o.All && isDir(layer) {
+		size := treeSize(layer)
+		removeUnfollowed(layer) // brig built it, but nothing in it is followed either
+		if isDir(layer) {
+			return fmt.Errorf("the Go layer %s could not be removed", layer)
+		}
+		fmt.Fprintf(o.Stdout, "removed the Go layer %s (%s)\n", layer, humanSize(size))
 	}
 	if len(names) == 0 {
 		fmt.Fprintf(o.Stdout, "no caches to remove under %s\n", root)
@@ -178,4 +192,10 @@ func humanSize(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// isDir reports whether path is a directory (not a link to one).
+func isDir(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.IsDir()
 }

@@ -143,6 +143,9 @@ func jailRun(opts *doctorOptions, namespaces bool) doctor.JailRun {
 	default:
 		j.Programs = why
 	}
+	if opts.Home != "" {
+		j.GoLayer = goLayerStatus(goLayerDir(dirsFor(procEnv{Home: opts.Home, Env: opts.Env})), opts.Env, namespaces)
+	}
 	if ok, why := supervisor.DirectStarts(namespaces); ok {
 		j.Commands, j.Direct = "started by each call's init: one process before the command", true
 	} else {

@@ -114,6 +114,7 @@ func (wc *workspaceConfig) policy(pe procEnv, mode policy.Mode, namespaces func(
 	pol, err := policy.New(wc.Workspace, wc.Loaded, mode, policy.Machine{
 		Home: canonicalHome(pe.Home), Env: pe.Env, NamespacesFrom: namespaces, WatchRepositories: session,
 		CacheRoot: filepath.Join(dirs.Cache, "jail"),
+		GoLayer:   goLayerDir(dirs),
 		BrigDirs:  []string{dirs.Config, dirs.State},
 		Limits:    wc.Loaded.Limits.Apply(jail.DefaultLimits()),
 	})

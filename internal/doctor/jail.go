@@ -14,6 +14,10 @@ type JailRun struct {
 	Commands string `json:"commands"`
 	// Direct: commands start without a worker.
 	Direct bool `json:"direct"`
+	// GoLayer says whether calls' Go builds start from the standard
+	// library brig cache warm built, and if not, why ("" when this
+	// machine has no go on PATH and no layer).
+	GoLayer string `json:"go_layer,omitempty"`
 }
 
 // SetJailRun records how calls run; it never makes the report not OK.
@@ -28,4 +32,7 @@ func (r Report) writeJailRun(p func(string, ...any)) {
 	p("\nHow calls run (their cost, not what they may do)\n")
 	p("  programs\t%s\n", j.Programs)
 	p("  commands\t%s\n", j.Commands)
+	if j.GoLayer != "" {
+		p("  Go builds\t%s\n", j.GoLayer)
+	}
 }
