@@ -45,6 +45,9 @@ type agentRun struct {
 	// Resumed is the saved state when a session was resumed (nil for a new
 	// one): a front end shows its display history.
 	Resumed *session.State
+	// Tips are lines for the user at the start (not for the model): what
+	// would make this workspace's calls faster.
+	Tips []string
 	// Undoer undoes this session's calls (/undo).
 	Undoer *agent.Undoer
 	// Warm gets the first calls ready: the carried jail programs written,
@@ -176,6 +179,9 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		return nil, err
 	}
 	recoverSweeps(sup, wp.Workspace, dirs.State, o.procEnv.Stderr)
+	if tip := goLayerTip(wp.Workspace, goLayerDir(dirs), o.Env); tip != "" {
+		run.Tips = append(run.Tips, tip)
+	}
 	if err := wp.Policy.AllowHosts(o.AllowHosts...); err != nil {
 		return nil, err
 	}
@@ -312,7 +318,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	*run = agentRun{
 		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
-		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, Warm: warm, Connect: connectAhead, closers: run.closers, discard: run.discard,
+		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, Tips: run.Tips, Warm: warm, Connect: connectAhead, closers: run.closers, discard: run.discard,
 		Undoer: &agent.Undoer{Store: store, Audit: audit, Session: sess, SessionID: sess.ID(), Workspace: wp.Workspace, By: "/undo"},
 	}
 	return run, nil

@@ -231,3 +231,18 @@ func goOnPath(env []string) bool {
 	}
 	return false
 }
+
+// goLayerTip is the start's tip for a Go workspace (a go.mod or go.work at
+// its root) when there is no Go layer and the go command is on env's PATH:
+// its first build will compile the standard library. "" otherwise.
+func goLayerTip(ws, layer string, env []string) string {
+	if isDir(layer) || !goOnPath(env) {
+		return ""
+	}
+	for _, f := range []string{"go.mod", "go.work"} {
+		if fi, err := os.Lstat(filepath.Join(ws, f)); err == nil && fi.Mode().IsRegular() {
+			return "this workspace's first go build or go test compiles Go's standard library (tens of seconds); `brig cache warm` builds it once for every workspace"
+		}
+	}
+	return ""
+}

@@ -268,6 +268,11 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 	if note := run.Client.Model.Note(); note != "" && o.Output == outputText {
 		fmt.Fprintf(o.Stderr, "brig: %s\n", note)
 	}
+	for _, tip := range run.Tips {
+		if o.Output == outputText {
+			fmt.Fprintf(o.Stderr, "brig: tip: %s\n", tip)
+		}
+	}
 	if o.Compact {
 		before := a.ContextUsed()
 		if err := a.Compact(ctx); err != nil {

@@ -29,6 +29,9 @@ type Conn struct {
 	Resumed *session.State
 	// Instructions are the banner lines about the instruction files.
 	Instructions []string
+	// Tips are banner lines on what would make this workspace's calls
+	// faster (brig cache warm).
+	Tips []string
 	// Undo runs /undo with its arguments and returns what to show (nil:
 	// undo is not available).
 	Undo func(ctx context.Context, args string) (string, error)

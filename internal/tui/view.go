@@ -303,6 +303,9 @@ func (m *Model) bannerText() string {
 		for _, w := range m.run.Policy.ProtectedRuleWarnings() {
 			b.WriteString("  " + stWarn.Render("rule ignored: ") + inert(w) + "\n")
 		}
+		for _, tip := range m.run.Tips {
+			b.WriteString("  " + stDim.Render("tip: ") + inert(tip) + "\n")
+		}
 		for _, l := range m.run.Policy.Layers {
 			if l.Exists && !l.Trusted {
 				b.WriteString("  " + stWarn.Render(fmt.Sprintf("%s is untrusted: only its deny and ask rules apply (%d grant(s) ignored; /permissions, brig trust)", inert(l.File), len(l.Ignored))) + "\n")

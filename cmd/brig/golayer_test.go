@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGoLayerTipAndStatus: a session in a Go workspace (go.mod or go.work
+// at its root) tips the user to brig cache warm while there is no layer
+// and go is on PATH, and says nothing otherwise; brig doctor says what
+// the layer holds, or how to build it, or that calls cannot use it.
+func TestGoLayerTipAndStatus(t *testing.T) {
+	root := t.TempDir()
+	ws, bin, layer := filepath.Join(root, "ws"), filepath.Join(root, "bin"), filepath.Join(root, "cache", "go-std")
+	for _, d := range []string{ws, bin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	withGo, withoutGo := []string{"PATH=/nonexistent:" + bin}, []string{"PATH=/nonexistent"}
+
+	if tip := goLayerTip(ws, layer, withGo); tip != "" {
+		t.Errorf("a workspace without go.mod got a tip: %q", tip)
+	}
+	for _, f := range []string{"go.work", "go.mod"} {
+		if err := os.WriteFile(filepath.Join(ws, f), []byte("go 1.22\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if tip := goLayerTip(ws, layer, withGo); !strings.Contains(tip, "brig cache warm") {
+			t.Errorf("with %s: no tip: %q", f, tip)
+		}
+		if err := os.Remove(filepath.Join(ws, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "go.mod"), []byte("module x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tip := goLayerTip(ws, layer, withoutGo); tip != "" {
+		t.Errorf("no go on PATH, yet a tip: %q", tip)
+	}
+	if s := goLayerStatus(layer, withoutGo, true); s != "" {
+		t.Errorf("no go and no layer, yet doctor says %q", s)
+	}
+	if s := goLayerStatus(layer, withGo, true); !strings.Contains(s, "brig cache warm") {
+		t.Errorf("doctor does not say how to build the layer: %q", s)
+	}
+
+	if err := os.MkdirAll(layer, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(layer, goLayerVersion), []byte("go version go1.99 linux/amd64\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if tip := goLayerTip(ws, layer, withGo); tip != "" {
+		t.Errorf("with the layer in place, a tip: %q", tip)
+	}
+	if s := goLayerStatus(layer, withGo, true); !strings.Contains(s, "start from "+layer+" (go version go1.99 linux/amd64") {
+		t.Errorf("doctor: %q", s)
+	}
+	if s := goLayerStatus(layer, withGo, false); !strings.Contains(s, "no mount namespace") {
+		t.Errorf("doctor does not say calls cannot use the layer: %q", s)
+	}
+}
