@@ -266,6 +266,13 @@ func TestGoLayerBeneathTheCache(t *testing.T) {
 	if !slices.ContainsFunc(spec.Paths, func(r jail.PathRule) bool { return r.Path == layer && r.Access == jail.Read }) {
 		t.Errorf("the layer is not read-granted: %+v", spec.Paths)
 	}
+	out, err := base.Outside()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(out.Granted, func(g Granted) bool { return g.Path == layer && g.Access == jail.Read }) {
+		t.Errorf("brig doctor's list of what calls read outside the workspace lacks the layer: %+v", out.Granted)
+	}
 
 	for name, mutate := range map[string]func(*Profile){
 		"no layer":        func(p *Profile) { p.GoLayer = filepath.Join(root, "absent") },

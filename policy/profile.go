@@ -369,6 +369,10 @@ func (p Profile) Outside() (Outside, error) {
 	if cacheRoot != "" {
 		o.Granted = append(o.Granted, Granted{Path: filepath.Join(cacheRoot, WorkspaceID(p.Workspace)), Access: jail.Write,
 			Reason: "brig's toolchain cache for this workspace (GOCACHE, npm, pip, CARGO_HOME)"})
+		if _, ok := p.goLayer(&jail.Cache{Root: cacheRoot, Name: WorkspaceID(p.Workspace)}, spec.Paths); ok {
+			o.Granted = append(o.Granted, Granted{Path: p.GoLayer, Access: jail.Read,
+				Reason: "brig's Go layer (brig cache warm): the standard library's build cache, beneath GOCACHE"})
+		}
 	}
 	reasons := map[string]string{}
 	ix := p.secrets()
