@@ -47,7 +47,9 @@ var goLayerFuture = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 // started in, with GOCACHE=$1: a package that imports every importable
 // standard package, and a test of it, so that `go test` compiles the
 // whole library and works out vet's facts about it, as a workspace's
-// `go test` needs them.
+// `go test` needs them; then `go vet` does the same for its fuller set of
+// checks (15 s more here, 2 MB, and a workspace's first go vet took 0.5 s
+// instead of 9).
 const goLayerScript = `set -eu
 export GOCACHE="$1"
 go version > "$1/` + goLayerVersion + `"
@@ -59,6 +61,7 @@ go version > "$1/` + goLayerVersion + `"
 } > all.go
 printf 'package all\n\nimport "testing"\n\nfunc TestBuilt(t *testing.T) {}\n' > all_test.go
 go test -count=1 .
+go vet .
 `
 
 // warmOptions are the inputs of `brig cache warm`.
