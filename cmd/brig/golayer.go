@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -206,46 +208,80 @@ func removeWorkspaceCaches(dirs xdg.Dirs, ws string, o *warmOptions) {
 // holds and whether calls use it, or how to build it when the go command
 // is on env's PATH (looked for, never run); "" when neither.
 func goLayerStatus(dir string, env []string, namespaces bool) string {
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() {
-		if !goOnPath(env) {
+	goVersion, haveGo := goOnPath(env)
+	if !isDir(dir) {
+		if !haveGo {
 			return ""
 		}
 		return "each workspace's first build compiles the standard library (tens of seconds); `brig cache warm` builds it once for all"
 	}
-	version, _ := os.ReadFile(filepath.Join(dir, goLayerVersion))
-	what := fmt.Sprintf("start from %s (%s, %s)", dir, strings.TrimSpace(string(version)), humanSize(treeSize(dir)))
-	if !namespaces {
+	built := layerVersion(dir)
+	what := fmt.Sprintf("start from %s (%s, %s)", dir, cmp.Or(built, "of an unknown Go version"), humanSize(treeSize(dir)))
+	switch {
+	case !namespaces:
 		return what + ", but not here: calls have no mount namespace, which the layer needs"
+	case stale(built, goVersion):
+		return what + ", but the go on PATH is " + goVersion + ", whose builds it does not serve: `brig cache warm` rebuilds it"
 	}
 	return what
 }
 
-// goOnPath reports whether env's PATH names a go program.
-func goOnPath(env []string) bool {
-	for _, kv := range env {
-		if path, ok := strings.CutPrefix(kv, "PATH="); ok {
-			for _, d := range filepath.SplitList(path) {
-				if fi, err := os.Stat(filepath.Join(d, "go")); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // goLayerTip is the start's tip for a Go workspace (a go.mod or go.work at
-// its root) when there is no Go layer and the go command is on env's PATH:
-// its first build will compile the standard library. "" otherwise.
+// its root) when go is on env's PATH and there is no Go layer, or one of
+// another Go version: its first build will compile the standard library.
+// "" otherwise.
 func goLayerTip(ws, layer string, env []string) string {
-	if isDir(layer) || !goOnPath(env) {
+	goVersion, haveGo := goOnPath(env)
+	if !haveGo || isDir(layer) && !stale(layerVersion(layer), goVersion) {
 		return ""
 	}
 	for _, f := range []string{"go.mod", "go.work"} {
 		if fi, err := os.Lstat(filepath.Join(ws, f)); err == nil && fi.Mode().IsRegular() {
+			if isDir(layer) {
+				return "brig's Go layer was built by another Go version than " + goVersion + ", so this workspace's first go build compiles the standard library again; `brig cache warm` rebuilds the layer"
+			}
 			return "this workspace's first go build or go test compiles Go's standard library (tens of seconds); `brig cache warm` builds it once for every workspace"
 		}
 	}
 	return ""
+}
+
+// layerVersion is the `go version` line the layer at dir was built with
+// ("" when it says none).
+func layerVersion(dir string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, goLayerVersion))
+	return strings.TrimSpace(string(b))
+}
+
+// stale reports whether a layer built by `go version` line built does not
+// serve the Go release goVersion ("go1.26.8"; "" when unknown: not stale).
+func stale(built, goVersion string) bool {
+	return goVersion != "" && built != "" && !slices.Contains(strings.Fields(built), goVersion)
+}
+
+// goOnPath reports whether env's PATH names a go program, and its release
+// ("go1.26.8") as its GOROOT's VERSION file says ("" when it says none).
+// Only files are read: the supervisor never runs a program found on PATH.
+func goOnPath(env []string) (string, bool) {
+	for _, kv := range env {
+		path, ok := strings.CutPrefix(kv, "PATH=")
+		if !ok {
+			continue
+		}
+		for _, d := range filepath.SplitList(path) {
+			bin := filepath.Join(d, "go")
+			if fi, err := os.Stat(bin); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+				continue
+			}
+			version := ""
+			if real, err := filepath.EvalSymlinks(bin); err == nil {
+				if b, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(real)), "VERSION")); err == nil {
+					version, _, _ = strings.Cut(string(b), "\n")
+					version = strings.TrimSpace(version)
+				}
+			}
+			return version, true
+		}
+	}
+	return "", false
 }

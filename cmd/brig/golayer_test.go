@@ -66,4 +66,26 @@ func TestGoLayerTipAndStatus(t *testing.T) {
 	if s := goLayerStatus(layer, withGo, false); !strings.Contains(s, "no mount namespace") {
 		t.Errorf("doctor does not say calls cannot use the layer: %q", s)
 	}
+
+	// The go on PATH is of another release than the layer's (its GOROOT's
+	// VERSION file says so): the layer serves none of its builds.
+	if err := os.WriteFile(filepath.Join(root, "VERSION"), []byte("go1.98\ntime 2026-01-01T00:00:00Z\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tip := goLayerTip(ws, layer, withGo); !strings.Contains(tip, "another Go version than go1.98") {
+		t.Errorf("a stale layer gets no tip: %q", tip)
+	}
+	if s := goLayerStatus(layer, withGo, true); !strings.Contains(s, "the go on PATH is go1.98") {
+		t.Errorf("doctor does not say the layer is stale: %q", s)
+	}
+	// Control: the same release.
+	if err := os.WriteFile(filepath.Join(root, "VERSION"), []byte("go1.99\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tip := goLayerTip(ws, layer, withGo); tip != "" {
+		t.Errorf("a layer of the same release gets a tip: %q", tip)
+	}
+	if s := goLayerStatus(layer, withGo, true); strings.Contains(s, "rebuilds") {
+		t.Errorf("doctor calls a current layer stale: %q", s)
+	}
 }
