@@ -42,12 +42,11 @@ func setupView(spec Spec, m *masks) error {
 // symbolic link (another call of the same workspace may have put one
 // where the directory was, after the supervisor prepared it), and the
 // overlay is made of those open directories and attached to the opened
-// one (the mount API's file descriptors; /proc/self/fd/N cannot serve:
-// init is not dumpable, so its own /proc/self/fd is closed to it once it
-// is not root). It is only a saving of build time: a missing layer, or a
-// kernel whose overlayfs cannot take its layers by descriptor (before
-// Linux 6.13) or be mounted in a user namespace, leaves the directory as
-// it is.
+// one: through the mount API's descriptors (Linux 6.13 and later), else
+// by mount(2) with each named /proc/self/fd/N, which leads to the same
+// open directory. It is only a saving of build time: a missing layer, or
+// a kernel without overlayfs in a user namespace (before Linux 5.11),
+// leaves the directory as it is.
 func mountOverlay(o Overlay) {
 	var fds []int
 	defer func() {
@@ -55,33 +54,38 @@ func mountOverlay(o Overlay) {
 			unix.Close(fd)
 		}
 	}()
-	open := func(p string, flags uint64) (int, bool) {
+	for _, p := range []string{o.Lower, o.Dir, o.Work} {
+		// Opened for reading: overlayfs takes no O_PATH descriptor.
 		fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{
-			Flags:   flags | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
 			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 		})
 		if err != nil {
-			return -1, false
+			return
 		}
 		fds = append(fds, fd)
-		return fd, true
 	}
-	// The layers are opened for reading: overlayfs takes no O_PATH
-	// descriptor.
-	lower, ok1 := open(o.Lower, unix.O_RDONLY)
-	upper, ok2 := open(o.Dir, unix.O_RDONLY)
-	work, ok3 := open(o.Work, unix.O_RDONLY)
-	if !ok1 || !ok2 || !ok3 {
-		return
-	}
+	lower, upper, work := fds[0], fds[1], fds[2]
+	// userxattr: the overlay keeps its own records in user.* attributes,
+	// as it must in a user namespace; a file system without them gets the
+	// plain mount, which works without them.
 	for _, userxattr := range []bool{true, false} {
-		// userxattr: the overlay keeps its own records in user.*
-		// attributes, as it must in a user namespace; a file system
-		// without them gets the plain mount, which works without them.
-		if attachOverlay(lower, upper, work, userxattr) == nil {
+		if attachOverlay(lower, upper, work, userxattr) == nil || mountOverlayByPath(lower, upper, work, userxattr) == nil {
 			return
 		}
 	}
+}
+
+// mountOverlayByPath is attachOverlay for kernels whose overlayfs takes no
+// layer by descriptor: mount(2) with every directory named through
+// /proc/self/fd.
+func mountOverlayByPath(lower, upper, work int, userxattr bool) error {
+	fd := func(n int) string { return fmt.Sprintf("/proc/self/fd/%d", n) }
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", fd(lower), fd(upper), fd(work))
+	if userxattr {
+		opts += ",userxattr"
+	}
+	return unix.Mount("overlay", fd(upper), "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
 }
 
 // attachOverlay makes an overlay of the open directories and attaches it
