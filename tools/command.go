@@ -43,13 +43,19 @@ func CommandResult(res jail.Result, grant *jail.Spec, asked time.Duration) Resul
 		w.newline()
 	}
 	code := res.ExitCode
+	// A timeout is said as the limit that fired, not the wall time the
+	// kill took on top of it (a fork bomb under load: 1m1s for a 1m limit).
+	after := res.Duration.Round(time.Second)
+	if grant != nil && grant.Limits.Timeout > 0 {
+		after = grant.Limits.Timeout
+	}
 	r := Result{Meta: Meta{ExitCode: &code, TimedOut: res.TimedOut, Truncated: t.Omitted > 0, Signal: res.Signal, Violations: res.Violations}}
 	switch {
 	case res.TimedOut && asked > 0:
-		fmt.Fprintf(&b, "[timed out after %s: the command and everything it started were killed. The user's [limits] timeout in brig's configuration capped this call (it asked for %s); a larger timeout_seconds will not help. Run less at once, or tell the user it needs longer]", res.Duration.Round(time.Second), asked)
+		fmt.Fprintf(&b, "[timed out after %s: the command and everything it started were killed. The user's [limits] timeout in brig's configuration capped this call (it asked for %s); a larger timeout_seconds will not help. Run less at once, or tell the user it needs longer]", after, asked)
 		r.IsError = true
 	case res.TimedOut:
-		fmt.Fprintf(&b, "[timed out after %s: the command and everything it started were killed. If it needs longer, set timeout_seconds (at most %d); or run less at once]", res.Duration.Round(time.Second), int(MaxBashTimeout/time.Second))
+		fmt.Fprintf(&b, "[timed out after %s: the command and everything it started were killed. If it needs longer, set timeout_seconds (at most %d); or run less at once]", after, int(MaxBashTimeout/time.Second))
 		r.IsError = true
 	case res.Canceled:
 		b.WriteString("[interrupted by the user: the command and everything it started were killed]")

@@ -133,3 +133,18 @@ func TestDenialNotes(t *testing.T) {
 		t.Errorf("a call with network: %q; want the note on the proxy", n)
 	}
 }
+
+// TestTimeoutNamesTheLimit: a call killed at its 1m limit whose kill took
+// another 1.4 s under load is said to have timed out after 1m0s — the
+// limit that fired, which the model can act on — not after 1m1s. Control:
+// without the grant at hand, the wall time is all there is to say.
+func TestTimeoutNamesTheLimit(t *testing.T) {
+	res := jail.Result{TimedOut: true, ExitCode: 137, Duration: 61400 * time.Millisecond}
+	grant := &jail.Spec{Limits: jail.Limits{Timeout: time.Minute}}
+	if r := CommandResult(res, grant, 2*time.Minute); !strings.Contains(r.Text, "[timed out after 1m0s: ") {
+		t.Errorf("the limit is not named: %q", r.Text)
+	}
+	if r := CommandResult(res, nil, 0); !strings.Contains(r.Text, "[timed out after 1m1s: ") {
+		t.Errorf("without a grant: %q", r.Text)
+	}
+}
