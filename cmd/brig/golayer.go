@@ -151,6 +151,7 @@ func runCacheWarm(ctx context.Context, o *warmOptions) error {
 		return fmt.Errorf("replace the Go layer %s: %w", layer, err)
 	}
 	if err := os.Rename(cache, layer); err != nil {
+		_ = os.Rename(old, layer) // the old layer back, if there was one
 		return fmt.Errorf("put the Go layer in place at %s: %w", layer, err)
 	}
 	version, _ := os.ReadFile(filepath.Join(layer, goLayerVersion))
