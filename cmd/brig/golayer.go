@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -250,8 +251,27 @@ func goLayerTip(ws, layer string, env []string) string {
 // layerVersion is the `go version` line the layer at dir was built with
 // ("" when it says none).
 func layerVersion(dir string) string {
-	b, _ := os.ReadFile(filepath.Join(dir, goLayerVersion))
-	return strings.TrimSpace(string(b))
+	return firstLine(filepath.Join(dir, goLayerVersion))
+}
+
+// firstLine is the first line of the regular file at path, read without
+// following a link and without waiting on what is not a file (a call
+// granted a write above the layer, or a repository on PATH, could put a
+// FIFO there); "" when there is none.
+func firstLine(path string) string {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	b := make([]byte, 128)
+	n, _ := io.ReadFull(f, b)
+	line, _, _ := strings.Cut(string(b[:n]), "\n")
+	return strings.TrimSpace(line)
 }
 
 // stale reports whether a layer built by `go version` line built does not
@@ -270,16 +290,16 @@ func goOnPath(env []string) (string, bool) {
 			continue
 		}
 		for _, d := range filepath.SplitList(path) {
+			if !filepath.IsAbs(d) {
+				continue // relative to the workspace: a repository's own go
+			}
 			bin := filepath.Join(d, "go")
 			if fi, err := os.Stat(bin); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
 				continue
 			}
 			version := ""
 			if real, err := filepath.EvalSymlinks(bin); err == nil {
-				if b, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(real)), "VERSION")); err == nil {
-					version, _, _ = strings.Cut(string(b), "\n")
-					version = strings.TrimSpace(version)
-				}
+				version = firstLine(filepath.Join(filepath.Dir(filepath.Dir(real)), "VERSION"))
 			}
 			return version, true
 		}

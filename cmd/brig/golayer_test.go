@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestGoLayerTipAndStatus: a session in a Go workspace (go.mod or go.work
@@ -77,6 +79,23 @@ func TestGoLayerTipAndStatus(t *testing.T) {
 	}
 	if s := goLayerStatus(layer, withGo, true); !strings.Contains(s, "the go on PATH is go1.98") {
 		t.Errorf("doctor does not say the layer is stale: %q", s)
+	}
+	// A FIFO where the version is kept (a call granted a write above the
+	// layer could put one there) is not waited on.
+	if err := os.Remove(filepath.Join(layer, goLayerVersion)); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(layer, goLayerVersion), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s := goLayerStatus(layer, withGo, true); !strings.Contains(s, "of an unknown Go version") {
+		t.Errorf("doctor with a FIFO for the version: %q", s)
+	}
+	if err := os.Remove(filepath.Join(layer, goLayerVersion)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(layer, goLayerVersion), []byte("go version go1.99 linux/amd64\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	// Control: the same release.
 	if err := os.WriteFile(filepath.Join(root, "VERSION"), []byte("go1.99\n"), 0o644); err != nil {
