@@ -104,8 +104,8 @@ chmod 777 `+layer+`/ab/obj-d || echo chmod-refused`)
 // extra capability the supervisor passes it, and the layer holds all the
 // same.
 func TestGoLayerIsReadOnlyUnprivileged(t *testing.T) {
-	out := unprivtest.Rerun(t, envOverlayUnpriv, "^TestGoLayer(IsReadOnly|IsNotMountedThroughALink)$")
-	for _, name := range []string{"TestGoLayerIsReadOnly", "TestGoLayerIsNotMountedThroughALink"} {
+	out := unprivtest.Rerun(t, envOverlayUnpriv, "^TestGoLayer(IsReadOnly|IsNotMountedThroughALink|UnderABroadGrant)$")
+	for _, name := range []string{"TestGoLayerIsReadOnly", "TestGoLayerIsNotMountedThroughALink", "TestGoLayerUnderABroadGrant"} {
 		if !bytes.Contains(out, []byte("--- PASS: "+name)) {
 			t.Fatalf("the unprivileged pass did not pass %s:\n%s", name, out)
 		}
@@ -176,4 +176,55 @@ func treeState(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestGoLayerUnderABroadGrant: a call granted a write above the layer
+// (--write ~/.cache) gets no overlay, and the layer stays read-only
+// whatever it tries; one it makes where there was none is taken out after
+// the call, so no session with a broad grant can plant what every
+// workspace's builds would link. Control: the rest of the grant is
+// writable.
+func TestGoLayerUnderABroadGrant(t *testing.T) {
+	e := newEnv(t)
+	if !e.sup.Namespaces() {
+		t.Skip("the Go layer needs a mount namespace for calls")
+	}
+	cache := filepath.Join(e.outside, "cache")
+	layer := filepath.Join(cache, "go-std")
+	if err := os.MkdirAll(layer, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(layer, "obj-d"), []byte("layer-bytes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := treeState(t, layer)
+	mk := func() jail.Spec {
+		return e.spec(t, func(p *policy.Profile) {
+			p.CacheRoot, p.GoLayer, p.Write = filepath.Join(cache, "jail"), layer, []string{cache}
+		})
+	}
+	spec := mk()
+	if len(spec.Overlays) != 0 {
+		t.Fatalf("an overlay of a layer the call may write: %+v", spec.Overlays)
+	}
+	res := e.sh(t, spec, `echo tampered >> `+layer+`/obj-d || echo append-refused
+mkdir `+layer+`/ab || echo mkdir-refused
+echo mine > `+cache+`/sibling && echo sibling-written`)
+	for _, want := range []string{"append-refused", "mkdir-refused", "sibling-written"} {
+		if !strings.Contains(string(res.Stdout), want) {
+			t.Errorf("the call's output lacks %q:\n%s\n%s", want, res.Stdout, res.Stderr)
+		}
+	}
+	if after := treeState(t, layer); after != before {
+		t.Fatalf("the call changed the layer:\nbefore\n%s\nafter\n%s", before, after)
+	}
+
+	// No layer yet: one the call makes is taken out.
+	if err := os.RemoveAll(layer); err != nil {
+		t.Fatal(err)
+	}
+	res = e.sh(t, mk(), `mkdir -p `+layer+`/ab && echo planted > `+layer+`/ab/obj-d && echo made`)
+	if _, err := os.Lstat(layer); err == nil {
+		t.Fatalf("a layer the call made is still there (call said %q)", res.Stdout)
+	}
 }

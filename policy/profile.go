@@ -569,6 +569,14 @@ func (p Profile) Spec() (jail.Spec, error) {
 		}
 	}
 	protected = append(protected, p.laterExecUnder(ix)...)
+	// The Go layer reaches every workspace's builds: under a grant that
+	// covers it (--write ~/.cache) it stays read-only, and one a call
+	// makes where there was none is taken out after the call.
+	if p.GoLayer != "" && slices.ContainsFunc(paths, func(r jail.PathRule) bool {
+		return r.Access == jail.Write && within(p.GoLayer, r.Path) && (!p.Namespaces || r.Path != "/tmp" && r.Path != "/dev/shm")
+	}) {
+		protected = append(protected, p.GoLayer)
+	}
 	slices.Sort(protected)
 	protected = slices.Compact(protected)
 
