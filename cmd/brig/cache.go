@@ -57,7 +57,7 @@ func newCacheCleanCmd(runF func(context.Context, *cacheOptions) error) *cobra.Co
 	o := &cacheOptions{}
 	cmd := &cobra.Command{
 		Use:   "clean",
-		Short: "Remove the caches of this workspace (--all: of every workspace)",
+		Short: "Remove the caches of this workspace (--all: of every workspace, and the Go layer)",
 		Args:  cobra.NoArgs,
 		RunE:  commandRun(o, &o.procEnv, nil, runF, runCacheClean),
 	}

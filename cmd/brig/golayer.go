@@ -84,7 +84,7 @@ their own GOCACHE, read-only: a workspace's first go build or go test no
 longer compiles the standard library into its empty cache (44 s against
 0.9 s for a small package's first go test, measured on a slow machine).
 Run it again after installing another Go version; it replaces the layer.
-It takes about a minute and 170 MB. No repository takes part: the build
+It takes about a minute and 150 MB. No repository takes part: the build
 runs brig's own file against your toolchain, in a scratch workspace.
 It needs a mount namespace for calls (brig doctor says whether there is
 one); without one the layer is built but not used.`,
