@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"brig/internal/safefs"
+	"brig/internal/userfile"
 	"brig/internal/xdg"
 	"brig/policy"
 )
@@ -259,18 +259,11 @@ func layerVersion(dir string) string {
 // granted a write above the layer, or a repository on PATH, could put a
 // FIFO there); "" when there is none.
 func firstLine(path string) string {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	b, err := userfile.ReadRegular(path, 4096)
 	if err != nil {
 		return ""
 	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	b := make([]byte, 128)
-	n, _ := io.ReadFull(f, b)
-	line, _, _ := strings.Cut(string(b[:n]), "\n")
+	line, _, _ := strings.Cut(string(b), "\n")
 	return strings.TrimSpace(line)
 }
 
