@@ -572,9 +572,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 	// The Go layer reaches every workspace's builds: under a grant that
 	// covers it (--write ~/.cache) it stays read-only, and one a call
 	// makes where there was none is taken out after the call.
-	if p.GoLayer != "" && slices.ContainsFunc(paths, func(r jail.PathRule) bool {
-		return r.Access == jail.Write && within(p.GoLayer, r.Path) && (!p.Namespaces || r.Path != "/tmp" && r.Path != "/dev/shm")
-	}) {
+	if p.GoLayer != "" && p.layerWritable(paths) {
 		protected = append(protected, p.GoLayer)
 	}
 	slices.Sort(protected)
@@ -602,6 +600,16 @@ func (p Profile) Spec() (jail.Spec, error) {
 // beside its go-build.
 const goLayerWork = "go-build.layer-work"
 
+// layerWritable reports whether paths grant writing the Go layer. The
+// private /tmp's grant is of a fresh tmpfs (a layer under /tmp is carried
+// onto it read-only, as granted).
+func (p Profile) layerWritable(paths []jail.PathRule) bool {
+	return slices.ContainsFunc(paths, func(r jail.PathRule) bool {
+		fresh := p.Namespaces && (r.Path == "/tmp" || r.Path == "/dev/shm")
+		return r.Access == jail.Write && within(p.GoLayer, r.Path) && !fresh
+	})
+}
+
 // goLayer is the overlay that shows the Go layer (GoLayer) beneath the
 // cache c's GOCACHE, when the call gets a mount namespace and the layer
 // exists. Not when a grant lets the call write the layer (--write
@@ -614,11 +622,7 @@ func (p Profile) goLayer(c *jail.Cache, paths []jail.PathRule) (jail.Overlay, bo
 	if fi, err := os.Lstat(p.GoLayer); err != nil || !fi.IsDir() {
 		return jail.Overlay{}, false
 	}
-	// The private /tmp's grant is of a fresh tmpfs (a layer under /tmp is
-	// carried onto it read-only, as granted).
-	if slices.ContainsFunc(paths, func(r jail.PathRule) bool {
-		return r.Access == jail.Write && within(p.GoLayer, r.Path) && r.Path != "/tmp" && r.Path != "/dev/shm"
-	}) {
+	if p.layerWritable(paths) {
 		return jail.Overlay{}, false
 	}
 	return jail.Overlay{Dir: filepath.Join(c.Dir(), "go-build"), Lower: p.GoLayer, Work: filepath.Join(c.Dir(), goLayerWork)}, true
