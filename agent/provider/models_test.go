@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -100,5 +102,17 @@ func TestSupportsEffort(t *testing.T) {
 	o, _ := Lookup("gpt-4.1", false)
 	if !m.SupportsEffort(EffortMinimal) || !m.SupportsEffort(EffortNone) || o.SupportsEffort(EffortHigh) || o.Reasoning() {
 		t.Error("effort support wrong")
+	}
+}
+
+// The user types the Chat Completions wire as "openai-chat" (--provider), so
+// that is how it is shown; session files keep the value they always had.
+func TestNameShowsAsTyped(t *testing.T) {
+	if got := fmt.Sprintf("%s (%v)", OpenAIChat, Anthropic); got != "openai-chat (anthropic)" {
+		t.Errorf("shown as %q", got)
+	}
+	b, err := json.Marshal(struct{ P Name }{OpenAIChat})
+	if err != nil || string(b) != `{"P":"openaichat"}` {
+		t.Errorf("stored as %s (%v)", b, err)
 	}
 }

@@ -27,6 +27,15 @@ const (
 	OpenAIChat Name = "openaichat" // Chat Completions, any OpenAI-compatible server
 )
 
+// String is the name as the user writes it (--provider): the Chat Completions
+// wire is "openai-chat" there, while session files keep the value itself.
+func (n Name) String() string {
+	if n == OpenAIChat {
+		return "openai-chat"
+	}
+	return string(n)
+}
+
 // Role is who wrote a message.
 type Role string
 

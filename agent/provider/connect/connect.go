@@ -86,7 +86,7 @@ func New(cfg Config) (*Client, error) {
 	case provider.OpenAI, provider.OpenAIChat:
 		keyProvider = credentials.OpenAI
 	default:
-		return nil, fmt.Errorf("unknown wire format %q (anthropic, openai, openaichat)", wire)
+		return nil, fmt.Errorf("unknown wire format %q (anthropic, openai, openai-chat)", wire)
 	}
 	cred, ok := cfg.Credentials.Lookup(keyProvider)
 	// A Chat Completions server on an explicit base URL (Ollama, llama.cpp)
