@@ -398,8 +398,12 @@ func (b Beyond) Hint() string {
 
 func (b Beyond) String() string { return b.What + " (to allow it: " + b.Hint() + ")" }
 
-// beyondPath describes a path verdict that lies beyond the profile.
-func beyondPath(pv PathVerdict, pl Places) Beyond {
+// beyondPath describes a path verdict that lies beyond the profile. It
+// offers --add-dir only where brig -p would take that flag: never for a
+// directory that holds the home directory, credentials or brig's own
+// files (checkExtra refuses those; the rule names the exact path instead).
+func (p *Policy) beyondPath(pv PathVerdict) Beyond {
+	pl := p.Places
 	verb, flag := "reads", ""
 	if pv.Write {
 		verb = "writes"
@@ -422,9 +426,11 @@ func beyondPath(pv PathVerdict, pl Places) Beyond {
 		dir = filepath.Dir(pv.Resolved)
 	}
 	if pv.Class == ClassOutside || pv.Class == ClassAdded || pv.Class == ClassSystem && !pv.Write {
-		flag = "--add-dir " + dir
-		if !pv.Write {
-			flag += ":ro"
+		if p.checkExtra(ExtraDir{Path: dir, ReadOnly: !pv.Write}) == nil {
+			flag = "--add-dir " + dir
+			if !pv.Write {
+				flag += ":ro"
+			}
 		}
 	}
 	return Beyond{What: fmt.Sprintf("%s %s, %s", verb, pv.Resolved, where), Rule: pathRule(pv, pl), Flag: flag}

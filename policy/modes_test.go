@@ -674,3 +674,44 @@ func TestAllowListedVariablesNeedPlainValues(t *testing.T) {
 		}
 	}
 }
+
+// TestBeyondOffersOnlyFlagsBrigTakes: the "to allow it" hint the user and
+// the model read offers --add-dir only where brig -p would take it. A file
+// directly in the home directory would need --add-dir ~, which brig
+// refuses, so the hint names the rule alone; a file elsewhere outside the
+// workspace gets the flag, and the flag it names is accepted (the control).
+func TestBeyondOffersOnlyFlagsBrigTakes(t *testing.T) {
+	f := newModeFixture(t, "")
+	p := f.policy(t, ModeAuto)
+	for _, c := range []struct {
+		call Call
+		flag string
+	}{
+		{readCall("~/.bashrc"), ""},
+		{writeCall("~/todo.txt"), ""},
+		{readCall(f.root + "/out/deep/x"), "--add-dir " + f.root + "/out/deep:ro"},
+		{writeCall("~/notes/n2.md"), "--add-dir " + f.home + "/notes"},
+	} {
+		v := p.Decide(c.call)
+		if v.Tier != Ask || len(v.Beyond) != 1 {
+			t.Fatalf("%+v: %s, beyond %+v; want ask, beyond the profile", c.call, v.Tier, v.Beyond)
+		}
+		b := v.Beyond[0]
+		if b.Flag != c.flag || b.Rule == "" {
+			t.Errorf("%+v: flag %q, rule %q; want flag %q and a rule", c.call, b.Flag, b.Rule, c.flag)
+		}
+		if b.Flag == "" {
+			if strings.Contains(b.Hint(), "--add-dir") {
+				t.Errorf("%+v: the hint offers a flag brig refuses: %s", c.call, b.Hint())
+			}
+			continue
+		}
+		d, err := ParseAddDir(strings.TrimPrefix(b.Flag, "--add-dir "), f.ws, f.home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.policy(t, ModeAuto).AddDirs(d); err != nil {
+			t.Errorf("%+v: the flag the hint offers is refused: %v", c.call, err)
+		}
+	}
+}

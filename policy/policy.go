@@ -595,7 +595,7 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 			v.Always = append(v.Always, rule)
 		}
 		if !p.inProfile(pv, v.Mode) {
-			v.Beyond = append(v.Beyond, beyondPath(pv, p.Places))
+			v.Beyond = append(v.Beyond, p.beyondPath(pv))
 		}
 	}
 	return pv
