@@ -540,7 +540,9 @@ func (m *Model) submit(text string) tea.Cmd {
 		return nil
 	}
 	if m.run == nil {
-		m.print(hang(stWarn.Render("brig: "), "      ", stWarn.Render("not started: ")+m.whyNotStarted(), m.width))
+		// Nothing typed is lost: the input stays free for the /model
+		// that starts a run, and the message is in the input's history.
+		m.print(hang(stWarn.Render("brig: "), "      ", stWarn.Render("not started: ")+m.whyNotStarted()+stDim.Render(" (↑ brings your message back)"), m.width))
 		return nil
 	}
 	m.print(hang(stUser.Render("› "), "  ", inert(text), m.width))

@@ -111,7 +111,7 @@ func (m *Model) whyNotStarted() string {
 	var missing *credentials.MissingError
 	switch {
 	case m.configError() != "":
-		return "the configuration does not load (" + inert(m.configError()) + "); fix it, then pick a model with /model"
+		return "the configuration does not load: " + strings.TrimSuffix(inert(m.configError()), ".") + ". Once it is fixed, /model starts brig"
 	case errors.As(m.startErr, &missing):
 		head, _ := keyHelp(missing)
 		return head + " (the banner above says how to add one); then pick a model with /model"

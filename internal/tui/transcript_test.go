@@ -132,8 +132,11 @@ func TestConfigErrorIsShown(t *testing.T) {
 			h.printed = nil
 			h.typeText("hello")
 			h.keys("enter")
-			if got := flat(h.printedText()); !strings.Contains(got, flat("not started: the configuration does not load ("+cerr+"); fix it, then pick a model with /model")) {
+			if got := flat(h.printedText()); !strings.Contains(got, flat("not started: the configuration does not load: "+cerr+". Once it is fixed, /model starts brig (↑ brings your message back)")) {
 				t.Errorf("a prompt was answered with:\n%s", got)
+			}
+			if h.keys("up"); h.m.input.Value() != "hello" {
+				t.Errorf("↑ did not bring the message back: %q", h.m.input.Value())
 			}
 		})
 	}
@@ -244,7 +247,7 @@ func TestModelPickerSelectsTheModelInUse(t *testing.T) {
 		if it := selected(h); it.value != "qwen3-coder" || it.why != "current" || it.disabled {
 			t.Errorf("selected %s (%s), want qwen3-coder (current)", it.value, it.why)
 		}
-		if f := ansi.Strip(h.m.frameText()); !strings.Contains(f, "› qwen3-coder  openaichat · 32.8k context · not in brig's registry (current)") {
+		if f := ansi.Strip(h.m.frameText()); !strings.Contains(f, "› qwen3-coder  openai-chat · 32.8k context · not in brig's registry (current)") {
 			t.Errorf("the model in use is not shown selected:\n%s", f)
 		}
 		h.keys("enter") // choosing it again changes nothing
