@@ -495,6 +495,10 @@ type Transcript struct {
 	// Tail.
 	Omitted      int64
 	OmittedLines int
+	// MidLine says, for stdout ([0]) and stderr ([1]), that the stream's
+	// last byte left out was not a newline: its first bytes in Tail end
+	// a line whose start is not shown.
+	MidLine [2]bool
 	// Stdout and Stderr count every byte the command wrote to each, kept
 	// or not.
 	Stdout, Stderr int64

@@ -35,6 +35,7 @@ type transcript struct {
 	segs     []segment
 	omitted  int64
 	omitLine int
+	midLine  [2]bool // per stream (stdout, stderr): its last omitted byte was not a newline
 	out, err int64
 }
 
@@ -70,12 +71,12 @@ func (t *transcript) write(stderr bool, p []byte) {
 		p = p[n:]
 	}
 	if len(p) == 0 || t.keep.Tail <= 0 {
-		t.omit(p)
+		t.omit(stderr, p)
 		return
 	}
 	if len(p) > t.keep.Tail {
 		cut := len(p) - t.keep.Tail
-		t.omit(p[:cut])
+		t.omit(stderr, p[:cut])
 		p = p[cut:]
 	}
 	if t.ring == nil {
@@ -99,19 +100,22 @@ func (t *transcript) dropFront(n int) {
 	if n <= 0 {
 		return
 	}
-	a, b := t.span(0, n)
-	t.omit(a)
-	t.omit(b)
-	t.start = (t.start + n) % len(t.ring)
-	t.tailN -= n
+	off := 0
 	for n > 0 {
-		if t.segs[0].n > n {
-			t.segs[0].n -= n
+		k := min(t.segs[0].n, n)
+		a, b := t.span(off, k)
+		t.omit(t.segs[0].stderr, a)
+		t.omit(t.segs[0].stderr, b)
+		off += k
+		n -= k
+		if t.segs[0].n > k {
+			t.segs[0].n -= k
 			break
 		}
-		n -= t.segs[0].n
 		t.segs = t.segs[1:]
 	}
+	t.start = (t.start + off) % len(t.ring)
+	t.tailN -= off
 }
 
 // span is the tail's bytes [off, off+n) as one or two slices of the ring.
@@ -123,9 +127,17 @@ func (t *transcript) span(off, n int) (a, b []byte) {
 	return t.ring[from:], t.ring[:n-(len(t.ring)-from)]
 }
 
-func (t *transcript) omit(p []byte) {
+func (t *transcript) omit(stderr bool, p []byte) {
+	if len(p) == 0 {
+		return
+	}
 	t.omitted += int64(len(p))
 	t.omitLine += bytes.Count(p, []byte{'\n'})
+	s := 0
+	if stderr {
+		s = 1
+	}
+	t.midLine[s] = p[len(p)-1] != '\n'
 }
 
 // appendChunk adds a copy of p to cs, joining the last chunk when it is of
@@ -151,5 +163,5 @@ func (t *transcript) result() jail.Transcript {
 		tail = append(tail, jail.Chunk{Stderr: sg.stderr, Data: append(append(make([]byte, 0, sg.n), a...), b...)})
 		off += sg.n
 	}
-	return jail.Transcript{Head: t.head, Tail: tail, Omitted: t.omitted, OmittedLines: t.omitLine, Stdout: t.out, Stderr: t.err}
+	return jail.Transcript{Head: t.head, Tail: tail, Omitted: t.omitted, OmittedLines: t.omitLine, MidLine: t.midLine, Stdout: t.out, Stderr: t.err}
 }

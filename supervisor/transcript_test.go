@@ -56,6 +56,31 @@ func TestTranscriptKeepsOrderHeadAndTail(t *testing.T) {
 	}
 }
 
+// TestTranscriptSaysWhereALineWasCut: MidLine says, per stream, that the
+// stream's tail begins inside a line (its last byte left out was not a
+// newline), so that the model is not shown the end of a line as a line.
+func TestTranscriptSaysWhereALineWasCut(t *testing.T) {
+	tr := newTranscript(Keep{Head: 2, Tail: 4})
+	tr.write(false, []byte("ab\n12345\n")) // left out "\n12": the tail starts in "12345"
+	if got := tr.result(); text(got.Tail) != "O:345\n|" || got.MidLine != [2]bool{true, false} {
+		t.Errorf("cut inside a line: tail %q, MidLine %v", text(got.Tail), got.MidLine)
+	}
+	tr.write(true, []byte("E\n")) // pushes out "34" of stdout: still inside that line
+	if got := tr.result(); text(got.Tail) != "O:5\n|E:E\n|" || got.MidLine != [2]bool{true, false} {
+		t.Errorf("the other stream's write: tail %q, MidLine %v", text(got.Tail), got.MidLine)
+	}
+	tr.write(true, []byte("FGH")) // pushes out "5\n" (stdout at a line) and "E" of stderr
+	if got := tr.result(); text(got.Tail) != "E:\nFGH|" || got.MidLine != [2]bool{false, true} {
+		t.Errorf("both streams cut: tail %q, MidLine %v", text(got.Tail), got.MidLine)
+	}
+	// The control: a cut that falls after a newline.
+	tr = newTranscript(Keep{Head: 3, Tail: 4})
+	tr.write(false, []byte("ab\nxy\n123\n"))
+	if got := tr.result(); text(got.Tail) != "O:123\n|" || got.MidLine != [2]bool{} {
+		t.Errorf("cut at a line: tail %q, MidLine %v", text(got.Tail), got.MidLine)
+	}
+}
+
 type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

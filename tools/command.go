@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ func CommandResult(res jail.Result, grant *jail.Spec, asked time.Duration) Resul
 	if len(t.Head) == 0 && len(t.Tail) == 0 && (len(res.Stdout) > 0 || len(res.Stderr) > 0) {
 		t = transcriptOf(res.Stdout, res.Stderr)
 	}
+	t = tailFromALine(t)
 	both := t.Stdout > 0 && t.Stderr > 0
 	var b strings.Builder
 	w := chunkWriter{b: &b, label: both}
@@ -86,6 +88,43 @@ func CommandResult(res jail.Result, grant *jail.Spec, asked time.Duration) Resul
 	return r
 }
 
+// tailFromALine starts each stream's kept tail at a line: the cut falls
+// anywhere, and the end of a line whose start the model cannot see ("2"
+// of "196782") reads as output of its own. Of a stream whose tail begins
+// mid-line (Transcript.MidLine), the bytes up to and including its first
+// newline in the tail join the bytes left out; a stream with no newline
+// in its tail (one long line) keeps it. t's chunks are not modified.
+func tailFromALine(t jail.Transcript) jail.Transcript {
+	for s, mid := range t.MidLine {
+		if !mid {
+			continue
+		}
+		stream := s == 1
+		end := slices.IndexFunc(t.Tail, func(c jail.Chunk) bool { return c.Stderr == stream && bytes.IndexByte(c.Data, '\n') >= 0 })
+		if end < 0 {
+			continue
+		}
+		tail := make([]jail.Chunk, 0, len(t.Tail))
+		for i, c := range t.Tail {
+			switch {
+			case c.Stderr != stream || i > end:
+				tail = append(tail, c)
+			case i < end:
+				t.Omitted += int64(len(c.Data))
+			default:
+				n := bytes.IndexByte(c.Data, '\n') + 1
+				t.Omitted += int64(n)
+				t.OmittedLines++
+				if n < len(c.Data) {
+					tail = append(tail, jail.Chunk{Stderr: c.Stderr, Data: c.Data[n:]})
+				}
+			}
+		}
+		t.Tail, t.MidLine[s] = tail, false
+	}
+	return t
+}
+
 // wholeLines keeps each stream's lines whole: a line one stream left open
 // (curl writes "curl: (7) Failed to connect" and " to host port 80\n" in
 // two writes) is finished by that stream's next bytes before the other
@@ -96,10 +135,7 @@ func wholeLines(cs []jail.Chunk) []jail.Chunk {
 	var out []jail.Chunk
 	open := [2]int{-1, -1} // per stream: the chunk in out whose last line is unfinished
 	for _, c := range cs {
-		s := 0
-		if c.Stderr {
-			s = 1
-		}
+		s := streamOf(c)
 		d := c.Data
 		if k := open[s]; k >= 0 {
 			end := bytes.IndexByte(d, '\n') + 1 // 0: the line goes on
@@ -132,10 +168,7 @@ type chunkWriter struct {
 }
 
 func (w *chunkWriter) write(c jail.Chunk) {
-	stream := 0
-	if c.Stderr {
-		stream = 1
-	}
+	stream := streamOf(c)
 	if w.label && (w.b.Len() == 0 || stream != w.last) {
 		w.newline()
 		w.b.WriteString([]string{"[stdout]\n", "[stderr]\n"}[stream])
@@ -143,6 +176,14 @@ func (w *chunkWriter) write(c jail.Chunk) {
 	w.last = stream
 	w.b.Write(c.Data)
 	w.mid = len(c.Data) > 0 && c.Data[len(c.Data)-1] != '\n'
+}
+
+// streamOf is c's stream as an index: 0 stdout, 1 stderr.
+func streamOf(c jail.Chunk) int {
+	if c.Stderr {
+		return 1
+	}
+	return 0
 }
 
 // newline ends a line the output left open.
@@ -183,6 +224,7 @@ func transcriptOf(stdout, stderr []byte) jail.Transcript {
 			n := min(skip, len(d))
 			t.Omitted += int64(n)
 			t.OmittedLines += bytes.Count(d[:n], []byte{'\n'})
+			t.MidLine[streamOf(c)] = d[n-1] != '\n'
 			skip -= n
 			d = d[n:]
 		}

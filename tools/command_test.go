@@ -42,6 +42,13 @@ func TestCommandResult(t *testing.T) {
 		{name: "omitted middle", res: jail.Result{Transcript: jail.Transcript{
 			Head: []jail.Chunk{chunk(false, "head\n")}, Tail: []jail.Chunk{chunk(false, "tail\n")}, Omitted: 3 << 20, OmittedLines: 1000, Stdout: 3<<20 + 10}},
 			has: []string{"head\n[… 3.0 MiB (1000 lines) left out here; the whole output was 3.0 MiB", "…]\ntail\n[exit code 0]"}},
+		{name: "a tail cut inside a line starts at the next line", res: jail.Result{ExitCode: 1, Transcript: jail.Transcript{
+			Head: []jail.Chunk{chunk(false, "1\n")}, Tail: []jail.Chunk{chunk(false, "82"), chunk(true, "warn\n"), chunk(false, "\n196783\n")},
+			Omitted: 100, OmittedLines: 10, MidLine: [2]bool{true, false}, Stdout: 110, Stderr: 5}},
+			isError: true, want: "[stdout]\n1\n[… 103 B (11 lines) left out here; the whole output was 115 B. To see a part, rerun with `| tail -n 100`, `| head -n 100` or `| grep PATTERN`, or redirect it (`> out.log 2>&1`) and read_file out.log with an offset …]\n[stderr]\nwarn\n[stdout]\n196783\n[exit code 1]"},
+		{name: "a tail that is one cut line is kept", res: jail.Result{Transcript: jail.Transcript{
+			Head: []jail.Chunk{chunk(false, "1\n")}, Tail: []jail.Chunk{chunk(false, "xyz")}, Omitted: 100, MidLine: [2]bool{true, false}, Stdout: 105}},
+			has: []string{"[… 100 B (0 lines) left out here", "…]\nxyz\n[exit code 0]"}},
 		{name: "timeout", res: jail.Result{TimedOut: true, ExitCode: 137, Duration: 5 * time.Second}, isError: true,
 			has: []string{"timed out after 5s", "everything it started were killed", "timeout_seconds"}},
 		{name: "timeout capped by the user's limit", res: jail.Result{TimedOut: true, ExitCode: 137, Duration: 2 * time.Second}, asked: 6 * time.Second, isError: true,

@@ -180,7 +180,9 @@ func Edges(canary string) []fakeprovider.Turn {
 			// see it.
 			Check: []fakeprovider.Check{
 				Match(0, `^1\n2\n3\n`), Match(0, `199999\n200000\n\[exit code 0\]$`),
-				Has(0, "[… 1.2 MiB (194922 lines) left out here; the whole output was 1.2 MiB."), Has(0, "| tail -n 100"),
+				Has(0, "[… 1.2 MiB (194923 lines) left out here; the whole output was 1.2 MiB."), Has(0, "| tail -n 100"),
+				// The kept end starts at a line: the cut fell in 196782.
+				Has(0, "offset …]\n196783\n"),
 			},
 			ToolCalls: []fakeprovider.ToolCall{Bash("python3 -c 'print(1'")},
 		},
