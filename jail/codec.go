@@ -92,6 +92,7 @@ func encodeStart(m startMsg) ([]byte, error) {
 		e.string(o.Lower)
 		e.string(o.Work)
 	}
+	e.string(s.OwnCache)
 	e.strings(m.Invocation.Argv)
 	e.string(m.Invocation.Tool)
 	e.bytes(m.Invocation.Args)
@@ -147,6 +148,7 @@ func decodeStart(b []byte) (*startMsg, error) {
 			s.Overlays[i] = Overlay{Dir: d.string(), Lower: d.string(), Work: d.string()}
 		}
 	}
+	s.OwnCache = d.string()
 	m.Invocation.Argv = d.strings()
 	m.Invocation.Tool = d.string()
 	if args := d.bytes(); args != nil {

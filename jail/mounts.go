@@ -521,7 +521,28 @@ func protect(spec Spec) error {
 			return err
 		}
 	}
-	return nil
+	return ownCacheWritable(spec, ro)
+}
+
+// ownCacheWritable binds the call's own toolchain cache writable again
+// when a read-only path above it covered it (brig's cache, protected as a
+// whole under a grant of ~/.cache): the call writes its own cache and no
+// other. Not when a protected path lies in the cache itself (a link in
+// the workspace that leads to it): that stays read-only.
+func ownCacheWritable(spec Spec, ro []string) error {
+	dir := spec.OwnCache
+	if dir == "" || !isWriteGrant(dir, spec) {
+		return nil
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	above := slices.ContainsFunc(ro, func(p string) bool { return p != dir && within(dir, p) })
+	inside := slices.ContainsFunc(ro, func(p string) bool { return within(p, dir) })
+	if !above || inside {
+		return nil
+	}
+	return rebind(dir, writable)
 }
 
 // protectionRoot is the granted tree a protected path sits in (the deepest

@@ -2,6 +2,7 @@ package jail_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,8 +105,8 @@ chmod 777 `+layer+`/ab/obj-d || echo chmod-refused`)
 // extra capability the supervisor passes it, and the layer holds all the
 // same.
 func TestGoLayerIsReadOnlyUnprivileged(t *testing.T) {
-	out := unprivtest.Rerun(t, envOverlayUnpriv, "^TestGoLayer(IsReadOnly|IsNotMountedThroughALink|UnderABroadGrant)$")
-	for _, name := range []string{"TestGoLayerIsReadOnly", "TestGoLayerIsNotMountedThroughALink", "TestGoLayerUnderABroadGrant"} {
+	out := unprivtest.Rerun(t, envOverlayUnpriv, "^Test(GoLayer(IsReadOnly|IsNotMountedThroughALink|UnderABroadGrant)|BrigCacheUnderABroadGrant)$")
+	for _, name := range []string{"TestGoLayerIsReadOnly", "TestGoLayerIsNotMountedThroughALink", "TestGoLayerUnderABroadGrant", "TestBrigCacheUnderABroadGrant"} {
 		if !bytes.Contains(out, []byte("--- PASS: "+name)) {
 			t.Fatalf("the unprivileged pass did not pass %s:\n%s", name, out)
 		}
@@ -226,5 +227,77 @@ echo mine > `+cache+`/sibling && echo sibling-written`)
 	res = e.sh(t, mk(), `mkdir -p `+layer+`/ab && echo planted > `+layer+`/ab/obj-d && echo made`)
 	if _, err := os.Lstat(layer); err == nil {
 		t.Fatalf("a layer the call made is still there (call said %q)", res.Stdout)
+	}
+}
+
+// TestBrigCacheUnderABroadGrant: under a grant that covers brig's cache
+// (--write ~/.cache, --write ~), the call writes its own workspace's cache
+// and nothing else of brig's cache: not the Go layer, not another
+// workspace's cache, and no new entry (a `brig cache warm` that starts
+// during the call builds in one). With a mount namespace the cache is
+// read-only but for the call's own; without one the rest is hidden. The
+// control: the rest of the grant stays writable. Run as uid 65534 too
+// (TestGoLayerIsReadOnlyUnprivileged).
+func TestBrigCacheUnderABroadGrant(t *testing.T) {
+	e := newEnv(t)
+	modes := []bool{false}
+	if e.sup.Namespaces() {
+		modes = append(modes, true)
+	}
+	for _, ns := range modes {
+		t.Run(fmt.Sprintf("namespaces=%v", ns), func(t *testing.T) {
+			dotCache := filepath.Join(e.outside, fmt.Sprintf("dotcache-%v", ns))
+			brigCache := filepath.Join(dotCache, "brig")
+			layer, other := filepath.Join(brigCache, "go-std"), filepath.Join(brigCache, "jail", "other-ws")
+			// Without a mount namespace the directories on the way to a
+			// hidden place take no new entries (Landlock), so the control
+			// writes in a tool's existing directory.
+			tool := filepath.Join(dotCache, "tool")
+			for _, d := range []string{layer, other, tool} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(d, "obj-d"), []byte("trusted\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := treeState(t, brigCache)
+			spec := e.spec(t, func(p *policy.Profile) {
+				p.CacheRoot, p.GoLayer, p.BrigCache, p.Write = filepath.Join(brigCache, "jail"), layer, brigCache, []string{dotCache}
+				if !ns {
+					p.Namespaces, p.CallTmp = false, t.TempDir()
+				}
+			})
+			spec.Layers.NoNamespaces = !ns
+			res := e.sh(t, spec, `echo tampered >> `+layer+`/obj-d || echo layer-refused
+echo tampered >> `+other+`/obj-d || echo other-refused
+mkdir `+brigCache+`/go-std.build-1 || echo new-entry-refused
+mkdir `+brigCache+`/jail/next-ws || echo new-cache-refused
+echo mine > "$GOCACHE/mine" && echo own-written
+echo mine > `+tool+`/sibling && echo sibling-written`)
+			for _, want := range []string{"layer-refused", "other-refused", "new-entry-refused", "new-cache-refused", "own-written", "sibling-written"} {
+				if !strings.Contains(string(res.Stdout), want) {
+					t.Errorf("the call's output lacks %q:\n%s\n%s", want, res.Stdout, res.Stderr)
+				}
+			}
+			after := treeState(t, brigCache)
+			// The call's own cache is the one change there may be.
+			own := spec.Cache.Dir()
+			keep := func(s string) string {
+				var out []string
+				for _, l := range strings.Split(s, "\n") {
+					if l != "" && !strings.Contains(l, own) && !strings.HasPrefix(l, brigCache+"/jail ") && !strings.HasPrefix(l, brigCache+" ") {
+						out = append(out, l)
+					}
+				}
+				return strings.Join(out, "\n")
+			}
+			if keep(after) != keep(before) {
+				t.Fatalf("the call changed brig's cache beyond its own:\nbefore\n%s\nafter\n%s", before, after)
+			}
+			if b, err := os.ReadFile(filepath.Join(own, "go-build", "mine")); err != nil || string(b) != "mine\n" {
+				t.Errorf("the own cache was not written: %q %v", b, err)
+			}
+		})
 	}
 }

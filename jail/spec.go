@@ -183,6 +183,11 @@ type Spec struct {
 	// is also among Paths), which the supervisor prepares right before
 	// the call starts. nil: none. The child never sees it.
 	Cache *Cache `json:"cache,omitempty" codec:"-"`
+	// OwnCache is Cache's directory as the child sees it ("": none): a
+	// write grant that stays writable when a protected path above it
+	// (brig's cache as a whole, under a grant of ~/.cache) is made
+	// read-only.
+	OwnCache string `json:"-"`
 	// Repos is the search memory (RepoCache) of the grant that made this
 	// spec, which has just searched the workspace for repositories: the
 	// sweep after the call searches with it, so even the first call's

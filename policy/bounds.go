@@ -171,6 +171,9 @@ func (p *Policy) checkExtra(d ExtraDir) error {
 	if d.ReadOnly {
 		return nil
 	}
+	if c := p.Machine.BrigCache; c != "" && within(d.Path, c) {
+		return fmt.Errorf("--add-dir %s: it lies in brig's cache %s (the Go layer and every workspace's toolchain caches, which other workspaces' builds link), which no call writes but its own workspace's cache; add it read-only (%s:ro)", d, c, d.Path)
+	}
 	for _, l := range p.laterExecPaths() {
 		if within(l.path, d.Path) || within(d.Path, l.path) {
 			return fmt.Errorf("--add-dir %s: %s (%s) runs later outside the jail and is never made writable by a flag; add it read-only (%s:ro), or name the exact path in %s", d, l.path, l.reason, d.Path, use)

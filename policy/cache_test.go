@@ -301,3 +301,86 @@ func TestGoLayerBeneathTheCache(t *testing.T) {
 		t.Fatalf("a write-granted layer was accepted: %v", err)
 	}
 }
+
+// TestBrigCacheIsNeverGrantedForWriting: no grant writes in brig's cache
+// (the Go layer and every workspace's toolchain caches, which other
+// workspaces' builds link) but the call's own cache. A write grant in it —
+// a flag, [sandbox] or an MCP server's — is refused, and the hint of a
+// call that would write there offers no --add-dir (which brig would
+// refuse); reading it may be granted. A grant that covers it leaves it
+// read-only (a protected path; the jail binds the call's own cache
+// writable again, OwnCache), or, without a mount namespace, hides the rest
+// of it. The layer is never shown under a grant that reaches into it.
+func TestBrigCacheIsNeverGrantedForWriting(t *testing.T) {
+	root := t.TempDir()
+	ws, brigCache := filepath.Join(root, "ws"), filepath.Join(root, "home", ".cache", "brig")
+	layer, other := filepath.Join(brigCache, "go-std"), filepath.Join(brigCache, "jail", "other-ws")
+	for _, d := range []string{ws, filepath.Join(layer, "00"), other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := Profile{Workspace: ws, Dir: ws, Home: filepath.Join(root, "home"), ParentEnv: []string{"PATH=/usr/bin:/bin"}, Limits: jail.DefaultLimits(),
+		Namespaces: true, CacheRoot: filepath.Join(brigCache, "jail"), GoLayer: layer, BrigCache: brigCache}
+	for _, w := range []string{filepath.Join(layer, "00"), other, brigCache} {
+		p := base
+		p.Write = []string{w}
+		if _, err := p.Spec(); err == nil || !strings.Contains(err.Error(), "brig's cache") {
+			t.Errorf("a write grant of %s: %v; want it refused as brig's cache", w, err)
+		}
+		p.Write, p.Read = nil, []string{w}
+		if _, err := p.Spec(); err != nil {
+			t.Errorf("a read grant of %s: %v", w, err)
+		}
+	}
+
+	p := base
+	p.Write = []string{filepath.Join(root, "home", ".cache")}
+	spec, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(spec.Protected, brigCache) || spec.OwnCache != spec.Cache.Dir() || len(spec.Overlays) != 0 {
+		t.Errorf("under a grant of ~/.cache: protected %v, own cache %q (want %q), overlays %+v", spec.Protected, spec.OwnCache, spec.Cache.Dir(), spec.Overlays)
+	}
+	p.Namespaces, p.CallTmp = false, t.TempDir()
+	if spec, err = p.Spec(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(spec.Hidden, layer) || !slices.Contains(spec.Hidden, other) || slices.Contains(spec.Hidden, spec.Cache.Dir()) || slices.Contains(spec.Protected, brigCache) {
+		t.Errorf("without a namespace, under a grant of ~/.cache: hidden %v, protected %v", spec.Hidden, spec.Protected)
+	}
+	// The control: a grant beside brig's cache changes nothing of it.
+	p = base
+	p.Write = []string{filepath.Join(root, "home", ".cache", "tool")}
+	if err := os.MkdirAll(p.Write[0], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if spec, err = p.Spec(); err != nil || slices.Contains(spec.Protected, brigCache) || len(spec.Overlays) != 1 {
+		t.Errorf("a grant beside brig's cache: protected %v, overlays %+v, %v", spec.Protected, spec.Overlays, err)
+	}
+}
+
+// TestAddDirInBrigCache: --add-dir of a directory in brig's cache is
+// refused for writing and taken read-only, and a call that would write
+// there is not told to add it.
+func TestAddDirInBrigCache(t *testing.T) {
+	f := newModeFixture(t, "")
+	brigCache := filepath.Join(f.home, ".cache", "brig")
+	layerObj := filepath.Join(brigCache, "go-std", "00")
+	if err := os.MkdirAll(layerObj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.machine.BrigCache, f.machine.GoLayer, f.machine.CacheRoot = brigCache, filepath.Join(brigCache, "go-std"), filepath.Join(brigCache, "jail")
+	p := f.policy(t, ModeAuto)
+	if err := p.AddDirs(ExtraDir{Path: layerObj}); err == nil || !strings.Contains(err.Error(), "brig's cache") || !strings.Contains(err.Error(), layerObj+":ro") {
+		t.Errorf("--add-dir into the Go layer: %v; want it refused, offering :ro", err)
+	}
+	if err := p.AddDirs(ExtraDir{Path: layerObj, ReadOnly: true}); err != nil {
+		t.Errorf("control: --add-dir of it read-only: %v", err)
+	}
+	v := f.policy(t, ModeAuto).Decide(writeCall(layerObj + "/x-d"))
+	if v.Tier == Allow || slices.ContainsFunc(v.Beyond, func(b Beyond) bool { return b.Flag != "" }) {
+		t.Errorf("a write into the Go layer: %s, beyond %+v; want no flag offered", v.Tier, v.Beyond)
+	}
+}

@@ -58,7 +58,7 @@ func (p *Policy) bashProfile(readOnly bool, callTmp string, ns bool) (Profile, e
 		// decided when it connects (DecideNet).
 		Network: true, GoDownloads: p.GoDownloads(), UnixSockets: p.Sandbox.UnixSockets,
 		Home: m.Home, ParentEnv: m.Env, EnvAllow: p.Sandbox.Env, Limits: m.Limits,
-		Namespaces: ns, CacheRoot: m.CacheRoot, GoLayer: m.GoLayer, CallTmp: callTmp, BrigDirs: m.BrigDirs,
+		Namespaces: ns, CacheRoot: m.CacheRoot, GoLayer: m.GoLayer, BrigCache: m.BrigCache, CallTmp: callTmp, BrigDirs: m.BrigDirs,
 		Secrets: p.secrets, Repos: p.repos, Denied: p.DeniedReads(),
 	}
 	for _, d := range p.ExtraDirs() {

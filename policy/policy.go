@@ -25,6 +25,7 @@ type Machine struct {
 	Namespaces bool     // the jail gets a mount namespace (private /tmp, /proc); read it through Policy.Namespaces
 	CacheRoot  string   // per-workspace toolchain caches live under it
 	GoLayer    string   // the Go standard library's build cache (brig cache warm): beneath every GOCACHE
+	BrigCache  string   // brig's cache directory (CacheRoot and GoLayer are in it): no call writes it but its own cache
 	BrigDirs   []string // brig's config and state directories: never granted
 	Limits     jail.Limits
 	// NamespacesFrom, when set, answers Namespaces instead, when a call

@@ -45,6 +45,12 @@ type Profile struct {
 	// cache warm built ("": none): a call with a mount namespace sees it
 	// beneath its workspace's GOCACHE, read-only (jail.Overlay).
 	GoLayer string
+	// BrigCache is brig's cache directory ("": not known), which holds
+	// CacheRoot, GoLayer and the layer's builds: what every workspace's
+	// builds link. No grant may write in it but the call's own cache; a
+	// grant that covers it (--write ~/.cache) leaves it read-only, or,
+	// without a mount namespace, hides the rest of it (cacheGuard).
+	BrigCache string
 	// ReadOnlyCache: the call promised to change nothing (plan mode, a
 	// subagent, brig sandbox --read-only), so it gets the workspace's
 	// read-only calls' cache, which no call that may write uses (jailCache).
@@ -496,6 +502,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 		additions = append(additions, "TMPDIR="+p.CallTmp)
 	}
 	var cache *jail.Cache
+	var ownCache string
 	var overlays []jail.Overlay
 	goLayered := false
 	if p.CacheRoot != "" {
@@ -505,7 +512,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 		if err != nil {
 			return jail.Spec{}, err
 		}
-		cache = c
+		cache, ownCache = c, c.Dir()
 		add(c.Dir(), jail.Write, false)
 		additions = append(additions, vars...)
 		if o, ok := p.goLayer(c, paths); ok {
@@ -569,10 +576,18 @@ func (p Profile) Spec() (jail.Spec, error) {
 		}
 	}
 	protected = append(protected, p.laterExecUnder(ix)...)
-	// The Go layer reaches every workspace's builds: under a grant that
-	// covers it (--write ~/.cache) it stays read-only, and one a call
-	// makes where there was none is taken out after the call.
-	if p.GoLayer != "" && p.layerWritable(paths) {
+	// brig's cache reaches every workspace's builds: under a grant that
+	// covers it (--write ~/.cache) it stays read-only but for the call's
+	// own cache (the jail binds that writable again, Spec.Cache); without
+	// a mount namespace the rest of it is hidden instead, as the
+	// supervisor cannot keep a copy of it all to put back (cacheOthers).
+	// A Go layer a call makes where there was none is taken out after it.
+	switch {
+	case p.BrigCache != "" && p.covers(paths, p.BrigCache) && p.Namespaces:
+		protected = append(protected, p.BrigCache)
+	case p.BrigCache != "" && p.covers(paths, p.BrigCache):
+		hidden = append(hidden, p.cacheOthers(cache)...)
+	case p.GoLayer != "" && p.covers(paths, p.GoLayer):
 		protected = append(protected, p.GoLayer)
 	}
 	slices.Sort(protected)
@@ -591,6 +606,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 		Limits:      p.Limits,
 		Overlays:    overlays,
 		Cache:       cache,
+		OwnCache:    ownCache,
 		Repos:       p.Repos,
 	}
 	return spec, spec.Validate()
@@ -600,14 +616,49 @@ func (p Profile) Spec() (jail.Spec, error) {
 // beside its go-build.
 const goLayerWork = "go-build.layer-work"
 
-// layerWritable reports whether paths grant writing the Go layer. The
-// private /tmp's grant is of a fresh tmpfs (a layer under /tmp is carried
-// onto it read-only, as granted).
-func (p Profile) layerWritable(paths []jail.PathRule) bool {
+// covers reports whether paths grant writing dir as a whole (a grant of
+// dir or of a directory above it). The private /tmp's grant is of a fresh
+// tmpfs (what lies under /tmp is carried onto it read-only, as granted).
+func (p Profile) covers(paths []jail.PathRule, dir string) bool {
 	return slices.ContainsFunc(paths, func(r jail.PathRule) bool {
 		fresh := p.Namespaces && (r.Path == "/tmp" || r.Path == "/dev/shm")
-		return r.Access == jail.Write && within(p.GoLayer, r.Path) && !fresh
+		return r.Access == jail.Write && within(dir, r.Path) && !fresh
 	})
+}
+
+// reaches reports whether paths grant writing dir or anything in it.
+func (p Profile) reaches(paths []jail.PathRule, dir string) bool {
+	return p.covers(paths, dir) || slices.ContainsFunc(paths, func(r jail.PathRule) bool {
+		return r.Access == jail.Write && within(r.Path, dir)
+	})
+}
+
+// cacheOthers lists what brig's cache holds besides the call's own cache
+// c (nil: none): the entries of BrigCache but CacheRoot, and CacheRoot's
+// but c's. Hidden from a call without a mount namespace whose grant covers
+// BrigCache: Landlock then also refuses new entries in both directories.
+func (p Profile) cacheOthers(c *jail.Cache) []string {
+	var out []string
+	list := func(dir, keep string) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if path := filepath.Join(dir, e.Name()); path != keep {
+				out = append(out, path)
+			}
+		}
+	}
+	own := ""
+	if c != nil {
+		own = c.Dir()
+	}
+	list(p.BrigCache, p.CacheRoot)
+	if p.CacheRoot != "" && within(p.CacheRoot, p.BrigCache) {
+		list(p.CacheRoot, own)
+	}
+	return out
 }
 
 // goLayer is the overlay that shows the Go layer (GoLayer) beneath the
@@ -622,7 +673,7 @@ func (p Profile) goLayer(c *jail.Cache, paths []jail.PathRule) (jail.Overlay, bo
 	if fi, err := os.Lstat(p.GoLayer); err != nil || !fi.IsDir() {
 		return jail.Overlay{}, false
 	}
-	if p.layerWritable(paths) {
+	if p.reaches(paths, p.GoLayer) {
 		return jail.Overlay{}, false
 	}
 	return jail.Overlay{Dir: filepath.Join(c.Dir(), "go-build"), Lower: p.GoLayer, Work: filepath.Join(c.Dir(), goLayerWork)}, true
@@ -635,6 +686,9 @@ func (p Profile) checkExtra(kind, path string) error {
 		if within(path, b) {
 			return fmt.Errorf("%s grant %s: %s is brig's own directory and is never granted to a call", kind, path, b)
 		}
+	}
+	if kind == "write" && p.BrigCache != "" && within(path, p.BrigCache) {
+		return fmt.Errorf("write grant %s: %s is brig's cache (the Go layer and every workspace's toolchain caches, which other workspaces' builds link) and is never granted to a call for writing; a call writes its own workspace's cache already", path, p.BrigCache)
 	}
 	return nil
 }

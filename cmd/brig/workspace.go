@@ -115,6 +115,7 @@ func (wc *workspaceConfig) policy(pe procEnv, mode policy.Mode, namespaces func(
 		Home: canonicalHome(pe.Home), Env: pe.Env, NamespacesFrom: namespaces, WatchRepositories: session,
 		CacheRoot: filepath.Join(dirs.Cache, "jail"),
 		GoLayer:   goLayerDir(dirs),
+		BrigCache: dirs.Cache,
 		BrigDirs:  []string{dirs.Config, dirs.State},
 		Limits:    wc.Loaded.Limits.Apply(jail.DefaultLimits()),
 	})

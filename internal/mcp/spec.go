@@ -30,7 +30,7 @@ func StdioSpec(s Server, pol *policy.Policy, tmp string) (jail.Spec, error) {
 	prof := policy.Profile{
 		Workspace: pl.Workspace, Dir: pl.Workspace, ReadOnly: true, Network: s.Network,
 		Home: m.Home, ParentEnv: m.Env, Limits: lim, Namespaces: pol.Namespaces(),
-		CacheRoot: m.CacheRoot, GoLayer: m.GoLayer, CallTmp: tmp, BrigDirs: m.BrigDirs,
+		CacheRoot: m.CacheRoot, GoLayer: m.GoLayer, BrigCache: m.BrigCache, CallTmp: tmp, BrigDirs: m.BrigDirs,
 	}
 	resolve := func(given string, write bool) (string, error) {
 		// Calls write the workspace and the directories added for this
