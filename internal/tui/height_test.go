@@ -409,3 +409,19 @@ func TestApprovalOfAWriteShowsItsPath(t *testing.T) {
 		t.Error("no height let the write be approved")
 	}
 }
+
+// TestNoSizeIsTheUsualSize: a terminal that reports no size (0x0, as under
+// script(1)) is laid out at 80x24, not wrapped at the 20-column floor.
+func TestNoSizeIsTheUsualSize(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.send(tea.WindowSizeMsg{Width: 0, Height: 0})
+	if h.m.width != 80 || h.m.height != 24 {
+		t.Errorf("0x0 laid out at %dx%d, want 80x24", h.m.width, h.m.height)
+	}
+	checkFits(t, h, 80, 24)
+	h.send(tea.WindowSizeMsg{Width: 10, Height: 3}) // the control: a real small size is kept
+	if h.m.width != 20 || h.m.height != 3 {
+		t.Errorf("10x3 laid out at %dx%d, want 20x3", h.m.width, h.m.height)
+	}
+}

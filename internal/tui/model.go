@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -297,9 +298,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		// The width has a floor (rows wider than the terminal are clipped:
 		// autowrap is off, see noWrap); the height has none: a live area
-		// taller than the terminal floods the scrollback (liveRows).
-		m.width, m.height = max(msg.Width, 20), max(msg.Height, 1)
-		m.frames.resize(msg.Width, msg.Height)
+		// taller than the terminal floods the scrollback (liveRows). A
+		// terminal that reports no size (0x0: script(1), some serial
+		// consoles) gets the usual 80x24.
+		w, h := cmp.Or(max(msg.Width, 0), 80), cmp.Or(max(msg.Height, 0), 24)
+		m.width, m.height = max(w, 20), h
+		m.frames.resize(w, h)
 		m.input.MaxHeight = m.inputMax()
 		m.input.SetWidth(m.width) // lays the input out again, at its new height too
 		m.denyInput.SetWidth(m.width)
