@@ -128,7 +128,11 @@ func guessWire(cfg Config) (provider.Name, error) {
 	case cfg.BaseURL != "":
 		// A server given on the command line: most often a local
 		// OpenAI-compatible one (Ollama, llama.cpp, vLLM). With only an
-		// Anthropic key it may as well be an Anthropic proxy.
+		// Anthropic key it may as well be an Anthropic proxy: a claude
+		// id says it is one.
+		if anthKey && !oaKey && strings.HasPrefix(id, "claude") {
+			return provider.Anthropic, nil
+		}
 		if anthKey && !oaKey {
 			return "", ask("--base-url does not say which API it speaks (only an Anthropic key is set)")
 		}

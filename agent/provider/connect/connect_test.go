@@ -50,6 +50,7 @@ func TestNew(t *testing.T) {
 		{name: "a new OpenAI id", cfg: Config{Model: "gpt-7", Env: both}, wire: provider.OpenAI, keySource: "environment variable OPENAI_API_KEY"},
 		{name: "an o-series id", cfg: Config{Model: "o9-mini", Env: both}, wire: provider.OpenAI, keySource: "environment variable OPENAI_API_KEY"},
 		{name: "--provider decides", cfg: Config{Model: "my-alias", Wire: provider.Anthropic, BaseURL: "http://gw", Env: both}, wire: provider.Anthropic, base: "http://gw", keySource: "environment variable ANTHROPIC_API_KEY"},
+		{name: "a Claude id on --base-url with only an Anthropic key: an Anthropic proxy", cfg: Config{Model: "claude-sonnet-9", BaseURL: "http://gw", Env: []string{"ANTHROPIC_API_KEY=a"}}, wire: provider.Anthropic, base: "http://gw", keySource: "environment variable ANTHROPIC_API_KEY"},
 		{name: "--base-url with only an Anthropic key is ambiguous", cfg: Config{Model: "my-alias", BaseURL: "http://gw", Env: []string{"ANTHROPIC_API_KEY=a"}}, wantErr: "--provider anthropic"},
 		{name: "both base URLs are ambiguous", cfg: Config{Model: "my-alias", Env: append(both, "ANTHROPIC_BASE_URL=http://a", "OPENAI_BASE_URL=http://o/v1")}, wantErr: "both ANTHROPIC_BASE_URL and OPENAI_BASE_URL"},
 		{name: "nothing says where", cfg: Config{Model: "qwen3:8b", Env: both}, wantErr: "--provider anthropic"},
