@@ -601,10 +601,17 @@ func (a *Agent) failed(ctx context.Context, tr TurnResult, partial provider.Resp
 // tools asks the model to sum up, so the user gets an answer, not silence.
 func (a *Agent) recover(ctx context.Context, tr TurnResult) (TurnResult, error) {
 	bound := fmt.Sprintf("the limit of %d tool iterations", a.cfg.MaxIterations)
+	if a.cfg.MaxIterations == 1 {
+		bound = "the limit of 1 tool iteration"
+	}
 	if tr.Iterations < a.cfg.MaxIterations {
 		bound = fmt.Sprintf("the budget of %d tokens", a.cfg.TokenBudget)
 	}
-	a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("stopped after %d model requests (%s); asking for a summary", tr.Iterations, bound)})
+	requests := "1 model request"
+	if tr.Iterations != 1 {
+		requests = fmt.Sprintf("%d model requests", tr.Iterations)
+	}
+	a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("stopped after %s (%s); asking for a summary", requests, bound)})
 	note := provider.Text(fmt.Sprintf("[brig] You have reached %s for this turn. Do not call tools. Summarise what you did, what is left to do, and stop.", bound))
 	if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: []provider.Block{note}}); err != nil {
 		return tr, err

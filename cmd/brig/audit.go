@@ -188,8 +188,12 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 		endpoint = defaultEndpoint(client.Provider())
 	}
 	values, in := col.Redactions()
-	meter.Say("sending %d file(s) (%s; %d secret-looking value(s) redacted in %d file(s); %d entr(ies) skipped) to %s, model %s, at %s; no tools are offered",
-		len(col.Files), audit.Size(col.Bytes()), values, in, len(col.Skipped), client.Provider(), client.Model.ID, endpoint)
+	skipped := count(len(col.Skipped), "entry")
+	if len(col.Skipped) != 1 {
+		skipped = fmt.Sprintf("%d entries", len(col.Skipped))
+	}
+	meter.Say("sending %s (%s; %s redacted in %s; %s skipped) to %s, model %s, at %s; no tools are offered",
+		count(len(col.Files), "file"), audit.Size(col.Bytes()), count(values, "secret-looking value"), count(in, "file"), skipped, client.Provider(), client.Model.ID, endpoint)
 
 	// Review.
 	rep, err := audit.Review(ctx, audit.Config{

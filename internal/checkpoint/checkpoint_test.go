@@ -1114,3 +1114,24 @@ func removeDeep(t *testing.T, root, name string) {
 		unix.Close(fds[i])
 	}
 }
+
+// TestSummaryCountsEachFileOnce: changes of one kind say so in one phrase
+// ("1 file created"), not "1 file changed, 1 created", which reads as two
+// files; mixed ones say the total, then the kinds.
+func TestSummaryCountsEachFileOnce(t *testing.T) {
+	for _, c := range []struct {
+		cs   ChangeSet
+		want string
+	}{
+		{ChangeSet{Created: 1}, "1 file created"},
+		{ChangeSet{Deleted: 2}, "2 files deleted"},
+		{ChangeSet{Modified: 1}, "1 file changed"},
+		{ChangeSet{Modified: 1, Deleted: 1}, "2 files changed, 1 deleted"},
+		{ChangeSet{Created: 1, DirsCreated: 1}, "1 file created, 1 directory created"},
+		{ChangeSet{}, "no files changed"},
+	} {
+		if got := c.cs.Summary(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.cs, got, c.want)
+		}
+	}
+}

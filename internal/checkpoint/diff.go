@@ -76,14 +76,20 @@ func (c *ChangeSet) Empty() bool {
 }
 
 // Summary says what changed in a few words: "3 files changed, 1 created,
-// 1 deleted", "1 directory created", "no files changed"; plus excluded
-// trees that changed.
+// 1 deleted", "1 file created" (all of one kind: not "1 file changed, 1
+// created", which reads as two), "1 directory created", "no files
+// changed"; plus excluded trees that changed.
 func (c *ChangeSet) Summary() string {
 	if c == nil {
 		return ""
 	}
 	var parts []string
-	if n := c.Files(); n > 0 {
+	switch n := c.Files(); {
+	case n > 0 && c.Created == n:
+		parts = append(parts, plural(n, "file", "files")+" created")
+	case n > 0 && c.Deleted == n:
+		parts = append(parts, plural(n, "file", "files")+" deleted")
+	case n > 0:
 		parts = append(parts, plural(n, "file", "files")+" changed")
 		if c.Created > 0 {
 			parts = append(parts, fmt.Sprintf("%d created", c.Created))

@@ -93,7 +93,7 @@ func TestUndoScenario(t *testing.T) {
 	}
 	r = e.run(t, "changes")
 	for _, want := range []string{"1 ", "bash", "8 files changed, 1 created, 3 deleted, 3 directories created, 3 directories deleted",
-		"write_file", "1 file changed, 1 created", "edit_file", "deleted  src/app/main.go", "2 files changed, 1 deleted"} {
+		"write_file", "1 file created", "edit_file", "deleted  src/app/main.go", "2 files changed, 1 deleted"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Fatalf("brig changes lacks %q:\n%s\n%s", want, r.stdout, r.stderr)
 		}
