@@ -179,7 +179,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		return nil, err
 	}
 	recoverSweeps(sup, wp.Workspace, dirs.State, o.procEnv.Stderr)
-	if tip := goLayerTip(wp.Workspace, goLayerDir(dirs), o.Env); tip != "" {
+	if tip := goLayerTipOnce(wp.Workspace, goLayerDir(dirs), dirs.State, o.Env); tip != "" {
 		run.Tips = append(run.Tips, tip)
 	}
 	if err := wp.Policy.AllowHosts(o.AllowHosts...); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,6 +227,33 @@ func goLayerStatus(dir string, env []string, namespaces bool) string {
 		return what + ", but the go on PATH is " + goVersion + ", whose builds it does not serve: `brig cache warm` rebuilds it"
 	}
 	return what
+}
+
+// goLayerTipOnce is goLayerTip, said once for each Go version and reason:
+// what was said is kept in the state directory (tipShown), and brig doctor
+// says it whenever asked.
+func goLayerTipOnce(ws, layer, state string, env []string) string {
+	tip := goLayerTip(ws, layer, env)
+	if tip == "" {
+		return ""
+	}
+	goVersion, _ := goOnPath(env)
+	if !tipShown(filepath.Join(state, "tip-go-layer"), goVersion+"\n"+tip) {
+		return tip + " (said once; brig doctor says it again)"
+	}
+	return ""
+}
+
+// tipShown reports whether the tip key was said already, as recorded in
+// file (brig's state: no call writes there), and records it when not.
+func tipShown(file, key string) bool {
+	if b, err := userfile.ReadRegular(file, 64<<10); err == nil && string(b) == key {
+		return true
+	}
+	if err := os.WriteFile(file, []byte(key), 0o600); err != nil {
+		slog.Debug("record a tip", "file", file, "err", err)
+	}
+	return false
 }
 
 // goLayerTip is the start's tip for a Go workspace (a go.mod or go.work at

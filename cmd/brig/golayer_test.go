@@ -108,3 +108,38 @@ func TestGoLayerTipAndStatus(t *testing.T) {
 		t.Errorf("doctor calls a current layer stale: %q", s)
 	}
 }
+
+// TestGoLayerTipIsSaidOnce: the start's tip is said once for a Go version
+// and reason, not at every start; another reason (the layer went stale)
+// or another Go version says it again.
+func TestGoLayerTipIsSaidOnce(t *testing.T) {
+	root := t.TempDir()
+	ws, bin, state, layer := filepath.Join(root, "ws"), filepath.Join(root, "bin"), filepath.Join(root, "state"), filepath.Join(root, "cache", "go-std")
+	for _, d := range []string{ws, bin, state} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for f, body := range map[string]string{filepath.Join(bin, "go"): "#!/bin/sh\n", filepath.Join(ws, "go.mod"): "module x\n", filepath.Join(root, "VERSION"): "go1.98\n"} {
+		if err := os.WriteFile(f, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=" + bin}
+	if tip := goLayerTipOnce(ws, layer, state, env); !strings.Contains(tip, "brig cache warm") || !strings.Contains(tip, "said once") {
+		t.Fatalf("the first start: %q", tip)
+	}
+	if tip := goLayerTipOnce(ws, layer, state, env); tip != "" {
+		t.Errorf("the second start said it again: %q", tip)
+	}
+	// Another reason: a layer of another Go version.
+	if err := os.MkdirAll(layer, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(layer, goLayerVersion), []byte("go version go1.1 linux/amd64\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tip := goLayerTipOnce(ws, layer, state, env); !strings.Contains(tip, "another Go version") {
+		t.Errorf("a stale layer after the tip for a missing one: %q", tip)
+	}
+}
