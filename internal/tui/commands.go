@@ -600,8 +600,14 @@ func (m *Model) planText() string {
 func (m *Model) helpText() string {
 	var b strings.Builder
 	b.WriteString(stBold.Render("commands") + "\n")
+	// The descriptions start past the longest command, so none runs into its
+	// name (/undo [--force] [--dry-run] [N]).
+	col := 27
 	for _, c := range slashCommands {
-		b.WriteString(m.twoColumns("/"+strings.TrimSpace(c.name+" "+c.args), c.help, 27) + "\n")
+		col = max(col, len("/"+strings.TrimSpace(c.name+" "+c.args))+1)
+	}
+	for _, c := range slashCommands {
+		b.WriteString(m.twoColumns("/"+strings.TrimSpace(c.name+" "+c.args), c.help, col) + "\n")
 	}
 	b.WriteString(stBold.Render("keys") + "\n")
 	for _, k := range [][2]string{
@@ -614,7 +620,7 @@ func (m *Model) helpText() string {
 		{"Ctrl+O", "show the whole output of the last command, as the model got it"},
 		{"Tab", "complete a slash command"},
 	} {
-		b.WriteString(m.twoColumns(k[0], k[1], 27) + "\n")
+		b.WriteString(m.twoColumns(k[0], k[1], col) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -1047,3 +1047,16 @@ func TestSwitchOfAnUnsavedSessionStartsANewOne(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpColumnsDoNotRunTogether: /help's descriptions start past the
+// longest command, so none runs into its name.
+func TestHelpColumnsDoNotRunTogether(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.typeText("/help")
+	h.keys("enter")
+	out := ansi.Strip(h.printedText())
+	if !strings.Contains(out, "/undo [--force] [--dry-run] [N]  put back") || !strings.Contains(out, "/help                            commands and keys") {
+		t.Errorf("/help's columns:\n%s", out)
+	}
+}
