@@ -625,6 +625,27 @@ func (a *Agent) recover(ctx context.Context, tr TurnResult) (TurnResult, error) 
 	}
 	tr.Text = resp.Message.PlainText()
 	tr.Stop = StopBound
+	// A model that asks for tools anyway gets them answered as not run,
+	// so the history stays valid, and the user is told there is no
+	// summary rather than shown nothing.
+	if uses := resp.Message.ToolUses(); len(uses) > 0 {
+		results := make([]provider.Block, len(uses))
+		for i, u := range uses {
+			results[i] = a.notRun(ctx, u, "brig asked for a summary without tools at "+bound)
+		}
+		if err := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.User, Content: results}); err != nil {
+			return tr, err
+		}
+		what := "gave no summary"
+		if strings.TrimSpace(tr.Text) != "" {
+			what = "summed up"
+		}
+		calls := "another tool call, which was not run"
+		if len(uses) > 1 {
+			calls = fmt.Sprintf("%d more tool calls, which were not run", len(uses))
+		}
+		a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("the model %s and asked for %s (%s); send another message to go on", what, calls, bound)})
+	}
 	return tr, nil
 }
 

@@ -291,6 +291,41 @@ func TestLoopIterationBound(t *testing.T) {
 	checkValid(t, a.History())
 }
 
+// TestLoopBoundAnsweredWithATool: a model that answers the request to sum
+// up with another tool call has it answered as not run (nothing is
+// written), the user is told there is no summary, and the next turn's
+// history is one the provider accepts (the fake refuses a tool call
+// without its result).
+func TestLoopBoundAnsweredWithATool(t *testing.T) {
+	e := newExecEnv(t, policy.ModeAuto)
+	loop := fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("read_file", `{"path":"a.txt"}`)}}
+	more := fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{call("write_file", `{"path":"late.txt","content":"x"}`)}}
+	srv := startFake(t, loop, loop, more, fakeprovider.Turn{Text: "going on"})
+	var notices []string
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5"}, Executor: e.ex, MaxIterations: 2,
+		Emit: func(ev Event) {
+			if ev.Kind == EventNotice {
+				notices = append(notices, ev.Text)
+			}
+		}}, nil)
+	tr, err := a.Run(context.Background(), userText("loop forever"))
+	if err != nil || tr.Stop != StopBound {
+		t.Fatalf("turn: %+v, %v", tr, err)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "late.txt")); err == nil {
+		t.Fatal("the call asked for after the bound ran")
+	}
+	if !slices.ContainsFunc(notices, func(n string) bool {
+		return strings.Contains(n, "gave no summary and asked for another tool call, which was not run")
+	}) {
+		t.Errorf("the user was not told: %q", notices)
+	}
+	checkValid(t, a.History())
+	if tr, err := a.Run(context.Background(), userText("go on")); err != nil || tr.Text != "going on" {
+		t.Fatalf("the next turn: %+v, %v", tr, err)
+	}
+}
+
 // TestLoopFailureKeepsTheUsersTurn: a 401 ends the turn with an error that
 // says where the key came from; the user's message stays, and a retry
 // continues from it.
