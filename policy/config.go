@@ -162,9 +162,13 @@ func loadConfig(path string, own bool) (Config, string, []Warning, error) {
 	}
 	var ue *userfile.Error
 	var re *userfile.RefusedError
-	if errors.As(err, &ue) || !own && errors.As(err, &re) {
+	if errors.As(err, &ue) {
 		// It names the file and says what to do.
 		return Config{}, "", nil, fmt.Errorf("the config %w", err)
+	}
+	if errors.As(err, &re) {
+		// A directory, a FIFO, a device: not something permissions fix.
+		return Config{}, "", nil, fmt.Errorf("the config %w: put a TOML file there or remove it (brig does not start with a half-read policy)", err)
 	}
 	if err != nil {
 		return Config{}, "", nil, fmt.Errorf("read the config %s: %w (fix its permissions or remove it; brig does not start with a half-read policy)", path, err)

@@ -55,3 +55,20 @@ func TestLoadRepoConfigOnlyFromARegularFile(t *testing.T) {
 		}
 	})
 }
+
+// TestOwnConfigThatIsADirectory: your own config.toml that is a directory
+// stops the load with what to do — put a file there — not advice about
+// permissions.
+func TestOwnConfigThatIsADirectory(t *testing.T) {
+	f, _ := loadFixture(t)
+	if err := os.Remove(f.Global); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(f.Global, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(f)
+	if err == nil || !strings.Contains(err.Error(), "(a directory)") || !strings.Contains(err.Error(), "put a TOML file there or remove it") || strings.Contains(err.Error(), "permissions") {
+		t.Fatalf("got %v; want the directory named and what to do", err)
+	}
+}
