@@ -273,6 +273,16 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 			return Config{}, nil, fmt.Errorf("%s:%d: unknown net preset %q%s; the presets are %s", file, lineOf(data, `"`+name+`"`), name, didYouMean(name, NetPresetNames()), strings.Join(NetPresetNames(), ", "))
 		}
 	}
+	// Counts of the [agent] table: 0 or less would be read as "the
+	// default" and the setting silently ignored.
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"subagents", pf.Agent.Subagents}, {"max_tool_calls", pf.Agent.MaxToolCalls}} {
+		if md.IsDefined("agent", n.key) && n.v < 1 {
+			return Config{}, nil, fmt.Errorf("%s:%d: [agent] %s is %d; write 1 or more, or leave it out for the default", file, lineOf(data, n.key), n.key, n.v)
+		}
+	}
 	if m := uint64(pf.Limits.Memory); m != 0 && m < jail.MinMemory {
 		return Config{}, nil, fmt.Errorf("%s:%d: [limits] memory is %d bytes, below the least a call can start in (%s); write a size such as \"2G\"", file, lineOf(data, "memory"), m, jail.Bytes(jail.MinMemory))
 	}

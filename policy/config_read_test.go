@@ -72,3 +72,20 @@ func TestOwnConfigThatIsADirectory(t *testing.T) {
 		t.Fatalf("got %v; want the directory named and what to do", err)
 	}
 }
+
+// TestAgentCountsBelowOne: [agent] subagents or max_tool_calls of 0 or
+// less is refused with its line, not taken as the default in silence;
+// the control: 1 is taken.
+func TestAgentCountsBelowOne(t *testing.T) {
+	for _, key := range []string{"subagents", "max_tool_calls"} {
+		for _, v := range []string{"0", "-1"} {
+			_, _, err := ParseConfig("c.toml", []byte("[agent]\n"+key+" = "+v+"\n"))
+			if err == nil || !strings.Contains(err.Error(), "c.toml:2: [agent] "+key+" is "+v+"; write 1 or more") {
+				t.Errorf("%s = %s: %v", key, v, err)
+			}
+		}
+		if c, _, err := ParseConfig("c.toml", []byte("[agent]\n"+key+" = 1\n")); err != nil || c.Agent.Subagents+c.Agent.MaxToolCalls != 1 {
+			t.Errorf("%s = 1: %+v %v", key, c.Agent, err)
+		}
+	}
+}
