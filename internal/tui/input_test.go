@@ -78,4 +78,10 @@ func TestPasteOverTheInputsLimit(t *testing.T) {
 	if !strings.Contains(h.printedText(), fmt.Sprintf("the paste has %d lines", maxInputLines+1)) {
 		t.Errorf("no note:\n%s", h.printedText())
 	}
+	// A last newline ends the last line; it is not counted as another.
+	h.printed = nil
+	h.send(tea.PasteMsg{Content: numbered(maxInputLines+1) + "\n"})
+	if !strings.Contains(h.printedText(), fmt.Sprintf("the paste has %d lines", maxInputLines+1)) {
+		t.Errorf("a paste ending in a newline:\n%s", h.printedText())
+	}
 }

@@ -996,7 +996,11 @@ func (m *Model) paste(s string) tea.Cmd {
 		m.apState.typed, m.lastKey = m.now(), m.now()
 	}
 	if n := strings.Count(s, "\n") + 1; m.input.LineCount()+n-1 > maxInputLines {
-		m.print(hang(stWarn.Render("paste refused: "), "  ", fmt.Sprintf("the paste has %d lines and the input holds at most %d; put the text in a file in the workspace and ask brig to read it", n, maxInputLines), m.width))
+		lines := n // as the user counts them: a last newline ends a line, it starts none
+		if strings.HasSuffix(s, "\n") {
+			lines--
+		}
+		m.print(hang(stWarn.Render("paste refused: "), "  ", fmt.Sprintf("the paste has %d lines and the input holds at most %d; put the text in a file in the workspace and ask brig to read it", lines, maxInputLines), m.width))
 		return nil
 	}
 	empty := m.input.Value() == ""
