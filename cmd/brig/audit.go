@@ -241,11 +241,11 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 		}
 	}
 	c := rep.Counts()
-	fmt.Fprintf(o.Stderr, "brig audit: %d high, %d medium, %d low · %d request(s) · %d in / %d out tokens · $%.4f · %s\n",
-		c[audit.High], c[audit.Medium], c[audit.Low], rep.Requests, rep.Usage.Input+rep.Usage.CacheRead+rep.Usage.CacheWrite, rep.Usage.Output, rep.Cost, rep.Duration.Round(1e8))
+	fmt.Fprintf(o.Stderr, "brig audit: %d high, %d medium, %d low · %s · %d in / %d out tokens · $%.4f · %s\n",
+		c[audit.High], c[audit.Medium], c[audit.Low], count(rep.Requests, "request"), rep.Usage.Input+rep.Usage.CacheRead+rep.Usage.CacheWrite, rep.Usage.Output, rep.Cost, rep.Duration.Round(1e8))
 	if failOn != "" {
 		if n := rep.AtLeast(failOn); n > 0 {
-			fmt.Fprintf(o.Stderr, "brig audit: %d finding(s) at or above %s (--fail-on)\n", n, failOn)
+			fmt.Fprintf(o.Stderr, "brig audit: %s at or above %s (--fail-on)\n", count(n, "finding"), failOn)
 			return exitError{auditExitFindings}
 		}
 	}

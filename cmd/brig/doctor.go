@@ -114,7 +114,7 @@ func configStatus(opts *doctorOptions, namespaces bool) doctor.ConfigStatus {
 		case l.Exists && l.Trusted:
 			state = "in effect"
 		case l.Exists:
-			state = fmt.Sprintf("untrusted: only deny and ask apply; ignored %d grant(s) (brig trust)", len(l.Ignored))
+			state = fmt.Sprintf("untrusted: only deny and ask apply; ignored %s (brig trust)", count(len(l.Ignored), "grant"))
 		}
 		st.Files = append(st.Files, doctor.ConfigFile{Kind: l.Kind, File: l.File, State: state})
 	}

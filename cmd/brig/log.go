@@ -238,8 +238,8 @@ func printVerify(w io.Writer, rep *auditlog.Report) {
 			fmt.Fprintf(w, "brig: the audit log %s is empty (nothing was recorded yet)\n", rep.Path)
 			return
 		}
-		fmt.Fprintf(w, "brig: the audit log is intact: %d records (%d to %d), head %d %.16s…, checked against %d head(s) kept elsewhere\n",
-			rep.Records, rep.First, rep.Head.Seq, rep.Head.Seq, rep.Head.Hash, rep.Anchors)
+		fmt.Fprintf(w, "brig: the audit log is intact: %d records (%d to %d), head %d %.16s…, checked against %s kept elsewhere\n",
+			rep.Records, rep.First, rep.Head.Seq, rep.Head.Seq, rep.Head.Hash, count(rep.Anchors, "head"))
 	} else {
 		fmt.Fprintf(w, "brig: the audit log %s was changed after it was written. The chain breaks at %s\n", rep.Path, rep.Problems[0])
 		for _, p := range rep.Problems[1:] {

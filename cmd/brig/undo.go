@@ -148,7 +148,7 @@ func runUndo(ctx context.Context, o *undoOptions) error {
 	}
 	switch {
 	case errors.Is(err, checkpoint.ErrConflict):
-		fmt.Fprintf(o.Stderr, "brig: nothing was undone: %d path(s) changed after brig's calls (listed above). Keep your changes, or run brig undo --force to overwrite them (what they hold now stays in brig's checkpoint store).\n", len(rep.Conflicts))
+		fmt.Fprintf(o.Stderr, "brig: nothing was undone: %s changed after brig's calls (listed above). Keep your changes, or run brig undo --force to overwrite them (what they hold now stays in brig's checkpoint store).\n", count(len(rep.Conflicts), "path"))
 		return exitError{1}
 	case errors.Is(err, checkpoint.ErrNothing) && o.To == "":
 		return nothingToUndo(err, store, sessionStore(o.procEnv), id, o.Session == "")
@@ -350,7 +350,7 @@ func tuiUndo(run *agentRun) func(ctx context.Context, args string) (string, erro
 			b.WriteString("  (the model is told at its next turn)\n")
 		}
 		if errors.Is(err, checkpoint.ErrConflict) {
-			fmt.Fprintf(&b, "nothing was undone: %d path(s) changed after brig's calls. Keep your changes, or /undo --force to overwrite them (what they hold now stays in brig's checkpoint store).\n", len(rep.Conflicts))
+			fmt.Fprintf(&b, "nothing was undone: %s changed after brig's calls. Keep your changes, or /undo --force to overwrite them (what they hold now stays in brig's checkpoint store).\n", count(len(rep.Conflicts), "path"))
 			return b.String(), nil
 		}
 		return b.String(), err

@@ -62,7 +62,7 @@ type Summary struct {
 
 // String is the exit line.
 func (s Summary) String() string {
-	line := fmt.Sprintf("brig: %d turn(s) · %d in / %d out tokens · $%.4f", s.Turns, s.Usage.Input+s.Usage.CacheRead+s.Usage.CacheWrite, s.Usage.Output, s.Cost)
+	line := fmt.Sprintf("brig: %d turn%s · %d in / %d out tokens · $%.4f", s.Turns, plural(s.Turns), s.Usage.Input+s.Usage.CacheRead+s.Usage.CacheWrite, s.Usage.Output, s.Cost)
 	if s.Session != "" {
 		line += fmt.Sprintf(" · resume with: brig --resume %s", s.Session)
 	}

@@ -308,7 +308,7 @@ func (m *Model) bannerText() string {
 		}
 		for _, l := range m.run.Policy.Layers {
 			if l.Exists && !l.Trusted {
-				b.WriteString("  " + stWarn.Render(fmt.Sprintf("%s is untrusted: only its deny and ask rules apply (%d grant(s) ignored; /permissions, brig trust)", inert(l.File), len(l.Ignored))) + "\n")
+				b.WriteString("  " + stWarn.Render(fmt.Sprintf("%s is untrusted: only its deny and ask rules apply (%d grant%s ignored; /permissions, brig trust)", inert(l.File), len(l.Ignored), plural(len(l.Ignored)))) + "\n")
 			}
 		}
 	}

@@ -303,7 +303,7 @@ func TestEditApprovedOnce(t *testing.T) {
 		t.Errorf("main.go after the approval:\n%s", data)
 	}
 	out := tm.quit()
-	if !strings.Contains(out, "brig: 1 turn(s)") || !strings.Contains(out, "resume with: brig --resume") {
+	if !strings.Contains(out, "brig: 1 turn · ") || !strings.Contains(out, "resume with: brig --resume") {
 		t.Errorf("no cost summary on exit:\n%s", out)
 	}
 }
