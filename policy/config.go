@@ -202,7 +202,14 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return Config{}, nil, fmt.Errorf("%s:%d: %s", file, pe.Position.Line, pe.Message)
+			// The line of the byte the error is at: the parser counts a
+			// newline it did not expect ("[permissions" left open) as
+			// the start of the next line.
+			line := pe.Position.Line
+			if s := pe.Position.Start; s >= 0 && s < len(data) {
+				line = 1 + bytes.Count(data[:s], []byte{'\n'})
+			}
+			return Config{}, nil, fmt.Errorf("%s:%d: %s", file, line, pe.Message)
 		}
 		if msg := typeMistake(err.Error()); msg != "" {
 			return Config{}, nil, fmt.Errorf("%s:%s", file, msg)

@@ -89,3 +89,17 @@ func TestAgentCountsBelowOne(t *testing.T) {
 		}
 	}
 }
+
+// TestSyntaxErrorLine: a syntax error is reported on the line it is on,
+// also when the parser meets it at that line's newline.
+func TestSyntaxErrorLine(t *testing.T) {
+	for text, want := range map[string]string{
+		"[permissions\nallow = []\n":             "c.toml:1: ",
+		"[agent]\nmodel = \"x\ny = 1\n":          "c.toml:2: ",
+		"[permissions]\nallow = [\"Read(x)\",\n": "c.toml:2: ",
+	} {
+		if _, _, err := ParseConfig("c.toml", []byte(text)); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v; want it at %s", text, err, want)
+		}
+	}
+}

@@ -138,7 +138,7 @@ func TestLoadFailsClosed(t *testing.T) {
 		t.Fatalf("a malformed rule must fail the load naming file and line: %v", err)
 	}
 	writeFile(t, f.User, "[permissions\n")
-	if _, err := Load(f); err == nil || !strings.Contains(err.Error(), f.User+":2: expected") {
+	if _, err := Load(f); err == nil || !strings.Contains(err.Error(), f.User+":1: expected") {
 		t.Fatalf("malformed TOML must fail the load naming file and line: %v", err)
 	}
 	writeFile(t, f.User, "")

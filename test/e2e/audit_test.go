@@ -357,7 +357,7 @@ func TestAuditIgnoresTheRepositorysConfig(t *testing.T) {
 	}
 	// Control: a session does read it, and says what to do.
 	r = e.run(t, append(modelArgs("openaichat"), "-p", "hi")...)
-	if r.code == 0 || !strings.Contains(r.stderr, ".brig/config.toml:2") || !strings.Contains(r.stderr, "fix or remove it") {
+	if r.code == 0 || !strings.Contains(r.stderr, ".brig/config.toml:1") || !strings.Contains(r.stderr, "fix or remove it") {
 		t.Fatalf("a session with a malformed repository config: exit %d\n%s", r.code, r.stderr)
 	}
 	// Once trusted, the repository's rules count: its deny rule keeps
