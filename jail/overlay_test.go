@@ -269,13 +269,24 @@ func TestBrigCacheUnderABroadGrant(t *testing.T) {
 				}
 			})
 			spec.Layers.NoNamespaces = !ns
-			res := e.sh(t, spec, `echo tampered >> `+layer+`/obj-d || echo layer-refused
+			// Made after the grant was compiled (another workspace's first
+			// call, a brig cache warm), before the call starts.
+			late := []string{filepath.Join(brigCache, "go-std.build-late"), filepath.Join(brigCache, "jail", "late-ws")}
+			for _, d := range late {
+				if err := os.Mkdir(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before = treeState(t, brigCache)
+			res := e.sh(t, spec, `echo x > `+late[0]+`/obj-d || echo late-build-refused
+echo x > `+late[1]+`/obj-d || echo late-cache-refused
+echo tampered >> `+layer+`/obj-d || echo layer-refused
 echo tampered >> `+other+`/obj-d || echo other-refused
 mkdir `+brigCache+`/go-std.build-1 || echo new-entry-refused
 mkdir `+brigCache+`/jail/next-ws || echo new-cache-refused
 echo mine > "$GOCACHE/mine" && echo own-written
 echo mine > `+tool+`/sibling && echo sibling-written`)
-			for _, want := range []string{"layer-refused", "other-refused", "new-entry-refused", "new-cache-refused", "own-written", "sibling-written"} {
+			for _, want := range []string{"late-build-refused", "late-cache-refused", "layer-refused", "other-refused", "new-entry-refused", "new-cache-refused", "own-written", "sibling-written"} {
 				if !strings.Contains(string(res.Stdout), want) {
 					t.Errorf("the call's output lacks %q:\n%s\n%s", want, res.Stdout, res.Stderr)
 				}

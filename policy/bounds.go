@@ -153,6 +153,9 @@ func (p *Policy) checkExtra(d ExtraDir) error {
 	case home != "" && within(home, d.Path):
 		return fmt.Errorf("--add-dir %s: it holds your home directory %s, with your keys and shell startup files; add the directory the task needs", d, home)
 	}
+	if c := p.Machine.BrigCache; !d.ReadOnly && c != "" && within(d.Path, c) {
+		return fmt.Errorf("--add-dir %s: it lies in brig's cache %s (the Go layer and every workspace's toolchain caches, which other workspaces' builds link), which no call writes but its own workspace's cache; add it read-only (%s:ro)", d, c, d.Path)
+	}
 	for _, l := range d.links {
 		if within(l, p.Places.Workspace) {
 			target, _ := os.Readlink(l)
@@ -170,9 +173,6 @@ func (p *Policy) checkExtra(d ExtraDir) error {
 	}
 	if d.ReadOnly {
 		return nil
-	}
-	if c := p.Machine.BrigCache; c != "" && within(d.Path, c) {
-		return fmt.Errorf("--add-dir %s: it lies in brig's cache %s (the Go layer and every workspace's toolchain caches, which other workspaces' builds link), which no call writes but its own workspace's cache; add it read-only (%s:ro)", d, c, d.Path)
 	}
 	for _, l := range p.laterExecPaths() {
 		if within(l.path, d.Path) || within(d.Path, l.path) {

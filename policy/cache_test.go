@@ -309,8 +309,9 @@ func TestGoLayerBeneathTheCache(t *testing.T) {
 // call that would write there offers no --add-dir (which brig would
 // refuse); reading it may be granted. A grant that covers it leaves it
 // read-only (a protected path; the jail binds the call's own cache
-// writable again, OwnCache), or, without a mount namespace, hides the rest
-// of it. The layer is never shown under a grant that reaches into it.
+// writable again, OwnCache), or, without a mount namespace, hides it, the
+// own cache keeping a rule of its own. The layer is never shown under a
+// grant that reaches into it.
 func TestBrigCacheIsNeverGrantedForWriting(t *testing.T) {
 	root := t.TempDir()
 	ws, brigCache := filepath.Join(root, "ws"), filepath.Join(root, "home", ".cache", "brig")
@@ -347,8 +348,10 @@ func TestBrigCacheIsNeverGrantedForWriting(t *testing.T) {
 	if spec, err = p.Spec(); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(spec.Hidden, layer) || !slices.Contains(spec.Hidden, other) || slices.Contains(spec.Hidden, spec.Cache.Dir()) || slices.Contains(spec.Protected, brigCache) {
-		t.Errorf("without a namespace, under a grant of ~/.cache: hidden %v, protected %v", spec.Hidden, spec.Protected)
+	own := slices.ContainsFunc(spec.Paths, func(r jail.PathRule) bool { return r.Path == spec.Cache.Dir() && r.Access == jail.Write })
+	if !slices.Contains(spec.Hidden, brigCache) || !own || slices.Contains(spec.Protected, brigCache) {
+		t.Errorf("without a namespace, under a grant of ~/.cache: hidden has brig's cache %v, the own cache a rule of its own %v, protected has it %v",
+			slices.Contains(spec.Hidden, brigCache), own, slices.Contains(spec.Protected, brigCache))
 	}
 	// The control: a grant beside brig's cache changes nothing of it.
 	p = base
@@ -380,7 +383,31 @@ func TestAddDirInBrigCache(t *testing.T) {
 		t.Errorf("control: --add-dir of it read-only: %v", err)
 	}
 	v := f.policy(t, ModeAuto).Decide(writeCall(layerObj + "/x-d"))
-	if v.Tier == Allow || slices.ContainsFunc(v.Beyond, func(b Beyond) bool { return b.Flag != "" }) {
-		t.Errorf("a write into the Go layer: %s, beyond %+v; want no flag offered", v.Tier, v.Beyond)
+	if v.Tier != Deny || slices.ContainsFunc(v.Beyond, func(b Beyond) bool { return b.Flag != "" }) || len(v.Always) != 0 {
+		t.Errorf("a write into the Go layer: %s, beyond %+v, rules %v; want it denied, nothing offered", v.Tier, v.Beyond, v.Always)
+	}
+	// Not under an added directory that covers the cache, nor under a
+	// rule of the user's that allows it: a file tool's write is granted
+	// on the file's directory, beside the bash calls' protection.
+	// (XDG_CACHE_HOME outside the home directory, which --add-dir takes.)
+	xdg := filepath.Join(f.root, "xdgcache")
+	other := filepath.Join(xdg, "brig", "jail", "other-ws")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.machine.BrigCache, f.machine.GoLayer, f.machine.CacheRoot = filepath.Join(xdg, "brig"), filepath.Join(xdg, "brig", "go-std"), filepath.Join(xdg, "brig", "jail")
+	p = f.policy(t, ModeAuto)
+	if err := p.AddDirs(ExtraDir{Path: xdg}); err != nil {
+		t.Fatal(err)
+	}
+	ruled := newModeFixture(t, "[permissions]\nallow = [\"Write("+xdg+"/**)\"]\n")
+	ruled.machine, ruled.home = f.machine, f.home
+	for name, pol := range map[string]*Policy{"--add-dir": p, "a Write rule": ruled.policy(t, ModeAuto)} {
+		if v := pol.Decide(writeCall(other + "/x-d")); v.Tier != Deny {
+			t.Errorf("%s: a write into another workspace's cache: %s (%s); want it denied", name, v.Tier, v.Reason)
+		}
+		if v := pol.Decide(writeCall(filepath.Join(xdg, "tool.txt"))); v.Tier != Allow {
+			t.Errorf("%s: control: a write beside brig's cache: %s (%s)", name, v.Tier, v.Reason)
+		}
 	}
 }

@@ -567,6 +567,9 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 	if p.brigOwn(resolved) {
 		def, reason, final = Deny, "brig's own config and state: never granted to a jail", true
 	}
+	if c := p.Machine.BrigCache; write && c != "" && within(resolved, c) {
+		def, reason, final = Deny, "brig's cache (the Go layer and every workspace's toolchain caches, which other workspaces' builds link): no call writes it by name; a call's builds write its own workspace's cache through GOCACHE and the like", true
+	}
 	if !bash && ownProc(resolved) {
 		// /proc/self was resolved here, to this process: in the call it
 		// would name the tool's own process, never one of the user's.

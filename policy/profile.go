@@ -49,7 +49,7 @@ type Profile struct {
 	// CacheRoot, GoLayer and the layer's builds: what every workspace's
 	// builds link. No grant may write in it but the call's own cache; a
 	// grant that covers it (--write ~/.cache) leaves it read-only, or,
-	// without a mount namespace, hides the rest of it (cacheGuard).
+	// without a mount namespace, hides it but for the own cache.
 	BrigCache string
 	// ReadOnlyCache: the call promised to change nothing (plan mode, a
 	// subagent, brig sandbox --read-only), so it gets the workspace's
@@ -578,15 +578,16 @@ func (p Profile) Spec() (jail.Spec, error) {
 	protected = append(protected, p.laterExecUnder(ix)...)
 	// brig's cache reaches every workspace's builds: under a grant that
 	// covers it (--write ~/.cache) it stays read-only but for the call's
-	// own cache (the jail binds that writable again, Spec.Cache); without
-	// a mount namespace the rest of it is hidden instead, as the
-	// supervisor cannot keep a copy of it all to put back (cacheOthers).
+	// own cache (the jail binds that writable again, Spec.OwnCache);
+	// without a mount namespace it is hidden instead, as the supervisor
+	// cannot keep a copy of it all to put back: Landlock then grants
+	// nothing in it but the own cache's own rule (no new entry either).
 	// A Go layer a call makes where there was none is taken out after it.
 	switch {
 	case p.BrigCache != "" && p.covers(paths, p.BrigCache) && p.Namespaces:
 		protected = append(protected, p.BrigCache)
 	case p.BrigCache != "" && p.covers(paths, p.BrigCache):
-		hidden = append(hidden, p.cacheOthers(cache)...)
+		hidden = append(hidden, p.BrigCache)
 	case p.GoLayer != "" && p.covers(paths, p.GoLayer):
 		protected = append(protected, p.GoLayer)
 	}
@@ -631,34 +632,6 @@ func (p Profile) reaches(paths []jail.PathRule, dir string) bool {
 	return p.covers(paths, dir) || slices.ContainsFunc(paths, func(r jail.PathRule) bool {
 		return r.Access == jail.Write && within(r.Path, dir)
 	})
-}
-
-// cacheOthers lists what brig's cache holds besides the call's own cache
-// c (nil: none): the entries of BrigCache but CacheRoot, and CacheRoot's
-// but c's. Hidden from a call without a mount namespace whose grant covers
-// BrigCache: Landlock then also refuses new entries in both directories.
-func (p Profile) cacheOthers(c *jail.Cache) []string {
-	var out []string
-	list := func(dir, keep string) {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			if path := filepath.Join(dir, e.Name()); path != keep {
-				out = append(out, path)
-			}
-		}
-	}
-	own := ""
-	if c != nil {
-		own = c.Dir()
-	}
-	list(p.BrigCache, p.CacheRoot)
-	if p.CacheRoot != "" && within(p.CacheRoot, p.BrigCache) {
-		list(p.CacheRoot, own)
-	}
-	return out
 }
 
 // goLayer is the overlay that shows the Go layer (GoLayer) beneath the

@@ -129,7 +129,7 @@ func runCacheWarm(ctx context.Context, o *warmOptions) error {
 		Workspace: ws, Cwd: ws, Home: o.Home, Env: o.Env,
 		Write: []string{cache}, Timeout: o.Timeout, MaxOutput: 1 << 20,
 		Argv:   []string{"sh", "-c", goLayerScript, "sh", cache},
-		Stdout: o.Stdout, Stderr: o.Stderr,
+		Stdout: o.Stdout, Stderr: o.Stderr, buildsGoLayer: true,
 	})
 	removeWorkspaceCaches(dirs, ws, o)
 	var ee exitError

@@ -52,6 +52,9 @@ type sandboxOptions struct {
 	Home           string
 	Env            []string
 	Stdout, Stderr io.Writer
+
+	// buildsGoLayer is set by brig cache warm alone (workspaceConfig).
+	buildsGoLayer bool
 }
 
 func newSandboxCmd() *cobra.Command {
@@ -200,6 +203,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	if err != nil {
 		return err
 	}
+	wc.buildsGoLayer = o.buildsGoLayer
 	wp, err := wc.policy(pe, policy.ModeAsk, sup.Namespaces, false)
 	if err != nil {
 		return err

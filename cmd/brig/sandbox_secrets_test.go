@@ -66,3 +66,47 @@ func TestSandboxBroadGrantMasksSecrets(t *testing.T) {
 		}
 	})
 }
+
+// TestSandboxBrigCacheThroughALink: a ~/.cache that links to another disk
+// is brig's cache all the same. A write grant in it, named by its real
+// path, is refused; under a grant of ~/.cache (the link) another
+// workspace's cache stays read-only while the call's own is written; the
+// control: the rest of the grant is writable.
+func TestSandboxBrigCacheThroughALink(t *testing.T) {
+	o, out, errb := sandboxFixture(t)
+	real, err := os.MkdirTemp("/var/tmp", "brig-realcache-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(real) })
+	other, tool := filepath.Join(real, "brig", "jail", "other-ws"), filepath.Join(real, "tool")
+	for _, d := range []string{other, tool} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(other, "obj-d"), []byte("trusted\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(o.Home, ".cache")); err != nil {
+		t.Fatal(err)
+	}
+	o.Argv = []string{"true"}
+	o.Write = []string{filepath.Join(real, "brig", "jail")}
+	if err := runSandbox(context.Background(), o); err == nil || !strings.Contains(err.Error(), "brig's cache") {
+		t.Fatalf("a write grant in brig's cache by its real path: %v", err)
+	}
+	o.Write = []string{filepath.Join(o.Home, ".cache")}
+	o.Argv = []string{"sh", "-c", "echo x >> " + other + "/obj-d || echo other-refused; echo y > \"$GOCACHE/mine\" && echo own-written; echo z > " + tool + "/f && echo tool-written"}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"other-refused", "own-written", "tool-written"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the call's output lacks %q:\n%s\n%s", want, out.String(), errb.String())
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(other, "obj-d")); string(b) != "trusted\n" {
+		t.Errorf("another workspace's cache was written: %q", b)
+	}
+}

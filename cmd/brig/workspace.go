@@ -66,6 +66,10 @@ type workspaceConfig struct {
 	Workspace string
 	Files     policy.Files
 	Loaded    policy.Loaded
+	// buildsGoLayer: the policy serves brig cache warm's one call, which
+	// writes the layer's build directory in brig's cache (no other grant
+	// may) and runs no repository's code; it sees no layer beneath it.
+	buildsGoLayer bool
 }
 
 // loadWorkspaceConfig finds the workspace and loads its config files
@@ -111,14 +115,21 @@ func openPolicy(pe procEnv, wsFlag string, mode policy.Mode, namespaces bool) (*
 // session's calls, whose searches of the workspace watch it.
 func (wc *workspaceConfig) policy(pe procEnv, mode policy.Mode, namespaces func() bool, session bool) (*workspacePolicy, error) {
 	dirs := dirsFor(pe)
-	pol, err := policy.New(wc.Workspace, wc.Loaded, mode, policy.Machine{
+	// brig's cache as it really is: the grants it is compared with are
+	// resolved (a ~/.cache that links to another disk).
+	cache := resolvedPath(dirs.Cache)
+	m := policy.Machine{
 		Home: canonicalHome(pe.Home), Env: pe.Env, NamespacesFrom: namespaces, WatchRepositories: session,
-		CacheRoot: filepath.Join(dirs.Cache, "jail"),
-		GoLayer:   goLayerDir(dirs),
-		BrigCache: dirs.Cache,
+		CacheRoot: filepath.Join(cache, "jail"),
+		GoLayer:   filepath.Join(cache, filepath.Base(goLayerDir(dirs))),
+		BrigCache: cache,
 		BrigDirs:  []string{dirs.Config, dirs.State},
 		Limits:    wc.Loaded.Limits.Apply(jail.DefaultLimits()),
-	})
+	}
+	if wc.buildsGoLayer {
+		m.GoLayer, m.BrigCache = "", ""
+	}
+	pol, err := policy.New(wc.Workspace, wc.Loaded, mode, m)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +137,21 @@ func (wc *workspaceConfig) policy(pe procEnv, mode policy.Mode, namespaces func(
 		fmt.Fprintf(pe.Stderr, "brig: warning: %s\n", w)
 	}
 	return &workspacePolicy{Workspace: wc.Workspace, Dirs: dirs, Files: wc.Files, Policy: pol}, nil
+}
+
+// resolvedPath is p with the symbolic links on its way resolved, as far as
+// it exists (the rest is joined as written).
+func resolvedPath(p string) string {
+	rest := ""
+	for d := filepath.Clean(p); ; d = filepath.Dir(d) {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if d == filepath.Dir(d) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
 }
 
 // canonicalHome resolves symlinks in the home directory, so paths compare.
