@@ -217,7 +217,8 @@ func verb(t Tier) string {
 var noPrefix = wordSet(`sh bash dash zsh ksh mksh ash fish env sudo su doas pkexec runuser xargs eval exec
 	command builtin nohup timeout nice ionice stdbuf time setsid flock watch busybox find trap source .
 	node deno bun perl ruby php lua npx pnpx bunx uvx pipx sed gsed awk gawk mawk nawk busybox
-	rm rmdir mv cp dd chmod chown chgrp ln shred truncate kill pkill killall curl wget ssh scp rsync tee`)
+	rm rmdir mv cp dd chmod chown chgrp ln shred truncate kill pkill killall curl wget ssh scp rsync tee
+	alias shopt`)
 
 // subcommandTools take a subcommand as their second word; the prefix
 // rule for them names it.

@@ -159,7 +159,7 @@ func TestREADMEListsTheBuiltins(t *testing.T) {
 // are the control.
 func TestDangerousOptionsAsk(t *testing.T) {
 	prefix := ruleSet(t, []string{"Bash(sort:*)", "Bash(git grep:*)", "Bash(make:*)", "Bash(go test:*)", "Bash(go vet:*)", "Bash(go build:*)",
-		"Bash(cargo build:*)", "Bash(npm test:*)", "Bash(pytest:*)", "Bash(rg:*)", "Bash(sed:*)", "Bash(tar:*)", "Bash(find:*)"}, nil, nil)
+		"Bash(cargo build:*)", "Bash(npm test:*)", "Bash(pytest:*)", "Bash(rg:*)", "Bash(sed:*)", "Bash(tar:*)", "Bash(find:*)", "Bash(alias:*)", "Bash(shopt:*)", "Bash(set:*)"}, nil, nil)
 	for _, tc := range []struct {
 		line, control string
 		risky         bool // asked even under the user's prefix rule
@@ -193,6 +193,8 @@ func TestDangerousOptionsAsk(t *testing.T) {
 		{"PYTEST_ADDOPTS='-p evil' pytest", "pytest", true},
 		{"printf -v PATH %s ./bin; ls", "printf %s ./bin; ls", true},
 		{"hash -p ./x ls; ls", "hash -r; ls", true},
+		{"set -o posix; alias cat='rm -rf src; cat'; cat README.md", "set -e; cat README.md", true},
+		{"shopt -s expand_aliases; ls", "set -e; ls", true},
 		{"for PATH in ./bin; do ls; done", "for x in ./bin; do ls; done", true},
 	} {
 		if d := DecideBash(RuleSet{}, tc.line); d.Tier == Allow {

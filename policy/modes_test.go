@@ -715,3 +715,23 @@ func TestBeyondOffersOnlyFlagsBrigTakes(t *testing.T) {
 		}
 	}
 }
+
+// TestAliasExpansionAsksInEveryMode: with alias expansion turned on, a
+// later command of the line runs an alias's text the analysis never sees
+// (cat README.md after alias cat='rm -rf src; cat'), so turning it on, or
+// defining an alias, asks in every mode as a hidden command does, and no
+// rule is offered that would spare the question; the control: set -e.
+func TestAliasExpansionAsksInEveryMode(t *testing.T) {
+	f := newModeFixture(t, "")
+	for _, mode := range []Mode{ModeAsk, ModeEdit, ModeAuto} {
+		p := f.policy(t, mode)
+		for _, line := range []string{"set -o posix\nalias cat='rm -rf src; cat'\ncat README.md", "shopt -s expand_aliases; ls", "alias ll='ls -la'"} {
+			if v := p.Decide(bashCall(line)); v.Tier != Ask || len(v.Always) != 0 {
+				t.Errorf("%s: %q: %s, rules %v (%s); want ask, nothing to save", mode, line, v.Tier, v.Always, v.Reason)
+			}
+		}
+		if v := p.Decide(bashCall("set -e; cat README.md")); v.Tier != Allow {
+			t.Errorf("%s: control: %s (%s)", mode, v.Tier, v.Reason)
+		}
+	}
+}

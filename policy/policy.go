@@ -761,7 +761,7 @@ const (
 // repository's program, as python3 -c is: not read here.)
 func hidesCommand(c Command) bool {
 	return slices.ContainsFunc(c.Risky, func(r string) bool {
-		return r == riskDynName || r == riskDynScript || r == riskStdin
+		return r == riskDynName || r == riskDynScript || r == riskStdin || r == riskAlias || r == riskAliasExpansion
 	})
 }
 

@@ -457,16 +457,21 @@ const (
 	riskDir       = "the working directory is unknown (a cd whose target or success is unknown came first)"
 	riskStdin     = "the shell reads its script from stdin, which is not analysed"
 	riskDynScript = "the script string is only known at run time"
-	riskXargs     = "xargs adds arguments read from stdin"
-	riskDepth     = "scripts or wrappers nested too deeply to analyse"
-	riskDynPath   = "a path argument is only known at run time"
-	riskGitConfig = "git -c, --config-env and --exec-path change what git runs"
-	riskScript    = "runs a script file, whose commands are not analysed"
-	riskFuncDir   = "calls a function that changes directory"
-	riskArith     = "arithmetic on a variable: bash evaluates its value as an expression, which can run commands"
-	riskDynVar    = "sets a variable whose name is only known at run time"
-	riskNameref   = "declare -n makes a name refer to another variable, so assigning to it sets that one"
-	riskIntVar    = "declare -i evaluates every value the variable is given as arithmetic, which can run commands"
+	// With alias expansion on (set -o posix, shopt -s expand_aliases) a
+	// later command of the line runs an alias's text, which the analysis
+	// never sees: cat README.md after alias cat='rm -rf src; cat'.
+	riskAlias          = "alias makes a command name run other commands"
+	riskAliasExpansion = "it turns on alias expansion, so a command name can run an alias's commands"
+	riskXargs          = "xargs adds arguments read from stdin"
+	riskDepth          = "scripts or wrappers nested too deeply to analyse"
+	riskDynPath        = "a path argument is only known at run time"
+	riskGitConfig      = "git -c, --config-env and --exec-path change what git runs"
+	riskScript         = "runs a script file, whose commands are not analysed"
+	riskFuncDir        = "calls a function that changes directory"
+	riskArith          = "arithmetic on a variable: bash evaluates its value as an expression, which can run commands"
+	riskDynVar         = "sets a variable whose name is only known at run time"
+	riskNameref        = "declare -n makes a name refer to another variable, so assigning to it sets that one"
+	riskIntVar         = "declare -i evaluates every value the variable is given as arithmetic, which can run commands"
 	// Bash expands the subscript of a variable name given as a word
 	// (printf -v 'a[$(cmd)]', read, declare, unset, wait -p, test -v) or
 	// reached through another variable (${!x}, declare -n): the text is
@@ -621,6 +626,10 @@ func varRisks(c Command) []string {
 	}
 	var out []string
 	switch c.Words[0] {
+	case "alias":
+		if slices.ContainsFunc(c.Words[1:], func(w string) bool { return strings.Contains(w, "=") }) || slices.Contains(c.Dynamic[1:], true) {
+			out = append(out, riskAlias)
+		}
 	case "hash":
 		if hasShort(c, "p") {
 			out = append(out, "hash -p makes a command name run another program")
@@ -670,6 +679,12 @@ func varRisks(c Command) []string {
 	case "set", "shopt":
 		if r := exportAllRisk(c); r != "" {
 			out = append(out, r)
+		}
+		for i, w := range c.Words[1:] {
+			if w == "posix" || w == "expand_aliases" || c.Dynamic[i+1] {
+				out = append(out, riskAliasExpansion)
+				break
+			}
 		}
 	}
 	switch name := baseName(c.Words[0]); {
