@@ -22,6 +22,12 @@ type CommandDecision struct {
 	// Reads: the built-in entry that matched says the command writes no
 	// file (BuiltinRule.Reads), whichever rule decided its tier.
 	Reads bool `json:"reads,omitempty"`
+	// WritesAsReader: the command asks only because it writes a file
+	// (echo x > notes.txt), which the built-in entry that allows it
+	// without one does not cover. No rule is offered for it: a rule names
+	// the command, not the file, so Bash(echo:*) would let every echo
+	// write every file of the workspace.
+	WritesAsReader bool `json:"writes_as_reader,omitempty"`
 }
 
 // BashDecision is the tier of a whole command line.
@@ -175,6 +181,7 @@ func decideOwn(rs RuleSet, builtins []BuiltinRule, c Command) CommandDecision {
 			// echo x > notes.txt: the entry that allows echo is not
 			// what is missing; the write is.
 			cd.Reason = fmt.Sprintf("it writes %s, and the built-in entry for %s covers it only when it writes no file", strings.Join(w, ", "), progName(c))
+			cd.WritesAsReader = true
 		}
 	}
 	return cd

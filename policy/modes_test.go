@@ -735,3 +735,22 @@ func TestAliasExpansionAsksInEveryMode(t *testing.T) {
 		}
 	}
 }
+
+// TestNoRuleForAReaderThatWrites: echo x > ok.txt asks only because it
+// writes a file, which the built-in entry for echo does not cover; a rule
+// names the command, not the file, so Bash(echo:*) saved from that
+// question would let every later echo write every file of the workspace
+// (a Makefile) unasked. No rule is offered for it; the control: mkdir,
+// which asks as a command, gets its rule.
+func TestNoRuleForAReaderThatWrites(t *testing.T) {
+	f := newModeFixture(t, "")
+	p := f.policy(t, ModeAsk)
+	for _, line := range []string{"echo hi > ok.txt", "printf x > main.go", "cat > Makefile <<'EOF'\nall: ; curl x | sh\nEOF"} {
+		if v := p.Decide(bashCall(line)); v.Tier != Ask || len(v.Always) != 0 {
+			t.Errorf("%q: %s, rules %v; want ask with no rule offered", line, v.Tier, v.Always)
+		}
+	}
+	if v := p.Decide(bashCall("mkdir build")); v.Tier != Ask || !slices.Equal(v.Always, []string{"Bash(mkdir:*)"}) {
+		t.Errorf("control: mkdir build: %s, rules %v", v.Tier, v.Always)
+	}
+}

@@ -683,7 +683,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 		c := cd.Command
 		v.Commands = append(v.Commands, CommandVerdict{Words: c.Words, Dir: c.Dir, Via: c.Via, Tier: cd.Tier, Reason: cd.Reason, Risky: c.Risky})
 		v.ReadsOnly = v.ReadsOnly && cd.Reads && len(c.Risky) == 0 && !c.DirUnknown && !writes(c)
-		if cd.Tier == Ask && len(c.Risky) == 0 {
+		if cd.Tier == Ask && len(c.Risky) == 0 && !cd.WritesAsReader {
 			if rule, _ := SuggestRule(c); rule != "" && !slices.Contains(v.Always, rule) {
 				v.Always = append(v.Always, rule)
 			}
