@@ -407,6 +407,11 @@ func (m *Model) bodyRows(req agent.ApprovalRequest, a args, pv *preview, w int) 
 	switch {
 	case name == tools.Bash:
 		return commandRows(a.Command, w)
+	case pv.diff != nil && pv.diff.DiffTruncated:
+		// First, where no fold hides it: the rest of the change is not
+		// on the card.
+		warn := fmt.Sprintf("⚠ the diff is cut at %d KiB: the rest of this change (+%d −%d lines in all) is not shown; deny unless you expected a change this large", tools.MaxDiffMetaBytes>>10, pv.diff.Added, pv.diff.Removed)
+		return append(wrapLines(stWarn.Render(warn), w), m.diffRows(pv.given, pv.diff.Diff, w)...)
 	case pv.diff != nil:
 		return m.diffRows(pv.given, pv.diff.Diff, w)
 	case name == tools.WriteFile:

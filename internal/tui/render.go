@@ -210,10 +210,15 @@ func parseUnified(d string) []diffLine {
 			case '+':
 				dl.new = newN
 				newN++
-			default:
-				dl.op, dl.old, dl.new = ' ', oldN, newN
+			case ' ':
+				dl.old, dl.new = oldN, newN
 				oldN++
 				newN++
+			default:
+				// Not a line of the diff: the note of a diff cut at brig's
+				// cap ("[… output truncated]"), which must not read as a
+				// line of the file (the card says the diff was cut).
+				continue
 			}
 			out = append(out, dl)
 		}
