@@ -107,7 +107,7 @@ func (m *Model) approvalView(p *pending, room int) string {
 	short := false
 	mkAnswers := func() []string {
 		if short {
-			return packRows("  ", "  ", shortAnswers(req.Verdict), "  ", w)
+			return packRows("  ", "  ", shortAnswers(), "  ", w)
 		}
 		return packRows("  ", "  ", answerItems(req.Verdict, viewing), "  ", w)
 	}
@@ -128,10 +128,10 @@ func (m *Model) approvalView(p *pending, room int) string {
 		fixed = len(head) + len(target) + len(why) + len(grant) + len(answers) + len(tail)
 	}
 	if fixed+min(len(body), max(room-fixed, 4)) > room {
-		if len(answers) > max(room-len(tail)-3, 1) { // the question and two rows of what runs go first
-			short = true
-			answers = mkAnswers()
-		}
+		// Too short for all of it: the answers in a word each, without
+		// "session" and "always", whose rules may be cut (rulesHidden).
+		short = true
+		answers = mkAnswers()
 		rows, seen := m.squeeze(head, target, body, why, grant, answers, tail, room, w)
 		if viewing && !m.apState.expanded {
 			// Laid out again with the answers of a closed view: as wide,
@@ -147,10 +147,10 @@ func (m *Model) approvalView(p *pending, room int) string {
 				rows, _ = m.squeeze(head, target, body, why, grant, crampedAnswers(w), tail, room, w)
 			}
 		}
-		p.cramped = !seen
+		p.cramped, p.rulesHidden = !seen, true
 		return strings.Join(rows, "\n")
 	}
-	p.cramped = false
+	p.cramped, p.rulesHidden = false, false
 	body = m.fold(body, max(room-fixed, 4))
 	if viewing && !m.apState.expanded { // a body that fits is never expanded: Esc denies
 		viewing = false
@@ -685,13 +685,11 @@ func answerItems(v policy.Verdict, viewing bool) []string {
 	return items
 }
 
-// shortAnswers are the choices in a word or two, for a short terminal.
-func shortAnswers(v policy.Verdict) []string {
-	items := []string{stAccent.Render("1") + " once"}
-	if offersRules(v) {
-		items = append(items, stAccent.Render("2")+" session", stAccent.Render("3")+" always")
-	}
-	return append(items, stAccent.Render("4")+" deny", stAccent.Render("5")+" deny with a message")
+// shortAnswers are the choices in a word or two, for a short terminal:
+// not "session" or "always", whose rule there is no room to show (the
+// status line says so when 2 or 3 is pressed).
+func shortAnswers() []string {
+	return []string{stAccent.Render("1") + " once", stAccent.Render("4") + " deny", stAccent.Render("5") + " deny with a message"}
 }
 
 // offersRules reports whether the prompt offers "session" and "always".

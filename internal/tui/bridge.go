@@ -186,9 +186,13 @@ type pending struct {
 	// call runs (or its target) beside the answers; approving is refused
 	// until it is larger, denying is not.
 	cramped bool
-	laidOut bool // the prompt has been laid out (cramped is known)
-	once    sync.Once
-	reply   chan agent.Approval
+	// rulesHidden: the answers are shown in a word each (a short
+	// terminal), without the rule "session" and "always" would save, so
+	// those are not offered until it is larger.
+	rulesHidden bool
+	laidOut     bool // the prompt has been laid out (cramped is known)
+	once        sync.Once
+	reply       chan agent.Approval
 }
 
 func (p *pending) answer(a agent.Approval) {

@@ -425,3 +425,48 @@ func TestNoSizeIsTheUsualSize(t *testing.T) {
 		t.Errorf("10x3 laid out at %dx%d, want 20x3", h.m.width, h.m.height)
 	}
 }
+
+// TestApprovalTooShortForTheRules: in a terminal too short for the whole
+// question, the answers are shown in a word each, without the rules
+// "session" and "always" would save, so 2 and 3 are not offered and do
+// nothing (the status line says why): a rule from a folded line must not
+// be saved unseen. Once the window is large enough, 3 saves the rule it
+// shows.
+func TestApprovalTooShortForTheRules(t *testing.T) {
+	h := newHarness(t, 50, colorprofile.NoTTY, oneMissing())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.send(tea.WindowSizeMsg{Width: 50, Height: 8})
+	lines := []string{"touch notes.md"}
+	for i := range 30 {
+		lines = append(lines, fmt.Sprintf("echo step %d", i))
+	}
+	lines = append(lines, "printf x > main.go")
+	req := bashRequest("/ws")
+	req.Args, _ = json.Marshal(map[string]string{"command": strings.Join(lines, "\n")})
+	req.Verdict.Always = []string{"Bash(touch:*)", "Bash(printf:*)"}
+	p := &pending{req: req, reply: make(chan agent.Approval, 1)}
+	h.send(approvalMsg{p})
+	h.pause()
+	rows := checkFits(t, h, 50, 8)
+	if hasRow(rows, func(r string) bool { return strings.Contains(r, "always") }) {
+		t.Errorf("a short card offers 'always':\n%s", strings.Join(rows, "\n"))
+	}
+	h.keys("3")
+	select {
+	case got := <-p.reply:
+		t.Fatalf("3 in a short terminal answered %+v", got)
+	default:
+	}
+	if !strings.Contains(h.m.status, "too small to show the rule") {
+		t.Errorf("status %q", h.m.status)
+	}
+	h.send(tea.WindowSizeMsg{Width: 100, Height: 60}) // the control
+	h.pause()
+	if f := h.m.frameText(); !strings.Contains(f, "Bash(printf:*)") {
+		t.Fatalf("a large card does not show the rule:\n%s", f)
+	}
+	h.keys("3")
+	if got := <-p.reply; got.Answer != agent.AnswerAlways {
+		t.Fatalf("3 in a large terminal: %+v", got)
+	}
+}

@@ -1096,6 +1096,10 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 			}
 			return nil
 		}
+		if p.rulesHidden {
+			m.status = "the window is too small to show the rule 2 and 3 would save: enlarge it to choose them (1 allows once)"
+			return nil
+		}
 		if k.String() == "2" {
 			return m.answer(p, agent.Approval{Answer: agent.AnswerSession})
 		}
