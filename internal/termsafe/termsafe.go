@@ -88,6 +88,8 @@ func strictUnsafe(r rune) bool {
 		return true
 	case r == 0x034f: // combining grapheme joiner (invisible)
 		return true
+	case r == 0x2800, r == 0x17b4, r == 0x17b5: // braille pattern blank, Khmer inherent vowels (render blank)
+		return true
 	}
 	return false
 }

@@ -95,6 +95,8 @@ func TestStrictShowsWhatCannotBeSeen(t *testing.T) {
 		"ls\ufe0f":                `ls\ufe0f`,
 		"multi\nline command\n":   "multi\nline command\n",
 		"\u3164hangul filler":     `\u3164hangul filler`,
+		"rm\u2800-rf":             `rm\u2800-rf`, // braille pattern blank
+		"a\u17b4b\u17b5":          `a\u17b4b\u17b5`,
 		"two  spaces are visible": "two  spaces are visible",
 	} {
 		if got := Strict(in); got != want {

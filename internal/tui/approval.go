@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+	"golang.org/x/net/idna"
 
 	"brig/agent"
 	"brig/internal/termsafe"
@@ -364,7 +366,7 @@ func (m *Model) targetLines(req agent.ApprovalRequest, a args, pv *preview, w in
 	case a.URL != "":
 		line("GET", strictLine(a.URL))
 		if u, err := url.Parse(a.URL); err == nil {
-			line("host", strictLine(u.Hostname()))
+			line("host", hostLine(u.Hostname()))
 		}
 	case a.Path != "":
 		line("path", strictLine(a.Path))
@@ -695,6 +697,33 @@ func shortAnswers() []string {
 // offersRules reports whether the prompt offers "session" and "always".
 func offersRules(v policy.Verdict) bool { return !v.Call.Confirm && len(v.Always) > 0 }
 
+// asciiHost is a host name as DNS and the proxy see it: one written with
+// letters beyond ASCII (gіthub.com, a Cyrillic і) in its IDNA form
+// (xn--gthub-n2e.com), which no look-alike letter disguises; the name as
+// written when it has no such form.
+func asciiHost(h string) string {
+	for _, r := range h {
+		if r >= utf8.RuneSelf {
+			if a, err := idna.Lookup.ToASCII(h); err == nil {
+				return a
+			}
+			return h
+		}
+	}
+	return h
+}
+
+// hostLine is the card's host: its ASCII form, and where it was written
+// with other letters, those too, with the warning that they may look like
+// another site's.
+func hostLine(h string) string {
+	a := asciiHost(h)
+	if a == h {
+		return strictLine(h)
+	}
+	return strictLine(a) + stWarn.Render(" — written "+strictLine(h)+" with letters beyond ASCII, which can look like another site's name")
+}
+
 // hostPort writes a host and port as a connection names them.
 func hostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
 
@@ -782,7 +811,7 @@ func (m *Model) grantLines(req agent.ApprovalRequest, w int) []string {
 		if u, err := url.Parse(parseArgs(req.Args).URL); err == nil {
 			host = u.Hostname()
 		}
-		net = stWarn.Render(strict(host)) + stDim.Render(" alone, through brig's proxy (a redirect to another host is decided again)")
+		net = stWarn.Render(strict(asciiHost(host))) + stDim.Render(" alone, through brig's proxy (a redirect to another host is decided again)")
 	case g.Network:
 		net = stDim.Render("only through brig's proxy: hosts your rules allow, any other asked about as it connects")
 	}
