@@ -117,7 +117,10 @@ func (wc *workspaceConfig) policy(pe procEnv, mode policy.Mode, namespaces func(
 	dirs := dirsFor(pe)
 	// brig's cache as it really is: the grants it is compared with are
 	// resolved (a ~/.cache that links to another disk).
-	cache := resolvedPath(dirs.Cache)
+	cache := dirs.Cache
+	if r, _, err := policy.ResolvePath(dirs.Cache, "/", ""); err == nil {
+		cache = r
+	}
 	m := policy.Machine{
 		Home: canonicalHome(pe.Home), Env: pe.Env, NamespacesFrom: namespaces, WatchRepositories: session,
 		CacheRoot: filepath.Join(cache, "jail"),
@@ -137,21 +140,6 @@ func (wc *workspaceConfig) policy(pe procEnv, mode policy.Mode, namespaces func(
 		fmt.Fprintf(pe.Stderr, "brig: warning: %s\n", w)
 	}
 	return &workspacePolicy{Workspace: wc.Workspace, Dirs: dirs, Files: wc.Files, Policy: pol}, nil
-}
-
-// resolvedPath is p with the symbolic links on its way resolved, as far as
-// it exists (the rest is joined as written).
-func resolvedPath(p string) string {
-	rest := ""
-	for d := filepath.Clean(p); ; d = filepath.Dir(d) {
-		if real, err := filepath.EvalSymlinks(d); err == nil {
-			return filepath.Join(real, rest)
-		}
-		if d == filepath.Dir(d) {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(d), rest)
-	}
 }
 
 // canonicalHome resolves symlinks in the home directory, so paths compare.
