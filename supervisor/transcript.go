@@ -75,6 +75,9 @@ func (t *transcript) write(stderr bool, p []byte) {
 		return
 	}
 	if len(p) > t.keep.Tail {
+		// What the tail holds is older than p: it is left out first, so
+		// that the bytes left out stay in order (midLine is of the last).
+		t.dropFront(t.tailN)
 		cut := len(p) - t.keep.Tail
 		t.omit(stderr, p[:cut])
 		p = p[cut:]

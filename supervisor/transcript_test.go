@@ -73,6 +73,14 @@ func TestTranscriptSaysWhereALineWasCut(t *testing.T) {
 	if got := tr.result(); text(got.Tail) != "E:\nFGH|" || got.MidLine != [2]bool{false, true} {
 		t.Errorf("both streams cut: tail %q, MidLine %v", text(got.Tail), got.MidLine)
 	}
+	// A write larger than the tail leaves out what the tail held first,
+	// then its own start: the cut is inside "345678".
+	tr = newTranscript(Keep{Head: 2, Tail: 4})
+	tr.write(false, []byte("ab12\n"))
+	tr.write(false, []byte("345678\n9"))
+	if got := tr.result(); text(got.Tail) != "O:78\n9|" || got.MidLine != [2]bool{true, false} || got.Omitted != 7 {
+		t.Errorf("a write larger than the tail: tail %q, MidLine %v, omitted %d", text(got.Tail), got.MidLine, got.Omitted)
+	}
 	// The control: a cut that falls after a newline.
 	tr = newTranscript(Keep{Head: 3, Tail: 4})
 	tr.write(false, []byte("ab\nxy\n123\n"))
