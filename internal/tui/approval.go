@@ -14,7 +14,6 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
-	"golang.org/x/net/idna"
 
 	"brig/agent"
 	"brig/internal/termsafe"
@@ -697,25 +696,27 @@ func shortAnswers() []string {
 // offersRules reports whether the prompt offers "session" and "always".
 func offersRules(v policy.Verdict) bool { return !v.Call.Confirm && len(v.Always) > 0 }
 
-// asciiHost is a host name as DNS and the proxy see it: one written with
-// letters beyond ASCII (gіthub.com, a Cyrillic і) in its IDNA form
-// (xn--gthub-n2e.com), which no look-alike letter disguises; the name as
-// written when it has no such form.
+// asciiHost is a host name with every letter beyond ASCII shown as its
+// code point (gіthub.com, a Cyrillic і, reads g\u0456thub.com), which no
+// look-alike letter disguises. (Not its IDNA form: that would link
+// golang.org/x/text into brig, which only the web_fetch worker carries.)
 func asciiHost(h string) string {
+	var b strings.Builder
 	for _, r := range h {
-		if r >= utf8.RuneSelf {
-			if a, err := idna.Lookup.ToASCII(h); err == nil {
-				return a
-			}
-			return h
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
 		}
 	}
-	return h
+	return b.String()
 }
 
-// hostLine is the card's host: its ASCII form, and where it was written
-// with other letters, those too, with the warning that they may look like
-// another site's.
+// hostLine is the card's host, letters beyond ASCII shown as code points
+// (asciiHost), with the warning that they may look like another site's.
 func hostLine(h string) string {
 	a := asciiHost(h)
 	if a == h {
