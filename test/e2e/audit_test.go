@@ -12,6 +12,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"brig/agent/provider"
 	"brig/test/fakeprovider"
 )
 
@@ -154,8 +155,9 @@ func TestAuditSmallRepoEachWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			shown := provider.Name(wire).String() // openai-chat, as --provider takes it
 			for _, want := range []string{
-				"went to " + wire, "in 1 request", "No tools were offered to the model",
+				"went to " + shown, "in 1 request", "No tools were offered to the model",
 				"secret-looking values in 3 files were replaced by [REDACTED]",
 				"**1. postinstall runs a download** — `package.json:1`",
 				"| `.env` | holds secrets by its name (never sent) |", "| `node_modules/` | vendored dependencies |",
@@ -176,7 +178,7 @@ func TestAuditSmallRepoEachWire(t *testing.T) {
 			if len(results) != 1 || results[0].(map[string]any)["level"] != "error" {
 				t.Fatalf("results: %v", results)
 			}
-			if !strings.Contains(r.stderr, "read-only jail with no network") || !strings.Contains(r.stderr, "to "+wire) {
+			if !strings.Contains(r.stderr, "read-only jail with no network") || !strings.Contains(r.stderr, "to "+shown) {
 				t.Errorf("stderr does not say what is sent where:\n%s", r.stderr)
 			}
 		})
