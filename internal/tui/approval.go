@@ -703,13 +703,10 @@ func offersRules(v policy.Verdict) bool { return !v.Call.Confirm && len(v.Always
 func asciiHost(h string) string {
 	var b strings.Builder
 	for _, r := range h {
-		switch {
-		case r < utf8.RuneSelf:
+		if r < utf8.RuneSelf {
 			b.WriteRune(r)
-		case r > 0xffff:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
+		} else {
+			b.WriteString(termsafe.Symbol(r))
 		}
 	}
 	return b.String()
