@@ -19,6 +19,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	// For its side effect: the heap's first pages mapped in one system
+	// call before the other packages initialise (see its doc).
+	_ "brig/internal/prefault"
+
 	"brig/internal/jailexe"
 	"brig/internal/jailtools"
 	"brig/internal/termsafe"
