@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"brig/agent/provider"
 	"brig/internal/session"
@@ -158,16 +159,32 @@ func displayOf(m provider.Message) []session.Display {
 					text.WriteString("[image]")
 				}
 			}
-			out = append(out, session.Display{Kind: session.DisplayToolResult, ToolUseID: b.ToolResult.ToolUseID, IsError: b.ToolResult.IsError, Text: oneLine(text.String(), 400)})
+			out = append(out, session.Display{Kind: session.DisplayToolResult, ToolUseID: b.ToolResult.ToolUseID, IsError: b.ToolResult.IsError, Text: oneLine(streamLabelInline(text.String()), 400)})
 		}
 	}
 	return out
 }
 
-// oneLine shortens s to its first line, at most n bytes.
+// streamLabelInline puts the label a result of both output streams starts
+// with ("[stdout]" on a line of its own) before that stream's first line,
+// so that a one-line preview shows output, not only the label.
+func streamLabelInline(s string) string {
+	for _, label := range []string{"[stdout]", "[stderr]"} {
+		if rest, ok := strings.CutPrefix(s, label+"\n"); ok {
+			return label + " " + rest
+		}
+	}
+	return s
+}
+
+// oneLine shortens s to its first line, at most n bytes (cut between
+// characters).
 func oneLine(s string, n int) string {
 	line, rest, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	if len(line) > n {
+		for n > 0 && !utf8.RuneStart(line[n]) {
+			n--
+		}
 		return line[:n] + "…"
 	}
 	if rest != "" {

@@ -1,0 +1,41 @@
+package agent
+
+import (
+	"testing"
+	"unicode/utf8"
+
+	"brig/agent/provider"
+	"brig/internal/session"
+)
+
+// A tool result's one-line preview (brig sessions show, the resume view)
+// shows output: the label of a two-stream result goes before its stream's
+// first line, the rest is counted, and a cut never splits a character.
+func TestToolResultPreview(t *testing.T) {
+	result := func(text string) provider.Message {
+		return provider.Message{Role: provider.User, Content: []provider.Block{{
+			Type:       provider.BlockToolResult,
+			ToolResult: &provider.ToolResult{ToolUseID: "t1", Content: []provider.Block{{Type: provider.BlockText, Text: text}}},
+		}}}
+	}
+	for _, tc := range []struct{ text, want string }{
+		{"[stdout]\nbuilding\n[stderr]\nwarning: w\n[exit code 2]", "[stdout] building … (+3 lines)"},
+		{"[stderr]\ncurl: (7) failed\n[stdout]\n000\n[exit code 7]", "[stderr] curl: (7) failed … (+3 lines)"},
+		{"ok  demo\n[exit code 0]", "ok  demo … (+1 line)"},   // one stream: no label
+		{"[stdout] is a word here", "[stdout] is a word here"}, // not a label line
+	} {
+		d := displayOf(result(tc.text))
+		if len(d) != 1 || d[0].Kind != session.DisplayToolResult || d[0].Text != tc.want {
+			t.Errorf("preview of %q = %+v, want %q", tc.text, d, tc.want)
+		}
+	}
+	long := "é"
+	for len(long) < 401 {
+		long += "é"
+	}
+	long = "x" + long // every é now starts at an odd offset: byte 400 is inside one
+	d := displayOf(result(long))
+	if got := d[0].Text; !utf8.ValidString(got) || len(got) > 400+len("…") {
+		t.Errorf("a long line's preview is %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
+	}
+}
