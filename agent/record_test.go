@@ -21,7 +21,7 @@ func TestToolResultPreview(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{"[stdout]\nbuilding\n[stderr]\nwarning: w\n[exit code 2]", "[stdout] building … (+3 lines)"},
 		{"[stderr]\ncurl: (7) failed\n[stdout]\n000\n[exit code 7]", "[stderr] curl: (7) failed … (+3 lines)"},
-		{"ok  demo\n[exit code 0]", "ok  demo … (+1 line)"},   // one stream: no label
+		{"ok  demo\n[exit code 0]", "ok  demo … (+1 line)"},    // one stream: no label
 		{"[stdout] is a word here", "[stdout] is a word here"}, // not a label line
 	} {
 		d := displayOf(result(tc.text))
