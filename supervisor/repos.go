@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/gitconfig"
 	"brig/internal/safefs"
 	"brig/jail"
 )
@@ -238,7 +240,7 @@ func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string
 			continue
 		}
 		seen[gitdir] = true
-		if ok, _ := spec.Allows(filepath.Join(gitdir, "COMMIT_EDITMSG"), jail.Write); !ok {
+		if !writesIn(spec, gitdir) {
 			continue // read-only during the call
 		}
 		dir, err := safefs.Open(gitdir)
@@ -374,48 +376,135 @@ func timeAtOrAfter(t, start unix.Timespec) bool {
 	return t.Sec > start.Sec || t.Sec == start.Sec && t.Nsec >= start.Nsec
 }
 
-// gitTodos are the to-do lists of git's interrupted operations, which git
-// carries on with when the user says so (git rebase --continue, git
-// cherry-pick --continue): their exec lines run shell commands then,
-// outside any jail.
-var gitTodos = []struct{ dir, file string }{
-	{"rebase-merge", "git-rebase-todo"},
-	{"sequencer", "todo"},
+// writesIn reports whether spec lets a call write anything in gitdir: a
+// bash call's grant of the repository, or a file tool's of one file in it
+// (edit_file of .git/rebase-merge/git-rebase-todo grants that file's
+// directory alone).
+func writesIn(spec jail.Spec, gitdir string) bool {
+	if ok, _ := spec.Allows(filepath.Join(gitdir, "COMMIT_EDITMSG"), jail.Write); ok {
+		return true
+	}
+	for _, r := range spec.Paths {
+		if r.Access.Includes(jail.Write) && within(r.Path, gitdir) {
+			return true
+		}
+	}
+	return false
 }
 
+// gitOperations are the states of git's interrupted operations, which git
+// carries on with when the user says so (git rebase --continue, git
+// cherry-pick --continue, git revert --continue), outside any jail. Each
+// can make git run a program of the state's choosing: an exec line of its
+// to-do list runs a shell command, and its merge strategy names a program
+// git runs as git-merge-NAME — looked up on PATH, or, for a name with a
+// slash (x/../tools/fmt.sh), a path from the worktree's top. A rebase
+// keeps the strategy in a file of its own, a cherry-pick or revert in its
+// options (a config file, options.strategy).
+var gitOperations = []struct {
+	dir, todo, strategy string
+	strategyInConfig    bool
+}{
+	{dir: "rebase-merge", todo: "git-rebase-todo", strategy: "strategy"},
+	{dir: "sequencer", todo: "todo", strategy: "opts", strategyInConfig: true},
+}
+
+// builtinStrategies are the merge strategies git carries itself; any
+// other name runs a program.
+var builtinStrategies = []string{"ort", "recursive", "resolve", "octopus", "ours", "subtree"}
+
 // sweepTodos takes out of a git directory the state of an interrupted
-// rebase or cherry-pick whose to-do list the call wrote with a command to
-// run in it (exec, x): git status tells the user to continue it, and
-// continuing runs the command. The operation is then no longer in
+// rebase, cherry-pick or revert that the call wrote so that continuing it
+// runs a program: an exec (x) line in its to-do list, or a merge strategy
+// that is not one of git's own. git status tells the user to continue it,
+// and continuing runs the program. The operation is then no longer in
 // progress (git rebase --abort has nothing to undo; ORIG_HEAD and the
-// reflog still name where it started). A to-do list without one, or
-// older than the call, is left.
+// reflog still name where it started). A state that runs nothing, or
+// that did not change during the call, is left: the user's own rebase -x
+// is theirs.
 func (s *Supervisor) sweepTodos(dir *safefs.Dir, start unix.Timespec) []string {
 	var found []string
-	for _, t := range gitTodos {
-		sub, err := dir.Sub(t.dir)
+	for _, op := range gitOperations {
+		sub, err := dir.Sub(op.dir)
 		if err != nil {
 			continue
 		}
-		st, err := sub.Stat(t.file)
-		self, serr := sub.StatSelf()
-		exec := false
-		// The list, or its directory (moved into place from where it was
-		// parked), changed during the call.
-		if err == nil && (timeAtOrAfter(st.Ctim, start) || serr == nil && timeAtOrAfter(self.Ctim, start)) {
-			b, _, err := sub.ReadFile(t.file, 16<<20)
-			exec = err != nil || todoRuns(b) // unreadable (a link, a FIFO, too large): taken out too
+		runs := false
+		// The state, or its directory (moved into place from where it
+		// was parked), changed during the call.
+		if operationChanged(sub, start, op.todo, op.strategy) {
+			runs = todoOf(sub, op.todo) || strategyOf(sub, op.strategy, op.strategyInConfig)
 		}
 		sub.Close()
-		if exec {
-			p := filepath.Join(dir.Path(), t.dir)
-			if err := s.quarantine(dir, t.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
-				s.log.Error("could not take out an interrupted git operation that runs commands", "path", p, "err", err)
+		if runs {
+			p := filepath.Join(dir.Path(), op.dir)
+			if err := s.quarantine(dir, op.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+				s.log.Error("could not take out an interrupted git operation that runs a program", "path", p, "err", err)
 			}
 			found = append(found, p)
 		}
 	}
 	return found
+}
+
+// operationChanged reports whether an operation's directory or one of the
+// named files in it changed at or after start.
+func operationChanged(sub *safefs.Dir, start unix.Timespec, names ...string) bool {
+	if self, err := sub.StatSelf(); err == nil && timeAtOrAfter(self.Ctim, start) {
+		return true
+	}
+	for _, n := range names {
+		if st, err := sub.Stat(n); err == nil && timeAtOrAfter(st.Ctim, start) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxGitState bounds what is read of an operation's file.
+const maxGitState = 16 << 20
+
+// todoOf reports whether an operation's to-do list runs a command. One
+// that cannot be read (a link, a FIFO, too large) counts as running one;
+// none at all does not.
+func todoOf(sub *safefs.Dir, name string) bool {
+	b, _, err := sub.ReadFile(name, maxGitState)
+	if errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	return err != nil || todoRuns(b)
+}
+
+// strategyOf reports whether an operation's merge strategy runs a program
+// (is not one of git's own). One that cannot be read or parsed counts as
+// running one; none at all does not.
+func strategyOf(sub *safefs.Dir, name string, inConfig bool) bool {
+	b, _, err := sub.ReadFile(name, maxGitState)
+	if errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	if !inConfig {
+		return !strategyBuiltin(strings.TrimSpace(string(b)))
+	}
+	vals, err := gitconfig.Parse(bytes.NewReader(b), name)
+	if err != nil {
+		return true
+	}
+	for _, v := range vals {
+		if v.Section == "options" && v.Subsection == "" && v.Name == "strategy" && !strategyBuiltin(v.Value) {
+			return true
+		}
+	}
+	return false
+}
+
+// strategyBuiltin reports whether name is a merge strategy git carries
+// itself (an empty one is git's default).
+func strategyBuiltin(name string) bool {
+	return name == "" || slices.Contains(builtinStrategies, name)
 }
 
 // todoRuns reports whether a git to-do list holds a command that runs a

@@ -368,6 +368,75 @@ func TestSweepTodosThatRunCommands(t *testing.T) {
 	}
 }
 
+// TestSweepStrategiesThatRunPrograms: continuing an interrupted rebase,
+// cherry-pick or revert runs its merge strategy as git-merge-NAME, which
+// for a name with a slash is a path in the worktree (x/../ci/helper.sh,
+// red team 2026-12-02). A state the call wrote with a strategy that is
+// not one of git's own is taken out; controls: git's own strategies, and
+// a custom one older than the call, stay.
+func TestSweepStrategiesThatRunPrograms(t *testing.T) {
+	for _, tc := range []struct {
+		name, dir, file, planted, builtin string
+	}{
+		{"rebase", "rebase-merge", "strategy", "x/../ci/helper.sh\n", "ort\n"},
+		{"cherry-pick", "sequencer", "opts", "[options]\n\tstrategy = x/../ci/helper.sh\n", "[options]\n\tstrategy = recursive\n\tstrategy-option = theirs\n"},
+		{"cherry-pick, a name from PATH", "sequencer", "opts", "[OPTIONS]\n\tStrategy = \"fmt\"\n", "[options]\n\tstrategy = ours\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, q, s := sweeper(t)
+			gd := filepath.Join(ws, ".git")
+			shape(t, gd, "[core]\n")
+			other := filepath.Join(ws, "lib/.git")
+			shape(t, other, "[core]\n")
+			mk(t, filepath.Join(other, tc.dir, tc.file), tc.planted) // the user's own, before the call
+			spec := writeGrant(t, ws)
+			start := startAfter(t, filepath.Join(q, "probe"))
+
+			mk(t, filepath.Join(gd, tc.dir, tc.file), tc.planted)
+			found := s.sweepGitLinks(spec, start)
+			if _, err := os.Lstat(filepath.Join(gd, tc.dir)); err == nil || !slices.Contains(found, filepath.Join(gd, tc.dir)) {
+				t.Errorf("an operation whose strategy runs a program stayed (found %v)", found)
+			}
+			if _, err := os.Lstat(filepath.Join(other, tc.dir, tc.file)); err != nil {
+				t.Error("control: a strategy older than the call was taken out")
+			}
+
+			start = startAfter(t, filepath.Join(q, "probe2"))
+			mk(t, filepath.Join(gd, tc.dir, tc.file), tc.builtin)
+			if found := s.sweepGitLinks(spec, start); len(found) != 0 {
+				t.Errorf("control: an operation with git's own strategy was taken out: %v", found)
+			}
+		})
+	}
+}
+
+// TestSweepAfterAFileTool: a file tool's grant is the one directory it
+// writes in (edit_file of .git/rebase-merge/git-rebase-todo), not the
+// repository, and its writes are swept all the same (red team
+// 2026-12-02: an exec line added with edit_file stayed).
+func TestSweepAfterAFileTool(t *testing.T) {
+	ws, q, s := sweeper(t)
+	gd := filepath.Join(ws, ".git")
+	shape(t, gd, "[core]\n")
+	mk(t, filepath.Join(gd, "rebase-merge/git-rebase-todo"), "pick 1234 one\n")
+	protected := writeGrant(t, ws).Protected
+	fileTool := func(dir string) jail.Spec {
+		return jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: dir, Access: jail.Write, Exact: true}}, Protected: protected}
+	}
+	start := startAfter(t, filepath.Join(q, "probe"))
+	mk(t, filepath.Join(gd, "rebase-merge/git-rebase-todo"), "exec id > /tmp/pwned\npick 1234 one\n")
+
+	// Control: a file tool that wrote elsewhere in the workspace leaves
+	// the repository alone (its grant reaches nothing in it).
+	if found := s.sweepGitLinks(fileTool(filepath.Join(ws, "src")), start); len(found) != 0 {
+		t.Errorf("a call that could not write the repository swept it: %v", found)
+	}
+	found := s.sweepGitLinks(fileTool(filepath.Join(gd, "rebase-merge")), start)
+	if _, err := os.Lstat(filepath.Join(gd, "rebase-merge")); err == nil || !slices.Contains(found, filepath.Join(gd, "rebase-merge")) {
+		t.Errorf("the exec line a file tool wrote stayed (found %v)", found)
+	}
+}
+
 // TestSweepTakesOutALinkOnTheWay: a call that makes a link on the way to a
 // missing protected path (tools -> x, where core.hooksPath names the
 // missing tools/hooks, with x/hooks/pre-commit ready) has the link taken
