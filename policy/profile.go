@@ -358,6 +358,24 @@ func (p Profile) laterExecUnder(ix *sensitive.Index) []string {
 	return out
 }
 
+// pathDirsUnder lists the directories on the user's PATH that the grant
+// would let the call write: an activated virtual environment's .venv/bin,
+// a node_modules/.bin or bin that direnv put there. A program planted in
+// one runs, outside the jail, the next time the user types its name. The
+// policy refuses a call that names one (every mode); the jail keeps them
+// read-only for the calls that do not (make, running the repository's
+// code). A directory that is or holds the workspace is not listed, as
+// for the policy (pathDirs).
+func (p Profile) pathDirsUnder(paths []jail.PathRule) []string {
+	var out []string
+	for _, l := range pathDirs(p.ParentEnv, p.Workspace) {
+		if p.covers(paths, l.path) {
+			out = append(out, l.path)
+		}
+	}
+	return out
+}
+
 // Outside reports what a call of this profile can read outside the
 // workspace, what was refused and what is masked (for `brig doctor` and
 // `brig sandbox --explain`).
@@ -576,6 +594,7 @@ func (p Profile) Spec() (jail.Spec, error) {
 		}
 	}
 	protected = append(protected, p.laterExecUnder(ix)...)
+	protected = append(protected, p.pathDirsUnder(paths)...)
 	// brig's cache reaches every workspace's builds: under a grant that
 	// covers it (--write ~/.cache) it stays read-only but for the call's
 	// own cache (the jail binds that writable again, Spec.OwnCache);

@@ -614,3 +614,46 @@ func TestGoProxyPasswordStaysOut(t *testing.T) {
 		}
 	}
 }
+
+// A directory on the user's PATH that the grant covers (an activated
+// venv's .venv/bin in the workspace) stays read-only: a script the call
+// runs (make) could otherwise plant an ls there that the user's shell
+// runs later, outside the jail (red team 2026-12-02). Controls: PATH
+// directories the grant does not reach are not listed, nor one that holds
+// the workspace, and a reading call lists none.
+func TestPathDirsInTheGrantStayReadOnly(t *testing.T) {
+	p := testProfile(t)
+	venv := filepath.Join(p.Workspace, ".venv", "bin")
+	if err := os.MkdirAll(venv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	binLink := filepath.Join(p.Home, "wsbin") // a PATH entry that links into the workspace
+	if err := os.Symlink(filepath.Join(p.Workspace, "bin"), binLink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(p.Workspace, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.ParentEnv = []string{"PATH=" + strings.Join([]string{venv, "/usr/bin", binLink, filepath.Dir(p.Workspace), "rel/bin"}, ":")}
+	s, err := p.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{venv, filepath.Join(p.Workspace, "bin")} {
+		if !slices.Contains(s.Protected, want) {
+			t.Errorf("%s is not protected: %v", want, s.Protected)
+		}
+	}
+	for _, not := range []string{"/usr/bin", filepath.Dir(p.Workspace), "rel/bin"} {
+		if slices.Contains(s.Protected, not) {
+			t.Errorf("%s is protected: %v", not, s.Protected)
+		}
+	}
+	p.ReadOnly = true
+	if s, err = p.Spec(); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(s.Protected, venv) {
+		t.Errorf("a reading call lists %s (the grant does not reach it)", venv)
+	}
+}

@@ -143,7 +143,7 @@ func otherProcessEntry(p string) bool {
 }
 
 func protectedNote(p string) string {
-	return fmt.Sprintf("[brig: %s is protected: no call may change it in any mode, because a program outside the jail runs or obeys it later (git hooks and config, editor tasks, brig's own config). Leave it to the user]", p)
+	return fmt.Sprintf("[brig: %s is protected: no call may change it in any mode, because a program outside the jail runs or obeys it later (git hooks and config, editor tasks, a directory on your PATH, brig's own config). Leave it to the user]", p)
 }
 
 // pathsIn finds the paths an error line names: quoted strings, and words
