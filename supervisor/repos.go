@@ -231,11 +231,7 @@ func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string
 	for _, p := range spec.Protected {
 		protected[p] = true
 	}
-	for _, p := range spec.Protected {
-		if filepath.Base(p) != "config" {
-			continue
-		}
-		gitdir := filepath.Dir(p)
+	for _, gitdir := range gitDirsOf(spec) {
 		if seen[gitdir] || !(filepath.Base(gitdir) == ".git" || jail.IsRepositoryShape(gitdir)) {
 			continue
 		}
@@ -374,6 +370,32 @@ func direntType(mode uint32) uint8 {
 // timeAtOrAfter reports whether t is at or after start.
 func timeAtOrAfter(t, start unix.Timespec) bool {
 	return t.Sec > start.Sec || t.Sec == start.Sec && t.Nsec >= start.Nsec
+}
+
+// gitDirsOf lists the git directories a call of spec may have written:
+// those whose config the grant protects (a bash call's grant lists every
+// repository's control files), and the one a write grant lies in (a file
+// tool's grant is the one directory it writes, .git/rebase-merge, whose
+// protected paths hold no config).
+func gitDirsOf(spec jail.Spec) []string {
+	var out []string
+	for _, p := range spec.Protected {
+		if filepath.Base(p) == "config" {
+			out = append(out, filepath.Dir(p))
+		}
+	}
+	for _, r := range spec.Paths {
+		if !r.Access.Includes(jail.Write) || !within(r.Path, spec.Workspace) {
+			continue
+		}
+		for d := r.Path; d != spec.Workspace && within(d, spec.Workspace); d = filepath.Dir(d) {
+			if filepath.Base(d) == ".git" || jail.IsRepositoryShape(d) {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // writesIn reports whether spec lets a call write anything in gitdir: a

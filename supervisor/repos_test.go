@@ -419,9 +419,10 @@ func TestSweepAfterAFileTool(t *testing.T) {
 	gd := filepath.Join(ws, ".git")
 	shape(t, gd, "[core]\n")
 	mk(t, filepath.Join(gd, "rebase-merge/git-rebase-todo"), "pick 1234 one\n")
-	protected := writeGrant(t, ws).Protected
+	// As policy.fileSpec compiles it: the directory written, and the
+	// protected paths under it (none here).
 	fileTool := func(dir string) jail.Spec {
-		return jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: dir, Access: jail.Write, Exact: true}}, Protected: protected}
+		return jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: dir, Access: jail.Write, Exact: true}}}
 	}
 	start := startAfter(t, filepath.Join(q, "probe"))
 	mk(t, filepath.Join(gd, "rebase-merge/git-rebase-todo"), "exec id > /tmp/pwned\npick 1234 one\n")

@@ -73,7 +73,7 @@ func CommandResult(res jail.Result, grant *jail.Spec, asked time.Duration) Resul
 		fmt.Fprintf(&b, "\n[brig: %s]", res.OwnCopies)
 	}
 	if len(res.Violations) > 0 {
-		fmt.Fprintf(&b, "\n[the command created or changed protected paths; brig undid it: %s]", strings.Join(res.Violations, ", "))
+		b.WriteString("\n" + violationsNote("command", res.Violations))
 	}
 	if res.LimitDetail != "" {
 		fmt.Fprintf(&b, "\n[brig's %s limit: %s]", res.Limit, res.LimitDetail)

@@ -135,7 +135,19 @@ func FromJail(res jail.Result, runErr error) (Result, error) {
 	if err := json.Unmarshal(res.Output, &r); err != nil {
 		return Result{}, fmt.Errorf("decode the tool's result: %w", err)
 	}
+	if len(res.Violations) > 0 {
+		// What the sweep after the call took out (a planted git state
+		// written with write_file): the model must not believe it stands.
+		r.Meta.Violations = res.Violations
+		r.Text = strings.TrimRight(r.Text, "\n") + "\n" + violationsNote("call", res.Violations)
+	}
 	return r, nil
+}
+
+// violationsNote tells the model that brig undid what a call (of kind
+// what: "command", "call") left in protected places, and which paths.
+func violationsNote(what string, paths []string) string {
+	return fmt.Sprintf("[the %s created or changed protected paths; brig undid it: %s]", what, strings.Join(paths, ", "))
 }
 
 // plural is "1 file", "2 files".
