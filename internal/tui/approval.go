@@ -36,6 +36,7 @@ import (
 type approvalState struct {
 	expanded bool // the whole body, scrolled, instead of head and tail
 	scroll   int
+	page     int       // how many body rows the scrolled view showed last: PgUp/PgDn's step
 	typed    time.Time // the last key that was typing, not answering (Model.typing)
 	// swapped says which question this one took the place of, when that
 	// one was withdrawn unanswered just before (Model.gone).
@@ -267,6 +268,7 @@ func (m *Model) fold(body []string, room int) []string {
 	}
 	if st.expanded {
 		n := room - 1
+		st.page = n
 		st.scroll = min(max(st.scroll, 0), len(body)-n)
 		win := slices.Clone(body[st.scroll : st.scroll+n])
 		return append(win, stDim.Render(fmt.Sprintf("    lines %d–%d of %d · ↑/↓ PgUp/PgDn scroll · v/Esc fold", st.scroll+1, st.scroll+n, len(body))))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -136,6 +138,62 @@ func TestApproval40LineCommand(t *testing.T) {
 	h.keys("v")
 	if !strings.Contains(h.stableFrame(), "1 │ git clean") {
 		t.Error("v again does not fold back to the head")
+	}
+}
+
+// TestApprovalPagesSkipNoLine: PgDn and PgUp in the whole-command view
+// move by the rows it shows, so that paging through a long command puts
+// every line of it on screen (a new user, 2026-12-02: PgDn moved by half
+// the terminal, 16 rows, while the view showed 9, and lines 10–16 were
+// never seen).
+func TestApprovalPagesSkipNoLine(t *testing.T) {
+	h := approvalHarness(t)
+	args, _ := json.Marshal(map[string]string{"command": longCommand()})
+	h.ask(h.request("bash", string(args)))
+	h.stableFrame()
+	h.keys("v")
+	shown := map[int]bool{}
+	lines := regexp.MustCompile(`lines (\d+)–(\d+) of 40`)
+	var ranges []string
+	for i := 0; i < 40; i++ {
+		f := h.stableFrame()
+		m := lines.FindStringSubmatch(f)
+		if m == nil {
+			t.Fatalf("no scrolled view:\n%s", f)
+		}
+		ranges = append(ranges, m[1]+"–"+m[2])
+		a, _ := strconv.Atoi(m[1])
+		b, _ := strconv.Atoi(m[2])
+		for l := a; l <= b; l++ {
+			shown[l] = true
+		}
+		if b == 40 {
+			break
+		}
+		h.pause() // each key is a page, not typing
+		h.keys("pgdown")
+	}
+	for l := 1; l <= 40; l++ {
+		if !shown[l] {
+			t.Errorf("line %d was never on screen paging down: %v", l, ranges)
+		}
+	}
+	// Back up from the end: the first page again, with nothing skipped.
+	h.pause()
+	h.keys("pgup")
+	f := h.stableFrame()
+	m := lines.FindStringSubmatch(f)
+	if m == nil || len(ranges) < 2 {
+		t.Fatalf("no scrolled view after PgUp:\n%s", f)
+	}
+	// Contiguous with the page it left: it ends the line before that
+	// page began (or starts at the first line).
+	last := lines.FindStringSubmatch("lines " + ranges[len(ranges)-1] + " of 40")
+	from, _ := strconv.Atoi(last[1])
+	a, _ := strconv.Atoi(m[1])
+	b, _ := strconv.Atoi(m[2])
+	if b != from-1 && !(a == 1 && b >= from-1) {
+		t.Errorf("PgUp from %s went to %d–%d: lines between were skipped", ranges[len(ranges)-1], a, b)
 	}
 }
 

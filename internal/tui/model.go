@@ -1113,11 +1113,11 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 	case "down", "j":
 		m.apState.scroll++
 		return nil
-	case "pgup":
-		m.apState.scroll -= max(m.height/2, 1)
+	case "pgup": // a page is the rows the view shows, so that none is skipped
+		m.apState.scroll -= max(m.apState.page, 1)
 		return nil
 	case "pgdown", " ":
-		m.apState.scroll += max(m.height/2, 1)
+		m.apState.scroll += max(m.apState.page, 1)
 		return nil
 	case "home", "g":
 		m.apState.scroll = 0
