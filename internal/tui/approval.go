@@ -664,11 +664,7 @@ func quotedReason(v policy.Verdict) string {
 func answerItems(v policy.Verdict, viewing bool) []string {
 	items := []string{stAccent.Render("1") + " allow once"}
 	if offersRules(v) {
-		rules := make([]string, len(v.Always))
-		for i, r := range v.Always {
-			rules[i] = strict(r)
-		}
-		items = append(items, stAccent.Render("2")+" allow for this session", stAccent.Render("3")+" always allow (saves "+strings.Join(rules, ", ")+")")
+		items = append(items, stAccent.Render("2")+" allow for this session", stAccent.Render("3")+" always allow (saves "+savedRules(v.Always)+")")
 	}
 	esc := stDim.Render("Esc deny")
 	if viewing {
@@ -686,6 +682,38 @@ func answerItems(v policy.Verdict, viewing bool) []string {
 		items = append(items, stDim.Render("· no rule would allow this call as a whole, so there is no session or always answer"))
 	}
 	return items
+}
+
+// maxListedExact is how many rules the answer line lists one by one; past
+// it, the exact ones (one command each, as written in the card above) are
+// counted, so that a line of 40 commands does not push its own lines off
+// the card. A rule with a wildcard, which allows more than was asked, is
+// always listed.
+const maxListedExact = 3
+
+// savedRules says which rules 2 and 3 save.
+func savedRules(always []string) string {
+	if len(always) <= maxListedExact {
+		rules := make([]string, len(always))
+		for i, r := range always {
+			rules[i] = strict(r)
+		}
+		return strings.Join(rules, ", ")
+	}
+	var wide []string
+	exact := 0
+	for _, r := range always {
+		if strings.Contains(r, "*") {
+			wide = append(wide, strict(r))
+		} else {
+			exact++
+		}
+	}
+	parts := wide
+	if exact > 0 {
+		parts = append(parts, fmt.Sprintf("%d exact rules, one for each command above as written", exact))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // shortAnswers are the choices in a word or two, for a short terminal:

@@ -197,6 +197,33 @@ func TestApprovalPagesSkipNoLine(t *testing.T) {
 	}
 }
 
+// TestApprovalCountsManyExactRules: "always" for a line of many distinct
+// commands saves one exact rule each; the answer line counts them rather
+// than listing forty (which took 12 rows and pushed the command off the
+// card), while a rule with a wildcard is still named.
+func TestApprovalCountsManyExactRules(t *testing.T) {
+	h := approvalHarness(t)
+	var cmds []string
+	for i := 1; i <= 12; i++ {
+		cmds = append(cmds, fmt.Sprintf("cp calc.go copy%d.go", i))
+	}
+	args, _ := json.Marshal(map[string]string{"command": strings.Join(cmds, "\n")})
+	h.ask(h.request("bash", string(args)))
+	f := h.stableFrame()
+	if !strings.Contains(f, "12 exact rules, one for each command above as written") {
+		t.Errorf("the rules are not counted:\n%s", f)
+	}
+	if strings.Contains(f, "Bash(cp calc.go copy7.go)") {
+		t.Errorf("the answer line still lists every rule:\n%s", f)
+	}
+	if got := savedRules([]string{"Bash(mkdir:*)", "Bash(cp a b)", "Bash(cp c d)", "Bash(cp e f)"}); got != "Bash(mkdir:*), 3 exact rules, one for each command above as written" {
+		t.Errorf("a wide rule among many: %q", got)
+	}
+	if got := savedRules([]string{"Bash(cp a b)", "Bash(cp c d)"}); got != "Bash(cp a b), Bash(cp c d)" {
+		t.Errorf("a few rules are listed: %q", got)
+	}
+}
+
 // TestApprovalEditShowsARealDiff: an edit in the middle of a file shows
 // the lines it lands on with their numbers, not a made-up hunk.
 func TestApprovalEditShowsARealDiff(t *testing.T) {
