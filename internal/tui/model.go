@@ -862,7 +862,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.picker != nil {
 		return m.pickerKey(s)
 	}
-	if popup := m.popupItems(); len(popup) > 0 {
+	// A slash command recalled from the history opens the command menu,
+	// but ↑ and ↓ keep walking the history (they would be stuck there).
+	if popup := m.popupItems(); len(popup) > 0 && !(m.recalled() && (s == "up" || s == "down")) {
 		switch s {
 		case "up":
 			m.popupIdx = (m.popupIdx + len(popup) - 1) % len(popup)
@@ -970,6 +972,12 @@ func (m *Model) expandLastOutput() {
 	m.print(head + "\n" + stDim.Render(hang("  │ ", "  │ ", body, m.width)))
 }
 
+// recalled reports whether the input holds the history entry ↑ or ↓
+// brought back, unchanged.
+func (m *Model) recalled() bool {
+	return m.histIdx < len(m.history) && m.input.Value() == m.history[m.histIdx]
+}
+
 // remember adds a line to the input history.
 func (m *Model) remember(text string) {
 	if n := len(m.history); n == 0 || m.history[n-1] != text {
@@ -1040,8 +1048,15 @@ func (m *Model) ctrlCPressed() tea.Cmd {
 	if m.interrupt() {
 		m.status = "interrupting… press Ctrl+C again to exit"
 	} else {
+		// What was typed goes into the history, so that ↑ brings back
+		// what a reflex Ctrl+C cleared.
+		if text := m.input.Value(); strings.TrimSpace(text) != "" {
+			m.remember(text)
+			m.status = ctrlCAgain + " (↑ brings back what you cleared)"
+		} else {
+			m.status = ctrlCAgain
+		}
 		m.input.Reset()
-		m.status = ctrlCAgain
 	}
 	return tea.Tick(ctrlCWindow, func(time.Time) tea.Msg { return ctrlCMsg{} })
 }

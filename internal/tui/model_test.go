@@ -621,6 +621,50 @@ func TestInputKeys(t *testing.T) {
 	}
 }
 
+// TestHistoryPastSlashCommandsAndCtrlC (a new user, 2026-12-02): ↑ walks
+// past a slash command in the history (whose menu took ↑ and ↓ over, so
+// the message before it could not be reached), and what Ctrl+C cleared
+// is in the history.
+func TestHistoryPastSlashCommandsAndCtrlC(t *testing.T) {
+	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.m.remember("please fix the tests in calc.go")
+	h.m.remember("/cost")
+	h.keys("up")
+	if got := h.m.input.Value(); got != "/cost" {
+		t.Fatalf("up: %q", got)
+	}
+	h.keys("up")
+	if got := h.m.input.Value(); got != "please fix the tests in calc.go" {
+		t.Errorf("up past a slash command: %q", got)
+	}
+	h.keys("down")
+	if got := h.m.input.Value(); got != "/cost" {
+		t.Errorf("down: %q", got)
+	}
+	// Control: a slash command being typed keeps the menu's ↑ and ↓.
+	h.m.input.Reset()
+	h.m.histIdx = len(h.m.history)
+	h.typeText("/m")
+	before := h.m.popupIdx
+	h.keys("down")
+	if h.m.popupIdx == before || h.m.input.Value() != "/m" {
+		t.Errorf("down in the menu of a typed /m: index %d → %d, input %q", before, h.m.popupIdx, h.m.input.Value())
+	}
+
+	h.m.input.Reset()
+	h.typeText("a long message")
+	h.keys("ctrl+c")
+	if h.m.input.Value() != "" || !strings.Contains(h.m.status, "↑ brings back") {
+		t.Fatalf("Ctrl+C: input %q, status %q", h.m.input.Value(), h.m.status)
+	}
+	h.m.ctrlC = time.Time{} // not a second Ctrl+C
+	h.keys("up")
+	if got := h.m.input.Value(); got != "a long message" {
+		t.Errorf("up after Ctrl+C: %q", got)
+	}
+}
+
 func TestSlashPopup(t *testing.T) {
 	h := newHarness(t, 80, colorprofile.NoTTY, allHold())
 	h.start(h.conn(policy.ModeAsk, nil))
