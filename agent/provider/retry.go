@@ -102,6 +102,9 @@ func (r Retry) Run(ctx context.Context, emit func(Event) error, attempt Attempt)
 		// Said to the caller without counting as delivered: the answer
 		// has not started. One line, however long the server's message.
 		detail := pe.detail()
+		if detail == "" && pe.Err != nil {
+			detail = " (" + lastCause(pe.Err) + ")" // "connection refused", not only "network"
+		}
 		if detail != "" {
 			detail = " " + OneLine(detail, 300)
 		}
@@ -121,4 +124,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// lastCause is the innermost part of a wrapped error's message ("connection
+// refused" of "Post …: dial tcp …: connect: connection refused").
+func lastCause(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 && i+2 < len(msg) {
+		return msg[i+2:]
+	}
+	return msg
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -102,6 +103,22 @@ func TestRetryNoticeIsOneLine(t *testing.T) {
 			return Response{}, &Error{Kind: ErrOverloaded, Provider: Anthropic, Status: 529, Message: "busy\n\n  try\tlater\n"}
 		})
 	if len(notices) != 1 || !strings.HasPrefix(notices[0], "anthropic: overloaded (529: busy try later); retrying in ") {
+		t.Errorf("notices %q", notices)
+	}
+}
+
+// TestRetryNoticeSaysTheNetworkCause: a network failure's retry line says
+// what failed (a new user saw only "network" three times; the cause came
+// with the final error).
+func TestRetryNoticeSaysTheNetworkCause(t *testing.T) {
+	var notices []string
+	r := Retry{Logger: quiet(), MaxAttempts: 2, Sleep: func(context.Context, time.Duration) error { return nil }}
+	cause := fmt.Errorf(`Post "http://127.0.0.1:1/v1/messages": %w`, errors.New("dial tcp 127.0.0.1:1: connect: connection refused"))
+	_, _ = r.Run(context.Background(), func(ev Event) error { notices = append(notices, ev.Text); return nil },
+		func(context.Context, func(Event) error) (Response, error) {
+			return Response{}, &Error{Kind: ErrNetwork, Provider: Anthropic, Err: cause}
+		})
+	if len(notices) != 1 || !strings.HasPrefix(notices[0], "anthropic: network (connection refused); retrying in ") {
 		t.Errorf("notices %q", notices)
 	}
 }
