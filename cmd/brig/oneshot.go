@@ -24,6 +24,7 @@ import (
 	"brig/internal/termsafe"
 	"brig/policy"
 	"brig/tools"
+	"brig/tools/textfile"
 )
 
 // Exit statuses of `brig -p`.
@@ -643,6 +644,11 @@ func promptBlocks(prompt string, stdin io.Reader) ([]provider.Block, error) {
 	}
 	if len(data) > MaxStdinBytes {
 		return nil, fmt.Errorf("standard input is larger than %d MiB; brig does not cut it (the model would miss the rest without knowing): pass less, e.g. one file or `git diff -- PATH`", MaxStdinBytes>>20)
+	}
+	if textfile.LooksBinary(data) {
+		// As read_file says of a binary file: sent as text, it would reach
+		// the model as noise (and cost its tokens).
+		return nil, fmt.Errorf("standard input is binary (%d bytes, looks like %s), and brig sends the model text: pipe text instead (`xxd FILE | head -50`, `file FILE`), or put the file in the workspace and name it in the prompt (the model reads images with view_image)", len(data), textfile.BinaryKind(data))
 	}
 	if len(bytes.TrimSpace(data)) > 0 {
 		out = append(out, provider.Text("<stdin>\n"+strings.ToValidUTF8(string(data), "\uFFFD")+"\n</stdin>"))

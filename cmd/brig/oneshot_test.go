@@ -74,3 +74,20 @@ func TestOneShotOverflowAdvice(t *testing.T) {
 		t.Errorf("overflow in -p: %s", got)
 	}
 }
+
+// TestPromptBlocksRefusesBinaryStdin: binary data piped into -p (a NUL in
+// it, as read_file tells a binary file) is refused with what it looks
+// like and what to do, not sent as noise; text, and Latin-1 text that is
+// not UTF-8, still go.
+func TestPromptBlocksRefusesBinaryStdin(t *testing.T) {
+	_, err := promptBlocks("what is this", bytes.NewReader([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")))
+	if err == nil || !strings.Contains(err.Error(), "standard input is binary (16 bytes, looks like image/png)") || !strings.Contains(err.Error(), "view_image") {
+		t.Errorf("binary stdin: %v", err)
+	}
+	for _, text := range []string{"diff --git a/x b/x\n", "caf\xe9 au lait\n"} {
+		blocks, err := promptBlocks("review", strings.NewReader(text))
+		if err != nil || len(blocks) != 2 {
+			t.Errorf("text %q: %v %d blocks", text, err, len(blocks))
+		}
+	}
+}
