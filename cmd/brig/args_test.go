@@ -21,6 +21,10 @@ func TestArgumentMistakesAreSaid(t *testing.T) {
 		{[]string{"audit", "a", "b"}, `audit takes at most one PATH`},
 		{[]string{"fix", "the", "bug"}, `unexpected arguments "fix" "the" "bug" (a prompt goes after -p, quoted: brig -p "fix the bug"; or start brig and type it)`},
 		{[]string{"--resume", "a", "b"}, `--resume takes one session id, not 2: "a" "b"`},
+		// A mistyped command is not taken for a prompt.
+		{[]string{"sesions"}, `unknown command "sesions": did you mean sessions? (brig --help lists the commands; a prompt goes after -p)`},
+		{[]string{"sesions", "list"}, `unknown command "sesions": did you mean sessions?`},
+		{[]string{"audti"}, `did you mean audit?`},
 		// A glob expanded to 166 files: the first few and the count.
 		{append([]string{"sessions", "show"}, manyArgs(166)...), `sessions show takes one session id, not 166: "f0" "f1" "f2" "f3" … and 162 more`},
 	} {

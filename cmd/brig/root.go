@@ -18,7 +18,16 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs, // resumeArg says what is wrong
+		// How far a mistyped command may be from a real one to be
+		// suggested (cobra's default, which SuggestionsFor does not apply).
+		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && o.Resume != resumePick {
+				// `brig sesions`: a mistyped command, not a prompt.
+				if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+					return fmt.Errorf("unknown command %q: did you mean %s? (brig --help lists the commands; a prompt goes after -p)", args[0], strings.Join(near, " or "))
+				}
+			}
 			if err := resumeArg(o, args); err != nil {
 				return err
 			}
