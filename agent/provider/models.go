@@ -51,6 +51,13 @@ var (
 	oEfforts         = []Effort{EffortLow, EffortMedium, EffortHigh}
 )
 
+// Defaults are the models brig picks when none is named, in the order it
+// tries them: the first whose provider has a key.
+var Defaults = []struct {
+	Provider Name
+	ID       string
+}{{Anthropic, "claude-sonnet-4-5"}, {OpenAI, "gpt-5"}}
+
 // models is the registry: one row per model, prices from the providers'
 // public price lists (standard tier, prompts up to 200k tokens). Check them
 // against https://www.anthropic.com/pricing and

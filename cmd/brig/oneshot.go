@@ -194,11 +194,10 @@ func wireOf(s string) (provider.Name, error) {
 
 // defaultModel picks a model for the keys that are configured.
 func defaultModel(creds credentials.Set, baseURL string) (string, error) {
-	if _, ok := creds.Lookup(credentials.Anthropic); ok {
-		return "claude-sonnet-4-5", nil
-	}
-	if _, ok := creds.Lookup(credentials.OpenAI); ok {
-		return "gpt-5", nil
+	for _, d := range provider.Defaults {
+		if _, ok := creds.Lookup(string(d.Provider)); ok {
+			return d.ID, nil
+		}
 	}
 	if baseURL != "" {
 		return "", errors.New("--base-url needs --model (the name the server knows the model by)")

@@ -371,6 +371,16 @@ func (m *Model) modelPicker() *picker {
 		if md, err := provider.Lookup(id, false); err == nil {
 			cur = md.ID
 		}
+		// None asked for: the default brig would pick for the keys it
+		// has, not the list's first (its dearest) model.
+		for _, d := range provider.Defaults {
+			if cur != "" {
+				break
+			}
+			if slices.ContainsFunc(p.items, func(it pickItem) bool { return it.value == d.ID && !it.disabled }) {
+				cur = d.ID
+			}
+		}
 	}
 	p.onPick = func(i int) tea.Cmd { return m.switchModel(p.items[i].value) }
 	p.first()

@@ -262,6 +262,26 @@ func TestModelPickerSelectsTheModelInUse(t *testing.T) {
 			t.Errorf("selected %s, want the model asked for, claude-sonnet-4-5", it.value)
 		}
 	})
+	// None asked for (a new user, 2026-12-02: the first row, the dearest
+	// model, was selected): the default for the keys there are.
+	t.Run("none asked for", func(t *testing.T) {
+		h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+		if it := selected(h); it.value != "claude-sonnet-4-5" {
+			t.Errorf("selected %s, want brig's default, claude-sonnet-4-5", it.value)
+		}
+	})
+	t.Run("none asked for, only an OpenAI key", func(t *testing.T) {
+		h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+		h.m.cfg.Usable = func(model string) error {
+			if md, err := provider.Lookup(model, false); err == nil && md.Provider == provider.Anthropic {
+				return &credentials.MissingError{Provider: "anthropic", File: "/home/dev/.config/brig/credentials.toml"}
+			}
+			return nil
+		}
+		if it := selected(h); it.value != "gpt-5" {
+			t.Errorf("selected %s, want gpt-5", it.value)
+		}
+	})
 }
 
 // TestReplayMarksFailures: a resumed session marks its calls as the live
