@@ -152,8 +152,12 @@ func (a *Agent) compact(ctx context.Context, reason string, force bool) error {
 	return a.replace(ctx, k, summary, reason)
 }
 
-// replace swaps the first n messages for summary, saves the compaction and
-// forgets the provider's last context count (it described the old history).
+// replace swaps the first n messages for summary and saves the compaction.
+// The provider's last context count is kept as the baseline, less the
+// estimate of what was replaced and plus the summary's: it counts the
+// system prompt and the tool definitions, which an estimate of the
+// messages alone leaves out (so that /compact reported 3585 → 683 tokens
+// for a compaction that saved almost nothing).
 func (a *Agent) replace(ctx context.Context, n int, summary []provider.Message, reason string) error {
 	if a.cfg.Compacted != nil {
 		if err := a.cfg.Compacted(context.WithoutCancel(ctx), Compaction{Replaced: n, Summary: summary, Reason: reason}); err != nil {
@@ -161,8 +165,14 @@ func (a *Agent) replace(ctx context.Context, n int, summary []provider.Message, 
 		}
 	}
 	a.mu.Lock()
-	a.history = append(append([]provider.Message(nil), summary...), a.history[n:]...)
-	a.lastContext, a.lastLen = 0, 0
+	old := a.history
+	a.history = append(append([]provider.Message(nil), summary...), old[n:]...)
+	if a.lastContext > 0 && n <= a.lastLen {
+		a.lastContext = max(a.lastContext-EstimateTokens(old[:n])+EstimateTokens(summary), 1)
+		a.lastLen += len(summary) - n
+	} else {
+		a.lastContext, a.lastLen = 0, 0
+	}
 	a.compactions++
 	a.mu.Unlock()
 	return nil

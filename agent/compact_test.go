@@ -155,3 +155,25 @@ func TestTruncateOldKeepsRecent(t *testing.T) {
 		t.Fatal("truncateOld changed the history itself")
 	}
 }
+
+// TestCompactReportsComparableCounts: after a compaction the context used
+// is the provider's last count less what was replaced plus the summary —
+// not an estimate of the messages alone, which left out the system prompt
+// and the tool definitions (a new user, 2026-12-02: "about 3585 → 683
+// tokens" for a compaction that replaced one short message).
+func TestCompactReportsComparableCounts(t *testing.T) {
+	srv := startFake(t, fakeprovider.Turn{Text: "SUMMARY: the user said hi."})
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5", ContextWindow: 200000}}, []provider.Message{
+		{Role: provider.User, Content: userText("hi")},
+		{Role: provider.Assistant, Content: []provider.Block{provider.Text("hello")}},
+	})
+	a.Restore(provider.Usage{}, 0, provider.Usage{Input: 3500, Output: 85}) // the provider counted 3585
+	before := a.ContextUsed()
+	if err := a.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after := a.ContextUsed()
+	if before != 3585 || after < 3500 || after > 3700 {
+		t.Errorf("context %d → %d, want 3585 → about the same (one short message replaced by a short summary)", before, after)
+	}
+}
