@@ -102,9 +102,9 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
-	model := o.Model
+	model, fromConfig := o.Model, false
 	if model == "" {
-		model = wc.Loaded.Agent.Model
+		model, fromConfig = wc.Loaded.Agent.Model, wc.Loaded.Agent.Model != ""
 	}
 	if model == "" && o.Provider == "" {
 		// A resumed session goes on with its own model and provider,
@@ -127,6 +127,10 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	client, err := connect.New(connect.Config{Model: model, BaseURL: o.BaseURL, Wire: wire, Env: o.Env, Credentials: creds})
 	if err != nil {
+		if fromConfig {
+			// Not typed: say where it was set, and that --model overrides it.
+			return nil, fmt.Errorf("[agent] model = %q in %s (--model overrides it): %w", model, configFilesOf(wc.Loaded), err)
+		}
 		return nil, err
 	}
 	connectAhead := func() { go openConnection(ctx, client) }
@@ -448,4 +452,19 @@ func providerEndpoint(c *connect.Client) []string {
 		}
 	}
 	return []string{net.JoinHostPort(u.Hostname(), port)}
+}
+
+// configFilesOf names the config files that count in full (where an
+// [agent] setting can come from): "a or b".
+func configFilesOf(l policy.Loaded) string {
+	var files []string
+	for _, layer := range l.Layers {
+		if layer.Exists && layer.Trusted {
+			files = append(files, layer.File)
+		}
+	}
+	if len(files) == 0 {
+		return "your config"
+	}
+	return strings.Join(files, " or ")
 }

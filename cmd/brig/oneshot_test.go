@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -89,5 +91,25 @@ func TestPromptBlocksRefusesBinaryStdin(t *testing.T) {
 		if err != nil || len(blocks) != 2 {
 			t.Errorf("text %q: %v %d blocks", text, err, len(blocks))
 		}
+	}
+}
+
+// TestConfigModelErrorNamesItsFile: a model set in the config that brig
+// cannot serve is reported as the config's, with the file and --model as
+// the way around it (a new user read it as if typed).
+func TestConfigModelErrorNamesItsFile(t *testing.T) {
+	e := newCLIEnv(t)
+	cfg := filepath.Join(e.root, "config/brig/config.toml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("[agent]\nmodel = \"gpt-9\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ANTHROPIC_API_KEY", "test")
+	t.Setenv("OPENAI_API_KEY", "")
+	_, _, err := e.run(t, "", "-p", "hi", "--base-url", "http://127.0.0.1:9")
+	if err == nil || !strings.Contains(err.Error(), `[agent] model = "gpt-9" in `+cfg+` (--model overrides it): model "gpt-9"`) {
+		t.Errorf("error: %v", err)
 	}
 }
