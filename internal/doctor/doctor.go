@@ -601,7 +601,9 @@ func (r Report) WriteText(w io.Writer) error {
 	var err error
 	switch {
 	case r.Config.Error != "":
-		_, err = fmt.Fprintf(w, "\nNOT OK: the permission config does not load; brig will not start with it: %s\n", r.Config.Error)
+		// A config file that does not load, or a workspace brig refuses (one
+		// that holds the home directory): the error says which.
+		_, err = fmt.Fprintf(w, "\nNOT OK: brig will not start in %s: %s\n", r.Config.Workspace, r.Config.Error)
 	case r.Storage != "":
 		_, err = fmt.Fprintf(w, "\nNOT OK: brig will not start: %s\n", r.Storage)
 	case !r.OK:

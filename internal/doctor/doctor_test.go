@@ -503,3 +503,18 @@ func TestJailRunSection(t *testing.T) {
 		t.Errorf("JSON: %+v %v\n%s", got.JailRun, err, buf.String())
 	}
 }
+
+// TestNotStartingSaysWhere: a workspace brig refuses (it holds the home
+// directory) is not called a config that does not load (a new user,
+// 2026-12-02); the line names the directory and the reason.
+func TestNotStartingSaysWhere(t *testing.T) {
+	r := build(thisKernel(), nil, t.TempDir())
+	r.SetConfig(ConfigStatus{Workspace: "/tmp/nu", Error: "the workspace /tmp/nu holds your home directory /tmp/nu/home; run brig inside a project directory"})
+	var buf bytes.Buffer
+	if err := r.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "NOT OK: brig will not start in /tmp/nu: the workspace /tmp/nu holds your home directory") || strings.Contains(buf.String(), "config does not load") {
+		t.Errorf("text:\n%s", buf.String())
+	}
+}
