@@ -306,7 +306,9 @@ func (rf rawFinding) finding() (Finding, error) {
 			}
 		}
 	}
-	f.RuleID = ruleSlug(rf.RuleID)
+	// The report names a rule category/id: a model that wrote the
+	// category into its id (supply-chain/curl-pipe-sh) would get it twice.
+	f.RuleID = ruleSlug(strings.TrimPrefix(strings.TrimSpace(rf.RuleID), string(f.Category)+"/"))
 	if f.RuleID == "" {
 		f.RuleID = ruleSlug(f.Title)
 	}

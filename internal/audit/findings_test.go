@@ -46,6 +46,12 @@ func TestParseAnswer(t *testing.T) {
 	if strings.ContainsRune(f.Title, 0x1b) || !strings.Contains(f.Title, "␛") {
 		t.Fatalf("the escape survived in the title: %q", f.Title)
 	}
+	// A rule id that carries its category is not given it twice (it was
+	// reported as supply-chain/supply-chain-curl-pipe-sh).
+	a, _ = ParseAnswer(`{"findings":[{"title":"t","severity":"high","category":"supply-chain","rule_id":"supply-chain/curl-pipe-sh"}]}`)
+	if f := a.Findings[0]; f.Category.rule(f.RuleID) != "supply-chain/curl-pipe-sh" {
+		t.Errorf("rule %q", f.Category.rule(f.RuleID))
+	}
 }
 
 func TestLocate(t *testing.T) {

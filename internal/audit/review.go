@@ -300,17 +300,18 @@ func (r *reviewer) ask(ctx context.Context, part, prompt string) (Answer, error)
 			reason = "the answer was cut by the output limit before its end; report fewer findings with shorter descriptions"
 		}
 		last = reason
-		r.progress(Progress{Stage: StageRetry, Done: r.done, Total: r.total, Note: part + ": " + reason})
 		if text == "" {
 			text = "(empty)"
 		}
+		if attempt == 1 {
+			return Answer{}, &AnswerError{Part: part, Reason: last, Answer: oneLineCap(text, 200)}
+		}
+		// Said only when it does ask again (the second failure ends it).
+		r.progress(Progress{Stage: StageRetry, Done: r.done, Total: r.total, Note: part + ": " + reason})
 		msgs = append(msgs,
 			provider.Message{Role: provider.Assistant, Content: []provider.Block{provider.Text(text)}},
 			provider.Message{Role: provider.User, Content: []provider.Block{provider.Text("Your answer could not be used: " + reason + ". Answer again with only the JSON object described in the instructions, nothing before or after it.")}},
 		)
-		if attempt == 1 {
-			return Answer{}, &AnswerError{Part: part, Reason: last, Answer: oneLineCap(text, 200)}
-		}
 	}
 	return Answer{}, errors.New("unreachable")
 }

@@ -179,10 +179,24 @@ func TestReviewBadAnswerTwice(t *testing.T) {
 		fakeprovider.Turn{Text: `{"summary":"x","findings":[{"title":"t","severity":"urgent"}]}`},
 		fakeprovider.Turn{Text: `{"summary":"x","findings":[{"title":"t","severity":"urgent"}]}`},
 	)
-	_, err := Review(context.Background(), Config{Client: clients(srv)["openaichat"], Model: provider.Model{ID: "m"}, Repo: "x"}, smallCollection())
+	var retries []Progress
+	var mu sync.Mutex
+	progress := func(p Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Stage == StageRetry {
+			retries = append(retries, p)
+		}
+	}
+	_, err := Review(context.Background(), Config{Client: clients(srv)["openaichat"], Model: provider.Model{ID: "m"}, Repo: "x", Progress: progress}, smallCollection())
 	var ae *AnswerError
 	if !errors.As(err, &ae) || !strings.Contains(err.Error(), `"severity" "urgent" is not high, medium or low`) || !strings.Contains(err.Error(), "began") {
 		t.Fatalf("error: %v", err)
+	}
+	// One request asked again, so "asking again" is said once (it was
+	// said twice, the second time before giving up).
+	if len(retries) != 1 || len(srv.Requests()) != 2 {
+		t.Errorf("%d retries said for %d requests", len(retries), len(srv.Requests()))
 	}
 }
 
