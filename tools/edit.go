@@ -85,7 +85,7 @@ func runWriteFile(_ context.Context, a writeArgs) Result {
 			res.Meta.Diff, res.Meta.DiffTruncated, res.Meta.Added, res.Meta.Removed = d.meta, d.metaCut, d.added, d.removed
 		}
 	}
-	res.Text = fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, a.Path, len(a.Content), res.Meta.Lines)
+	res.Text = fmt.Sprintf("%s %s (%s, %s)", verb, a.Path, plural(len(a.Content), "byte", "bytes"), plural(res.Meta.Lines, "line", "lines"))
 	if existed && res.Meta.Diff != "" {
 		res.Text += fmt.Sprintf("; against the old content: +%d -%d lines", res.Meta.Added, res.Meta.Removed)
 	} else if existed && len(old) > 0 {

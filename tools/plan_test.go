@@ -52,9 +52,9 @@ func TestFromJail(t *testing.T) {
 	// What the sweep after a file tool took out is said to the model, as
 	// for a command: write_file of .git/rebase-merge/strategy "succeeded",
 	// but the operation it would have run is gone.
-	out, _ = json.Marshal(Result{Text: "Created .git/rebase-merge/strategy (12 bytes, 1 lines)\n"})
+	out, _ = json.Marshal(Result{Text: "Created .git/rebase-merge/strategy (12 bytes, 1 line)\n"})
 	r, err := FromJail(jail.Result{Output: out, Violations: []string{"/w/.git/rebase-merge"}}, nil)
-	if err != nil || !strings.HasPrefix(r.Text, "Created .git/rebase-merge/strategy (12 bytes, 1 lines)\n[the call created or changed protected paths; brig undid it: /w/.git/rebase-merge]") || len(r.Meta.Violations) != 1 {
+	if err != nil || !strings.HasPrefix(r.Text, "Created .git/rebase-merge/strategy (12 bytes, 1 line)\n[the call created or changed protected paths; brig undid it: /w/.git/rebase-merge]") || len(r.Meta.Violations) != 1 {
 		t.Fatalf("violations: %+v %v", r, err)
 	}
 }

@@ -85,7 +85,7 @@ func (o *policyCheckOptions) checkCall() (policy.Call, error) {
 	}
 	if o.Tool == "" || o.Tool == "bash" {
 		if strings.TrimSpace(o.Command) == "" {
-			return policy.Call{}, errors.New("nothing to check: give a command line after --, or --tool NAME --path P")
+			return policy.Call{}, errors.New("nothing to check: give a command line after --, --tool NAME --path P, or --host HOST (a connection through brig's proxy)")
 		}
 		return policy.Call{Tool: "bash", Effect: policy.EffectExec, Command: o.Command}, nil
 	}

@@ -68,7 +68,8 @@ func newSandboxCmd() *cobra.Command {
 		Short: "Run a command in the jail with the workspace policy (no provider needed)",
 		Long: `Run COMMAND with the workspace (the enclosing git root, or the current
 directory) readable and writable, the system and toolchains readable and
-executable, and nothing else: no home directory secrets, no network, no
+executable, and nothing else: no home directory secrets, no network but
+the hosts your rules, --allow-host or --net let through brig's proxy, no
 terminal, no way to signal processes outside the call, and nothing left
 running when it ends. The exit status is the command's own.`,
 		Args: func(cmd *cobra.Command, args []string) error {

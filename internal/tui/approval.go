@@ -339,7 +339,7 @@ func (m *Model) targetLines(req agent.ApprovalRequest, a args, pv *preview, w in
 		case pv.diff != nil:
 			facts = fmt.Sprintf(" (+%d −%d lines)", pv.diff.Added, pv.diff.Removed)
 		case name == tools.WriteFile && !pv.exists:
-			facts = fmt.Sprintf(" (a new file: %d bytes, %d lines)", len(a.Content), countLines(a.Content))
+			facts = fmt.Sprintf(" (a new file: %d byte%s, %d line%s)", len(a.Content), plural(len(a.Content)), countLines(a.Content), plural(countLines(a.Content)))
 		}
 		line(verb, shown+stDim.Render(facts))
 		if name == tools.DeletePath {
