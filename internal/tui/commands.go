@@ -578,6 +578,10 @@ func (m *Model) permissionsText() string {
 		b.WriteString(stDim.Render("    none from files") + "\n")
 	}
 	for _, r := range pol.SessionRules() {
+		// "Always" also saves the rule to a file: listed once, there.
+		if slices.ContainsFunc(pol.Rules.Allow, func(f policy.Rule) bool { return f.String() == r.String() }) {
+			continue
+		}
 		fmt.Fprintf(&b, "    %-5s %s  %s\n", policy.Allow, inert(r.String()), stDim.Render("answered for this session"))
 	}
 	b.WriteString(stDim.Render("    plus brig's built-in command lists and protected paths; answers \"for this session\" last until brig exits; `brig policy check` explains one call") + "\n")

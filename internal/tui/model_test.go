@@ -693,6 +693,27 @@ func TestSlashPopup(t *testing.T) {
 	if !strings.Contains(h.printedText(), "rule files") || !strings.Contains(h.printedText(), "rules in effect") {
 		t.Errorf("/permissions: %s", h.printedText())
 	}
+	// An "always" answer is a session rule and a rule in a file: listed
+	// once (a new user saw Bash(mkdir:*) twice). Control: a session-only
+	// rule is listed as answered for this session.
+	always, err := policy.ParseRule("Bash(mkdir:*)", policy.Source{File: "rules.toml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session, err := policy.ParseRule("Bash(touch:*)", policy.Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := h.m.run.Policy
+	pol.Rules.Allow = append(pol.Rules.Allow, always)
+	pol.AllowForSession(always, session)
+	text := h.m.permissionsText()
+	if n := strings.Count(text, "Bash(mkdir:*)"); n != 1 {
+		t.Errorf("an always rule is listed %d times:\n%s", n, text)
+	}
+	if !strings.Contains(text, "Bash(touch:*)") {
+		t.Errorf("the session rule is not listed:\n%s", text)
+	}
 	h.printed = nil
 	h.typeText("/plan")
 	h.keys("enter")
