@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -187,9 +188,17 @@ func runMCPList(ctx context.Context, o *mcpListOptions) error {
 	if o.JSON {
 		enc := json.NewEncoder(o.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printMCPList(o.Stdout, rep)
 	}
-	printMCPList(o.Stdout, rep)
+	// A server that could not start is a failure a script must see: the
+	// list is printed all the same.
+	if slices.ContainsFunc(rep.Servers, func(s mcp.ServerStatus) bool { return s.State == mcp.StateFailed }) {
+		return exitError{1}
+	}
 	return nil
 }
 

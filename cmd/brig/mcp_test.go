@@ -69,8 +69,10 @@ command = "x"
 	run := func(asJSON bool) string {
 		var out bytes.Buffer
 		o := &mcpListOptions{JSON: asJSON, Executable: os.Args[0], procEnv: procEnv{Cwd: ws, Home: home, Env: env, Stdout: &out, Stderr: &out}}
-		if err := runMCPList(context.Background(), o); err != nil {
-			t.Fatal(err)
+		// broken fails to start: the list is printed, and the exit status
+		// says so (it was 0).
+		if err := runMCPList(context.Background(), o); err != (exitError{1}) {
+			t.Fatalf("err %v, want exit status 1 for the failed server", err)
 		}
 		return out.String()
 	}

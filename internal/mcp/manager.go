@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -258,6 +259,15 @@ func (s *server) start(client *sdk.Client, o Options) error {
 		case <-timedOut:
 			return fmt.Errorf("%s: no answer within %s (startup_timeout_seconds)%s", what, s.cfg.StartupTimeout, s.stderrNote())
 		default:
+		}
+		if s.proc != nil && (errors.Is(err, io.EOF) || strings.Contains(err.Error(), "connection closed")) {
+			select {
+			case <-s.proc.Done():
+				// Its exit and stderr say why; the SDK's "connection
+				// closed: … client is closing: EOF" only that it went.
+				return fmt.Errorf("%s: the server ended before answering%s", what, s.stderrNote())
+			default:
+			}
 		}
 		return fmt.Errorf("%s: %v%s", what, err, s.stderrNote())
 	}

@@ -682,3 +682,23 @@ func TestSlowServerDoesNotHoldTheSessionUp(t *testing.T) {
 		t.Errorf("still starting: %v", m.Starting())
 	}
 }
+
+// TestServerThatDiesSaysWhy: a stdio server that exits before answering
+// the handshake is reported by its exit and stderr, not by the SDK's
+// "connection closed: … client is closing: EOF" in front of them (a new
+// user read that first).
+func TestServerThatDiesSaysWhy(t *testing.T) {
+	e := newKernelEnv(t, policy.ModeAsk)
+	dies := Server{Name: "dies", Transport: Stdio, Mode: ModeAllow, Command: "/bin/sh", Args: []string{"-c", "echo 'mcp-thing: command not found' >&2; exit 127"}, StartupTimeout: time.Minute, ToolTimeout: time.Second}
+	m := Start(context.Background(), Config{Servers: []Server{dies}}, Options{Starter: e.sup, Policy: e.pol, Native: nativeNames()})
+	t.Cleanup(m.Close)
+	var why string
+	for _, st := range m.Status() {
+		if st.Name == "dies" {
+			why = st.Error
+		}
+	}
+	if !strings.Contains(why, "the server ended before answering; the server exited with status 127; its stderr ends with: mcp-thing: command not found") || strings.Contains(why, "client is closing") {
+		t.Errorf("the failure: %q", why)
+	}
+}
