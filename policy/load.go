@@ -179,20 +179,34 @@ func TrustReviewed(ctx context.Context, f Files, sum string) error {
 	return trustStore(f).Pin(ctx, f.Workspace, sum)
 }
 
+// TrustedAtAll reports whether the workspace's repository config has been
+// trusted, whatever its content is now (what `brig trust --revoke` would
+// forget).
+func TrustedAtAll(f Files) (bool, error) {
+	return trustStore(f).Has(f.Workspace)
+}
+
 // Untrust forgets any trust in the workspace's repository config.
 func Untrust(ctx context.Context, f Files) error {
 	return trustStore(f).Unpin(ctx, f.Workspace)
 }
 
-// sandboxFiles names the files whose [sandbox] tables are in force, for an
-// error about one of their grants.
-func (l Loaded) sandboxFiles() string {
+// InForce lists the config files that count in full (where a [sandbox]
+// or [agent] setting can come from), in the order they are read.
+func (l Loaded) InForce() []string {
 	var files []string
 	for _, layer := range l.Layers {
 		if layer.Exists && layer.Trusted {
 			files = append(files, layer.File)
 		}
 	}
+	return files
+}
+
+// sandboxFiles names the files whose [sandbox] tables are in force, for an
+// error about one of their grants.
+func (l Loaded) sandboxFiles() string {
+	files := l.InForce()
 	if len(files) == 0 {
 		return "no config file"
 	}

@@ -457,14 +457,8 @@ func providerEndpoint(c *connect.Client) []string {
 // configFilesOf names the config files that count in full (where an
 // [agent] setting can come from): "a or b".
 func configFilesOf(l policy.Loaded) string {
-	var files []string
-	for _, layer := range l.Layers {
-		if layer.Exists && layer.Trusted {
-			files = append(files, layer.File)
-		}
+	if files := l.InForce(); len(files) > 0 {
+		return strings.Join(files, " or ")
 	}
-	if len(files) == 0 {
-		return "your config"
-	}
-	return strings.Join(files, " or ")
+	return "your config"
 }

@@ -74,6 +74,13 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 		return err
 	}
 	if o.Revoke {
+		if trusted, err := policy.TrustedAtAll(wp.Files); err != nil {
+			return err
+		} else if !trusted {
+			// Nothing to forget, and nothing for the audit log.
+			fmt.Fprintf(o.Stdout, "brig: %s was not trusted; nothing to revoke\n", wp.Files.Repo)
+			return nil
+		}
 		if err := policy.Untrust(ctx, wp.Files); err != nil {
 			return err
 		}

@@ -152,3 +152,31 @@ func TestOldTrustPinLeavesInstructionsUntrusted(t *testing.T) {
 		t.Fatalf("after brig trust:\n%s\nstderr: %s", p, stderr)
 	}
 }
+
+// TestRevokeWithNothingTrusted: --revoke where nothing was trusted says
+// so and records nothing in the audit log (it said the file "is
+// untrusted" and logged a revoke).
+func TestRevokeWithNothingTrusted(t *testing.T) {
+	e := newCLIEnv(t)
+	out, _, err := e.run(t, "", "trust", "--revoke")
+	if err != nil || !strings.Contains(out, "was not trusted; nothing to revoke") {
+		t.Fatalf("%v: %s", err, out)
+	}
+	log, _, err := e.run(t, "", "log")
+	if err != nil || strings.Contains(log, "revoke") {
+		t.Errorf("the audit log records a revoke of nothing: %v\n%s", err, log)
+	}
+	// Control: a revoke of a trusted config is said and logged.
+	if err := os.WriteFile(e.ws+"/.brig/config.toml", []byte("[permissions]\ndeny = [\"Bash(curl:*)\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.run(t, "", "trust", "--yes"); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err = e.run(t, "", "trust", "--revoke"); err != nil || !strings.Contains(out, "is untrusted") {
+		t.Fatalf("control: %v: %s", err, out)
+	}
+	if log, _, err = e.run(t, "", "log"); err != nil || !strings.Contains(log, "revoke") {
+		t.Errorf("control: the revoke is not in the audit log: %v\n%s", err, log)
+	}
+}

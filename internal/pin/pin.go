@@ -87,6 +87,18 @@ func (s Store) Pinned(workspace, sum string) (bool, error) {
 	return slices.ContainsFunc(f.Workspace, func(e entry) bool { return e.Path == workspace && e.SHA256 == sum }), nil
 }
 
+// Has reports whether workspace has a pin, whatever its hash.
+func (s Store) Has(workspace string) (bool, error) {
+	if s.Path == "" {
+		return false, nil
+	}
+	f, err := s.read()
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(f.Workspace, func(e entry) bool { return e.Path == workspace }), nil
+}
+
 // Files returns the hashes pinned beside workspace's file when that file is
 // pinned with exactly sum (ok false otherwise). files is nil when the pin
 // holds none: it was made before they were pinned.
