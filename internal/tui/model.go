@@ -883,6 +883,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			}
 			m.input.Reset()
 			m.popupIdx = 0
+			m.echoCommand("/" + name)
 			return m.command("/" + name)
 		case "esc":
 			m.input.Reset()
@@ -909,6 +910,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.popupIdx = 0
 		m.remember(text)
 		if strings.HasPrefix(text, "/") && !strings.Contains(firstLine(text), "\n") {
+			m.echoCommand(strings.TrimSpace(text))
 			return m.command(strings.TrimSpace(text))
 		}
 		return m.submit(text)
@@ -970,6 +972,12 @@ func (m *Model) expandLastOutput() {
 	head := hang(stAccent.Render("▾ "), "  ", stAccent.Render("output of ")+toolTarget(te.Name, te.Args), m.width)
 	body := inert(strings.TrimRight(te.Outcome.Result.Text, "\n"))
 	m.print(head + "\n" + stDim.Render(hang("  │ ", "  │ ", body, m.width)))
+}
+
+// echoCommand prints the slash command the user ran, as a message is,
+// so that what it printed has its cause above it in the scrollback.
+func (m *Model) echoCommand(line string) {
+	m.print(hang(stUser.Render("› "), "  ", stDim.Render(inert(line)), m.width))
 }
 
 // recalled reports whether the input holds the history entry ↑ or ↓
