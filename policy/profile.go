@@ -364,13 +364,28 @@ func (p Profile) laterExecUnder(ix *sensitive.Index) []string {
 // one runs, outside the jail, the next time the user types its name. The
 // policy refuses a call that names one (every mode); the jail keeps them
 // read-only for the calls that do not (make, running the repository's
-// code). A directory that is or holds the workspace is not listed, as
-// for the policy (pathDirs).
+// code). Each is listed as PATH names it and as it resolves: the jail's
+// mount lands on the resolved directory, and the sweep puts back a link
+// on the way that the call repointed (.venv -> ~/.virtualenvs/proj made
+// to point at a directory of the call's; red team, 2026-12-02), which it
+// does for the links on the way to every protected path. A directory
+// that is or holds the workspace is not listed, as for the policy
+// (pathDirs).
 func (p Profile) pathDirsUnder(paths []jail.PathRule) []string {
 	var out []string
-	for _, l := range pathDirs(p.ParentEnv, p.Workspace) {
-		if p.covers(paths, l.path) {
-			out = append(out, l.path)
+	for _, d := range filepath.SplitList(envValue(p.ParentEnv, "PATH")) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		d = filepath.Clean(d)
+		named := []string{d}
+		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
+			named = append(named, real)
+		}
+		for _, n := range named {
+			if n != "/" && !within(p.Workspace, n) && p.covers(paths, n) {
+				out = append(out, n)
+			}
 		}
 	}
 	return out

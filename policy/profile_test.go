@@ -656,4 +656,27 @@ func TestPathDirsInTheGrantStayReadOnly(t *testing.T) {
 	if slices.Contains(s.Protected, venv) {
 		t.Errorf("a reading call lists %s (the grant does not reach it)", venv)
 	}
+	p.ReadOnly = false
+
+	// A PATH entry through a link in the workspace (virtualenvwrapper's
+	// .venv -> ~/.virtualenvs/proj): the entry as named is listed, so that
+	// the sweep puts back the link a call repointed, though what it
+	// resolves to is outside the grant.
+	outside := filepath.Join(p.Home, ".virtualenvs", "proj")
+	if err := os.MkdirAll(filepath.Join(outside, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(p.Workspace, "env2")); err != nil {
+		t.Fatal(err)
+	}
+	p.ParentEnv = []string{"PATH=" + filepath.Join(p.Workspace, "env2", "bin") + ":/usr/bin"}
+	if s, err = p.Spec(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(s.Protected, filepath.Join(p.Workspace, "env2", "bin")) {
+		t.Errorf("the PATH entry through a link is not protected as named: %v", s.Protected)
+	}
+	if slices.Contains(s.Protected, filepath.Join(outside, "bin")) {
+		t.Errorf("the target outside the grant is listed: %v", s.Protected)
+	}
 }

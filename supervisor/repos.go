@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"os"
@@ -11,7 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"brig/internal/gitconfig"
 	"brig/internal/safefs"
 	"brig/jail"
 )
@@ -414,127 +412,71 @@ func writesIn(spec jail.Spec, gitdir string) bool {
 	return false
 }
 
-// gitOperations are the states of git's interrupted operations, which git
-// carries on with when the user says so (git rebase --continue, git
-// cherry-pick --continue, git revert --continue), outside any jail. Each
-// can make git run a program of the state's choosing: an exec line of its
-// to-do list runs a shell command, and its merge strategy names a program
-// git runs as git-merge-NAME — looked up on PATH, or, for a name with a
-// slash (x/../tools/fmt.sh), a path from the worktree's top. A rebase
-// keeps the strategy in a file of its own, a cherry-pick or revert in its
-// options (a config file, options.strategy).
-var gitOperations = []struct {
-	dir, todo, strategy string
-	strategyInConfig    bool
-}{
-	{dir: "rebase-merge", todo: "git-rebase-todo", strategy: "strategy"},
-	{dir: "sequencer", todo: "todo", strategy: "opts", strategyInConfig: true},
-}
+// gitOperations are the states of git's interrupted operations: a rebase
+// (rebase-merge, or rebase-apply for its apply backend and git am) and a
+// cherry-pick or revert of several commits (sequencer). git status tells
+// the user to continue one, and continuing it (--continue) runs, outside
+// any jail, what the state says: an exec line of its to-do list, a merge
+// strategy (git runs git-merge-NAME, from PATH, or for a name with a slash
+// a path in the worktree) with its options (passed unquoted to the
+// resolve and octopus scripts, where --index-output= overwrote a file of
+// the user's choosing), and every commit or patch it still has to apply
+// — written into the worktree outside the jail, where the hooks directory
+// and the other protected paths are not guarded, so a picked commit that
+// adds .githooks/post-commit has it run after that very commit (red team,
+// 2026-12-02). So any such state a call created or changed is taken out.
+var gitOperations = []string{"rebase-merge", "rebase-apply", "sequencer"}
 
-// builtinStrategies are the merge strategies git carries itself; any
-// other name runs a program.
-var builtinStrategies = []string{"ort", "recursive", "resolve", "octopus", "ours", "subtree"}
+// gitOperationFiles are single-file states of the same kind: the stash a
+// merge started with --autostash applies when it ends.
+var gitOperationFiles = []string{"MERGE_AUTOSTASH"}
 
-// sweepTodos takes out of a git directory the state of an interrupted
-// rebase, cherry-pick or revert that the call wrote so that continuing it
-// runs a program: an exec (x) line in its to-do list, or a merge strategy
-// that is not one of git's own. git status tells the user to continue it,
-// and continuing runs the program. The operation is then no longer in
-// progress (git rebase --abort has nothing to undo; ORIG_HEAD and the
-// reflog still name where it started). A state that runs nothing, or
-// that did not change during the call, is left: the user's own rebase -x
-// is theirs.
+// sweepTodos takes out of a git directory the state of every interrupted
+// operation the call created or changed (gitOperations). The operation is
+// then no longer in progress: HEAD stays where it stopped, and ORIG_HEAD
+// and the reflog still name where it started. One that did not change
+// during the call — the user's own, left as it was — stays.
 func (s *Supervisor) sweepTodos(dir *safefs.Dir, start unix.Timespec) []string {
 	var found []string
-	for _, op := range gitOperations {
-		sub, err := dir.Sub(op.dir)
+	take := func(name string) {
+		p := filepath.Join(dir.Path(), name)
+		if err := s.quarantine(dir, name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Error("could not take out an interrupted git operation the call changed", "path", p, "err", err)
+		}
+		found = append(found, p)
+	}
+	for _, name := range gitOperations {
+		sub, err := dir.Sub(name)
 		if err != nil {
-			continue
+			continue // none, or a link: sweepGitDir's
 		}
-		runs := false
-		// The state, or its directory (moved into place from where it
-		// was parked), changed during the call.
-		if operationChanged(sub, start, op.todo, op.strategy) {
-			runs = todoOf(sub, op.todo) || strategyOf(sub, op.strategy, op.strategyInConfig)
-		}
+		changed := stateChanged(sub, start)
 		sub.Close()
-		if runs {
-			p := filepath.Join(dir.Path(), op.dir)
-			if err := s.quarantine(dir, op.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
-				s.log.Error("could not take out an interrupted git operation that runs a program", "path", p, "err", err)
-			}
-			found = append(found, p)
+		if changed {
+			take(name)
+		}
+	}
+	for _, name := range gitOperationFiles {
+		if st, err := dir.Stat(name); err == nil && timeAtOrAfter(st.Ctim, start) {
+			take(name)
 		}
 	}
 	return found
 }
 
-// operationChanged reports whether an operation's directory or one of the
-// named files in it changed at or after start.
-func operationChanged(sub *safefs.Dir, start unix.Timespec, names ...string) bool {
+// stateChanged reports whether an operation's directory, or an entry in
+// it, changed at or after start. One that cannot be listed counts as
+// changed.
+func stateChanged(sub *safefs.Dir, start unix.Timespec) bool {
 	if self, err := sub.StatSelf(); err == nil && timeAtOrAfter(self.Ctim, start) {
 		return true
 	}
-	for _, n := range names {
-		if st, err := sub.Stat(n); err == nil && timeAtOrAfter(st.Ctim, start) {
-			return true
-		}
-	}
-	return false
-}
-
-// maxGitState bounds what is read of an operation's file.
-const maxGitState = 16 << 20
-
-// todoOf reports whether an operation's to-do list runs a command. One
-// that cannot be read (a link, a FIFO, too large) counts as running one;
-// none at all does not.
-func todoOf(sub *safefs.Dir, name string) bool {
-	b, _, err := sub.ReadFile(name, maxGitState)
-	if errors.Is(err, os.ErrNotExist) {
-		return false
-	}
-	return err != nil || todoRuns(b)
-}
-
-// strategyOf reports whether an operation's merge strategy runs a program
-// (is not one of git's own). One that cannot be read or parsed counts as
-// running one; none at all does not.
-func strategyOf(sub *safefs.Dir, name string, inConfig bool) bool {
-	b, _, err := sub.ReadFile(name, maxGitState)
-	if errors.Is(err, os.ErrNotExist) {
-		return false
-	}
+	ents, err := sub.Dirents()
 	if err != nil {
 		return true
 	}
-	if !inConfig {
-		return !strategyBuiltin(strings.TrimSpace(string(b)))
-	}
-	vals, err := gitconfig.Parse(bytes.NewReader(b), name)
-	if err != nil {
-		return true
-	}
-	for _, v := range vals {
-		if v.Section == "options" && v.Subsection == "" && v.Name == "strategy" && !strategyBuiltin(v.Value) {
-			return true
-		}
-	}
-	return false
-}
-
-// strategyBuiltin reports whether name is a merge strategy git carries
-// itself (an empty one is git's default).
-func strategyBuiltin(name string) bool {
-	return name == "" || slices.Contains(builtinStrategies, name)
-}
-
-// todoRuns reports whether a git to-do list holds a command that runs a
-// shell command (exec, or its abbreviation x).
-func todoRuns(b []byte) bool {
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 0 && (f[0] == "exec" || f[0] == "x") {
+	for _, e := range ents {
+		if st, err := sub.Stat(e.Name); err == nil && timeAtOrAfter(st.Ctim, start) {
 			return true
 		}
 	}

@@ -337,50 +337,26 @@ func TestSweepGitLinks(t *testing.T) {
 	}
 }
 
-// TestSweepTodosThatRunCommands: an interrupted rebase or cherry-pick
-// whose to-do list the call wrote with an exec line (which git runs when
-// the user continues it, outside the jail) is taken out; controls: a
-// to-do list without one, and one with one written before the call, stay.
-func TestSweepTodosThatRunCommands(t *testing.T) {
-	ws, q, s := sweeper(t)
-	gd := filepath.Join(ws, ".git")
-	shape(t, gd, "[core]\n")
-	other := filepath.Join(ws, "lib/.git")
-	shape(t, other, "[core]\n")
-	mk(t, filepath.Join(other, "sequencer/todo"), "pick 1234 one\nexec sh -c 'id > /tmp/x'\n") // the user's, before
-	spec := writeGrant(t, ws)
-	start := startAfter(t, filepath.Join(q, "probe"))
-
-	mk(t, filepath.Join(gd, "rebase-merge/git-rebase-todo"), "pick 1234 one\n  x   touch /tmp/pwned\n")
-	mk(t, filepath.Join(gd, "rebase-merge/head-name"), "refs/heads/main\n")
-	found := s.sweepGitLinks(spec, start)
-	if _, err := os.Lstat(filepath.Join(gd, "rebase-merge")); err == nil || !slices.Contains(found, filepath.Join(gd, "rebase-merge")) {
-		t.Errorf("a rebase that runs a command stayed (found %v)", found)
-	}
-	if _, err := os.Lstat(filepath.Join(other, "sequencer/todo")); err != nil {
-		t.Error("control: a to-do list older than the call was taken out")
-	}
-
-	start = startAfter(t, filepath.Join(q, "probe2"))
-	mk(t, filepath.Join(gd, "rebase-merge/git-rebase-todo"), "pick 1234 one\n# exec is only a comment here\nreword 5678 two\n")
-	if found := s.sweepGitLinks(spec, start); len(found) != 0 {
-		t.Errorf("control: a rebase without a command to run was taken out: %v", found)
-	}
-}
-
-// TestSweepStrategiesThatRunPrograms: continuing an interrupted rebase,
-// cherry-pick or revert runs its merge strategy as git-merge-NAME, which
-// for a name with a slash is a path in the worktree (x/../ci/helper.sh,
-// red team 2026-12-02). A state the call wrote with a strategy that is
-// not one of git's own is taken out; controls: git's own strategies, and
-// a custom one older than the call, stay.
-func TestSweepStrategiesThatRunPrograms(t *testing.T) {
+// TestSweepOperationsTheCallChanged: an interrupted rebase, am,
+// cherry-pick or revert that the call created or changed is taken out,
+// whatever it holds: continuing it outside the jail runs its exec lines,
+// its merge strategy and options (resolve's --index-output= wrote any
+// file), and writes the commits it still has to pick — a hooks directory
+// included, whose new hook git then runs (red team, 2026-12-02). Controls:
+// the same states as the user left them before the call stay.
+func TestSweepOperationsTheCallChanged(t *testing.T) {
 	for _, tc := range []struct {
-		name, dir, file, planted, builtin string
+		name  string
+		files map[string]string // relative to the git directory
+		gone  string
 	}{
-		{"rebase", "rebase-merge", "strategy", "x/../ci/helper.sh\n", "ort\n"},
-		{"cherry-pick", "sequencer", "opts", "[options]\n\tstrategy = x/../ci/helper.sh\n", "[options]\n\tstrategy = recursive\n\tstrategy-option = theirs\n"},
-		{"cherry-pick, a name from PATH", "sequencer", "opts", "[OPTIONS]\n\tStrategy = \"fmt\"\n", "[options]\n\tstrategy = ours\n"},
+		{"an exec line", map[string]string{"rebase-merge/git-rebase-todo": "pick 1234 one\n  x   touch /tmp/pwned\n", "rebase-merge/head-name": "refs/heads/main\n"}, "rebase-merge"},
+		{"a strategy in the worktree", map[string]string{"rebase-merge/strategy": "x/../ci/helper.sh\n"}, "rebase-merge"},
+		{"git's own strategy with options", map[string]string{"rebase-merge/strategy": "resolve\n", "rebase-merge/strategy_opts": "--index-output=/home/u/.gitconfig\n"}, "rebase-merge"},
+		{"a plain pick", map[string]string{"rebase-merge/git-rebase-todo": "pick 5678 tidy hooks\n"}, "rebase-merge"},
+		{"a cherry-pick's options", map[string]string{"sequencer/opts": "[options]\n\tstrategy = resolve\n\tstrategy-option = index-output=/x\n", "sequencer/todo": "pick 5678 B\n"}, "sequencer"},
+		{"git am's patches", map[string]string{"rebase-apply/0001": "From 5678\n", "rebase-apply/next": "1\n", "rebase-apply/last": "1\n"}, "rebase-apply"},
+		{"a merge's autostash", map[string]string{"MERGE_AUTOSTASH": "5678\n"}, "MERGE_AUTOSTASH"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, q, s := sweeper(t)
@@ -388,25 +364,42 @@ func TestSweepStrategiesThatRunPrograms(t *testing.T) {
 			shape(t, gd, "[core]\n")
 			other := filepath.Join(ws, "lib/.git")
 			shape(t, other, "[core]\n")
-			mk(t, filepath.Join(other, tc.dir, tc.file), tc.planted) // the user's own, before the call
+			for f, c := range tc.files {
+				mk(t, filepath.Join(other, f), c) // the user's own, before the call
+			}
 			spec := writeGrant(t, ws)
 			start := startAfter(t, filepath.Join(q, "probe"))
-
-			mk(t, filepath.Join(gd, tc.dir, tc.file), tc.planted)
+			for f, c := range tc.files {
+				mk(t, filepath.Join(gd, f), c)
+			}
 			found := s.sweepGitLinks(spec, start)
-			if _, err := os.Lstat(filepath.Join(gd, tc.dir)); err == nil || !slices.Contains(found, filepath.Join(gd, tc.dir)) {
-				t.Errorf("an operation whose strategy runs a program stayed (found %v)", found)
+			if _, err := os.Lstat(filepath.Join(gd, tc.gone)); err == nil || !slices.Contains(found, filepath.Join(gd, tc.gone)) {
+				t.Errorf("the state the call wrote stayed (found %v)", found)
 			}
-			if _, err := os.Lstat(filepath.Join(other, tc.dir, tc.file)); err != nil {
-				t.Error("control: a strategy older than the call was taken out")
+			if _, err := os.Lstat(filepath.Join(other, tc.gone)); err != nil {
+				t.Error("control: a state older than the call was taken out")
 			}
-
-			start = startAfter(t, filepath.Join(q, "probe2"))
-			mk(t, filepath.Join(gd, tc.dir, tc.file), tc.builtin)
-			if found := s.sweepGitLinks(spec, start); len(found) != 0 {
-				t.Errorf("control: an operation with git's own strategy was taken out: %v", found)
+			if _, err := os.Lstat(filepath.Join(gd, "HEAD")); err != nil {
+				t.Error("the repository lost its HEAD")
 			}
 		})
+	}
+	// A state the call changed by writing into one file in place (its
+	// directory's own time unchanged) is taken out too.
+	ws, q, s := sweeper(t)
+	gd := filepath.Join(ws, ".git")
+	shape(t, gd, "[core]\n")
+	mk(t, filepath.Join(gd, "sequencer/todo"), "pick 1234 A\n")
+	spec := writeGrant(t, ws)
+	start := startAfter(t, filepath.Join(q, "probe"))
+	f, err := os.OpenFile(filepath.Join(gd, "sequencer/todo"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("pick 5678 B\n")
+	f.Close()
+	if found := s.sweepGitLinks(spec, start); !slices.Contains(found, filepath.Join(gd, "sequencer")) {
+		t.Errorf("a to-do list appended to in place stayed (found %v)", found)
 	}
 }
 
