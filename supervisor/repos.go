@@ -431,6 +431,13 @@ var gitOperations = []string{"rebase-merge", "rebase-apply", "sequencer"}
 // merge started with --autostash applies when it ends.
 var gitOperationFiles = []string{"MERGE_AUTOSTASH"}
 
+// bisectState is a bisection's state: git status says one is in progress
+// while BISECT_LOG exists, and git bisect reset — and git bisect start,
+// before its own — checks out what BISECT_START names, writing that
+// commit's files (a hooks directory's too) outside the jail (red team,
+// 2026-12-02). It is taken out whole when the call changed any of it.
+var bisectState = []string{"BISECT_START", "BISECT_LOG", "BISECT_NAMES", "BISECT_TERMS", "BISECT_EXPECTED_REV", "BISECT_ANCESTORS_OK", "BISECT_HEAD", "BISECT_RUN", "BISECT_FIRST_PARENT", "refs/bisect"}
+
 // sweepTodos takes out of a git directory the state of every interrupted
 // operation the call created or changed (gitOperations). The operation is
 // then no longer in progress: HEAD stays where it stopped, and ORIG_HEAD
@@ -461,7 +468,50 @@ func (s *Supervisor) sweepTodos(dir *safefs.Dir, start unix.Timespec) []string {
 			take(name)
 		}
 	}
+	if bisectChanged(dir, start) {
+		for _, name := range bisectState {
+			if name == "refs/bisect" {
+				refs, err := dir.Sub("refs")
+				if err != nil {
+					continue
+				}
+				if _, err := refs.Stat("bisect"); err == nil {
+					p := filepath.Join(dir.Path(), name)
+					if err := s.quarantine(refs, "bisect"); err != nil && !errors.Is(err, os.ErrNotExist) {
+						s.log.Error("could not take out a bisection the call changed", "path", p, "err", err)
+					}
+					found = append(found, p)
+				}
+				refs.Close()
+				continue
+			}
+			if _, err := dir.Stat(name); err == nil {
+				take(name)
+			}
+		}
+	}
 	return found
+}
+
+// bisectChanged reports whether the call changed any of a bisection's
+// state (a file, or refs/bisect and what it holds).
+func bisectChanged(dir *safefs.Dir, start unix.Timespec) bool {
+	for _, name := range bisectState {
+		if name == "refs/bisect" {
+			if sub, err := dir.Sub(name); err == nil {
+				changed := stateChanged(sub, start)
+				sub.Close()
+				if changed {
+					return true
+				}
+			}
+			continue
+		}
+		if st, err := dir.Stat(name); err == nil && timeAtOrAfter(st.Ctim, start) {
+			return true
+		}
+	}
+	return false
 }
 
 // stateChanged reports whether an operation's directory, or an entry in

@@ -357,6 +357,9 @@ func TestSweepOperationsTheCallChanged(t *testing.T) {
 		{"a cherry-pick's options", map[string]string{"sequencer/opts": "[options]\n\tstrategy = resolve\n\tstrategy-option = index-output=/x\n", "sequencer/todo": "pick 5678 B\n"}, "sequencer"},
 		{"git am's patches", map[string]string{"rebase-apply/0001": "From 5678\n", "rebase-apply/next": "1\n", "rebase-apply/last": "1\n"}, "rebase-apply"},
 		{"a merge's autostash", map[string]string{"MERGE_AUTOSTASH": "5678\n"}, "MERGE_AUTOSTASH"},
+		// git bisect reset checks out what BISECT_START names.
+		{"a bisection", map[string]string{"BISECT_START": "5678\n", "BISECT_LOG": "# bad: [5678] wip\n", "BISECT_TERMS": "bad\ngood\n", "refs/bisect/bad": "5678\n"}, "BISECT_START"},
+		{"a bisection's ref alone", map[string]string{"refs/bisect/bad": "5678\n"}, "refs/bisect"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, q, s := sweeper(t)
@@ -381,6 +384,13 @@ func TestSweepOperationsTheCallChanged(t *testing.T) {
 			}
 			if _, err := os.Lstat(filepath.Join(gd, "HEAD")); err != nil {
 				t.Error("the repository lost its HEAD")
+			}
+			if tc.gone == "BISECT_START" {
+				for _, rest := range []string{"BISECT_LOG", "BISECT_TERMS", "refs/bisect"} {
+					if _, err := os.Lstat(filepath.Join(gd, rest)); err == nil {
+						t.Errorf("%s of the bisection stayed", rest)
+					}
+				}
 			}
 		})
 	}
