@@ -116,6 +116,19 @@ func ParseAddDir(value, cwd, home string) (ExtraDir, error) {
 	return ExtraDir{Path: resolved, ReadOnly: ro, links: links}, nil
 }
 
+// ThroughWorkspaceLink refuses a path given with flag that reached d
+// through a symbolic link in the workspace: the repository or a call chose
+// where it leads (vendor-cache -> ~/.ssh). Naming the target is the way.
+func (d ExtraDir) ThroughWorkspaceLink(flag, workspace string) error {
+	for _, l := range d.links {
+		if within(l, workspace) {
+			target, _ := os.Readlink(l)
+			return fmt.Errorf("%s %s: the path you gave leads there through the symbolic link %s -> %s in the workspace, which the repository or a call chose; if you mean that directory, name it: %s %s", flag, d, l, target, flag, d)
+		}
+	}
+	return nil
+}
+
 // AddDirs adds directories to the jail profile of this run: paths under a
 // read-write one are treated like the workspace, paths under a read-only
 // one are readable, and every bash call gets them. A directory that is, or
@@ -156,11 +169,8 @@ func (p *Policy) checkExtra(d ExtraDir) error {
 	if c := p.Machine.BrigCache; !d.ReadOnly && c != "" && within(d.Path, c) {
 		return fmt.Errorf("--add-dir %s: it lies in brig's cache %s (the Go layer and every workspace's toolchain caches, which other workspaces' builds link), which no call writes but its own workspace's cache; add it read-only (%s:ro)", d, c, d.Path)
 	}
-	for _, l := range d.links {
-		if within(l, p.Places.Workspace) {
-			target, _ := os.Readlink(l)
-			return fmt.Errorf("--add-dir %s: the path you gave leads there through the symbolic link %s -> %s in the workspace, which the repository or a call chose; if you mean that directory, name it: --add-dir %s", d, l, target, d)
-		}
+	if err := d.ThroughWorkspaceLink("--add-dir", p.Places.Workspace); err != nil {
+		return err
 	}
 	use := "a rule such as Read(" + d.Path + "/**) in your own config"
 	if !d.ReadOnly {

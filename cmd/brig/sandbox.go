@@ -34,19 +34,21 @@ import (
 // so flags can be tested without running anything.
 type sandboxOptions struct {
 	Write, Read []string
-	ReadOnly    bool
-	Net         bool
-	AllowHosts  []string
-	Unix        bool
-	Explain     bool
-	Unsafe      bool
-	Workspace   string
-	Timeout     time.Duration
-	MaxOutput   int64
-	Memory      uint64
-	Procs       uint64
-	Disk        uint64
-	Argv        []string
+	// AddDirs are --add-dir values, checked as brig -p checks them.
+	AddDirs    []string
+	ReadOnly   bool
+	Net        bool
+	AllowHosts []string
+	Unix       bool
+	Explain    bool
+	Unsafe     bool
+	Workspace  string
+	Timeout    time.Duration
+	MaxOutput  int64
+	Memory     uint64
+	Procs      uint64
+	Disk       uint64
+	Argv       []string
 
 	Cwd            string
 	Home           string
@@ -140,18 +142,16 @@ func (f sizeFlag) Set(s string) error {
 	return nil
 }
 
-// addDirFlag is --add-dir DIR[:ro], spelled as for brig -p: a write grant,
-// or a read grant with :ro.
+// addDirFlag is --add-dir DIR[:ro], spelled and checked as for brig -p: a
+// write grant, or a read grant with :ro, refused where -p refuses it (a
+// directory holding credentials, brig's files or your home; one holding
+// later-run files unless :ro; one reached through a link in the workspace).
 type addDirFlag struct{ o *sandboxOptions }
 
 func (f addDirFlag) String() string { return "" }
 func (f addDirFlag) Type() string   { return "stringArray" }
 func (f addDirFlag) Set(v string) error {
-	if p, ok := strings.CutSuffix(v, ":ro"); ok {
-		f.o.Read = append(f.o.Read, p)
-	} else {
-		f.o.Write = append(f.o.Write, strings.TrimSuffix(v, ":rw"))
-	}
+	f.o.AddDirs = append(f.o.AddDirs, v)
 	return nil
 }
 
@@ -186,11 +186,11 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	defer sup.Close()
 	sup.Warm()
 	sup.PrepareWorkspace(ws) // the hard-link walk, beside the policy's load
-	write, err := resolveGrants("--write", o.Write, o.Cwd)
+	write, err := resolveGrants("--write", o.Write, o.Cwd, o.Home, ws)
 	if err != nil {
 		return err
 	}
-	read, err := resolveGrants("--read", o.Read, o.Cwd)
+	read, err := resolveGrants("--read", o.Read, o.Cwd, o.Home, ws)
 	if err != nil {
 		return err
 	}
@@ -208,6 +208,17 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	wp, err := wc.policy(pe, policy.ModeAsk, sup.Namespaces, false)
 	if err != nil {
 		return err
+	}
+	var extra []policy.ExtraDir
+	for _, v := range o.AddDirs {
+		d, err := policy.ParseAddDir(v, o.Cwd, o.Home)
+		if err != nil {
+			return err
+		}
+		extra = append(extra, d)
+	}
+	if err := wp.Policy.AddDirs(extra...); err != nil {
+		return err // the profile below takes them (BashProfile)
 	}
 	recoverSweeps(sup, wp.Workspace, dirs.State, o.Stderr) // as a session's start does
 	callTmp := ""
@@ -435,7 +446,7 @@ func resolveWorkspace(flag, cwd string) (string, error) {
 
 // resolveGrants makes extra grant paths absolute and resolved, and fails on a
 // path that does not exist (a typo would otherwise silently grant nothing).
-func resolveGrants(flag string, paths []string, cwd string) ([]string, error) {
+func resolveGrants(flag string, paths []string, cwd, home, workspace string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
 		if !filepath.IsAbs(p) {
@@ -444,6 +455,13 @@ func resolveGrants(flag string, paths []string, cwd string) ([]string, error) {
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: the path does not exist (create it first): %w", flag, p, err)
+		}
+		// A link in the workspace on the way was the repository's choice
+		// (vendor-cache -> ~/.ssh would grant, and unmask, the keys).
+		if d, err := policy.ParseAddDir(p, cwd, home); err == nil {
+			if err := d.ThroughWorkspaceLink(flag, workspace); err != nil {
+				return nil, err
+			}
 		}
 		if real == "/" && flag == "--write" {
 			// The jail cannot bind the root over itself; say so now,

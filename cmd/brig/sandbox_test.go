@@ -90,7 +90,7 @@ func TestSandboxWriteRootRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := runSandbox(context.Background(), o)
-		if err == nil || !strings.Contains(err.Error(), "whole machine") || !strings.Contains(err.Error(), "--read /") {
+		if err == nil || !strings.Contains(err.Error(), "whole machine") || flag == "--write" && !strings.Contains(err.Error(), "--read /") {
 			t.Fatalf("%s /: want a refusal that says what to do, got %v", flag, err)
 		}
 	}
@@ -264,5 +264,78 @@ func TestSandboxSizeFlags(t *testing.T) {
 		case tc.want == "" && (err != nil || got != jail.Bytes(tc.mem)):
 			t.Errorf("%v: %v, memory %q", tc.args, err, got)
 		}
+	}
+}
+
+// TestSandboxAddDirChecksAsP (red team, 2026-12-02): brig sandbox's
+// --add-dir took anything, where brig -p's refuses a credential directory,
+// a later-run one unless :ro, and a path reached through a link in the
+// workspace; --read and --write followed such a link too (vendor-cache ->
+// ~/.ssh granted and unmasked the key). Controls: the directory named
+// directly works with --read, and an ordinary outside directory with
+// --add-dir.
+func TestSandboxAddDirChecksAsP(t *testing.T) {
+	setup := func(t *testing.T) (*sandboxOptions, *bytes.Buffer, string) {
+		o, out, _ := sandboxFixture(t)
+		keys := filepath.Join(filepath.Dir(o.Cwd), "keys")
+		if err := os.MkdirAll(keys, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(keys, "id"), []byte("canary-key"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(keys, filepath.Join(o.Cwd, "vendor-cache")); err != nil {
+			t.Fatal(err)
+		}
+		o.Argv = []string{"cat", "vendor-cache/id"}
+		return o, out, keys
+	}
+	for _, tc := range []struct {
+		name string
+		set  func(o *sandboxOptions)
+	}{
+		{"--add-dir link:ro", func(o *sandboxOptions) { (addDirFlag{o}).Set("vendor-cache:ro") }},
+		{"--add-dir link", func(o *sandboxOptions) { (addDirFlag{o}).Set("vendor-cache") }},
+		{"--read link", func(o *sandboxOptions) { o.Read = []string{"vendor-cache"} }},
+		{"--write link", func(o *sandboxOptions) { o.Write = []string{"vendor-cache"} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, out, _ := setup(t)
+			tc.set(o)
+			err := runSandbox(context.Background(), o)
+			if err == nil || !strings.Contains(err.Error(), "through the symbolic link") || strings.Contains(out.String(), "canary-key") {
+				t.Fatalf("err %v, stdout %q", err, out)
+			}
+		})
+	}
+	// The home directory's credentials and later-run places, named.
+	o, _, _ := setup(t)
+	ssh := filepath.Join(o.Home, ".ssh")
+	bin := filepath.Join(o.Home, ".local", "bin")
+	for _, d := range []string{ssh, bin} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range []string{ssh + ":ro", bin, o.Home} {
+		o, _, _ := setup(t)
+		o.Home, o.Env = filepath.Dir(ssh), []string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Dir(ssh)}
+		(addDirFlag{o}).Set(v)
+		o.Argv = []string{"true"}
+		if err := runSandbox(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--add-dir") {
+			t.Errorf("--add-dir %s: %v, want a refusal", v, err)
+		}
+	}
+	// Controls.
+	o, out, keys := setup(t)
+	o.Read, o.Argv = []string{keys}, []string{"cat", keys + "/id"}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != 0 || out.String() != "canary-key" {
+		t.Errorf("control --read %s: exit %d, stdout %q", keys, code, out)
+	}
+	o, out, keys = setup(t)
+	(addDirFlag{o}).Set(keys + ":ro")
+	o.Argv = []string{"cat", keys + "/id"}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != 0 || out.String() != "canary-key" {
+		t.Errorf("control --add-dir %s:ro: exit %d, stdout %q", keys, code, out)
 	}
 }
