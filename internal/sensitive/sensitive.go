@@ -374,6 +374,8 @@ func Workspace() []Entry {
 		{"mise.local.toml", LaterExec, "mise runs its hooks and env scripts on cd"},
 		{".mise", LaterExec, "mise's config directory"},
 		{".exrc", LaterExec, "vim and neovim with 'exrc' run it on start here"},
+		{".vimrc", LaterExec, "vim with 'exrc' runs it on start here (before .exrc)"},
+		{"_vimrc", LaterExec, "vim with 'exrc' runs it on start here (before .exrc)"},
 		{".nvimrc", LaterExec, "neovim with 'exrc' runs it on start here"},
 		{".nvim.lua", LaterExec, "neovim with 'exrc' runs it on start here"},
 		{".zed", LaterExec, "Zed tasks and settings run programs"},
