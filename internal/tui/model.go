@@ -435,6 +435,13 @@ func (m *Model) started(msg startedMsg) tea.Cmd {
 		m.sessCost = st.Cost
 		m.lastInput = st.Last.Input + st.Last.CacheRead + st.Last.CacheWrite
 	}
+	if m.banner {
+		// A later run (/model): the banner said the first model's note;
+		// an unlisted model's price and window are said now.
+		if note := msg.run.Model.Note(); note != "" {
+			m.print(hang("", "  ", stWarn.Render(inert(note)), m.width))
+		}
+	}
 	cmd := tea.Batch(m.maybeBanner(), m.warmRun()) // a later run: the banner is up
 	if msg.run.Resumed != nil && !sameSession {
 		m.print(m.replay(msg.run.Resumed))

@@ -284,6 +284,30 @@ func TestModelPickerSelectsTheModelInUse(t *testing.T) {
 	})
 }
 
+// TestSwitchToAnUnlistedModelSaysSo: /model to a model brig's registry
+// does not list (a local server's) says its price is unknown and what
+// window is assumed, as the banner and -p do (a new user saw nothing).
+func TestSwitchToAnUnlistedModelSaysSo(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	if !h.m.banner {
+		t.Fatal("no banner")
+	}
+	h.printed = nil
+	c := h.conn(policy.ModeAsk, nil)
+	c.Model, c.Provider = provider.Unlisted("qwen3-coder", provider.OpenAIChat), provider.OpenAIChat
+	h.start(c)
+	if got := strings.Join(strings.Fields(ansi.Strip(h.printedText())), " "); !strings.Contains(got, "model qwen3-coder is not in brig's registry: its price is unknown") {
+		t.Errorf("printed:\n%s", got)
+	}
+	// Control: a listed model says nothing of the kind.
+	h.printed = nil
+	h.start(h.conn(policy.ModeAsk, nil))
+	if strings.Contains(h.printedText(), "not in brig's registry") {
+		t.Errorf("a listed model got the note:\n%s", h.printedText())
+	}
+}
+
 // TestReplayMarksFailures: a resumed session marks its calls as the live
 // transcript did: a failed command with ✗ and its exit status, a denied
 // call with ⊘, a command that succeeded with ● and its status (it showed
