@@ -105,6 +105,9 @@ type Options struct {
 	// Lookup resolves a name to its addresses; default the system
 	// resolver.
 	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Own reports whether an address is this machine's own (its
+	// interfaces'); default ownAddr. Tests give a public-looking one.
+	Own func(netip.Addr) bool
 	// Logger gets diagnostics; default slog.Default().
 	Logger *slog.Logger
 }
@@ -135,6 +138,9 @@ func New(o Options) *Proxy {
 	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 30 * time.Second
+	}
+	if o.Own == nil {
+		o.Own = ownAddr
 	}
 	if o.Lookup == nil {
 		o.Lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -526,6 +532,14 @@ func (s *Session) dial(ctx context.Context, host string, port int, named bool) (
 		}
 		if kind := internal(a); kind != "" && !named {
 			why = append(why, fmt.Sprintf("%s is a %s address", a, kind))
+			continue
+		}
+		// A public address of this machine's own reaches every service
+		// listening on all addresses (a Docker port, a notebook) as
+		// loopback would, through any name that resolves to it (red
+		// team, 2026-12-02: 1.2.3.4.nip.io).
+		if !named && s.p.o.Own(a) {
+			why = append(why, fmt.Sprintf("%s is this machine's own address", a))
 			continue
 		}
 		c, err := d.DialContext(ctx, "tcp", ap.String())

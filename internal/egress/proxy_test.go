@@ -684,3 +684,32 @@ func TestCloseDeliversWhatWasSent(t *testing.T) {
 		t.Fatalf("records = %+v", recs)
 	}
 }
+
+// TestOwnPublicAddressNeedsANamingRule: a name that resolves to one of
+// this machine's own public addresses (selfhost.test -> the NIC's address,
+// as a nip.io name would) is refused without a rule naming the host, as
+// loopback is: a service listening on all addresses would answer (red
+// team, 2026-12-02). The address is public, so without the check the
+// proxy would dial it; tests reach only loopback, so the control is
+// ownAddr's own: the machine's addresses are its own, a public one is not.
+func TestOwnPublicAddressNeedsANamingRule(t *testing.T) {
+	self := netip.MustParseAddr("45.33.32.156")
+	names := map[string][]string{"selfhost.test": {self.String()}}
+	o := Options{Lookup: lookup(names), Own: func(a netip.Addr) bool { return a == self }}
+	_, s := start(t, o, SessionOptions{Decider: &rules{allow: map[string]bool{"selfhost.test": false}}})
+	code, body, err := get(t, client(s, nil, ""), "http://selfhost.test:18080/")
+	if err != nil || code != 403 || !strings.Contains(body, "45.33.32.156 is this machine's own address") || !strings.Contains(body, "only a rule naming the host exactly") {
+		t.Errorf("%d %q %v", code, body, err)
+	}
+	s.Close()
+
+	if !ownAddr(netip.MustParseAddr("127.0.0.1")) || ownAddr(self) {
+		t.Error("ownAddr: loopback is the machine's own, a public address of no interface here is not")
+	}
+	addrs, _ := net.InterfaceAddrs()
+	for _, x := range addrs {
+		if p, err := netip.ParsePrefix(x.String()); err == nil && !ownAddr(p.Addr()) {
+			t.Errorf("ownAddr(%s) = false for an interface address", p.Addr())
+		}
+	}
+}
