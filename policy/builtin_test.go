@@ -159,7 +159,8 @@ func TestREADMEListsTheBuiltins(t *testing.T) {
 // are the control.
 func TestDangerousOptionsAsk(t *testing.T) {
 	prefix := ruleSet(t, []string{"Bash(sort:*)", "Bash(git grep:*)", "Bash(make:*)", "Bash(go test:*)", "Bash(go vet:*)", "Bash(go build:*)",
-		"Bash(cargo build:*)", "Bash(npm test:*)", "Bash(pytest:*)", "Bash(rg:*)", "Bash(sed:*)", "Bash(tar:*)", "Bash(find:*)", "Bash(alias:*)", "Bash(shopt:*)", "Bash(set:*)"}, nil, nil)
+		"Bash(cargo build:*)", "Bash(npm test:*)", "Bash(pytest:*)", "Bash(rg:*)", "Bash(sed:*)", "Bash(tar:*)", "Bash(find:*)", "Bash(alias:*)", "Bash(shopt:*)", "Bash(set:*)",
+		"Bash(git archive:*)", "Bash(git ls-remote:*)"}, nil, nil)
 	for _, tc := range []struct {
 		line, control string
 		risky         bool // asked even under the user's prefix rule
@@ -168,6 +169,11 @@ func TestDangerousOptionsAsk(t *testing.T) {
 		{`git grep --open-files-in-pager='sh -c x' pat`, "git grep pat", true},
 		{`git grep --open-files='sh -c x' pat`, "git grep pat", true},
 		{"git -c core.pager=./x log", "git log", true},
+		// Red team, 2026-12-02: "always" on a plain git archive or git
+		// ls-remote saved a prefix rule these options then rode on.
+		{"git archive --remote=. --exec=./x HEAD", "git archive HEAD", true},
+		{"git ls-remote --upload-pack=./x .", "git ls-remote .", true},
+		{"git ls-remote --upload=./x .", "git ls-remote .", true},
 		{"git diff --output=out.patch", "git diff", true},
 		{"sort --compress-program=./x big.txt", "sort big.txt", true},
 		{"sort --compress-prog=./x big.txt", "sort big.txt", true},
