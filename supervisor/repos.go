@@ -242,7 +242,7 @@ func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string
 			continue // gone, or a link now: the other sweeps' concern
 		}
 		found = append(found, s.sweepGitDir(dir, start, false, true, false, protected)...)
-		found = append(found, s.sweepTodos(dir, start)...)
+		found = append(found, s.sweepOperations(dir, start)...)
 		dir.Close()
 	}
 	slices.Sort(found)
@@ -438,16 +438,30 @@ var gitOperationFiles = []string{"MERGE_AUTOSTASH"}
 // 2026-12-02). It is taken out whole when the call changed any of it.
 var bisectState = []string{"BISECT_START", "BISECT_LOG", "BISECT_NAMES", "BISECT_TERMS", "BISECT_EXPECTED_REV", "BISECT_ANCESTORS_OK", "BISECT_HEAD", "BISECT_RUN", "BISECT_FIRST_PARENT", "refs/bisect"}
 
-// sweepTodos takes out of a git directory the state of every interrupted
-// operation the call created or changed (gitOperations). The operation is
-// then no longer in progress: HEAD stays where it stopped, and ORIG_HEAD
-// and the reflog still name where it started. One that did not change
-// during the call — the user's own, left as it was — stays.
-func (s *Supervisor) sweepTodos(dir *safefs.Dir, start unix.Timespec) []string {
+// sweepOperations takes out of a git directory the state of every
+// interrupted operation the call created or changed (gitOperations,
+// gitOperationFiles, bisectState). The operation is then no longer in
+// progress: HEAD stays where it stopped, and ORIG_HEAD and the reflog
+// still name where it started. One that did not change during the call —
+// the user's own, left as it was — stays.
+func (s *Supervisor) sweepOperations(dir *safefs.Dir, start unix.Timespec) []string {
 	var found []string
-	take := func(name string) {
-		p := filepath.Join(dir.Path(), name)
-		if err := s.quarantine(dir, name); err != nil && !errors.Is(err, os.ErrNotExist) {
+	// take quarantines rel (one element, or refs/bisect) of dir.
+	take := func(rel string) {
+		parent, name := dir, rel
+		if d, base := filepath.Split(rel); d != "" {
+			sub, err := dir.Sub(filepath.Clean(d))
+			if err != nil {
+				return
+			}
+			defer sub.Close()
+			parent, name = sub, base
+		}
+		if _, err := parent.Stat(name); err != nil {
+			return // not there: nothing to take
+		}
+		p := filepath.Join(dir.Path(), rel)
+		if err := s.quarantine(parent, name); err != nil && !errors.Is(err, os.ErrNotExist) {
 			s.log.Error("could not take out an interrupted git operation the call changed", "path", p, "err", err)
 		}
 		found = append(found, p)
@@ -470,24 +484,7 @@ func (s *Supervisor) sweepTodos(dir *safefs.Dir, start unix.Timespec) []string {
 	}
 	if bisectChanged(dir, start) {
 		for _, name := range bisectState {
-			if name == "refs/bisect" {
-				refs, err := dir.Sub("refs")
-				if err != nil {
-					continue
-				}
-				if _, err := refs.Stat("bisect"); err == nil {
-					p := filepath.Join(dir.Path(), name)
-					if err := s.quarantine(refs, "bisect"); err != nil && !errors.Is(err, os.ErrNotExist) {
-						s.log.Error("could not take out a bisection the call changed", "path", p, "err", err)
-					}
-					found = append(found, p)
-				}
-				refs.Close()
-				continue
-			}
-			if _, err := dir.Stat(name); err == nil {
-				take(name)
-			}
+			take(name)
 		}
 	}
 	return found
