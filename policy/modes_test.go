@@ -148,6 +148,11 @@ func TestModeDecisionTable(t *testing.T) {
 		}},
 		{"protected workspace path", writeCall(".git/hooks/pre-commit"), all(Deny, false), nil},
 		{"protected workspace path through bash", bashCall("cp /etc/hosts .git/hooks/post-merge"), all(Deny, false), nil},
+		// Another program's settings in a git directory (lazygit runs the
+		// pager .git/lazygit.yml names); git's own files there are the
+		// workspace's like any other.
+		{"another program's file in .git", writeCall(".git/lazygit.yml"), all(Deny, false), nil},
+		{"git's own file in .git", writeCall(".git/SQUASH_MSG"), [4]want{{Deny, false}, {Ask, false}, {Allow, false}, {Allow, false}}, nil},
 		{"protected workspace path read", readCall(".git/hooks"), all(Allow, false), func(t *testing.T, spec jail.Spec, ex []string) {
 			if len(ex) != 0 {
 				t.Fatalf("exceeds %v", ex)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"brig/internal/sensitive"
+	"brig/jail"
 )
 
 // PathClass says where a resolved path lies, which decides the default tier
@@ -266,6 +267,9 @@ func (pl Places) protected(p string) bool {
 			switch segs[i+1] {
 			case "hooks", "config", "commondir", "config.worktree":
 				return true
+			}
+			if !jail.GitOwnEntry(segs[i+1]) {
+				return true // another program's file (lazygit.yml): see jail.GitOwnEntry
 			}
 		}
 	}

@@ -221,7 +221,10 @@ func entriesChanged(dir string, start unix.Timespec) bool {
 // except a HEAD that names a ref (core.preferSymlinkRefs), which is left.
 // Only what changed during the call is taken out (an entry's ctime, which
 // a call cannot set back); a repository the call created is taken out
-// whole by sweepNewRepositories.
+// whole by sweepNewRepositories. In each such git directory it then takes
+// out the interrupted operations (sweepOperations), the replacements
+// (sweepReplacements) and the other programs' files (sweepForeign) the
+// call made.
 func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string {
 	var found []string
 	seen := map[string]bool{}
@@ -243,6 +246,8 @@ func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string
 		}
 		found = append(found, s.sweepGitDir(dir, start, false, true, false, protected)...)
 		found = append(found, s.sweepOperations(dir, start)...)
+		found = append(found, s.sweepReplacements(dir, start)...)
+		found = append(found, s.sweepForeign(dir, start)...)
 		dir.Close()
 	}
 	slices.Sort(found)

@@ -471,3 +471,19 @@ func (d *Dir) Rename(name string, to *Dir, toName string) error {
 	}
 	return nil
 }
+
+// Exchange swaps the entries a and b of d in one step (renameat2
+// RENAME_EXCHANGE): whoever looks at either name sees the old entry or the
+// new one, never none. Links are swapped as the links they are.
+func (d *Dir) Exchange(a, b string) error {
+	if err := checkName(a); err != nil {
+		return err
+	}
+	if err := checkName(b); err != nil {
+		return err
+	}
+	if err := unix.Renameat2(d.fd, a, d.fd, b, unix.RENAME_EXCHANGE); err != nil {
+		return &os.LinkError{Op: "exchange", Old: d.join(a), New: d.join(b), Err: err}
+	}
+	return nil
+}

@@ -333,3 +333,24 @@ func TestMkdirReplaceSetsTheMode(t *testing.T) {
 		}
 	}
 }
+
+func TestExchangeSwapsLinksAsLinks(t *testing.T) {
+	d, root := openTemp(t)
+	must(t, os.Symlink("/etc/passwd", filepath.Join(root, "a")))
+	must(t, os.WriteFile(filepath.Join(root, "b"), []byte("b"), 0o600))
+	if err := d.Exchange("a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if target, err := os.Readlink(filepath.Join(root, "b")); err != nil || target != "/etc/passwd" {
+		t.Fatalf("b after the exchange: %q %v, want the link", target, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(root, "a")); err != nil || string(got) != "b" {
+		t.Fatalf("a after the exchange: %q %v, want the file", got, err)
+	}
+	if err := d.Exchange("a", "missing"); !errors.Is(err, unix.ENOENT) {
+		t.Fatalf("Exchange with a missing name: %v, want ENOENT", err)
+	}
+	if err := d.Exchange("a", "x/y"); err == nil {
+		t.Fatal("Exchange accepted a name that is not one element")
+	}
+}

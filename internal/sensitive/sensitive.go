@@ -392,6 +392,7 @@ func Workspace() []Entry {
 		{"mise/config.toml", LaterExec, "mise runs its hooks and env scripts on cd"},
 		{".hg/hgrc", LaterExec, "Mercurial runs the hooks it names"},
 		{".jj/repo/config.toml", LaterExec, "jj runs the tools its config names"},
+		{".lazygit.yml", LaterExec, "lazygit runs the pager it names for every repository below"},
 		{".helix", LaterExec, "Helix starts the language servers its config names"},
 		{"opencode.json", LaterExec, "opencode's config: MCP servers and commands"},
 		{"opencode.jsonc", LaterExec, "opencode's config: MCP servers and commands"},

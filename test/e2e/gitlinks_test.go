@@ -143,3 +143,86 @@ func TestInterruptedOperationsThatRunProgramsAreTakenOut(t *testing.T) {
 		t.Fatalf("control: helper.sh run by hand wrote no canary: %v", err)
 	}
 }
+
+// TestOtherProgramsFilesAndReplacementsAreTakenOut (red team
+// 2026-12-02): the repository's make test, allowed in auto mode, writes
+// .git/lazygit.yml (lazygit runs the pager it names when it shows a diff)
+// and replaces the user's feature branch with a commit that adds an
+// .envrc (git log still shows the branch unchanged; checking it out would
+// write the file, outside any jail). Both are taken out after the call
+// and the model is told; the user's own git switch afterwards writes no
+// .envrc. Control: the same commands run outside brig, in a copy of the
+// repository, do make the switch write it; and write_file of
+// .git/lazygit.yml is refused up front with the reason.
+func TestOtherProgramsFilesAndReplacementsAreTakenOut(t *testing.T) {
+	plant := `printf 'git:\n  paging:\n    pager: touch pwned\n' > .git/lazygit.yml; ` +
+		`F=$$(git rev-parse feature); blob=$$(printf 'touch pwned\n' | git hash-object -w --stdin); ` +
+		`tree=$$( (git ls-tree $$F; printf '100644 blob %s\t.envrc\n' $$blob) | git mktree); ` +
+		`new=$$(git cat-file commit $$F | sed "s/^tree .*/tree $$tree/" | git hash-object -t commit -w --stdin); ` +
+		`git replace $$F $$new && echo planted`
+	e := newEnv(t, "anthropic",
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", bashInput("make test"))}},
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("write_file", `{"path":".git/lazygit.yml","content":"git: {}\n"}`)},
+			Check: []fakeprovider.Check{{Contains: "planted"}, {Contains: "brig undid it"}, {Contains: ".git/lazygit.yml"}, {Contains: ".git/refs/replace/"}}},
+		fakeprovider.Turn{Text: "done",
+			Check: []fakeprovider.Check{{Contains: "protected"}, {Contains: ".git/lazygit.yml"}}},
+	)
+	env := append(os.Environ(), "HOME="+e.home, "GIT_EDITOR=true", "GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@x", "GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@x", "GIT_CONFIG_NOSYSTEM=1")
+	git := func(dir string, args ...string) string {
+		t.Helper()
+		c := exec.Command("git", args...)
+		c.Dir, c.Env = dir, env
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	os.RemoveAll(filepath.Join(e.ws, ".git"))
+	if err := os.WriteFile(filepath.Join(e.ws, "Makefile"), []byte("test:\n\t@"+plant+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(e.ws, "init", "-q", "-b", "main")
+	git(e.ws, "add", ".")
+	git(e.ws, "commit", "-qm", "base")
+	git(e.ws, "switch", "-qc", "feature")
+	if err := os.WriteFile(filepath.Join(e.ws, "feature.txt"), []byte("the user's work\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(e.ws, "add", "feature.txt")
+	git(e.ws, "commit", "-qm", "my feature work")
+	git(e.ws, "switch", "-q", "main")
+	before := git(e.ws, "rev-parse", "feature")
+
+	// Control: outside brig, in a copy, the same commands make the user's
+	// switch to feature write the .envrc.
+	ctl := t.TempDir()
+	git(ctl, "clone", "-q", "--no-hardlinks", e.ws, "repo")
+	git(filepath.Join(ctl, "repo"), "branch", "feature", "origin/feature")
+	mk := exec.Command("make", "-s", "test")
+	mk.Dir, mk.Env = filepath.Join(ctl, "repo"), env
+	if out, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("control: make test: %v\n%s", err, out)
+	}
+	git(filepath.Join(ctl, "repo"), "switch", "-q", "feature")
+	if _, err := os.Stat(filepath.Join(ctl, "repo", ".envrc")); err != nil {
+		t.Fatalf("control: the replacement did not make git switch write .envrc: %v", err)
+	}
+
+	r := e.run(t, "--model", "claude-sonnet-4-5", "--mode", "auto", "-p", "run the tests")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	e.srv.Verify(t)
+	if _, err := os.Lstat(filepath.Join(e.ws, ".git/lazygit.yml")); err == nil {
+		t.Error(".git/lazygit.yml is still there")
+	}
+	// The user afterwards, outside brig.
+	if got := git(e.ws, "rev-parse", "feature"); got != before {
+		t.Errorf("feature moved: %s -> %s", before, got)
+	}
+	git(e.ws, "switch", "-q", "feature")
+	if _, err := os.Lstat(filepath.Join(e.ws, ".envrc")); err == nil {
+		t.Error("the user's git switch wrote the call's .envrc: the replacement stayed")
+	}
+}

@@ -1,0 +1,214 @@
+package supervisor
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"brig/internal/safefs"
+	"brig/jail"
+)
+
+// sweepForeign takes out of a git directory, and of each linked
+// worktree's git directory in its worktrees/, every entry at the top
+// that is not git's own (jail.GitOwnEntry) and that the call created or
+// changed: other programs read their settings from a repository's git
+// directory (lazygit runs the pager its lazygit.yml names when it shows a
+// diff, outside any jail), and nothing there is the project's code. An
+// entry that was there before and that the call did not change — a
+// program's own, the user's — stays.
+func (s *Supervisor) sweepForeign(dir *safefs.Dir, start unix.Timespec) []string {
+	found := s.sweepForeignIn(dir, start)
+	wt, err := dir.Sub("worktrees")
+	if err != nil {
+		return found // none, or a link: sweepGitDir's
+	}
+	defer wt.Close()
+	ents, err := wt.Dirents()
+	if err != nil {
+		return found
+	}
+	for _, e := range ents {
+		if e.Type != unix.DT_DIR && e.Type != unix.DT_UNKNOWN {
+			continue
+		}
+		sub, err := wt.Sub(e.Name)
+		if err != nil {
+			continue
+		}
+		found = append(found, s.sweepForeignIn(sub, start)...)
+		sub.Close()
+	}
+	return found
+}
+
+// sweepForeignIn is sweepForeign for one git directory.
+func (s *Supervisor) sweepForeignIn(dir *safefs.Dir, start unix.Timespec) []string {
+	ents, err := dir.Dirents()
+	if err != nil {
+		s.log.Warn("could not list a git directory after a call", "path", dir.Path(), "err", err)
+		return nil
+	}
+	var found []string
+	for _, e := range ents {
+		if jail.GitOwnEntry(e.Name) || !entryChanged(dir, e.Name, start) {
+			continue
+		}
+		p := filepath.Join(dir.Path(), e.Name)
+		if err := s.quarantine(dir, e.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Error("could not take another program's file out of a git directory", "path", p, "err", err)
+		}
+		found = append(found, p)
+	}
+	return found
+}
+
+// entryChanged reports whether dir's entry name, or anything below it,
+// changed at or after start. What cannot be looked at counts as changed.
+func entryChanged(dir *safefs.Dir, name string, start unix.Timespec) bool {
+	st, err := dir.Stat(name)
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	if timeAtOrAfter(st.Ctim, start) {
+		return true
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false
+	}
+	sub, err := dir.Sub(name)
+	if err != nil {
+		return true
+	}
+	defer sub.Close()
+	ents, err := sub.Dirents()
+	if err != nil {
+		return true
+	}
+	for _, e := range ents {
+		if entryChanged(sub, e.Name, start) {
+			return true
+		}
+	}
+	return false
+}
+
+// replaceRefs is where git keeps replacements: a ref refs/replace/<id>
+// makes every git command show the object it names wherever <id> is
+// asked for.
+const replaceRefs = "refs/replace/"
+
+// sweepReplacements takes out of a git directory the replacements the
+// call made: the entries of refs/replace it created or changed, the
+// refs/replace lines of a packed-refs it rewrote (the rest of the file
+// stays), and info/grafts (which gives commits other parents) when it
+// changed. A replacement changes what the user's own commits hold without
+// changing their ids: git log shows the user's branch as it was, and
+// checking it out writes the call's files — a hook directory's or
+// .envrc included — into the worktree, outside any jail (red team,
+// 2026-12-02). The packed-refs that held them is kept in the quarantine.
+// A repository whose refs are in a reftable (git 2.45+, not the default)
+// is not looked at.
+func (s *Supervisor) sweepReplacements(dir *safefs.Dir, start unix.Timespec) []string {
+	var found []string
+	if refs, err := dir.Sub(filepath.Clean(replaceRefs)); err == nil {
+		ents, err := refs.Dirents()
+		if err == nil {
+			for _, e := range ents {
+				if entryChanged(refs, e.Name, start) {
+					p := filepath.Join(refs.Path(), e.Name)
+					if err := s.quarantine(refs, e.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
+						s.log.Error("could not take out a replacement the call made", "path", p, "err", err)
+					}
+					found = append(found, p)
+				}
+			}
+		}
+		refs.Close()
+	}
+	if p, ok := s.unpackReplacements(dir, start); ok {
+		found = append(found, p)
+	}
+	if info, err := dir.Sub("info"); err == nil {
+		if entryChanged(info, "grafts", start) {
+			if _, err := info.Stat("grafts"); err == nil {
+				p := filepath.Join(info.Path(), "grafts")
+				if err := s.quarantine(info, "grafts"); err != nil && !errors.Is(err, os.ErrNotExist) {
+					s.log.Error("could not take out the grafts the call wrote", "path", p, "err", err)
+				}
+				found = append(found, p)
+			}
+		}
+		info.Close()
+	}
+	return found
+}
+
+// packedRefsLimit bounds the packed-refs read after a call (a repository
+// with a hundred thousand tags has a few MiB).
+const packedRefsLimit = 256 << 20
+
+// unpackReplacements drops the refs/replace lines (and the peeled line
+// after each) from a packed-refs the call changed. The new file takes the
+// old one's place in one step; the old one goes to the quarantine. It
+// reports the path when it changed the file.
+func (s *Supervisor) unpackReplacements(dir *safefs.Dir, start unix.Timespec) (string, bool) {
+	const name, tmp = "packed-refs", "packed-refs.brig-new"
+	st, err := dir.Stat(name)
+	if err != nil || !timeAtOrAfter(st.Ctim, start) {
+		return "", false
+	}
+	p := filepath.Join(dir.Path(), name)
+	data, st, err := dir.ReadFile(name, packedRefsLimit)
+	if err != nil {
+		s.log.Warn("could not read a packed-refs the call changed", "path", p, "err", err)
+		return "", false
+	}
+	kept, dropped := withoutReplacements(data)
+	if !dropped {
+		return "", false
+	}
+	if err := dir.RemoveAll(tmp); err != nil {
+		s.log.Error("could not take out the replacements the call packed", "path", p, "err", err)
+		return "", false
+	}
+	err = dir.CreateFile(tmp, kept, safefs.AttrsOf(&st))
+	if err == nil {
+		err = dir.Exchange(tmp, name)
+	}
+	if err != nil {
+		_ = dir.RemoveAll(tmp)
+		s.log.Error("could not take out the replacements the call packed", "path", p, "err", err)
+		return "", false
+	}
+	if err := s.quarantine(dir, tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.log.Warn("could not keep the packed-refs the call wrote", "path", p, "err", err)
+	}
+	return p + " (its refs/replace lines)", true
+}
+
+// withoutReplacements is packed-refs data without its refs/replace lines
+// and the peeled ("^<id>") lines that follow them; dropped says whether
+// there were any.
+func withoutReplacements(data []byte) (kept []byte, dropped bool) {
+	if !bytes.Contains(data, []byte(" "+replaceRefs)) {
+		return data, false
+	}
+	kept = make([]byte, 0, len(data))
+	skipping := false
+	for line := range bytes.Lines(data) {
+		if skipping && bytes.HasPrefix(line, []byte("^")) {
+			continue
+		}
+		skipping = false
+		if _, ref, ok := bytes.Cut(line, []byte(" ")); ok && !bytes.HasPrefix(line, []byte("#")) && bytes.HasPrefix(ref, []byte(replaceRefs)) {
+			skipping, dropped = true, true
+			continue
+		}
+		kept = append(kept, line...)
+	}
+	return kept, dropped
+}

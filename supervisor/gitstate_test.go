@@ -1,0 +1,127 @@
+package supervisor
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSweepForeignTakesOutOtherProgramsFiles (red team 2026-12-02):
+// lazygit runs the pager its <gitdir>/lazygit.yml names as soon as it
+// shows a diff, outside any jail; a call that writes one — or changes one
+// that was there, or fills a directory of another program's — has it
+// taken out, in the repository's git directory and in a linked
+// worktree's. Controls: git's own files the call wrote (a message, a
+// lock, an lfs object, a new worktree's files) and another program's
+// file that was there before and that the call left alone all stay.
+func TestSweepForeignTakesOutOtherProgramsFiles(t *testing.T) {
+	ws, q, s := sweeper(t)
+	gd := filepath.Join(ws, ".git")
+	shape(t, gd, "[core]\n")
+	mk(t, filepath.Join(gd, "gitbutler/state.toml"), "the user's\n") // before the call, left alone
+	mk(t, filepath.Join(gd, "tool.yml"), "the user's\n")             // before the call, then rewritten
+	mk(t, filepath.Join(gd, "machete/layout"), "main\n")             // before the call, then written below
+	mk(t, filepath.Join(gd, "worktrees/wt/HEAD"), "ref: refs/heads/wt\n")
+	spec := writeGrant(t, ws)
+	start := startAfter(t, filepath.Join(q, "probe"))
+
+	mk(t, filepath.Join(gd, "lazygit.yml"), "git:\n  paging:\n    pager: sh -c 'cat ~/.ssh/id_ed25519 > /tmp/x'\n")
+	mk(t, filepath.Join(gd, "tool.yml"), "the call's\n")
+	mk(t, filepath.Join(gd, "machete/layout"), "main\n  evil\n")
+	mk(t, filepath.Join(gd, "worktrees/wt/lazygit.yml"), "git: {}\n")
+	for _, own := range []string{"SQUASH_MSG", "index.lock", "lfs/objects/ab/cd/abcd", "BISECT_LOG.lock", "worktrees/new/gitdir", "worktrees/new/locked", "sharedindex.1234"} {
+		mk(t, filepath.Join(gd, own), "git's\n")
+	}
+	found := s.sweepGitLinks(spec, start)
+	for _, gone := range []string{"lazygit.yml", "tool.yml", "machete", "worktrees/wt/lazygit.yml"} {
+		p := filepath.Join(gd, gone)
+		if _, err := os.Lstat(p); err == nil || !slices.Contains(found, p) {
+			t.Errorf("%s stayed (found %v)", gone, found)
+		}
+	}
+	for _, stays := range []string{"SQUASH_MSG", "index.lock", "lfs/objects/ab/cd/abcd", "worktrees/new/gitdir", "worktrees/new/locked", "worktrees/wt/HEAD", "sharedindex.1234", "gitbutler/state.toml", "HEAD", "config"} {
+		if _, err := os.Lstat(filepath.Join(gd, stays)); err != nil {
+			t.Errorf("control: %s was taken out: %v", stays, err)
+		}
+	}
+	// What was taken out is kept, not deleted.
+	if kept, _ := filepath.Glob(filepath.Join(q, "*", "lazygit.yml")); len(kept) != 2 {
+		t.Errorf("the quarantine holds %v, want the two lazygit.yml", kept)
+	}
+}
+
+// TestSweepReplacementsTheCallMade (red team 2026-12-02): git replace
+// makes the user's own branch check out files of the call's choosing
+// while git log shows it unchanged. A replacement the call made — a loose
+// ref, a line of a packed-refs it rewrote, grafts — is taken out; the
+// rest of packed-refs stays as it was, and a replacement older than the
+// call stays.
+func TestSweepReplacementsTheCallMade(t *testing.T) {
+	const (
+		user    = "1111111111111111111111111111111111111111"
+		target  = "2222222222222222222222222222222222222222"
+		branch  = "3333333333333333333333333333333333333333"
+		tagObj  = "4444444444444444444444444444444444444444"
+		peeled  = "5555555555555555555555555555555555555555"
+		evilRef = "6666666666666666666666666666666666666666"
+	)
+	ws, q, s := sweeper(t)
+	gd := filepath.Join(ws, ".git")
+	shape(t, gd, "[core]\n")
+	mk(t, filepath.Join(gd, "refs/replace", user), target+"\n") // the user's, before the call
+	spec := writeGrant(t, ws)
+	start := startAfter(t, filepath.Join(q, "probe"))
+
+	mk(t, filepath.Join(gd, "refs/replace", branch), target+"\n")
+	packed := "# pack-refs with: peeled fully-peeled sorted \n" +
+		branch + " refs/heads/main\n" +
+		evilRef + " refs/replace/" + branch + "\n" +
+		"^" + peeled + "\n" +
+		tagObj + " refs/tags/v1\n" +
+		"^" + peeled + "\n"
+	mk(t, filepath.Join(gd, "packed-refs"), packed)
+	mk(t, filepath.Join(gd, "info/grafts"), branch+"\n")
+
+	found := s.sweepGitLinks(spec, start)
+	for _, gone := range []string{"refs/replace/" + branch, "info/grafts"} {
+		p := filepath.Join(gd, gone)
+		if _, err := os.Lstat(p); err == nil || !slices.Contains(found, p) {
+			t.Errorf("%s stayed (found %v)", gone, found)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(gd, "packed-refs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# pack-refs with: peeled fully-peeled sorted \n" +
+		branch + " refs/heads/main\n" +
+		tagObj + " refs/tags/v1\n" +
+		"^" + peeled + "\n"
+	if string(b) != want {
+		t.Errorf("packed-refs after the sweep:\n%s\nwant:\n%s", b, want)
+	}
+	if !slices.ContainsFunc(found, func(f string) bool { return strings.HasPrefix(f, filepath.Join(gd, "packed-refs")) }) {
+		t.Errorf("the packed replacement was not reported (found %v)", found)
+	}
+	if kept, _ := filepath.Glob(filepath.Join(q, "*", "packed-refs.brig-new")); len(kept) != 1 {
+		t.Errorf("the call's packed-refs was not kept in the quarantine: %v", kept)
+	} else if b, _ := os.ReadFile(kept[0]); string(b) != packed {
+		t.Errorf("the quarantine holds %q, want the call's packed-refs", b)
+	}
+	if _, err := os.Lstat(filepath.Join(gd, "refs/replace", user)); err != nil {
+		t.Errorf("control: the user's replacement was taken out: %v", err)
+	}
+
+	// Control: a packed-refs the call rewrote without a replacement is
+	// left as it is.
+	start = startAfter(t, filepath.Join(q, "probe2"))
+	mk(t, filepath.Join(gd, "packed-refs"), want)
+	if found := s.sweepGitLinks(spec, start); len(found) != 0 {
+		t.Errorf("a call that packed only branches and tags had %v taken out", found)
+	}
+	if b, _ := os.ReadFile(filepath.Join(gd, "packed-refs")); string(b) != want {
+		t.Errorf("control: packed-refs changed: %q", b)
+	}
+}
