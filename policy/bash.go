@@ -173,6 +173,14 @@ func decideOwn(rs RuleSet, builtins []BuiltinRule, c Command) CommandDecision {
 	if b != nil {
 		cd.Tier = b.Tier
 		cd.Reason = verb(b.Tier) + " by the built-in list: " + b.Reason
+		if w := redirectedFiles(c); b.Tier == Allow && len(w) > 0 {
+			// go test ./... > calc.go: the entry vouches for what the
+			// program writes, not for the file the line sends its output
+			// to, which the model chose.
+			cd.Tier = Ask
+			cd.Reason = fmt.Sprintf("it writes %s, and the built-in entry for %s covers the program, not a file its output is sent to", strings.Join(w, ", "), progName(c))
+			cd.WritesAsReader = true
+		}
 		return cd
 	}
 	cd.Tier, cd.Reason = Ask, "no rule or built-in entry matches"
@@ -194,6 +202,23 @@ func writtenPaths(c Command) []string {
 		if p.Write {
 			out = append(out, p.Text)
 		}
+	}
+	return out
+}
+
+// redirectedFiles are the files c's redirections write (a target brig
+// cannot see, "> $f", included), devices left out.
+func redirectedFiles(c Command) []string {
+	var out []string
+	for _, r := range c.Redirects {
+		if !r.Write || r.Target == "" && !r.Dynamic || isDevice(r.Target) {
+			continue
+		}
+		t := r.Target
+		if t == "" {
+			t = "a file named at run time"
+		}
+		out = append(out, t)
 	}
 	return out
 }

@@ -315,6 +315,12 @@ func TestDecideBashTable(t *testing.T) {
 		{"echo hi # ; git push", false, Allow, []string{"cmd{echo hi} allow"}},
 		{"echo hi > out.txt", false, Ask, []string{"path{w:out.txt}"}},
 		{"go test ./... 2>&1 | tee /tmp/log", false, Ask, []string{"path{w:/tmp/log}"}},
+		// The built-in entry covers what go test and pytest write, not a
+		// file the model sends their output to (new user, 2026-12-02).
+		{"go test ./... > calc.go", false, Ask, []string{"it writes calc.go", "covers the program, not a file"}},
+		{"python3 -m pytest -q >> tests/out.txt", false, Ask, []string{"it writes tests/out.txt"}},
+		{"go test ./... > $OUT", false, Ask, []string{"only known at run time"}},
+		{"go test ./... 2>&1 >/dev/null", false, Allow, []string{"cmd{go test ./...} allow"}},
 		{"ls 2>/dev/null", false, Allow, []string{"cmd{ls} allow"}},
 		{"sed -n '1,20p' main.go", false, Allow, []string{"path{r:main.go}"}},
 		{"sed -n '1e id' main.go", false, Ask, []string{"the sed script uses e, w or r"}},
