@@ -289,7 +289,7 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 		ToolCalls: tr.ToolCalls, Usage: tr.Usage, CostUSD: tr.Cost, DurationMS: time.Since(start).Milliseconds(),
 	}
 	if runErr != nil {
-		sum.Error = oneShotError(runErr)
+		sum.Error = oneShotError(runErr, run.Kept(), sess.ID())
 	}
 	_, sum.SessionCostUSD = a.Totals()
 	sum.Calls = pr.calls
@@ -341,15 +341,21 @@ func transient(err error) bool {
 
 // oneShotError is err's text with -p's own advice where the default
 // names the TUI's commands: a conversation that no longer fits the
-// model's context window is compacted from the command line, not with
-// /compact. (A wrapping error holds its text already: the provider
+// model's context window is compacted from the command line (the session
+// named: -c could pick another one), not with /compact; when no session
+// was kept, the first request alone was too large and there is nothing
+// to compact. (A wrapping error holds its text already: the provider
 // error's part of it is replaced.)
-func oneShotError(err error) string {
+func oneShotError(err error, kept bool, id string) string {
 	msg := err.Error()
 	var pe *provider.Error
 	if errors.As(err, &pe) && pe.Kind == provider.ErrContextOverflow && pe.Fix == "" {
 		before := pe.Error()
-		pe.Fix = `run brig -c --compact to summarise the session's older part (then go on with brig -c -p "…"), or start a new session`
+		if kept {
+			pe.Fix = fmt.Sprintf(`run brig --resume %s --compact to summarise the session's older part (then go on with brig --resume %s -p "…"), or start a new session`, id, id)
+		} else {
+			pe.Fix = "the first request alone is too large (your prompt and what was piped in, with brig's instructions and the project's): send less, or choose a model with a larger window (--model)"
+		}
 		msg = strings.Replace(msg, before, pe.Error(), 1)
 	}
 	return msg

@@ -68,12 +68,22 @@ func TestOneShotNoticeStartsOnItsOwnLine(t *testing.T) {
 	}
 }
 
-// TestOneShotOverflowAdvice: a context overflow in -p advises brig -c
-// --compact, not the TUI's /compact.
+// TestOneShotOverflowAdvice: a context overflow in -p advises compacting
+// the session it names from the command line, not the TUI's /compact;
+// when no session was kept (the first request alone was too large: new
+// user, 2026-12-02, whose brig -c then compacted an unrelated older
+// session), it advises sending less instead.
 func TestOneShotOverflowAdvice(t *testing.T) {
-	err := fmt.Errorf("request: %w", &provider.Error{Kind: provider.ErrContextOverflow, Provider: provider.Anthropic, Model: "claude-x", Status: 400})
-	if got := oneShotError(err); !strings.Contains(got, "brig -c --compact") || strings.Contains(got, "/compact") {
-		t.Errorf("overflow in -p: %s", got)
+	overflow := func() error {
+		return fmt.Errorf("request: %w", &provider.Error{Kind: provider.ErrContextOverflow, Provider: provider.Anthropic, Model: "claude-x", Status: 400})
+	}
+	got := oneShotError(overflow(), true, "2026-12-02-ab12cd")
+	if !strings.Contains(got, "brig --resume 2026-12-02-ab12cd --compact") || strings.Contains(got, "/compact") || strings.Contains(got, "brig -c") {
+		t.Errorf("overflow in -p, session kept: %s", got)
+	}
+	got = oneShotError(overflow(), false, "2026-12-02-ab12cd")
+	if strings.Contains(got, "compact") || strings.Contains(got, "--resume") || !strings.Contains(got, "the first request alone is too large") {
+		t.Errorf("overflow in -p, no session kept: %s", got)
 	}
 }
 
