@@ -25,6 +25,13 @@ func TestArgumentMistakesAreSaid(t *testing.T) {
 		{[]string{"sesions"}, `unknown command "sesions": did you mean sessions? (brig --help lists the commands; a prompt goes after -p)`},
 		{[]string{"sesions", "list"}, `unknown command "sesions": did you mean sessions?`},
 		{[]string{"audti"}, `did you mean audit?`},
+		// A command group refuses a word that names none of its commands
+		// (it printed its help and exited 0: new user, 2026-12-02).
+		{[]string{"cache", "clear"}, `unknown command "clear" for "brig cache": did you mean brig cache clean?`},
+		{[]string{"sessions", "delete", "2026-11-22-ab12cd"}, `did you mean brig sessions rm?`},
+		{[]string{"sessions", "ls"}, `did you mean brig sessions list`},
+		{[]string{"policy", "chek", "--", "ls"}, `did you mean brig policy check?`},
+		{[]string{"mcp", "bogus"}, `unknown command "bogus" for "brig mcp" (its commands: list, trust)`},
 		// A glob expanded to 166 files: the first few and the count.
 		{append([]string{"sessions", "show"}, manyArgs(166)...), `sessions show takes one session id, not 166: "f0" "f1" "f2" "f3" … and 162 more`},
 	} {

@@ -37,16 +37,17 @@ brig cache warm builds Go's standard library once, into ~/.cache/brig/go-std,
 which every workspace's calls see beneath their GOCACHE, read-only.`,
 	}
 	cmd.AddCommand(newCacheListCmd(nil), newCacheCleanCmd(nil), newCacheWarmCmd(nil))
-	return cmd
+	return commandGroup(cmd)
 }
 
 func newCacheListCmd(runF func(context.Context, *cacheOptions) error) *cobra.Command {
 	o := &cacheOptions{}
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the caches of this workspace (--all: of every workspace) with their sizes",
-		Args:  cobra.NoArgs,
-		RunE:  commandRun(o, &o.procEnv, nil, runF, runCacheList),
+		Use:        "list",
+		SuggestFor: []string{"ls"},
+		Short:      "List the caches of this workspace (--all: of every workspace) with their sizes",
+		Args:       cobra.NoArgs,
+		RunE:       commandRun(o, &o.procEnv, nil, runF, runCacheList),
 	}
 	cmd.Flags().BoolVar(&o.All, "all", false, "list every workspace's caches")
 	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
@@ -56,10 +57,11 @@ func newCacheListCmd(runF func(context.Context, *cacheOptions) error) *cobra.Com
 func newCacheCleanCmd(runF func(context.Context, *cacheOptions) error) *cobra.Command {
 	o := &cacheOptions{}
 	cmd := &cobra.Command{
-		Use:   "clean",
-		Short: "Remove the caches of this workspace (--all: of every workspace, and the Go layer)",
-		Args:  cobra.NoArgs,
-		RunE:  commandRun(o, &o.procEnv, nil, runF, runCacheClean),
+		Use:        "clean",
+		SuggestFor: []string{"clear", "rm", "remove", "delete", "purge", "prune"},
+		Short:      "Remove the caches of this workspace (--all: of every workspace, and the Go layer)",
+		Args:       cobra.NoArgs,
+		RunE:       commandRun(o, &o.procEnv, nil, runF, runCacheClean),
 	}
 	cmd.Flags().BoolVar(&o.All, "all", false, "remove every workspace's caches")
 	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")

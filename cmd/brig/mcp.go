@@ -50,16 +50,17 @@ Their tools are named SERVER__TOOL and asked about like any call unless an
 Mcp(SERVER__TOOL) rule allows them.`,
 	}
 	cmd.AddCommand(newMCPListCmd(nil), newMCPTrustCmd())
-	return cmd
+	return commandGroup(cmd)
 }
 
 func newMCPListCmd(runF func(context.Context, *mcpListOptions) error) *cobra.Command {
 	o := &mcpListOptions{}
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "Start the configured MCP servers and show their status, jail and tools",
-		Args:  cobra.NoArgs,
-		RunE:  commandRun(o, &o.procEnv, nil, runF, runMCPList),
+		Use:        "list",
+		SuggestFor: []string{"ls"},
+		Short:      "Start the configured MCP servers and show their status, jail and tools",
+		Args:       cobra.NoArgs,
+		RunE:       commandRun(o, &o.procEnv, nil, runF, runMCPList),
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the servers as JSON")
 	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")

@@ -39,7 +39,7 @@ func newPolicyCmd() *cobra.Command {
 		Short: "Explain the permission policy of this workspace",
 	}
 	cmd.AddCommand(newPolicyCheckCmd())
-	return cmd
+	return commandGroup(cmd)
 }
 
 func newPolicyCheckCmd() *cobra.Command {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"brig/policy"
@@ -109,4 +111,37 @@ func resumeArg(o *agentOptions, args []string) error {
 	}
 	o.Resume = args[0]
 	return nil
+}
+
+// commandGroup makes cmd, a command that only holds subcommands (brig
+// sessions, cache, mcp, policy), refuse a word that names none of them
+// with the ones near it, instead of printing its help and exiting 0 as
+// cobra does: `brig cache clear` or `brig sessions delete ID` in a script
+// would seem to have worked. Alone, it prints its help.
+func commandGroup(cmd *cobra.Command) *cobra.Command {
+	cmd.SuggestionsMinimumDistance = 2
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		var names []string
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
+			}
+		}
+		msg := fmt.Sprintf("unknown command %q for %q (its commands: %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+		var near []string
+		for _, n := range cmd.SuggestionsFor(args[0]) {
+			if n = cmd.CommandPath() + " " + n; !slices.Contains(near, n) {
+				near = append(near, n)
+			}
+		}
+		if len(near) > 0 {
+			msg = fmt.Sprintf("unknown command %q for %q: did you mean %s?", args[0], cmd.CommandPath(), strings.Join(near, " or "))
+		}
+		return errors.New(msg)
+	}
+	return cmd
 }

@@ -48,7 +48,7 @@ conversation goes: a crash loses at most the message in flight. Resume one
 with brig --continue (the latest of this workspace) or brig --resume ID.`,
 	}
 	cmd.AddCommand(newSessionsListCmd(nil), newSessionsShowCmd(nil), newSessionsRmCmd(nil))
-	return cmd
+	return commandGroup(cmd)
 }
 
 // newSessionsListCmd builds `sessions list`; runF replaces the run function
@@ -56,10 +56,11 @@ with brig --continue (the latest of this workspace) or brig --resume ID.`,
 func newSessionsListCmd(runF func(context.Context, *sessionsListOptions) error) *cobra.Command {
 	o := &sessionsListOptions{}
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the saved sessions of this workspace (--all: of every workspace), newest first",
-		Args:  cobra.NoArgs,
-		RunE:  commandRun(o, &o.procEnv, nil, runF, runSessionsList),
+		Use:        "list",
+		SuggestFor: []string{"ls"},
+		Short:      "List the saved sessions of this workspace (--all: of every workspace), newest first",
+		Args:       cobra.NoArgs,
+		RunE:       commandRun(o, &o.procEnv, nil, runF, runSessionsList),
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.All, "all", false, "list the sessions of every workspace")
@@ -84,10 +85,11 @@ func newSessionsShowCmd(runF func(context.Context, *sessionsShowOptions) error) 
 func newSessionsRmCmd(runF func(context.Context, *sessionsRmOptions) error) *cobra.Command {
 	o := &sessionsRmOptions{}
 	cmd := &cobra.Command{
-		Use:   "rm ID",
-		Short: "Delete a saved session",
-		Args:  oneArg("session id", "brig sessions list shows them", "brig sessions rm 2026-11-22-ab12cd"),
-		RunE:  commandRun(o, &o.procEnv, func(args []string) { o.ID = args[0] }, runF, runSessionsRm),
+		Use:        "rm ID",
+		SuggestFor: []string{"delete", "remove", "del"},
+		Short:      "Delete a saved session",
+		Args:       oneArg("session id", "brig sessions list shows them", "brig sessions rm 2026-11-22-ab12cd"),
+		RunE:       commandRun(o, &o.procEnv, func(args []string) { o.ID = args[0] }, runF, runSessionsRm),
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, `print {"removed": ID} as JSON`)
 	return cmd
