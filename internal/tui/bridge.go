@@ -51,6 +51,9 @@ type Conn struct {
 	Close func()
 }
 
+// kept reports whether c's session outlives its Close.
+func (c *Conn) kept() bool { return c.Kept == nil || c.Kept() }
+
 // StartRequest says which run to build: the model ("" for the default),
 // the session to reopen ("" for a new one) and the mode ("" for the
 // default, or the reopened session's own).

@@ -89,6 +89,7 @@ type Model struct {
 	current  StartRequest  // what the run was started with
 	prev     *StartRequest // the run a switch replaced, reopened if the switch fails
 	carry    *carried      // session answers to hand to the next run of the same session
+	keptID   string        // the last closed run's session, when it was kept (the exit line's resume hint)
 	starting bool
 	startErr error
 	sandbox  *doctor.Report
@@ -518,7 +519,7 @@ type carried struct {
 func (m *Model) restart(req StartRequest) tea.Cmd {
 	if m.run != nil {
 		prev := m.current
-		if id := m.run.Session.ID(); m.run.Kept != nil && !m.run.Kept() {
+		if id := m.run.Session.ID(); !m.run.kept() {
 			// A session nothing was saved in is removed as the run
 			// closes: there is nothing to reopen, so a switch of its
 			// mode or model (and the old run's stand-in, should the new
@@ -534,6 +535,9 @@ func (m *Model) restart(req StartRequest) tea.Cmd {
 		// "Allow for this session" answers outlive a /mode or /model
 		// switch on the same session.
 		m.carry = &carried{session: m.run.Session.ID(), rules: m.run.Policy.SessionRules()}
+		if m.run.kept() {
+			m.keptID = m.run.Session.ID()
+		}
 		m.run.Close()
 		m.run = nil
 	}

@@ -1125,3 +1125,35 @@ func TestHelpColumnsDoNotRunTogether(t *testing.T) {
 		t.Errorf("/help's columns:\n%s", out)
 	}
 }
+
+// TestExitLineNamesOnlyAKeptSession (new user, 2026-12-02): the exit
+// line's "resume with" named a session nothing was said in (removed as
+// brig exits) and, after /clear, the new empty one. It names the run's
+// session when it is kept, else the last kept one the run replaced, else
+// none.
+func TestExitLineNamesOnlyAKeptSession(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.m.run.Kept = func() bool { return false }
+	if s := h.m.summary(); s.Session != "" || strings.Contains(s.String(), "resume with") {
+		t.Errorf("a session never used: %q", s.String())
+	}
+	h.m.run.Kept = func() bool { return true }
+	used := h.m.run.Session.ID()
+	if s := h.m.summary(); s.Session != used || !strings.Contains(s.String(), "resume with: brig --resume "+used) {
+		t.Errorf("a kept session: %q, want %s", s.String(), used)
+	}
+	// /clear: the next run's session is empty; the hint is the one left.
+	h.typeText("/clear")
+	for _, msg := range runCmd(h.send(keyMsg("enter"))) {
+		h.send(msg)
+	}
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.m.run.Kept = func() bool { return false }
+	if h.m.run.Session.ID() == used {
+		t.Fatal("the run after /clear has the same session")
+	}
+	if s := h.m.summary(); s.Session != used {
+		t.Errorf("after /clear: %q, want the session left (%s)", s.String(), used)
+	}
+}

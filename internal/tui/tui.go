@@ -97,10 +97,12 @@ func (m *Model) shutdown() {
 }
 
 func (m *Model) summary() Summary {
-	s := Summary{Cost: m.spent, Usage: m.usage, Turns: m.turns}
-	if m.run != nil {
+	s := Summary{Cost: m.spent, Usage: m.usage, Turns: m.turns, Session: m.keptID}
+	if m.run != nil && m.run.kept() {
 		s.Session = m.run.Session.ID()
 	}
+	// Otherwise the run's session is removed as it closes (nothing was
+	// said in it): the resume hint names the last one kept, if any.
 	return s
 }
 
