@@ -459,6 +459,13 @@ func (m *Model) maybeBanner() tea.Cmd {
 	if m.banner || m.starting || (m.sandbox == nil && m.cfg.Sandbox != nil) || m.picker != nil {
 		return nil
 	}
+	if m.cfg.PickSession && m.run == nil && m.startErr == nil && m.configError() == "" {
+		// --resume without an id: the sessions are being listed, and the
+		// session picked decides the model and the mode the banner shows
+		// (it showed ask for a session resumed in auto: new user,
+		// 2026-12-02).
+		return nil
+	}
 	m.banner = true
 	m.print(m.bannerText())
 	return tea.Batch(m.startRenderer(), m.warmRun())

@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -1155,5 +1156,37 @@ func TestExitLineNamesOnlyAKeptSession(t *testing.T) {
 	}
 	if s := h.m.summary(); s.Session != used {
 		t.Errorf("after /clear: %q, want the session left (%s)", s.String(), used)
+	}
+}
+
+// TestStartupPickerBannerShowsThePickedSessionsMode (new user,
+// 2026-12-02): with --resume and no id, the sandbox report came before
+// the session list and the banner was printed then, with the default
+// mode (ask), though the session picked ran in auto. The banner waits
+// for the run the pick starts.
+func TestStartupPickerBannerShowsThePickedSessionsMode(t *testing.T) {
+	h := &harness{t: t}
+	h.m = New(context.Background(), Config{Workspace: "/home/dev/project", Profile: colorprofile.NoTTY, Renderer: engine.New(), PickSession: true})
+	h.m.out = func(s string) { h.printed = append(h.printed, s) }
+	h.m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	h.m.Update(sandboxMsg(allHold()))
+	if strings.Contains(ansi.Strip(h.printedText()), "mode") {
+		t.Fatalf("the banner was printed before a session was picked:\n%s", ansi.Strip(h.printedText()))
+	}
+	h.send(sessionsMsg{list: []session.Summary{{ID: "2026-11-20-aaaaaa", Title: "fix it", Model: "claude-sonnet-4-5", Messages: 2}}})
+	if h.m.picker == nil {
+		t.Fatal("no picker")
+	}
+	h.send(keyMsg("enter")) // picks: the run starts in the session's mode
+	h.start(h.conn(policy.ModeAuto, nil))
+	out := ansi.Strip(h.printedText())
+	var modes []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "mode" {
+			modes = append(modes, f[1])
+		}
+	}
+	if !slices.Equal(modes, []string{"auto"}) {
+		t.Errorf("the banner's mode rows %v, want [auto]:\n%s", modes, out)
 	}
 }
