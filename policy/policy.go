@@ -63,6 +63,7 @@ type Policy struct {
 	mu      sync.Mutex
 	mode    Mode
 	session RuleSet // "allow for this session" answers
+	saved   []Rule  // those of them also saved to Files.User ("always")
 	// flagRules are rules given for this run by flags (--allow-host);
 	// they carry over to derived policies.
 	flagRules RuleSet
@@ -900,9 +901,20 @@ func (p *Policy) Remember(ctx context.Context, persist bool, texts ...string) er
 		if err := SaveAllow(ctx, p.Files.User, texts...); err != nil {
 			return err
 		}
+		p.mu.Lock()
+		p.saved = append(p.saved, rules...)
+		p.mu.Unlock()
 	}
 	p.AllowForSession(rules...)
 	return nil
+}
+
+// SavedRules are the session's answers that were also saved to the
+// workspace's rules file (Files.User), which the loaded layers predate.
+func (p *Policy) SavedRules() []Rule {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.saved)
 }
 
 // userConfig is the user's global config file as the user writes it (~

@@ -550,6 +550,7 @@ func (m *Model) permissionsText() string {
 	var b strings.Builder
 	b.WriteString(stBold.Render("permissions") + fmt.Sprintf(" · mode %s — %s\n", pol.Mode(), modeHelp[pol.Mode()]))
 	b.WriteString("  rule files\n")
+	saved := pol.SavedRules()
 	for _, l := range pol.Layers {
 		state := "missing"
 		switch {
@@ -557,6 +558,8 @@ func (m *Model) permissionsText() string {
 			state = "in effect"
 		case l.Exists:
 			state = stWarn.Render("untrusted: only its deny and ask rules apply (brig trust to trust it)")
+		case l.File == pol.Files.User && len(saved) > 0:
+			state = "in effect (made by your \"always\" answers in this session)"
 		}
 		fmt.Fprintf(&b, "    %-10s %s  %s\n", l.Kind, inert(l.File), state)
 		for _, ig := range l.Ignored {
@@ -579,10 +582,15 @@ func (m *Model) permissionsText() string {
 	}
 	for _, r := range pol.SessionRules() {
 		// "Always" also saves the rule to a file: listed once, there.
-		if slices.ContainsFunc(pol.Rules.Allow, func(f policy.Rule) bool { return f.String() == r.String() }) {
+		same := func(f policy.Rule) bool { return f.String() == r.String() }
+		switch {
+		case slices.ContainsFunc(pol.Rules.Allow, same):
 			continue
+		case slices.ContainsFunc(saved, same):
+			fmt.Fprintf(&b, "    %-5s %s  %s\n", policy.Allow, inert(r.String()), stDim.Render("saved to "+inert(pol.Files.User)+" by your answer"))
+		default:
+			fmt.Fprintf(&b, "    %-5s %s  %s\n", policy.Allow, inert(r.String()), stDim.Render("answered for this session"))
 		}
-		fmt.Fprintf(&b, "    %-5s %s  %s\n", policy.Allow, inert(r.String()), stDim.Render("answered for this session"))
 	}
 	b.WriteString(stDim.Render("    plus brig's built-in command lists and protected paths; answers \"for this session\" last until brig exits; `brig policy check` explains one call") + "\n")
 	for _, w := range pol.Warnings {

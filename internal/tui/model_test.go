@@ -715,6 +715,20 @@ func TestSlashPopup(t *testing.T) {
 	if !strings.Contains(text, "Bash(touch:*)") {
 		t.Errorf("the session rule is not listed:\n%s", text)
 	}
+	// An "always" answer in this session is saved to the workspace's
+	// rules file, which the loaded layers said was missing: the rule is
+	// listed there and the file is in effect (new user, 2026-12-02: it
+	// still said "missing" and "answered for this session").
+	user := filepath.Join(t.TempDir(), "ws.toml")
+	pol.Files.User = user
+	pol.Layers = append(pol.Layers, policy.Layer{Kind: "workspace", File: user})
+	if err := pol.Remember(context.Background(), true, "Bash(sort:*)"); err != nil {
+		t.Fatal(err)
+	}
+	text = ansi.Strip(h.m.permissionsText())
+	if !strings.Contains(text, "Bash(sort:*)  saved to "+user) || !strings.Contains(text, user+"  in effect") {
+		t.Errorf("a rule saved in this session:\n%s", text)
+	}
 	h.printed = nil
 	h.typeText("/plan")
 	h.keys("enter")
