@@ -87,7 +87,7 @@ func (m *Model) approvalView(p *pending, room int) string {
 		target := strict(hostPort(n.Host, n.Port))
 		head = append(head, wrapIndent(stWarn.Render("▲ let "+strict(req.Tool)+" connect to "+target+"?")+stDim.Render(" — ")+strictLine(quotedReason(req.Verdict))+stDim.Render(" (the connection waits for your answer)"), w, "  ")...)
 	} else {
-		head = append(head, wrapIndent(stWarn.Render("▲ approve "+strictLine(req.Tool)+"?")+stDim.Render(" — ")+strictLine(quotedReason(req.Verdict)), w, "  ")...)
+		head = append(head, wrapIndent(stWarn.Render("▲ approve "+strictLine(req.Tool)+"?")+stDim.Render(" — ")+strictLine(asciiHostIn(req.Args, quotedReason(req.Verdict))), w, "  ")...)
 	}
 	if hiddenIn(req) {
 		head = append(head, wrapIndent(stWarn.Render("⚠ this call holds characters a terminal would not show as they act (control, bidi or invisible ones); they are shown as marked symbols"), w, "  ")...)
@@ -365,7 +365,7 @@ func (m *Model) targetLines(req agent.ApprovalRequest, a args, pv *preview, w in
 		line("from", strictLine(src))
 		line("to", strictLine(dst))
 	case a.URL != "":
-		line("GET", strictLine(a.URL))
+		line("GET", strictLine(asciiHostIn(req.Args, a.URL)))
 		if u, err := url.Parse(a.URL); err == nil {
 			line("host", hostLine(u.Hostname()))
 		}
@@ -740,6 +740,29 @@ func asciiHost(h string) string {
 		}
 	}
 	return b.String()
+}
+
+// asciiHostIn is s with the host of the call's URL argument (web_fetch's)
+// shown as asciiHost shows it, wherever s names it: the card's title and
+// GET line, the running call's line and the finished call's (a new user
+// saw g\u0456thub.com on the host row alone, and gіthub.com in the three
+// others).
+func asciiHostIn(raw json.RawMessage, s string) string {
+	var a struct {
+		URL string `json:"url"`
+	}
+	if json.Unmarshal(raw, &a) != nil || a.URL == "" {
+		return s
+	}
+	u, err := url.Parse(a.URL)
+	if err != nil {
+		return s
+	}
+	h := u.Hostname()
+	if h == "" || asciiHost(h) == h {
+		return s
+	}
+	return strings.ReplaceAll(s, h, asciiHost(h))
 }
 
 // hostLine is the card's host, letters beyond ASCII shown as code points

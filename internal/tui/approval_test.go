@@ -352,6 +352,14 @@ func TestApprovalWebFetchLookAlikeHost(t *testing.T) {
 	if !strings.Contains(f, `g\u0456thub.com`) || !strings.Contains(f, "letters beyond ASCII") {
 		t.Errorf("a look-alike host is not shown as DNS sees it:\n%s", f)
 	}
+	// Shown as it looks only where the warning says how it was written,
+	// not in the title or on the GET line (new user, 2026-12-02).
+	if n := strings.Count(f, "g\u0456thub.com"); n != 1 {
+		t.Errorf("the look-alike host is shown as it looks %d times, want once (the warning):\n%s", n, f)
+	}
+	if got := toolTarget("web_fetch", json.RawMessage(`{"url":"https://g\u0456thub.com/api"}`)); strings.Contains(got, "g\u0456thub") || !strings.Contains(got, `g\u0456thub.com/api`) {
+		t.Errorf("the running and finished call's line: %q", got)
+	}
 	h.keys("4")
 	h.ask(h.request("web_fetch", `{"url":"https://github.com/api"}`))
 	if f := h.stableFrame(); strings.Contains(f, "letters beyond ASCII") || strings.Contains(f, `\u`) {

@@ -409,7 +409,7 @@ func parseArgs(raw json.RawMessage) args {
 
 // toolTarget is what a call will touch, on one line.
 func toolTarget(name string, raw json.RawMessage) string {
-	return inert(tools.Describe(name, raw))
+	return inert(asciiHostIn(raw, tools.Describe(name, raw)))
 }
 
 // toolDone is a finished call, compactly: a status line, then the diff of
