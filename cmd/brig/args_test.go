@@ -25,6 +25,10 @@ func TestArgumentMistakesAreSaid(t *testing.T) {
 		{[]string{"sesions"}, `unknown command "sesions": did you mean sessions? (brig --help lists the commands; a prompt goes after -p)`},
 		{[]string{"sesions", "list"}, `unknown command "sesions": did you mean sessions?`},
 		{[]string{"audti"}, `did you mean audit?`},
+		// -p takes the next word: one of brig's flags is not a prompt.
+		{[]string{"--mode", "auto", "-p", "--yes"}, `-p took "--yes" as the prompt: -p takes the next word, so put the prompt right after it (brig -p "fix the bug" --yes …)`},
+		{[]string{"-p", "--mode", "edit", "fix"}, `-p took "--mode" as the prompt`},
+		{[]string{"-p", "-c"}, `-p took "-c" as the prompt`},
 		// A command group refuses a word that names none of its commands
 		// (it printed its help and exited 0: new user, 2026-12-02).
 		{[]string{"cache", "clear"}, `unknown command "clear" for "brig cache": did you mean brig cache clean?`},
@@ -59,4 +63,18 @@ func manyArgs(n int) []string {
 		out[i] = fmt.Sprintf("f%d", i)
 	}
 	return out
+}
+
+// TestPromptIsFlagControls: a prompt that merely starts with a dash, or
+// names no flag of brig's, is a prompt.
+func TestPromptIsFlagControls(t *testing.T) {
+	for _, p := range []string{"-v is broken", "--frobnicate", "-", "fix --mode"} {
+		cmd := newRootCmd()
+		if err := cmd.ParseFlags([]string{"-p", p}); err != nil {
+			t.Fatal(err)
+		}
+		if err := promptIsFlag(cmd, p); err != nil {
+			t.Errorf("%q: %v", p, err)
+		}
+	}
 }

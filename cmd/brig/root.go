@@ -24,6 +24,9 @@ func newRootCmd() *cobra.Command {
 		// suggested (cobra's default, which SuggestionsFor does not apply).
 		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := promptIsFlag(cmd, o.Prompt); err != nil {
+				return err
+			}
 			if len(args) > 0 && o.Resume != resumePick {
 				// `brig sesions`: a mistyped command, not a prompt.
 				if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
@@ -111,6 +114,25 @@ func resumeArg(o *agentOptions, args []string) error {
 	}
 	o.Resume = args[0]
 	return nil
+}
+
+// promptIsFlag refuses a -p whose value is one of brig's own flags: -p
+// takes the next word as the prompt, so `brig -p --yes "fix it"` sent
+// "--yes" to the model (new user, 2026-12-02) and `brig -p --mode edit
+// "fix"` said only that "edit" was unexpected.
+func promptIsFlag(cmd *cobra.Command, prompt string) error {
+	if !cmd.Flags().Changed("prompt") || !strings.HasPrefix(prompt, "-") || strings.ContainsAny(prompt, " \t\n") {
+		return nil
+	}
+	name, _, _ := strings.Cut(strings.TrimLeft(prompt, "-"), "=")
+	f := cmd.Flags().Lookup(name)
+	if f == nil && len(name) == 1 {
+		f = cmd.Flags().ShorthandLookup(name)
+	}
+	if f == nil {
+		return nil
+	}
+	return fmt.Errorf("-p took %q as the prompt: -p takes the next word, so put the prompt right after it (brig -p \"fix the bug\" %s …)", prompt, prompt)
 }
 
 // commandGroup makes cmd, a command that only holds subcommands (brig
