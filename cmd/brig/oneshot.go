@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -558,7 +559,12 @@ func (p *printer) toolEnd(te agent.ToolEvent, indent string) {
 	if te.Name != "bash" {
 		lines = lines[:1]
 	} else if n := len(lines); n > maxShownLines {
-		fmt.Fprintf(p.err, "%s  │ … %d earlier lines (the model received them; --output json has the whole result)\n", indent, n-maxShownLines)
+		fmt.Fprintf(p.err, "%s  │ … %d earlier lines (the model received them; --output json has what it received)\n", indent, n-maxShownLines)
+		if i := slices.IndexFunc(lines[:n-maxShownLines], cutNote); o.Result.Meta.Truncated && i >= 0 {
+			// The model's copy was cut in the middle: say so, as it was
+			// told (a new user read only the tail and thought it whole).
+			fmt.Fprintf(p.err, "%s  │ %s\n", indent, capString(lines[i], 300))
+		}
 		lines = lines[n-maxShownLines:]
 	}
 	// A blank line is shown as one: the output reads as the model got it.
@@ -569,6 +575,12 @@ func (p *printer) toolEnd(te agent.ToolEvent, indent string) {
 		}
 		fmt.Fprintf(p.err, "%s  │ %s\n", indent, capString(l, 300))
 	}
+}
+
+// cutNote reports whether l is the note a command's result carries where
+// its output was cut (tools.CommandResult).
+func cutNote(l string) bool {
+	return strings.HasPrefix(l, "[… ") && strings.Contains(l, " left out here")
 }
 
 // subagent adds a subagent's response to its spend. The caller holds p.mu.

@@ -23,7 +23,7 @@ func TestOneShotShowsAToolsOutputAsReceived(t *testing.T) {
 		p := newPrinter(outputText, &out, &errb)
 		code := 0
 		p.toolEnd(agent.ToolEvent{Name: name, Args: json.RawMessage(`{"command":"x"}`), Outcome: &agent.Outcome{
-			Result: tools.Result{Text: text, Meta: tools.Meta{ExitCode: &code}},
+			Result: tools.Result{Text: text, Meta: tools.Meta{ExitCode: &code, Truncated: strings.Contains(text, "left out here")}},
 		}}, "")
 		_, body, _ := strings.Cut(errb.String(), "\n")
 		return body
@@ -44,6 +44,21 @@ func TestOneShotShowsAToolsOutputAsReceived(t *testing.T) {
 	got := show("bash", long.String())
 	if !strings.HasPrefix(got, "  │ … 27 earlier lines") || !strings.HasSuffix(got, "  │ line 19\n  │\n  │ line 20\n") {
 		t.Errorf("a long output shown as %q", got)
+	}
+	// The model's copy was cut in the middle: the note it got is shown
+	// with the count (new user, 2026-12-02: only the tail was shown, and
+	// read as the whole output).
+	var cut strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&cut, "head %d\n", i)
+	}
+	cut.WriteString("[… 1.9 MiB (294923 lines) left out here; the whole output was 2.0 MiB …]\n")
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&cut, "tail %d\n", i)
+	}
+	got = show("bash", cut.String())
+	if !strings.HasPrefix(got, "  │ … 49 earlier lines (the model received them; --output json has what it received)\n  │ [… 1.9 MiB (294923 lines) left out here") || !strings.HasSuffix(got, "  │ tail 30\n") {
+		t.Errorf("a cut output shown as %q", got)
 	}
 	if got, want := show("read_file", "first\n\nthird\n"), "  │ first\n"; got != want {
 		t.Errorf("another tool's result: got %q, want %q", got, want)
