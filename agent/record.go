@@ -204,5 +204,5 @@ func (r *Recorder) Compacted(ctx context.Context, c Compaction) error {
 	r.pending = nil
 	r.mu.Unlock()
 	return r.Session.Append(ctx, append(recs, session.CompactionRecord(c.Replaced, c.Summary, c.Reason),
-		session.DisplayRecord(session.Display{Kind: session.DisplayNotice, Text: fmt.Sprintf("compacted (%s): %d earlier messages replaced", c.Reason, c.Replaced)}))...)
+		session.DisplayRecord(session.Display{Kind: session.DisplayNotice, Text: fmt.Sprintf("compacted (%s): %s replaced", c.Reason, counted(c.Replaced, "earlier message"))}))...)
 }

@@ -145,7 +145,7 @@ func (s *Subagents) Run(ctx context.Context, id string, raw json.RawMessage) too
 	if s.cfg.Parent != nil {
 		s.cfg.Parent.AddSpend(tr.Usage, tr.Cost)
 	}
-	stats := fmt.Sprintf("[subagent: %d requests, %d tool calls, %d tokens]", tr.Iterations, tr.ToolCalls, tr.Usage.Total())
+	stats := fmt.Sprintf("[subagent: %s, %s, %s]", counted(tr.Iterations, "request"), counted(tr.ToolCalls, "tool call"), counted(tr.Usage.Total(), "token"))
 	summary := strings.TrimSpace(tr.Text)
 	switch tr.Stop {
 	case StopInterrupted:
@@ -176,4 +176,12 @@ func (a *Agent) AddSpend(u provider.Usage, cost float64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.usage, a.cost = a.usage.Add(u), a.cost+cost
+}
+
+// counted is "1 tool call", "2 tool calls".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

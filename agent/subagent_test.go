@@ -342,3 +342,14 @@ func TestSubagentTranscriptsAreSaved(t *testing.T) {
 		t.Fatalf("cost %v, usage %+v, last %+v", st.Cost, st.Usage, st.Last)
 	}
 }
+
+// TestCounted: the subagent's stats and the compaction notice say "1 tool
+// call", not "1 tool calls" (new user, 2026-12-02; the model reads the
+// stats too).
+func TestCounted(t *testing.T) {
+	for n, want := range map[int]string{0: "0 tool calls", 1: "1 tool call", 2: "2 tool calls"} {
+		if got := counted(n, "tool call"); got != want {
+			t.Errorf("counted(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

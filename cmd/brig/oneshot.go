@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"slices"
@@ -87,10 +88,10 @@ type oneShotSummary struct {
 	Iterations int            `json:"iterations"`
 	ToolCalls  int            `json:"tool_calls"`
 	Usage      provider.Usage `json:"usage"`
-	CostUSD    float64        `json:"cost_usd"`
+	CostUSD    usd            `json:"cost_usd"`
 	// SessionCostUSD is the whole session's cost, resumed turns included.
-	SessionCostUSD float64 `json:"session_cost_usd"`
-	DurationMS     int64   `json:"duration_ms"`
+	SessionCostUSD usd   `json:"session_cost_usd"`
+	DurationMS     int64 `json:"duration_ms"`
 	// Calls are this run's tool calls, each with the result as the model
 	// received it (a subagent's with its parent).
 	Calls []callRecord `json:"calls"`
@@ -99,12 +100,20 @@ type oneShotSummary struct {
 	Subagents []subagentSpend `json:"subagents,omitempty"`
 }
 
+// usd is a cost in US dollars, written in JSON to a millionth of a cent
+// (0.040086, not the sum's 0.040086000000000004).
+type usd float64
+
+func (u usd) MarshalJSON() ([]byte, error) {
+	return strconv.AppendFloat(nil, math.Round(float64(u)*1e8)/1e8, 'f', -1, 64), nil
+}
+
 // subagentSpend is one subagent's requests and tokens.
 type subagentSpend struct {
 	Parent   string         `json:"parent"` // the task call's id
 	Requests int            `json:"requests"`
 	Usage    provider.Usage `json:"usage"`
-	CostUSD  float64        `json:"cost_usd"`
+	CostUSD  usd            `json:"cost_usd"`
 }
 
 // callRecord is one tool call in --output json, and the tool_end line of
@@ -287,12 +296,13 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 	tr, runErr := a.Run(ctx, user)
 	sum := oneShotSummary{
 		Result: tr.Text, Stop: tr.Stop, Session: sess.ID(), Model: model, Mode: mode, Iterations: tr.Iterations,
-		ToolCalls: tr.ToolCalls, Usage: tr.Usage, CostUSD: tr.Cost, DurationMS: time.Since(start).Milliseconds(),
+		ToolCalls: tr.ToolCalls, Usage: tr.Usage, CostUSD: usd(tr.Cost), DurationMS: time.Since(start).Milliseconds(),
 	}
 	if runErr != nil {
 		sum.Error = oneShotError(runErr, run.Kept(), sess.ID())
 	}
-	_, sum.SessionCostUSD = a.Totals()
+	_, total := a.Totals()
+	sum.SessionCostUSD = usd(total)
 	sum.Calls = pr.calls
 	if sum.Calls == nil {
 		sum.Calls = []callRecord{} // "calls": [], not null, for a run without tool calls
@@ -445,7 +455,7 @@ type streamRecord struct {
 	Name  string          `json:"name,omitempty"`
 	Args  json.RawMessage `json:"args,omitempty"`
 	Usage *provider.Usage `json:"usage,omitempty"`
-	Cost  float64         `json:"cost_usd,omitempty"`
+	Cost  usd             `json:"cost_usd,omitempty"`
 
 	// Parent is set on a subagent's events: the task call's id.
 	Parent string `json:"parent,omitempty"`
@@ -473,7 +483,7 @@ func (p *printer) event(ev agent.Event) {
 			}{string(ev.Kind), p.calls[len(p.calls)-1]})
 			return
 		}
-		rec := streamRecord{Type: string(ev.Kind), Parent: ev.Parent, Text: ev.Text, Usage: ev.Usage, Cost: ev.Cost}
+		rec := streamRecord{Type: string(ev.Kind), Parent: ev.Parent, Text: ev.Text, Usage: ev.Usage, Cost: usd(ev.Cost)}
 		if ev.Tool != nil {
 			rec.ID, rec.Name, rec.Args = ev.Tool.ID, ev.Tool.Name, ev.Tool.Args
 		}
@@ -588,11 +598,11 @@ func (p *printer) subagent(parent string, u provider.Usage, cost float64) {
 	for _, s := range p.subs {
 		if s.Parent == parent {
 			s.Requests++
-			s.Usage, s.CostUSD = s.Usage.Add(u), s.CostUSD+cost
+			s.Usage, s.CostUSD = s.Usage.Add(u), s.CostUSD+usd(cost)
 			return
 		}
 	}
-	p.subs = append(p.subs, &subagentSpend{Parent: parent, Requests: 1, Usage: u, CostUSD: cost})
+	p.subs = append(p.subs, &subagentSpend{Parent: parent, Requests: 1, Usage: u, CostUSD: usd(cost)})
 }
 
 // maxShownLines is how much of a command's output -p shows on stderr.

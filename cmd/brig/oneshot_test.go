@@ -138,3 +138,15 @@ func TestConfigModelErrorNamesItsFile(t *testing.T) {
 		t.Errorf("error: %v", err)
 	}
 }
+
+// TestCostInJSONHasNoFloatNoise (new user, 2026-12-02): a sum of costs
+// such as 0.040086000000000004 is written as 0.040086.
+func TestCostInJSONHasNoFloatNoise(t *testing.T) {
+	b, err := json.Marshal(oneShotSummary{CostUSD: usd(0.030086 + 0.01), SessionCostUSD: usd(0.1 + 0.2), Calls: []callRecord{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"cost_usd":0.040086,`) || !strings.Contains(string(b), `"session_cost_usd":0.3,`) {
+		t.Errorf("costs in JSON: %s", b)
+	}
+}
