@@ -25,6 +25,12 @@ const (
 	oldResultBytes = 2048
 	// recentMessages are never truncated.
 	recentMessages = 6
+	// minCompactTokens is the least older part /compact summarises: a
+	// summary takes a few hundred to a thousand tokens itself.
+	minCompactTokens = 1500
+	// manualKeepTokens is the most of the recent turns a manual
+	// compaction keeps whole.
+	manualKeepTokens = 4096
 )
 
 // Compaction is what Config.Compacted receives: the first Replaced messages
@@ -121,14 +127,17 @@ func (a *Agent) compact(ctx context.Context, reason string, force bool) error {
 		}
 	}
 	h := a.History()
-	k := a.splitPoint(h)
+	k := a.splitPoint(h, force)
 	if k <= 0 {
 		return errors.New("nothing to compact: the conversation is only its latest turn")
 	}
-	older := fmt.Sprintf("%d older messages", k)
-	if k == 1 {
-		older = "1 older message"
+	if t := EstimateTokens(h[:k]); force && t < minCompactTokens {
+		// A summary is about this size itself: compacting would spend a
+		// request to grow the context (a new user's /compact of a short
+		// session went from about 3907 to 3929 tokens).
+		return fmt.Errorf("nothing worth compacting: the older part is %s, about %d tokens, no more than a summary of it would take; the latest turns are kept whole", counted(k, "message"), t)
 	}
+	older := counted(k, "older message")
 	a.emit(Event{Kind: EventNotice, Text: "compacting: summarising " + older})
 	prefix := append([]provider.Message(nil), h[:k]...)
 	prefix = append(prefix, provider.Message{Role: provider.User, Content: []provider.Block{provider.Text(
@@ -181,9 +190,15 @@ func (a *Agent) replace(ctx context.Context, n int, summary []provider.Message, 
 // splitPoint chooses where the kept recent part starts: at an assistant
 // message (the summary goes in as the user turn before it, so every kept
 // tool_use still has its result after it), keeping at most keepShare of
-// the window but always the last assistant message.
-func (a *Agent) splitPoint(h []provider.Message) int {
+// the window but always the last assistant message. A compaction the user
+// asked for (manual) keeps at most manualKeepTokens: with keepShare of a
+// 200k window it kept any session under 60k tokens whole but for its
+// first message, and summarised that alone.
+func (a *Agent) splitPoint(h []provider.Message, manual bool) int {
 	budget := int(keepShare * float64(max(a.cfg.Model.ContextWindow, 8192)))
+	if manual {
+		budget = min(budget, manualKeepTokens)
+	}
 	k, used := -1, 0
 	for i := len(h) - 1; i > 0; i-- {
 		used += EstimateTokens(h[i : i+1])

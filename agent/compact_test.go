@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -114,7 +115,7 @@ func TestCompactNoticeCountsInWords(t *testing.T) {
 	srv := startFake(t, fakeprovider.Turn{Text: "SUMMARY: the user said hi."})
 	var ev events
 	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5", ContextWindow: 200000}, Emit: ev.add}, []provider.Message{
-		{Role: provider.User, Content: userText("hi")},
+		{Role: provider.User, Content: userText(strings.Repeat("a long first message ", 400))},
 		{Role: provider.Assistant, Content: []provider.Block{provider.Text("hello")}},
 	})
 	if err := a.Compact(context.Background()); err != nil {
@@ -163,17 +164,64 @@ func TestTruncateOldKeepsRecent(t *testing.T) {
 // tokens" for a compaction that replaced one short message).
 func TestCompactReportsComparableCounts(t *testing.T) {
 	srv := startFake(t, fakeprovider.Turn{Text: "SUMMARY: the user said hi."})
+	first := provider.Message{Role: provider.User, Content: userText(strings.Repeat("a long first message ", 400))}
 	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5", ContextWindow: 200000}}, []provider.Message{
-		{Role: provider.User, Content: userText("hi")},
+		first,
 		{Role: provider.Assistant, Content: []provider.Block{provider.Text("hello")}},
 	})
-	a.Restore(provider.Usage{}, 0, provider.Usage{Input: 3500, Output: 85}) // the provider counted 3585
+	a.Restore(provider.Usage{}, 0, provider.Usage{Input: 5500, Output: 85}) // the provider counted 5585
 	before := a.ContextUsed()
 	if err := a.Compact(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	after := a.ContextUsed()
-	if before != 3585 || after < 3500 || after > 3700 {
-		t.Errorf("context %d → %d, want 3585 → about the same (one short message replaced by a short summary)", before, after)
+	want := before - EstimateTokens([]provider.Message{first}) + EstimateTokens(a.History()[:1])
+	if before != 5585 || after != want || after < 3000 {
+		t.Errorf("context %d → %d, want 5585 → %d (the long message replaced by a short summary; the system prompt and tools still counted)", before, after, want)
+	}
+}
+
+// TestCompactRefusesWhatASummaryWouldNotShrink (new user, 2026-12-02):
+// /compact of a short session summarised one short message and the
+// context grew (about 3907 → 3929 tokens). An older part smaller than a
+// summary is not compacted, no request is made, and the error says why.
+func TestCompactRefusesWhatASummaryWouldNotShrink(t *testing.T) {
+	srv := startFake(t, fakeprovider.Turn{Text: "SUMMARY: the user said hi."})
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5", ContextWindow: 200000}}, []provider.Message{
+		{Role: provider.User, Content: userText("hi")},
+		{Role: provider.Assistant, Content: []provider.Block{provider.Text("hello")}},
+	})
+	err := a.Compact(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "nothing worth compacting: the older part is 1 message") {
+		t.Fatalf("compacting one short message: %v", err)
+	}
+	if len(a.History()) != 2 || len(srv.Requests()) != 0 {
+		t.Fatal("a refused compaction changed something or made a request")
+	}
+}
+
+// TestManualCompactSummarisesTheOlderTurns (new user, 2026-12-02): a
+// /compact of a session far below the window summarised its first
+// message alone (it kept up to 30% of a 200k window whole). It now keeps
+// the latest few thousand tokens and summarises the rest.
+func TestManualCompactSummarisesTheOlderTurns(t *testing.T) {
+	srv := startFake(t, fakeprovider.Turn{Text: "SUMMARY: ten questions answered."})
+	var h []provider.Message
+	for i := range 10 {
+		h = append(h,
+			provider.Message{Role: provider.User, Content: userText(fmt.Sprintf("question %d: %s", i, strings.Repeat("words ", 400)))},
+			provider.Message{Role: provider.Assistant, Content: []provider.Block{provider.Text(strings.Repeat("answer ", 300))}})
+	}
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5", ContextWindow: 200000}}, h)
+	if err := a.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := a.History()
+	kept := EstimateTokens(got[1:])
+	if len(got) >= len(h)/2 || kept > manualKeepTokens+EstimateTokens(h[len(h)-2:]) {
+		t.Errorf("after /compact: %d messages of %d, %d tokens kept whole", len(got), len(h), kept)
+	}
+	if got[len(got)-1].PlainText() != h[len(h)-1].PlainText() {
+		t.Error("the latest answer was not kept")
 	}
 }

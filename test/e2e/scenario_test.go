@@ -107,7 +107,7 @@ func checkOutput(t *testing.T, output string, r result) {
 // TestFixTaskThenResume: after the task, a continued session sends the
 // model the earlier tool results with their content.
 func TestFixTaskThenResume(t *testing.T) {
-	turns := append(scenario.FixTask(), fakeprovider.Turn{Text: "The first run failed in test_add."}, fakeprovider.Turn{Text: "Summary: add was fixed and committed."})
+	turns := append(scenario.FixTask(), fakeprovider.Turn{Text: "The first run failed in test_add."}, fakeprovider.Turn{Text: "Noted."}, fakeprovider.Turn{Text: "Summary: add was fixed and committed."})
 	e := newEnv(t, "anthropic", turns...)
 	if err := scenario.Repo(e.ws); err != nil {
 		t.Fatal(err)
@@ -131,7 +131,12 @@ func TestFixTaskThenResume(t *testing.T) {
 		}
 	}
 	// The README's `brig -c --compact`, without a terminal: it compacts
-	// and exits.
+	// and exits. (A session this short has nothing worth compacting: a
+	// long note first gives its older part more than a summary's size.)
+	note := "Keep these notes for later. " + strings.Repeat("The parser must keep every comment. ", 700)
+	if r := e.run(t, append(modelArgs("anthropic"), "-c", "-p", note)...); r.code != 0 {
+		t.Fatalf("continue with a long note: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
 	if r := e.run(t, append(modelArgs("anthropic"), "-c", "--compact")...); r.code != 0 || !strings.Contains(r.stderr, "brig: compacted session") {
 		t.Fatalf("-c --compact: exit %d\n%s", r.code, r.stderr)
 	}
