@@ -365,6 +365,12 @@ func TestApprovalTooSmallToSeeWhatRuns(t *testing.T) {
 			if shown || !strings.Contains(h.m.status, "enlarge it to approve") {
 				t.Errorf("refused: the command in sight %v, status %q", shown, h.m.status)
 			}
+			// Enlarged, the notice of the small window goes (new user,
+			// 2026-12-02: it stayed under the full card).
+			h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
+			if strings.Contains(h.m.status, "enlarge it to approve") {
+				t.Errorf("after enlarging, the status still says %q", h.m.status)
+			}
 			h.pause()
 			h.keys("4")
 			if got := <-p.reply; got.Answer != agent.AnswerDeny {

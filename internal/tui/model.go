@@ -77,6 +77,10 @@ type toolView struct {
 	sub    *subView // a task call's subagent
 }
 
+// tooSmallToApprove is the status line when an approval key comes while
+// the card cannot show the whole call.
+const tooSmallToApprove = "the window is too small to show what this call would run: enlarge it to approve (4 or Esc denies)"
+
 // Model is the Bubble Tea model of the TUI.
 type Model struct {
 	cfg    Config
@@ -308,6 +312,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.input.MaxHeight = m.inputMax()
 		m.input.SetWidth(m.width) // lays the input out again, at its new height too
 		m.denyInput.SetWidth(m.width)
+		if m.status == tooSmallToApprove {
+			m.status = "" // said of the old size; a key at the new one says it again if it still holds
+		}
 		return m, nil
 	case tea.ColorProfileMsg:
 		if m.cfg.Profile == colorprofile.Unknown {
@@ -1122,7 +1129,7 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 			m.frameText() // a key before the prompt's first frame: lay it out to know
 		}
 		if p.cramped {
-			m.status = "the window is too small to show what this call would run: enlarge it to approve (4 or Esc denies)"
+			m.status = tooSmallToApprove
 			return nil
 		}
 	}
