@@ -155,3 +155,31 @@ func TestTimeoutNamesTheLimit(t *testing.T) {
 		t.Errorf("without a grant: %q", r.Text)
 	}
 }
+
+// TestDenialNoteForTheCallsOwnTmp (new user, 2026-12-02): cat of a file in
+// the machine's /tmp from a call whose /tmp is its own said only "No such
+// file or directory". Controls: a missing file in the workspace, or in a
+// /tmp that is the machine's, gets no note.
+func TestDenialNoteForTheCallsOwnTmp(t *testing.T) {
+	shared := &jail.Spec{Dir: "/ws", Paths: []jail.PathRule{{Path: "/ws", Access: jail.Write}, {Path: "/tmp", Access: jail.Write}}}
+	private := *shared
+	private.PrivateTmp = true
+	for _, tt := range []struct {
+		name, output string
+		grant        *jail.Spec
+		want         string
+	}{
+		{"private /tmp", "cat: /tmp/nu1/other/o.txt: No such file or directory", &private, "a /tmp and /dev/shm of its own"},
+		{"python, /dev/shm", "FileNotFoundError: [Errno 2] No such file or directory: '/dev/shm/x'", &private, "of its own"},
+		{"the workspace", "cat: /ws/missing.txt: No such file or directory", &private, ""},
+		{"the machine's /tmp", "cat: /tmp/x: No such file or directory", shared, ""},
+	} {
+		got := denialNotes(tt.output, tt.grant)
+		switch {
+		case tt.want == "" && len(got) != 0:
+			t.Errorf("%s: notes %q, want none", tt.name, got)
+		case tt.want != "" && (len(got) != 1 || !strings.Contains(got[0], tt.want)):
+			t.Errorf("%s: notes %q, want one holding %q", tt.name, got, tt.want)
+		}
+	}
+}

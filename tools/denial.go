@@ -19,6 +19,7 @@ var (
 	reNetwork = lazyre.New(`(?i)network is unreachable|temporary failure in name resolution|could not resolve host|name or service not known|no such host|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|failed to resolve|could not resolve|\bENETUNREACH\b|unable to access '[a-z]+://`)
 	reRefused = lazyre.New(`(?i)connection refused|\bECONNREFUSED\b`)
 	reLocal   = lazyre.New(`127\.0\.0\.1|localhost|\[::1\]`)
+	reMissing = lazyre.New(`(?i)no such file or directory|\bENOENT\b`)
 	// System calls the seccomp filter refuses, as their users name them.
 	reSyscall = lazyre.New(`(?i)ptrace|unshare|setns|\bmount\b|chroot|pivot_root|\bbpf\b|perf_event|keyctl|io_uring`)
 	// Quoted path-like strings: '…', ‘…’, "…", `…'.
@@ -36,7 +37,8 @@ var errorAnchors = []string{
 	"denied", "eacce", "permitted", "eperm", // reAccess
 	"read-only", "erof", // reROFS
 	"unreach", "temporary failure", "could not re", "name or ", "uch ho", "enotfound", "eai_again", "getaddrinfo", "failed to re", "unable to acce", // reNetwork
-	"refu", // reRefused
+	"refu",               // reRefused
+	"uch file", "enoent", // reMissing
 }
 
 // mayReportDenial reports whether output (a whole output, or a line)
@@ -86,6 +88,16 @@ func denialNotes(output string, grant *jail.Spec) []string {
 			}
 			if !pathNoted && !rofs && reSyscall().MatchString(line) && strings.Contains(strings.ToLower(line), "not permitted") {
 				add("syscall", "[brig: the jail refuses this kind of system call to every command (ptrace, mount, namespaces, bpf, keyrings, io_uring …); no approval changes that, so do it another way]")
+			}
+		}
+		if grant.PrivateTmp && reMissing().MatchString(line) {
+			for _, p := range pathsIn(line, grant.Dir, home) {
+				if within(p, "/tmp") || within(p, "/dev/shm") {
+					// ENOENT, not EACCES: the jail's /tmp is a fresh one
+					// (a new user's cat of a file in the machine's /tmp
+					// got "No such file" and no word why).
+					add("tmp", "[brig: each bash call has a /tmp and /dev/shm of its own, empty when it starts: files an earlier call or the user's machine put there are not in it. Keep files a later call needs in the workspace; if the task needs a file from the user's /tmp, ask the user to grant it (--add-dir for brig -p, or a Read rule)]")
+				}
 			}
 		}
 		switch {

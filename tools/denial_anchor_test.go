@@ -16,7 +16,7 @@ import (
 // anchor holds a letter that (?i) also matches in a form strings.ToLower
 // does not give (K for k, ſ for s).
 func TestErrorAnchors(t *testing.T) {
-	for _, re := range []string{reAccess().String(), reROFS().String(), reNetwork().String(), reRefused().String()} {
+	for _, re := range []string{reAccess().String(), reROFS().String(), reNetwork().String(), reRefused().String(), reMissing().String()} {
 		// Each alternative on its own (the parser would factor their
 		// common prefixes); none of the patterns has a group.
 		body, ok := strings.CutPrefix(re, "(?i)")
