@@ -57,4 +57,15 @@ func TestFromJail(t *testing.T) {
 	if err != nil || !strings.HasPrefix(r.Text, "Created .git/rebase-merge/strategy (12 bytes, 1 line)\n[the call created or changed protected paths; brig undid it: /w/.git/rebase-merge]") || len(r.Meta.Violations) != 1 {
 		t.Fatalf("violations: %+v %v", r, err)
 	}
+	// A name copied from a listing that showed bytes not UTF-8 as U+FFFD
+	// (new user, 2026-12-02): the failure says why; control: a plain
+	// missing file gets no such note.
+	out, _ = json.Marshal(Result{Text: "read caf\uFFFD.txt: no such file or directory", IsError: true})
+	if r, _ := FromJail(jail.Result{Output: out}, nil); !strings.Contains(r.Text, "bytes that are not UTF-8") {
+		t.Errorf("a name with U+FFFD: %q", r.Text)
+	}
+	out, _ = json.Marshal(Result{Text: "read cafe.txt: no such file or directory", IsError: true})
+	if r, _ := FromJail(jail.Result{Output: out}, nil); strings.Contains(r.Text, "UTF-8") {
+		t.Errorf("control: a plain missing file: %q", r.Text)
+	}
 }

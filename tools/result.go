@@ -135,6 +135,11 @@ func FromJail(res jail.Result, runErr error) (Result, error) {
 	if err := json.Unmarshal(res.Output, &r); err != nil {
 		return Result{}, fmt.Errorf("decode the tool's result: %w", err)
 	}
+	if r.IsError && strings.ContainsRune(r.Text, utf8.RuneError) && reMissing().MatchString(r.Text) {
+		// The name came from a listing, where bytes that are not UTF-8
+		// are shown as U+FFFD: no file has that name.
+		r.Text = strings.TrimRight(r.Text, "\n") + "\n[brig: the name holds � (U+FFFD), which listings show in place of bytes that are not UTF-8; the file tools cannot name such a file. Use bash (cat, or mv with a glob such as caf?.txt to give it a UTF-8 name)]"
+	}
 	if len(res.Violations) > 0 {
 		// What the sweep after the call took out (a planted git state
 		// written with write_file): the model must not believe it stands.
