@@ -209,6 +209,11 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 			if s := pe.Position.Start; s >= 0 && s < len(data) {
 				line = 1 + bytes.Count(data[:s], []byte{'\n'})
 			}
+			if pe.LastKey != "" && !strings.Contains(pe.Message, pe.LastKey) {
+				// A value the key's own parser refused ([limits] memory
+				// = "lots"): the line alone left the key to be looked up.
+				return Config{}, nil, fmt.Errorf("%s:%d: %s: %s", file, line, pe.LastKey, pe.Message)
+			}
 			return Config{}, nil, fmt.Errorf("%s:%d: %s", file, line, pe.Message)
 		}
 		if msg := typeMistake(err.Error()); msg != "" {

@@ -30,6 +30,12 @@ func TestConfigMistakesAreSaid(t *testing.T) {
 			err: `f.toml:2: sandbox.network must be true or false, e.g. network = true, not a string`},
 		{name: "a string for a number", in: "[agent]\nmax_tool_calls = \"5\"\n",
 			err: `f.toml:2: agent.max_tool_calls must be a whole number, e.g. max_tool_calls = 64, not a string`},
+		// The key a value's own parser refused is named (new user,
+		// 2026-12-02: only the line was).
+		{name: "a size that is not one", in: "[limits]\nmemory = \"lots\"\n",
+			err: `f.toml:2: limits.memory: size "lots": want a number of bytes, or one with K, M, G or T ("512M")`},
+		{name: "an unknown rule scope", in: "[permissions]\nallow = [\"Exec(ls)\"]\n",
+			err: `f.toml:2: rule "Exec(ls)": unknown scope "Exec" (want one of Read, Write, Bash, Net, WebFetch, Mcp)`},
 		{name: "a list in a list", in: "[permissions]\ndeny = [[\"Bash(rm:*)\"]]\n",
 			err: `f.toml:2: every entry of permissions.deny must be a string (one entry is a list); e.g. deny = ["Bash(git push:*)"]`},
 		{name: "a table for a list", in: "[permissions.deny]\nx = \"Bash(rm:*)\"\n",

@@ -135,7 +135,11 @@ func ParseRule(text string, src Source) (Rule, error) {
 		}
 	}
 	if scope == "" {
-		return fail("unknown scope %q (want one of Read, Write, Bash, Net, Mcp)", name)
+		var names []string
+		for _, s := range scopes() {
+			names = append(names, string(s))
+		}
+		return fail("unknown scope %q (want one of %s)", name, strings.Join(names, ", "))
 	}
 	if hasArg && arg == "" {
 		return fail("empty pattern (write the bare scope, %s, to match everything)", scope)
