@@ -260,13 +260,16 @@ func printMCPList(w io.Writer, rep mcpListReport) {
 		}
 	}
 	if rep.MCPJSON.Exists {
-		state := "not trusted (run `brig mcp trust` to use it)"
+		state := "not trusted, so its servers are not started (review it, then run `brig mcp trust`)"
 		if rep.MCPJSON.Trusted {
 			state = "trusted"
 		}
 		fmt.Fprintf(w, "\n%s: %s\n", rep.MCPJSON.Path, state)
 	}
 	for _, warn := range rep.Warnings {
+		if rep.MCPJSON.Exists && !rep.MCPJSON.Trusted && strings.HasPrefix(warn, rep.MCPJSON.Path+" is not trusted") {
+			continue // the line above says it (a new user read it twice)
+		}
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 	if len(rep.Servers) > 0 {

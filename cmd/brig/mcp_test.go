@@ -82,12 +82,16 @@ command = "x"
 		"broken  stdio  mode allow  failed", "jail: workspace read-only, network off", "exited with status 1",
 		"off  stdio  mode disabled  disabled",
 		`"bad__name" ignored: its name contains "__"`,
-		".mcp.json: not trusted (run `brig mcp trust` to use it)",
+		".mcp.json: not trusted, so its servers are not started (review it, then run `brig mcp trust`)",
 		"In plan mode: remote__lookup",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("missing %q in:\n%s", want, text)
 		}
+	}
+	// Said once (a new user read it as a line and again as a warning).
+	if n := strings.Count(text, "not trusted"); n != 1 {
+		t.Errorf("the untrusted .mcp.json is said %d times:\n%s", n, text)
 	}
 	var rep mcpListReport
 	if err := json.Unmarshal([]byte(run(true)), &rep); err != nil {
