@@ -11,6 +11,7 @@ import (
 
 	"brig/internal/lazyre"
 	"brig/internal/pin"
+	"brig/internal/suggest"
 	"brig/internal/termsafe"
 	"brig/internal/tomldepth"
 	"brig/internal/userfile"
@@ -314,37 +315,11 @@ func tableNames() []string { return []string{"permissions", "sandbox", "agent", 
 
 // didYouMean suggests the known name closest to a misspelled one.
 func didYouMean(got string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := editDistance(got, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
+	best := suggest.Closest(got, known, 2)
 	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // typeMistake turns the TOML decoder's type error into what the user wrote

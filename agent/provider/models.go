@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"brig/internal/suggest"
 )
 
 // Price is US dollars per million tokens.
@@ -173,8 +175,12 @@ func Lookup(id string, explicitBaseURL bool) (Model, error) {
 	if explicitBaseURL {
 		return Unlisted(id, OpenAIChat), nil
 	}
+	known := append(KnownIDs(Anthropic), KnownIDs(OpenAI)...)
+	if near := suggest.Closest(id, known, 3); near != "" {
+		return Model{}, fmt.Errorf("unknown model %q: did you mean %s? (known models: %s; for another model say which API serves it: --provider, and --base-url for another server)", id, near, strings.Join(known, ", "))
+	}
 	return Model{}, fmt.Errorf("unknown model %q; known models: %s (for another model say which API serves it: --provider, and --base-url for another server)",
-		id, strings.Join(append(KnownIDs(Anthropic), KnownIDs(OpenAI)...), ", "))
+		id, strings.Join(known, ", "))
 }
 
 // DefaultMaxTokens is the output limit used when a Request leaves MaxTokens

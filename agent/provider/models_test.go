@@ -26,6 +26,9 @@ func TestLookup(t *testing.T) {
 		{id: "qwen3:8b", baseURL: true, wantID: "qwen3:8b", provider: OpenAIChat},
 		{id: "qwen3:8b", wantErr: "say which API serves it: --provider"},
 		{id: "", wantErr: "no model given"},
+		// A typo is answered with the id it was meant to be (new user,
+		// 2026-12-02), and the known ids.
+		{id: "claud-sonet-4-5", wantErr: `unknown model "claud-sonet-4-5": did you mean claude-sonnet-4-5?`},
 	}
 	for _, tt := range tests {
 		m, err := Lookup(tt.id, tt.baseURL)
