@@ -134,6 +134,10 @@ func (r *Recorder) Flush(ctx context.Context) {
 	}
 }
 
+// brigNote starts every text brig itself adds to a user message for the
+// model (UndoNote, the note at a turn's bound).
+const brigNote = "[brig] "
+
 // displayOf is what the user saw of a message: their prompt, the model's
 // text, one line per tool call and per result.
 func displayOf(m provider.Message) []session.Display {
@@ -141,11 +145,17 @@ func displayOf(m provider.Message) []session.Display {
 	for _, b := range m.Content {
 		switch {
 		case b.Type == provider.BlockText && b.Text != "":
-			kind := session.DisplayAssistant
+			kind, text := session.DisplayAssistant, b.Text
 			if m.Role == provider.User {
 				kind = session.DisplayUser
+				if rest, ok := strings.CutPrefix(text, brigNote); ok {
+					// brig's own words to the model (an undo, a bound
+					// reached), not the user's: a resume showed them as
+					// if the user had typed them.
+					kind, text = session.DisplayNotice, "told the model: "+rest
+				}
 			}
-			out = append(out, session.Display{Kind: kind, Text: b.Text})
+			out = append(out, session.Display{Kind: kind, Text: text})
 		case b.Type == provider.BlockThinking && b.Thinking != nil && b.Thinking.Text != "":
 			out = append(out, session.Display{Kind: session.DisplayThinking, Text: b.Thinking.Text})
 		case b.Type == provider.BlockToolUse && b.ToolUse != nil:

@@ -39,3 +39,18 @@ func TestToolResultPreview(t *testing.T) {
 		t.Errorf("a long line's preview is %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
 	}
 }
+
+// TestDisplayOfBrigsNote (new user, 2026-12-02): the note brig adds to a
+// user message for the model (an undo) is shown on a resume as brig's,
+// not as something the user typed; the user's text beside it stays
+// theirs.
+func TestDisplayOfBrigsNote(t *testing.T) {
+	d := displayOf(provider.Message{Role: provider.User, Content: []provider.Block{
+		provider.Text("[brig] The user undid one of your earlier tool calls: c1 (bash)."),
+		provider.Text("now fix it properly"),
+	}})
+	if len(d) != 2 || d[0].Kind != session.DisplayNotice || d[0].Text != "told the model: The user undid one of your earlier tool calls: c1 (bash)." ||
+		d[1].Kind != session.DisplayUser || d[1].Text != "now fix it properly" {
+		t.Errorf("display %+v", d)
+	}
+}
