@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"charm.land/glamour/v2"
+	"charm.land/glamour/v2/ansi"
+	glamourstyles "charm.land/glamour/v2/styles"
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/alecthomas/chroma/v2/styles"
@@ -51,7 +53,11 @@ func (e *Engine) Markdown(style string, width int, src string) (string, error) {
 	r := e.md[k]
 	if r == nil {
 		var err error
-		r, err = glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(width-2), glamour.WithChromaFormatter("terminal16m"))
+		styleOpt := glamour.WithStandardStyle(style)
+		if style == "notty" {
+			styleOpt = glamour.WithStyles(noTTYStyle())
+		}
+		r, err = glamour.NewTermRenderer(styleOpt, glamour.WithWordWrap(width-2), glamour.WithChromaFormatter("terminal16m"))
 		if err != nil {
 			return "", fmt.Errorf("a Markdown renderer (style %q, width %d): %w", style, width, err)
 		}
@@ -61,6 +67,17 @@ func (e *Engine) Markdown(style string, width int, src string) (string, error) {
 		e.md[k] = r
 	}
 	return r.Render(src)
+}
+
+// noTTYStyle is glamour's style without colour, with inline code between
+// backticks: glamour's own sets them as the code's block prefix, which
+// inline code does not use, so `calc.py` lost its marks while **bold**
+// kept its (a new user under NO_COLOR, 2026-12-02).
+func noTTYStyle() ansi.StyleConfig {
+	s := glamourstyles.NoTTYStyleConfig
+	s.Code.Prefix, s.Code.Suffix = "`", "`"
+	s.Code.BlockPrefix, s.Code.BlockSuffix = "", ""
+	return s
 }
 
 // Code tokenises one line by the language of path's file name.
