@@ -820,8 +820,25 @@ func (m *Model) replay(st *session.State) string {
 			b.WriteString(hang(stErr.Render("✗ "), "  ", inert(e.Text), m.width) + "\n")
 		}
 	}
+	if unanswered(st.Display) {
+		// The last turn ended before any answer (a provider error, an
+		// interruption): said, so the prompt is not read as pending.
+		b.WriteString(stWarn.Render("(no answer to this message: the turn ended before one; send it again, or a new one, to go on)") + "\n")
+	}
 	b.WriteString(stDim.Render("── end of the resumed history ──"))
 	return b.String()
+}
+
+// unanswered reports whether the last entry of a display history (a
+// subagent's aside) is the user's message.
+func unanswered(d []session.Entry) bool {
+	for i := len(d) - 1; i >= 0; i-- {
+		if d[i].Parent != "" {
+			continue
+		}
+		return d[i].Kind == session.DisplayUser
+	}
+	return false
 }
 
 // deniedText reports whether a result is brig's own word that the call

@@ -345,3 +345,23 @@ func TestReplayMarksFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaySaysALastMessageGotNoAnswer (new user, 2026-12-02): a session
+// whose last turn failed ended its replay with "› what next?" and nothing
+// saying no answer came. Control: an answered one says nothing of it.
+func TestReplaySaysALastMessageGotNoAnswer(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	st := &session.State{Display: []session.Entry{
+		{Display: session.Display{Kind: session.DisplayUser, Text: "fix it"}},
+		{Display: session.Display{Kind: session.DisplayAssistant, Text: "Fixed."}},
+		{Display: session.Display{Kind: session.DisplayUser, Text: "what next?"}},
+	}}
+	if out := ansi.Strip(h.m.replay(st)); !strings.Contains(out, "› what next?\n(no answer to this message") {
+		t.Errorf("replay of an unanswered last message:\n%s", out)
+	}
+	st.Display = st.Display[:2]
+	if out := ansi.Strip(h.m.replay(st)); strings.Contains(out, "no answer") {
+		t.Errorf("control: an answered session:\n%s", out)
+	}
+}
