@@ -58,16 +58,18 @@ func (m *Model) popupItems() []slashCommand {
 // above and below.
 func (m *Model) popupView(items []slashCommand, room int) string {
 	start, end, up, down := window(len(items), m.popupIdx, room)
+	label := func(c slashCommand) string { return strings.TrimSpace(c.name + " " + c.args) }
+	col := 0 // the descriptions start in one column, past the longest command shown
+	for _, c := range items[start:end] {
+		col = max(col, len(label(c)))
+	}
 	var rows []string
 	if up {
 		rows = append(rows, stDim.Render(fit(fmt.Sprintf("   ↑ %d more", start), m.width)))
 	}
 	for i := start; i < end; i++ {
 		c := items[i]
-		line := fmt.Sprintf("  /%-12s %s", c.name+" "+c.args, c.help)
-		if c.args != "" {
-			line = fmt.Sprintf("  /%s %s  %s", c.name, c.args, c.help)
-		}
+		line := fmt.Sprintf("  /%-*s  %s", col, label(c), c.help)
 		if i == m.popupIdx {
 			rows = append(rows, stAccent.Render(fit("›"+line[1:], m.width)))
 		} else {

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -676,6 +677,19 @@ func TestSlashPopup(t *testing.T) {
 	}
 	if !strings.Contains(ansi.Strip(h.m.frameText()), "/mode") {
 		t.Error("popup not drawn")
+	}
+	// The descriptions start in one column (new user, 2026-12-02: each
+	// followed its own command).
+	cols := map[int]bool{}
+	for _, l := range strings.Split(ansi.Strip(h.m.popupView(items, 10)), "\n") {
+		for _, help := range []string{"change the safety mode", "switch model"} {
+			if i := strings.Index(l, help); i >= 0 {
+				cols[utf8.RuneCountInString(l[:i])] = true
+			}
+		}
+	}
+	if len(cols) != 1 {
+		t.Errorf("the popup's descriptions start in columns %v:\n%s", cols, ansi.Strip(h.m.popupView(items, 10)))
 	}
 	h.keys("down", "tab")
 	if got := h.m.input.Value(); got != "/model " {
