@@ -1,11 +1,17 @@
 package supervisor
 
 import (
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"brig/jail"
 )
 
 // TestSweepForeignTakesOutOtherProgramsFiles (red team 2026-12-02):
@@ -123,5 +129,42 @@ func TestSweepReplacementsTheCallMade(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(gd, "packed-refs")); string(b) != want {
 		t.Errorf("control: packed-refs changed: %q", b)
+	}
+}
+
+// BenchmarkSweepGitLinks is the sweep of a repository's git directory
+// after every call that may write it (links, operations, replacements,
+// other programs' files), in a repository git made (git init and two
+// commits), none of which changed since the call's start.
+func BenchmarkSweepGitLinks(b *testing.B) {
+	ws, q := b.TempDir(), b.TempDir()
+	s := &Supervisor{quarantineDir: q, log: slog.New(slog.DiscardHandler)}
+	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "one"}, {"commit", "-q", "--allow-empty", "-m", "two"}} {
+		c := exec.Command("git", args...)
+		c.Dir = ws
+		c.Env = append(os.Environ(), "GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@x", "GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@x", "GIT_CONFIG_NOSYSTEM=1", "HOME="+ws)
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	protected, err := jail.ProtectedPathsEnv(ws, []string{"GIT_CONFIG_NOSYSTEM=1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
+	var probe unix.Stat_t
+	if err := os.WriteFile(filepath.Join(q, "probe"), []byte("x"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if err := unix.Stat(filepath.Join(q, "probe"), &probe); err != nil {
+		b.Fatal(err)
+	}
+	start := probe.Ctim
+	start.Sec++ // after everything above
+	b.ResetTimer()
+	for range b.N {
+		if found := s.sweepGitLinks(spec, start); len(found) != 0 {
+			b.Fatalf("swept %v", found)
+		}
 	}
 }
