@@ -5,9 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/gitobj"
 	"brig/internal/safefs"
 	"brig/jail"
 )
@@ -288,4 +290,171 @@ func isGitSpace(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// objectCaches are files of an object store that say where objects are,
+// or what a commit holds, apart from the objects themselves: a
+// multi-pack-index (an id's pack and offset: an old pack's other blob
+// under its id), a commit-graph (a commit's tree and parents: another
+// tree under an unchanged commit id), alternates (other stores, which a
+// call can fill). git works without them — the first two are caches — so
+// the ones a call created or changed are taken out rather than checked.
+var objectCaches = []string{"pack/multi-pack-index", "info/commit-graph", "info/commit-graphs", "info/alternates", "info/http-alternates"}
+
+// sweepObjects checks what the call wrote into a git directory's object
+// store: each loose object it created or changed and each pack (index and
+// pack file) it created or changed must hold what its ids name
+// (internal/gitobj), and is taken out otherwise, as are the objectCaches
+// it changed. git hashes a commit or a tree it reads, but writes a blob
+// out at checkout as the store holds it: a blob forged in a pack or a
+// loose file made the user's own branch check out the call's Makefile
+// under an unchanged commit id (red team, 2026-12-02). Every loose object
+// is looked at (a file rewritten in place leaves its directory's time
+// alone); only those that changed are read.
+func (s *Supervisor) sweepObjects(dir *safefs.Dir, start unix.Timespec) []string {
+	objs, err := dir.Sub("objects")
+	if err != nil {
+		return nil // none, or a link: sweepGitDir's
+	}
+	defer objs.Close()
+	var found []string
+	take := func(d *safefs.Dir, name, why string) {
+		p := filepath.Join(d.Path(), name)
+		if err := s.quarantine(d, name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Error("could not take out an object the call wrote", "path", p, "err", err)
+		}
+		found = append(found, p+" ("+why+")")
+	}
+	for _, rel := range objectCaches {
+		parent, name := objs, rel
+		if d, base := filepath.Split(rel); d != "" {
+			sub, err := objs.Sub(filepath.Clean(d))
+			if err != nil {
+				continue
+			}
+			defer sub.Close()
+			parent, name = sub, base
+		}
+		if _, err := parent.Stat(name); err == nil && entryChanged(parent, name, start) {
+			take(parent, name, "an index or a cache of objects brig does not check")
+		}
+	}
+	ents, err := objs.Dirents()
+	if err != nil {
+		return found
+	}
+	for _, e := range ents {
+		if !fanOut(e.Name) {
+			continue
+		}
+		fan, err := objs.Sub(e.Name)
+		if err != nil {
+			continue
+		}
+		loose, err := fan.Dirents()
+		if err != nil {
+			loose = nil
+		}
+		for _, o := range loose {
+			if st, err := fan.Stat(o.Name); err != nil || !timeAtOrAfter(st.Ctim, start) {
+				continue
+			}
+			if why := s.checkLoose(fan, e.Name, o.Name); why != "" {
+				take(fan, o.Name, why)
+			}
+		}
+		fan.Close()
+	}
+	if pack, err := objs.Sub("pack"); err == nil {
+		s.checkPacks(pack, start, take)
+		pack.Close()
+	}
+	return found
+}
+
+// checkLoose says why the loose object fan/name is not what its id
+// names, or "" when it is (or is not an object: git's temporary files).
+func (s *Supervisor) checkLoose(fan *safefs.Dir, prefix, name string) string {
+	id := prefix + name
+	if len(id) != 40 && len(id) != 64 || hexPrefix([]byte(id)) != len(id) {
+		return "" // tmp_obj_…: git ignores it
+	}
+	f, _, err := fan.OpenFile(name)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	defer f.Close()
+	if err := gitobj.VerifyLoose(f, strings.ToLower(id)); err != nil {
+		s.log.Warn("a loose object the call wrote does not check out", "path", filepath.Join(fan.Path(), name), "err", err)
+		return "its content is not what its id names"
+	}
+	return ""
+}
+
+// packIndexLimit bounds a pack index read whole (some 28 bytes an object).
+const packIndexLimit = 1 << 30
+
+// checkPacks checks each pack of pack/ whose index or pack file the call
+// created or changed, and takes out (with take) the files of one that
+// fails: pack-X.pack, .idx and the files beside them (.rev, .bitmap,
+// .keep, .mtimes, .promisor).
+func (s *Supervisor) checkPacks(pack *safefs.Dir, start unix.Timespec, take func(*safefs.Dir, string, string)) {
+	ents, err := pack.Dirents()
+	if err != nil {
+		return
+	}
+	names := map[string]bool{}
+	for _, e := range ents {
+		names[e.Name] = true
+	}
+	for _, e := range ents {
+		base, ok := strings.CutSuffix(e.Name, ".idx")
+		if !ok || !strings.HasPrefix(base, "pack-") {
+			continue
+		}
+		changed := false
+		for _, n := range []string{base + ".idx", base + ".pack"} {
+			if st, err := pack.Stat(n); err == nil && timeAtOrAfter(st.Ctim, start) {
+				changed = true
+			}
+		}
+		if !changed {
+			continue
+		}
+		why := s.checkPack(pack, base)
+		if why == "" {
+			continue
+		}
+		for _, ext := range []string{".pack", ".idx", ".rev", ".bitmap", ".keep", ".mtimes", ".promisor"} {
+			if names[base+ext] {
+				take(pack, base+ext, why)
+			}
+		}
+	}
+}
+
+// checkPack says why pack/base.{idx,pack} do not hold what the index's ids
+// name, or "".
+func (s *Supervisor) checkPack(pack *safefs.Dir, base string) string {
+	idx, _, err := pack.ReadFile(base+".idx", packIndexLimit)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	f, st, err := pack.OpenFile(base + ".pack")
+	if errors.Is(err, os.ErrNotExist) {
+		return "" // an index alone names nothing git can read
+	}
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	defer f.Close()
+	idLen := 20
+	if len(strings.TrimPrefix(base, "pack-")) == 64 {
+		idLen = 32
+	}
+	if err := gitobj.VerifyPack(f, st.Size, idx, idLen); err != nil {
+		s.log.Warn("a pack the call wrote does not check out", "path", filepath.Join(pack.Path(), base+".pack"), "err", err)
+		return "its objects are not what their ids name"
+	}
+	return ""
 }

@@ -1,6 +1,9 @@
 package supervisor
 
 import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -242,5 +245,135 @@ func TestSweepResolutionsTheCallRecorded(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(gd, "rr-cache/aaaa/postimage")); err != nil {
 		t.Errorf("control: the user's resolution was taken out: %v", err)
+	}
+}
+
+// gitIn runs git in dir with a fixed identity and no system or global
+// config.
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	c := exec.Command("git", args...)
+	c.Dir = dir
+	c.Env = append(os.Environ(), "GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@x", "GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@x", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestSweepObjectsTheCallForged (red team 2026-12-02): git writes a blob
+// out at checkout as the store holds it, so a loose object rewritten in
+// place, or a pack whose index names a blob at another blob's offset,
+// made the user's own branch check out the call's Makefile under an
+// unchanged commit id. Both are taken out, and so is a commit-graph the
+// call wrote (a commit's tree, unchecked). Controls: objects and a pack
+// git itself wrote during the call stay, and the repository still reads.
+func TestSweepObjectsTheCallForged(t *testing.T) {
+	// repo is a repository of two commits, whose Makefile blob is good.
+	repo := func(t *testing.T) (ws, q string, s *Supervisor, good string) {
+		ws, q, s = sweeper(t)
+		gitIn(t, ws, "init", "-q")
+		for i, body := range []string{"all:\n\techo good\n", "all:\n\techo better\n"} {
+			mk(t, filepath.Join(ws, "Makefile"), body)
+			mk(t, filepath.Join(ws, fmt.Sprintf("f%d.txt", i)), strings.Repeat("some text\n", 50+i))
+			gitIn(t, ws, "add", ".")
+			gitIn(t, ws, "commit", "-qm", fmt.Sprintf("v%d", i))
+		}
+		return ws, q, s, gitIn(t, ws, "rev-parse", "HEAD:Makefile")
+	}
+	t.Run("a loose object rewritten in place", func(t *testing.T) {
+		ws, q, s, good := repo(t)
+		gd := filepath.Join(ws, ".git")
+		spec := writeGrant(t, ws)
+		start := startAfter(t, filepath.Join(q, "probe"))
+		loose := filepath.Join(gd, "objects", good[:2], good[2:])
+		mk(t, filepath.Join(ws, "evil"), "all:\n\techo pwned\n")
+		evilID := gitIn(t, ws, "hash-object", "-w", "evil")
+		b, err := os.ReadFile(filepath.Join(gd, "objects", evilID[:2], evilID[2:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(loose, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(loose, b, 0o644); err != nil { // in place: its directory's time stays
+			t.Fatal(err)
+		}
+		// Control: a commit git makes in the same call.
+		mk(t, filepath.Join(ws, "f9.txt"), "new\n")
+		gitIn(t, ws, "add", "f9.txt")
+		gitIn(t, ws, "commit", "-qm", "the call's own commit")
+		found := s.sweepGitLinks(spec, start)
+		if _, err := os.Lstat(loose); err == nil || len(found) != 1 || !strings.HasPrefix(found[0], loose+" (") {
+			t.Errorf("found %v, want the forged loose object alone", found)
+		}
+		if got := gitIn(t, ws, "cat-file", "-p", "HEAD:f9.txt"); got != "new" {
+			t.Errorf("control: the call's own commit reads %q", got)
+		}
+	})
+	t.Run("a pack's index forged, and a commit-graph", func(t *testing.T) {
+		ws, q, s, good := repo(t)
+		gd := filepath.Join(ws, ".git")
+		spec := writeGrant(t, ws)
+		start := startAfter(t, filepath.Join(q, "probe"))
+		// Control first: a pack git writes in the call is checked and
+		// stays.
+		gitIn(t, ws, "repack", "-adq")
+		if found := s.sweepGitLinks(spec, start); len(found) != 0 {
+			t.Fatalf("control: git's own pack was taken out: %v", found)
+		}
+		start = startAfter(t, filepath.Join(q, "probe2"))
+		idxs, _ := filepath.Glob(filepath.Join(gd, "objects/pack/pack-*.idx"))
+		if len(idxs) != 1 {
+			t.Fatalf("%d packs", len(idxs))
+		}
+		forgeIndex(t, ws, idxs[0], good)
+		if got := gitIn(t, ws, "cat-file", "-p", good); got == "all:\n\techo better" {
+			t.Fatal("the forged index changed nothing git reads")
+		}
+		gitIn(t, ws, "commit-graph", "write", "--reachable")
+		found := s.sweepGitLinks(spec, start)
+		packFile := strings.TrimSuffix(idxs[0], ".idx") + ".pack"
+		for _, gone := range []string{idxs[0], packFile, filepath.Join(gd, "objects/info/commit-graph")} {
+			if _, err := os.Lstat(gone); err == nil || !slices.ContainsFunc(found, func(f string) bool { return strings.HasPrefix(f, gone+" (") }) {
+				t.Errorf("%s stayed (found %v)", gone, found)
+			}
+		}
+		if kept, _ := filepath.Glob(filepath.Join(q, "*", filepath.Base(packFile))); len(kept) != 1 {
+			t.Errorf("the pack is not in the quarantine: %v", kept)
+		}
+	})
+}
+
+// forgeIndex rewrites the pack index at path so that id names the offset
+// of another blob of the pack (as a forged pack would).
+func forgeIndex(t *testing.T, ws, path, id string) {
+	t.Helper()
+	idx, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(binary.BigEndian.Uint32(idx[8+255*4:]))
+	names, offs := 8+256*4, 8+256*4+n*24
+	at := func(i int) string { return hex.EncodeToString(idx[names+i*20 : names+(i+1)*20]) }
+	mine, other := -1, -1
+	for i := range n {
+		switch {
+		case at(i) == id:
+			mine = i
+		case other < 0 && gitIn(t, ws, "cat-file", "-t", at(i)) == "blob":
+			other = i
+		}
+	}
+	if mine < 0 || other < 0 {
+		t.Fatalf("blobs at %d and %d", mine, other)
+	}
+	copy(idx[offs+mine*4:offs+mine*4+4], idx[offs+other*4:offs+other*4+4])
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, idx, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

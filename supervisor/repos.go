@@ -224,8 +224,9 @@ func entriesChanged(dir string, start unix.Timespec) bool {
 // whole by sweepNewRepositories. In each such git directory it then takes
 // out the interrupted operations (sweepOperations), the replacements
 // (sweepReplacements), the recorded conflict resolutions
-// (sweepResolutions) and the other programs' files (sweepForeign) the
-// call made.
+// (sweepResolutions), the objects that are not what their ids name and
+// the object caches (sweepObjects), and the other programs' files
+// (sweepForeign) the call made.
 func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string {
 	var found []string
 	seen := map[string]bool{}
@@ -249,6 +250,7 @@ func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string
 		found = append(found, s.sweepOperations(dir, start)...)
 		found = append(found, s.sweepReplacements(dir, start)...)
 		found = append(found, s.sweepResolutions(dir, start)...)
+		found = append(found, s.sweepObjects(dir, start)...)
 		found = append(found, s.sweepForeign(dir, start)...)
 		dir.Close()
 	}

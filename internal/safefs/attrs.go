@@ -51,10 +51,9 @@ func (d *Dir) StatSelf() (unix.Stat_t, error) {
 	return st, nil
 }
 
-// ReadFile reads the regular file name (not through a link, never blocking
-// on a FIFO or a device) and returns its content and status; a file longer
-// than limit bytes is an error wrapping ErrTooLarge.
-func (d *Dir) ReadFile(name string, limit int64) ([]byte, unix.Stat_t, error) {
+// OpenFile opens the regular file name for reading (not through a link,
+// never blocking on a FIFO or a device) and returns it with its status.
+func (d *Dir) OpenFile(name string) (*os.File, unix.Stat_t, error) {
 	var st unix.Stat_t
 	if err := checkName(name); err != nil {
 		return nil, st, err
@@ -64,13 +63,26 @@ func (d *Dir) ReadFile(name string, limit int64) ([]byte, unix.Stat_t, error) {
 		return nil, st, &os.PathError{Op: "open", Path: d.join(name), Err: err}
 	}
 	f := os.NewFile(uintptr(fd), d.join(name))
-	defer f.Close()
 	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
 		return nil, st, &os.PathError{Op: "fstat", Path: d.join(name), Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
 		return nil, st, &os.PathError{Op: "read", Path: d.join(name), Err: errors.New("not a regular file")}
 	}
+	return f, st, nil
+}
+
+// ReadFile reads the regular file name (not through a link, never blocking
+// on a FIFO or a device) and returns its content and status; a file longer
+// than limit bytes is an error wrapping ErrTooLarge.
+func (d *Dir) ReadFile(name string, limit int64) ([]byte, unix.Stat_t, error) {
+	f, st, err := d.OpenFile(name)
+	if err != nil {
+		return nil, st, err
+	}
+	defer f.Close()
 	if st.Size > limit {
 		return nil, st, &os.PathError{Op: "read", Path: d.join(name), Err: ErrTooLarge}
 	}

@@ -1,0 +1,220 @@
+package gitobj
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// repo makes a repository with git (object format sha1 or sha256) whose
+// history is forty versions of a few similar files, so that a repack
+// stores most of them as deltas: one git fast-import, which is quicker
+// than a commit at a time on a loaded machine.
+func repo(t *testing.T, format string) string {
+	t.Helper()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "--object-format="+format)
+	var in strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&in, "commit refs/heads/main\ncommitter u <u@x> %d +0000\ndata <<END\nversion %d\nEND\n", 1700000000+i, i)
+		for f := range 3 {
+			var b strings.Builder
+			for l := range 200 {
+				fmt.Fprintf(&b, "file %d line %d of a text that changes a little: %d\n", f, l, (l*7+i)%11)
+			}
+			fmt.Fprintf(&in, "M 100644 inline f%d.txt\ndata %d\n%s\n", f, b.Len(), b.String())
+		}
+	}
+	c := exec.Command("git", "fast-import", "--quiet")
+	c.Dir, c.Stdin = dir, strings.NewReader(in.String())
+	c.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("git fast-import: %v\n%s", err, out)
+	}
+	return dir
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	c := exec.Command("git", args...)
+	c.Dir = dir
+	c.Env = append(os.Environ(), "GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@x", "GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@x", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// thePack is the one pack of a repository: its file and its index.
+func thePack(t *testing.T, dir string) (string, []byte) {
+	t.Helper()
+	idxs, _ := filepath.Glob(filepath.Join(dir, ".git/objects/pack/pack-*.idx"))
+	if len(idxs) != 1 {
+		t.Fatalf("%d packs, want 1", len(idxs))
+	}
+	idx, err := os.ReadFile(idxs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(idxs[0], ".idx") + ".pack", idx
+}
+
+func verify(t *testing.T, pack string, idx []byte, idLen int) error {
+	t.Helper()
+	f, err := os.Open(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	return VerifyPack(f, st.Size(), idx, idLen)
+}
+
+// deltas counts the objects a pack stores as deltas (to know the test
+// exercised them).
+func deltas(t *testing.T, dir, pack string) int {
+	t.Helper()
+	n := 0
+	for _, l := range strings.Split(git(t, dir, "verify-pack", "-v", strings.TrimSuffix(pack, ".pack")+".idx"), "\n") {
+		if f := strings.Fields(l); len(f) >= 7 && (f[1] == "blob" || f[1] == "tree" || f[1] == "commit") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestVerifyPackOfGit: packs git wrote check out, with deltas on an
+// offset (git's default) and on an id (repack.useDeltaBaseOffset=false), in a
+// SHA-1 and a SHA-256 repository.
+func TestVerifyPackOfGit(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		idLen  int
+		repack []string
+	}{
+		{"sha1", 20, []string{"repack", "-adfq", "--depth=50"}},
+		{"sha1", 20, []string{"-c", "repack.useDeltaBaseOffset=false", "repack", "-adfq"}},
+		{"sha256", 32, []string{"repack", "-adfq"}},
+	} {
+		t.Run(strings.Join(append([]string{tc.format}, tc.repack...), " "), func(t *testing.T) {
+			dir := repo(t, tc.format)
+			git(t, dir, tc.repack...)
+			pack, idx := thePack(t, dir)
+			if n := deltas(t, dir, pack); n < 20 {
+				t.Fatalf("only %d objects are deltas: the test would not exercise them", n)
+			}
+			if err := verify(t, pack, idx, tc.idLen); err != nil {
+				t.Fatalf("a pack git wrote: %v", err)
+			}
+		})
+	}
+}
+
+// TestVerifyPackFindsAForgedObject: an index that names a blob at the
+// offset of another blob (git would check out the other's content under
+// the first's id) fails with ErrMismatch; so does a pack whose bytes were
+// changed. Neither panics, whatever byte is changed.
+func TestVerifyPackFindsAForgedObject(t *testing.T) {
+	dir := repo(t, "sha1")
+	git(t, dir, "repack", "-adfq")
+	pack, idx := thePack(t, dir)
+	entries, err := readIndex(idx, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two blobs' entries: their offsets swapped in a copy of the index.
+	var blobs []int
+	for i, e := range entries {
+		if typ := strings.TrimSpace(git(t, dir, "cat-file", "-t", hex.EncodeToString(e.id))); typ == "blob" {
+			blobs = append(blobs, i)
+		}
+		if len(blobs) == 2 {
+			break
+		}
+	}
+	if len(blobs) != 2 {
+		t.Fatal("no two blobs in the pack")
+	}
+	forged := bytes.Clone(idx)
+	n := len(entries)
+	offs := 8 + 256*4 + n*(20+4)
+	a, b := offs+blobs[0]*4, offs+blobs[1]*4
+	va, vb := binary.BigEndian.Uint32(forged[a:]), binary.BigEndian.Uint32(forged[b:])
+	binary.BigEndian.PutUint32(forged[a:], vb)
+	binary.BigEndian.PutUint32(forged[b:], va)
+	if err := verify(t, pack, forged, 20); !errors.Is(err, ErrMismatch) {
+		t.Fatalf("a forged index: %v, want ErrMismatch", err)
+	}
+	// Changed bytes of the pack: an error (or, rarely, none), never a
+	// panic.
+	data, err := os.ReadFile(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	failed := 0
+	for range 100 {
+		bad := bytes.Clone(data)
+		bad[12+r.IntN(len(bad)-12)] ^= byte(1 + r.IntN(255))
+		if VerifyPack(bytes.NewReader(bad), int64(len(bad)), idx, 20) != nil {
+			failed++
+		}
+	}
+	if failed < 80 {
+		t.Errorf("only %d of 100 changed packs failed", failed)
+	}
+	// Changed bytes of the index: no panic either.
+	for range 100 {
+		bad := bytes.Clone(idx)
+		bad[r.IntN(len(bad))] ^= byte(1 + r.IntN(255))
+		_ = VerifyPack(bytes.NewReader(data), int64(len(data)), bad, 20)
+	}
+}
+
+// TestVerifyLoose: a loose object git wrote checks out; one holding
+// another content under its id fails with ErrMismatch.
+func TestVerifyLoose(t *testing.T) {
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	id := strings.TrimSpace(git(t, dir, "hash-object", "-w", "--stdin", "/dev/null"))
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("all:\n\techo good\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id = strings.TrimSpace(git(t, dir, "hash-object", "-w", "a.txt"))
+	path := filepath.Join(dir, ".git/objects", id[:2], id[2:])
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := VerifyLoose(f, id); err != nil {
+		t.Fatalf("an object git wrote: %v", err)
+	}
+	f.Close()
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	evil := "all:\n\techo pwned\n"
+	fmt.Fprintf(w, "blob %d\x00%s", len(evil), evil)
+	w.Close()
+	if err := VerifyLoose(bytes.NewReader(z.Bytes()), id); !errors.Is(err, ErrMismatch) {
+		t.Fatalf("another content under its id: %v, want ErrMismatch", err)
+	}
+	// Control: the same bytes under their own id pass.
+	sum := sha1.Sum([]byte(fmt.Sprintf("blob %d\x00%s", len(evil), evil)))
+	if err := VerifyLoose(bytes.NewReader(z.Bytes()), hex.EncodeToString(sum[:])); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	if err := VerifyLoose(bytes.NewReader([]byte("not zlib")), id); err == nil {
+		t.Fatal("garbage passed")
+	}
+}
