@@ -29,7 +29,11 @@ import (
 )
 
 // MaxObject bounds an object's size (whole or rebuilt from deltas) that
-// is checked; a larger one is an error, as is every malformed input.
+// is checked — git's own core.bigFileThreshold, above which it makes no
+// deltas; a larger one is an error, as is every malformed input. A whole
+// object is hashed as it is inflated and never held; a delta's base and
+// result are, so checking a pack holds at most about twice this, plus the
+// cache of recent bases (maxCache).
 const MaxObject = 512 << 20
 
 // ErrMismatch is wrapped by the error for an object whose content does
@@ -199,16 +203,46 @@ func VerifyPack(pack io.ReaderAt, packSize int64, idx []byte, idLen int) error {
 		p.byID[string(e.id)] = e.off
 	}
 	for _, e := range entries {
-		o, err := p.object(e.off, 0)
-		if err != nil {
+		sum := h()
+		if err := p.hashObject(sum, e.off); err != nil {
 			return fmt.Errorf("pack object %x at %d: %w", e.id, e.off, err)
 		}
-		sum := h()
-		fmt.Fprintf(sum, "%s %d\x00", typeName(o.typ), len(o.data))
-		sum.Write(o.data)
 		if !bytes.Equal(sum.Sum(nil), e.id) {
 			return fmt.Errorf("pack object %x at %d hashes to %x: %w", e.id, e.off, sum.Sum(nil), ErrMismatch)
 		}
+	}
+	return nil
+}
+
+// hashObject writes into sum what an object's id is the hash of: "TYPE
+// SIZE\0" and its content. A whole object is inflated straight into sum
+// (a large blob is never held); a delta is rebuilt from its base.
+func (p *packReader) hashObject(sum hash.Hash, off int64) error {
+	typ, size, baseOff, br, err := p.open(off)
+	if err != nil {
+		return err
+	}
+	if baseOff >= 0 {
+		o, err := p.object(off, 0)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(sum, "%s %d\x00", typeName(o.typ), len(o.data))
+		sum.Write(o.data)
+		return nil
+	}
+	z, err := zlib.NewReader(br)
+	if err != nil {
+		return err
+	}
+	defer z.Close()
+	fmt.Fprintf(sum, "%s %d\x00", typeName(typ), size)
+	n, err := io.Copy(sum, io.LimitReader(z, size+1))
+	if err != nil {
+		return err
+	}
+	if n != size {
+		return fmt.Errorf("%d bytes where its header says %d", n, size)
 	}
 	return nil
 }
@@ -244,80 +278,22 @@ func (p *packReader) object(off int64, depth int) (object, error) {
 	if depth > maxDepth {
 		return object{}, errors.New("a chain of deltas too long (or a loop)")
 	}
-	if off < 12 || off >= p.size {
-		return object{}, errors.New("an offset outside the pack")
-	}
-	br := bufio.NewReader(io.NewSectionReader(p.r, off, p.size-off))
-	c, err := br.ReadByte()
+	typ, size, baseOff, br, err := p.open(off)
 	if err != nil {
 		return object{}, err
-	}
-	typ := int(c>>4) & 7
-	size := int64(c & 15)
-	for shift := 4; c&0x80 != 0; shift += 7 {
-		if c, err = br.ReadByte(); err != nil {
-			return object{}, err
-		}
-		if shift > 56 {
-			return object{}, errors.New("an object size too large")
-		}
-		size |= int64(c&0x7f) << shift
-	}
-	if size > MaxObject {
-		return object{}, fmt.Errorf("an object of %d bytes, more than brig checks", size)
 	}
 	var base object
-	switch typ {
-	case objCommit, objTree, objBlob, objTag:
-	case objOfsDelta:
-		if c, err = br.ReadByte(); err != nil {
+	if baseOff >= 0 {
+		if base, err = p.object(baseOff, depth+1); err != nil {
 			return object{}, err
 		}
-		rel := int64(c & 0x7f)
-		for c&0x80 != 0 {
-			if c, err = br.ReadByte(); err != nil {
-				return object{}, err
-			}
-			if rel > 1<<48 {
-				return object{}, errors.New("a delta's base offset too large")
-			}
-			rel = (rel+1)<<7 | int64(c&0x7f)
-		}
-		if rel <= 0 || rel > off {
-			return object{}, errors.New("a delta's base outside the pack")
-		}
-		if base, err = p.object(off-rel, depth+1); err != nil {
-			return object{}, err
-		}
-	case objRefDelta:
-		id := make([]byte, p.idLen)
-		if _, err := io.ReadFull(br, id); err != nil {
-			return object{}, err
-		}
-		boff, ok := p.byID[string(id)]
-		if !ok {
-			return object{}, fmt.Errorf("a delta on %x, which the pack does not hold", id)
-		}
-		if base, err = p.object(boff, depth+1); err != nil {
-			return object{}, err
-		}
-	default:
-		return object{}, fmt.Errorf("an object of type %d", typ)
 	}
-	z, err := zlib.NewReader(br)
+	data, err := inflate(br, size)
 	if err != nil {
 		return object{}, err
-	}
-	data, err := io.ReadAll(io.LimitReader(z, size+1))
-	z.Close()
-	if err != nil {
-		return object{}, err
-	}
-	if int64(len(data)) != size {
-		return object{}, fmt.Errorf("%d bytes where its header says %d", len(data), size)
 	}
 	o := object{typ: typ, data: data}
-	if typ == objOfsDelta || typ == objRefDelta {
+	if baseOff >= 0 {
 		out, err := applyDelta(base.data, data)
 		if err != nil {
 			return object{}, err
@@ -326,6 +302,85 @@ func (p *packReader) object(off int64, depth int) (object, error) {
 	}
 	p.keep(off, o)
 	return o, nil
+}
+
+// open reads the header of the object at off: its type, its size (of the
+// delta, for a delta) and, for a delta, its base's offset (else -1). The
+// reader it returns is at the object's zlib stream.
+func (p *packReader) open(off int64) (typ int, size, baseOff int64, br *bufio.Reader, err error) {
+	if off < 12 || off >= p.size {
+		return 0, 0, 0, nil, errors.New("an offset outside the pack")
+	}
+	br = bufio.NewReader(io.NewSectionReader(p.r, off, p.size-off))
+	c, err := br.ReadByte()
+	if err != nil {
+		return 0, 0, 0, nil, err
+	}
+	typ = int(c>>4) & 7
+	size = int64(c & 15)
+	for shift := 4; c&0x80 != 0; shift += 7 {
+		if c, err = br.ReadByte(); err != nil {
+			return 0, 0, 0, nil, err
+		}
+		if shift > 56 {
+			return 0, 0, 0, nil, errors.New("an object size too large")
+		}
+		size |= int64(c&0x7f) << shift
+	}
+	if size > MaxObject {
+		return 0, 0, 0, nil, fmt.Errorf("an object of %d bytes, more than brig checks", size)
+	}
+	baseOff = -1
+	switch typ {
+	case objCommit, objTree, objBlob, objTag:
+	case objOfsDelta:
+		if c, err = br.ReadByte(); err != nil {
+			return 0, 0, 0, nil, err
+		}
+		rel := int64(c & 0x7f)
+		for c&0x80 != 0 {
+			if c, err = br.ReadByte(); err != nil {
+				return 0, 0, 0, nil, err
+			}
+			if rel > 1<<48 {
+				return 0, 0, 0, nil, errors.New("a delta's base offset too large")
+			}
+			rel = (rel+1)<<7 | int64(c&0x7f)
+		}
+		if rel <= 0 || rel > off {
+			return 0, 0, 0, nil, errors.New("a delta's base outside the pack")
+		}
+		baseOff = off - rel
+	case objRefDelta:
+		id := make([]byte, p.idLen)
+		if _, err := io.ReadFull(br, id); err != nil {
+			return 0, 0, 0, nil, err
+		}
+		var ok bool
+		if baseOff, ok = p.byID[string(id)]; !ok {
+			return 0, 0, 0, nil, fmt.Errorf("a delta on %x, which the pack does not hold", id)
+		}
+	default:
+		return 0, 0, 0, nil, fmt.Errorf("an object of type %d", typ)
+	}
+	return typ, size, baseOff, br, nil
+}
+
+// inflate reads a zlib stream of exactly size bytes from br.
+func inflate(br *bufio.Reader, size int64) ([]byte, error) {
+	z, err := zlib.NewReader(br)
+	if err != nil {
+		return nil, err
+	}
+	defer z.Close()
+	data := make([]byte, size)
+	if _, err := io.ReadFull(z, data); err != nil {
+		return nil, fmt.Errorf("fewer bytes than its header says (%d): %w", size, err)
+	}
+	if n, _ := z.Read(make([]byte, 1)); n != 0 {
+		return nil, fmt.Errorf("more bytes than its header says (%d)", size)
+	}
+	return data, nil
 }
 
 // keep caches o, emptying the cache first when it would grow past
