@@ -28,12 +28,12 @@ import (
 	"strconv"
 )
 
-// MaxObject bounds an object's size (whole or rebuilt from deltas) that
-// is checked — git's own core.bigFileThreshold, above which it makes no
-// deltas; a larger one is an error, as is every malformed input. A whole
-// object is hashed as it is inflated and never held; a delta's base and
-// result are, so checking a pack holds at most about twice this, plus the
-// cache of recent bases (maxCache).
+// MaxObject bounds a delta, its base and its result — git's own
+// core.bigFileThreshold, above which it makes no deltas; a larger one is
+// an error, as is every malformed input. A whole object, loose or packed,
+// is hashed as it is inflated and never held, whatever its size; a
+// delta's base and result are, so checking a pack holds at most about
+// twice this, plus the cache of recent bases (maxCache).
 const MaxObject = 512 << 20
 
 // ErrMismatch is wrapped by the error for an object whose content does
@@ -63,7 +63,7 @@ func VerifyLoose(r io.Reader, id string) error {
 		return fmt.Errorf("loose object %s: %w", id, err)
 	}
 	defer z.Close()
-	br := bufio.NewReader(io.LimitReader(z, MaxObject+64))
+	br := bufio.NewReader(z)
 	head, err := br.ReadString(0)
 	if err != nil {
 		return fmt.Errorf("loose object %s: no header: %w", id, err)
@@ -74,7 +74,7 @@ func VerifyLoose(r io.Reader, id string) error {
 	}
 	sum := h()
 	fmt.Fprintf(sum, "%s %d\x00", typ, size)
-	n, err := io.Copy(sum, br)
+	n, err := io.Copy(sum, io.LimitReader(br, size+1))
 	if err != nil {
 		return fmt.Errorf("loose object %s: %w", id, err)
 	}
@@ -94,7 +94,7 @@ func parseHeader(h string) (string, int64, bool) {
 		return "", 0, false
 	}
 	n, err := strconv.ParseInt(string(sz), 10, 64)
-	if err != nil || n < 0 || n > MaxObject {
+	if err != nil || n < 0 {
 		return "", 0, false
 	}
 	return string(typ), n, true
@@ -282,6 +282,9 @@ func (p *packReader) object(off int64, depth int) (object, error) {
 	if err != nil {
 		return object{}, err
 	}
+	if size > MaxObject {
+		return object{}, fmt.Errorf("a delta or a delta's base of %d bytes, more than brig holds to check it", size)
+	}
 	var base object
 	if baseOff >= 0 {
 		if base, err = p.object(baseOff, depth+1); err != nil {
@@ -326,9 +329,6 @@ func (p *packReader) open(off int64) (typ int, size, baseOff int64, br *bufio.Re
 			return 0, 0, 0, nil, errors.New("an object size too large")
 		}
 		size |= int64(c&0x7f) << shift
-	}
-	if size > MaxObject {
-		return 0, 0, 0, nil, fmt.Errorf("an object of %d bytes, more than brig checks", size)
 	}
 	baseOff = -1
 	switch typ {

@@ -218,3 +218,27 @@ func TestVerifyLoose(t *testing.T) {
 		t.Fatal("garbage passed")
 	}
 }
+
+// TestVerifyLooseOfALargeBlob: a whole object larger than MaxObject (git
+// add streams such files into the store) is checked as it is inflated,
+// not refused: refusing it would take a user's large file out of their
+// repository.
+func TestVerifyLooseOfALargeBlob(t *testing.T) {
+	size := MaxObject + 1
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	sum := sha1.New()
+	head := fmt.Sprintf("blob %d\x00", size)
+	w.Write([]byte(head))
+	sum.Write([]byte(head))
+	zeros := make([]byte, 1<<20)
+	for left := size; left > 0; left -= len(zeros) {
+		n := min(left, len(zeros))
+		w.Write(zeros[:n])
+		sum.Write(zeros[:n])
+	}
+	w.Close()
+	if err := VerifyLoose(bytes.NewReader(z.Bytes()), hex.EncodeToString(sum.Sum(nil))); err != nil {
+		t.Fatalf("a large blob: %v", err)
+	}
+}
