@@ -24,7 +24,7 @@ func TestConfigErrorAndMissingKey(t *testing.T) {
 	}
 	tm.launch()
 	s := tm.waitFor(15*time.Second, "not started: the configuration does not load", "config error at .brig/config.toml:3")
-	if !strings.Contains(flat(s), flat("config "+tm.ws+"/.brig/config.toml:3: expected")) || strings.Contains(s, "not connected") {
+	if !strings.Contains(flat(s), flat("config "+tm.ws+"/.brig/config.toml:3: permissions.allow: expected")) || strings.Contains(s, "not connected") {
 		t.Fatalf("the banner does not name the file and line:\n%s", s)
 	}
 	tm.typeLine("hello")
