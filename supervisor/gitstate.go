@@ -299,7 +299,7 @@ func isGitSpace(c byte) bool {
 // tree under an unchanged commit id), alternates (other stores, which a
 // call can fill). git works without them — the first two are caches — so
 // the ones a call created or changed are taken out rather than checked.
-var objectCaches = []string{"pack/multi-pack-index", "info/commit-graph", "info/commit-graphs", "info/alternates", "info/http-alternates"}
+var objectCaches = []string{"pack/multi-pack-index", "pack/multi-pack-index.d", "info/commit-graph", "info/commit-graphs", "info/alternates", "info/http-alternates"}
 
 // sweepObjects checks what the call wrote into a git directory's object
 // store: each loose object it created or changed and each pack (index and
@@ -326,18 +326,15 @@ func (s *Supervisor) sweepObjects(dir *safefs.Dir, start unix.Timespec) []string
 		found = append(found, p+" ("+why+")")
 	}
 	for _, rel := range objectCaches {
-		parent, name := objs, rel
-		if d, base := filepath.Split(rel); d != "" {
-			sub, err := objs.Sub(filepath.Clean(d))
-			if err != nil {
-				continue
-			}
-			defer sub.Close()
-			parent, name = sub, base
+		d, name := filepath.Split(rel)
+		parent, err := objs.Sub(filepath.Clean(d))
+		if err != nil {
+			continue
 		}
 		if _, err := parent.Stat(name); err == nil && entryChanged(parent, name, start) {
 			take(parent, name, "an index or a cache of objects brig does not check")
 		}
+		parent.Close()
 	}
 	ents, err := objs.Dirents()
 	if err != nil {
