@@ -18,11 +18,13 @@ import (
 // object file in place: the source repository's objects keep their bytes
 // (git fsck finds nothing), because brig gave the workspace its own
 // copies before the call, and says so in the call's result. Control: the
-// workspace's own objects hold what the call wrote.
+// call did write the workspace's own copies — which, no longer what their
+// ids name, the sweep after it took out, and said so.
 func TestLocalCloneDoesNotWriteItsSource(t *testing.T) {
 	e := newEnv(t, "anthropic",
 		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", bashInput("make test"))}},
-		fakeprovider.Turn{Text: "done", Check: []fakeprovider.Check{{Contains: "poisoned"}, {Contains: "own copies of"}, {Contains: "hard links to files outside it"}}},
+		fakeprovider.Turn{Text: "done", Check: []fakeprovider.Check{{Contains: "poisoned"}, {Contains: "own copies of"}, {Contains: "hard links to files outside it"},
+			{Contains: "its content is not what its id names"}}},
 	)
 	git := func(dir string, args ...string) {
 		t.Helper()
@@ -83,14 +85,20 @@ func TestLocalCloneDoesNotWriteItsSource(t *testing.T) {
 		}
 	}
 	git(source, "fsck", "--full")
-	written := 0
-	for _, b := range objects(e.ws) {
-		if string(b) == "POISON" {
-			written++
+	left := objects(e.ws)
+	taken := 0
+	for rel := range before {
+		if _, ok := left[rel]; !ok {
+			taken++
 		}
 	}
-	if written < shared {
-		t.Errorf("control: %d of the workspace's objects hold what the call wrote, want at least %d", written, shared)
+	for rel, b := range left {
+		if string(b) == "POISON" {
+			t.Errorf("the workspace's object %s still holds what the call wrote", rel)
+		}
+	}
+	if taken < shared {
+		t.Errorf("control: %d of the workspace's objects were taken out as written by the call, want at least %d", taken, shared)
 	}
 }
 

@@ -33,6 +33,7 @@
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -691,8 +692,14 @@ static int cmd_bomb(int argc, char **argv) {
 	__atomic_sub_fetch(&cnt[3], 1, __ATOMIC_SEQ_CST);
 	if (getpid() == top) {
 		while (__atomic_load_n(&cnt[3], __ATOMIC_SEQ_CST) > 0) usleep(5000);
-		printf("BOMB created=%ld failed_forks=%ld cap=%ld\n", __atomic_load_n(&cnt[2], __ATOMIC_SEQ_CST),
-		       __atomic_load_n(&cnt[1], __ATOMIC_SEQ_CST), cap);
+		// The RLIMIT_NPROC it ran under (0: none), said by the bomb
+		// itself: a sampler reading /proc may see no bomb process at
+		// all on a loaded machine (a CI run saw none of 315).
+		struct rlimit rl;
+		long nproc = 0;
+		if (getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) nproc = (long)rl.rlim_cur;
+		printf("BOMB created=%ld failed_forks=%ld cap=%ld nproc=%ld\n", __atomic_load_n(&cnt[2], __ATOMIC_SEQ_CST),
+		       __atomic_load_n(&cnt[1], __ATOMIC_SEQ_CST), cap, nproc);
 		fflush(stdout);
 		if (exit_after) return 0;
 	}
