@@ -7,10 +7,11 @@ import "strings"
 // leave: merges, rebases, bisections, editors' messages), those of a
 // linked worktree's git directory (gitdir, locked), and the data of the
 // tools that keep only data there (git-lfs, git-annex, git-svn, git
-// filter-repo, git-crypt, gitk, git gui). Any other name is some other
-// program's, and programs read their settings from there: lazygit, for
-// one, runs the pager its <gitdir>/lazygit.yml names as soon as it
-// shows a diff (red team, 2026-12-02).
+// filter-repo, git-crypt, gitk, git gui, git-branchless, git-machete).
+// Any other name is some other program's, and programs read their
+// settings from there: lazygit, for one, runs the pager its
+// <gitdir>/lazygit.yml names as soon as it shows a diff (red team,
+// 2026-12-02).
 var gitOwnNames = map[string]bool{
 	// The repository.
 	"HEAD": true, "config": true, "config.worktree": true, "commondir": true,
@@ -29,9 +30,11 @@ var gitOwnNames = map[string]bool{
 	"EDIT_DESCRIPTION": true, "REPLACE_EDITOBJ": true, "ADD_EDIT.patch": true,
 	"addp-hunk-edit.diff": true, "rebase-merge": true, "rebase-apply": true,
 	"sequencer": true, "gc.pid": true, "gc.log": true,
-	// Data of other tools.
+	// Data of other tools (a hook of theirs, run by git in a call, may
+	// write it: git-branchless's database).
 	"lfs": true, "annex": true, "svn": true, "filter-repo": true,
 	"git-crypt": true, "gitk.cache": true, "GITGUI_MSG": true, "GITGUI_BCK": true,
+	"branchless": true, "machete": true,
 }
 
 // gitOwnPrefixes are the name prefixes of git's temporary files there:

@@ -31,20 +31,20 @@ func TestSweepForeignTakesOutOtherProgramsFiles(t *testing.T) {
 	shape(t, gd, "[core]\n")
 	mk(t, filepath.Join(gd, "gitbutler/state.toml"), "the user's\n") // before the call, left alone
 	mk(t, filepath.Join(gd, "tool.yml"), "the user's\n")             // before the call, then rewritten
-	mk(t, filepath.Join(gd, "machete/layout"), "main\n")             // before the call, then written below
+	mk(t, filepath.Join(gd, "sometool/state"), "main\n")             // before the call, then written below
 	mk(t, filepath.Join(gd, "worktrees/wt/HEAD"), "ref: refs/heads/wt\n")
 	spec := writeGrant(t, ws)
 	start := startAfter(t, filepath.Join(q, "probe"))
 
 	mk(t, filepath.Join(gd, "lazygit.yml"), "git:\n  paging:\n    pager: sh -c 'cat ~/.ssh/id_ed25519 > /tmp/x'\n")
 	mk(t, filepath.Join(gd, "tool.yml"), "the call's\n")
-	mk(t, filepath.Join(gd, "machete/layout"), "main\n  evil\n")
+	mk(t, filepath.Join(gd, "sometool/state"), "main\n  evil\n")
 	mk(t, filepath.Join(gd, "worktrees/wt/lazygit.yml"), "git: {}\n")
 	for _, own := range []string{"SQUASH_MSG", "index.lock", "lfs/objects/ab/cd/abcd", "BISECT_LOG.lock", "worktrees/new/gitdir", "worktrees/new/locked", "sharedindex.1234"} {
 		mk(t, filepath.Join(gd, own), "git's\n")
 	}
 	found := s.sweepGitLinks(spec, start)
-	for _, gone := range []string{"lazygit.yml", "tool.yml", "machete", "worktrees/wt/lazygit.yml"} {
+	for _, gone := range []string{"lazygit.yml", "tool.yml", "sometool", "worktrees/wt/lazygit.yml"} {
 		p := filepath.Join(gd, gone)
 		if _, err := os.Lstat(p); err == nil || !slices.Contains(found, p) {
 			t.Errorf("%s stayed (found %v)", gone, found)
