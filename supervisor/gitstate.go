@@ -49,23 +49,36 @@ func (s *Supervisor) sweepForeign(dir *safefs.Dir, start unix.Timespec) []string
 
 // sweepForeignIn is sweepForeign for one git directory.
 func (s *Supervisor) sweepForeignIn(dir *safefs.Dir, start unix.Timespec) []string {
-	ents, err := dir.Dirents()
+	return s.takeChanged(dir, start, jail.GitOwnEntry, "another program's file in a git directory")
+}
+
+// takeChanged takes out of d each entry that changed at or after start
+// (entryChanged) and that skip does not spare, and returns their paths;
+// what names them in the log should one not move.
+func (s *Supervisor) takeChanged(d *safefs.Dir, start unix.Timespec, skip func(name string) bool, what string) []string {
+	ents, err := d.Dirents()
 	if err != nil {
-		s.log.Warn("could not list a git directory after a call", "path", dir.Path(), "err", err)
+		s.log.Warn("could not list a directory of a git directory after a call", "path", d.Path(), "err", err)
 		return nil
 	}
 	var found []string
 	for _, e := range ents {
-		if jail.GitOwnEntry(e.Name) || !entryChanged(dir, e.Name, start) {
+		if skip != nil && skip(e.Name) || !entryChanged(d, e.Name, start) {
 			continue
 		}
-		p := filepath.Join(dir.Path(), e.Name)
-		if err := s.quarantine(dir, e.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
-			s.log.Error("could not take another program's file out of a git directory", "path", p, "err", err)
-		}
-		found = append(found, p)
+		found = append(found, s.takeEntry(d, e.Name, what))
 	}
 	return found
+}
+
+// takeEntry quarantines d's entry name and returns its path; what names
+// it in the log should it not move.
+func (s *Supervisor) takeEntry(d *safefs.Dir, name, what string) string {
+	p := filepath.Join(d.Path(), name)
+	if err := s.quarantine(d, name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.log.Error("could not take out "+what, "path", p, "err", err)
+	}
+	return p
 }
 
 // entryChanged reports whether dir's entry name, or anything below it,
@@ -110,22 +123,7 @@ func (s *Supervisor) sweepResolutions(dir *safefs.Dir, start unix.Timespec) []st
 		return nil // none, or a link: sweepGitDir's
 	}
 	defer rr.Close()
-	ents, err := rr.Dirents()
-	if err != nil {
-		return nil
-	}
-	var found []string
-	for _, e := range ents {
-		if !entryChanged(rr, e.Name, start) {
-			continue
-		}
-		p := filepath.Join(rr.Path(), e.Name)
-		if err := s.quarantine(rr, e.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
-			s.log.Error("could not take out a conflict resolution the call recorded", "path", p, "err", err)
-		}
-		found = append(found, p)
-	}
-	return found
+	return s.takeChanged(rr, start, nil, "a conflict resolution the call recorded")
 }
 
 // replaceRefs is where git keeps replacements: a ref refs/replace/<id>
@@ -147,18 +145,7 @@ const replaceRefs = "refs/replace/"
 func (s *Supervisor) sweepReplacements(dir *safefs.Dir, start unix.Timespec) []string {
 	var found []string
 	if refs, err := dir.Sub(filepath.Clean(replaceRefs)); err == nil {
-		ents, err := refs.Dirents()
-		if err == nil {
-			for _, e := range ents {
-				if entryChanged(refs, e.Name, start) {
-					p := filepath.Join(refs.Path(), e.Name)
-					if err := s.quarantine(refs, e.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
-						s.log.Error("could not take out a replacement the call made", "path", p, "err", err)
-					}
-					found = append(found, p)
-				}
-			}
-		}
+		found = append(found, s.takeChanged(refs, start, nil, "a replacement the call made")...)
 		refs.Close()
 	}
 	if p, ok := s.unpackReplacements(dir, start); ok {
@@ -167,11 +154,7 @@ func (s *Supervisor) sweepReplacements(dir *safefs.Dir, start unix.Timespec) []s
 	if info, err := dir.Sub("info"); err == nil {
 		if entryChanged(info, "grafts", start) {
 			if _, err := info.Stat("grafts"); err == nil {
-				p := filepath.Join(info.Path(), "grafts")
-				if err := s.quarantine(info, "grafts"); err != nil && !errors.Is(err, os.ErrNotExist) {
-					s.log.Error("could not take out the grafts the call wrote", "path", p, "err", err)
-				}
-				found = append(found, p)
+				found = append(found, s.takeEntry(info, "grafts", "the grafts the call wrote"))
 			}
 		}
 		info.Close()
@@ -319,11 +302,7 @@ func (s *Supervisor) sweepObjects(dir *safefs.Dir, start unix.Timespec) []string
 	defer objs.Close()
 	var found []string
 	take := func(d *safefs.Dir, name, why string) {
-		p := filepath.Join(d.Path(), name)
-		if err := s.quarantine(d, name); err != nil && !errors.Is(err, os.ErrNotExist) {
-			s.log.Error("could not take out an object the call wrote", "path", p, "err", err)
-		}
-		found = append(found, p+" ("+why+")")
+		found = append(found, s.takeEntry(d, name, "an object the call wrote")+" ("+why+")")
 	}
 	for _, rel := range objectCaches {
 		d, name := filepath.Split(rel)
