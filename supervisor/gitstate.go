@@ -2,9 +2,13 @@ package supervisor
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -431,6 +435,78 @@ func (s *Supervisor) checkPack(pack *safefs.Dir, base string) string {
 	if err := gitobj.VerifyPack(f, st.Size, idx, idLen); err != nil {
 		s.log.Warn("a pack the call wrote does not check out", "path", filepath.Join(pack.Path(), base+".pack"), "err", err)
 		return "its objects are not what their ids name"
+	}
+	return ""
+}
+
+// sweepLFS checks the Git LFS objects the call wrote into a git
+// directory's lfs/objects (<id[0:2]>/<id[2:4]>/<id>, the id the SHA-256 of
+// the content): git-lfs writes a tracked file out at checkout from the
+// object its pointer names, read from there as it is (only its size is
+// compared), so an object rewritten with other bytes of the same size
+// made the user's next checkout, outside any jail, write the call's
+// content under an unchanged commit — git status clean (red team,
+// 2026-12-02). Each object the call created or changed is hashed and
+// taken out when the hash is not its name (git-lfs then fetches it again,
+// or says it is missing). Every object's status is looked at, as with git's
+// loose objects (sweepObjects); only the changed ones are read. Names that
+// are not an object id are git-lfs's to ignore, and left.
+func (s *Supervisor) sweepLFS(dir *safefs.Dir, start unix.Timespec) []string {
+	objs, err := dir.Sub("lfs/objects")
+	if err != nil {
+		return nil // none, or a link: sweepGitDir's
+	}
+	defer objs.Close()
+	var found []string
+	for _, e1 := range dirNames(objs, fanOut) {
+		d1, err := objs.Sub(e1)
+		if err != nil {
+			continue
+		}
+		for _, e2 := range dirNames(d1, fanOut) {
+			d2, err := d1.Sub(e2)
+			if err != nil {
+				continue
+			}
+			for _, name := range dirNames(d2, func(n string) bool { return len(n) == 64 && n[:2] == e1 && n[2:4] == e2 && hexPrefix([]byte(n)) == 64 }) {
+				if st, err := d2.Stat(name); err != nil || !timeAtOrAfter(st.Ctim, start) {
+					continue
+				}
+				if why := s.checkLFS(d2, name); why != "" {
+					found = append(found, s.takeEntry(d2, name, "a Git LFS object the call wrote")+" ("+why+")")
+				}
+			}
+			d2.Close()
+		}
+		d1.Close()
+	}
+	return found
+}
+
+// dirNames lists the names of d's entries that keep accepts.
+func dirNames(d *safefs.Dir, keep func(string) bool) []string {
+	names, err := d.Names()
+	if err != nil {
+		return nil
+	}
+	return slices.DeleteFunc(names, func(n string) bool { return !keep(n) })
+}
+
+// checkLFS says why the Git LFS object d/id does not hold what id names,
+// or "" when it does.
+func (s *Supervisor) checkLFS(d *safefs.Dir, id string) string {
+	f, _, err := d.OpenFile(id)
+	if err != nil {
+		return "not a file brig could read: " + err.Error()
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unreadable: " + err.Error()
+	}
+	if hex.EncodeToString(h.Sum(nil)) != strings.ToLower(id) {
+		s.log.Warn("a Git LFS object the call wrote does not check out", "path", filepath.Join(d.Path(), id))
+		return "its content is not what its id names"
 	}
 	return ""
 }

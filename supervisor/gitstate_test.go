@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/safefs"
 	"brig/jail"
 )
 
@@ -375,5 +377,79 @@ func forgeIndex(t *testing.T, ws, path, id string) {
 	}
 	if err := os.WriteFile(path, idx, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSweepLFSTheCallForged (red team 2026-12-02): git-lfs checks a local
+// object's size, not its hash, when it writes a tracked file out at
+// checkout, so an object the call rewrote with other bytes of the same
+// size made the user's next checkout write the call's content. Objects
+// the call created or changed that are not what their ids name — other
+// bytes, a link — are taken out. Controls: an object git-lfs would write
+// (its hash its name), one that was there before the call (even a bad
+// one: not the call's), and a name that is no object id all stay.
+func TestSweepLFSTheCallForged(t *testing.T) {
+	ws, q, s := sweeper(t)
+	gd := filepath.Join(ws, ".git")
+	shape(t, gd, "[core]\n")
+	obj := func(content string) (id, path string) {
+		sum := sha256.Sum256([]byte(content))
+		id = hex.EncodeToString(sum[:])
+		return id, filepath.Join(gd, "lfs/objects", id[:2], id[2:4], id)
+	}
+	_, kept := obj("the user's video\n")
+	mk(t, kept, "the user's video\n")
+	_, rewritten := obj("real content\n")
+	mk(t, rewritten, "real content\n")
+	_, oldBad := obj("an old object\n")
+	mk(t, oldBad, "not its content\n") // before the call: not the call's
+	spec := writeGrant(t, ws)
+	start := startAfter(t, filepath.Join(q, "probe"))
+
+	if err := os.WriteFile(rewritten, []byte("FORGED BYTES\n"), 0o644); err != nil { // same size, in place
+		t.Fatal(err)
+	}
+	_, fresh := obj("the call's own object\n")
+	mk(t, fresh, "the call's own object\n")
+	_, forged := obj("what the pointer names\n")
+	mk(t, forged, "something else entirely\n")
+	_, linked := obj("a link\n")
+	if err := os.MkdirAll(filepath.Dir(linked), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/hostname", linked); err != nil {
+		t.Fatal(err)
+	}
+	notID := filepath.Join(gd, "lfs/objects", filepath.Base(filepath.Dir(filepath.Dir(fresh))), filepath.Base(filepath.Dir(fresh)), "tmp-upload")
+	mk(t, notID, "partial\n")
+
+	dir, err := safefs.Open(gd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	found := s.sweepLFS(dir, start)
+	for _, gone := range []string{rewritten, forged, linked} {
+		if _, err := os.Lstat(gone); err == nil || !slices.ContainsFunc(found, func(f string) bool { return strings.HasPrefix(f, gone+" (") }) {
+			t.Errorf("%s stayed (found %v)", gone, found)
+		}
+	}
+	if len(found) != 3 {
+		t.Errorf("found %v, want the three the call forged", found)
+	}
+	for _, stays := range []string{kept, fresh, oldBad, notID} {
+		if _, err := os.Lstat(stays); err != nil {
+			t.Errorf("control: %s was taken out: %v", stays, err)
+		}
+	}
+	if got, _ := filepath.Glob(filepath.Join(q, "*", filepath.Base(rewritten))); len(got) != 1 {
+		t.Errorf("the rewritten object is not in the quarantine: %v", got)
+	}
+	// The sweep of a writing call runs it.
+	if err := os.WriteFile(kept, []byte("the call's video\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if found := s.sweepGitLinks(spec, start); !slices.ContainsFunc(found, func(f string) bool { return strings.HasPrefix(f, kept+" (") }) {
+		t.Errorf("sweepGitLinks left the forged %s (found %v)", kept, found)
 	}
 }

@@ -225,7 +225,8 @@ func entriesChanged(dir string, start unix.Timespec) bool {
 // out the interrupted operations (sweepOperations), the replacements
 // (sweepReplacements), the recorded conflict resolutions
 // (sweepResolutions), the objects that are not what their ids name and
-// the object caches (sweepObjects), and the other programs' files
+// the object caches (sweepObjects), the Git LFS objects that are not
+// what their ids name (sweepLFS), and the other programs' files
 // (sweepForeign) the call made.
 func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string {
 	var found []string
@@ -251,6 +252,7 @@ func (s *Supervisor) sweepGitLinks(spec jail.Spec, start unix.Timespec) []string
 		found = append(found, s.sweepReplacements(dir, start)...)
 		found = append(found, s.sweepResolutions(dir, start)...)
 		found = append(found, s.sweepObjects(dir, start)...)
+		found = append(found, s.sweepLFS(dir, start)...)
 		found = append(found, s.sweepForeign(dir, start)...)
 		dir.Close()
 	}
