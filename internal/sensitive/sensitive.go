@@ -415,6 +415,16 @@ func Workspace() []Entry {
 		{".yarnrc.yml", LaterExec, "yarn runs the file its yarnPath names"},
 		{".yarnrc", LaterExec, "yarn 1 obeys it here (yarn-path runs a file)"},
 		{".Rprofile", LaterExec, "R runs it on start here"},
+		{".Renviron", LaterExec, "R reads it on start here (R_PROFILE_USER names a file R runs)"},
+		{".pdbrc", LaterExec, "Python's debugger runs it on start here"},
+		{".perldb", LaterExec, "perl -d runs it on start here"},
+		{".irbrc", LaterExec, "irb runs it on start here"},
+		{".pryrc", LaterExec, "pry runs it on start here"},
+		{".iex.exs", LaterExec, "IEx runs it on start here"},
+		{".ghci", LaterExec, "GHCi runs it on start here"},
+		{".octaverc", LaterExec, "Octave runs it on start here"},
+		{".tool-versions", LaterExec, "asdf and mise run the tools it names (a path among them)"},
+		{".lfsconfig", LaterExec, "git-lfs sends your LFS objects to the server it names"},
 	}
 }
 
