@@ -24,6 +24,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -230,6 +231,8 @@ func Explain(op, path string, err error) string {
 		return fmt.Sprintf("%s %s: no such file or directory", op, path)
 	case errors.Is(err, syscall.EROFS):
 		return fmt.Sprintf("%s %s: read-only here (a protected path, or a read-only call); the jail refused it", op, path)
+	case errors.Is(err, fs.ErrPermission) && deniedByMode(op, path, err):
+		return fmt.Sprintf("%s %s: permission denied by the owner and mode of the file or its directory (ls -l shows them), not by brig's jail; chmod can change them if the task needs it", op, path)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Sprintf("%s %s: permission denied; this call was not granted access to that path (the jail refused it)", op, path)
 	case errors.Is(err, syscall.EISDIR):
@@ -238,6 +241,32 @@ func Explain(op, path string, err error) string {
 		return fmt.Sprintf("%s %s: a component of the path is not a directory", op, path)
 	}
 	return fmt.Sprintf("%s %s: %v", op, path, err)
+}
+
+// readOps are Explain's operations that only read; the others write.
+var readOps = map[string]bool{"read": true, "view": true, "search": true, "list": true, "glob in": true}
+
+// deniedByMode reports whether the file's own permissions refuse op on
+// the path err names (path when it names none): access(2) checks the
+// owner, the group and the mode bits as open(2) does, and Landlock takes
+// no part in it, so a refusal that access(2) repeats is not the jail's. A
+// write is checked on the file when it exists and on its directory (a
+// new name, a removal).
+func deniedByMode(op, path string, err error) bool {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path != "" {
+		path = pe.Path
+	}
+	denied := func(p string, mode uint32) bool {
+		return errors.Is(syscall.Access(p, mode), syscall.EACCES)
+	}
+	if readOps[op] {
+		return denied(path, 4) // R_OK
+	}
+	if _, err := os.Lstat(path); err == nil && denied(path, 2) { // W_OK
+		return true
+	}
+	return denied(filepath.Dir(path), 3) // W_OK|X_OK
 }
 
 // CapText cuts s to at most n bytes on a rune boundary, saying so.
