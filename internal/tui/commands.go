@@ -594,7 +594,7 @@ func (m *Model) permissionsText() string {
 			fmt.Fprintf(&b, "    %-5s %s  %s\n", policy.Allow, inert(r.String()), stDim.Render("answered for this session"))
 		}
 	}
-	b.WriteString(stDim.Render("    plus brig's built-in command lists and protected paths; answers \"for this session\" last until brig exits; `brig policy check` explains one call") + "\n")
+	b.WriteString(stDim.Render("    plus brig's built-in command lists and protected paths; answers \"for this session\" last until brig exits or /clear or /resume opens another session; `brig policy check` explains one call") + "\n")
 	for _, w := range pol.Warnings {
 		b.WriteString("  " + stWarn.Render("warning: ") + inert(w.String()) + "\n")
 	}
