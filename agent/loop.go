@@ -589,13 +589,19 @@ func (a *Agent) failed(ctx context.Context, tr TurnResult, partial provider.Resp
 		}
 	}
 	if len(kept) > 0 {
+		tr.Text = provider.Message{Content: kept}.PlainText()
+		// The model reads its own words back next turn: it must know
+		// they stop where the user cut them, not where it meant to.
+		kept = append(kept, provider.Text(interruptedAnswer))
 		if perr := a.add(context.WithoutCancel(ctx), provider.Message{Role: provider.Assistant, Content: kept}); perr != nil {
 			return tr, perr
 		}
-		tr.Text = provider.Message{Content: kept}.PlainText()
 	}
 	return tr, err
 }
+
+// interruptedAnswer ends the text an interrupted answer kept.
+const interruptedAnswer = "[brig: the user interrupted this answer here]"
 
 // recover is what happens at the iteration or token bound: one last request without
 // tools asks the model to sum up, so the user gets an answer, not silence.

@@ -244,6 +244,16 @@ func TestLoopInterruptKeepsHistoryValid(t *testing.T) {
 	if tr.Stop != StopInterrupted || err == nil {
 		t.Fatalf("first turn: %+v, %v", tr, err)
 	}
+	// The words that arrived are kept, and the model is told they were
+	// cut off; the user's copy of the text is the model's alone.
+	h := a.History()
+	last := h[len(h)-1]
+	if last.Role != provider.Assistant || !strings.HasPrefix(last.PlainText(), "slow words") || !strings.HasSuffix(last.PlainText(), interruptedAnswer) {
+		t.Fatalf("the interrupted answer is kept as %+v", last)
+	}
+	if strings.Contains(tr.Text, interruptedAnswer) || !strings.HasPrefix(tr.Text, "slow words") {
+		t.Fatalf("the turn's text is %q", tr.Text)
+	}
 
 	// Interrupt during a long tool call.
 	ctx, cancel = context.WithCancel(context.Background())
