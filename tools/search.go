@@ -171,6 +171,13 @@ func formatSearch(a searchArgs, out searchOutcome) Result {
 	switch {
 	case len(out.matches) == 0:
 		b.WriteString("no matches")
+		// What it did not look in, so that "no matches" is not read as
+		// "nowhere" (new user: the only match was in a 40 MB file).
+		skipped := "hidden files, " + strings.Join(skippedDirs()[3:5], ", ") + " and the like, "
+		if a.IncludeIgnored {
+			skipped = ""
+		}
+		fmt.Fprintf(&b, " [not searched: %sbinary files and files over %d MiB; grep in bash reads those]", skipped, MaxSearchFileBytes>>20)
 	case out.more || cut:
 		fmt.Fprintf(&b, "[showing the first %s in %s; there are more: narrow the pattern, path or glob]", plural(shown, "match", "matches"), plural(len(files), "file", "files"))
 	default:

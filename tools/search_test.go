@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -201,5 +202,31 @@ func TestFindRipgrepNeedsNoPath(t *testing.T) {
 	}
 	if got := findRipgrep(); got != "/usr/bin/rg" {
 		t.Fatalf("findRipgrep() = %q", got)
+	}
+}
+
+// TestSearchNoMatchesSaysWhatItSkipped (new user, 2026-12-02): the only
+// match was in a file over the size bound, and "no matches" read as
+// "nowhere". An empty result names what was not searched; control: a
+// match in a file within the bound is found.
+func TestSearchNoMatchesSaysWhatItSkipped(t *testing.T) {
+	dir := t.TempDir()
+	big := bytes.Repeat([]byte("filler line\n"), MaxSearchFileBytes/12+1)
+	if err := os.WriteFile(filepath.Join(dir, "big.txt"), append(big, "NEEDLE\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "small.txt"), []byte("a FOUND line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, SearchCode, obj{"pattern": "NEEDLE", "path": dir})
+	if !strings.HasPrefix(res.Text, "no matches [not searched: hidden files,") || !strings.Contains(res.Text, "files over 4 MiB") {
+		t.Errorf("empty search: %q", res.Text)
+	}
+	res = call(t, SearchCode, obj{"pattern": "NEEDLE", "path": dir, "include_ignored": true})
+	if !strings.HasPrefix(res.Text, "no matches [not searched: binary files and files over 4 MiB") {
+		t.Errorf("empty search with include_ignored: %q", res.Text)
+	}
+	if res := call(t, SearchCode, obj{"pattern": "NEEDLE|FOUND", "path": dir}); !strings.Contains(res.Text, "small.txt:1:a FOUND line") || strings.Contains(res.Text, "not searched") {
+		t.Errorf("control: %q", res.Text)
 	}
 }
