@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -159,6 +160,27 @@ type pather interface{ pathFields() []*string }
 // itself: jail.FileTool): openPath is that file, the invocation's Open.
 type fileOpener interface{ openPath() string }
 
+// jsonKind names the JSON value a Go type takes.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "another type"
+}
+
 // decodeArgs decodes strictly: unknown fields and trailing data are errors
 // the model can act on.
 func decodeArgs[T any, PT interface {
@@ -172,6 +194,12 @@ func decodeArgs[T any, PT interface {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			// Go's own words name the struct ("Go struct field
+			// readArgs.path"): the model knows the argument's name.
+			return v, fmt.Errorf("invalid arguments: %s must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
+		}
 		return v, fmt.Errorf("invalid arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {

@@ -87,7 +87,9 @@ func TestPrepare(t *testing.T) {
 	}{
 		{name: "unknown tool", tool: "rm_rf", args: `{}`, wantErr: "unknown tool"},
 		{name: "unknown field", tool: "read_file", args: `{"path":"a","bogus":1}`, wantErr: "unknown field"},
-		{name: "wrong type", tool: "read_file", args: `{"path":3}`, wantErr: "invalid arguments"},
+		{name: "wrong type", tool: "read_file", args: `{"path":3}`, wantErr: "invalid arguments: path must be a string, not number"},
+		{name: "wrong type in a list", tool: "multi_edit", args: `{"path":"a","edits":[{"old_string":1,"new_string":"b"}]}`, wantErr: "invalid arguments: edits.old_string must be a string, not number"},
+		{name: "wrong number", tool: "read_file", args: `{"path":"a","offset":"ten"}`, wantErr: "invalid arguments: offset must be a whole number, not string"},
 		{name: "missing path", tool: "read_file", args: `{}`, wantErr: "path is required"},
 		{name: "trailing data", tool: "read_file", args: `{"path":"a"} {}`, wantErr: "trailing"},
 		{name: "bad regexp", tool: "search_code", args: `{"pattern":"a("}`, wantErr: "not a valid regular expression"},
