@@ -159,7 +159,7 @@ func OneLine(s string, max int) string {
 
 func (e *Error) writeAttempts(b *strings.Builder) {
 	if e.Attempts > 1 {
-		fmt.Fprintf(b, " after %d attempts", e.Attempts)
+		fmt.Fprintf(b, "; gave up after %d attempts", e.Attempts)
 	}
 }
 

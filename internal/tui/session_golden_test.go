@@ -177,7 +177,7 @@ func TestFailedTurnRetriesOnEnter(t *testing.T) {
 	h.keys("enter")
 	h.send(h.turnEnd())
 	out := ansi.Strip(h.printedText())
-	if !strings.Contains(out, "the turn failed: anthropic server error (500) after 4 attempts") || !strings.Contains(out, "your message is kept: press Enter to send it again") {
+	if !strings.Contains(out, "the turn failed: anthropic server error (500); gave up after 4 attempts") || !strings.Contains(out, "your message is kept: press Enter to send it again") {
 		t.Fatalf("the failure or its advice is not shown:\n%s", out)
 	}
 	if !h.m.retry || h.m.busy {
