@@ -83,7 +83,7 @@ func DecideBash(rs RuleSet, line string) BashDecision {
 	}
 	switch d.Tier {
 	case Allow:
-		d.Reason = "every command is allowed"
+		d.Reason = "every command in the line is allowed"
 	case Deny:
 		for _, cd := range d.Commands {
 			if cd.Tier == Deny {

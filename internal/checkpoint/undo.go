@@ -454,7 +454,11 @@ func findCall(calls []Call, ref string) (int, error) {
 	ref = strings.TrimPrefix(ref, "#")
 	if n, err := strconv.Atoi(ref); err == nil {
 		if n < 1 || n > len(calls) {
-			return 0, fmt.Errorf("no call %d in this session (it has %d checkpointed calls; brig changes lists them)", n, len(calls))
+			has := fmt.Sprintf("%d checkpointed calls", len(calls))
+			if len(calls) == 1 {
+				has = "1 checkpointed call"
+			}
+			return 0, fmt.Errorf("no call %d in this session (it has %s; brig changes lists them)", n, has)
 		}
 		return n - 1, nil
 	}
