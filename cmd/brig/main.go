@@ -118,8 +118,21 @@ func run(ctx context.Context, args []string) int {
 	}
 	// An error may quote a provider, a server or a config file.
 	fmt.Fprintln(os.Stderr, "brig:", termsafe.Text(err.Error()))
+	var se statusError
+	if errors.As(err, &se) {
+		return se.code
+	}
 	return 2
 }
+
+// statusError is an error that is no misuse of brig (2): a command that
+// ran and found nothing to do says so and exits with code.
+type statusError struct {
+	error
+	code int
+}
+
+func (e statusError) Unwrap() error { return e.error }
 
 // carriedPath is the program the supervisor starts for each call: the jail
 // init program carried in this binary (kept in brig's state directory, or

@@ -151,7 +151,7 @@ func runUndo(ctx context.Context, o *undoOptions) error {
 		fmt.Fprintf(o.Stderr, "brig: nothing was undone: %s changed after brig's calls (listed above). Keep your changes, or run brig undo --force to overwrite them (what they hold now stays in brig's checkpoint store).\n", count(len(rep.Conflicts), "path"))
 		return exitError{1}
 	case errors.Is(err, checkpoint.ErrNothing) && o.To == "":
-		return nothingToUndo(err, store, sessionStore(o.procEnv), id, o.Session == "")
+		return statusError{nothingToUndo(err, store, sessionStore(o.procEnv), id, o.Session == ""), 1}
 	case err != nil:
 		return err
 	}

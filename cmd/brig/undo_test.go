@@ -161,6 +161,10 @@ func TestUndoAfterALaterSessionNamesTheOneWithChanges(t *testing.T) {
 	if !errors.Is(err, checkpoint.ErrNothing) {
 		t.Fatalf("brig undo: %v, want nothing to undo", err)
 	}
+	// Nothing to undo is no misuse of brig: it exits 1, not 2.
+	if se := (statusError{}); !errors.As(err, &se) || se.code != 1 {
+		t.Errorf("brig undo with nothing to undo: %#v, want exit status 1", err)
+	}
 	msg := err.Error()
 	for _, want := range []string{
 		"(session " + later.ID() + ", the latest of this workspace)",

@@ -122,7 +122,7 @@ func TestUndoScenario(t *testing.T) {
 	if strings.Count(r.stdout, "· undone") != 4 {
 		t.Fatalf("brig changes does not mark the undone calls:\n%s", r.stdout)
 	}
-	if r = e.run(t, "undo"); r.code == 0 || !strings.Contains(r.stderr, "nothing to undo") {
+	if r = e.run(t, "undo"); r.code != 1 || !strings.Contains(r.stderr, "nothing to undo") {
 		t.Fatalf("a third undo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 
