@@ -176,7 +176,16 @@ func Lookup(id string, explicitBaseURL bool) (Model, error) {
 		return Unlisted(id, OpenAIChat), nil
 	}
 	known := append(KnownIDs(Anthropic), KnownIDs(OpenAI)...)
-	if near := suggest.Closest(id, known, 3); near != "" {
+	near := suggest.Closest(id, known, 3)
+	if near == "" {
+		// gpt-4o-typo: the longest known id it starts with.
+		for _, k := range known {
+			if len(k) > len(near) && strings.HasPrefix(id, k+"-") {
+				near = k
+			}
+		}
+	}
+	if near != "" {
 		return Model{}, fmt.Errorf("unknown model %q: did you mean %s? (known models: %s; for another model say which API serves it: --provider, and --base-url for another server)", id, near, strings.Join(known, ", "))
 	}
 	return Model{}, fmt.Errorf("unknown model %q; known models: %s (for another model say which API serves it: --provider, and --base-url for another server)",

@@ -29,6 +29,9 @@ func TestLookup(t *testing.T) {
 		// A typo is answered with the id it was meant to be (new user,
 		// 2026-12-02), and the known ids.
 		{id: "claud-sonet-4-5", wantErr: `unknown model "claud-sonet-4-5": did you mean claude-sonnet-4-5?`},
+		{id: "gpt-4o-typo", wantErr: `unknown model "gpt-4o-typo": did you mean gpt-4o?`},
+		{id: "gpt-4o-mini-x", wantErr: `unknown model "gpt-4o-mini-x": did you mean gpt-4o-mini?`},
+		{id: "llama-70b", wantErr: `unknown model "llama-70b"; known models:`},
 	}
 	for _, tt := range tests {
 		m, err := Lookup(tt.id, tt.baseURL)

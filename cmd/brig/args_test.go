@@ -36,6 +36,11 @@ func TestArgumentMistakesAreSaid(t *testing.T) {
 		{[]string{"sessions", "ls"}, `did you mean brig sessions list`},
 		{[]string{"policy", "chek", "--", "ls"}, `did you mean brig policy check?`},
 		{[]string{"mcp", "bogus"}, `unknown command "bogus" for "brig mcp" (its commands: list, trust)`},
+		// A mistyped flag names the flags a typo or two away (it said
+		// only "unknown flag": new user, 2026-12-02).
+		{[]string{"--modle", "x"}, `unknown flag: --modle: did you mean --mode or --model? (brig --help lists the flags)`},
+		{[]string{"undo", "--dryrun"}, `did you mean --dry-run? (brig undo --help lists the flags)`},
+		{[]string{"--zzzzz"}, `unknown flag: --zzzzz`},
 		// A glob expanded to 166 files: the first few and the count.
 		{append([]string{"sessions", "show"}, manyArgs(166)...), `sessions show takes one session id, not 166: "f0" "f1" "f2" "f3" … and 162 more`},
 	} {

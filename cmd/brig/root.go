@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strings"
 
+	"brig/internal/suggest"
 	"brig/policy"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func newRootCmd() *cobra.Command {
@@ -87,6 +89,8 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newUndoCmd(nil), newChangesCmd(nil), newLogCmd(nil))
 	addReleaseCommands(root)
 	root.AddCommand(newCacheCmd())
+	root.SetFlagErrorFunc(suggestFlag) // every subcommand asks its parent
+
 	return root
 }
 
@@ -166,4 +170,33 @@ func commandGroup(cmd *cobra.Command) *cobra.Command {
 		return errors.New(msg)
 	}
 	return cmd
+}
+
+// suggestFlag adds "did you mean" to cobra's "unknown flag: --modle" when
+// a flag of the command is a typo away.
+func suggestFlag(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	name, _, _ = strings.Cut(name, "=")
+	var known []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			known = append(known, f.Name)
+		}
+	})
+	// Every flag a typo or two away, nearest first: --modle is as much
+	// --model (two letters swapped) as --mode (one dropped).
+	var near []string
+	slices.SortStableFunc(known, func(a, b string) int { return suggest.Distance(name, a) - suggest.Distance(name, b) })
+	for _, k := range known {
+		if suggest.Distance(name, k) <= 2 && len(near) < 3 {
+			near = append(near, "--"+k)
+		}
+	}
+	if len(near) > 0 {
+		return fmt.Errorf("%w: did you mean %s? (%s --help lists the flags)", err, strings.Join(near, " or "), cmd.CommandPath())
+	}
+	return err
 }
