@@ -101,7 +101,7 @@ func (m *Model) approvalView(p *pending, room int) string {
 		p.rows, p.rowsWidth = rows, w
 	}
 	body := p.rows
-	why := whyLines(req.Verdict, w)
+	why := whyLines(req.Verdict, quotedReason(req.Verdict), w)
 	grant := m.grantLines(req, w)
 	// Esc closes the whole-body view when it is open, and denies when not
 	// (the two labels are as wide: the layout does not change with them).
@@ -584,10 +584,25 @@ func (m *Model) changeRows(path, text string, op byte, w int) []string {
 }
 
 // whyLines name the parts of a command line that are not allowed and why,
-// at most four (the rest counted).
-func whyLines(v policy.Verdict, w int) []string {
+// at most four (the rest counted). A line of one such command whose words
+// and reason the question already gives (header) has none: it said the
+// same twice (new user, 2026-12-02).
+func whyLines(v policy.Verdict, header string, w int) []string {
 	var rows []string
 	n := 0
+	for _, c := range v.Commands {
+		if c.Tier != policy.Allow {
+			n++
+		}
+	}
+	if n == 1 {
+		for _, c := range v.Commands {
+			if c.Tier != policy.Allow && strings.Contains(header, shellWords(c.Words)) && strings.Contains(header, c.Reason) {
+				return nil
+			}
+		}
+	}
+	n = 0
 	for _, c := range v.Commands {
 		if c.Tier == policy.Allow {
 			continue
