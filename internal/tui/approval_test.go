@@ -824,3 +824,30 @@ func TestApprovalSwapTakesNoKeyMeantForTheFirst(t *testing.T) {
 		t.Fatalf("answer %+v; want session", a)
 	}
 }
+
+// TestDenyMessageRowFitsTheWidth (new user, 2026-12-02): the input of
+// "deny with a message" was its prompt wider than the terminal, and the
+// row showed a stray "…" at its right end. The row fits, as typed text
+// reaches the edge too.
+func TestDenyMessageRowFitsTheWidth(t *testing.T) {
+	for _, w := range []int{120, 60} {
+		h := newHarness(t, w, colorprofile.NoTTY, allHold())
+		h.start(h.conn(policy.ModeAsk, nil))
+		h.ask(h.request("bash", `{"command":"mkdir -p d1"}`))
+		h.pause()
+		h.keys("5")
+		h.typeText(strings.Repeat("no thanks ", 20))
+		var row string
+		for l := range strings.SplitSeq(ansi.Strip(h.m.frameText()), "\n") {
+			if strings.HasPrefix(l, "message to the model: ") {
+				row = l
+			}
+		}
+		if row == "" {
+			t.Fatalf("width %d: no message row:\n%s", w, h.frame())
+		}
+		if got := ansi.StringWidth(row); got > w || strings.HasSuffix(strings.TrimRight(row, " "), "…") {
+			t.Errorf("width %d: the row is %d cells: %q", w, got, row)
+		}
+	}
+}

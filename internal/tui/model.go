@@ -160,6 +160,14 @@ type Model struct {
 	status   string // a transient note under the input
 }
 
+// denyPrompt leads the input of a denial's message to the model.
+const denyPrompt = "message to the model: "
+
+// denyWidth is the room the denial's message has on a row of width w:
+// the text input's width leaves out its prompt (and the cursor's cell), and
+// a row wider than the terminal was cut with "…" (new user, 2026-12-02).
+func denyWidth(w int) int { return max(w-len(denyPrompt)-1, 8) }
+
 // New builds the model. The run starts asynchronously (the prompt is
 // usable at once); a Starter error is shown in the banner.
 func New(ctx context.Context, cfg Config) *Model {
@@ -167,7 +175,7 @@ func New(ctx context.Context, cfg Config) *Model {
 	ta := newInput(inputRows)
 	ta.Focus()
 	di := textinput.New()
-	di.Prompt = "message to the model: "
+	di.Prompt = denyPrompt
 	di.KeyMap.Paste.SetEnabled(false) // see noClipboard
 	var rend render.Renderer = render.Plain{}
 	if cfg.Renderer != nil {
@@ -182,6 +190,7 @@ func New(ctx context.Context, cfg Config) *Model {
 		out: func(string) {}, now: time.Now, frames: &frameLog{height: 24, width: 80},
 	}
 	m.input.SetWidth(m.width)
+	m.denyInput.SetWidth(denyWidth(m.width))
 	return m
 }
 
@@ -311,7 +320,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.frames.resize(w, h)
 		m.input.MaxHeight = m.inputMax()
 		m.input.SetWidth(m.width) // lays the input out again, at its new height too
-		m.denyInput.SetWidth(m.width)
+		m.denyInput.SetWidth(denyWidth(m.width))
 		if m.status == tooSmallToApprove {
 			m.status = "" // said of the old size; a key at the new one says it again if it still holds
 		}
