@@ -777,11 +777,23 @@ func (m *Model) replay(st *session.State) string {
 	b.WriteString(stDim.Render(fmt.Sprintf("── resumed session %s: %s (%d messages) ──", st.ID, inert(st.Title), st.Summary.Messages)) + "\n")
 	children := map[string][]session.Entry{} // subagents' transcripts by task call
 	results := map[string]session.Entry{}    // the calls' results, by call
+	called := map[string]bool{}              // the calls shown, whose results go under them
 	for _, e := range st.Display {
-		if e.Parent != "" {
+		switch {
+		case e.Parent != "":
 			children[e.Parent] = append(children[e.Parent], e)
-		} else if e.Kind == session.DisplayToolResult && e.ToolUseID != "" {
+		case e.Kind == session.DisplayToolResult && e.ToolUseID != "":
 			results[e.ToolUseID] = e
+		case e.Kind == session.DisplayToolCall && e.ToolUseID != "":
+			called[e.ToolUseID] = true
+		}
+	}
+	resultLine := func(e session.Entry) {
+		line := firstLine(inert(e.Text))
+		if e.IsError {
+			b.WriteString(stErr.Render("  ⎿ ") + fit(line, m.width-4) + "\n")
+		} else {
+			b.WriteString(stDim.Render("  ⎿ "+fit(line, m.width-4)) + "\n")
 		}
 	}
 	exits := exitCodes(st.Messages)
@@ -816,12 +828,15 @@ func (m *Model) replay(st *session.State) string {
 			}
 			b.WriteString(mark + e.Tool + " " + stDim.Render(fit(inert(e.Text), m.width-len(e.Tool)-4-len(facts))+facts) + "\n")
 			b.WriteString(m.replaySubagent(children[e.ToolUseID]))
+			// Its result under it: calls of one answer run side by side,
+			// and their results came after all of them (new user,
+			// 2026-12-02: each showed under the other call).
+			if r, ok := results[e.ToolUseID]; ok {
+				resultLine(r)
+			}
 		case session.DisplayToolResult:
-			line := firstLine(inert(e.Text))
-			if e.IsError {
-				b.WriteString(stErr.Render("  ⎿ ") + fit(line, m.width-4) + "\n")
-			} else {
-				b.WriteString(stDim.Render("  ⎿ "+fit(line, m.width-4)) + "\n")
+			if !called[e.ToolUseID] {
+				resultLine(e) // a result whose call is not shown (or has no id)
 			}
 		case session.DisplayNotice:
 			b.WriteString(hang(stDim.Render("brig: "), "      ", stDim.Render(inert(e.Text)), m.width) + "\n")

@@ -344,6 +344,25 @@ func TestReplayMarksFailures(t *testing.T) {
 			t.Errorf("the replay has no %q:\n%s", want, out)
 		}
 	}
+	// Each result under its own call, though the three ran side by side
+	// and their results came after all of them (new user, 2026-12-02);
+	// a result whose call is not shown stays where it was.
+	for _, want := range []string{
+		"$ pytest -q · exit 1\n  ⎿ F. … (+4 lines)\n",
+		"$ ls · exit 0\n  ⎿ calc … (+2 lines)\n",
+		"$ rm -rf build\n  ⎿ the user denied this call.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("a result is not under its call (%q):\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "⎿ calc"); n != 1 {
+		t.Errorf("a result is shown %d times:\n%s", n, out)
+	}
+	st.Display = append(st.Display, session.Entry{Display: session.Display{Kind: session.DisplayToolResult, ToolUseID: "gone", Text: "an orphan result"}})
+	if out := ansi.Strip(h.m.replay(st)); !strings.Contains(out, "  ⎿ an orphan result\n") {
+		t.Errorf("control: a result without its call is not shown:\n%s", out)
+	}
 }
 
 // TestReplaySaysALastMessageGotNoAnswer (new user, 2026-12-02): a session
