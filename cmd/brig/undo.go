@@ -262,11 +262,18 @@ func runChanges(ctx context.Context, o *changesOptions) error {
 			Calls     []checkpoint.Call `json:"calls"`
 		}{id, ws, calls})
 	}
-	w := o.Stdout
+	printChanges(o.Stdout, id, ws, calls, o.All, "brig undo puts back the last call not undone; brig undo --to N puts back call N and every later one.")
+	return nil
+}
+
+// printChanges lists a session's checkpointed calls, numbered as undo
+// takes them, with what each changed (the first 20 paths of each unless
+// all), then footer (how to undo, in the words of the front end).
+func printChanges(w io.Writer, id, ws string, calls []checkpoint.Call, all bool, footer string) {
 	fmt.Fprintf(w, "session %s · %s\n", id, shown(ws))
 	if len(calls) == 0 {
 		fmt.Fprintln(w, "no call of this session could write files")
-		return nil
+		return
 	}
 	for _, c := range calls {
 		summary := "brig stopped before it finished; what it changed is worked out at undo"
@@ -285,18 +292,17 @@ func runChanges(ctx context.Context, o *changesOptions) error {
 			continue
 		}
 		for i, ch := range c.Changes.Changes {
-			if i == 20 && !o.All {
+			if i == 20 && !all {
 				fmt.Fprintf(w, "       … %d more (--all lists them)\n", len(c.Changes.Changes)-20+c.Changes.More)
 				break
 			}
 			fmt.Fprintf(w, "       %-8s %s\n", ch.Kind, shown(relPath(ch.Path, ws)))
 		}
-		if c.Changes.More > 0 && (o.All || len(c.Changes.Changes) <= 20) {
+		if c.Changes.More > 0 && (all || len(c.Changes.Changes) <= 20) {
 			fmt.Fprintf(w, "       … %d more not listed\n", c.Changes.More)
 		}
 	}
-	fmt.Fprintln(w, "brig undo puts back the last call not undone; brig undo --to N puts back call N and every later one.")
-	return nil
+	fmt.Fprintln(w, footer)
 }
 
 // relPath shows p relative to the workspace when it is inside it.
@@ -312,6 +318,20 @@ func relPath(p, ws string) string {
 // sanitiser, strict as for paths in approval prompts).
 func shown(s string) string {
 	return strings.NewReplacer("\n", "␊", "\t", "␉").Replace(termsafe.Strict(s))
+}
+
+// tuiChanges is /changes in the terminal UI: brig changes for the
+// session open, numbered as /undo N takes them.
+func tuiChanges(run *agentRun) func(ctx context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		calls, err := run.Undoer.Store.Calls(run.Session.ID())
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		printChanges(&b, run.Session.ID(), run.Workspace, calls, false, "/undo puts back the last call not undone; /undo N puts back call N and every later one (brig changes --all lists every path).")
+		return b.String(), nil
+	}
 }
 
 // tuiUndo is /undo in the terminal UI: "/undo [--force] [--dry-run] [N]".

@@ -35,6 +35,9 @@ type Conn struct {
 	// Undo runs /undo with its arguments and returns what to show (nil:
 	// undo is not available).
 	Undo func(ctx context.Context, args string) (string, error)
+	// Changes lists the session's calls that changed files, numbered as
+	// /undo N takes them (nil: not available).
+	Changes func(ctx context.Context) (string, error)
 	// Warm gets the run's first calls ready (the jail's programs and
 	// children, the workspace's first snapshot); the TUI calls it in the
 	// background once its banner is up, so that none of it shares the

@@ -25,7 +25,8 @@ var slashCommands = []slashCommand{
 	{"resume", "[id]", "reopen a saved session of this workspace (picker)"},
 	{"clear", "", "start a new session (the current one stays saved)"},
 	{"compact", "", "summarise the conversation to free context"},
-	{"undo", "[--force] [--dry-run] [N]", "put back what the last call changed (N: call N and every later one; brig changes lists them)"},
+	{"undo", "[--force] [--dry-run] [N]", "put back what the last call changed (N: call N and every later one; /changes lists them)"},
+	{"changes", "", "the calls of this session that changed files, numbered for /undo N"},
 	{"cost", "", "tokens and cost of this session and since brig started"},
 	{"permissions", "", "the rules in effect and where each comes from"},
 	{"plan", "", "the model's current plan checklist"},
@@ -160,7 +161,17 @@ func (m *Model) command(line string) tea.Cmd {
 		undo, ctx := m.run.Undo, m.ctx
 		return func() tea.Msg {
 			text, err := undo(ctx, arg)
-			return undoneMsg{text, err}
+			return undoneMsg{text: text, err: err}
+		}
+	case "changes":
+		if m.run == nil || m.run.Changes == nil {
+			m.print(stWarn.Render("/changes: no session is open"))
+			return nil
+		}
+		changes, ctx := m.run.Changes, m.ctx
+		return func() tea.Msg {
+			text, err := changes(ctx)
+			return undoneMsg{text: text, err: err, cmd: "/changes"}
 		}
 	case "cost":
 		m.print(m.costText())
@@ -706,8 +717,9 @@ func (m *Model) twoColumns(name, desc string, kw int) string {
 	return "  " + name + "\n" + hang("      ", "      ", desc, m.width)
 }
 
-// undoneMsg is the outcome of /undo.
+// undoneMsg is the outcome of /undo, or of /changes (cmd).
 type undoneMsg struct {
 	text string
 	err  error
+	cmd  string // the command that failed, for its error ("": /undo)
 }

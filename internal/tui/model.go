@@ -348,7 +348,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.print(stDim.Render(inert(t)))
 		}
 		if msg.err != nil {
-			m.print(stErr.Render("/undo: ") + inert(msg.err.Error()))
+			m.print(stErr.Render(cmp.Or(msg.cmd, "/undo")+": ") + inert(msg.err.Error()))
 		}
 		return m, nil
 	case eventsMsg:

@@ -61,3 +61,33 @@ func TestUndoCommand(t *testing.T) {
 		t.Fatalf("/undo while the agent works: %s", h.printedText())
 	}
 }
+
+// TestChangesCommand (new user, 2026-12-02): /undo N took a number only
+// brig changes, outside the UI, showed. /changes prints the run's list,
+// its foreign text made inert; a failure is named as /changes's.
+func TestChangesCommand(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	c := h.conn(policy.ModeAsk, nil)
+	fail := false
+	c.Changes = func(context.Context) (string, error) {
+		if fail {
+			return "", errors.New("the journal is unreadable")
+		}
+		return "  1  2026-12-02 21:00:00  bash         1 file changed  toolu_1\n       modified \x1b[31mmain.go\n/undo N puts back call N\n", nil
+	}
+	h.start(c)
+	h.printed = nil
+	cmd := h.m.command("/changes")
+	if cmd == nil {
+		t.Fatal("/changes returned no command")
+	}
+	h.send(cmd())
+	if out := h.printedText(); !strings.Contains(out, "1 file changed") || !strings.Contains(out, "/undo N puts back call N") || strings.Contains(out, "\x1b[31m") {
+		t.Fatalf("/changes printed:\n%q", out)
+	}
+	fail, h.printed = true, nil
+	h.send(h.m.command("/changes")())
+	if out := h.printedText(); !strings.Contains(out, "/changes: the journal is unreadable") {
+		t.Fatalf("a failed /changes printed:\n%q", out)
+	}
+}
