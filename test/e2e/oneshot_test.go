@@ -155,15 +155,19 @@ func TestEditTaskEachWire(t *testing.T) {
 			if strings.Contains(r.stdout+r.stderr, "e2e-secret") {
 				t.Fatal("the API key was printed")
 			}
-			// The connection was opened as the session was set up,
-			// without a credential. Whether it was open before the first
-			// request left is a race with the set-up (on a loaded
-			// machine the request may open its own), so only that it was
-			// opened is checked here; test/tui checks the request going
-			// over it.
+			// The connection opened as the session was set up carried no
+			// credential. Whether one was opened at all is a race with
+			// the set-up: on a loaded machine the first request can leave
+			// first, and an opening is then not sent (endpoint.Connect:
+			// nothing within Fresh of a request; CI saw none, 2026-12-02).
+			// endpoint's tests check the opening itself, and test/tui the
+			// request going over it.
 			openings, reqs := e.srv.Openings(), e.srv.Requests()
-			if len(openings) == 0 || len(reqs) == 0 {
-				t.Fatalf("no connection opened ahead: openings %+v", openings)
+			if len(reqs) == 0 {
+				t.Fatal("no request reached the server")
+			}
+			if len(openings) == 0 {
+				t.Logf("%s: the first request left before the opening", wire)
 			}
 			for _, o := range openings {
 				if o.Header.Get("X-Api-Key") != "" || o.Header.Get("Authorization") != "" || o.Path != reqs[0].Path {
