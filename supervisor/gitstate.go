@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -448,48 +450,91 @@ func (s *Supervisor) checkPack(pack *safefs.Dir, base string) string {
 // content under an unchanged commit — git status clean (red team,
 // 2026-12-02). Each object the call created or changed is hashed and
 // taken out when the hash is not its name (git-lfs then fetches it again,
-// or says it is missing). Every object's status is looked at, as with git's
-// loose objects (sweepObjects); only the changed ones are read. Names that
-// are not an object id are git-lfs's to ignore, and left.
+// or says it is missing); so is a link or another file the call put in
+// place of a fan-out directory (git-lfs follows a link there). Every
+// object's status is looked at, as with git's loose objects
+// (sweepObjects); only the changed ones are read. Names that are not an
+// object id are git-lfs's to ignore, and left.
 func (s *Supervisor) sweepLFS(dir *safefs.Dir, start unix.Timespec) []string {
 	objs, err := dir.Sub("lfs/objects")
 	if err != nil {
 		return nil // none, or a link: sweepGitDir's
 	}
 	defer objs.Close()
-	var found []string
-	for _, e1 := range dirNames(objs, fanOut) {
-		d1, err := objs.Sub(e1)
-		if err != nil {
-			continue
-		}
-		for _, e2 := range dirNames(d1, fanOut) {
-			d2, err := d1.Sub(e2)
-			if err != nil {
-				continue
-			}
-			for _, name := range dirNames(d2, func(n string) bool { return len(n) == 64 && n[:2] == e1 && n[2:4] == e2 && hexPrefix([]byte(n)) == 64 }) {
-				if st, err := d2.Stat(name); err != nil || !timeAtOrAfter(st.Ctim, start) {
-					continue
-				}
-				if why := s.checkLFS(d2, name); why != "" {
-					found = append(found, s.takeEntry(d2, name, "a Git LFS object the call wrote")+" ("+why+")")
-				}
-			}
-			d2.Close()
-		}
-		d1.Close()
-	}
-	return found
-}
-
-// dirNames lists the names of d's entries that keep accepts.
-func dirNames(d *safefs.Dir, keep func(string) bool) []string {
-	names, err := d.Names()
+	ents, err := objs.Dirents()
 	if err != nil {
 		return nil
 	}
-	return slices.DeleteFunc(names, func(n string) bool { return !keep(n) })
+	var (
+		mu    sync.Mutex
+		found []string
+	)
+	take := func(d *safefs.Dir, name, why string) {
+		p := s.takeEntry(d, name, "a Git LFS object the call wrote") + " (" + why + ")"
+		mu.Lock()
+		found = append(found, p)
+		mu.Unlock()
+	}
+	// notDir takes out e, an entry of d where git-lfs wants a fan-out
+	// directory, when it is something else the call made.
+	notDir := func(d *safefs.Dir, e safefs.Dirent) bool {
+		if e.Type == unix.DT_DIR {
+			return false
+		}
+		if st, err := d.Stat(e.Name); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return false
+		}
+		if entryChanged(d, e.Name, start) {
+			take(d, e.Name, "not a directory: git-lfs would follow it")
+		}
+		return true
+	}
+	// The fan-out directories are split among a few goroutines: a store
+	// of 20,000 objects has as many directories, each opened on its own.
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range max(runtime.GOMAXPROCS(0), 1) {
+		wg.Go(func() {
+			for e1 := range work {
+				d1, ents2, err := objs.ListSub(e1)
+				if err != nil {
+					continue
+				}
+				for _, e2 := range ents2 {
+					if !fanOut(e2.Name) || notDir(d1, e2) {
+						continue
+					}
+					d2, files, err := d1.ListSub(e2.Name)
+					if err != nil {
+						continue
+					}
+					for _, f := range files {
+						n := f.Name
+						if len(n) != 64 || n[:2] != e1 || n[2:4] != e2.Name || hexPrefix([]byte(n)) != 64 {
+							continue
+						}
+						if st, err := d2.Stat(n); err != nil || !timeAtOrAfter(st.Ctim, start) {
+							continue
+						}
+						if why := s.checkLFS(d2, n); why != "" {
+							take(d2, n, why)
+						}
+					}
+					d2.Close()
+				}
+				d1.Close()
+			}
+		})
+	}
+	for _, e1 := range ents {
+		if fanOut(e1.Name) && !notDir(objs, e1) {
+			work <- e1.Name
+		}
+	}
+	close(work)
+	wg.Wait()
+	slices.Sort(found)
+	return found
 }
 
 // checkLFS says why the Git LFS object d/id does not hold what id names,

@@ -422,6 +422,18 @@ func TestSweepLFSTheCallForged(t *testing.T) {
 	}
 	notID := filepath.Join(gd, "lfs/objects", filepath.Base(filepath.Dir(filepath.Dir(fresh))), filepath.Base(filepath.Dir(fresh)), "tmp-upload")
 	mk(t, notID, "partial\n")
+	// A fan-out directory swapped for a link to the call's own objects:
+	// git-lfs follows it.
+	elsewhere := filepath.Join(ws, "stash")
+	fid, _ := obj("video frames\n")
+	mk(t, filepath.Join(elsewhere, fid), "forged frames\n")
+	swapped := filepath.Join(gd, "lfs/objects", fid[:2], fid[2:4])
+	if err := os.MkdirAll(filepath.Dir(swapped), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, swapped); err != nil {
+		t.Fatal(err)
+	}
 
 	dir, err := safefs.Open(gd)
 	if err != nil {
@@ -429,13 +441,13 @@ func TestSweepLFSTheCallForged(t *testing.T) {
 	}
 	defer dir.Close()
 	found := s.sweepLFS(dir, start)
-	for _, gone := range []string{rewritten, forged, linked} {
+	for _, gone := range []string{rewritten, forged, linked, swapped} {
 		if _, err := os.Lstat(gone); err == nil || !slices.ContainsFunc(found, func(f string) bool { return strings.HasPrefix(f, gone+" (") }) {
 			t.Errorf("%s stayed (found %v)", gone, found)
 		}
 	}
-	if len(found) != 3 {
-		t.Errorf("found %v, want the three the call forged", found)
+	if len(found) != 4 {
+		t.Errorf("found %v, want the four the call forged", found)
 	}
 	for _, stays := range []string{kept, fresh, oldBad, notID} {
 		if _, err := os.Lstat(stays); err != nil {

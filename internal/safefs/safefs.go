@@ -30,7 +30,7 @@ import (
 // Dir is an open directory. Operations through it never leave it and never
 // follow a symbolic link.
 type Dir struct {
-	fd   int // O_PATH
+	fd   int // O_PATH (O_RDONLY when ListSub opened it)
 	path string
 }
 
@@ -117,6 +117,26 @@ func (d *Dir) Sub(rel string) (*Dir, error) {
 		return nil, &os.PathError{Op: "open", Path: rel, Err: errors.New("not a relative path")}
 	}
 	return openat2(d.fd, rel, d.join(rel), unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+}
+
+// ListSub opens the directory name (one element, not through a link)
+// and lists it: the cheapest way through many small directories (an
+// object store's fan-out), one open where Sub and Dirents take two.
+func (d *Dir) ListSub(name string) (*Dir, []Dirent, error) {
+	if err := checkName(name); err != nil {
+		return nil, nil, err
+	}
+	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, &os.PathError{Op: "open", Path: d.join(name), Err: err}
+	}
+	sub := &Dir{fd: fd, path: d.join(name)}
+	ents, err := ReadDirents(fd)
+	if err != nil {
+		sub.Close()
+		return nil, nil, &os.PathError{Op: "getdents", Path: sub.path, Err: err}
+	}
+	return sub, ents, nil
 }
 
 // Lstat describes the entry name itself (a link is not followed).
