@@ -580,10 +580,12 @@ func (p Profile) Spec() (jail.Spec, error) {
 	case p.CacheRoot != "" || !p.Network:
 		// Your module cache, read-only: Go cannot download into it, so it
 		// is told at once (GOPROXY=off) rather than failing to write.
+		// GOFLAGS stays yours: -mod=mod (added here until 2026-12-02)
+		// let go test rewrite a go.mod it found untidy, which your own
+		// go test (-mod=readonly) leaves alone (new user).
 		if v := envValue(p.ParentEnv, "GOPROXY"); !strings.HasPrefix(v, "file://") && v != "off" {
 			additions = append(additions, "GOPROXY=off") // a local file:// proxy of yours still works offline
 		}
-		goflags = goFlags(goflags)
 	}
 	if goflags != "" {
 		additions = append(additions, "GOFLAGS="+goflags)
@@ -698,18 +700,6 @@ func (p Profile) checkExtra(kind, path string) error {
 		return fmt.Errorf("write grant %s: %s is brig's cache (the Go layer and every workspace's toolchain caches, which other workspaces' builds link) and is never granted to a call for writing; a call writes its own workspace's cache already", path, p.BrigCache)
 	}
 	return nil
-}
-
-// goFlags is the GOFLAGS of an offline call: yours, with -mod=mod added
-// unless you chose a -mod yourself (-mod=vendor builds a vendored project
-// as it builds outside brig).
-func goFlags(user string) string {
-	for _, f := range strings.Fields(user) {
-		if strings.HasPrefix(f, "-mod=") || strings.HasPrefix(f, "--mod=") {
-			return user // yours stays as it is
-		}
-	}
-	return strings.TrimSpace(user + " -mod=mod")
 }
 
 // goProxyVia is the GOPROXY of a call that uses the workspace's own module

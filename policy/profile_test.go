@@ -467,8 +467,9 @@ allow = ["Read(~/**)"]
 }
 
 // TestToolchainEnvKeepsTheUsers: the variables brig sets for offline
-// toolchains keep the user's own choices: GOFLAGS=-mod=vendor stays, other
-// GOFLAGS gain -mod=mod, GOTOOLCHAIN and a file:// GOPROXY stay.
+// toolchains keep the user's own choices: GOFLAGS stays as it is (no
+// -mod=mod: go test rewrote an untidy go.mod with it, new user
+// 2026-12-02), GOTOOLCHAIN and a file:// GOPROXY stay.
 func TestToolchainEnvKeepsTheUsers(t *testing.T) {
 	ws := t.TempDir()
 	for _, c := range []struct {
@@ -476,9 +477,9 @@ func TestToolchainEnvKeepsTheUsers(t *testing.T) {
 		want   []string
 		absent []string
 	}{
-		{nil, []string{"GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GOPROXY=off"}, nil},
+		{nil, []string{"GOTOOLCHAIN=local", "GOPROXY=off"}, []string{"GOFLAGS=-mod=mod"}},
 		{[]string{"GOFLAGS=-mod=vendor"}, []string{"GOFLAGS=-mod=vendor"}, []string{"GOFLAGS=-mod=mod"}},
-		{[]string{"GOFLAGS=-trimpath"}, []string{"GOFLAGS=-trimpath -mod=mod"}, nil},
+		{[]string{"GOFLAGS=-trimpath"}, []string{"GOFLAGS=-trimpath"}, []string{"GOFLAGS=-trimpath -mod=mod"}},
 		{[]string{"GOTOOLCHAIN=go1.25.0"}, []string{"GOTOOLCHAIN=go1.25.0"}, []string{"GOTOOLCHAIN=local"}},
 		{[]string{"GOPROXY=file:///srv/goproxy"}, nil, []string{"GOPROXY=off"}},
 	} {
