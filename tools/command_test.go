@@ -134,6 +134,18 @@ func TestDenialNotes(t *testing.T) {
 			}
 		}
 	}
+	// Go's own words for a download that brig's GOPROXY turned off name a
+	// setting, not the jail. Control: a GOPROXY of the user's that allows
+	// downloads (the failure is elsewhere) gets no note.
+	const goOff = "go: finding module for package example.com/x\ngo: m imports\n\texample.com/x: cannot find module providing package example.com/x: module lookup disabled by GOPROXY=off"
+	for _, proxy := range []string{"off", "file:///home/u/go/pkg/mod/cache/download,off"} {
+		if n := denialNotes(goOff, &jail.Spec{Env: []string{"GOPROXY=" + proxy}}); len(n) != 1 || !strings.Contains(n[0], `net_presets = ["go"]`) {
+			t.Errorf("GOPROXY=%s: notes %q, want the one on Go downloads", proxy, n)
+		}
+	}
+	if n := denialNotes(goOff, &jail.Spec{Env: []string{"GOPROXY=file:///m,https://proxy.golang.org,direct"}}); len(n) != 0 {
+		t.Errorf("downloads allowed: notes %q, want none", n)
+	}
 	// With network (brig's proxy), a name that does not resolve means a
 	// program that ignored the proxy: the note says how to reach hosts.
 	if n := denialNotes("curl: (6) Could not resolve host: x", &jail.Spec{Network: true}); len(n) != 1 || !strings.Contains(n[0], "only through brig's proxy") {

@@ -60,10 +60,16 @@ func mayReportDenial(output string) bool {
 // failure AND the grant shows the jail is the reason, so a file that is
 // merely missing, or unreadable for another reason, gets none.
 func denialNotes(output string, grant *jail.Spec) []string {
-	if grant == nil || output == "" || !mayReportDenial(output) {
+	if grant == nil || output == "" {
 		return nil
 	}
 	var notes []string
+	if n := goOfflineNote(output, grant); n != "" {
+		notes = append(notes, n)
+	}
+	if !mayReportDenial(output) {
+		return notes
+	}
 	seen := map[string]bool{}
 	add := func(key, note string) {
 		if !seen[key] && len(notes) < maxDenialNotes {
@@ -110,6 +116,22 @@ func denialNotes(output string, grant *jail.Spec) []string {
 		}
 	}
 	return notes
+}
+
+// goOfflineNote explains Go's "module lookup disabled by GOPROXY=off"
+// in a call whose GOPROXY ends in off (brig sets it so when calls may not
+// download modules): the words name a setting, not the jail, and a new
+// user's model retried go get with other flags (2026-12-02). "" when the
+// output does not say so or the call's GOPROXY allows downloads.
+func goOfflineNote(output string, grant *jail.Spec) string {
+	if !strings.Contains(output, "disabled by GOPROXY=off") {
+		return ""
+	}
+	proxy := envValue(grant.Env, "GOPROXY")
+	if proxy != "off" && !strings.HasSuffix(proxy, ",off") && !strings.HasSuffix(proxy, "|off") {
+		return ""
+	}
+	return `[brig: this call may not download Go modules (its GOPROXY ends in "off"): only modules already in the module cache can be used. Do not retry with other flags: use a module that is already there, or tell the user the task needs downloads; they can allow them with net_presets = ["go"] under [sandbox] in their brig config, or --allow-host proxy.golang.org for brig -p]`
 }
 
 // pathNote is the note for a path that an error line names, or "" when
