@@ -18,6 +18,7 @@ import (
 
 	"brig/internal/auditlog"
 	"brig/internal/checkpoint"
+	"brig/internal/lazyre"
 	"brig/internal/safefs"
 	"brig/jail"
 	"brig/policy"
@@ -424,6 +425,9 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 			return o
 		}
 		o.Result = tools.CommandResult(res, spec, askedTimeout)
+		if n := repoLimitNote(e.Policy, res, o.Result.Text); n != "" {
+			o.Result.Text = strings.TrimRight(o.Result.Text, "\n") + "\n" + n
+		}
 		return o
 	}
 	o.Result, o.Err = tools.FromJail(res, err)
@@ -432,6 +436,47 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 	}
 	return o
 }
+
+// repoLimitNote names the repository's config when the limit a command hit
+// is one that config set (an untrusted one may lower limits): the model
+// and the user must not take it for the user's own bound. A limit the
+// kernel enforced reaches the command as a failed allocation or fork, not
+// as a stop by brig, so the command's own words count too (a new user's
+// python got MemoryError). "" otherwise.
+func repoLimitNote(p *policy.Policy, res jail.Result, output string) string {
+	var limits []string
+	switch {
+	case res.TimedOut:
+		limits = []string{"timeout"}
+	case res.Limit != "":
+		limits = []string{res.Limit}
+	default:
+		if reOutOfMemory().MatchString(output) {
+			limits = append(limits, jail.LimitMemory)
+		}
+		if reNoFork().MatchString(output) {
+			limits = append(limits, jail.LimitProcesses)
+		}
+	}
+	for _, limit := range limits {
+		set, layer, ok := p.RepoLimit(limit)
+		if !ok {
+			continue
+		}
+		how := "which the user trusted"
+		if !layer.Trusted {
+			how = "untrusted: a repository's config may lower limits, never raise them"
+		}
+		return fmt.Sprintf("[brig: this call's limit %s comes from the repository's own config, %s (%s), not from the user. If the task needs more, tell the user: they can change or remove it in that file]", set, layer.File, how)
+	}
+	return ""
+}
+
+// What commands print when an allocation or a fork failed.
+var (
+	reOutOfMemory = lazyre.New(`MemoryError|(?i)cannot allocate memory|out of memory|\bENOMEM\b|bad_alloc|memory allocation of \d+ bytes failed`)
+	reNoFork      = lazyre.New(`(?i)fork: (retry: )?resource temporarily unavailable|can't start new thread|pthread_create failed|\bEAGAIN\b.*(fork|spawn|thread)`)
+)
 
 // reachKey is what a fetch of rawURL on host lets a redirect chain reach
 // again without asking: the host, or for an address or localhost the host

@@ -274,9 +274,21 @@ func TestConfiguredTimeoutBoundsBash(t *testing.T) {
 		t.Fatalf("grant timeout %v", o.Grant.Limits.Timeout)
 	}
 	// The model is told the user's limit cut it short, not to ask for more.
-	if !strings.Contains(o.Result.Text, "user's [limits] timeout") || strings.Contains(o.Result.Text, "set timeout_seconds") {
+	if !strings.Contains(o.Result.Text, "[limits] timeout in brig's configuration") || strings.Contains(o.Result.Text, "set timeout_seconds") {
 		t.Fatalf("the note invites a longer timeout_seconds: %s", o.Result.Text)
 	}
+	if strings.Contains(o.Result.Text, "repository's own config") {
+		t.Fatalf("the user's limit is blamed on the repository: %s", o.Result.Text)
+	}
+	// The same limit set by the repository's config (a new user's
+	// untrusted repository lowered it): the result names that file.
+	e.ex.Policy.Layers = append(e.ex.Policy.Layers, policy.Layer{Kind: "repository", File: "/ws/.brig/config.toml", Exists: true,
+		Limits: []policy.LimitSetting{{Key: "timeout", Value: "1s"}}})
+	o = e.ex.Execute(context.Background(), "t1b", "bash", args(t, map[string]any{"command": "sleep 30"}), nil)
+	if !o.Result.Meta.TimedOut || !strings.Contains(o.Result.Text, "[limits] timeout = 1s comes from the repository's own config, /ws/.brig/config.toml (untrusted") {
+		t.Fatalf("the repository's limit is not named: %s", o.Result.Text)
+	}
+	e.ex.Policy.Layers = e.ex.Policy.Layers[:len(e.ex.Policy.Layers)-1]
 	// A call that asked for less than the limit is timed out by its own
 	// timeout_seconds, and told it may ask for more.
 	e.ex.Policy.Machine.Limits.Timeout = time.Minute
@@ -308,5 +320,39 @@ func TestDenialByNoOneSaysWhatHappened(t *testing.T) {
 		if tt.by == ByNoOne && strings.Contains(o.Result.Text, "user denied") {
 			t.Errorf("no one was asked, yet: %s", o.Result.Text)
 		}
+	}
+}
+
+// TestRepoLimitNote (new user, 2026-12-02): an untrusted repository's
+// config lowered [limits] memory and python failed with MemoryError, with
+// no word of where the bound came from. A limit the kernel enforces shows
+// only in the command's words; brig's own stop names the limit. Controls:
+// the same failure under the user's limit, and an unrelated failure, get
+// no note.
+func TestRepoLimitNote(t *testing.T) {
+	p := &policy.Policy{}
+	p.Layers = []policy.Layer{{Kind: "global", File: "/h/config.toml", Exists: true, Trusted: true},
+		{Kind: "repository", File: "/ws/.brig/config.toml", Exists: true, Limits: []policy.LimitSetting{{Key: "memory", Value: "128.0 MiB"}, {Key: "processes", Value: "16"}}}}
+	for _, tt := range []struct {
+		name   string
+		res    jail.Result
+		output string
+		want   string
+	}{
+		{"python", jail.Result{ExitCode: 1}, "Traceback (most recent call last):\nMemoryError\n[exit code 1]", "[limits] memory = 128.0 MiB comes from the repository's own config, /ws/.brig/config.toml (untrusted"},
+		{"node", jail.Result{ExitCode: 134}, "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory", "[limits] memory"},
+		{"brig stopped it", jail.Result{Limit: jail.LimitMemory, ExitCode: 137}, "", "[limits] memory"},
+		{"fork", jail.Result{ExitCode: 254}, "bash: fork: retry: Resource temporarily unavailable", "[limits] processes = 16"},
+		{"unrelated", jail.Result{ExitCode: 1}, "cat: x: No such file or directory", ""},
+		{"the user's timeout", jail.Result{TimedOut: true}, "", ""},
+	} {
+		got := repoLimitNote(p, tt.res, tt.output)
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: note %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	p.Layers = p.Layers[:1] // no repository config: the limits are the user's
+	if got := repoLimitNote(p, jail.Result{ExitCode: 1}, "MemoryError"); got != "" {
+		t.Errorf("the user's limit blamed on the repository: %q", got)
 	}
 }

@@ -296,11 +296,25 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 			return Config{}, nil, fmt.Errorf("%s:%d: [agent] %s is %d; write 1 or more, or leave it out for the default", file, lineOf(data, n.key), n.key, n.v)
 		}
 	}
-	if m := uint64(pf.Limits.Memory); m != 0 && m < jail.MinMemory {
-		return Config{}, nil, fmt.Errorf("%s:%d: [limits] memory is %d bytes, below the least a call can start in (%s); write a size such as \"2G\"", file, lineOf(data, "memory"), m, jail.Bytes(jail.MinMemory))
+	// Floors below which calls fail in ways that do not name the limit
+	// (a new user's memory = "2M": Go crashed with a segmentation fault,
+	// pyenv's shim could not start; processes = 1: every call failed).
+	if m := uint64(pf.Limits.Memory); m != 0 && m < minConfigMemory {
+		return Config{}, nil, fmt.Errorf("%s:%d: [limits] memory is %s, below the %s a call's programs need (under it Go, node and python fail to start, often with a bare segmentation fault); write a size such as \"2G\", or leave it out for half the machine's memory", file, lineOf(data, "memory"), jail.Bytes(m), jail.Bytes(minConfigMemory))
+	}
+	if n := pf.Limits.Processes; n != 0 && n < minConfigProcesses {
+		return Config{}, nil, fmt.Errorf("%s:%d: [limits] processes is %d, below the %d a call needs (bash, its command, and the threads Go, cargo or node start for each core); write 256 or more, or leave it out for the default", file, lineOf(data, "processes"), n, minConfigProcesses)
 	}
 	return Config{Rules: rs, Sandbox: pf.Sandbox, Agent: pf.Agent, Limits: pf.Limits}, warnings, nil
 }
+
+// The least [limits] memory and processes a config may set. brig sandbox
+// --memory may go lower (down to jail.MinMemory), for a test of one
+// small command.
+const (
+	minConfigMemory    = 128 << 20
+	minConfigProcesses = 16
+)
 
 // tableKeys are the keys of each table this package reads.
 var tableKeys = map[string][]string{

@@ -53,29 +53,87 @@ func (l LimitsConfig) merge(o LimitsConfig) LimitsConfig {
 
 // tighten takes o's settings only where they are stricter than what l
 // (over the defaults) gives: an untrusted repository may lower a limit,
-// never raise it.
-func (l LimitsConfig) tighten(o LimitsConfig, defaults jail.Limits) LimitsConfig {
+// never raise it. It also returns the settings it took.
+func (l LimitsConfig) tighten(o LimitsConfig, defaults jail.Limits) (LimitsConfig, []LimitSetting) {
 	cur := l.Apply(defaults)
 	lower := func(now, want uint64) bool { return want != 0 && (now == 0 || want < now) }
+	var took LimitsConfig
 	if lower(cur.Memory, uint64(o.Memory)) {
-		l.Memory = o.Memory
+		l.Memory, took.Memory = o.Memory, o.Memory
 	}
 	if lower(cur.Processes, o.Processes) {
-		l.Processes = o.Processes
+		l.Processes, took.Processes = o.Processes, o.Processes
 	}
 	if lower(cur.TmpBytes, uint64(o.Tmp)) {
-		l.Tmp = o.Tmp
+		l.Tmp, took.Tmp = o.Tmp, o.Tmp
 	}
 	if lower(cur.FileSize, uint64(o.FileSize)) {
-		l.FileSize = o.FileSize
+		l.FileSize, took.FileSize = o.FileSize, o.FileSize
 	}
 	if lower(uint64(cur.Timeout), uint64(o.Timeout)) {
-		l.Timeout = o.Timeout
+		l.Timeout, took.Timeout = o.Timeout, o.Timeout
 	}
 	if o.Disk != nil && lower(cur.Disk, uint64(*o.Disk)) {
-		l.Disk = o.Disk
+		l.Disk, took.Disk = o.Disk, o.Disk
 	}
-	return l
+	return l, took.settings()
+}
+
+// LimitSetting is one [limits] key a config file set that is in effect.
+type LimitSetting struct {
+	Key   string `json:"key"`   // as in [limits]: memory, processes, disk, tmp, file_size, timeout
+	Value string `json:"value"` // as brig reads it: "2 MiB", "16", "30s"
+}
+
+func (s LimitSetting) String() string { return fmt.Sprintf("[limits] %s = %s", s.Key, s.Value) }
+
+// settings lists the keys the table sets, in the table's order.
+func (l LimitsConfig) settings() []LimitSetting {
+	var out []LimitSetting
+	add := func(set bool, key, value string) {
+		if set {
+			out = append(out, LimitSetting{Key: key, Value: value})
+		}
+	}
+	add(l.Memory != 0, "memory", jail.Bytes(uint64(l.Memory)))
+	add(l.Processes != 0, "processes", strconv.FormatUint(l.Processes, 10))
+	if l.Disk != nil {
+		v := jail.Bytes(uint64(*l.Disk))
+		if *l.Disk == 0 {
+			v = "0 (not watched)"
+		}
+		add(true, "disk", v)
+	}
+	add(l.Tmp != 0, "tmp", jail.Bytes(uint64(l.Tmp)))
+	add(l.FileSize != 0, "file_size", jail.Bytes(uint64(l.FileSize)))
+	add(l.Timeout != 0, "timeout", time.Duration(l.Timeout).String())
+	return out
+}
+
+// limitKeys are the [limits] keys of the limits a call's result names
+// (jail.Result.Limit, and "timeout" for a call that timed out).
+var limitKeys = map[string]string{
+	jail.LimitMemory: "memory", jail.LimitProcesses: "processes", jail.LimitDisk: "disk",
+	jail.LimitFileSize: "file_size", "timeout": "timeout",
+}
+
+// RepoLimit is the repository config's setting of the limit a call hit
+// (a jail.Result.Limit name, or "timeout"), with that layer, when that
+// config set the limit in effect; ok is false when the user's config or
+// brig's default did.
+func (l Loaded) RepoLimit(limit string) (set LimitSetting, layer Layer, ok bool) {
+	key := limitKeys[limit]
+	for _, ly := range l.Layers {
+		if ly.Kind != "repository" {
+			continue
+		}
+		for _, s := range ly.Limits {
+			if s.Key == key {
+				return s, ly, true
+			}
+		}
+	}
+	return LimitSetting{}, Layer{}, false
 }
 
 // empty reports whether the table sets nothing.

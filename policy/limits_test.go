@@ -42,6 +42,20 @@ func TestLimitsTable(t *testing.T) {
 	if got != want {
 		t.Fatalf("limits\n got %+v\nwant %+v", got, want)
 	}
+	// What the untrusted repository lowered is said on its layer, and a
+	// call that hits it can name the file; what it could not raise is not.
+	repo := l.Layers[len(l.Layers)-1]
+	if n := repo.LimitsNote(); n != "lowers [limits] processes = 100, [limits] file_size = 1.0 GiB" || repo.Applies() != "only its deny and ask rules and the limits it lowers apply" {
+		t.Fatalf("repository layer: %q / %q", n, repo.Applies())
+	}
+	if s, ly, ok := l.RepoLimit(jail.LimitFileSize); !ok || s.Value != "1.0 GiB" || ly.File != f.Repo {
+		t.Fatalf("RepoLimit(file size) = %v %v %v", s, ly.File, ok)
+	}
+	for _, lim := range []string{jail.LimitMemory, "timeout"} {
+		if s, _, ok := l.RepoLimit(lim); ok {
+			t.Fatalf("RepoLimit(%s) = %v: the user's limit is blamed on the repository", lim, s)
+		}
+	}
 	// Trusted, the repository's settings count in full.
 	if _, err := Trust(t.Context(), f); err != nil {
 		t.Fatal(err)
@@ -53,19 +67,30 @@ func TestLimitsTable(t *testing.T) {
 	if got := l.Limits.Apply(def); got.Memory != 64<<30 || got.Timeout != time.Hour || got.Processes != 100 {
 		t.Fatalf("trusted repository limits not applied: %+v", got)
 	}
+	if s, _, ok := l.RepoLimit("timeout"); !ok || s.Value != "1h0m0s" || !strings.HasPrefix(l.Layers[len(l.Layers)-1].LimitsNote(), "sets [limits] memory = 64.0 GiB") {
+		t.Fatalf("trusted: RepoLimit(timeout) = %v %v; %q", s, ok, l.Layers[len(l.Layers)-1].LimitsNote())
+	}
 	writeFile(t, f.Global, "[limits]\nmemory = \"lots\"\n")
 	if _, err := Load(f); err == nil || !strings.Contains(err.Error(), f.Global) {
 		t.Fatalf("a malformed size: %v", err)
 	}
-	// A memory no call can start in is refused with the line and the least;
-	// the least itself loads.
-	writeFile(t, f.Global, "[limits]\n\nmemory = 1\n")
-	if _, err := Load(f); err == nil || !strings.Contains(err.Error(), f.Global+":3") || !strings.Contains(err.Error(), "1.0 MiB") {
-		t.Fatalf("memory = 1: %v", err)
+	// A memory or a process count no call's programs can run in is
+	// refused with the line and the least; the least itself loads.
+	writeFile(t, f.Global, "[limits]\n\nmemory = \"2M\"\n")
+	if _, err := Load(f); err == nil || !strings.Contains(err.Error(), f.Global+":3") || !strings.Contains(err.Error(), "128.0 MiB") {
+		t.Fatalf("memory = 2M: %v", err)
 	}
-	writeFile(t, f.Global, "[limits]\nmemory = \"1M\"\n")
+	writeFile(t, f.Global, "[limits]\nmemory = \"128M\"\n")
 	if _, err := Load(f); err != nil {
-		t.Fatalf("memory = \"1M\": %v", err)
+		t.Fatalf("memory = \"128M\": %v", err)
+	}
+	writeFile(t, f.Global, "[limits]\nprocesses = 1\n")
+	if _, err := Load(f); err == nil || !strings.Contains(err.Error(), f.Global+":2") || !strings.Contains(err.Error(), "below the 16") {
+		t.Fatalf("processes = 1: %v", err)
+	}
+	writeFile(t, f.Global, "[limits]\nprocesses = 16\n")
+	if _, err := Load(f); err != nil {
+		t.Fatalf("processes = 16: %v", err)
 	}
 	// The private /tmp never exceeds the memory it counts against.
 	if got := (LimitsConfig{Memory: 1 << 30, Tmp: 4 << 30}).Apply(def); got.TmpBytes != 1<<30 {

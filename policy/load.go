@@ -41,6 +41,37 @@ type Layer struct {
 	// Ignored lists what an untrusted repository config asked for and did
 	// not get (allow rules, sandbox grants).
 	Ignored []string `json:"ignored,omitempty"`
+	// Limits are the repository config's [limits] in effect: all it sets
+	// when trusted, those it lowered when not (a repository may lower a
+	// limit untrusted). Only the repository's layer, the last, has them.
+	Limits []LimitSetting `json:"limits,omitempty"`
+}
+
+// Applies says what of an untrusted layer is in force, for the places that
+// show the layers: "only its deny and ask rules apply", and the limits it
+// lowered when it lowered any.
+func (l Layer) Applies() string {
+	if len(l.Limits) == 0 {
+		return "only its deny and ask rules apply"
+	}
+	return "only its deny and ask rules and the limits it lowers apply"
+}
+
+// LimitsNote lists the layer's [limits] in effect ("lowers [limits]
+// memory = 2 MiB, [limits] processes = 16"; "sets …" when trusted), or "".
+func (l Layer) LimitsNote() string {
+	if len(l.Limits) == 0 {
+		return ""
+	}
+	verb := "lowers"
+	if l.Trusted {
+		verb = "sets"
+	}
+	parts := make([]string, len(l.Limits))
+	for i, s := range l.Limits {
+		parts[i] = s.String()
+	}
+	return verb + " " + strings.Join(parts, ", ")
 }
 
 // Loaded is the merged policy configuration of one workspace.
@@ -96,8 +127,12 @@ func Load(f Files) (Loaded, error) {
 			out.Sandbox = out.Sandbox.merge(c.Sandbox)
 			out.Agent = out.Agent.merge(c.Agent)
 			out.Limits = out.Limits.merge(c.Limits)
+			layer.Limits = c.Limits.settings()
 		} else {
-			out.Limits = out.Limits.tighten(c.Limits, jail.DefaultLimits()) // lowering a limit only tightens
+			// Lowering a limit only tightens; it is said wherever the
+			// layer is (a new user's repository set memory = "2M" and
+			// every call failed with no word of where it came from).
+			out.Limits, layer.Limits = out.Limits.tighten(c.Limits, jail.DefaultLimits())
 			out.Rules = out.Rules.Merge(RuleSet{Ask: tightening(c.Rules.Ask), Deny: tightening(c.Rules.Deny)})
 			for _, r := range c.Rules.Allow {
 				layer.Ignored = append(layer.Ignored, fmt.Sprintf("allow %s (%s)", r, r.Source))

@@ -54,7 +54,7 @@ func CommandResult(res jail.Result, grant *jail.Spec, asked time.Duration) Resul
 	r := Result{Meta: Meta{ExitCode: &code, TimedOut: res.TimedOut, Truncated: t.Omitted > 0, Signal: res.Signal, Violations: res.Violations}}
 	switch {
 	case res.TimedOut && asked > 0:
-		fmt.Fprintf(&b, "[timed out after %s: the command and everything it started were killed. The user's [limits] timeout in brig's configuration capped this call (it asked for %s); a larger timeout_seconds will not help. Run less at once, or tell the user it needs longer]", after, asked)
+		fmt.Fprintf(&b, "[timed out after %s: the command and everything it started were killed. The [limits] timeout in brig's configuration capped this call (it asked for %s); a larger timeout_seconds will not help. Run less at once, or tell the user it needs longer]", after, asked)
 		r.IsError = true
 	case res.TimedOut:
 		fmt.Fprintf(&b, "[timed out after %s: the command and everything it started were killed. If it needs longer, set timeout_seconds (at most %d); or run less at once]", after, int(MaxBashTimeout/time.Second))

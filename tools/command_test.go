@@ -52,7 +52,7 @@ func TestCommandResult(t *testing.T) {
 		{name: "timeout", res: jail.Result{TimedOut: true, ExitCode: 137, Duration: 5 * time.Second}, isError: true,
 			has: []string{"timed out after 5s", "everything it started were killed", "timeout_seconds"}},
 		{name: "timeout capped by the user's limit", res: jail.Result{TimedOut: true, ExitCode: 137, Duration: 2 * time.Second}, asked: 6 * time.Second, isError: true,
-			has: []string{"timed out after 2s", "user's [limits] timeout", "asked for 6s", "will not help"}, hasNot: []string{"set timeout_seconds"}},
+			has: []string{"timed out after 2s", "[limits] timeout in brig's configuration", "asked for 6s", "will not help"}, hasNot: []string{"set timeout_seconds"}},
 		{name: "interrupted", res: jail.Result{Canceled: true, ExitCode: 137}, isError: true, has: []string{"interrupted by the user"}},
 		{name: "signal", res: jail.Result{Signal: "SIGSEGV", ExitCode: 139}, isError: true, has: []string{"killed by SIGSEGV (exit code 139)"}},
 		{name: "limit", res: jail.Result{ExitCode: 137, Signal: "SIGKILL", Limit: jail.LimitMemory, LimitDetail: "the call used more than its memory limit of 1.0 GiB"}, isError: true,

@@ -114,7 +114,10 @@ func configStatus(opts *doctorOptions, namespaces bool) doctor.ConfigStatus {
 		case l.Exists && l.Trusted:
 			state = "in effect"
 		case l.Exists:
-			state = fmt.Sprintf("untrusted: only deny and ask apply; ignored %s (brig trust)", count(len(l.Ignored), "grant"))
+			state = fmt.Sprintf("untrusted: %s; ignored %s (brig trust)", l.Applies(), count(len(l.Ignored), "grant"))
+		}
+		if n := l.LimitsNote(); n != "" && l.Exists {
+			state += "; " + n
 		}
 		st.Files = append(st.Files, doctor.ConfigFile{Kind: l.Kind, File: l.File, State: state})
 	}

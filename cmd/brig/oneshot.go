@@ -283,6 +283,13 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 			fmt.Fprintf(o.Stderr, "brig: tip: %s\n", tip)
 		}
 	}
+	for _, l := range run.Policy.Layers {
+		// A repository may lower limits without being trusted: every
+		// call is bound by them, so the run says so up front.
+		if n := l.LimitsNote(); n != "" && !l.Trusted {
+			fmt.Fprintf(o.Stderr, "brig: %s (untrusted) %s for every call (brig policy check shows the config)\n", l.File, n)
+		}
+	}
 	if o.Compact {
 		before := a.ContextUsed()
 		if err := a.Compact(ctx); err != nil {

@@ -293,11 +293,14 @@ func printCheck(o *policyCheckOptions, r checkReport) {
 		case l.Exists && l.Trusted:
 			state = "in effect"
 		case l.Exists:
-			state = "UNTRUSTED: only its deny and ask rules apply (run `brig trust` to accept it)"
+			state = "UNTRUSTED: " + l.Applies() + " (run `brig trust` to accept it)"
 		}
 		fmt.Fprintf(w, "  %-10s %s (%s)\n", l.Kind, l.File, state)
 		for _, ig := range l.Ignored {
 			fmt.Fprintf(w, "             ignored: %s\n", ig)
+		}
+		if n := l.LimitsNote(); n != "" {
+			fmt.Fprintf(w, "             %s\n", n)
 		}
 	}
 	for _, warn := range r.Warnings {

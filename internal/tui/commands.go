@@ -570,13 +570,16 @@ func (m *Model) permissionsText() string {
 		case l.Exists && l.Trusted:
 			state = "in effect"
 		case l.Exists:
-			state = stWarn.Render("untrusted: only its deny and ask rules apply (brig trust to trust it)")
+			state = stWarn.Render("untrusted: " + l.Applies() + " (brig trust to trust it)")
 		case l.File == pol.Files.User && len(saved) > 0:
 			state = "in effect (made by your \"always\" answers in this session)"
 		}
 		fmt.Fprintf(&b, "    %-10s %s  %s\n", l.Kind, inert(l.File), state)
 		for _, ig := range l.Ignored {
 			b.WriteString("      " + stWarn.Render("ignored: ") + inert(ig) + "\n")
+		}
+		if n := l.LimitsNote(); n != "" {
+			b.WriteString("      " + stWarn.Render(inert(n)) + "\n")
 		}
 	}
 	b.WriteString("  rules in effect (deny beats ask beats allow)\n")

@@ -308,7 +308,10 @@ func (m *Model) bannerText() string {
 		}
 		for _, l := range m.run.Policy.Layers {
 			if l.Exists && !l.Trusted {
-				b.WriteString("  " + stWarn.Render(fmt.Sprintf("%s is untrusted: only its deny and ask rules apply (%d grant%s ignored; /permissions, brig trust)", inert(l.File), len(l.Ignored), plural(len(l.Ignored)))) + "\n")
+				b.WriteString("  " + stWarn.Render(fmt.Sprintf("%s is untrusted: %s (%d grant%s ignored; /permissions, brig trust)", inert(l.File), l.Applies(), len(l.Ignored), plural(len(l.Ignored)))) + "\n")
+				if n := l.LimitsNote(); n != "" {
+					b.WriteString("  " + stWarn.Render(inert(l.File)+" "+inert(n)) + "\n")
+				}
 			}
 		}
 	}
