@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"brig/internal/envguard"
 	"brig/internal/lazyre"
 	"brig/internal/pin"
 	"brig/internal/suggest"
@@ -242,6 +244,12 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 			continue // internal/mcp reads and checks it
 		}
 		takes := tableKeys[k[0]]
+		if takes == nil && len(k) == 1 && md.Type(k...) != "Hash" {
+			// A key above every table (allow = […] with no [permissions]
+			// line): it is not a table, and the table it belongs to is
+			// what to name.
+			return Config{}, nil, fmt.Errorf("%s:%d: %q is not in a table; %s — fix it (brig does not start with part of a config ignored)", file, line, k[0], whereKeyBelongs(k[0]))
+		}
 		if takes == nil {
 			// A misspelled table ([permisions]) would leave its rules —
 			// deny rules too — silently out of force.
@@ -286,6 +294,14 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 			return Config{}, nil, fmt.Errorf("%s:%d: unknown net preset %q%s; the presets are %s", file, lineOf(data, `"`+name+`"`), name, didYouMean(name, NetPresetNames()), strings.Join(NetPresetNames(), ", "))
 		}
 	}
+	// A credential named in [sandbox] env is still kept out (envguard):
+	// said at once, not left to a call that finds it empty (new user).
+	for _, name := range pf.Sandbox.Env {
+		if envguard.IsCredential(strings.TrimSuffix(name, "*")) {
+			warnings = append(warnings, Warning{Source: Source{File: file, Line: lineOf(data, `"`+name+`"`)},
+				Msg: fmt.Sprintf("[sandbox] env lists %s, whose name looks like a credential: brig never passes one into a call, whatever the config says; ignored (run the command that needs it yourself, outside brig)", name)})
+		}
+	}
 	// Counts of the [agent] table: 0 or less would be read as "the
 	// default" and the setting silently ignored.
 	for _, n := range []struct {
@@ -323,6 +339,17 @@ var tableKeys = map[string][]string{
 	"agent":       {"model", "web_search", "max_tool_calls", "subagents"},
 	"mcp":         {"servers"},
 	"limits":      {"memory", "processes", "disk", "tmp", "file_size", "timeout"},
+}
+
+// whereKeyBelongs says which table takes a key written at the top level,
+// or that none does.
+func whereKeyBelongs(key string) string {
+	for _, t := range tableNames() {
+		if slices.Contains(tableKeys[t], key) {
+			return fmt.Sprintf("it belongs to [%s]: put a [%s] line above it", t, t)
+		}
+	}
+	return "brig reads keys only inside [permissions], [sandbox], [agent], [limits] and [mcp]"
 }
 
 func tableNames() []string { return []string{"permissions", "sandbox", "agent", "limits", "mcp"} }

@@ -47,6 +47,17 @@ func TestConfigMistakesAreSaid(t *testing.T) {
 		{name: "misspelled sandbox key warns", in: "[sandbox]\nnetwrk = true\n",
 			warning: `f.toml:2: unknown key "sandbox.netwrk" (did you mean "network"?) (the [sandbox] table takes net_presets, network, unix_sockets, read, write, env); ignored`},
 		{name: "mcp is read elsewhere", in: "[mcp.servers.x]\ncommand = \"x\"\n"},
+		// New user, 2026-12-02: a rule list above every table was called
+		// an unknown table; a misspelled scope had no suggestion; a
+		// credential in [sandbox] env was dropped without a word.
+		{name: "a table's key at the top", in: "allow = [\"Bash(ls)\"]\n",
+			err: `f.toml:1: "allow" is not in a table; it belongs to [permissions]: put a [permissions] line above it — fix it (brig does not start with part of a config ignored)`},
+		{name: "an unknown key at the top", in: "colour = \"red\"\n",
+			err: `f.toml:1: "colour" is not in a table; brig reads keys only inside [permissions], [sandbox], [agent], [limits] and [mcp] — fix it (brig does not start with part of a config ignored)`},
+		{name: "a misspelled scope", in: "[permissions]\nallow = [\"Raed(/x)\"]\n",
+			err: `f.toml:2: rule "Raed(/x)": unknown scope "Raed" (did you mean "Read"?) (want one of Read, Write, Bash, Net, WebFetch, Mcp)`},
+		{name: "a credential in env", in: "[sandbox]\nenv = [\"MY_VAR\", \"GITHUB_TOKEN\"]\n",
+			warning: `f.toml:2: [sandbox] env lists GITHUB_TOKEN, whose name looks like a credential: brig never passes one into a call, whatever the config says; ignored (run the command that needs it yourself, outside brig)`},
 	}
 	for _, tt := range tests {
 		_, w, err := ParseConfig("f.toml", []byte(tt.in))

@@ -139,7 +139,7 @@ func ParseRule(text string, src Source) (Rule, error) {
 		for _, s := range scopes() {
 			names = append(names, string(s))
 		}
-		return fail("unknown scope %q (want one of %s)", name, strings.Join(names, ", "))
+		return fail("unknown scope %q%s (want one of %s)", name, didYouMean(name, names), strings.Join(names, ", "))
 	}
 	if hasArg && arg == "" {
 		return fail("empty pattern (write the bare scope, %s, to match everything)", scope)
