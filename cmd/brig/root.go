@@ -38,6 +38,16 @@ func newRootCmd() *cobra.Command {
 			if err := resumeArg(o, args); err != nil {
 				return err
 			}
+			if o.Resume != "" && o.Resume != resumePick {
+				// The six digits `brig -p` prints last name the session.
+				pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				if o.Resume, err = sessionStore(pe).Resolve(o.Resume); err != nil {
+					return fmt.Errorf("--resume: %w", err)
+				}
+			}
 			// --compact with no prompt and no terminal (a script, the
 			// README's `brig -c --compact`) compacts and exits.
 			oneShot := cmd.Flags().Changed("prompt") || o.Compact && !isTerminal(os.Stdout)

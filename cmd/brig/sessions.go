@@ -160,9 +160,11 @@ func runSessionsList(ctx context.Context, o *sessionsListOptions) error {
 }
 
 func runSessionsShow(ctx context.Context, o *sessionsShowOptions) error {
-	if err := session.ValidateID(o.ID); err != nil {
+	id, err := sessionStore(o.procEnv).Resolve(o.ID)
+	if err != nil {
 		return err
 	}
+	o.ID = id
 	st, err := sessionStore(o.procEnv).Load(ctx, o.ID)
 	if err != nil {
 		return err
@@ -235,9 +237,11 @@ func printDisplayEntry(w io.Writer, e session.Entry, margin string) {
 }
 
 func runSessionsRm(ctx context.Context, o *sessionsRmOptions) error {
-	if err := session.ValidateID(o.ID); err != nil {
+	id, err := sessionStore(o.procEnv).Resolve(o.ID)
+	if err != nil {
 		return err
 	}
+	o.ID = id
 	if err := sessionStore(o.procEnv).Remove(ctx, o.ID); err != nil {
 		return err
 	}

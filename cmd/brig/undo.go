@@ -90,7 +90,8 @@ func newChangesCmd(runF func(context.Context, *changesOptions) error) *cobra.Com
 func pickSession(ctx context.Context, pe procEnv, id, wsFlag string) (string, string, error) {
 	store := sessionStore(pe)
 	if id != "" {
-		if err := session.ValidateID(id); err != nil {
+		var err error
+		if id, err = store.Resolve(id); err != nil {
 			return "", "", err
 		}
 		st, err := store.Load(ctx, id)

@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -31,7 +34,7 @@ func NewID(now time.Time, r io.Reader) (string, error) {
 func ValidateID(id string) error {
 	const layout = "2006-01-02"
 	bad := func(why string) error {
-		return fmt.Errorf("invalid session id %q: %s (ids look like 2026-11-22-ab12cd; see brig sessions list)", id, why)
+		return fmt.Errorf("invalid session id %q: %s (ids look like 2026-11-22-ab12cd, or its last six digits ab12cd; see brig sessions list)", id, why)
 	}
 	if len(id) != len(layout)+1+idSuffixLen {
 		return bad("wrong length")
@@ -57,4 +60,33 @@ func ValidateID(id string) error {
 		return bad("the date does not exist")
 	}
 	return nil
+}
+
+// Resolve turns what a user typed for a session into its id: a whole id
+// is checked (ValidateID) and kept; the six hex digits after the date
+// alone (what `brig -p` prints last) are looked up among the saved
+// sessions, and must name exactly one.
+func (s *Store) Resolve(id string) (string, error) {
+	if ValidateID(id) == nil || len(id) != idSuffixLen || strings.Trim(id, "0123456789abcdef") != "" {
+		return id, ValidateID(id)
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil && !os.IsNotExist(err) {
+		return "", fmt.Errorf("look up session %q: %w", id, err)
+	}
+	var found []string
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), fileExt)
+		if ok && strings.HasSuffix(name, "-"+id) && ValidateID(name) == nil {
+			found = append(found, name)
+		}
+	}
+	slices.Sort(found)
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no saved session ends in %q (see brig sessions list)", id)
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("%d sessions end in %q: %s; give the whole id", len(found), id, strings.Join(found, ", "))
 }

@@ -721,3 +721,36 @@ func TestCreateLaterSyncsWithTheFirstSave(t *testing.T) {
 		t.Fatalf("%v %+v", err, st)
 	}
 }
+
+// TestResolveShortID (new user, 2026-12-02): the six digits `brig -p`
+// prints at the end name the session for show, rm, undo and --resume; a
+// whole id is kept as it is; digits two sessions share, or none has, are
+// refused with what to do.
+func TestResolveShortID(t *testing.T) {
+	s := NewStore(t.TempDir())
+	dir := s.Dir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"2026-12-01-ab12cd", "2026-12-02-ab12cd", "2026-12-03-0f0f0f"} {
+		if err := os.WriteFile(filepath.Join(dir, id+fileExt), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.Resolve("0f0f0f"); err != nil || got != "2026-12-03-0f0f0f" {
+		t.Fatalf("Resolve(0f0f0f) = %q, %v", got, err)
+	}
+	if got, err := s.Resolve("2026-12-01-ab12cd"); err != nil || got != "2026-12-01-ab12cd" {
+		t.Fatalf("a whole id: %q, %v", got, err)
+	}
+	for in, want := range map[string]string{
+		"ab12cd":       "2 sessions end in \"ab12cd\": 2026-12-01-ab12cd, 2026-12-02-ab12cd; give the whole id",
+		"123456":       "no saved session ends in \"123456\"",
+		"../x":         "invalid session id",
+		"2026-12-03-0": "invalid session id",
+	} {
+		if _, err := s.Resolve(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Resolve(%q): %v, want %q", in, err, want)
+		}
+	}
+}
