@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -106,6 +107,11 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, " (check the network, --base-url and %s)", baseEnv(e.Provider))
 	case ErrNoEndpoint:
 		fmt.Fprintf(&b, "nothing at %s speaks the %s API%s: check --base-url and %s", e.BaseURL, e.Provider, detail, baseEnv(e.Provider))
+		if u, err := url.Parse(e.BaseURL); err == nil && e.Provider != Anthropic && strings.Trim(u.Path, "/") == "" {
+			// The usual slip (new user): an OpenAI-compatible server's
+			// address without the /v1 its API lives under.
+			fmt.Fprintf(&b, " (OpenAI-compatible servers serve the API under /v1: try %s/v1)", strings.TrimRight(e.BaseURL, "/"))
+		}
 	case ErrStream:
 		fmt.Fprintf(&b, "the %s stream from %s broke%s", e.Provider, e.BaseURL, detail)
 		if e.Err != nil {

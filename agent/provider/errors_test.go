@@ -59,6 +59,17 @@ func TestErrorTextIsActionable(t *testing.T) {
 		{ErrOverloaded, func(e *Error) { e.Status = 529 }, []string{"overloaded", "529"}},
 		{ErrNetwork, func(e *Error) { e.Err = errors.New("connection refused") }, []string{"https://api.anthropic.com", "connection refused", "ANTHROPIC_BASE_URL"}},
 		{ErrNoEndpoint, nil, []string{"--base-url", "ANTHROPIC_BASE_URL"}},
+		{ErrNoEndpoint, func(e *Error) { e.Provider = OpenAI; e.BaseURL = "http://127.0.0.1:8080/" }, []string{"OPENAI_BASE_URL", "try http://127.0.0.1:8080/v1)"}},
+	}
+	// With /v1 already there, or for Anthropic (whose client adds it),
+	// no such hint.
+	for _, mod := range []func(*Error){func(e *Error) { e.Provider = OpenAIChat; e.BaseURL = "http://h/v1" }, func(e *Error) { e.BaseURL = "http://h" }} {
+		e := base
+		e.Kind = ErrNoEndpoint
+		mod(&e)
+		if strings.Contains(e.Error(), "try ") {
+			t.Errorf("%s at %s: %q", e.Provider, e.BaseURL, e.Error())
+		}
 	}
 	for _, tt := range tests {
 		e := base
