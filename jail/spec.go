@@ -509,6 +509,33 @@ type Transcript struct {
 	Stdout, Stderr int64
 }
 
+// readOnlyCarried reports whether path is in a grant that a private /tmp
+// or /dev/shm carries over read-only (privateTmp): the tmpfs's own write
+// grant covers it for Landlock, but the carried mount refuses writes. The
+// deepest grant under the tmpfs that covers path is the mount it is on.
+func (s Spec) readOnlyCarried(path string) bool {
+	if !s.PrivateTmp {
+		return false
+	}
+	for _, dir := range []string{"/tmp", "/dev/shm"} {
+		if !within(path, dir) {
+			continue
+		}
+		deepest, write := "", false
+		for _, r := range s.Paths {
+			if r.Path == dir || !within(r.Path, dir) || !within(path, r.Path) || len(r.Path) < len(deepest) {
+				continue
+			}
+			if len(r.Path) > len(deepest) {
+				deepest, write = r.Path, false
+			}
+			write = write || r.Access == Write
+		}
+		return deepest != "" && !write
+	}
+	return false
+}
+
 // Chunk is a run of bytes from one stream.
 type Chunk struct {
 	Stderr bool
@@ -517,7 +544,8 @@ type Chunk struct {
 
 // Allows reports whether the Spec grants access a on path (absolute and
 // clean; compared lexically, as the grant was written), and when it does
-// not, why: "hidden", "protected" or "outside the grant".
+// not, why: "hidden", "protected", "read-only mount" or "outside the
+// grant".
 func (s Spec) Allows(path string, a Access) (bool, string) {
 	for _, h := range s.Hidden {
 		if within(path, h) {
@@ -530,6 +558,9 @@ func (s Spec) Allows(path string, a Access) (bool, string) {
 				return false, "protected"
 			}
 		}
+	}
+	if a == Write && s.readOnlyCarried(path) {
+		return false, "read-only mount"
 	}
 	// Landlock rules add up: any rule that covers the path with the
 	// access grants it.

@@ -134,6 +134,23 @@ func TestDenialNotes(t *testing.T) {
 			}
 		}
 	}
+	// A directory under a private /tmp granted read-only is carried over
+	// as a read-only mount: the tmpfs's write grant does not reach it (new
+	// user: --yes approved a write into --add-dir …:ro and the result said
+	// only "Read-only file system"). Control: a writable carried grant,
+	// and the tmpfs itself, get no note.
+	carried := &jail.Spec{Dir: "/ws", PrivateTmp: true, Paths: []jail.PathRule{{Path: "/ws", Access: jail.Write}, {Path: "/tmp", Access: jail.Write},
+		{Path: "/tmp/ro", Access: jail.Read}, {Path: "/tmp/ro/rw", Access: jail.Write}}}
+	for out, want := range map[string]string{
+		"/bin/bash: line 1: /tmp/ro/f.txt: Read-only file system":    "/tmp/ro/f.txt was granted to this call read-only",
+		"/bin/bash: line 1: /tmp/ro/rw/f.txt: Read-only file system": "",
+		"/bin/bash: line 1: /tmp/f.txt: Read-only file system":       "",
+	} {
+		n := denialNotes(out, carried)
+		if want == "" && len(n) != 0 || want != "" && (len(n) != 1 || !strings.Contains(n[0], want)) {
+			t.Errorf("%s: notes %q, want %q", out, n, want)
+		}
+	}
 	// Go's own words for a download that brig's GOPROXY turned off name a
 	// setting, not the jail. Control: a GOPROXY of the user's that allows
 	// downloads (the failure is elsewhere) gets no note.

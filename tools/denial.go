@@ -160,6 +160,9 @@ func pathNote(p string, rofs bool, grant *jail.Spec) (string, string) {
 	if why == "protected" {
 		return p, protectedNote(p)
 	}
+	if why == "read-only mount" {
+		return p, fmt.Sprintf("[brig: %s was granted to this call read-only (the user's --add-dir …:ro or a read grant), so the jail refused the write even though the call was approved. Do not retry as is: write inside the workspace, or ask the user to grant it writable]", p)
+	}
 	return p, fmt.Sprintf("[brig: %s may be read but not written by this call; if writing it is what failed, the jail refused it. Do not retry as is: write inside the workspace, or ask the user to grant it (a Write rule, --add-dir for brig -p, or approving a call that names it)]", p)
 }
 
