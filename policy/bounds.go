@@ -278,6 +278,12 @@ func (p *Policy) secretEntry(path string) string {
 	return top
 }
 
+// inExtra reports whether an added directory covers path.
+func (p *Policy) inExtra(path string) bool {
+	_, ok := p.extraFor(path)
+	return ok
+}
+
 // extraFor is the added directory that covers path, if any (read-write
 // ones first).
 func (p *Policy) extraFor(path string) (ExtraDir, bool) {
@@ -301,10 +307,13 @@ func (p *Policy) classify(resolved string, write, bash bool) (c PathClass, entry
 	c = p.Places.Classify(resolved)
 	if c == ClassOutside && p.Machine.namespaces() {
 		switch {
-		case bash && (within(resolved, "/tmp") || within(resolved, "/dev/shm")):
+		case bash && (within(resolved, "/tmp") || within(resolved, "/dev/shm")) && !p.inExtra(resolved):
 			// A bash call gets a fresh /tmp: what it writes there is its
 			// own, and the host's files there are not visible unless
-			// granted.
+			// granted. A directory added with --add-dir is the host's,
+			// carried in as added (read-only when so added): a new
+			// user's --yes approved a write into /tmp/x:ro as "the
+			// call's private temporary directory".
 			c = ClassTemp
 		case within(resolved, "/proc"):
 			// A call's /proc, a file tool's as a command's, is a fresh

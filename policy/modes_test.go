@@ -759,3 +759,29 @@ func TestNoRuleForAReaderThatWrites(t *testing.T) {
 		t.Errorf("control: mkdir build: %s, rules %v", v.Tier, v.Always)
 	}
 }
+
+// TestAddDirUnderTmp (new user, 2026-12-02): a directory under /tmp added
+// read-only is the host's, carried into the call's private /tmp
+// read-only: a bash write into it is beyond the profile (--yes never
+// approves it), not a write to "the call's private temporary directory".
+// Control: the rest of /tmp stays the call's own.
+func TestAddDirUnderTmp(t *testing.T) {
+	f := newModeFixture(t, "")
+	p := f.policy(t, ModeAuto)
+	p.Machine.Namespaces = true
+	dir, err := os.MkdirTemp("/tmp", "brig-adddir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := p.AddDirs(ExtraDir{Path: dir, ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	v := p.Decide(bashCall("echo x > " + dir + "/f.txt"))
+	if v.Tier == Allow || len(v.Beyond) == 0 || strings.Contains(v.Reason, "private temporary") {
+		t.Errorf("a write into a read-only added dir under /tmp: %s, beyond %v (%s)", v.Tier, v.Beyond, v.Reason)
+	}
+	if v := p.Decide(bashCall("echo x > /tmp/brig-own-scratch.txt")); v.Tier != Allow || len(v.Beyond) != 0 {
+		t.Errorf("control: the call's own /tmp: %s, beyond %v (%s)", v.Tier, v.Beyond, v.Reason)
+	}
+}
