@@ -176,10 +176,22 @@ func (p *Policy) checkExtra(d ExtraDir) error {
 	if !d.ReadOnly {
 		use = "a rule such as Write(" + d.Path + "/**) in your own config"
 	}
+	// The entry named is one that exists when there is one: a new user's
+	// --add-dir ~/.config was refused naming ~/.config/gcloud, which
+	// that machine did not have.
+	var absent string
 	for _, s := range append(p.secretPaths(), p.Places.BrigDirs...) {
-		if within(s, d.Path) || within(d.Path, s) {
-			return fmt.Errorf("--add-dir %s: %s holds credentials or brig's own files and is never granted by a flag; if a call must reach it, name the exact path in %s", d, s, use)
+		if !within(s, d.Path) && !within(d.Path, s) {
+			continue
 		}
+		if _, err := os.Lstat(s); err != nil {
+			absent = cmp.Or(absent, s)
+			continue
+		}
+		return fmt.Errorf("--add-dir %s: %s holds credentials or brig's own files and is never granted by a flag; add the directory the task needs, or if a call must reach it, name the exact path in %s", d, s, use)
+	}
+	if absent != "" {
+		return fmt.Errorf("--add-dir %s: it would include %s, where credentials are kept (not there now, but a login would put them there during the session), so it is never granted by a flag; add the directory the task needs, or name the exact path in %s", d, absent, use)
 	}
 	if d.ReadOnly {
 		return nil

@@ -785,3 +785,30 @@ func TestAddDirUnderTmp(t *testing.T) {
 		t.Errorf("control: the call's own /tmp: %s, beyond %v (%s)", v.Tier, v.Beyond, v.Reason)
 	}
 }
+
+// TestAddDirNamesAnEntryThatExists (new user, 2026-12-02): --add-dir
+// ~/.config was refused naming ~/.config/gcloud, which the machine did
+// not have. The refusal names a credential entry that exists when one
+// does, and otherwise says the one it names is not there yet.
+func TestAddDirNamesAnEntryThatExists(t *testing.T) {
+	f := newModeFixture(t, "")
+	p := f.policy(t, ModeAuto)
+	cfg := filepath.Join(f.home, ".config")
+	err := p.AddDirs(ExtraDir{Path: cfg, ReadOnly: true})
+	if err == nil {
+		t.Fatal("--add-dir ~/.config was accepted")
+	}
+	if !strings.Contains(err.Error(), "not there now") {
+		// The fixture's home may hold an entry: then that one is named.
+		named := strings.Fields(strings.TrimPrefix(err.Error(), "--add-dir "+cfg+":ro: "))[0]
+		if _, serr := os.Lstat(named); serr != nil {
+			t.Fatalf("the refusal names %s, which does not exist: %v", named, err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(cfg, "gh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddDirs(ExtraDir{Path: cfg, ReadOnly: true}); err == nil || !strings.Contains(err.Error(), ": "+filepath.Join(cfg, "gh")+" holds credentials") {
+		t.Fatalf("with ~/.config/gh there: %v", err)
+	}
+}
