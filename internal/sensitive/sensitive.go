@@ -425,6 +425,11 @@ func Workspace() []Entry {
 		{".octaverc", LaterExec, "Octave runs it on start here"},
 		{".tool-versions", LaterExec, "asdf and mise run the tools it names (a path among them)"},
 		{".lfsconfig", LaterExec, "git-lfs sends your LFS objects to the server it names"},
+		{".pnpmfile.cjs", LaterExec, "pnpm runs its hooks on every install, --ignore-scripts or not"},
+		{".pnpmfile.mjs", LaterExec, "pnpm runs its hooks on every install, --ignore-scripts or not"},
+		{"bunfig.toml", LaterExec, "bun obeys it here (preload scripts, the registry)"},
+		{"readline.py", LaterExec, "python's interactive prompt imports it from the directory it starts in"},
+		{"rlcompleter.py", LaterExec, "python's interactive prompt imports it from the directory it starts in"},
 	}
 }
 
