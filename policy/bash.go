@@ -28,6 +28,9 @@ type CommandDecision struct {
 	// the command, not the file, so Bash(echo:*) would let every echo
 	// write every file of the workspace.
 	WritesAsReader bool `json:"writes_as_reader,omitempty"`
+	// RuleAsks: an ask rule (the user's, or an untrusted repository's)
+	// decided the tier, so the call asks in every mode.
+	RuleAsks bool `json:"rule_asks,omitempty"`
 }
 
 // BashDecision is the tier of a whole command line.
@@ -118,6 +121,7 @@ func decideCommand(rs RuleSet, builtins []BuiltinRule, c Command) CommandDecisio
 	if t.Rule != nil && stricter(t.Tier, cd.Tier) {
 		cd.Rule = t.Rule
 		cd.Tier, cd.Reason = t.Tier, fmt.Sprintf("%s by %s (%s, an untrusted repository config: it can only tighten)", verb(t.Tier), t.Rule, t.Rule.Source)
+		cd.RuleAsks = t.Tier == Ask
 	}
 	return cd
 }
@@ -150,6 +154,7 @@ func decideOwn(rs RuleSet, builtins []BuiltinRule, c Command) CommandDecision {
 		cd.Tier, cd.Reason = Ask, "a redirection without a command"
 		if len(c.Risky) == 0 && user.Rule != nil {
 			cd.Tier, cd.Reason = user.Tier, fmt.Sprintf("%s by %s (%s)", verb(user.Tier), user.Rule, user.Rule.Source)
+			cd.RuleAsks = user.Tier == Ask
 		}
 		return cd
 	}
@@ -168,6 +173,7 @@ func decideOwn(rs RuleSet, builtins []BuiltinRule, c Command) CommandDecision {
 	}
 	if user.Rule != nil {
 		cd.Tier, cd.Reason = user.Tier, fmt.Sprintf("%s by %s (%s)", verb(user.Tier), user.Rule, user.Rule.Source)
+		cd.RuleAsks = user.Tier == Ask
 		return cd
 	}
 	if b != nil {

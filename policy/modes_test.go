@@ -812,3 +812,44 @@ func TestAddDirNamesAnEntryThatExists(t *testing.T) {
 		t.Fatalf("with ~/.config/gh there: %v", err)
 	}
 }
+
+// TestAskRulesAskInEveryMode (new user, 2026-12-03): edit and auto mode
+// approved calls that the user's own ask rules matched — Bash(python3:*)
+// and Write(./calc.py) — and an untrusted repository's ask rule, which
+// can only tighten, tightened nothing there. A rule that says ask asks in
+// every mode; controls: the same calls without the rules are approved,
+// and a built-in list's ask is still the mode's to approve.
+func TestAskRulesAskInEveryMode(t *testing.T) {
+	rules := "[permissions]\nask = [\"Bash(python3:*)\", \"Write(./calc.py)\", \"Mcp(srv__drop)\"]\n"
+	mcp := Call{Tool: "srv__drop", Effect: EffectMCP}
+	for _, mode := range []Mode{ModeEdit, ModeAuto} {
+		p := newModeFixture(t, rules).policy(t, mode)
+		for _, c := range []Call{bashCall("python3 -m pytest"), writeCall("calc.py"), mcp} {
+			if c.Effect == EffectMCP && mode != ModeAuto {
+				continue // edit mode asks for MCP tools anyway
+			}
+			v := p.Decide(c)
+			if v.Tier != Ask || !strings.Contains(v.Reason, "an ask rule asks in every mode") || len(v.Always) != 0 {
+				t.Errorf("%s mode, %s: %s (%s), always %v; want it asked", mode, c.Tool, v.Tier, v.Reason, v.Always)
+			}
+		}
+		// An untrusted repository's ask rule counts the same.
+		f := newModeFixture(t, "")
+		f.loaded.Rules.Ask = tightening(newModeFixture(t, rules).loaded.Rules.Ask)
+		if v := f.policy(t, mode).Decide(bashCall("python3 -m pytest")); v.Tier != Ask {
+			t.Errorf("%s mode, the repository's ask rule: %s (%s)", mode, v.Tier, v.Reason)
+		}
+		// Controls.
+		p = newModeFixture(t, "").policy(t, mode)
+		if v := p.Decide(writeCall("calc.py")); v.Tier != Allow {
+			t.Errorf("%s mode without the rule, write calc.py: %s (%s)", mode, v.Tier, v.Reason)
+		}
+		if mode == ModeAuto {
+			for _, c := range []Call{bashCall("python3 -m pytest"), bashCall("git reset --hard HEAD")} {
+				if v := p.Decide(c); v.Tier != Allow {
+					t.Errorf("auto mode without the rule, %q: %s (%s)", c.Command, v.Tier, v.Reason)
+				}
+			}
+		}
+	}
+}

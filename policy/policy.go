@@ -296,6 +296,11 @@ type Verdict struct {
 	notes       map[string]string // reasons by tier, first one wins
 	deletes     string            // a bash command that deletes files (or git's own), asked in every mode
 	deletesWhat string            // what it deletes, for the reason (one of the deletes* texts)
+	// ruleAsks is the first part an ask rule (the user's, or an untrusted
+	// repository's) decided: asked in every mode, since a rule that says
+	// ask is a wish to be asked (new user: auto and edit mode approved
+	// calls the user's own ask rules matched).
+	ruleAsks string
 	// ReadsOnly: a bash line whose every command only reads
 	// (CommandDecision.Reads), names no file it writes and carries no
 	// risk. It runs with nothing of the user's writable (bashSpec), and
@@ -406,6 +411,9 @@ func (p *Policy) decide(call Call, rs RuleSet) Verdict {
 	if strings.Contains(call.Tool, "__") {
 		d := rs.DecideTool(call.Tool, Ask)
 		v.note(d.Tier, ruleReason(d, "MCP tool "+call.Tool))
+		if d.Rule != nil && d.Tier == Ask && v.ruleAsks == "" {
+			v.ruleAsks = ruleReason(d, "")
+		}
 		v.Always = append(v.Always, fmt.Sprintf("Mcp(%s)", call.Tool))
 	}
 	v.finish("allowed")
@@ -440,6 +448,11 @@ func (p *Policy) applyMode(v *Verdict, mode Mode) {
 		v.Tier, v.Reason, v.Always = Ask, "asks for confirmation in every mode: "+v.Reason, nil
 		return
 	case v.Tier != Ask:
+		return
+	case v.ruleAsks != "" && mode != ModeAsk && mode != ModePlan:
+		// No answer can be remembered against the rule (ask beats
+		// allow), so none is proposed.
+		v.Reason, v.Always = v.ruleAsks+"; an ask rule asks in every mode", nil
 		return
 	case v.deletes != "":
 		// Asked every time: no answer is remembered for it (only "once"
@@ -586,11 +599,15 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 		if pv.Class == ClassSecret || pv.Class == ClassLaterExec {
 			own = own.naming(pv.Entry, p.ctx())
 		}
+		var byRule bool
 		if d := own.DecidePath(resolved, write, p.ctx(), def); d.Rule != nil {
-			pv.Tier, pv.Reason = d.Tier, fmt.Sprintf("%s by %s (%s)", d.Tier, d.Rule, d.Rule.Source)
+			pv.Tier, pv.Reason, byRule = d.Tier, fmt.Sprintf("%s by %s (%s)", d.Tier, d.Rule, d.Rule.Source), true
 		}
 		if d := tighten.DecidePath(resolved, write, p.ctx(), ""); d.Rule != nil && stricter(d.Tier, pv.Tier) {
-			pv.Tier, pv.Reason = d.Tier, fmt.Sprintf("%s by %s (%s, an untrusted repository config: it can only tighten)", d.Tier, d.Rule, d.Rule.Source)
+			pv.Tier, pv.Reason, byRule = d.Tier, fmt.Sprintf("%s by %s (%s, an untrusted repository config: it can only tighten)", d.Tier, d.Rule, d.Rule.Source), true
+		}
+		if byRule && pv.Tier == Ask && v.ruleAsks == "" {
+			v.ruleAsks = fmt.Sprintf("%s: %s", given, pv.Reason)
 		}
 	}
 	v.Paths = append(v.Paths, pv)
@@ -683,6 +700,9 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 	for _, cd := range bd.Commands {
 		c := cd.Command
 		v.Commands = append(v.Commands, CommandVerdict{Words: c.Words, Dir: c.Dir, Via: c.Via, Tier: cd.Tier, Reason: cd.Reason, Risky: c.Risky})
+		if cd.RuleAsks && v.ruleAsks == "" {
+			v.ruleAsks = fmt.Sprintf("%s: %s", c.String(), cd.Reason)
+		}
 		v.ReadsOnly = v.ReadsOnly && cd.Reads && len(c.Risky) == 0 && !c.DirUnknown && !writes(c)
 		if cd.Tier == Ask && len(c.Risky) == 0 && !cd.WritesAsReader {
 			if rule, _ := SuggestRule(c); rule != "" && !slices.Contains(v.Always, rule) {
