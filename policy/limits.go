@@ -79,6 +79,50 @@ func (l LimitsConfig) tighten(o LimitsConfig, defaults jail.Limits) (LimitsConfi
 	return l, took.settings()
 }
 
+// Raises lists l's settings above what now gives, each with now's value:
+// what trusting a repository's config would widen, which untrusted it
+// does not get.
+func (l LimitsConfig) Raises(now jail.Limits) []LimitRaise {
+	above := func(cur, want uint64) bool { return want != 0 && cur != 0 && want > cur }
+	var up LimitsConfig
+	if above(now.Memory, uint64(l.Memory)) {
+		up.Memory = l.Memory
+	}
+	if above(now.Processes, l.Processes) {
+		up.Processes = l.Processes
+	}
+	if above(now.TmpBytes, uint64(l.Tmp)) {
+		up.Tmp = l.Tmp
+	}
+	if above(now.FileSize, uint64(l.FileSize)) {
+		up.FileSize = l.FileSize
+	}
+	if above(uint64(now.Timeout), uint64(l.Timeout)) {
+		up.Timeout = l.Timeout
+	}
+	if l.Disk != nil && now.Disk != 0 && (*l.Disk == 0 || uint64(*l.Disk) > now.Disk) {
+		up.Disk = l.Disk
+	}
+	cur := LimitsConfig{Memory: Size(now.Memory), Processes: now.Processes, Tmp: Size(now.TmpBytes), FileSize: Size(now.FileSize), Timeout: Duration(now.Timeout)}
+	disk := Size(now.Disk)
+	cur.Disk = &disk
+	was := map[string]string{}
+	for _, s := range cur.settings() {
+		was[s.Key] = s.Value
+	}
+	var out []LimitRaise
+	for _, s := range up.settings() {
+		out = append(out, LimitRaise{LimitSetting: s, Now: was[s.Key]})
+	}
+	return out
+}
+
+// LimitRaise is a [limits] setting above the limit in effect (Now).
+type LimitRaise struct {
+	LimitSetting
+	Now string
+}
+
 // LimitSetting is one [limits] key a config file set that is in effect.
 type LimitSetting struct {
 	Key   string `json:"key"`   // as in [limits]: memory, processes, disk, tmp, file_size, timeout

@@ -132,6 +132,9 @@ func Load(f Files) (Loaded, error) {
 			// Lowering a limit only tightens; it is said wherever the
 			// layer is (a new user's repository set memory = "2M" and
 			// every call failed with no word of where it came from).
+			for _, r := range c.Limits.Raises(out.Limits.Apply(jail.DefaultLimits())) {
+				layer.Ignored = append(layer.Ignored, fmt.Sprintf("%s (above the %s in effect)", r.LimitSetting, r.Now))
+			}
 			out.Limits, layer.Limits = out.Limits.tighten(c.Limits, jail.DefaultLimits())
 			out.Rules = out.Rules.Merge(RuleSet{Ask: tightening(c.Rules.Ask), Deny: tightening(c.Rules.Deny)})
 			for _, r := range c.Rules.Allow {

@@ -16,6 +16,7 @@ import (
 	"brig/internal/instructions"
 	"brig/internal/mcp"
 	"brig/internal/pin"
+	"brig/jail"
 	"brig/policy"
 )
 
@@ -131,10 +132,19 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 		fmt.Fprintf(w, "%s is already trusted as it is (sha256 %s).\n", wp.Files.Repo, sum)
 	} else {
 		fmt.Fprintf(w, "%s (sha256 %s) comes with the repository.\n", wp.Files.Repo, sum)
-		fmt.Fprintln(w, "Until you trust it, only its deny and ask rules apply.")
-		adds := printTrustChanges(w, c, servers, wp.Policy.Places)
-		if len(c.Rules.Ask)+len(c.Rules.Deny) > 0 {
+		var repo policy.Layer
+		for _, l := range wp.Policy.Layers {
+			if l.Kind == "repository" {
+				repo = l
+			}
+		}
+		fmt.Fprintf(w, "Until you trust it, %s.\n", repo.Applies())
+		adds := printTrustChanges(w, c, servers, wp.Policy.Places, wp.Policy.Machine.Limits)
+		if len(c.Rules.Ask)+len(c.Rules.Deny)+len(repo.Limits) > 0 {
 			fmt.Fprintln(w, "\nAlready in effect (a repository may always tighten):")
+			for _, l := range repo.Limits {
+				fmt.Fprintf(w, "  lower %s\n", l)
+			}
 			for _, group := range []struct {
 				name  string
 				rules []policy.Rule
@@ -287,7 +297,7 @@ func sameFiles(s *instructions.Set, files map[string]string) bool {
 // printTrustChanges shows what trusting a repository config adds: its
 // allow rules, sandbox grants, agent settings and MCP servers, each with
 // what it reaches. It reports whether there is anything.
-func printTrustChanges(w io.Writer, c policy.Config, servers []mcp.Server, pl policy.Places) bool {
+func printTrustChanges(w io.Writer, c policy.Config, servers []mcp.Server, pl policy.Places, now jail.Limits) bool {
 	adds := false
 	section := func(title string) {
 		if !adds {
@@ -326,6 +336,14 @@ func printTrustChanges(w io.Writer, c policy.Config, servers []mcp.Server, pl po
 		}
 		if len(s.Env) > 0 {
 			fmt.Fprintf(w, "    environment   %s (passed through; credential-like names never are)\n", strings.Join(s.Env, " "))
+		}
+	}
+	if raises := c.Limits.Raises(now); len(raises) > 0 {
+		// A new user trusted a config that raised memory to 64G and the
+		// timeout to a day without a word of it here.
+		section("limits above those in effect — every call of this workspace may use:")
+		for _, r := range raises {
+			fmt.Fprintf(w, "    %-13s ⚠ %s (now %s)\n", r.Key, r.Value, r.Now)
 		}
 	}
 	if c.Agent != (policy.Agent{}) {

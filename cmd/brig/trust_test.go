@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -178,5 +179,44 @@ func TestRevokeWithNothingTrusted(t *testing.T) {
 	}
 	if log, _, err = e.run(t, "", "log"); err != nil || !strings.Contains(log, "revoke") {
 		t.Errorf("control: the revoke is not in the audit log: %v\n%s", err, log)
+	}
+}
+
+// TestTrustShowsTheLimitsItRaises (new user, 2026-12-03): a repository
+// config that raised memory to 64G and the timeout to a day was trusted
+// with only its network grant shown. brig trust lists the limits it would
+// raise over those in effect, and those it already lowers; policy check
+// lists the raises among what the untrusted file did not get.
+func TestTrustShowsTheLimitsItRaises(t *testing.T) {
+	pe, out, ws := policyFixture(t)
+	cfg := "[limits]\nmemory = \"64G\"\ntimeout = \"24h\"\ntmp = \"256M\"\n"
+	if err := os.WriteFile(ws+"/.brig/config.toml", []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := runTrust(context.Background(), &trustOptions{procEnv: pe})
+	if err == nil {
+		t.Fatal("brig trust without a terminal or --yes trusted the file")
+	}
+	for _, want := range []string{
+		"Until you trust it, only its deny and ask rules and the limits it lowers apply.",
+		"limits above those in effect",
+		"memory        ⚠ 64.0 GiB (now ",
+		"timeout       ⚠ 24h0m0s (now 10m0s)",
+		"  lower [limits] tmp = 256.0 MiB",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("brig trust output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out.String(), "tmp           ⚠") {
+		t.Errorf("a lowered limit is shown as a raise:\n%s", out)
+	}
+	wp, err := openPolicy(pe, "", policy.ModeAsk, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := wp.Policy.Layers[len(wp.Policy.Layers)-1]
+	if !slices.Contains(repo.Ignored, "[limits] timeout = 24h0m0s (above the 10m0s in effect)") {
+		t.Errorf("the ignored raises: %q", repo.Ignored)
 	}
 }
