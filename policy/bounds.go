@@ -290,6 +290,11 @@ func (p *Policy) secretEntry(path string) string {
 	return top
 }
 
+// inHome reports whether path lies in the user's home directory.
+func (p *Policy) inHome(path string) bool {
+	return p.Places.Home != "" && within(path, p.Places.Home)
+}
+
 // inExtra reports whether an added directory covers path.
 func (p *Policy) inExtra(path string) bool {
 	_, ok := p.extraFor(path)
@@ -319,13 +324,15 @@ func (p *Policy) classify(resolved string, write, bash bool) (c PathClass, entry
 	c = p.Places.Classify(resolved)
 	if c == ClassOutside && p.Machine.namespaces() {
 		switch {
-		case bash && (within(resolved, "/tmp") || within(resolved, "/dev/shm")) && !p.inExtra(resolved):
+		case bash && (within(resolved, "/tmp") || within(resolved, "/dev/shm")) && !p.inExtra(resolved) && !p.inHome(resolved):
 			// A bash call gets a fresh /tmp: what it writes there is its
 			// own, and the host's files there are not visible unless
 			// granted. A directory added with --add-dir is the host's,
 			// carried in as added (read-only when so added): a new
 			// user's --yes approved a write into /tmp/x:ro as "the
-			// call's private temporary directory".
+			// call's private temporary directory". A home directory
+			// under /tmp is the user's too: ~/.bashrc there is judged
+			// as ~/.bashrc, as write_file judges it.
 			c = ClassTemp
 		case within(resolved, "/proc"):
 			// A call's /proc, a file tool's as a command's, is a fresh

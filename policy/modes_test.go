@@ -853,3 +853,31 @@ func TestAskRulesAskInEveryMode(t *testing.T) {
 		}
 	}
 }
+
+// TestHomeUnderTmp (new user, 2026-12-03): with HOME under /tmp, bash's
+// `echo X >> ~/.bashrc` was allowed as a write to "the call's private
+// temporary directory" (and reached only the call's tmpfs), while
+// write_file ~/.bashrc was denied as a later-executed file. Both are now
+// judged as ~/.bashrc. Control: elsewhere in /tmp is the call's own.
+func TestHomeUnderTmp(t *testing.T) {
+	f := newModeFixture(t, "")
+	home, err := os.MkdirTemp("/tmp", "brig-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	if err := os.WriteFile(home+"/.bashrc", []byte("# original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.machine.Home = home
+	f.machine.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+	p := f.policy(t, ModeAuto)
+	for _, c := range []Call{bashCall("echo X >> ~/.bashrc"), writeCall("~/.bashrc")} {
+		if v := p.Decide(c); v.Tier != Deny || strings.Contains(v.Reason, "private temporary") {
+			t.Errorf("%s %v%q: %s (%s); want it denied as ~/.bashrc", c.Tool, c.Write, c.Command, v.Tier, v.Reason)
+		}
+	}
+	if v := p.Decide(bashCall("echo X > /tmp/brig-own-scratch.txt")); v.Tier != Allow {
+		t.Errorf("control: the call's own /tmp: %s (%s)", v.Tier, v.Reason)
+	}
+}
