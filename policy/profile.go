@@ -160,7 +160,7 @@ func DefaultGrant() []GrantEntry {
 // README and `brig doctor`.
 func DefaultGrantDynamic() []GrantEntry {
 	return []GrantEntry{
-		{Path: "each directory on PATH", Access: jail.Exec, Reason: "the programs you run; cleaned and links resolved, and refused when it is /, your home directory or a parent of it, holds or lies in a secret or one of brig's own directories, or leads through a link in the workspace or a directory you granted write (the repository or a call chose its target); one inside the workspace needs no rule of its own"},
+		{Path: "each directory on PATH", Access: jail.Exec, Reason: "the programs you run; cleaned and links resolved, and refused when it is /, your home directory or a parent of it, holds or lies in a secret or one of brig's own directories, or leads through a link in the workspace or a directory you granted write (the repository or a call chose its target); one inside the workspace needs no rule of its own; a pyenv shims directory brings the pyenv it belongs to (its bin, libexec, versions, plugins, pyenv.d and version), which the shims run"},
 		{Path: "the Go module cache", Access: jail.Read, Reason: "GOMODCACHE, else GOPATH/pkg/mod, else ~/go/pkg/mod, so builds work offline; refused under the same rules as PATH"},
 	}
 }
@@ -228,6 +228,12 @@ func (p Profile) defaults(ix *sensitive.Index) (granted []GrantEntry, refused []
 			refused = append(refused, Refused{Path: d, Source: "PATH", Why: why})
 		} else if r != "" {
 			granted = append(granted, GrantEntry{Path: r, Access: jail.Exec, Reason: "on PATH", Optional: true})
+			for _, e := range pyenvBeside(r) {
+				if rr, why := p.checkDefault(e.Path, ix); why == "" && rr != "" {
+					e.Path = rr
+					granted = append(granted, e)
+				}
+			}
 		}
 	}
 	if p.Home != "" || envValue(p.ParentEnv, "GOMODCACHE") != "" || envValue(p.ParentEnv, "GOPATH") != "" {
@@ -239,6 +245,31 @@ func (p Profile) defaults(ix *sensitive.Index) (granted []GrantEntry, refused []
 		}
 	}
 	return granted, refused
+}
+
+// pyenvBeside is what pyenv's shims run, when dir (a PATH entry) is the
+// shims directory of a pyenv installed outside your home: the shims
+// execute libexec/pyenv, which reads the versions and plugins beside it.
+// A new user's PATH held /root/.pyenv/shims with HOME elsewhere, and
+// every python3 failed with "libexec/pyenv: Permission denied". Under your
+// home DefaultGrant lists them already.
+func pyenvBeside(dir string) []GrantEntry {
+	root := filepath.Dir(dir)
+	if filepath.Base(dir) != "shims" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(root, "libexec", "pyenv")); err != nil {
+		return nil
+	}
+	var out []GrantEntry
+	for _, e := range DefaultGrant() {
+		if rest, ok := strings.CutPrefix(e.Path, "~/.pyenv/"); ok && rest != "shims" {
+			e.Path = filepath.Join(root, rest)
+			e.Reason += " (the pyenv of a shims directory on PATH)"
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // checkDefault cleans a directory named by the environment (a PATH entry,

@@ -681,3 +681,34 @@ func TestPathDirsInTheGrantStayReadOnly(t *testing.T) {
 		t.Errorf("the target outside the grant is listed: %v", s.Protected)
 	}
 }
+
+// TestPyenvShimsOnPathBringTheirPyenv (new user, 2026-12-03): a pyenv
+// outside the home, its shims on PATH, failed every python3 with
+// "libexec/pyenv: Permission denied". The shims directory brings the pyenv
+// it belongs to. Control: a shims directory of anything else brings
+// nothing.
+func TestPyenvShimsOnPathBringTheirPyenv(t *testing.T) {
+	root := t.TempDir()
+	pyenv, other := filepath.Join(root, "pyenv"), filepath.Join(root, "other")
+	for _, d := range []string{pyenv + "/shims", pyenv + "/libexec", pyenv + "/versions", other + "/shims"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(pyenv+"/libexec/pyenv", []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]jail.Access{}
+	for _, e := range pyenvBeside(pyenv + "/shims") {
+		got[e.Path] = e.Access
+	}
+	if got[pyenv+"/libexec"] != jail.Exec || got[pyenv+"/versions"] != jail.Exec || got[pyenv+"/version"] != jail.Read {
+		t.Fatalf("pyenv beside its shims: %v", got)
+	}
+	if _, ok := got[pyenv+"/shims"]; ok {
+		t.Fatalf("the shims directory itself is listed again: %v", got)
+	}
+	if e := pyenvBeside(other + "/shims"); len(e) != 0 {
+		t.Fatalf("a shims directory that is not pyenv's: %v", e)
+	}
+}
