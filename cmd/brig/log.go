@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"brig/internal/auditlog"
 	"brig/internal/session"
+	"brig/internal/suggest"
 )
 
 // logOptions are the inputs of `brig log`.
@@ -100,11 +103,23 @@ func runLog(ctx context.Context, o *logOptions) error {
 	default:
 		return fmt.Errorf("--kind %q: want call, undo, trust, mode or rule", o.Kind)
 	}
+	// A session is its whole id or the six hex digits after the date,
+	// as elsewhere (new user: --session 4d0a3a matched nothing, quietly).
+	short := len(o.Session) == 6 && strings.Trim(o.Session, "0123456789abcdef") == ""
+	if o.Session != "" && !short {
+		if err := session.ValidateID(o.Session); err != nil {
+			return fmt.Errorf("--session: %w", err)
+		}
+	}
 	l := auditLog(dirsFor(o.procEnv).State)
 	n := 0
+	tools := map[string]bool{}
 	err = l.Records(func(r auditlog.Record) error {
+		if r.Call != nil {
+			tools[r.Call.Tool] = true
+		}
 		if !r.Time.After(since) && !since.IsZero() ||
-			o.Session != "" && r.Session != o.Session ||
+			o.Session != "" && r.Session != o.Session && !(short && strings.HasSuffix(r.Session, "-"+o.Session)) ||
 			o.Kind != "" && string(r.Kind) != o.Kind ||
 			o.Tool != "" && (r.Call == nil || r.Call.Tool != o.Tool) ||
 			o.Tier != "" && (r.Call == nil || r.Call.Decision.Tier != o.Tier) {
@@ -130,6 +145,10 @@ func runLog(ctx context.Context, o *logOptions) error {
 	}
 	if n == 0 && !o.JSON {
 		fmt.Fprintf(o.Stderr, "brig: no audit records match (the log is %s)\n", l.Path())
+		if o.Tool != "" && !tools[o.Tool] {
+			// --tool bsh: say so, and what the log does hold.
+			fmt.Fprintf(o.Stderr, "brig: the log has no call of a tool %q%s; its calls are of %s\n", o.Tool, nearest(o.Tool, slices.Sorted(maps.Keys(tools))), strings.Join(slices.Sorted(maps.Keys(tools)), ", "))
+		}
 	}
 	return nil
 }
@@ -249,4 +268,12 @@ func printVerify(w io.Writer, rep *auditlog.Report) {
 	if rep.Torn > 0 {
 		fmt.Fprintf(w, "  the last line is incomplete (%d bytes: brig was stopped while writing it); the records before it are whole, and the next record replaces it\n", rep.Torn)
 	}
+}
+
+// nearest is " (did you mean X?)" for the known name closest to got, or "".
+func nearest(got string, known []string) string {
+	if best := suggest.Closest(got, known, 2); best != "" {
+		return fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	return ""
 }

@@ -27,3 +27,29 @@ func TestPrintRecordSaysWhyACallDidNotRun(t *testing.T) {
 		}
 	}
 }
+
+// TestLogFilters (new user, 2026-12-03): --session with the six hex
+// digits other commands take matched nothing without a word, and so did
+// a misspelled --tool. The short id matches its session (and only it);
+// a tool the log has no call of is named with the nearest that it has.
+func TestLogFilters(t *testing.T) {
+	pe, out, _ := policyFixture(t)
+	var errb bytes.Buffer
+	pe.Stderr = &errb
+	l := auditLog(dirsFor(pe).State)
+	for _, s := range []string{"2026-12-01-4d0a3a", "2026-12-02-77aa00"} {
+		if _, err := l.Append(t.Context(), auditlog.Record{Kind: auditlog.KindCall, Session: s, Call: &auditlog.Call{Tool: "bash", Decision: auditlog.Decision{Tier: "allow"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := runLog(t.Context(), &logOptions{procEnv: pe, Session: "4d0a3a"}); err != nil || !strings.Contains(out.String(), "2026-12-01-4d0a3a") || strings.Contains(out.String(), "77aa00") {
+		t.Fatalf("--session 4d0a3a: %v\n%s", err, out)
+	}
+	out.Reset()
+	if err := runLog(t.Context(), &logOptions{procEnv: pe, Tool: "bsh"}); err != nil || !strings.Contains(errb.String(), `no call of a tool "bsh" (did you mean bash?)`) {
+		t.Fatalf("--tool bsh: %v\n%s", err, errb.String())
+	}
+	if err := runLog(t.Context(), &logOptions{procEnv: pe, Session: "zzzzzz"}); err == nil || !strings.Contains(err.Error(), "hex digits") {
+		t.Fatalf("--session zzzzzz: %v", err)
+	}
+}

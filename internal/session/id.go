@@ -34,7 +34,10 @@ func NewID(now time.Time, r io.Reader) (string, error) {
 func ValidateID(id string) error {
 	const layout = "2006-01-02"
 	bad := func(why string) error {
-		return fmt.Errorf("invalid session id %q: %s (ids look like 2026-11-22-ab12cd, or its last six digits ab12cd; see brig sessions list)", id, why)
+		return fmt.Errorf("invalid session id %q: %s (ids look like 2026-11-22-ab12cd, or their last six hex digits alone, ab12cd; see brig sessions list)", id, why)
+	}
+	if len(id) == idSuffixLen {
+		return bad("six characters name a session only when they are hex digits (0-9, a-f)")
 	}
 	if len(id) != len(layout)+1+idSuffixLen {
 		return bad("wrong length")
