@@ -111,7 +111,17 @@ func ParseAddDir(value, cwd, home string) (ExtraDir, error) {
 		return ExtraDir{}, fmt.Errorf("--add-dir %s: %w", value, err)
 	}
 	if !exists {
+		// PATH:RO, PATH: — a suffix brig does not read, on a path that
+		// exists without it (new user: told the path did not exist).
+		if i := strings.LastIndexByte(value, ':'); i > 0 {
+			if r, ok, err := resolvePath(value[:i], cwd, home, nil); err == nil && ok && r != "" {
+				return ExtraDir{}, fmt.Errorf("--add-dir %s: unknown suffix %q; write %s:ro to read only, or %s alone to read and write", value, value[i:], value[:i], value[:i])
+			}
+		}
 		return ExtraDir{}, fmt.Errorf("--add-dir %s: %s does not exist (create it first)", value, resolved)
+	}
+	if fi, err := os.Stat(resolved); err == nil && !fi.IsDir() {
+		return ExtraDir{}, fmt.Errorf("--add-dir %s: %s is not a directory; add the directory that holds it", value, resolved)
 	}
 	return ExtraDir{Path: resolved, ReadOnly: ro, links: links}, nil
 }
@@ -183,6 +193,11 @@ func (p *Policy) checkExtra(d ExtraDir) error {
 	for _, s := range append(p.secretPaths(), p.Places.BrigDirs...) {
 		if !within(s, d.Path) && !within(d.Path, s) {
 			continue
+		}
+		if d.ReadOnly && within(s, d.Path) && (p.Places.Classify(d.Path) == ClassSystem || p.readByDefault(d.Path)) {
+			// --add-dir /etc:ro: refused for /etc/shadow, with advice
+			// that led nowhere (new user); it is readable already.
+			return fmt.Errorf("--add-dir %s: every call reads %s already (the system's files and toolchains; the secrets in it, such as %s, stay hidden): leave the flag out", d, d.Path, s)
 		}
 		if _, err := os.Lstat(s); err != nil {
 			absent = cmp.Or(absent, s)

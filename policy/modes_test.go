@@ -881,3 +881,31 @@ func TestHomeUnderTmp(t *testing.T) {
 		t.Errorf("control: the call's own /tmp: %s (%s)", v.Tier, v.Reason)
 	}
 }
+
+// TestAddDirMistakes (new user, 2026-12-03): PATH:RO was said not to
+// exist, a device was accepted as a directory, and /etc:ro was refused
+// for /etc/shadow with advice that led nowhere.
+func TestAddDirMistakes(t *testing.T) {
+	f := newModeFixture(t, "")
+	dir := t.TempDir()
+	for in, want := range map[string]string{
+		dir + ":RO": `unknown suffix ":RO"; write ` + dir + `:ro`,
+		dir + ":":   `unknown suffix ":"`,
+		"/dev/null": "is not a directory",
+		dir + "/no": "does not exist",
+	} {
+		if _, err := ParseAddDir(in, f.ws, f.home); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--add-dir %s: %v; want %q", in, err, want)
+		}
+	}
+	if d, err := ParseAddDir(dir+":ro", f.ws, f.home); err != nil || !d.ReadOnly {
+		t.Errorf("control: %s:ro: %+v %v", dir, d, err)
+	}
+	p := f.policy(t, ModeAuto)
+	if err := p.AddDirs(ExtraDir{Path: "/etc", ReadOnly: true}); err == nil || !strings.Contains(err.Error(), "every call reads /etc already") {
+		t.Errorf("--add-dir /etc:ro: %v", err)
+	}
+	if err := p.AddDirs(ExtraDir{Path: "/etc"}); err == nil || strings.Contains(err.Error(), "already") {
+		t.Errorf("--add-dir /etc (writable): %v; want it refused for its secrets", err)
+	}
+}
