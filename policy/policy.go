@@ -425,6 +425,10 @@ func (p *Policy) decide(call Call, rs RuleSet) Verdict {
 // none): such a call asks every time, so no answer is remembered for it.
 func (v Verdict) Deletes() string { return v.deletes }
 
+// RuleAsks is the part of the call an ask rule decided ("" for none):
+// such a call asks every time, in every mode.
+func (v Verdict) RuleAsks() string { return v.ruleAsks }
+
 // applyMode turns Ask into Allow where the mode approves without asking:
 // never for a call whose grant goes beyond the mode's jail profile (a
 // human, a rule of the user's or a flag must name that), nor for a

@@ -691,6 +691,8 @@ func answerItems(v policy.Verdict, viewing bool) []string {
 		items = append(items, stDim.Render("· it asks every time, so there is no session or always answer"))
 	case v.Deletes() != "":
 		items = append(items, stDim.Render("· a deletion asks every time, so there is no session or always answer"))
+	case v.RuleAsks() != "":
+		items = append(items, stDim.Render("· an ask rule asks every time, so there is no session or always answer"))
 	case v.Net != nil && policy.NamesAddress(v.Net.Host):
 		items = append(items, stDim.Render("· for this port and this call only: a rule would open every port"))
 	case len(v.Always) == 0:

@@ -851,3 +851,31 @@ func TestDenyMessageRowFitsTheWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerItemsForAnAskRule: a call an ask rule decided asks every time
+// (in every mode), so the card offers no session or always answer and
+// says why. Control: the same call without the rule offers both.
+func TestAnswerItemsForAnAskRule(t *testing.T) {
+	ws := t.TempDir()
+	rules, _, err := policy.ParseRules("c.toml", []byte("[permissions]\nask = [\"Bash(python3:*)\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := policy.Call{Tool: "bash", Effect: policy.EffectExec, Command: "python3 script.py"}
+	for _, tc := range []struct {
+		loaded policy.Loaded
+		want   string
+	}{
+		{policy.Loaded{Rules: rules}, "an ask rule asks every time"},
+		{policy.Loaded{}, "allow for this session"},
+	} {
+		pol, err := policy.New(ws, tc.loaded, policy.ModeEdit, policy.Machine{Home: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := pol.Decide(call)
+		if got := strings.Join(answerItems(v, false), "\n"); v.Tier != policy.Ask || !strings.Contains(got, tc.want) {
+			t.Errorf("%s (%s): %q; want %q", v.Tier, v.Reason, got, tc.want)
+		}
+	}
+}
