@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -444,6 +445,9 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 // as a stop by brig, so the command's own words count too (a new user's
 // python got MemoryError). "" otherwise.
 func repoLimitNote(p *policy.Policy, res jail.Result, output string) string {
+	if !slices.ContainsFunc(p.Layers, func(l policy.Layer) bool { return len(l.Limits) > 0 }) {
+		return "" // the common case: no output to search
+	}
 	var limits []string
 	switch {
 	case res.TimedOut:
