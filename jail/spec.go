@@ -484,6 +484,9 @@ type Connection struct {
 	Rule string `json:"rule,omitempty"`
 	// Refused says why the connection was not made; empty when it was.
 	Refused string `json:"refused,omitempty"`
+	// Unreachable: the host was allowed, and the proxy's own connection
+	// to it failed (nothing listening, a host down): not a refusal.
+	Unreachable bool `json:"unreachable,omitempty"`
 	// Up and Down are the bytes from the call to the host and back.
 	Up       int64         `json:"up"`
 	Down     int64         `json:"down"`

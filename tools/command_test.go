@@ -163,6 +163,12 @@ func TestDenialNotes(t *testing.T) {
 	if n := denialNotes(goOff, &jail.Spec{Env: []string{"GOPROXY=file:///m,https://proxy.golang.org,direct"}}); len(n) != 0 {
 		t.Errorf("downloads allowed: notes %q, want none", n)
 	}
+	// curl's own words for a refused loopback port, in a call with brig's
+	// proxy: the note says how to reach an allowed server of the user's
+	// (new user: --allow-host 127.0.0.1, and curl failed with no word).
+	if n := denialNotes("curl: (7) Failed to connect to 127.0.0.1 port 18367 after 0 ms: Couldn't connect to server", &jail.Spec{Network: true}); len(n) != 1 || !strings.Contains(n[0], "curl --noproxy ''") {
+		t.Errorf("curl to loopback with the proxy: %q", n)
+	}
 	// With network (brig's proxy), a name that does not resolve means a
 	// program that ignored the proxy: the note says how to reach hosts.
 	if n := denialNotes("curl: (6) Could not resolve host: x", &jail.Spec{Network: true}); len(n) != 1 || !strings.Contains(n[0], "only through brig's proxy") {

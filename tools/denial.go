@@ -17,7 +17,7 @@ var (
 	reAccess  = lazyre.New(`(?i)permission denied|\bEACCES\b|operation not permitted|\bEPERM\b`)
 	reROFS    = lazyre.New(`(?i)read-only file system|\bEROFS\b`)
 	reNetwork = lazyre.New(`(?i)network is unreachable|temporary failure in name resolution|could not resolve host|name or service not known|no such host|\bENOTFOUND\b|\bEAI_AGAIN\b|getaddrinfo|failed to resolve|could not resolve|\bENETUNREACH\b|unable to access '[a-z]+://`)
-	reRefused = lazyre.New(`(?i)connection refused|\bECONNREFUSED\b`)
+	reRefused = lazyre.New(`(?i)connection refused|\bECONNREFUSED\b|couldn't connect to server`)
 	reLocal   = lazyre.New(`127\.0\.0\.1|localhost|\[::1\]`)
 	reMissing = lazyre.New(`(?i)no such file or directory|\bENOENT\b`)
 	// System calls the seccomp filter refuses, as their users name them.
@@ -37,7 +37,7 @@ var errorAnchors = []string{
 	"denied", "eacce", "permitted", "eperm", // reAccess
 	"read-only", "erof", // reROFS
 	"unreach", "temporary failure", "could not re", "name or ", "uch ho", "enotfound", "eai_again", "getaddrinfo", "failed to re", "unable to acce", // reNetwork
-	"refu",               // reRefused
+	"refu", "t connect to", // reRefused (curl: "Couldn't connect to server")
 	"uch file", "enoent", // reMissing
 }
 
@@ -111,6 +111,12 @@ func denialNotes(output string, grant *jail.Spec) []string {
 			add("network", "[brig: this call had no network: the jail gives commands no network access unless the user grants it. Work offline (vendored or cached dependencies), or tell the user what must be downloaded and from where]")
 		case reNetwork().MatchString(line):
 			add("network", "[brig: commands resolve no names and reach hosts only through brig's proxy, named in HTTP_PROXY, HTTPS_PROXY and ALL_PROXY; a program that ignores those (ping, nc, dig, a raw socket) reaches nothing. Use one that honours them (curl, wget, git over https, npm, pip, go, cargo)]")
+		case reRefused().MatchString(line) && reLocal().MatchString(line) && grant.Network:
+			// NO_PROXY keeps the call's own loopback direct, for test
+			// servers it starts; a server of the user's that they
+			// allowed (--allow-host 127.0.0.1) is reached through the
+			// proxy (new user: curl failed with no word why).
+			add("loopback", "[brig: the call runs with its own private loopback: servers on the user's machine (localhost) are not reachable from it directly. A server the call needs can be started within the same command; one on the user's machine that the user allowed (--allow-host 127.0.0.1, a Net rule) is reached through brig's proxy, which NO_PROXY skips for loopback: curl --noproxy '' URL, or NO_PROXY= before the command]")
 		case reRefused().MatchString(line) && reLocal().MatchString(line):
 			add("loopback", "[brig: the call runs with its own private loopback: servers on the user's machine (localhost) are not reachable from it directly, and a server it needs must be started within the same command]")
 		}

@@ -18,7 +18,7 @@ const maxNetNoteHosts = 5
 // the user's rules and presets allow, so it can choose one of those or
 // tell the user what to allow. "" when nothing was refused.
 func NetworkNote(conns []jail.Connection, allowed []string) string {
-	var refused []string
+	var refused, down []string
 	seen := map[string]bool{}
 	more := 0
 	for _, c := range conns {
@@ -30,16 +30,28 @@ func NetworkNote(conns []jail.Connection, allowed []string) string {
 			continue
 		}
 		seen[target] = true
+		if c.Unreachable {
+			if len(down) < maxNetNoteHosts {
+				down = append(down, fmt.Sprintf("%s (%s)", target, c.Refused))
+			}
+			continue
+		}
 		if len(refused) == maxNetNoteHosts {
 			more++
 			continue
 		}
 		refused = append(refused, fmt.Sprintf("%s (%s)", target, c.Refused))
 	}
-	if len(refused) == 0 {
-		return ""
-	}
 	var b strings.Builder
+	if len(down) > 0 {
+		b.WriteString("[brig: the proxy could not connect to " + strings.Join(down, "; ") + ": the host is allowed, but nothing answered there (no server listening on that port, or the host is down). This is not a refusal: check the address and port, or start the server]")
+	}
+	if len(refused) == 0 {
+		return b.String()
+	}
+	if b.Len() > 0 {
+		b.WriteString("\n")
+	}
 	b.WriteString("[brig: the network proxy refused ")
 	b.WriteString(strings.Join(refused, "; "))
 	if more > 0 {
@@ -63,10 +75,16 @@ func NetSummary(conns []jail.Connection) string {
 		return ""
 	}
 	var up, down int64
-	var ok, refused []string
+	var ok, refused, silent []string
 	count := map[string]int{}
 	nOK := 0
 	for _, c := range conns {
+		if c.Refused != "" && c.Unreachable {
+			if !slices.Contains(silent, c.Host) {
+				silent = append(silent, c.Host)
+			}
+			continue
+		}
 		if c.Refused != "" {
 			if c.Host != "" && !slices.Contains(refused, c.Host) {
 				refused = append(refused, c.Host)
@@ -97,6 +115,9 @@ func NetSummary(conns []jail.Connection) string {
 			shown = append(slices.Clone(shown[:3]), fmt.Sprintf("+%d", len(refused)-3))
 		}
 		parts = append(parts, "refused "+strings.Join(shown, " "))
+	}
+	if len(silent) > 0 {
+		parts = append(parts, "nothing answered at "+strings.Join(silent, " "))
 	}
 	return strings.Join(parts, " · ")
 }

@@ -47,3 +47,22 @@ func TestNetSummary(t *testing.T) {
 		t.Error("a summary of nothing")
 	}
 }
+
+// TestNetworkNoteUnreachable (new user, 2026-12-03): a web_fetch of an
+// allowed loopback port where nothing listened was told "the network
+// proxy refused … Do not retry a refused host", as if the policy had.
+// Control: a refusal beside it is still one.
+func TestNetworkNoteUnreachable(t *testing.T) {
+	down := jail.Connection{Host: "127.0.0.1", Port: 18398, Refused: "dial tcp 127.0.0.1:18398: connect: connection refused", Unreachable: true}
+	n := NetworkNote([]jail.Connection{down}, []string{"127.0.0.1"})
+	if !strings.Contains(n, "could not connect to 127.0.0.1:18398") || !strings.Contains(n, "This is not a refusal") || strings.Contains(n, "Do not retry a refused host") {
+		t.Errorf("unreachable: %q", n)
+	}
+	n = NetworkNote([]jail.Connection{down, {Host: "evil.example", Port: 443, Refused: "no rule allows evil.example"}}, nil)
+	if !strings.Contains(n, "This is not a refusal") || !strings.Contains(n, "the network proxy refused evil.example:443") {
+		t.Errorf("unreachable and refused: %q", n)
+	}
+	if s := NetSummary([]jail.Connection{down}); s != "nothing answered at 127.0.0.1" {
+		t.Errorf("summary %q", s)
+	}
+}

@@ -106,14 +106,18 @@ func splitTarget(hostport string, def int) (string, int, error) {
 // refuse answers a request the proxy does not carry out, and records it.
 func (s *Session) refuse(w http.ResponseWriter, rec jail.Connection, err error) {
 	rec.Refused = err.Error()
-	s.record(rec)
 	code := http.StatusForbidden
+	msg := "brig refused the connection to %s: %s"
 	var rf *refusal
 	if !errors.As(err, &rf) {
-		code = http.StatusBadGateway
+		// Allowed, and the proxy's own connection failed: a server that
+		// is down must not read as a policy refusal (new user).
+		code, rec.Unreachable = http.StatusBadGateway, true
+		msg = "brig's proxy could not connect to %s (the host is allowed; nothing answered there): %s"
 	}
+	s.record(rec)
 	w.Header().Set("X-Brig-Refused", sanitiseHeader(rec.Refused))
-	http.Error(w, fmt.Sprintf("brig refused the connection to %s: %s", net.JoinHostPort(rec.Host, strconv.Itoa(rec.Port)), rec.Refused), code)
+	http.Error(w, fmt.Sprintf(msg, net.JoinHostPort(rec.Host, strconv.Itoa(rec.Port)), rec.Refused), code)
 }
 
 func sanitiseHeader(s string) string {

@@ -713,3 +713,39 @@ func TestOwnPublicAddressNeedsANamingRule(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowedButNothingListening (new user, 2026-12-03): an allowed
+// loopback port with nothing listening was answered "brig refused the
+// connection", which the model took as the policy's word. It is recorded
+// as unreachable and said so; control: a host no rule allows is still a
+// refusal.
+func TestAllowedButNothingListening(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close() // nothing listens there now
+	_, s := start(t, Options{}, SessionOptions{Decider: &rules{allow: map[string]bool{"127.0.0.1": true}}})
+	code, body, _ := get(t, client(s, nil, ""), fmt.Sprintf("http://127.0.0.1:%d/", port))
+	if code != http.StatusBadGateway || !strings.Contains(body, "could not connect to 127.0.0.1:") || strings.Contains(body, "brig refused") {
+		t.Errorf("allowed, nothing listening: %d %q", code, body)
+	}
+	code, body, _ = get(t, client(s, nil, ""), "http://evil.example/")
+	if code != http.StatusForbidden || !strings.Contains(body, "brig refused") {
+		t.Errorf("control, no rule: %d %q", code, body)
+	}
+	conns, _ := s.Close()
+	var down, refused int
+	for _, c := range conns {
+		switch {
+		case c.Unreachable:
+			down++
+		case c.Refused != "":
+			refused++
+		}
+	}
+	if down != 1 || refused != 1 {
+		t.Errorf("recorded %+v; want one unreachable and one refused", conns)
+	}
+}

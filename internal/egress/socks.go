@@ -104,6 +104,7 @@ func (s *Session) socks(c net.Conn) {
 		} else if errors.Is(err, syscall.ECONNREFUSED) {
 			code = socksRefused
 		}
+		rec.Unreachable = code != socksNotAllowed
 		reply(c, code)
 		fail(err.Error())
 		return
