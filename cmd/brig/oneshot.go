@@ -684,10 +684,30 @@ func promptBlocks(prompt string, stdin io.Reader) ([]provider.Block, error) {
 		// the model as noise (and cost its tokens).
 		return nil, fmt.Errorf("standard input is binary (%d bytes, looks like %s), and brig sends the model text: pipe text instead (`xxd FILE | head -50`, `file FILE`), or put the file in the workspace and name it in the prompt (the model reads images with view_image)", len(data), textfile.BinaryKind(data))
 	}
+	if bad := invalidUTF8(data); bad > 16 && bad*5 > len(data) {
+		// Random bytes often hold no NUL: a new user's were sent as
+		// replacement characters. Text in another encoding (Latin-1)
+		// has a few such bytes and still goes, each one replaced.
+		return nil, fmt.Errorf("standard input is not text (%d of its %d bytes are not UTF-8), and brig sends the model text: pipe text instead (`xxd FILE | head -50`, `file FILE`, or `iconv -f latin1 -t utf-8` for text in another encoding)", bad, len(data))
+	}
 	if len(bytes.TrimSpace(data)) > 0 {
 		out = append(out, provider.Text("<stdin>\n"+strings.ToValidUTF8(string(data), "\uFFFD")+"\n</stdin>"))
 	}
 	return out, nil
+}
+
+// invalidUTF8 counts the bytes of b that are not part of a valid UTF-8
+// character.
+func invalidUTF8(b []byte) int {
+	n := 0
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			n++
+		}
+		b = b[size:]
+	}
+	return n
 }
 
 // stdinIfPiped returns standard input when it is not a terminal.

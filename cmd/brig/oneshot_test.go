@@ -111,6 +111,12 @@ func TestPromptBlocksRefusesBinaryStdin(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "standard input is binary (16 bytes, looks like image/png)") || !strings.Contains(err.Error(), "view_image") {
 		t.Errorf("binary stdin: %v", err)
 	}
+	// Bytes with no NUL in them that are mostly not UTF-8 (a new user
+	// piped /dev/urandom through tr -d '\0') are not text either.
+	noise := bytes.Repeat([]byte{0xff, 0xfe, 0xc3, 'a'}, 64)
+	if _, err := promptBlocks("what is this", bytes.NewReader(noise)); err == nil || !strings.Contains(err.Error(), "standard input is not text (192 of its 256 bytes are not UTF-8)") {
+		t.Errorf("non-UTF-8 noise: %v", err)
+	}
 	for _, text := range []string{"diff --git a/x b/x\n", "caf\xe9 au lait\n"} {
 		blocks, err := promptBlocks("review", strings.NewReader(text))
 		if err != nil || len(blocks) != 2 {
