@@ -41,6 +41,8 @@ func TestArgumentMistakesAreSaid(t *testing.T) {
 		{[]string{"--modle", "x"}, `unknown flag: --modle: did you mean --mode or --model? (brig --help lists the flags)`},
 		{[]string{"undo", "--dryrun"}, `did you mean --dry-run? (brig undo --help lists the flags)`},
 		{[]string{"--zzzzz"}, `unknown flag: --zzzzz`},
+		// 0 is also the flag's "not given": it ran the default (new user).
+		{[]string{"-p", "x", "--max-tool-calls", "0"}, `--max-tool-calls 0: want a positive number`},
 		// A glob expanded to 166 files: the first few and the count.
 		{append([]string{"sessions", "show"}, manyArgs(166)...), `sessions show takes one session id, not 166: "f0" "f1" "f2" "f3" … and 162 more`},
 	} {

@@ -38,6 +38,10 @@ func newRootCmd() *cobra.Command {
 			if err := resumeArg(o, args); err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("max-tool-calls") && o.MaxToolCalls < 1 {
+				// 0 is also the flag's "not given" (new user: 0 ran 64).
+				return fmt.Errorf("--max-tool-calls %d: want a positive number (leave it out for the default, 64)", o.MaxToolCalls)
+			}
 			if o.Resume != "" && o.Resume != resumePick {
 				// The six digits `brig -p` prints last name the session.
 				pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
