@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,12 +58,15 @@ type agentOptions struct {
 	Workspace     string
 	Effort        string
 	WebSearch     bool
-	Compact       bool      // compact the (resumed) conversation before the prompt
-	Interactive   bool      // the TUI: a session whose first request failed is kept
-	ModeSet       bool      // --mode was given (else a resumed session keeps its own)
-	Continue      bool      // resume the latest session of this workspace
-	Resume        string    // resume this session id
-	Stdin         io.Reader // piped input, appended to the prompt; nil when a terminal
+	Compact       bool // compact the (resumed) conversation before the prompt
+	Interactive   bool // the TUI: a session whose first request failed is kept
+	ModeSet       bool // --mode was given (else a resumed session keeps its own)
+	Continue      bool // resume the latest session of this workspace
+	// latestVia is the flag that asked for the latest session, for its
+	// errors: --continue, or --resume with no id in one-shot mode.
+	latestVia string
+	Resume    string    // resume this session id
+	Stdin     io.Reader // piped input, appended to the prompt; nil when a terminal
 	// ModeFrom is the mode of the TUI's run a new session replaces (a
 	// /mode before anything was said, whose session is not kept): the
 	// change is audited as one of the session's.
@@ -388,7 +392,7 @@ func openSession(ctx context.Context, o *agentOptions, stateDir, ws string, clie
 	if o.Continue {
 		latest, err := store.Latest(ctx, ws)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--continue: %w", err)
+			return nil, nil, fmt.Errorf("%s: %w", cmp.Or(o.latestVia, "--continue"), err)
 		}
 		id = latest.ID
 	}

@@ -59,7 +59,7 @@ func newRootCmd() *cobra.Command {
 				if o.Resume == resumePick {
 					// No one to pick in one-shot mode: the latest session
 					// of this workspace, as --continue.
-					o.Resume, o.Continue = "", true
+					o.Resume, o.Continue, o.latestVia = "", true, "--resume (with -p and no id: the latest session)"
 				}
 				pe, err := currentProcEnv(cmd.OutOrStdout(), cmd.ErrOrStderr())
 				if err != nil {
