@@ -287,6 +287,7 @@ func runOneShot(ctx context.Context, o *agentOptions) error {
 			fmt.Fprintf(o.Stderr, "brig: tip: %s\n", tip)
 		}
 	}
+	pr.start(sess.ID(), model, string(mode), run.Workspace)
 	for _, l := range run.Policy.Layers {
 		// A repository may lower limits without being trusted: every
 		// call is bound by them, so the run says so up front.
@@ -618,6 +619,24 @@ func (p *printer) subagent(parent string, u provider.Usage, cost float64) {
 
 // maxShownLines is how much of a command's output -p shows on stderr.
 const maxShownLines = 12
+
+// start opens a stream-json run with the session it writes to, so that a
+// script knows it before the run ends (a new user found the id only in
+// the last line).
+func (p *printer) start(session, model, mode, workspace string) {
+	if p.format != outputStreamJSON {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.enc.Encode(struct {
+		Type      string `json:"type"`
+		Session   string `json:"session"`
+		Model     string `json:"model"`
+		Mode      string `json:"mode"`
+		Workspace string `json:"workspace"`
+	}{"start", session, model, mode, workspace})
+}
 
 func (p *printer) finish(s oneShotSummary) {
 	p.mu.Lock()

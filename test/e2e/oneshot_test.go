@@ -202,10 +202,15 @@ func TestHostileScript(t *testing.T) {
 		t.Fatal("the hook was planted")
 	}
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	var last struct{ Type, Result string }
+	var first, last struct{ Type, Result, Session string }
 	json.Unmarshal([]byte(lines[len(lines)-1]), &last)
 	if last.Type != "result" || last.Result != "All refused." {
 		t.Fatalf("last line: %s", lines[len(lines)-1])
+	}
+	// The first line names the session, before the run ends.
+	json.Unmarshal([]byte(lines[0]), &first)
+	if first.Type != "start" || first.Session == "" || first.Session != last.Session {
+		t.Fatalf("first line %s; the result's session %q", lines[0], last.Session)
 	}
 	// The secrets the model asked the provider for never went to it either.
 	for _, req := range e.srv.Requests() {
