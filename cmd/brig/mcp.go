@@ -195,16 +195,18 @@ func runMCPList(ctx context.Context, o *mcpListOptions) error {
 	} else {
 		printMCPList(o.Stdout, rep)
 	}
-	// A server that could not start is a failure a script must see: the
-	// list is printed all the same.
-	if slices.ContainsFunc(rep.Servers, func(s mcp.ServerStatus) bool { return s.State == mcp.StateFailed }) {
+	// A server that could not start, or an entry dropped as invalid, is a
+	// failure a script must see: the list is printed all the same.
+	if slices.ContainsFunc(rep.Servers, func(s mcp.ServerStatus) bool { return s.State == mcp.StateFailed }) || mcp.InvalidServers(rep.Warnings) > 0 {
 		return exitError{1}
 	}
 	return nil
 }
 
 func printMCPList(w io.Writer, rep mcpListReport) {
-	if len(rep.Servers) == 0 {
+	if n := mcp.InvalidServers(rep.Warnings); len(rep.Servers) == 0 && n > 0 {
+		fmt.Fprintf(w, "No MCP server can start for %s: %s dropped as invalid (the warnings below say what to fix)\n", rep.Workspace, plural(n, "the configured entry was", "the %d configured entries were"))
+	} else if len(rep.Servers) == 0 {
 		fmt.Fprintln(w, "No MCP servers are configured for", rep.Workspace)
 		fmt.Fprintln(w, "Add one to ~/.config/brig/config.toml, for example:")
 		fmt.Fprintln(w, "  [mcp.servers.files]")
@@ -335,4 +337,12 @@ func runMCPTrust(ctx context.Context, o *mcpTrustOptions) error {
 	fmt.Fprintf(w, "brig: trusted %s (sha256 %s)\n", path, r.SHA256)
 	fmt.Fprintln(w, "Any change to the file makes it untrusted again; `brig mcp trust --revoke` undoes this.")
 	return nil
+}
+
+// plural is one when n is 1, else many with n in it.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return fmt.Sprintf(many, n)
 }

@@ -382,6 +382,22 @@ func parseMCPJSON(path string, data []byte) ([]Server, []string, error) {
 	return servers, w, nil
 }
 
+// invalidMark is in the warning of a server entry dropped as invalid.
+const invalidMark = " ignored: "
+
+// InvalidServers counts the warnings that say a configured server was
+// dropped as invalid (a misspelled key, a bad mode): `brig mcp list` must
+// not call such a config "no servers configured" and exit 0.
+func InvalidServers(warnings []string) int {
+	n := 0
+	for _, w := range warnings {
+		if strings.Contains(w, ": MCP server \"") && strings.Contains(w, "\""+invalidMark) {
+			n++
+		}
+	}
+	return n
+}
+
 // serverName is what a server may be called: it prefixes its tools, and a
 // tool name must stay unambiguous (no "__", no leading or trailing "_").
 var serverName = lazyre.New(`^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9-])?$`)
@@ -401,7 +417,7 @@ func build(path string, tables map[string]serverTable, own bool, env []string) (
 		t := tables[name]
 		s, err := validate(path, name, t, own, env)
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("%s: MCP server %q ignored: %v", path, name, err))
+			warnings = append(warnings, fmt.Sprintf("%s: MCP server %q"+invalidMark+"%v", path, name, err))
 			continue
 		}
 		out = append(out, s)

@@ -160,6 +160,12 @@ comand = "typo"`, `unknown key "mcp.servers.x.comand"`},
 		if !hasWarning(c, tc.want) {
 			t.Errorf("%s: warnings %v, want %q", tc.table, c.Warnings, tc.want)
 		}
+		// brig mcp list counts the entries dropped (it said "no servers
+		// are configured" and exited 0: new user, 2026-12-03); the
+		// misspelled key beside a valid command drops nothing.
+		if want := len(c.Servers) == 0; (InvalidServers(c.Warnings) == 1) != want {
+			t.Errorf("%s: InvalidServers %d with %d servers kept", tc.table, InvalidServers(c.Warnings), len(c.Servers))
+		}
 	}
 	f := newConfigFixture(t)
 	write(t, f.src.Files.Global, "[mcp.servers.x\ncommand = 1")
