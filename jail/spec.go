@@ -512,6 +512,21 @@ type Transcript struct {
 	Stdout, Stderr int64
 }
 
+// HostVisible reports whether the call sees the host's file at path: not
+// so for a path in a private /tmp or /dev/shm that no grant carries in
+// (the call has a fresh, empty tmpfs there).
+func (s Spec) HostVisible(path string) bool {
+	if !s.PrivateTmp {
+		return true
+	}
+	for _, dir := range []string{"/tmp", "/dev/shm"} {
+		if within(path, dir) {
+			return slices.ContainsFunc(s.Paths, func(r PathRule) bool { return r.Path != dir && within(r.Path, dir) && within(path, r.Path) })
+		}
+	}
+	return true
+}
+
 // readOnlyCarried reports whether path is in a grant that a private /tmp
 // or /dev/shm carries over read-only (privateTmp): the tmpfs's own write
 // grant covers it for Landlock, but the carried mount refuses writes. The

@@ -326,3 +326,35 @@ func TestPinRefusesAChangedFile(t *testing.T) {
 		t.Fatal("the changed file is trusted")
 	}
 }
+
+// TestUnreadableScriptIsNamed (new user, 2026-12-03): a server run as
+// python3 /dir/srv.py, with /dir outside its jail, failed with python's
+// "No such file or directory". The failure names the file and the read
+// grant to add. Control: a script the jail reads gets no note.
+func TestUnreadableScriptIsNamed(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "srv.py")
+	if err := os.WriteFile(script, []byte("print(1)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cfg: Server{Name: "tiny", Command: "python3", Args: []string{script}}, grant: &jail.Spec{Paths: []jail.PathRule{{Path: "/usr", Access: jail.Exec}}}}
+	if n := s.unreadableNoteLocked(); !strings.Contains(n, script+" is outside what this server's jail may read; add read = [\""+dir+"\"] to [mcp.servers.tiny]") {
+		t.Errorf("note %q", n)
+	}
+	s.grant.Paths = append(s.grant.Paths, jail.PathRule{Path: dir, Access: jail.Read})
+	if n := s.unreadableNoteLocked(); n != "" {
+		t.Errorf("a readable script: %q", n)
+	}
+	// Under a private /tmp the tmpfs's own grant does not show the host's
+	// file: only a grant that carries it in does.
+	s.grant = &jail.Spec{PrivateTmp: true, Paths: []jail.PathRule{{Path: "/tmp", Access: jail.Write}}}
+	if within(script, "/tmp") {
+		if n := s.unreadableNoteLocked(); !strings.Contains(n, "add read = ") {
+			t.Errorf("a script in the host's /tmp, private /tmp: %q", n)
+		}
+		s.grant.Paths = append(s.grant.Paths, jail.PathRule{Path: dir, Access: jail.Read})
+		if n := s.unreadableNoteLocked(); n != "" {
+			t.Errorf("a script carried into the private /tmp: %q", n)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -379,6 +380,7 @@ func (s *server) watch() {
 		}
 		s.err += "; its stderr ends with: " + tail
 	}
+	s.err += s.unreadableNoteLocked()
 	if len(res.Violations) > 0 {
 		s.err += fmt.Sprintf(" (it created or changed protected paths, which brig undid: %s)", strings.Join(res.Violations, ", "))
 	}
@@ -407,12 +409,38 @@ func (s *server) stderrNoteLocked() string {
 	}
 	tail := strings.TrimSpace(s.proc.StderrTail())
 	if tail == "" {
-		return exit
+		return exit + s.unreadableNoteLocked()
 	}
 	if len(tail) > 1024 {
 		tail = "…" + tail[len(tail)-1024:]
 	}
-	return exit + "; its stderr ends with: " + tail
+	return exit + "; its stderr ends with: " + tail + s.unreadableNoteLocked()
+}
+
+// unreadableNoteLocked names a file the server's command line gives by
+// absolute path that exists but that its jail may not read: the server
+// then says only "No such file or directory" (new user: a script in a
+// directory of their own, outside the workspace).
+func (s *server) unreadableNoteLocked() string {
+	if s.grant == nil {
+		return ""
+	}
+	for _, a := range append([]string{s.cfg.Command}, s.cfg.Args...) {
+		_, v, _ := strings.Cut(a, "=") // --require=/path as well
+		for _, p := range []string{a, v} {
+			if !filepath.IsAbs(p) {
+				continue
+			}
+			p = filepath.Clean(p)
+			if _, err := os.Stat(p); err != nil {
+				continue
+			}
+			if ok, _ := s.grant.Allows(p, jail.Read); !ok || !s.grant.HostVisible(p) {
+				return fmt.Sprintf(" (brig: %s is outside what this server's jail may read; add read = [%q] to [mcp.servers.%s])", p, filepath.Dir(p), s.cfg.Name)
+			}
+		}
+	}
+	return ""
 }
 
 func (s *server) fail(err error) {
