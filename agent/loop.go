@@ -673,7 +673,15 @@ func (a *Agent) runTools(ctx context.Context, uses []provider.ToolUse, cut bool)
 		for i := limit; i < len(uses); i++ {
 			results[i] = a.notRun(ctx, uses[i], fmt.Sprintf("brig runs at most %d tool calls per answer and this one had %d (the first %d ran); ask again, fewer at a time, for the calls still needed", limit, len(uses), limit))
 		}
-		a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("the model asked for %d tool calls in one answer; the first %d ran (the limit per answer), the other %d were answered as not run", len(uses), limit, len(uses)-limit)})
+		rest := fmt.Sprintf("the other %d were answered as not run", len(uses)-limit)
+		if len(uses)-limit == 1 {
+			rest = "the last was answered as not run"
+		}
+		first := fmt.Sprintf("the first %d ran", limit)
+		if limit == 1 {
+			first = "the first ran"
+		}
+		a.emit(Event{Kind: EventNotice, Text: fmt.Sprintf("the model asked for %d tool calls in one answer; %s (the limit per answer), %s", len(uses), first, rest)})
 		uses = uses[:limit]
 	}
 	sem := make(chan struct{}, maxParallel)
