@@ -105,7 +105,7 @@ func runLog(ctx context.Context, o *logOptions) error {
 	}
 	// A session is its whole id or the six hex digits after the date,
 	// as elsewhere (new user: --session 4d0a3a matched nothing, quietly).
-	short := len(o.Session) == 6 && strings.Trim(o.Session, "0123456789abcdef") == ""
+	short := session.IsShortID(o.Session)
 	if o.Session != "" && !short {
 		if err := session.ValidateID(o.Session); err != nil {
 			return fmt.Errorf("--session: %w", err)

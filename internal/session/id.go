@@ -65,12 +65,17 @@ func ValidateID(id string) error {
 	return nil
 }
 
+// IsShortID reports whether s is an id's six hex digits alone.
+func IsShortID(s string) bool {
+	return len(s) == idSuffixLen && strings.Trim(s, "0123456789abcdef") == ""
+}
+
 // Resolve turns what a user typed for a session into its id: a whole id
 // is checked (ValidateID) and kept; the six hex digits after the date
 // alone (what `brig -p` prints last) are looked up among the saved
 // sessions, and must name exactly one.
 func (s *Store) Resolve(id string) (string, error) {
-	if ValidateID(id) == nil || len(id) != idSuffixLen || strings.Trim(id, "0123456789abcdef") != "" {
+	if ValidateID(id) == nil || !IsShortID(id) {
 		return id, ValidateID(id)
 	}
 	entries, err := os.ReadDir(s.dir)
