@@ -418,6 +418,19 @@ func ruleHost(h string) (string, error) {
 	return h, nil
 }
 
+// CheckHost reports whether host names one host a connection could reach
+// (a name or an address, not a rule's *. pattern), with what is wrong.
+func CheckHost(host string) error {
+	h := strings.TrimSpace(host)
+	if strings.Contains(h, "*") {
+		return fmt.Errorf("%q is a pattern, not a host: give the host a connection reaches (e.g. api.example.com); a rule Net(domain:*.example.com) is what covers its subdomains", host)
+	}
+	if _, err := ruleHost(h); err != nil {
+		return fmt.Errorf("%q is not a host name (letters, digits, - and .) or an IP address ([::1] for IPv6)", host)
+	}
+	return nil
+}
+
 // NormalHost is a host as rules compare it: lower case, no trailing dot,
 // an IP address in its canonical form without brackets.
 func NormalHost(host string) string {

@@ -78,6 +78,13 @@ func toolEffect(name string) (policy.Effect, bool) {
 
 // checkCall builds the call a check describes.
 func (o *policyCheckOptions) checkCall() (policy.Call, error) {
+	if o.Host != "" {
+		// A pattern here was judged as a host and the answer offered
+		// --allow-host *, which brig refuses.
+		if err := policy.CheckHost(o.Host); err != nil {
+			return policy.Call{}, fmt.Errorf("--host: %w", err)
+		}
+	}
 	if o.Tool == "" && o.Host != "" && strings.TrimSpace(o.Command) == "" {
 		// A command's connection through the egress proxy: the decision
 		// the proxy asks the policy for (the same as web_fetch's).

@@ -117,13 +117,23 @@ func TestPolicyCheckBadInput(t *testing.T) {
 		{Mode: "ask", Tool: "read_file"},
 		{Mode: "ask", Tool: "move_path", Paths: []string{"a"}},
 		{Mode: "ask", Tool: "web_fetch"},
+		// A pattern is not a host: judged as one, the answer offered
+		// --allow-host *, which brig refuses.
+		{Mode: "ask", Host: "*"},
+		{Mode: "ask", Tool: "web_fetch", Host: "*.example.com"},
+		{Mode: "ask", Host: "foo bar"},
 	} {
 		o.procEnv = pe
 		if err := runPolicyCheck(context.Background(), &o); err == nil {
 			t.Errorf("%+v: want an error", o)
 		}
 	}
-	_ = out
+	// The control: a host, a name or an address, is judged.
+	for _, h := range []string{"api.example.com", "127.0.0.1", "[::1]", "Example.COM."} {
+		if r := checkJSON(t, pe, out, policyCheckOptions{Host: h}); r.Tier == "" {
+			t.Errorf("--host %s: no decision: %+v", h, r)
+		}
+	}
 }
 
 // TestPolicyCheckShowsTheProfile: `policy check --mode auto` tells the
