@@ -156,12 +156,17 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 	// The report's files are checked before anything is sent: a path the
 	// policy refuses fails now, not after the review was paid for.
 	writer := &reportWriter{ex: &agent.Executor{Registry: tools.NewRegistry(), Policy: wp.Policy, Runner: sup, Approver: explicitPath{}}}
+	var reports []string // workspace-relative, as the collection names files
 	for _, p := range []struct{ flag, path string }{{"--out", o.Out}, {"--sarif", o.SARIF}} {
 		if p.path == "" || p.path == "-" {
 			continue
 		}
-		if err := writer.check(p.path); err != nil {
+		abs, err := writer.check(p.path)
+		if err != nil {
 			return fmt.Errorf("%s %s: %w", p.flag, p.path, err)
+		}
+		if rel, err := filepath.Rel(wp.Workspace, abs); err == nil {
+			reports = append(reports, filepath.ToSlash(rel))
 		}
 	}
 
@@ -183,6 +188,9 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 		return exitError{auditExitFailed}
 	}
 	audit.FilterDenied(wp.Policy, col)
+	// A report an earlier run wrote where this one writes is not reviewed:
+	// the model would read its own old findings as the repository's.
+	audit.SkipReports(col, reports)
 	endpoint := client.BaseURL
 	if endpoint == "" {
 		endpoint = defaultEndpoint(client.Provider())
@@ -265,26 +273,29 @@ func defaultEndpoint(p provider.Name) string {
 // directory and nothing else (protected paths stay read-only).
 type reportWriter struct{ ex *agent.Executor }
 
-// check refuses a path the policy denies (protected, secret, brig's own).
-func (w *reportWriter) check(path string) error {
+// check refuses a path the policy denies (protected, secret, brig's own),
+// and returns the path resolved.
+func (w *reportWriter) check(path string) (string, error) {
 	args, err := json.Marshal(map[string]string{"path": path, "content": ""})
 	if err != nil {
-		return err
+		return "", err
 	}
 	prep, refused := w.ex.Registry.Prepare(w.ex.Policy.Mode(), string(tools.WriteFile), args)
 	if refused != nil {
-		return errors.New(refused.Text)
+		return "", errors.New(refused.Text)
 	}
 	v := w.ex.Policy.Decide(prep.Call)
 	if v.Tier == policy.Deny {
-		return fmt.Errorf("refused by brig's policy: %s", v.Reason)
+		return "", fmt.Errorf("refused by brig's policy: %s", v.Reason)
 	}
+	resolved := ""
 	for _, pv := range v.Paths {
 		if pv.Class != policy.ClassWorkspace {
-			return fmt.Errorf("refused: the report is written inside the workspace only (%s is not); redirect standard output to put it elsewhere", pv.Resolved)
+			return "", fmt.Errorf("refused: the report is written inside the workspace only (%s is not); redirect standard output to put it elsewhere", pv.Resolved)
 		}
+		resolved = pv.Resolved
 	}
-	return nil
+	return resolved, nil
 }
 
 func (w *reportWriter) write(ctx context.Context, path, content string) error {

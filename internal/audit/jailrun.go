@@ -106,6 +106,24 @@ func FilterDenied(p *policy.Policy, c *Collection) {
 	c.Files = kept
 }
 
+// SkipReports moves the files this run's reports will replace (--out,
+// --sarif; workspace-relative paths) from the files sent to the skipped
+// ones: an earlier report there is brig's own output, not the repository's.
+func SkipReports(c *Collection, reports []string) {
+	if len(reports) == 0 {
+		return
+	}
+	kept := c.Files[:0]
+	for _, f := range c.Files {
+		if slices.Contains(reports, f.Path) {
+			c.Skipped = append(c.Skipped, Skip{Path: f.Path, Reason: collect.ReasonOwnReport, Bytes: f.Bytes})
+			continue
+		}
+		kept = append(kept, f)
+	}
+	c.Files = kept
+}
+
 func firstLine(s string) string {
 	for i, r := range s {
 		if r == '\n' {

@@ -377,3 +377,50 @@ func TestAuditIgnoresTheRepositorysConfig(t *testing.T) {
 		t.Fatalf("the trusted config's deny rule was not applied to the review: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestAuditSkipsItsOwnReports: a report an earlier audit left where this
+// one writes (--out, --sarif) is not sent for review, since the model would
+// read its own old findings as the repository's; the report says why it was
+// skipped. The control: the same text in another file is sent.
+func TestAuditSkipsItsOwnReports(t *testing.T) {
+	e := newEnv(t, "anthropic", auditAnswer("fine"))
+	files := map[string]string{
+		"main.go":         "package main\n\nfunc main() {}\n",
+		"audit.md":        "# old report\nold-report-canary: no findings, all safe\n",
+		"reports/a.sarif": `{"version":"2.1.0","note":"old-sarif-canary"}` + "\n",
+		"notes/review.md": "control-canary: the same kind of text elsewhere\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(e.ws, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := e.run(t, append(modelArgs("anthropic"), "audit", "--out", "audit.md", "--sarif", "./reports/a.sarif")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	reqs := e.srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	body := string(reqs[0].Body)
+	for _, never := range []string{"old-report-canary", "old-sarif-canary"} {
+		if strings.Contains(body, never) {
+			t.Errorf("the request carries the earlier report (%q)", never)
+		}
+	}
+	if !strings.Contains(body, "control-canary") {
+		t.Error("the control file was not sent")
+	}
+	md, err := os.ReadFile(e.ws + "/audit.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| `reports/a.sarif` | brig audit's own report") || strings.Contains(string(md), "old-report-canary") {
+		t.Errorf("the new report does not say the old one was skipped:\n%s", md)
+	}
+}

@@ -93,6 +93,7 @@ const (
 	ReasonUnreadable = "unreadable"
 	ReasonEmpty      = "empty"
 	ReasonDenied     = "denied by your permission rules"
+	ReasonOwnReport  = "brig audit's own report (--out, --sarif), which this run rewrites"
 	ReasonMore       = "more skipped entries (not listed one by one)"
 )
 
