@@ -254,6 +254,36 @@ func nonInteractive(yes bool, stderr io.Writer) agent.Approver {
 }
 
 func runOneShot(ctx context.Context, o *agentOptions) error {
+	stdout := o.Stdout
+	err := oneShot(ctx, o)
+	var done exitError
+	if err != nil && !errors.As(err, &done) && (o.Output == outputJSON || o.Output == outputStreamJSON) {
+		// The run did not start (bad usage, no provider, a session that
+		// cannot be resumed): a script reading stdout still gets its one
+		// result object, with the error stderr shows.
+		writeFailure(stdout, o, err)
+	}
+	return err
+}
+
+// writeFailure writes the result of a run that never started, in the
+// --output format's shape.
+func writeFailure(w io.Writer, o *agentOptions, err error) {
+	mode, _ := policy.ParseMode(o.Mode)
+	s := oneShotSummary{Stop: agent.StopFailed, Error: err.Error(), Model: o.Model, Mode: mode, Calls: []callRecord{}}
+	enc := json.NewEncoder(w)
+	if o.Output == outputStreamJSON {
+		_ = enc.Encode(struct {
+			Type string `json:"type"`
+			oneShotSummary
+		}{"result", s})
+		return
+	}
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(s)
+}
+
+func oneShot(ctx context.Context, o *agentOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}

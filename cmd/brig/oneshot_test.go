@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,5 +155,43 @@ func TestCostInJSONHasNoFloatNoise(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"cost_usd":0.040086,`) || !strings.Contains(string(b), `"session_cost_usd":0.3,`) {
 		t.Errorf("costs in JSON: %s", b)
+	}
+}
+
+// TestJSONOutputOfARunThatNeverStarted (new user, 2026-12-03): with
+// --output json or stream-json, a run stopped by bad usage or a missing
+// provider still writes its one result object on stdout, with the error
+// stderr shows; in text mode stdout stays empty.
+func TestJSONOutputOfARunThatNeverStarted(t *testing.T) {
+	e := newCLIEnv(t)
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	t.Setenv("OPENAI_API_KEY", "")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-p", "hi", "--output", "json", "--mode", "yolo"}, `unknown mode "yolo"`},
+		{[]string{"-p", "hi", "--output", "stream-json"}, "no model provider is configured"},
+	} {
+		stdout, _, err := e.run(t, "", c.args...)
+		if err == nil {
+			t.Fatalf("%v: no error", c.args)
+		}
+		var got struct {
+			Type, Stop, Error string
+		}
+		if jerr := json.Unmarshal([]byte(stdout), &got); jerr != nil {
+			t.Fatalf("%v: stdout is not one JSON object (%v): %q", c.args, jerr, stdout)
+		}
+		if got.Stop != "failed" || !strings.Contains(got.Error, c.want) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %+v (error %v)", c.args, got, err)
+		}
+		if stream := slices.Contains(c.args, "stream-json"); stream != (got.Type == "result") {
+			t.Errorf("%v: type %q", c.args, got.Type)
+		}
+	}
+	// The control: text mode keeps stdout for the answer.
+	if stdout, _, err := e.run(t, "", "-p", "hi", "--mode", "yolo"); err == nil || stdout != "" {
+		t.Errorf("text mode: %q, %v", stdout, err)
 	}
 }
