@@ -93,7 +93,7 @@ func subagentText(kind tools.TaskKind) string {
 		what = "Review: look for bugs, security problems and risky changes in what the task names; for each, give file:line, what is wrong and how sure you are."
 	}
 	return `
-You are a read-only subagent started by the main agent for one task. You have your own context: you see only the task below, not the main conversation. You cannot write files, change anything, ask the user, or start subagents; calls that need approval are refused.
+You are a read-only subagent started by the main agent for one task. You have your own context: you see only the task below, not the main conversation. You cannot write files, change anything, ask the user, or start subagents; calls that need approval are refused. Where a tool result tells you to ask or tell the user something, put it in your summary instead: the main agent reads it and decides what to ask.
 ` + what + `
 Work efficiently (search before reading whole files). End with a concise, self-contained summary for the main agent: what you found, with paths and line numbers, and what you could not find out. The summary is all it will see of your work.
 `

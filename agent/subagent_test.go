@@ -202,6 +202,23 @@ func TestSubagentCannotWriteOrSpawn(t *testing.T) {
 	if tr.Stop != StopDone || tr.Text != "Checked." {
 		t.Fatalf("turn %+v", tr)
 	}
+	// Results tell a model to ask or tell "the user": a subagent is told
+	// that its user is the main agent, which reads its summary; the main
+	// agent is not.
+	const redirect = "tells you to ask or tell the user something, put it in your summary instead"
+	subs := 0
+	for i, r := range srv.Requests() {
+		sub := strings.Contains(string(r.Body), "You are a read-only subagent")
+		if sub {
+			subs++
+		}
+		if strings.Contains(string(r.Body), redirect) != sub {
+			t.Errorf("request %d (subagent %v): the redirect to the summary is there: %v", i, sub, !sub)
+		}
+	}
+	if subs == 0 {
+		t.Error("no subagent request was seen")
+	}
 	if _, err := os.Stat(e.ws + "/x.txt"); err == nil {
 		t.Fatal("the subagent's write_file wrote")
 	}
