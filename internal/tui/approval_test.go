@@ -388,6 +388,19 @@ func TestApprovalNetworkQuestion(t *testing.T) {
 	if a := <-p.reply; a.Answer != agent.AnswerAlways {
 		t.Fatalf("answer %+v", a)
 	}
+	// The record names the connection that was answered, not the command
+	// (which had run without asking); the control: a call's answer names
+	// the call.
+	if got := strings.Join(strings.Fields(ansi.Strip(h.printedText())), " "); !strings.Contains(got, "bash's connection to registry.npmjs.org:443 always allowed") {
+		t.Errorf("the answer's record:\n%s", got)
+	}
+	p = h.ask(h.request("bash", `{"command":"npm install left-pad"}`))
+	h.pause()
+	h.keys("1")
+	<-p.reply
+	if got := strings.Join(strings.Fields(ansi.Strip(h.printedText())), " "); !strings.Contains(got, "bash allowed once") {
+		t.Errorf("the control's record:\n%s", got)
+	}
 }
 
 // TestApprovalTrojanSource: bidi controls and zero-width characters in a

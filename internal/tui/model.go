@@ -1325,7 +1325,13 @@ func (m *Model) answer(p *pending, a agent.Approval) tea.Cmd {
 	if a.Answer == agent.AnswerDeny {
 		st = stWarn
 	}
-	m.print(hang(st.Render("  ⎿ "), "    ", st.Render(p.req.Tool+" "+inert(what)), m.width))
+	subject := p.req.Tool
+	if n := p.req.Net; n != nil {
+		// The question was a connection, not the call: "bash allowed
+		// once" read as if the command itself had been approved.
+		subject = fmt.Sprintf("%s's connection to %s:%d", p.req.Tool, n.Host, n.Port)
+	}
+	m.print(hang(st.Render("  ⎿ "), "    ", st.Render(inert(subject+" "+what)), m.width))
 	return nil
 }
 
