@@ -7,10 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"mvdan.cc/sh/v3/syntax"
 
 	"brig/internal/auditlog"
 	"brig/internal/mcp"
@@ -221,7 +223,7 @@ func printMCPList(w io.Writer, rep mcpListReport) {
 		fmt.Fprintf(w, "  from: %s\n", s.Source)
 		switch s.Transport {
 		case mcp.Stdio:
-			fmt.Fprintf(w, "  command: %s\n", strings.Join(append([]string{s.Command}, s.Args...), " "))
+			fmt.Fprintf(w, "  command: %s\n", shellWords(append([]string{s.Command}, s.Args...)))
 			ws := "read-only"
 			for _, p := range s.Write {
 				if p == "." || p == rep.Workspace {
@@ -345,4 +347,18 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return fmt.Sprintf(many, n)
+}
+
+// shellWords shows a command line as a shell would take it back, each word
+// quoted where it needs to be: an argument with a space read as two.
+func shellWords(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		s, err := syntax.Quote(w, syntax.LangBash)
+		if err != nil {
+			s = strconv.Quote(w) // a NUL byte, which no shell word holds
+		}
+		q[i] = s
+	}
+	return strings.Join(q, " ")
 }

@@ -102,3 +102,14 @@ command = "x"
 		t.Fatalf("report %+v", rep)
 	}
 }
+
+// TestShellWords: `mcp list` shows a server's command line as the shell
+// would read it back: an argument with a space or a quote stays one word,
+// a control character is escaped, and a plain word is left as it is.
+func TestShellWords(t *testing.T) {
+	got := shellWords([]string{"python3", "my server.py", "--name=it's", "a\x1bb", "plain"})
+	want := `python3 'my server.py' "--name=it's" $'a\x1bb' plain`
+	if got != want {
+		t.Errorf("shellWords = %s, want %s", got, want)
+	}
+}
