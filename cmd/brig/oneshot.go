@@ -367,8 +367,13 @@ func oneShot(ctx context.Context, o *agentOptions) error {
 	case runErr != nil:
 		if o.Output == outputText {
 			fmt.Fprintln(o.Stderr, "brig:", sum.Error)
-			if sum.Session != "" && transient(runErr) {
+			switch {
+			case sum.Session != "" && transient(runErr):
 				fmt.Fprintf(o.Stderr, "brig: the session is kept: brig -c -p \"…\" goes on from where it failed\n")
+			case transient(runErr):
+				// Nothing was answered, so nothing was kept: the
+				// command itself is what to run again.
+				fmt.Fprintf(o.Stderr, "brig: nothing was answered, so no session was kept: run the same command again%s once it passes\n", map[bool]string{true: " (with the same input piped in)"}[o.Stdin != nil])
 			}
 		}
 		return exitError{exitFailed}

@@ -267,7 +267,8 @@ func TestServerErrorKeepsTheSession(t *testing.T) {
 	// Nothing answered: no session is kept, and the advice does not offer one.
 	e = newEnv(t, "anthropic", fail, fail, fail, fail)
 	r = e.run(t, "--model", "claude-sonnet-4-5", "-p", "hi")
-	if r.code != 1 || !strings.Contains(r.stderr, "try again in a moment") || strings.Contains(r.stderr, "brig -c") {
+	if r.code != 1 || !strings.Contains(r.stderr, "try again in a moment") || strings.Contains(r.stderr, "brig -c") ||
+		!strings.Contains(r.stderr, "no session was kept: run the same command again once it passes") {
 		t.Errorf("exit %d\n%s", r.code, r.stderr)
 	}
 }
