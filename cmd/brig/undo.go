@@ -49,7 +49,8 @@ deleted files and directories; files the calls created are removed. It
 works on the latest session of this workspace (--session picks another),
 after a resume and after a crash. If a file the calls changed was changed
 again outside brig afterwards, undo lists the conflicts and changes nothing
-unless --force (what --force overwrites is kept in brig's checkpoint store).
+unless --force (what --force overwrites is copied to a file first, and
+the copy named).
 git's own .git and regenerated trees (node_modules …) are never touched;
 brig changes lists what each call changed.`,
 		Example: "  brig undo\n  brig undo --to 3\n  brig undo --to toolu_01AbC --dry-run",
@@ -149,7 +150,7 @@ func runUndo(ctx context.Context, o *undoOptions) error {
 	}
 	switch {
 	case errors.Is(err, checkpoint.ErrConflict):
-		fmt.Fprintf(o.Stderr, "brig: nothing was undone: %s changed after brig's calls (listed above). Keep your changes, or run brig undo --force to overwrite them (what they hold now stays in brig's checkpoint store).\n", count(len(rep.Conflicts), "path"))
+		fmt.Fprintf(o.Stderr, "brig: nothing was undone: %s changed after brig's calls (listed above). Keep your changes, or run brig undo --force to overwrite them (what they hold now is copied to a file first, and the copy named).\n", count(len(rep.Conflicts), "path"))
 		return exitError{1}
 	case errors.Is(err, checkpoint.ErrNothing) && o.To == "":
 		return statusError{nothingToUndo(err, store, sessionStore(o.procEnv), id, o.Session == ""), 1}
@@ -228,6 +229,12 @@ func printUndo(w io.Writer, rep *checkpoint.UndoReport, ws, id string) {
 		fmt.Fprintf(w, "  %d restored, %d removed\n", rep.Restored, rep.Removed)
 	}
 	for _, c := range rep.Conflicts {
+		if rep.Applied && c.Kept != "" {
+			// --force went ahead: the line says what it overwrote and
+			// where the user's version is now.
+			fmt.Fprintf(w, "  overwrote %s (%s); your version is copied to %s\n", shown(relPath(c.Path, ws)), c.Why, shown(c.Kept))
+			continue
+		}
 		fmt.Fprintf(w, "  conflict  %s: %s\n", shown(relPath(c.Path, ws)), c.Why)
 	}
 	for _, l := range rep.Left {
@@ -371,7 +378,7 @@ func tuiUndo(run *agentRun) func(ctx context.Context, args string) (string, erro
 			b.WriteString("  (the model is told at its next turn)\n")
 		}
 		if errors.Is(err, checkpoint.ErrConflict) {
-			fmt.Fprintf(&b, "nothing was undone: %s changed after brig's calls. Keep your changes, or /undo --force to overwrite them (what they hold now stays in brig's checkpoint store).\n", count(len(rep.Conflicts), "path"))
+			fmt.Fprintf(&b, "nothing was undone: %s changed after brig's calls. Keep your changes, or /undo --force to overwrite them (what they hold now is copied to a file first, and the copy named).\n", count(len(rep.Conflicts), "path"))
 			return b.String(), nil
 		}
 		return b.String(), err

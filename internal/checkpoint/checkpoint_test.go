@@ -290,6 +290,25 @@ func TestUndoConflict(t *testing.T) {
 	if b, _ := r.store.Content(e.Hash); string(b) != "the user's later edit\n" {
 		t.Fatalf("overwritten content kept as %q", b)
 	}
+	// And copied to plain files, each named in its conflict: the user's
+	// edit and recreated script, not the kept directory.
+	kept := map[string]string{}
+	for _, c := range rep.Conflicts {
+		if c.Kept == "" {
+			continue
+		}
+		if !strings.HasPrefix(c.Kept, filepath.Join(r.store.Dir(), OverwrittenDir)+"/") || !strings.HasSuffix(c.Kept, c.Path) {
+			t.Errorf("%s copied to %s", c.Path, c.Kept)
+		}
+		b, err := os.ReadFile(c.Kept)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept[strings.TrimPrefix(c.Path, r.ws+"/")] = string(b)
+	}
+	if len(kept) != 2 || kept["README.md"] != "the user's later edit\n" || kept["run.sh"] != "recreated by the user\n" {
+		t.Errorf("copies of what --force overwrote: %q", kept)
+	}
 }
 
 // TestStatCache: a second snapshot reads only changed files, a new

@@ -181,6 +181,10 @@ func (s *Store) stateAt(roots, later []RootState) ([]RootState, bool) {
 type Conflict struct {
 	Path string `json:"path"`
 	Why  string `json:"why"`
+	// Kept is where a forced undo copied what it overwrote (a file's
+	// content, a link), for the user to take back; empty when nothing
+	// was overwritten (a directory that holds other files is kept).
+	Kept string `json:"kept,omitempty"`
 }
 
 // UndoOptions say what to undo.
@@ -366,13 +370,19 @@ func (s *Store) undo(ctx context.Context, evs []Event, o UndoOptions) (*UndoRepo
 		}
 		return rep, nil
 	}
+	now := time.Now().UTC()
+	if o.Force && len(rep.Conflicts) > 0 {
+		if err := s.keepOverwritten(actions, rep, now); err != nil {
+			return rep, fmt.Errorf("nothing was undone: could not copy what --force would overwrite: %w", err)
+		}
+	}
 	left, err := s.apply(actions, rootPaths, rep)
 	rep.Left = append(rep.Left, left...)
 	if err != nil {
 		return rep, err
 	}
 	rep.Applied = true
-	ev := Event{Kind: EventUndo, Time: time.Now().UTC(), Session: o.Session, Roots: current.Roots, Forced: o.Force}
+	ev := Event{Kind: EventUndo, Time: now, Session: o.Session, Roots: current.Roots, Forced: o.Force}
 	for _, c := range set {
 		ev.Undone = append(ev.Undone, c.ID)
 	}
@@ -386,6 +396,54 @@ func (s *Store) undo(ctx context.Context, evs []Event, o UndoOptions) (*UndoRepo
 		rep.Calls[i].Undone, rep.Calls[i].UndoneAt = true, ev.Time
 	}
 	return rep, nil
+}
+
+// OverwrittenDir is where a forced undo copies what it overwrites, under
+// the store's directory: one directory per undo, the overwritten paths
+// under it by their full path.
+const OverwrittenDir = "overwritten"
+
+// keepOverwritten copies what a forced undo is about to overwrite (the
+// conflicting paths' current files and links) out of the store into plain
+// files, and notes each copy in its conflict: the journal keeps it too,
+// but a user who wants an edit back needs a file to copy, not a hash.
+func (s *Store) keepOverwritten(actions []action, rep *UndoReport, at time.Time) error {
+	dir := filepath.Join(s.dir, OverwrittenDir, at.Format("20060102T150405.000Z"))
+	current := make(map[string]Entry, len(actions))
+	for _, a := range actions {
+		current[a.path] = a.current
+	}
+	for i, c := range rep.Conflicts {
+		e, ok := current[c.Path]
+		if !ok {
+			continue // a directory that holds other files: it is kept
+		}
+		dest := filepath.Join(dir, c.Path)
+		switch {
+		case e.Type == TypeFile && e.Flags&FlagNotStored == 0:
+			data, err := s.read(e.Hash)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(dest, data, 0o600); err != nil {
+				return err
+			}
+		case e.Type == TypeSymlink:
+			if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
+				return err
+			}
+			if err := os.Symlink(e.Link, dest); err != nil {
+				return err
+			}
+		default:
+			continue // removed by the user, or a directory: nothing to copy
+		}
+		rep.Conflicts[i].Kept = dest
+	}
+	return nil
 }
 
 // plan lists in rep.Changes what the actions would change, for an undo
