@@ -22,7 +22,7 @@ func CommandResult(res jail.Result, grant *jail.Spec, asked time.Duration) Resul
 	if len(t.Head) == 0 && len(t.Tail) == 0 && (len(res.Stdout) > 0 || len(res.Stderr) > 0) {
 		t = transcriptOf(res.Stdout, res.Stderr)
 	}
-	t = tailFromALine(t)
+	t = headToALine(tailFromALine(t))
 	both := t.Stdout > 0 && t.Stderr > 0
 	var b strings.Builder
 	w := chunkWriter{b: &b, label: both}
@@ -122,6 +122,72 @@ func tailFromALine(t jail.Transcript) jail.Transcript {
 		}
 		t.Tail, t.MidLine[s] = tail, false
 	}
+	return t
+}
+
+// IsCutNote reports whether line is the note CommandResult puts where it
+// left a command's output out, for a front end that shows only the end of
+// a result to say the output was cut, as the model was told.
+func IsCutNote(line string) bool {
+	return strings.HasPrefix(line, "[… ") && strings.Contains(line, " left out here")
+}
+
+// headToALine ends each stream's kept head at a line, as tailFromALine
+// starts its tail at one: a stream the cut stopped mid-line ("line 922\nli")
+// has that line's start join the bytes left out, unless its head holds no
+// newline at all (one long line, kept). A stream whose head is all it
+// wrote is left alone. t's chunks are not modified.
+func headToALine(t jail.Transcript) jail.Transcript {
+	if t.Omitted == 0 {
+		return t
+	}
+	var wrote [2]int64
+	for _, c := range t.Head {
+		wrote[streamOf(c)] += int64(len(c.Data))
+	}
+	head := t.Head
+	for s, total := range [2]int64{t.Stdout, t.Stderr} {
+		if wrote[s] >= total {
+			continue // the stream ended within the head
+		}
+		last := -1
+		for i, c := range head {
+			if streamOf(c) == s {
+				last = i
+			}
+		}
+		if last < 0 || bytes.HasSuffix(head[last].Data, []byte("\n")) {
+			continue
+		}
+		// Drop the stream's bytes after its last newline in the head.
+		cut, drop := -1, int64(0)
+		for i := last; i >= 0 && cut < 0; i-- {
+			c := head[i]
+			if streamOf(c) != s {
+				continue
+			}
+			if n := bytes.LastIndexByte(c.Data, '\n'); n >= 0 {
+				cut, drop = i, drop+int64(len(c.Data)-n-1)
+				break
+			}
+			drop += int64(len(c.Data))
+		}
+		if cut < 0 {
+			continue // one long line: kept
+		}
+		kept := make([]jail.Chunk, 0, len(head))
+		for i, c := range head {
+			switch {
+			case streamOf(c) != s || i < cut:
+				kept = append(kept, c)
+			case i == cut:
+				kept = append(kept, jail.Chunk{Stderr: c.Stderr, Data: c.Data[:bytes.LastIndexByte(c.Data, '\n')+1]})
+			}
+		}
+		head = kept
+		t.Omitted += drop
+	}
+	t.Head = head
 	return t
 }
 

@@ -49,6 +49,17 @@ func TestCommandResult(t *testing.T) {
 		{name: "a tail that is one cut line is kept", res: jail.Result{Transcript: jail.Transcript{
 			Head: []jail.Chunk{chunk(false, "1\n")}, Tail: []jail.Chunk{chunk(false, "xyz")}, Omitted: 100, MidLine: [2]bool{true, false}, Stdout: 105}},
 			has: []string{"[… 100 B (0 lines) left out here", "…]\nxyz\n[exit code 0]"}},
+		{name: "a head cut inside a line ends at the line before", res: jail.Result{Transcript: jail.Transcript{
+			Head: []jail.Chunk{chunk(false, "line 1\nline 2\nli")}, Tail: []jail.Chunk{chunk(false, "line 99\n")},
+			Omitted: 100, OmittedLines: 10, Stdout: 116}},
+			has: []string{"line 1\nline 2\n[… 102 B (10 lines) left out here"}, hasNot: []string{"li\n", "li["}},
+		{name: "a head that is one cut line is kept", res: jail.Result{Transcript: jail.Transcript{
+			Head: []jail.Chunk{chunk(false, "xyz")}, Tail: []jail.Chunk{chunk(false, "end\n")}, Omitted: 100, Stdout: 107}},
+			has: []string{"xyz\n[… 100 B (0 lines) left out here"}},
+		{name: "a stream the head holds whole keeps its last line", res: jail.Result{Transcript: jail.Transcript{
+			Head: []jail.Chunk{chunk(true, "warn"), chunk(false, "a\nb")}, Tail: []jail.Chunk{chunk(false, "end\n")},
+			Omitted: 100, OmittedLines: 3, Stdout: 107, Stderr: 4}},
+			has: []string{"[stderr]\nwarn\n[stdout]\na\n[… 101 B (3 lines) left out here"}},
 		{name: "timeout", res: jail.Result{TimedOut: true, ExitCode: 137, Duration: 5 * time.Second}, isError: true,
 			has: []string{"timed out after 5s", "everything it started were killed", "timeout_seconds"}},
 		{name: "timeout capped by the user's limit", res: jail.Result{TimedOut: true, ExitCode: 137, Duration: 2 * time.Second}, asked: 6 * time.Second, isError: true,

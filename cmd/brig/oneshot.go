@@ -617,7 +617,7 @@ func (p *printer) toolEnd(te agent.ToolEvent, indent string) {
 		lines = lines[:1]
 	} else if n := len(lines); n > maxShownLines {
 		fmt.Fprintf(p.err, "%s  │ … %d earlier lines (the model received them; --output json has what it received)\n", indent, n-maxShownLines)
-		if i := slices.IndexFunc(lines[:n-maxShownLines], cutNote); o.Result.Meta.Truncated && i >= 0 {
+		if i := slices.IndexFunc(lines[:n-maxShownLines], tools.IsCutNote); o.Result.Meta.Truncated && i >= 0 {
 			// The model's copy was cut in the middle: say so, as it was
 			// told (a new user read only the tail and thought it whole).
 			fmt.Fprintf(p.err, "%s  │ %s\n", indent, capString(lines[i], 300))
@@ -632,12 +632,6 @@ func (p *printer) toolEnd(te agent.ToolEvent, indent string) {
 		}
 		fmt.Fprintf(p.err, "%s  │ %s\n", indent, capString(l, 300))
 	}
-}
-
-// cutNote reports whether l is the note a command's result carries where
-// its output was cut (tools.CommandResult).
-func cutNote(l string) bool {
-	return strings.HasPrefix(l, "[… ") && strings.Contains(l, " left out here")
 }
 
 // subagent adds a subagent's response to its spend. The caller holds p.mu.

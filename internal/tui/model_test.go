@@ -1218,3 +1218,23 @@ func TestStartupPickerBannerShowsThePickedSessionsMode(t *testing.T) {
 		t.Errorf("the banner's mode rows %v, want [auto]:\n%s", modes, out)
 	}
 }
+
+// TestOutputTailSaysTheOutputWasCut (new user, 2026-12-03): the rows
+// shown under a command whose output brig cut before the model got it say
+// so (the count of earlier lines is of the model's copy); the control: a
+// long output that was not cut shows only the count.
+func TestOutputTailSaysTheOutputWasCut(t *testing.T) {
+	h := newHarness(t, 90, colorprofile.NoTTY, allHold())
+	cut := tools.CommandResult(jail.Result{Transcript: jail.Transcript{
+		Head: []jail.Chunk{{Data: []byte(seq(40))}}, Tail: []jail.Chunk{{Data: []byte(seq(20))}},
+		Omitted: 2 << 20, OmittedLines: 197201, Stdout: 2<<20 + 400}}, nil, 0).Text
+	got := ansi.Strip(strings.Join(h.m.outputTail(cut, outputRows), "\n"))
+	if !strings.Contains(got, "earlier lines") || !strings.Contains(got, "[… 2.0 MiB (197201 lines) left out here") {
+		t.Errorf("a cut output's rows:\n%s", got)
+	}
+	whole := tools.CommandResult(jail.Result{Transcript: jail.Transcript{Head: []jail.Chunk{{Data: []byte(seq(60))}}, Stdout: 400}}, nil, 0).Text
+	got = ansi.Strip(strings.Join(h.m.outputTail(whole, outputRows), "\n"))
+	if !strings.Contains(got, "earlier lines") || strings.Contains(got, "left out") {
+		t.Errorf("a whole output's rows:\n%s", got)
+	}
+}

@@ -535,6 +535,11 @@ func (m *Model) outputTail(text string, n int) []string {
 	case i > 0:
 		out = append(out, hang(stDim.Render("  ⎿ "), "    ", stDim.Render(fmt.Sprintf("… %d earlier lines (Ctrl+O shows all of it, as the model got it)", i)), m.width))
 	}
+	if k := slices.IndexFunc(lines[:i], tools.IsCutNote); k >= 0 {
+		// The output itself was cut before the model got it: the lines
+		// counted above are its copy, so the cut is said too.
+		out = append(out, hang(stDim.Render("  ⎿ "), "    ", stDim.Render(ansi.Truncate(lines[k], 3*(m.width-4), "…")), m.width))
+	}
 	for _, r := range rows {
 		out = append(out, stDim.Render(r))
 	}
