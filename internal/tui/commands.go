@@ -593,9 +593,6 @@ func (m *Model) permissionsText() string {
 			fmt.Fprintf(&b, "    %-5s %s  %s\n", t.tier, inert(r.String()), stDim.Render(inert(r.Source.String())))
 		}
 	}
-	if n == 0 {
-		b.WriteString(stDim.Render("    none from files") + "\n")
-	}
 	for _, r := range pol.SessionRules() {
 		// "Always" also saves the rule to a file: listed once, there.
 		same := func(f policy.Rule) bool { return f.String() == r.String() }
@@ -607,6 +604,12 @@ func (m *Model) permissionsText() string {
 		default:
 			fmt.Fprintf(&b, "    %-5s %s  %s\n", policy.Allow, inert(r.String()), stDim.Render("answered for this session"))
 		}
+		n++
+	}
+	if n == 0 {
+		// Said only when no rule at all is listed: above an answer's
+		// saved rule it read as a contradiction.
+		b.WriteString(stDim.Render("    none") + "\n")
 	}
 	b.WriteString(stDim.Render("    plus brig's built-in command lists and protected paths; answers \"for this session\" last until brig exits or /clear or /resume opens another session; `brig policy check` explains one call") + "\n")
 	for _, w := range pol.Warnings {

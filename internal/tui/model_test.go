@@ -720,9 +720,19 @@ func TestSlashPopup(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol := h.m.run.Policy
+	if len(pol.Rules.Allow)+len(pol.Rules.Ask)+len(pol.Rules.Deny)+len(pol.SessionRules()) != 0 {
+		t.Fatalf("the harness starts with rules: %+v", pol.Rules)
+	}
+	if text := ansi.Strip(h.m.permissionsText()); !strings.Contains(text, "    none\n") {
+		t.Errorf("no rule at all is not said:\n%s", text)
+	}
 	pol.Rules.Allow = append(pol.Rules.Allow, always)
 	pol.AllowForSession(always, session)
 	text := h.m.permissionsText()
+	if strings.Contains(ansi.Strip(text), "    none\n") {
+		// A new user read "none from files" above a rule saved by an answer.
+		t.Errorf("rules are listed under \"none\":\n%s", text)
+	}
 	if n := strings.Count(text, "Bash(mkdir:*)"); n != 1 {
 		t.Errorf("an always rule is listed %d times:\n%s", n, text)
 	}
