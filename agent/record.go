@@ -159,7 +159,7 @@ func displayOf(m provider.Message) []session.Display {
 		case b.Type == provider.BlockThinking && b.Thinking != nil && b.Thinking.Text != "":
 			out = append(out, session.Display{Kind: session.DisplayThinking, Text: b.Thinking.Text})
 		case b.Type == provider.BlockToolUse && b.ToolUse != nil:
-			out = append(out, session.Display{Kind: session.DisplayToolCall, Tool: b.ToolUse.Name, ToolUseID: b.ToolUse.ID, Text: oneLine(tools.Describe(b.ToolUse.Name, b.ToolUse.Input), 200)})
+			out = append(out, session.Display{Kind: session.DisplayToolCall, Tool: b.ToolUse.Name, ToolUseID: b.ToolUse.ID, Text: OneLine(tools.Describe(b.ToolUse.Name, b.ToolUse.Input), 200)})
 		case b.Type == provider.BlockToolResult && b.ToolResult != nil:
 			var text strings.Builder
 			for _, c := range b.ToolResult.Content {
@@ -169,7 +169,10 @@ func displayOf(m provider.Message) []session.Display {
 					text.WriteString("[image]")
 				}
 			}
-			out = append(out, session.Display{Kind: session.DisplayToolResult, ToolUseID: b.ToolResult.ToolUseID, IsError: b.ToolResult.IsError, Text: oneLine(streamLabelInline(text.String()), 400)})
+			// A command with no output: its line is how it ended (a
+			// timeout's note), not "(no output)".
+			shown := strings.TrimPrefix(streamLabelInline(text.String()), tools.NoOutput+"\n")
+			out = append(out, session.Display{Kind: session.DisplayToolResult, ToolUseID: b.ToolResult.ToolUseID, IsError: b.ToolResult.IsError, Text: OneLine(shown, 400)})
 		}
 	}
 	return out
@@ -187,9 +190,10 @@ func streamLabelInline(s string) string {
 	return s
 }
 
-// oneLine shortens s to its first line, at most n bytes (cut between
-// characters).
-func oneLine(s string, n int) string {
+// OneLine shortens s to its first line, at most n bytes (cut between
+// characters), saying how many lines follow: how a tool's call or result
+// is shown in one line (a saved session's display, a front end's list).
+func OneLine(s string, n int) string {
 	line, rest, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	if len(line) > n {
 		for n > 0 && !utf8.RuneStart(line[n]) {

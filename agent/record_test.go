@@ -23,6 +23,10 @@ func TestToolResultPreview(t *testing.T) {
 		{"[stderr]\ncurl: (7) failed\n[stdout]\n000\n[exit code 7]", "[stderr] curl: (7) failed … (+3 lines)"},
 		{"ok  demo\n[exit code 0]", "ok  demo … (+1 line)"},    // one stream: no label
 		{"[stdout] is a word here", "[stdout] is a word here"}, // not a label line
+		// A command with no output shows how it ended (a new user saw
+		// "(no output) … (+2 lines)" for a timeout).
+		{"(no output)\n[timed out after 5s: the command and everything it started were killed.]\n", "[timed out after 5s: the command and everything it started were killed.]"},
+		{"(no output)\n[exit code 0]", "[exit code 0]"},
 	} {
 		d := displayOf(result(tc.text))
 		if len(d) != 1 || d[0].Kind != session.DisplayToolResult || d[0].Text != tc.want {

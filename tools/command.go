@@ -40,7 +40,7 @@ func CommandResult(res jail.Result, grant *jail.Spec, asked time.Duration) Resul
 	}
 	output := b.String()
 	if t.Stdout+t.Stderr == 0 {
-		b.WriteString("(no output)\n")
+		b.WriteString(NoOutput + "\n")
 	} else {
 		w.newline()
 	}
@@ -124,6 +124,10 @@ func tailFromALine(t jail.Transcript) jail.Transcript {
 	}
 	return t
 }
+
+// NoOutput is the line a command's result starts with when it wrote
+// nothing.
+const NoOutput = "(no output)"
 
 // IsCutNote reports whether line is the note CommandResult puts where it
 // left a command's output out, for a front end that shows only the end of

@@ -614,7 +614,9 @@ func (p *printer) toolEnd(te agent.ToolEvent, indent string) {
 	}
 	lines := strings.Split(text, "\n")
 	if te.Name != "bash" {
-		lines = lines[:1]
+		// The first line, with how many follow (a read's preview read
+		// as the whole file).
+		lines = []string{agent.OneLine(text, 300)}
 	} else if n := len(lines); n > maxShownLines {
 		fmt.Fprintf(p.err, "%s  │ … %d earlier lines (the model received them; --output json has what it received)\n", indent, n-maxShownLines)
 		if i := slices.IndexFunc(lines[:n-maxShownLines], tools.IsCutNote); o.Result.Meta.Truncated && i >= 0 {

@@ -61,7 +61,7 @@ func TestOneShotShowsAToolsOutputAsReceived(t *testing.T) {
 	if !strings.HasPrefix(got, "  │ … 49 earlier lines (the model received them; --output json has what it received)\n  │ [… 1.9 MiB (294923 lines) left out here") || !strings.HasSuffix(got, "  │ tail 30\n") {
 		t.Errorf("a cut output shown as %q", got)
 	}
-	if got, want := show("read_file", "first\n\nthird\n"), "  │ first\n"; got != want {
+	if got, want := show("read_file", "first\n\nthird\n"), "  │ first … (+2 lines)\n"; got != want {
 		t.Errorf("another tool's result: got %q, want %q", got, want)
 	}
 }

@@ -476,7 +476,9 @@ func (m *Model) toolDone(te agent.ToolEvent) string {
 	case te.Name == string(tools.UpdatePlan) && m.run != nil:
 		lines = append(lines, stDim.Render(indent(strings.TrimRight(m.run.Executor.Plan().Checklist(), "\n"), "  ")))
 	default:
-		if l := firstLine(inert(r.Text)); l != "" {
+		// The first line, with how many follow (a read's preview read
+		// as the whole file).
+		if l := agent.OneLine(inert(r.Text), 400); l != "" {
 			lines = append(lines, stDim.Render(fit("  ⎿ "+l, m.width)))
 		}
 	}
