@@ -78,17 +78,17 @@ func (p *Policy) bashProfile(readOnly bool, callTmp string, ns bool) (Profile, e
 		for _, given := range g.paths {
 			r, exists, planted, err := ResolveGrantPath(given, p.Places.Workspace, m.Home, prof.writable())
 			if err != nil {
-				return Profile{}, fmt.Errorf("[sandbox] path %q: %w", given, err)
+				return Profile{}, p.placed(given, fmt.Errorf("[sandbox] path %q: %w", given, err))
 			}
 			if !exists {
-				return Profile{}, fmt.Errorf("[sandbox] path %q (%s) does not exist; create it or remove it from the config", given, r)
+				return Profile{}, p.placed(given, fmt.Errorf("[sandbox] path %q (%s) does not exist; create it or remove it from the config", given, r))
 			}
 			if planted != "" && !prof.callWritable(r) {
-				return Profile{}, PlantedLinkError("[sandbox] path", given, planted, r)
+				return Profile{}, p.placed(given, PlantedLinkError("[sandbox] path", given, planted, r))
 			}
 			c := p.Places.Classify(r)
 			if c == ClassSecret || p.brigOwn(r) || (g.write && c == ClassProtected) {
-				return Profile{}, fmt.Errorf("[sandbox] path %q (%s) is %s and is never granted; remove it from the config", given, r, c)
+				return Profile{}, p.placed(given, fmt.Errorf("[sandbox] path %q (%s) is %s and is never granted; remove it from the config", given, r, c))
 			}
 			if c == ClassWorkspace || c == ClassProtected || planted != "" {
 				continue // the workspace's own rule covers it (and keeps it read-only where protected)
@@ -97,6 +97,30 @@ func (p *Policy) bashProfile(readOnly bool, callTmp string, ns bool) (Profile, e
 		}
 	}
 	return prof, nil
+}
+
+// placedError is a config error that already names its file and line.
+type placedError struct{ error }
+
+func (e placedError) Unwrap() error { return e.error }
+
+// placed prefixes err, about the [sandbox] path given, with the FILE:LINE
+// of the config in force that grants it (every other config mistake names
+// its line), when one is found. Only errors read the files again.
+func (p *Policy) placed(given string, err error) error {
+	for _, l := range p.Layers {
+		if !l.Exists || !l.Trusted {
+			continue
+		}
+		data, rerr := os.ReadFile(l.File)
+		if rerr != nil {
+			continue
+		}
+		if n := ruleLine(data, given, map[int]bool{}); n > 0 {
+			return placedError{fmt.Errorf("%s:%d: %w", l.File, n, err)}
+		}
+	}
+	return err
 }
 
 // BashCache compiles the grant of a plain bash call in the current mode, as

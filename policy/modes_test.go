@@ -909,3 +909,31 @@ func TestAddDirMistakes(t *testing.T) {
 		t.Errorf("--add-dir /etc (writable): %v; want it refused for its secrets", err)
 	}
 }
+
+// TestSandboxPathErrorNamesItsLine (new user, 2026-12-03): a [sandbox]
+// path that cannot be granted names the file and line that grant it, as
+// every other config mistake does; a path no file in effect holds keeps
+// the list of files instead.
+func TestSandboxPathErrorNamesItsLine(t *testing.T) {
+	f := newModeFixture(t, "")
+	cfg := filepath.Join(f.root, "config.toml")
+	body := "[sandbox]\nnetwork = false\nread = [\n  \"/usr/share\",\n  \"~/nope\",\n]\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := ParseConfig(cfg, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.loaded.Sandbox = c.Sandbox
+	f.loaded.Layers = []Layer{{Kind: "global", File: cfg, Exists: true, Trusted: true}}
+	_, err = New(f.ws, f.loaded, ModeAuto, f.machine)
+	if err == nil || !strings.HasPrefix(err.Error(), cfg+`:5: [sandbox] path "~/nope"`) || strings.Contains(err.Error(), "[sandbox] of") {
+		t.Errorf("error: %v", err)
+	}
+	// The control: a grant from no file in effect is said with the files.
+	f.loaded.Layers = []Layer{{Kind: "global", File: cfg, Exists: true, Trusted: false}}
+	if _, err = New(f.ws, f.loaded, ModeAuto, f.machine); err == nil || !strings.Contains(err.Error(), "(no config file)") {
+		t.Errorf("without a file in effect: %v", err)
+	}
+}

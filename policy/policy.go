@@ -113,6 +113,9 @@ func New(workspace string, loaded Loaded, mode Mode, m Machine) (*Policy, error)
 	// A [sandbox] grant that cannot be given would fail every bash call:
 	// refused now, not at the first call (nothing is created by this).
 	if _, err := p.bashProfile(false, "", false); err != nil {
+		if errors.As(err, new(placedError)) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w (%s)", err, loaded.sandboxFiles())
 	}
 	return p, nil
