@@ -428,8 +428,8 @@ func Workspace() []Entry {
 		{".pnpmfile.cjs", LaterExec, "pnpm runs its hooks on every install, --ignore-scripts or not"},
 		{".pnpmfile.mjs", LaterExec, "pnpm runs its hooks on every install, --ignore-scripts or not"},
 		{"bunfig.toml", LaterExec, "bun obeys it here (preload scripts, the registry)"},
-		{"readline.py", LaterExec, "python's interactive prompt imports it from the directory it starts in"},
-		{"rlcompleter.py", LaterExec, "python's interactive prompt imports it from the directory it starts in"},
+		{"readline.py", LaterExec, "python -m pdb and python -m asyncio import it from the directory they start in"},
+		{"rlcompleter.py", LaterExec, "python's prompt imports it for completion (3.11 before the directory it starts in is on its path; kept in case another version does not)"},
 	}
 }
 
