@@ -2,7 +2,6 @@ package jail
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -46,14 +45,18 @@ var gitInternals = map[string]bool{
 	"modules": true, "worktrees": true, "reftable": true,
 }
 
-// IsRepositoryShape reports whether git treats dir as a git directory,
-// whatever its name, by git's own test (setup.c is_git_directory): a HEAD
-// that is a symbolic link into refs/ or a file holding "ref: …" or an
-// object id, and either objects/ and refs/, or a commondir file (whose
-// target holds them). Entries are looked at without following symbolic
-// links (a link named objects counts as present: git would follow it), and
-// HEAD is opened with O_NOFOLLOW|O_NONBLOCK, so a planted link or FIFO can
-// neither redirect nor stall the check.
+// IsRepositoryShape reports whether git may treat dir as a git directory,
+// whatever its name, by git's own test (setup.c is_git_directory) made
+// wider where reading HEAD the way git does would be a second parser to
+// keep in step with git's: a HEAD that is a symbolic link into refs/ or any
+// regular file (git wants "ref:", any whitespace, "refs/…", or an object
+// id in either case with anything after it — a stricter reading of it let
+// a call plant a repository brig did not see), and either objects/ and
+// refs/, or a commondir file (whose target holds them). Entries are looked
+// at without following symbolic links (a link named objects counts as
+// present: git would follow it); HEAD is not opened, so a planted FIFO
+// cannot stall the check, and git, which would block on it, does not take
+// such a directory either.
 func IsRepositoryShape(dir string) bool {
 	if !validHead(filepath.Join(dir, "HEAD")) {
 		return false
@@ -69,7 +72,9 @@ func present(p string) bool {
 	return err == nil
 }
 
-// validHead is git's validate_headref.
+// validHead is git's validate_headref, widened to every regular file (see
+// IsRepositoryShape): a file git would refuse as HEAD only makes brig
+// protect a directory git ignores.
 func validHead(p string) bool {
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -79,38 +84,7 @@ func validHead(p string) bool {
 		t, err := os.Readlink(p)
 		return err == nil && strings.HasPrefix(t, "refs/")
 	}
-	if !fi.Mode().IsRegular() {
-		return false
-	}
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return false
-	}
-	buf := make([]byte, 256)
-	n, _ := unix.Read(fd, buf)
-	if n <= 0 {
-		return false
-	}
-	b := buf[:n]
-	if rest, ok := bytes.CutPrefix(b, []byte("ref:")); ok {
-		return bytes.HasPrefix(bytes.TrimLeft(rest, " \t"), []byte("refs/"))
-	}
-	// A detached HEAD: an object id (SHA-1 or SHA-256) and a newline.
-	id := bytes.TrimRight(b, "\n")
-	if len(id) != 40 && len(id) != 64 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	return fi.Mode().IsRegular()
 }
 
 // Repositories finds every git directory under root: .git directories,

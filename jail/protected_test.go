@@ -44,7 +44,12 @@ func TestIsRepositoryShape(t *testing.T) {
 		{"detached HEAD", map[string]string{"HEAD": "0123456789abcdef0123456789abcdef01234567\n", "objects/": "", "refs/": ""}, true},
 		{"HEAD and commondir", map[string]string{"HEAD": "ref: refs/heads/x\n", "commondir": "../..\n"}, true},
 		{"no refs", map[string]string{"HEAD": "ref: refs/heads/main\n", "objects/": ""}, false},
-		{"HEAD is not a ref", map[string]string{"HEAD": "hello\n", "objects/": "", "refs/": ""}, false},
+		// Git reads HEAD more loosely than brig once did (red team,
+		// 2026-12-03): any whitespace after "ref:", an object id in
+		// upper case or with bytes after it. Any regular HEAD counts now.
+		{"ref: and a newline", map[string]string{"HEAD": "ref:\nrefs/heads/main\n", "objects/": "", "refs/": ""}, true},
+		{"upper-case id with a tail", map[string]string{"HEAD": "0123456789ABCDEF0123456789ABCDEF01234567junk", "objects/": "", "refs/": ""}, true},
+		{"HEAD is not a ref", map[string]string{"HEAD": "hello\n", "objects/": "", "refs/": ""}, true},
 		{"HEAD is a directory", map[string]string{"HEAD/": "", "objects/": "", "refs/": ""}, false},
 		{"no HEAD", map[string]string{"objects/": "", "refs/": "", "config": ""}, false},
 	}
@@ -78,6 +83,38 @@ func TestIsRepositoryShape(t *testing.T) {
 	os.Remove(filepath.Join(dir, "HEAD"))
 	if err := exec.Command("mkfifo", filepath.Join(dir, "HEAD")).Run(); err == nil && IsRepositoryShape(dir) {
 		t.Error("a FIFO HEAD is a repository shape")
+	}
+}
+
+// TestGitTakesTheLooseHeads: the HEADs a red team planted are ones git
+// itself takes as a repository's (so brig must too): git run in such a
+// directory uses its config. The control: without objects/ git does not.
+func TestGitTakesTheLooseHeads(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	isolatedGit(t)
+	for _, head := range []string{"ref:\nrefs/heads/main\n", "ref:\t\r\n refs/heads/main", "0123456789ABCDEF0123456789ABCDEF01234567junk"} {
+		for _, withObjects := range []bool{true, false} {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "HEAD"), head)
+			writeFile(t, filepath.Join(dir, "config"), "[core]\n\tbare = true\n[brig]\n\tcanary = planted\n")
+			os.MkdirAll(filepath.Join(dir, "refs"), 0o755)
+			if withObjects {
+				os.MkdirAll(filepath.Join(dir, "objects"), 0o755)
+			}
+			cmd := exec.Command("git", "config", "brig.canary")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+			out, _ := cmd.Output()
+			usedByGit := strings.TrimSpace(string(out)) == "planted"
+			if usedByGit != withObjects {
+				t.Errorf("HEAD %q, objects/ %v: git used the config: %v", head, withObjects, usedByGit)
+			}
+			if IsRepositoryShape(dir) != withObjects {
+				t.Errorf("HEAD %q, objects/ %v: IsRepositoryShape = %v", head, withObjects, !withObjects)
+			}
+		}
 	}
 }
 

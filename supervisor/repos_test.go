@@ -97,11 +97,16 @@ func TestSweepRepositoryShapes(t *testing.T) {
 	if out, err := exec.Command("git", "init", "-q", "--bare", filepath.Join(ws, "made.git")).CombinedOutput(); err != nil {
 		t.Fatalf("git init --bare: %v %s", err, out)
 	}
+	// A HEAD git reads and an older brig did not (red team, 2026-12-03).
+	mk(t, filepath.Join(ws, "loose/HEAD"), "ref:\nrefs/heads/main\n")
+	mk(t, filepath.Join(ws, "loose/objects/.keep"), "")
+	mk(t, filepath.Join(ws, "loose/refs/heads/main"), "0123456789abcdef0123456789abcdef01234567\n")
+	mk(t, filepath.Join(ws, "loose/config"), fsmon)
 
 	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Protected: protected}
 	found := s.sweepNewRepositories(spec, start)
 
-	for _, gone := range []string{"src/HEAD", "src/config", ".git/modules/evil", ".git/worktrees/x", "vendor/y/.git", "made.git/HEAD", "made.git/config", "made.git/hooks"} {
+	for _, gone := range []string{"src/HEAD", "src/config", ".git/modules/evil", ".git/worktrees/x", "vendor/y/.git", "made.git/HEAD", "made.git/config", "made.git/hooks", "loose/HEAD", "loose/config"} {
 		if _, err := os.Lstat(filepath.Join(ws, gone)); err == nil {
 			t.Errorf("%s is still in the workspace", gone)
 		}
@@ -109,7 +114,7 @@ func TestSweepRepositoryShapes(t *testing.T) {
 			t.Errorf("%s is not reported: %v", gone, found)
 		}
 	}
-	for _, dir := range []string{"src", "made.git"} {
+	for _, dir := range []string{"src", "made.git", "loose"} {
 		if jail.IsRepositoryShape(filepath.Join(ws, dir)) {
 			t.Errorf("%s still has a repository's shape", dir)
 		}
