@@ -229,10 +229,14 @@ func printUndo(w io.Writer, rep *checkpoint.UndoReport, ws, id string) {
 		fmt.Fprintf(w, "  %d restored, %d removed\n", rep.Restored, rep.Removed)
 	}
 	for _, c := range rep.Conflicts {
-		if rep.Applied && c.Kept != "" {
+		switch {
+		case rep.Applied && c.Kept != "":
 			// --force went ahead: the line says what it overwrote and
 			// where the user's version is now.
 			fmt.Fprintf(w, "  overwrote %s (%s); your version is copied to %s\n", shown(relPath(c.Path, ws)), c.Why, shown(c.Kept))
+			continue
+		case rep.Applied && c.Link != "":
+			fmt.Fprintf(w, "  overwrote %s (%s); it was a symbolic link to %s\n", shown(relPath(c.Path, ws)), c.Why, shown(c.Link))
 			continue
 		}
 		fmt.Fprintf(w, "  conflict  %s: %s\n", shown(relPath(c.Path, ws)), c.Why)

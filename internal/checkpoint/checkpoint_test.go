@@ -1154,3 +1154,40 @@ func TestSummaryCountsEachFileOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestForcedUndoSaysALinksTarget (red team, 2026-12-03): a path the user
+// made a symbolic link after the call is named with its target, not copied
+// as a link (which would point outside and which cp follows); the control,
+// a file, is copied.
+func TestForcedUndoSaysALinksTarget(t *testing.T) {
+	r := newRig(t)
+	r.seed()
+	r.call(`echo by-brig >> README.md && echo new > other.txt`)
+	if err := os.Remove(filepath.Join(r.ws, "README.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(r.ws, "README.md")); err != nil {
+		t.Fatal(err)
+	}
+	r.write("other.txt", "the user's\n", 0o644)
+	rep := r.mustUndo(UndoOptions{Force: true})
+	got := map[string]Conflict{}
+	for _, c := range rep.Conflicts {
+		got[strings.TrimPrefix(c.Path, r.ws+"/")] = c
+	}
+	if c := got["README.md"]; c.Link != "/etc/hostname" || c.Kept != "" {
+		t.Errorf("the link: %+v", c)
+	}
+	if c := got["other.txt"]; c.Kept == "" || c.Link != "" {
+		t.Errorf("the control file: %+v", c)
+	}
+	err := filepath.WalkDir(filepath.Join(r.store.Dir(), OverwrittenDir), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type()&fs.ModeSymlink != 0 {
+			t.Errorf("a link among the copies: %s", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -181,10 +181,13 @@ func (s *Store) stateAt(roots, later []RootState) ([]RootState, bool) {
 type Conflict struct {
 	Path string `json:"path"`
 	Why  string `json:"why"`
-	// Kept is where a forced undo copied what it overwrote (a file's
-	// content, a link), for the user to take back; empty when nothing
+	// Kept is where a forced undo copied the file it overwrote, for the
+	// user to take back; Link is the target of a symbolic link it
+	// overwrote (said, not copied: a link copied out of the workspace
+	// could point anywhere, and cp follows it). Both empty when nothing
 	// was overwritten (a directory that holds other files is kept).
 	Kept string `json:"kept,omitempty"`
+	Link string `json:"link,omitempty"`
 }
 
 // UndoOptions say what to undo.
@@ -404,9 +407,10 @@ func (s *Store) undo(ctx context.Context, evs []Event, o UndoOptions) (*UndoRepo
 const OverwrittenDir = "overwritten"
 
 // keepOverwritten copies what a forced undo is about to overwrite (the
-// conflicting paths' current files and links) out of the store into plain
-// files, and notes each copy in its conflict: the journal keeps it too,
-// but a user who wants an edit back needs a file to copy, not a hash.
+// conflicting paths' current files) out of the store into plain files,
+// and notes each copy, or a link's target, in its conflict: the journal
+// keeps them too, but a user who wants an edit back needs a file to copy,
+// not a hash.
 func (s *Store) keepOverwritten(actions []action, rep *UndoReport, at time.Time) error {
 	dir := filepath.Join(s.dir, OverwrittenDir, at.Format("20060102T150405.000Z"))
 	current := make(map[string]Entry, len(actions))
@@ -432,12 +436,8 @@ func (s *Store) keepOverwritten(actions []action, rep *UndoReport, at time.Time)
 				return err
 			}
 		case e.Type == TypeSymlink:
-			if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
-				return err
-			}
-			if err := os.Symlink(e.Link, dest); err != nil {
-				return err
-			}
+			rep.Conflicts[i].Link = e.Link
+			continue
 		default:
 			continue // removed by the user, or a directory: nothing to copy
 		}
