@@ -88,6 +88,14 @@ type wireReasoningItem struct {
 	EncryptedContent string        `json:"encrypted_content,omitempty"`
 }
 
+// reasons reports whether the registry knows model as one that reasons
+// (gpt-5, o3 …); a model it does not know is not sent reasoning options,
+// which a model without reasoning refuses.
+func reasons(model string) bool {
+	m, err := provider.Lookup(model, true)
+	return err == nil && m.Known && m.Reasoning()
+}
+
 // buildRequest converts req to the Responses JSON body, the messages' JSON
 // taken from cache where it holds them (nil: all encoded now).
 func buildRequest(req provider.Request, cache *wirecache.Cache) ([]byte, error) {
@@ -96,9 +104,12 @@ func buildRequest(req provider.Request, cache *wirecache.Cache) ([]byte, error) 
 	if w.MaxOutputTokens <= 0 {
 		w.MaxOutputTokens = provider.DefaultMaxTokens(req.Model)
 	}
-	if req.Effort != provider.EffortNone {
+	if req.Effort != provider.EffortNone || reasons(req.Model) {
+		// A reasoning model reasons whether or not an effort is given
+		// (the API's default then): its summary is asked for, and, as
+		// the request is stateless, its reasoning comes back encrypted
+		// and is sent back as is, so that the next turn keeps it.
 		w.Reasoning = &wireReasoning{Effort: string(req.Effort), Summary: "auto"}
-		// Stateless: reasoning comes back encrypted and is sent back as is.
 		w.Include = []string{"reasoning.encrypted_content"}
 	}
 	for _, t := range req.Tools {
