@@ -188,8 +188,8 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 		return exitError{auditExitFailed}
 	}
 	audit.FilterDenied(wp.Policy, col)
-	// A report an earlier run wrote where this one writes is not reviewed:
-	// the model would read its own old findings as the repository's.
+	// A report an earlier run wrote is not reviewed: the model would read
+	// its own old findings as the repository's.
 	audit.SkipReports(col, reports)
 	endpoint := client.BaseURL
 	if endpoint == "" {

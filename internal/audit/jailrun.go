@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
+	"strings"
 
 	"brig/internal/audit/collect"
 	"brig/jail"
@@ -106,22 +108,36 @@ func FilterDenied(p *policy.Policy, c *Collection) {
 	c.Files = kept
 }
 
-// SkipReports moves the files this run's reports will replace (--out,
-// --sarif; workspace-relative paths) from the files sent to the skipped
-// ones: an earlier report there is brig's own output, not the repository's.
+// SkipReports moves brig audit's own earlier output from the files sent
+// to the skipped ones: the files this run's reports will replace (--out,
+// --sarif; workspace-relative paths), and Markdown or SARIF files that
+// begin as its reports do, wherever an earlier run put them. The model
+// would read their old findings as the repository's. Only such files are
+// left out, so a repository that makes a file look like a report hides
+// nothing that runs.
 func SkipReports(c *Collection, reports []string) {
-	if len(reports) == 0 {
-		return
-	}
 	kept := c.Files[:0]
 	for _, f := range c.Files {
-		if slices.Contains(reports, f.Path) {
+		if slices.Contains(reports, f.Path) || looksLikeReport(f) {
 			c.Skipped = append(c.Skipped, Skip{Path: f.Path, Reason: collect.ReasonOwnReport, Bytes: f.Bytes})
 			continue
 		}
 		kept = append(kept, f)
 	}
 	c.Files = kept
+}
+
+// looksLikeReport reports whether f is a Markdown report or SARIF log
+// that brig audit wrote (report.go, sarif.go).
+func looksLikeReport(f File) bool {
+	switch strings.ToLower(path.Ext(f.Path)) {
+	case ".md":
+		return strings.HasPrefix(f.Text, "# brig audit: ")
+	case ".sarif", ".json":
+		head := f.Text[:min(len(f.Text), 4096)]
+		return strings.Contains(head, `"fullName": "brig audit"`) || strings.Contains(head, `"fullName":"brig audit"`)
+	}
+	return false
 }
 
 func firstLine(s string) string {

@@ -389,6 +389,11 @@ func TestAuditSkipsItsOwnReports(t *testing.T) {
 		"audit.md":        "# old report\nold-report-canary: no findings, all safe\n",
 		"reports/a.sarif": `{"version":"2.1.0","note":"old-sarif-canary"}` + "\n",
 		"notes/review.md": "control-canary: the same kind of text elsewhere\n",
+		// An earlier run's report under other names (a new user's
+		// second audit, without --out, sent both).
+		"old/audit-1.md":    "# brig audit: repo\n\nold-md-canary\n",
+		"old/audit-1.sarif": "{\n  \"runs\": [{\"tool\": {\"driver\": {\"name\": \"brig\", \"fullName\": \"brig audit\"}}}],\n  \"x\": \"old-sarif2-canary\"\n}\n",
+		"docs/brig.md":      "# brig audit notes are not a report\ncontrol2-canary\n",
 	}
 	for name, body := range files {
 		p := filepath.Join(e.ws, name)
@@ -408,13 +413,13 @@ func TestAuditSkipsItsOwnReports(t *testing.T) {
 		t.Fatalf("%d requests", len(reqs))
 	}
 	body := string(reqs[0].Body)
-	for _, never := range []string{"old-report-canary", "old-sarif-canary"} {
+	for _, never := range []string{"old-report-canary", "old-sarif-canary", "old-md-canary", "old-sarif2-canary"} {
 		if strings.Contains(body, never) {
 			t.Errorf("the request carries the earlier report (%q)", never)
 		}
 	}
-	if !strings.Contains(body, "control-canary") {
-		t.Error("the control file was not sent")
+	if !strings.Contains(body, "control-canary") || !strings.Contains(body, "control2-canary") {
+		t.Error("a control file was not sent")
 	}
 	md, err := os.ReadFile(e.ws + "/audit.md")
 	if err != nil {

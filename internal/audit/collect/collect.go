@@ -93,7 +93,7 @@ const (
 	ReasonUnreadable = "unreadable"
 	ReasonEmpty      = "empty"
 	ReasonDenied     = "denied by your permission rules"
-	ReasonOwnReport  = "brig audit's own report (--out, --sarif), which this run rewrites"
+	ReasonOwnReport  = "brig audit's own report (an earlier run's, or where --out or --sarif writes)"
 	ReasonMore       = "more skipped entries (not listed one by one)"
 )
 
