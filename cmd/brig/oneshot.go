@@ -632,7 +632,13 @@ func (p *printer) toolEnd(te agent.ToolEvent, indent string) {
 			fmt.Fprintf(p.err, "%s  │\n", indent)
 			continue
 		}
-		fmt.Fprintf(p.err, "%s  │ %s\n", indent, capString(l, 300))
+		n := 300
+		if strings.HasPrefix(l, "[brig: ") {
+			// brig's own note ends with what to do about it (a new user
+			// saw the loopback note cut before its fix).
+			n = 2000
+		}
+		fmt.Fprintf(p.err, "%s  │ %s\n", indent, capString(l, n))
 	}
 }
 

@@ -61,6 +61,13 @@ func TestOneShotShowsAToolsOutputAsReceived(t *testing.T) {
 	if !strings.HasPrefix(got, "  │ … 49 earlier lines (the model received them; --output json has what it received)\n  │ [… 1.9 MiB (294923 lines) left out here") || !strings.HasSuffix(got, "  │ tail 30\n") {
 		t.Errorf("a cut output shown as %q", got)
 	}
+	// brig's own note is shown whole, to the fix at its end (a new user
+	// saw the loopback note cut before it); the command's lines are cut.
+	note := "[brig: " + strings.Repeat("why ", 100) + "the fix: curl --noproxy '' URL]"
+	got = show("bash", strings.Repeat("o", 400)+"\n"+note+"\n")
+	if !strings.Contains(got, "the fix: curl --noproxy '' URL]") || strings.Contains(got, strings.Repeat("o", 301)) {
+		t.Errorf("a note and a long line shown as %q", got)
+	}
 	if got, want := show("read_file", "first\n\nthird\n"), "  │ first … (+2 lines)\n"; got != want {
 		t.Errorf("another tool's result: got %q, want %q", got, want)
 	}
