@@ -114,10 +114,11 @@ func (u usd) MarshalJSON() ([]byte, error) {
 
 // subagentSpend is one subagent's requests and tokens.
 type subagentSpend struct {
-	Parent   string         `json:"parent"` // the task call's id
-	Requests int            `json:"requests"`
-	Usage    provider.Usage `json:"usage"`
-	CostUSD  usd            `json:"cost_usd"`
+	Parent    string         `json:"parent"` // the task call's id
+	Requests  int            `json:"requests"`
+	ToolCalls int            `json:"tool_calls"`
+	Usage     provider.Usage `json:"usage"`
+	CostUSD   usd            `json:"cost_usd"`
 }
 
 // callRecord is one tool call in --output json, and the tool_end line of
@@ -515,6 +516,9 @@ func (p *printer) event(ev agent.Event) {
 		c := newCallRecord(*ev.Tool)
 		c.Parent = ev.Parent
 		p.calls = append(p.calls, c)
+		if ev.Parent != "" {
+			p.spendOf(ev.Parent).ToolCalls++
+		}
 	}
 	if ev.Parent != "" && ev.Kind == agent.EventUsage {
 		p.subagent(ev.Parent, *ev.Usage, ev.Cost)
@@ -644,14 +648,22 @@ func (p *printer) toolEnd(te agent.ToolEvent, indent string) {
 
 // subagent adds a subagent's response to its spend. The caller holds p.mu.
 func (p *printer) subagent(parent string, u provider.Usage, cost float64) {
+	s := p.spendOf(parent)
+	s.Requests++
+	s.Usage, s.CostUSD = s.Usage.Add(u), s.CostUSD+usd(cost)
+}
+
+// spendOf is the spend of the subagent a task call started, made at its
+// first event. The caller holds p.mu.
+func (p *printer) spendOf(parent string) *subagentSpend {
 	for _, s := range p.subs {
 		if s.Parent == parent {
-			s.Requests++
-			s.Usage, s.CostUSD = s.Usage.Add(u), s.CostUSD+usd(cost)
-			return
+			return s
 		}
 	}
-	p.subs = append(p.subs, &subagentSpend{Parent: parent, Requests: 1, Usage: u, CostUSD: usd(cost)})
+	s := &subagentSpend{Parent: parent}
+	p.subs = append(p.subs, s)
+	return s
 }
 
 // maxShownLines is how much of a command's output -p shows on stderr.
@@ -694,8 +706,19 @@ func (p *printer) finish(s oneShotSummary) {
 		if s.Session != "" {
 			sess = fmt.Sprintf("session %s: $%.4f", s.Session, s.SessionCostUSD)
 		}
-		fmt.Fprintf(p.err, "brig: %s · %s, %s · %d in / %d out tokens · $%.4f (%s) · %s\n",
-			s.Stop, count(s.Iterations, "request"), count(s.ToolCalls, "tool call"), s.Usage.Input+s.Usage.CacheRead+s.Usage.CacheWrite, s.Usage.Output,
+		work := count(s.Iterations, "request") + ", " + count(s.ToolCalls, "tool call")
+		if len(s.Subagents) > 0 {
+			// The tokens and the cost below include the subagents': so
+			// does this count (a new user read the parent's alone
+			// beside the whole spend).
+			var reqs, calls int
+			for _, sub := range s.Subagents {
+				reqs, calls = reqs+sub.Requests, calls+sub.ToolCalls
+			}
+			work += fmt.Sprintf(" (and %s, %s by %s)", count(reqs, "request"), count(calls, "tool call"), count(len(s.Subagents), "subagent"))
+		}
+		fmt.Fprintf(p.err, "brig: %s · %s · %d in / %d out tokens · $%.4f (%s) · %s\n",
+			s.Stop, work, s.Usage.Input+s.Usage.CacheRead+s.Usage.CacheWrite, s.Usage.Output,
 			s.CostUSD, sess, time.Duration(s.DurationMS)*time.Millisecond)
 	}
 }

@@ -47,9 +47,10 @@ func TestSubagentsStreamJSON(t *testing.T) {
 				Session   string
 				Usage     struct{ Input, Output int }
 				Subagents []struct {
-					Parent   string
-					Requests int
-					Usage    struct{ Input, Output int }
+					Parent    string
+					Requests  int
+					ToolCalls int `json:"tool_calls"`
+					Usage     struct{ Input, Output int }
 				}
 			}
 			for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
@@ -88,7 +89,7 @@ func TestSubagentsStreamJSON(t *testing.T) {
 			}
 			subIn := 0
 			for _, s := range result.Subagents {
-				if s.Requests != 2 {
+				if s.Requests != 2 || s.ToolCalls != 1 {
 					t.Errorf("subagent %+v", s)
 				}
 				subIn += s.Usage.Input
@@ -123,6 +124,11 @@ func TestSubagentsTextOutput(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "  ↳ ▸ read_file") || !strings.Contains(r.stderr, "▸ task") {
 		t.Fatalf("stderr:\n%s", r.stderr)
+	}
+	// The summary counts what the subagents did beside the main agent's
+	// work, as its tokens and cost include theirs.
+	if !strings.Contains(r.stderr, "(and 4 requests, 2 tool calls by 2 subagents)") {
+		t.Errorf("the summary line:\n%s", r.stderr)
 	}
 	// The subagents' calls are in the audit log, as the main agent's are.
 	log := e.run(t, "log", "--json")
