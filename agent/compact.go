@@ -8,6 +8,11 @@ import (
 	"brig/agent/provider"
 )
 
+// ErrNothingToCompact is returned (wrapped) by a compaction that has no
+// older part to summarise, or one too small to gain from it. Nothing is
+// wrong then: the session is as it was.
+var ErrNothingToCompact = errors.New("nothing to compact")
+
 // Context management: brig keeps the conversation inside the model's
 // window. When the context the model last saw crosses the threshold, the
 // agent first truncates large old tool results (what the model sees, never
@@ -129,13 +134,13 @@ func (a *Agent) compact(ctx context.Context, reason string, force bool) error {
 	h := a.History()
 	k := a.splitPoint(h, force)
 	if k <= 0 {
-		return errors.New("nothing to compact: the conversation is only its latest turn")
+		return fmt.Errorf("%w: the conversation is only its latest turn", ErrNothingToCompact)
 	}
 	if t := EstimateTokens(h[:k]); force && t < minCompactTokens {
 		// A summary is about this size itself: compacting would spend a
 		// request to grow the context (a new user's /compact of a short
 		// session went from about 3907 to 3929 tokens).
-		return fmt.Errorf("nothing worth compacting: the older part is %s, about %d tokens, no more than a summary of it would take; the latest turns are kept whole", counted(k, "message"), t)
+		return fmt.Errorf("%w: the older part is %s, about %d tokens, no more than a summary of it would take; the latest turns are kept whole", ErrNothingToCompact, counted(k, "message"), t)
 	}
 	older := counted(k, "older message")
 	a.emit(Event{Kind: EventNotice, Text: "compacting: summarising " + older})

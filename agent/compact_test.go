@@ -192,7 +192,7 @@ func TestCompactRefusesWhatASummaryWouldNotShrink(t *testing.T) {
 		{Role: provider.Assistant, Content: []provider.Block{provider.Text("hello")}},
 	})
 	err := a.Compact(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "nothing worth compacting: the older part is 1 message") {
+	if err == nil || !strings.Contains(err.Error(), "nothing to compact: the older part is 1 message") {
 		t.Fatalf("compacting one short message: %v", err)
 	}
 	if len(a.History()) != 2 || len(srv.Requests()) != 0 {

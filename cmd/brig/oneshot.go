@@ -328,10 +328,16 @@ func oneShot(ctx context.Context, o *agentOptions) error {
 	}
 	if o.Compact {
 		before := a.ContextUsed()
-		if err := a.Compact(ctx); err != nil {
+		switch err := a.Compact(ctx); {
+		case errors.Is(err, agent.ErrNothingToCompact):
+			// Not a failure: the session stays as it was, and a prompt
+			// given with it goes on.
+			fmt.Fprintf(o.Stderr, "brig: --compact: session %s is left as it was: %v\n", sess.ID(), err)
+		case err != nil:
 			return fmt.Errorf("--compact: %w", err)
+		default:
+			fmt.Fprintf(o.Stderr, "brig: compacted session %s: about %d → %d tokens of context\n", sess.ID(), before, a.ContextUsed())
 		}
-		fmt.Fprintf(o.Stderr, "brig: compacted session %s: about %d → %d tokens of context\n", sess.ID(), before, a.ContextUsed())
 		if len(user) == 0 {
 			return nil
 		}

@@ -140,6 +140,12 @@ func TestFixTaskThenResume(t *testing.T) {
 	if r := e.run(t, append(modelArgs("anthropic"), "-c", "--compact")...); r.code != 0 || !strings.Contains(r.stderr, "brig: compacted session") {
 		t.Fatalf("-c --compact: exit %d\n%s", r.code, r.stderr)
 	}
+	// Again at once: nothing to compact is not a failure (it exited 2,
+	// as bad usage), and no request is sent for it.
+	sent := len(e.srv.Requests())
+	if r := e.run(t, append(modelArgs("anthropic"), "-c", "--compact")...); r.code != 0 || !strings.Contains(r.stderr, "is left as it was: nothing to compact") || len(e.srv.Requests()) != sent {
+		t.Fatalf("-c --compact twice: exit %d, %d requests more\n%s", r.code, len(e.srv.Requests())-sent, r.stderr)
+	}
 }
 
 // TestScenarioFailsBlind: the check machinery itself — a model that acts
