@@ -265,10 +265,19 @@ func (m *Model) sessionsListed(msg sessionsMsg) tea.Cmd {
 		return nil
 	}
 	if want != "" {
-		for _, s := range msg.list {
-			if s.ID == want {
-				return m.resume(s)
+		// The whole id, or its six hex digits, as brig -p prints them.
+		var found []int
+		for i, s := range msg.list {
+			if s.ID == want || session.IsShortID(want) && strings.HasSuffix(s.ID, "-"+want) {
+				found = append(found, i)
 			}
+		}
+		switch {
+		case len(found) == 1:
+			return m.resume(msg.list[found[0]])
+		case len(found) > 1:
+			m.print(stErr.Render("/resume: ") + inert(want) + " names two sessions, " + msg.list[found[0]].ID + " and " + msg.list[found[1]].ID + ": give the whole id")
+			return nil
 		}
 		m.print(stErr.Render("/resume: ") + "no session " + inert(want) + " in this workspace (brig sessions list)")
 		return nil
@@ -276,8 +285,9 @@ func (m *Model) sessionsListed(msg sessionsMsg) tea.Cmd {
 	p := &picker{title: "resume a session of this workspace", startup: startup}
 	for _, s := range msg.list {
 		it := pickItem{
-			label:  s.Title,
-			detail: fmt.Sprintf("%s · %s · %d messages · $%.4f", s.Updated.Local().Format(time.DateTime), s.Model, s.Messages, s.Cost),
+			label: s.Title,
+			// The id first: the one brig -p printed is found by it.
+			detail: fmt.Sprintf("%s · %s · %s · %d messages · $%.4f", s.ID, s.Updated.Local().Format(time.DateTime), s.Model, s.Messages, s.Cost),
 			value:  s.ID,
 		}
 		if it.label == "" {

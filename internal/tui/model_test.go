@@ -1248,3 +1248,35 @@ func TestOutputTailSaysTheOutputWasCut(t *testing.T) {
 		t.Errorf("a whole output's rows:\n%s", got)
 	}
 }
+
+// TestResumeByShortID (new user, 2026-12-03): /resume takes the six hex
+// digits brig -p prints as well as the whole id; digits two sessions
+// share are refused with both ids; the control: digits no session has.
+func TestResumeByShortID(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	list := []session.Summary{
+		{ID: "2026-11-20-aaaaaa", Title: "one", Model: "claude-sonnet-4-5"},
+		{ID: "2026-11-21-bbbbbb", Title: "two", Model: "claude-sonnet-4-5"},
+		{ID: "2026-11-22-bbbbbb", Title: "three", Model: "claude-sonnet-4-5"},
+	}
+	for want, said := range map[string]string{
+		"bbbbbb": "bbbbbb names two sessions, 2026-11-21-bbbbbb and 2026-11-22-bbbbbb",
+		"cccccc": "no session cccccc",
+		"aaaaaa": "",
+	} {
+		h.printed = nil
+		h.m.resumeWanted = want
+		h.send(sessionsMsg{list: list})
+		got := ansi.Strip(h.printedText())
+		if said == "" {
+			if strings.Contains(got, "/resume:") || h.m.picker != nil {
+				t.Errorf("/resume %s: %q", want, got)
+			}
+			continue
+		}
+		if !strings.Contains(got, said) {
+			t.Errorf("/resume %s said %q, want %q", want, got, said)
+		}
+	}
+}
