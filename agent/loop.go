@@ -795,7 +795,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // ModelText is the text of a tool result as the model receives it.
 func ModelText(r tools.Result) string {
 	if r.Text == "" && len(r.Images) == 0 {
-		return "(no output)"
+		return tools.NoOutput
 	}
 	return r.Text
 }

@@ -380,7 +380,11 @@ func oneShot(ctx context.Context, o *agentOptions) error {
 			case transient(runErr):
 				// Nothing was answered, so nothing was kept: the
 				// command itself is what to run again.
-				fmt.Fprintf(o.Stderr, "brig: nothing was answered, so no session was kept: run the same command again%s once it passes\n", map[bool]string{true: " (with the same input piped in)"}[o.Stdin != nil])
+				again := "run the same command again"
+				if o.Stdin != nil {
+					again += " (with the same input piped in)"
+				}
+				fmt.Fprintf(o.Stderr, "brig: nothing was answered, so no session was kept: %s once it passes\n", again)
 			}
 		}
 		return exitError{exitFailed}
