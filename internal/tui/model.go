@@ -764,11 +764,30 @@ func (m *Model) flushThinking() {
 	if t == "" {
 		return
 	}
-	kept, dropped := capLines(wrap(inert(t), m.width-2), 6)
+	kept, dropped := capLines(wrap(inert(t), m.width-len(thinkingIndent)), 6)
 	if dropped > 0 {
 		kept = fmt.Sprintf("… (%d earlier lines of reasoning)\n", dropped) + kept
 	}
-	m.print(stDim.Italic(true).Render(kept))
+	m.print(thinkingBlock(kept))
+}
+
+// thinkingIndent is the width of the thinking mark; the reasoning's rows
+// are wrapped to the rest.
+const thinkingIndent = "  "
+
+// thinkingBlock marks reasoning rows as the model's thinking: "✻ " before
+// the first, dimmed and in italics, so that a terminal without italics
+// still tells it apart from the answer.
+func thinkingBlock(rows string) string {
+	lines := strings.Split(rows, "\n")
+	for i, l := range lines {
+		if i == 0 {
+			lines[i] = "✻ " + l
+		} else {
+			lines[i] = thinkingIndent + l
+		}
+	}
+	return stDim.Italic(true).Render(strings.Join(lines, "\n"))
 }
 
 // replay renders a saved session's display history.
@@ -807,8 +826,8 @@ func (m *Model) replay(st *session.State) string {
 		case session.DisplayAssistant:
 			b.WriteString(m.md.render(inert(e.Text), m.width) + "\n")
 		case session.DisplayThinking:
-			kept, _ := capLines(inert(e.Text), 3)
-			b.WriteString(stDim.Italic(true).Render(kept) + "\n")
+			kept, _ := capLines(wrap(inert(e.Text), m.width-len(thinkingIndent)), 3)
+			b.WriteString(thinkingBlock(kept) + "\n")
 		case session.DisplayToolCall:
 			// Marked as the live transcript marks it: a failure with ✗ (and
 			// a command's exit status), a denial with ⊘.

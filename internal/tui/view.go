@@ -117,8 +117,8 @@ func (m *Model) frameText() string {
 	room := rows - lipgloss.Height(bottomText)
 	var top []string
 	if t := strings.TrimSpace(m.thinking.String()); t != "" {
-		kept, _ := capLines(wrap(inert(tailLines(t, 2)), m.width-2), 2)
-		top = append(top, stDim.Italic(true).Render(kept))
+		kept, _ := capLines(wrap(inert(tailLines(t, 2)), m.width-len(thinkingIndent)), 2)
+		top = append(top, thinkingBlock(kept))
 	}
 	if live := m.liveView(); live != "" {
 		top = append(top, live)
