@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +49,10 @@ type agentRun struct {
 	// Tips are lines for the user at the start (not for the model): what
 	// would make this workspace's calls faster.
 	Tips []string
+	// ModeNote says, for a resumed session, which mode it goes on in when
+	// that is not the mode it was saved in or the one the run started in
+	// (resumedModeNote); "" otherwise.
+	ModeNote string
 	// Undoer undoes this session's calls (/undo).
 	Undoer *agent.Undoer
 	// Warm gets the first calls ready: the carried jail programs written,
@@ -194,9 +199,17 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 		return nil, err
 	}
 	if st != nil && !o.ModeSet {
-		mode = st.Mode
-		if err := wp.Policy.SetMode(mode); err != nil {
-			return nil, err
+		how := "--mode"
+		if o.Interactive {
+			how = "/mode"
+		}
+		started := mode
+		mode = resumedMode(st.Mode, started)
+		run.ModeNote = resumedModeNote(st.Mode, started, mode, how)
+		if mode != wp.Policy.Mode() {
+			if err := wp.Policy.SetMode(mode); err != nil {
+				return nil, err
+			}
 		}
 	}
 	now := time.Now
@@ -322,7 +335,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	*run = agentRun{
 		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
-		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, Tips: run.Tips, Warm: warm, Connect: connectAhead, closers: run.closers, discard: run.discard,
+		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, Tips: run.Tips, ModeNote: run.ModeNote, Warm: warm, Connect: connectAhead, closers: run.closers, discard: run.discard,
 		Undoer: &agent.Undoer{Store: store, Audit: audit, Session: sess, SessionID: sess.ID(), Workspace: wp.Workspace, By: "/undo"},
 	}
 	return run, nil
@@ -461,4 +474,41 @@ func configFilesOf(l policy.Loaded) string {
 		return strings.Join(files, " or ")
 	}
 	return "your config"
+}
+
+// resumedMode is the mode a session resumed without --mode goes on in: its
+// own, unless that is wider than the mode this run started in. A mode
+// widens only when the user picks it in this run: `brig -c -p "go on"`
+// after an edit-mode session ran a write unasked in ask mode, the mode
+// --help promised (new user, 2026-12-03). A saved mode brig does not know
+// counts as wider.
+func resumedMode(saved, started policy.Mode) policy.Mode {
+	if modeRank(saved) <= modeRank(started) {
+		return saved
+	}
+	return started
+}
+
+// modeRank is m's place among the modes from the narrowest, plan; one past
+// the widest for a mode brig does not know.
+func modeRank(m policy.Mode) int {
+	i := slices.Index(policy.Modes(), m)
+	if i < 0 {
+		return len(policy.Modes())
+	}
+	return i
+}
+
+// resumedModeNote says which mode a resumed session goes on in (now) when
+// that is not both the mode it was saved in and the one this run started
+// in; how names the way to pick a mode ("--mode", "/mode").
+func resumedModeNote(saved, started, now policy.Mode, how string) string {
+	switch {
+	case saved == started:
+		return ""
+	case saved != now:
+		return fmt.Sprintf("the session ran in %s mode; it goes on in %s, the mode this run started in (%s %s to go on as before)", saved, now, how, saved)
+	default:
+		return fmt.Sprintf("the session goes on in %s mode, its own (this run started in %s; %s to change)", now, started, how)
+	}
 }

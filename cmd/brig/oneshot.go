@@ -313,6 +313,9 @@ func oneShot(ctx context.Context, o *agentOptions) error {
 	if note := run.Client.Model.Note(); note != "" && o.Output == outputText {
 		fmt.Fprintf(o.Stderr, "brig: %s\n", note)
 	}
+	if run.ModeNote != "" && o.Output == outputText {
+		fmt.Fprintf(o.Stderr, "brig: %s\n", run.ModeNote)
+	}
 	for _, tip := range run.Tips {
 		if o.Output == outputText {
 			fmt.Fprintf(o.Stderr, "brig: tip: %s\n", tip)

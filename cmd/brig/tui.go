@@ -163,6 +163,8 @@ func tuiStarter(base *agentOptions) tui.Starter {
 		o.ModeSet = req.Mode != ""
 		if o.ModeSet {
 			o.Mode = string(req.Mode)
+		} else if req.Current != "" {
+			o.Mode = string(req.Current) // a resumed session goes on in no wider a mode
 		}
 		o.ModeFrom = modes.from(req)
 		o.Inbox, o.Interactive = h.Inbox, true
@@ -174,7 +176,7 @@ func tuiStarter(base *agentOptions) tui.Starter {
 		return &tui.Conn{
 			Agent: run.Agent, Executor: run.Executor, Policy: run.Policy, Session: run.Session,
 			Model: run.Client.Model, Provider: run.Client.Provider(), Resumed: run.Resumed,
-			Instructions: run.Instructions.Banner(), Tips: run.Tips, Undo: tuiUndo(run), Changes: tuiChanges(run), Warm: run.Warm, Connect: run.Connect, Kept: run.Kept, Close: run.Close,
+			Instructions: run.Instructions.Banner(), Tips: run.Tips, ModeNote: run.ModeNote, Undo: tuiUndo(run), Changes: tuiChanges(run), Warm: run.Warm, Connect: run.Connect, Kept: run.Kept, Close: run.Close,
 		}, nil
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"brig/internal/tui"
@@ -70,5 +71,27 @@ func TestTUIModeChangeOfAnUnusedSession(t *testing.T) {
 	kept = true
 	if got := m.from(tui.StartRequest{Mode: policy.ModeEdit}); got != "" {
 		t.Errorf("/clear after a kept session: from %q", got)
+	}
+}
+
+// TestResumedMode: a resumed session goes on in its own mode when that is
+// no wider than the one the run started in, else in the run's; the note
+// says which whenever they differ.
+func TestResumedMode(t *testing.T) {
+	for _, c := range []struct {
+		saved, started, want policy.Mode
+		note                 string
+	}{
+		{policy.ModeEdit, policy.ModeAsk, policy.ModeAsk, "the session ran in edit mode; it goes on in ask, the mode this run started in (--mode edit to go on as before)"},
+		{policy.ModeAuto, policy.ModeEdit, policy.ModeEdit, "the session ran in auto mode; it goes on in edit"},
+		{policy.ModePlan, policy.ModeAsk, policy.ModePlan, "the session goes on in plan mode, its own (this run started in ask; --mode to change)"},
+		{policy.ModeAsk, policy.ModeAsk, policy.ModeAsk, ""},
+		{"yolo", policy.ModeAsk, policy.ModeAsk, "the session ran in yolo mode; it goes on in ask"},
+	} {
+		got := resumedMode(c.saved, c.started)
+		note := resumedModeNote(c.saved, c.started, got, "--mode")
+		if got != c.want || !strings.HasPrefix(note, c.note) || (c.note == "") != (note == "") {
+			t.Errorf("saved %s, started %s: %s, %q; want %s, %q", c.saved, c.started, got, note, c.want, c.note)
+		}
 	}
 }

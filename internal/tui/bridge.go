@@ -32,6 +32,9 @@ type Conn struct {
 	// Tips are banner lines on what would make this workspace's calls
 	// faster (brig cache warm).
 	Tips []string
+	// ModeNote says which mode a resumed session goes on in when that is
+	// not the one it was saved in (shown under its history).
+	ModeNote string
 	// Undo runs /undo with its arguments and returns what to show (nil:
 	// undo is not available).
 	Undo func(ctx context.Context, args string) (string, error)
@@ -65,6 +68,10 @@ type StartRequest struct {
 	Resume   string
 	Continue bool // reopen the workspace's latest session
 	Mode     policy.Mode
+	// Current is the mode in effect when a session is resumed without a
+	// Mode: the session goes on in its own mode only when that is no
+	// wider.
+	Current policy.Mode
 }
 
 // Hooks are what the TUI gives every run it asks for: the approver, the

@@ -312,11 +312,16 @@ func (m *Model) sessionsListed(msg sessionsMsg) tea.Cmd {
 	return nil
 }
 
-// resume reopens a saved session with its own model and mode.
+// resume reopens a saved session with its own model, and its own mode
+// when that is no wider than the current one (a mode given with --mode, or
+// picked before anything ran, is kept as with --resume ID).
 func (m *Model) resume(s session.Summary) tea.Cmd {
-	req := StartRequest{Resume: s.ID, Model: s.Model}
+	req := StartRequest{Resume: s.ID, Model: s.Model, Current: m.modeOf()}
 	if m.cfg.Initial.Model != "" && m.run == nil {
 		req.Model = m.cfg.Initial.Model
+	}
+	if m.cfg.Initial.Mode != "" && m.run == nil {
+		req.Mode = m.cfg.Initial.Mode
 	}
 	if m.run == nil {
 		m.prev = nil

@@ -462,6 +462,9 @@ func (m *Model) started(msg startedMsg) tea.Cmd {
 	cmd := tea.Batch(m.maybeBanner(), m.warmRun()) // a later run: the banner is up
 	if msg.run.Resumed != nil && !sameSession {
 		m.print(m.replay(msg.run.Resumed))
+		if n := msg.run.ModeNote; n != "" {
+			m.print(hang("", "  ", stWarn.Render(inert(n)), m.width))
+		}
 	}
 	if q := m.inbox.take(); len(q) > 0 {
 		return tea.Batch(cmd, m.submit(strings.Join(q, "\n\n")))

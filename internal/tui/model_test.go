@@ -1280,3 +1280,43 @@ func TestResumeByShortID(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeAsksForNoWiderAMode: /resume asks for the saved session with
+// the mode in effect as Current (the starter keeps the session's own only
+// when it is no wider), or with the mode picked before anything ran as
+// Mode; the run's note on the mode is printed under the session's history.
+func TestResumeAsksForNoWiderAMode(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	var asked []StartRequest
+	h.m.cfg.Start = func(_ context.Context, req StartRequest, _ Hooks) (*Conn, error) {
+		asked = append(asked, req)
+		c := h.conn(policy.ModeAsk, nil)
+		c.Resumed = &session.State{Summary: session.Summary{ID: req.Resume}, Mode: policy.ModeEdit}
+		c.ModeNote = "the session ran in edit mode; it goes on in ask, the mode this run started in (/mode edit to go on as before)"
+		return c, nil
+	}
+	h.start(h.conn(policy.ModeAuto, nil))
+	for _, msg := range runCmd(h.m.resume(session.Summary{ID: "2026-11-01-abcdef", Model: "claude-sonnet-4-5"})) {
+		h.send(msg)
+	}
+	if len(asked) != 1 || asked[0].Current != policy.ModeAuto || asked[0].Mode != "" {
+		t.Fatalf("/resume in auto asked for %+v, want Current auto and no Mode", asked)
+	}
+	if got := h.printedText(); !strings.Contains(got, "the session ran in edit mode; it goes on in ask") {
+		t.Errorf("the mode note was not printed:\n%s", got)
+	}
+
+	// --mode plan given, the picker's session resumed before any run: the
+	// mode given is asked for.
+	h = newHarness(t, 100, colorprofile.NoTTY, allHold())
+	asked = nil
+	h.m.cfg.Start = func(_ context.Context, req StartRequest, _ Hooks) (*Conn, error) {
+		asked = append(asked, req)
+		return h.conn(policy.ModePlan, nil), nil
+	}
+	h.m.cfg.Initial.Mode = policy.ModePlan
+	runCmd(h.m.resume(session.Summary{ID: "2026-11-01-abcdef"}))
+	if len(asked) != 1 || asked[0].Mode != policy.ModePlan {
+		t.Fatalf("--mode plan then the picker asked for %+v, want Mode plan", asked)
+	}
+}

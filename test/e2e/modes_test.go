@@ -318,3 +318,50 @@ func TestPlanModeWritesNothingAhead(t *testing.T) {
 		t.Fatal("a bash call left no toolchain cache where the test looks (it would prove nothing)")
 	}
 }
+
+// TestResumeNeverWidensTheMode: `brig -c -p` without --mode after an
+// edit-mode session goes on in ask, the mode it started in, and says so:
+// the write the model asks for is denied (no one answers in -p) and the
+// file is absent. Control: with --mode edit the same write runs. A
+// narrower saved mode (plan) is kept, and said.
+func TestResumeNeverWidensTheMode(t *testing.T) {
+	write := func(name string) fakeprovider.Turn {
+		return fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("write_file", `{"path":"`+name+`","content":"x\n"}`)}}
+	}
+	done := fakeprovider.Turn{Text: "done"}
+	e := newEnv(t, "anthropic", write("first.txt"), done, write("second.txt"), done, write("third.txt"), done)
+	if r := e.run(t, append(modelArgs("anthropic"), "--mode", "edit", "-p", "write first")...); r.code != 0 {
+		t.Fatalf("edit run: %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "first.txt")); err != nil {
+		t.Fatalf("edit mode did not write (the test would prove nothing): %v", err)
+	}
+	r := e.run(t, append(modelArgs("anthropic"), "-c", "-p", "write second")...)
+	if !strings.Contains(r.stderr, "the session ran in edit mode; it goes on in ask, the mode this run started in (--mode edit to go on as before)") {
+		t.Errorf("no note of the mode:\n%s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "second.txt")); err == nil {
+		t.Fatalf("-c without --mode wrote in the saved edit mode:\n%s", r.stderr)
+	}
+	if res := toolResults(t, e.srv)["toolu_fake_2_0"]; !strings.Contains(res, "not approved: the call needs approval (second.txt: writes inside the workspace)") {
+		t.Errorf("the model was not told the write was denied: %v", res)
+	}
+	if r := e.run(t, append(modelArgs("anthropic"), "-c", "--mode", "edit", "-p", "write third")...); r.code != 0 || strings.Contains(r.stderr, "goes on in") {
+		t.Fatalf("-c --mode edit: %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "third.txt")); err != nil {
+		t.Fatalf("-c --mode edit did not write: %v", err)
+	}
+
+	p := newEnv(t, "anthropic", done, done)
+	if r := p.run(t, append(modelArgs("anthropic"), "--mode", "plan", "-p", "plan it")...); r.code != 0 {
+		t.Fatalf("plan run: %d\n%s", r.code, r.stderr)
+	}
+	r = p.run(t, append(modelArgs("anthropic"), "-c", "-p", "go on")...)
+	if r.code != 0 || !strings.Contains(r.stderr, "the session goes on in plan mode, its own (this run started in ask; --mode to change)") {
+		t.Fatalf("plan kept: %d\n%s", r.code, r.stderr)
+	}
+	if last := string(p.srv.Requests()[1].Body); strings.Contains(last, `"write_file"`) {
+		t.Errorf("the resumed plan session was offered write_file")
+	}
+}
