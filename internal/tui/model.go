@@ -1340,6 +1340,11 @@ func (m *Model) answer(p *pending, a agent.Approval) tea.Cmd {
 		agent.AnswerAlways: "always allowed (" + strings.Join(p.req.Verdict.Always, ", ") + " saved to your rules for this workspace)",
 		agent.AnswerDeny:   "denied",
 	}[a.Answer]
+	if rules := p.req.Verdict.Always; a.Answer == agent.AnswerSession && len(rules) > 0 {
+		// Named as "always" names them: "bash allowed for this session"
+		// read as every command allowed (new user, 2026-12-03).
+		what += " (" + strings.Join(rules, ", ") + ")"
+	}
 	if a.Message != "" {
 		what += ": " + a.Message
 	}

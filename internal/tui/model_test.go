@@ -376,6 +376,12 @@ func TestApprovalAnswers(t *testing.T) {
 			if h.m.approval != nil {
 				t.Error("the prompt stayed up after the answer")
 			}
+			// "session" names its rules as "always" does: "bash allowed
+			// for this session" read as every command allowed.
+			if rules := strings.Join(p.req.Verdict.Always, ", "); tc.want.Answer == agent.AnswerSession &&
+				!strings.Contains(h.printedText(), "bash allowed for this session ("+rules+")") {
+				t.Errorf("the session answer does not name its rules %s:\n%s", rules, h.printedText())
+			}
 		})
 	}
 }
