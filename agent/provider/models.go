@@ -121,7 +121,14 @@ func (m Model) Note() string {
 	if m.Known {
 		return ""
 	}
-	return fmt.Sprintf("model %s is not in brig's registry: its price is unknown (costs show as $0) and its context window is assumed to be %d tokens", m.ID, m.ContextWindow)
+	note := fmt.Sprintf("model %s is not in brig's registry: its price is unknown (costs show as $0) and its context window is assumed to be %d tokens", m.ID, m.ContextWindow)
+	// A server brig does not know may serve any name, so a near miss of a
+	// listed id is only pointed out (claude-sonet-4-5 ran on a proxy with
+	// no more than the note above: new user, 2026-12-03).
+	if near := suggest.Closest(m.ID, append(KnownIDs(Anthropic), KnownIDs(OpenAI)...), 2); near != "" {
+		note += fmt.Sprintf("; did you mean %s? (--model %s)", near, near)
+	}
+	return note
 }
 
 // dated matches a snapshot suffix: -20250514 or -2025-08-07.

@@ -122,3 +122,17 @@ func TestNameShowsAsTyped(t *testing.T) {
 		t.Errorf("stored as %s (%v)", b, err)
 	}
 }
+
+// TestUnlistedNoteNamesANearMiss: on an explicit base URL any name is
+// taken, and the note points out a listed id one typo away; a local
+// model's name gets the plain note.
+func TestUnlistedNoteNamesANearMiss(t *testing.T) {
+	m, err := Lookup("claude-sonet-4-5", true)
+	if err != nil || !strings.HasSuffix(m.Note(), "; did you mean claude-sonnet-4-5? (--model claude-sonnet-4-5)") {
+		t.Errorf("claude-sonet-4-5: %q, %v", m.Note(), err)
+	}
+	m, err = Lookup("qwen3-coder", true)
+	if err != nil || m.Note() == "" || strings.Contains(m.Note(), "did you mean") {
+		t.Errorf("qwen3-coder: %q, %v", m.Note(), err)
+	}
+}
