@@ -113,6 +113,9 @@ type Model struct {
 	history []string
 	histIdx int
 	draft   string
+	// unsent is what was sent while no run was started (a config error,
+	// no key): it goes back into the input once one starts.
+	unsent string
 
 	// The turn in progress.
 	busy      bool
@@ -466,10 +469,23 @@ func (m *Model) started(msg startedMsg) tea.Cmd {
 			m.print(hang("", "  ", stWarn.Render(inert(n)), m.width))
 		}
 	}
+	if m.unsent != "" {
+		m.input.SetValue(joinMessages(m.unsent, m.input.Value()))
+		m.unsent = ""
+		m.print(stDim.Render("  (your message is back in the input: Enter sends it)"))
+	}
 	if q := m.inbox.take(); len(q) > 0 {
 		return tea.Batch(cmd, m.submit(strings.Join(q, "\n\n")))
 	}
 	return cmd
+}
+
+// joinMessages is a then b, a blank line between them when both hold text.
+func joinMessages(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "\n\n" + b
 }
 
 // maybeBanner prints the banner once the run (or its error) and the
@@ -583,7 +599,10 @@ func (m *Model) submit(text string) tea.Cmd {
 	if m.run == nil {
 		// Nothing typed is lost: the input stays free for the /model
 		// that starts a run, and the message is in the input's history.
-		m.print(hang(stWarn.Render("brig: "), "      ", stWarn.Render("not started: ")+m.whyNotStarted()+stDim.Render(" (↑ brings your message back)"), m.width))
+		// It comes back into the input by itself once a run starts: after
+		// a /model, ↑ brought back the /model first (new user, 2026-12-03).
+		m.unsent = joinMessages(m.unsent, text)
+		m.print(hang(stWarn.Render("brig: "), "      ", stWarn.Render("not started: ")+m.whyNotStarted()+stDim.Render(" (your message comes back into the input once brig starts)"), m.width))
 		return nil
 	}
 	m.print(hang(stUser.Render("› "), "  ", inert(text), m.width))
@@ -663,11 +682,7 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	case msg.res.Stop == agent.StopInterrupted:
 		// An interrupt stops the work: what was queued is not sent on its
 		// own but waits in the input, to send, change or drop.
-		text := strings.Join(q, "\n\n")
-		if v := m.input.Value(); v != "" {
-			text += "\n\n" + v
-		}
-		m.input.SetValue(text)
+		m.input.SetValue(joinMessages(strings.Join(q, "\n\n"), m.input.Value()))
 		m.print(stDim.Render("  (what you queued is back in the input: Enter sends it)"))
 	default:
 		return m.submit(strings.Join(q, "\n\n"))

@@ -132,11 +132,18 @@ func TestConfigErrorIsShown(t *testing.T) {
 			h.printed = nil
 			h.typeText("hello")
 			h.keys("enter")
-			if got := flat(h.printedText()); !strings.Contains(got, flat("not started: the configuration does not load: "+cerr+". Once it is fixed, /model starts brig (↑ brings your message back)")) {
+			if got := flat(h.printedText()); !strings.Contains(got, flat("not started: the configuration does not load: "+cerr+". Once it is fixed, /model starts brig (your message comes back into the input once brig starts)")) {
 				t.Errorf("a prompt was answered with:\n%s", got)
 			}
 			if h.keys("up"); h.m.input.Value() != "hello" {
 				t.Errorf("↑ did not bring the message back: %q", h.m.input.Value())
+			}
+			// Once a run starts (the config fixed, /model), the message is
+			// back in the input, unsent: after a /model, ↑ gave the /model.
+			h.m.input.SetValue("")
+			h.start(h.conn(policy.ModeAsk, nil))
+			if got := h.m.input.Value(); got != "hello" || h.m.busy {
+				t.Errorf("after the start the input holds %q (busy %v), want the unsent message", got, h.m.busy)
 			}
 		})
 	}
