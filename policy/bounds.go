@@ -106,7 +106,7 @@ func ParseAddDir(value, cwd, home string) (ExtraDir, error) {
 		return ExtraDir{}, fmt.Errorf("--add-dir %q: no path (write --add-dir PATH, or PATH:ro to read only)", value)
 	}
 	var links []string
-	resolved, exists, err := resolvePath(path, cwd, home, func(link string) { links = append(links, link) })
+	resolved, exists, err := resolvePath(path, cwd, home, false, func(link string) { links = append(links, link) })
 	if err != nil {
 		return ExtraDir{}, fmt.Errorf("--add-dir %s: %w", value, err)
 	}
@@ -114,7 +114,7 @@ func ParseAddDir(value, cwd, home string) (ExtraDir, error) {
 		// PATH:RO, PATH: — a suffix brig does not read, on a path that
 		// exists without it (new user: told the path did not exist).
 		if i := strings.LastIndexByte(value, ':'); i > 0 {
-			if r, ok, err := resolvePath(value[:i], cwd, home, nil); err == nil && ok && r != "" {
+			if r, ok, err := resolvePath(value[:i], cwd, home, false, nil); err == nil && ok && r != "" {
 				return ExtraDir{}, fmt.Errorf("--add-dir %s: unknown suffix %q; write %s:ro to read only, or %s alone to read and write", value, value[i:], value[:i], value[:i])
 			}
 		}
@@ -352,10 +352,10 @@ func (p *Policy) classify(resolved string, write, bash bool) (c PathClass, entry
 		case within(resolved, "/proc"):
 			// A call's /proc, a file tool's as a command's, is a fresh
 			// procfs of its own PID namespace, which every bash grant
-			// lets it read (never write), like the system's files. (The
-			// path was resolved here, where /proc/self is brig's: any
-			// /proc path counts the same; a file tool is refused brig's
-			// own, see ownProc.)
+			// lets it read (never write), like the system's files. (Not
+			// resolved here, where /proc is the host's: see
+			// resolveCallPath; a file tool is refused its own
+			// /proc/self, see ownProc.)
 			c = ClassSystem
 		}
 	}

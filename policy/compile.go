@@ -160,7 +160,7 @@ func (p *Policy) bashSpec(v Verdict, callTmp string) (jail.Spec, error) {
 		prof.Read, prof.Write = append(prof.Read, prof.Write...), nil
 	}
 	if v.Call.Dir != "" {
-		dir, exists, err := ResolvePath(v.Call.Dir, p.Places.Workspace, p.Places.Home)
+		dir, exists, err := p.resolveCallPath(v.Call.Dir, p.Places.Workspace)
 		if err != nil || !exists {
 			return jail.Spec{}, fmt.Errorf("working directory %q does not exist", v.Call.Dir)
 		}

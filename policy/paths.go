@@ -50,7 +50,7 @@ const maxLinks = 40
 // `link/..` means the target's parent, as in the kernel). When a component is
 // missing, the rest is appended lexically and exists is false.
 func ResolvePath(given, dir, home string) (resolved string, exists bool, err error) {
-	return resolvePath(given, dir, home, nil)
+	return resolvePath(given, dir, home, false, nil)
 }
 
 // ResolveGrantPath is ResolvePath for a path a configuration grants
@@ -60,7 +60,7 @@ func ResolvePath(given, dir, home string) (resolved string, exists bool, err err
 // point anywhere, so a grant reached through it must be refused unless
 // the resolved path stays in writable too (PlantedLinkError says why).
 func ResolveGrantPath(given, dir, home string, writable []string) (resolved string, exists bool, planted string, err error) {
-	resolved, exists, err = resolvePath(given, dir, home, func(link string) {
+	resolved, exists, err = resolvePath(given, dir, home, false, func(link string) {
 		if planted == "" && slices.ContainsFunc(writable, func(w string) bool { return w != "" && within(link, w) }) {
 			planted = link
 		}
@@ -76,8 +76,6 @@ func PlantedLinkError(what, given, planted, resolved string) error {
 	return fmt.Errorf("%s %q leads through the symbolic link %s -> %s, where calls can write, so a call or the repository chooses what it grants; name the directory it should reach (%s) in the config instead", what, given, planted, target, resolved)
 }
 
-// resolvePath is ResolvePath, calling onLink with the path of each
-// symbolic link it follows (as found, before it is followed).
 // lexicalPath is given made absolute (~ and dir) and cleaned, without
 // following any link: the name a program outside the jail will use. ""
 // when it cannot be made absolute.
@@ -113,12 +111,22 @@ func absolutePath(given, dir, home string) (string, error) {
 	return p, nil
 }
 
-func resolvePath(given, dir, home string, onLink func(link string)) (resolved string, exists bool, err error) {
+// resolvePath is ResolvePath, calling onLink with the path of each
+// symbolic link it follows (as found, before it is followed).
+//
+// callProc says that the path is a call's whose /proc is its own: a fresh
+// procfs of its PID namespace (Machine.namespaces), unlike this process's.
+// Then nothing under /proc is looked at here, where /proc/self is brig and
+// /proc/PID/cwd a host process's directory: once the walk reaches /proc
+// (lexically or through a link), the rest is returned cleaned as it
+// stands, and as existing, so that the answer says nothing about the
+// host's processes.
+func resolvePath(given, dir, home string, callProc bool, onLink func(link string)) (resolved string, exists bool, err error) {
 	p, err := absolutePath(given, dir, home)
 	if err != nil {
 		return "", false, err
 	}
-	if linkFree(p) {
+	if (!callProc || !within(filepath.Clean(p), "/proc")) && linkFree(p) {
 		return p, true, nil
 	}
 	comps := strings.Split(p, "/")
@@ -133,6 +141,9 @@ func resolvePath(given, dir, home string, onLink func(link string)) (resolved st
 			continue
 		}
 		next := filepath.Join(cur, c)
+		if callProc && within(next, "/proc") {
+			return filepath.Join(append([]string{next}, comps[i+1:]...)...), true, nil
+		}
 		fi, err := os.Lstat(next)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {

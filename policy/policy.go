@@ -532,11 +532,22 @@ func pathDefault(c PathClass, write, bash bool) (t Tier, reason string, final bo
 	return Ask, "reads outside the workspace", false
 }
 
-// ownProc reports whether resolved lies in this process's /proc
-// directory, where /proc/self and /proc/thread-self lead when resolved
-// here.
-func ownProc(resolved string) bool {
-	return within(resolved, "/proc/"+strconv.Itoa(os.Getpid()))
+// resolveCallPath resolves a path a call names, as the call will: with
+// namespaces, its /proc is its own, so nothing under /proc is followed
+// here (resolvePath's callProc).
+func (p *Policy) resolveCallPath(given, dir string) (resolved string, exists bool, err error) {
+	return resolvePath(given, dir, p.Places.Home, p.Machine.namespaces(), nil)
+}
+
+// ownProc reports whether resolved names the process that opens it:
+// /proc/self or /proc/thread-self, which resolveCallPath leaves as they
+// stand when calls have a /proc of their own, or (without namespaces,
+// where they were resolved here) this process's /proc directory.
+func (p *Policy) ownProc(resolved string) bool {
+	if within(resolved, "/proc/self") || within(resolved, "/proc/thread-self") {
+		return true
+	}
+	return !p.Machine.namespaces() && within(resolved, "/proc/"+strconv.Itoa(os.Getpid()))
 }
 
 // decidePath resolves one path and records its verdict. The user's own
@@ -547,7 +558,7 @@ func ownProc(resolved string) bool {
 // makes the decision stricter.
 func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write bool) PathVerdict {
 	pv := PathVerdict{Given: given, Write: write}
-	resolved, exists, err := ResolvePath(given, dir, p.Places.Home)
+	resolved, exists, err := p.resolveCallPath(given, dir)
 	if err != nil {
 		pv.Tier, pv.Reason = Deny, err.Error()
 		v.Paths = append(v.Paths, pv)
@@ -591,9 +602,9 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 	if c := p.Machine.BrigCache; write && c != "" && within(resolved, c) {
 		def, reason, final = Deny, "brig's cache (the Go layer and every workspace's toolchain caches, which other workspaces' builds link): no call writes it by name; a call's builds write its own workspace's cache through GOCACHE and the like", true
 	}
-	if !bash && ownProc(resolved) {
-		// /proc/self was resolved here, to this process: in the call it
-		// would name the tool's own process, never one of the user's.
+	if !bash && p.ownProc(resolved) {
+		// In the call /proc/self names the tool's own process, never
+		// one of the user's.
 		def, reason, final = Deny, "/proc/self (or thread-self) names the process of the tool that reads it, not anything of yours: to look at a process of a call, run a command (bash: `cat /proc/self/status` shows that command's own)", true
 	}
 	if write && !bash && (resolved == p.Places.Workspace || slices.ContainsFunc(p.ExtraDirs(), func(d ExtraDir) bool { return resolved == d.Path })) {
@@ -697,7 +708,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 	v.ReadsOnly = len(bd.Commands) > 0 && len(bd.Risky) == 0
 	base := p.Places.Workspace
 	if v.Call.Dir != "" {
-		dir, _, err := ResolvePath(v.Call.Dir, base, p.Places.Home)
+		dir, _, err := p.resolveCallPath(v.Call.Dir, base)
 		if err != nil {
 			v.note(Deny, fmt.Sprintf("working directory %q: %v", v.Call.Dir, err))
 			return
@@ -737,7 +748,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 		}
 		dir := base
 		if c.Dir != "" {
-			d, _, err := ResolvePath(c.Dir, base, p.Places.Home)
+			d, _, err := p.resolveCallPath(c.Dir, base)
 			if err != nil {
 				v.note(Deny, fmt.Sprintf("cd %s: %v", c.Dir, err))
 				continue

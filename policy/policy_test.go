@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -307,10 +308,11 @@ func TestNamespacesAskedAtTheFirstDecision(t *testing.T) {
 // TestFileToolsReadTheCallsProc: a file tool's call has the same fresh
 // procfs as a command's, so reading /proc asks nothing more than the
 // system's files (the compiled grant stays within every mode's profile);
-// without namespaces it asks, as a command does. /proc/self, resolved
-// here, is brig's own process, which no file tool gets: that is refused
-// with what to do instead, while a command's /proc/self (its own) is
-// allowed.
+// without namespaces it asks, as a command does. /proc/self names the
+// tool's own process, never anything of the user's: that is refused with
+// what to do instead, while a command's /proc/self (its own) is allowed.
+// Without namespaces brig's own /proc/PID, where /proc/self leads here,
+// is refused too.
 func TestFileToolsReadTheCallsProc(t *testing.T) {
 	for _, mode := range []Mode{ModeAsk, ModeAuto, ModePlan} {
 		p, _, _, _ := testPolicy(t, mode, "")
@@ -328,7 +330,7 @@ func TestFileToolsReadTheCallsProc(t *testing.T) {
 				t.Errorf("%s: read_file %s exceeds the profile: %v %v", mode, path, ex, err)
 			}
 		}
-		for _, path := range []string{"/proc/self/status", "/proc/thread-self/status", "/proc/self", fmt.Sprintf("/proc/%d/environ", os.Getpid())} {
+		for _, path := range []string{"/proc/self/status", "/proc/thread-self/status", "/proc/self", "/proc/./self/environ", "/proc/1/../self/fd"} {
 			v := p.Decide(readCall(path))
 			if v.Tier != Deny || !strings.Contains(v.Reason, "run a command") {
 				t.Errorf("%s: read_file %s: %s — %s; want deny, saying to run a command", mode, path, v.Tier, v.Reason)
@@ -349,6 +351,70 @@ func TestFileToolsReadTheCallsProc(t *testing.T) {
 	p.Machine.Namespaces = false
 	if v := p.Decide(readCall("/proc/cpuinfo")); v.Tier != Ask || !strings.Contains(v.Reason, "outside the workspace") {
 		t.Errorf("read_file /proc/cpuinfo without namespaces: %s — %s; want ask (outside the workspace)", v.Tier, v.Reason)
+	}
+	for _, path := range []string{"/proc/self/status", fmt.Sprintf("/proc/%d/environ", os.Getpid())} {
+		if v := p.Decide(readCall(path)); v.Tier != Deny || !strings.Contains(v.Reason, "run a command") {
+			t.Errorf("read_file %s without namespaces: %s — %s; want deny, saying to run a command", path, v.Tier, v.Reason)
+		}
+	}
+}
+
+// TestCallProcNotResolvedHere: with namespaces a call's /proc is a fresh
+// procfs of its own PID namespace, so a path under it (named, or reached
+// through a link in the workspace) is not followed in brig's /proc: a
+// host process's working directory does not show in the verdict, a host
+// link brig may not read is no error, and a missing host pid is no
+// different from a present one. Without namespaces /proc is the host's
+// and such a path still leads where it leads here, and asks.
+func TestCallProcNotResolvedHere(t *testing.T) {
+	p, root, ws, _ := testPolicy(t, ModeAsk, "")
+	hostDir := filepath.Join(root, "hostproj")
+	if err := os.MkdirAll(hostDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hostDir, "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host := exec.Command("sleep", "60")
+	host.Dir = hostDir
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
+	if err := os.Symlink("/proc/self/cwd", filepath.Join(ws, "here")); err != nil {
+		t.Fatal(err)
+	}
+	hostPath := fmt.Sprintf("/proc/%d/cwd/notes.txt", host.Process.Pid)
+	for cmd, want := range map[string]string{
+		"cat " + hostPath:            hostPath,
+		"ls -l /proc/1/exe":          "/proc/1/exe",
+		"cat /proc/999999999/status": "/proc/999999999/status",
+		"cat here/notes.txt":         "/proc/self/cwd/notes.txt",
+		"cat /proc/1/root/../cwd/x":  "/proc/1/cwd/x",
+		"cat src/../here/sub/x":      "/proc/self/cwd/sub/x",
+	} {
+		v := p.Decide(bashCall(cmd))
+		if v.Tier != Allow || len(v.Paths) != 1 {
+			t.Errorf("%s: %s — %s (%d paths); want allow, one path", cmd, v.Tier, v.Reason, len(v.Paths))
+			continue
+		}
+		pv := v.Paths[0]
+		if pv.Resolved != want || !pv.Exists || pv.Class != ClassSystem {
+			t.Errorf("%s: resolved %q (exists %v, %s); want %q as it stands, existing, system", cmd, pv.Resolved, pv.Exists, pv.Class, want)
+		}
+		if strings.Contains(fmt.Sprintf("%+v", v), hostDir) {
+			t.Errorf("%s: the verdict shows the host process's directory %s: %+v", cmd, hostDir, v)
+		}
+	}
+	// A file tool's /proc/self through the workspace's link is still its own.
+	if v := p.Decide(readCall("here/notes.txt")); v.Tier != Deny || !strings.Contains(v.Reason, "run a command") {
+		t.Errorf("read_file here/notes.txt: %s — %s; want deny, saying to run a command", v.Tier, v.Reason)
+	}
+	// Without namespaces the host's /proc is the call's: followed here.
+	p.Machine.Namespaces = false
+	v := p.Decide(bashCall("cat " + hostPath))
+	if v.Tier != Ask || len(v.Paths) != 1 || v.Paths[0].Resolved != filepath.Join(hostDir, "notes.txt") {
+		t.Errorf("without namespaces: %s — %s %+v; want ask, resolved to %s", v.Tier, v.Reason, v.Paths, hostDir)
 	}
 }
 
