@@ -715,6 +715,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 		}
 		base = dir
 	}
+	var runDirs []string // the directories commands run in, decided once each
 	for _, cd := range bd.Commands {
 		c := cd.Command
 		v.Commands = append(v.Commands, CommandVerdict{Words: c.Words, Dir: c.Dir, Via: c.Via, Tier: cd.Tier, Reason: cd.Reason, Risky: c.Risky})
@@ -754,6 +755,15 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 				continue
 			}
 			dir = d
+			// The directory it runs in (a static cd before it, git -C,
+			// env -C …) is read like a path it names: outside the
+			// workspace it asks, and the answer grants it, instead of
+			// the jail refusing what nobody was asked about. A cd only
+			// changes the directory (cd .. && cd ws stays inside).
+			if !changesDir(c) && !slices.Contains(runDirs, d) {
+				runDirs = append(runDirs, d)
+				p.decidePath(v, rs, c.Dir, base, false)
+			}
 		}
 		// A deletion asks in every mode when it deletes a path of its
 		// own, one only known at run time (rm -rf "$d": any path in the
@@ -783,6 +793,16 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 			}
 		}
 	}
+}
+
+// changesDir reports whether c is a builtin that changes the shell's
+// directory (the analysis follows it) rather than working in it.
+func changesDir(c Command) bool {
+	switch c.Name() {
+	case "cd", "pushd", "popd":
+		return true
+	}
+	return false
 }
 
 // What a deletion's question says it deletes (Verdict.deletesWhat).

@@ -771,3 +771,63 @@ func TestSavedPathRuleIsLiteral(t *testing.T) {
 		t.Errorf("a(b): %s, always %q; want ask with no rule", v.Tier, v.Always)
 	}
 }
+
+// TestWorkingDirectoryIsRead: a command that runs in another directory
+// than the call's (a static cd before it, git -C, go -C, env -C) reads
+// that directory, decided as a path it names: outside the workspace it
+// asks, as make -C does, and the approved call's grant reads it (the jail
+// used to refuse what nobody was asked about). Inside the workspace, the
+// call's private /tmp, and a cd that only moves on (cd .. && cd ws) are
+// allowed as before; a credential directory is denied.
+func TestWorkingDirectoryIsRead(t *testing.T) {
+	p, root, ws, home := testPolicy(t, ModeAsk, "")
+	out := filepath.Join(root, "out")
+	for _, cmd := range []string{
+		"cd ../out && ls", "cd ../out && git status", "git -C ../out status",
+		"go -C ../out test", "env -C ../out ls", "make -C ../out",
+		"cd src && cd ../../out && ls", "(cd ../out && ls)", "bash -c 'cd ../out && ls'",
+		"cd ../out && timeout 5 ls && cat deep/x",
+	} {
+		v := p.Decide(bashCall(cmd))
+		dirs := 0
+		for _, pv := range v.Paths {
+			if pv.Resolved == out {
+				dirs++
+			}
+		}
+		if v.Tier != Ask || !strings.Contains(v.Reason, "reads "+out+", outside the workspace") || dirs != 1 {
+			t.Errorf("%s: %s — %s (%d verdicts for %s); want ask, reading it once", cmd, v.Tier, v.Reason, dirs, out)
+			continue
+		}
+		if !slices.Contains(v.Always, "Read("+out+"/**)") {
+			t.Errorf("%s: always would save %v; want Read(%s/**)", cmd, v.Always, out)
+		}
+		v.Tier = Allow // approved
+		spec, err := p.Compile(v, "")
+		if err != nil {
+			t.Fatalf("%s: compile: %v", cmd, err)
+		}
+		if !slices.ContainsFunc(spec.Paths, func(r jail.PathRule) bool { return r.Path == out }) {
+			t.Errorf("%s: the approved grant does not include %s: %+v", cmd, out, spec.Paths)
+		}
+	}
+	for _, cmd := range []string{
+		"cd src && go test ./...", "cd /tmp && ls", "git -C src log", "cd .. && cd ws && ls",
+		"cd src && cd .. && ls", "cd ../out", "cd " + ws + "/src && ls", "cd ~ && cd " + ws + " && ls",
+		"env -C src ls", "go -C src vet ./...",
+	} {
+		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
+			t.Errorf("%s: %s — %s; want allow", cmd, v.Tier, v.Reason)
+		}
+	}
+	if v := p.Decide(bashCall("cd && ls")); v.Tier != Ask || !strings.Contains(v.Reason, "reads "+home) {
+		t.Errorf("cd && ls: %s — %s; want ask, reading the home directory", v.Tier, v.Reason)
+	}
+	if v := p.Decide(bashCall("cd ~/.ssh && ls")); v.Tier != Deny {
+		t.Errorf("cd ~/.ssh && ls: %s — %s; want deny", v.Tier, v.Reason)
+	}
+	// A directory only known at run time stays risky, with no path of it.
+	if v := p.Decide(bashCall(`cd "$D" && ls`)); v.Tier != Ask || len(v.Paths) != 0 {
+		t.Errorf(`cd "$D" && ls: %s — %s %+v; want ask (risky), no path`, v.Tier, v.Reason, v.Paths)
+	}
+}
