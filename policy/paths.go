@@ -142,7 +142,19 @@ func resolvePath(given, dir, home string, callProc bool, onLink func(link string
 		}
 		next := filepath.Join(cur, c)
 		if callProc && within(next, "/proc") {
-			return filepath.Join(append([]string{next}, comps[i+1:]...)...), true, nil
+			q := filepath.Join(append([]string{next}, comps[i+1:]...)...)
+			rest, ok := procRoot(q)
+			if !ok {
+				return q, true, nil
+			}
+			// A process's root in the call's /proc is the call's root:
+			// /proc/self/root/home/u/.ssh/id_rsa is the key, and is
+			// judged as the key.
+			if links++; links > maxLinks {
+				return "", false, fmt.Errorf("resolve %q: too many levels of symbolic links", given)
+			}
+			cur, comps, i = "/", strings.Split(rest, "/"), -1
+			continue
 		}
 		fi, err := os.Lstat(next)
 		if err != nil {
@@ -192,6 +204,21 @@ func linkFree(p string) bool {
 	}
 	unix.Close(fd)
 	return true
+}
+
+// procRoot reads q, a clean path under a call's own /proc, for the one
+// link whose target is known without looking: /proc/PID/root (and a
+// task's) is the call's root, the host's tree as the call sees it (masks
+// aside). It returns the rest of q below it.
+func procRoot(q string) (rest string, ok bool) {
+	parts := strings.Split(strings.TrimPrefix(q, "/proc/"), "/")
+	if len(parts) >= 4 && parts[1] == "task" {
+		parts = append([]string{parts[0]}, parts[3:]...) // /proc/P/task/T/root: as /proc/P/root
+	}
+	if len(parts) < 2 || parts[0] == "" || parts[1] != "root" {
+		return "", false
+	}
+	return strings.Join(parts[2:], "/"), true
 }
 
 // systemRoots are read by every bash call without a grant.

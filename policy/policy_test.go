@@ -406,6 +406,18 @@ func TestCallProcNotResolvedHere(t *testing.T) {
 			t.Errorf("%s: the verdict shows the host process's directory %s: %+v", cmd, hostDir, v)
 		}
 	}
+	// A process's root in the call's /proc is the call's root, the host's
+	// tree as the call sees it: judged as the path below it (a secret
+	// there is denied, as named directly), not passed as a /proc file.
+	key := filepath.Join(p.Places.Home, ".ssh", "id_rsa")
+	for _, cmd := range []string{"cat /proc/self/root" + key, "cat /proc/1/task/1/root" + key, "cat /proc/1/root/proc/self/root" + key} {
+		if v := p.Decide(bashCall(cmd)); v.Tier != Deny || len(v.Paths) != 1 || v.Paths[0].Resolved != key {
+			t.Errorf("%s: %s — %s %+v; want deny, resolved to %s", cmd, v.Tier, v.Reason, v.Paths, key)
+		}
+	}
+	if v := p.Decide(bashCall("cat /proc/self/root/etc/hostname")); v.Tier != Allow || v.Paths[0].Resolved != "/etc/hostname" {
+		t.Errorf("/proc/self/root/etc/hostname: %s — %s %+v; want allow as /etc/hostname", v.Tier, v.Reason, v.Paths)
+	}
 	// A file tool's /proc/self through the workspace's link is still its own.
 	if v := p.Decide(readCall("here/notes.txt")); v.Tier != Deny || !strings.Contains(v.Reason, "run a command") {
 		t.Errorf("read_file here/notes.txt: %s — %s; want deny, saying to run a command", v.Tier, v.Reason)
