@@ -425,7 +425,7 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 			o.Err = err
 			return o
 		}
-		o.Result = tools.CommandResult(res, spec, askedTimeout)
+		o.Result = tools.CommandResult(res, spec, askedTimeout, StoppedBy(ctx))
 		if n := repoLimitNote(e.Policy, res, o.Result.Text); n != "" {
 			o.Result.Text = strings.TrimRight(o.Result.Text, "\n") + "\n" + n
 		}
@@ -553,7 +553,7 @@ func (e *Executor) ask(ctx context.Context, req ApprovalRequest) (Approval, erro
 // interrupted is the result of a call whose approval was cut short.
 func interrupted(ctx context.Context, err error) tools.Result {
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
-		return tools.Result{Text: "interrupted by the user before it ran", IsError: true}
+		return tools.Result{Text: "interrupted by " + StoppedBy(ctx) + " before it ran", IsError: true}
 	}
 	return tools.Result{Text: fmt.Sprintf("not run: the approval failed: %v", err), IsError: true}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -74,6 +75,19 @@ const (
 	StopCut         Stop = "max_tokens"      // the answer was cut by the output limit and had nothing to run
 	StopRefused     Stop = "refusal"         // the model refused
 )
+
+// StoppedBy is who or what ended a run whose ctx is done, as the model's
+// tool results say it: "the user" (Ctrl-C, the TUI's interrupt), unless
+// ctx's cause names another with a StoppedBy method (brig's signal
+// handler: a SIGTERM comes from a timeout wrapper or a service manager as
+// often as from a person).
+func StoppedBy(ctx context.Context) string {
+	var s interface{ StoppedBy() string }
+	if errors.As(context.Cause(ctx), &s) {
+		return s.StoppedBy()
+	}
+	return "the user"
+}
 
 // TurnResult sums up one user turn.
 type TurnResult struct {
@@ -767,7 +781,7 @@ func (a *Agent) runTool(ctx context.Context, u provider.ToolUse) provider.Block 
 		o.Result = tools.Result{Text: notRunPrefix + "the call's arguments were cut off or were not a JSON object; send the call again, whole", IsError: true}
 		a.auditNotRun(ctx, u, o.Result.Text)
 	case ctx.Err() != nil:
-		o.Result = tools.Result{Text: notRunPrefix + "interrupted by the user", IsError: true}
+		o.Result = tools.Result{Text: notRunPrefix + "interrupted by " + StoppedBy(ctx), IsError: true}
 	case a.cfg.Executor == nil:
 		o.Result = tools.Result{Text: "no tools are available in this session", IsError: true}
 	default:

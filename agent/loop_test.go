@@ -959,3 +959,26 @@ func TestLoopUsageIsNeverNegative(t *testing.T) {
 		}
 	}
 }
+
+type stoppedBySignal struct{}
+
+func (stoppedBySignal) Error() string     { return "stopped by SIGTERM" }
+func (stoppedBySignal) StoppedBy() string { return "SIGTERM" }
+
+// TestStoppedBy: the model is told the user interrupted only when nothing
+// else is named as the context's cause (a SIGTERM from a timeout wrapper
+// is no one's Ctrl-C).
+func TestStoppedBy(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := StoppedBy(ctx); got != "the user" {
+		t.Errorf("a plain cancel: %q", got)
+	}
+	ctx, cancelCause := context.WithCancelCause(context.Background())
+	cancelCause(stoppedBySignal{})
+	child, stop := context.WithCancel(ctx)
+	defer stop()
+	if got := StoppedBy(child); got != "SIGTERM" {
+		t.Errorf("a SIGTERM, seen from a child context: %q", got)
+	}
+}

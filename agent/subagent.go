@@ -120,7 +120,7 @@ func (s *Subagents) Run(ctx context.Context, id string, raw json.RawMessage) too
 		select {
 		case s.slots <- struct{}{}:
 		case <-ctx.Done():
-			return tools.Result{Text: "not run: interrupted by the user before the subagent started", IsError: true}
+			return tools.Result{Text: "not run: interrupted by " + StoppedBy(ctx) + " before the subagent started", IsError: true}
 		}
 	}
 	defer func() { <-s.slots }()
@@ -149,7 +149,7 @@ func (s *Subagents) Run(ctx context.Context, id string, raw json.RawMessage) too
 	summary := strings.TrimSpace(tr.Text)
 	switch tr.Stop {
 	case StopInterrupted:
-		return tools.Result{Text: "interrupted by the user; the subagent stopped " + stats, IsError: true}
+		return tools.Result{Text: "interrupted by " + StoppedBy(ctx) + "; the subagent stopped " + stats, IsError: true}
 	case StopFailed:
 		return tools.Result{Text: fmt.Sprintf("the subagent failed: %v %s", err, stats), IsError: true}
 	}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,8 +17,9 @@ import (
 // how it ended, and what the jail refused (see denialNotes). grant is the
 // Spec the command ran under (nil: no notes). asked is the timeout the call
 // asked for (its timeout_seconds, or the default) when the configured
-// [limits] timeout was shorter and ran in its place; 0 otherwise.
-func CommandResult(res jail.Result, grant *jail.Spec, asked time.Duration) Result {
+// [limits] timeout was shorter and ran in its place; 0 otherwise. stoppedBy
+// is who or what interrupted a cancelled command ("" is the user).
+func CommandResult(res jail.Result, grant *jail.Spec, asked time.Duration, stoppedBy string) Result {
 	t := res.Transcript
 	if len(t.Head) == 0 && len(t.Tail) == 0 && (len(res.Stdout) > 0 || len(res.Stderr) > 0) {
 		t = transcriptOf(res.Stdout, res.Stderr)
@@ -60,7 +62,7 @@ func CommandResult(res jail.Result, grant *jail.Spec, asked time.Duration) Resul
 		fmt.Fprintf(&b, "[timed out after %s: the command and everything it started were killed. If it needs longer, set timeout_seconds (at most %d); or run less at once]", after, int(MaxBashTimeout/time.Second))
 		r.IsError = true
 	case res.Canceled:
-		b.WriteString("[interrupted by the user: the command and everything it started were killed]")
+		fmt.Fprintf(&b, "[interrupted by %s: the command and everything it started were killed]", cmp.Or(stoppedBy, "the user"))
 		r.IsError = true
 	case res.Signal != "":
 		fmt.Fprintf(&b, "[killed by %s (exit code %d)]", res.Signal, code)

@@ -16,6 +16,7 @@ func TestCommandResult(t *testing.T) {
 		name    string
 		res     jail.Result
 		asked   time.Duration
+		by      string // who stopped a cancelled command ("": the user)
 		isError bool
 		want    string // the whole text, when set
 		has     []string
@@ -65,13 +66,17 @@ func TestCommandResult(t *testing.T) {
 		{name: "timeout capped by the user's limit", res: jail.Result{TimedOut: true, ExitCode: 137, Duration: 2 * time.Second}, asked: 6 * time.Second, isError: true,
 			has: []string{"timed out after 2s", "[limits] timeout in brig's configuration", "asked for 6s", "will not help"}, hasNot: []string{"set timeout_seconds"}},
 		{name: "interrupted", res: jail.Result{Canceled: true, ExitCode: 137}, isError: true, has: []string{"interrupted by the user"}},
+		// A SIGTERM is not said to be the user's (a timeout wrapper or a
+		// service manager sends it).
+		{name: "stopped by SIGTERM", res: jail.Result{Canceled: true, ExitCode: 137}, by: "SIGTERM", isError: true,
+			has: []string{"[interrupted by SIGTERM: the command and everything it started were killed]"}, hasNot: []string{"the user"}},
 		{name: "signal", res: jail.Result{Signal: "SIGSEGV", ExitCode: 139}, isError: true, has: []string{"killed by SIGSEGV (exit code 139)"}},
 		{name: "limit", res: jail.Result{ExitCode: 137, Signal: "SIGKILL", Limit: jail.LimitMemory, LimitDetail: "the call used more than its memory limit of 1.0 GiB"}, isError: true,
 			has: []string{"killed by SIGKILL", "[brig's memory limit: the call used more than its memory limit of 1.0 GiB]"}},
 		{name: "violations", res: jail.Result{Violations: []string{"/ws/.git/hooks/pre-commit"}}, has: []string{"protected paths", "pre-commit"}},
 	}
 	for _, tt := range tests {
-		r := CommandResult(tt.res, nil, tt.asked)
+		r := CommandResult(tt.res, nil, tt.asked, tt.by)
 		if r.IsError != tt.isError {
 			t.Errorf("%s: IsError = %v", tt.name, r.IsError)
 		}
@@ -194,10 +199,10 @@ func TestDenialNotes(t *testing.T) {
 func TestTimeoutNamesTheLimit(t *testing.T) {
 	res := jail.Result{TimedOut: true, ExitCode: 137, Duration: 61400 * time.Millisecond}
 	grant := &jail.Spec{Limits: jail.Limits{Timeout: time.Minute}}
-	if r := CommandResult(res, grant, 2*time.Minute); !strings.Contains(r.Text, "[timed out after 1m0s: ") {
+	if r := CommandResult(res, grant, 2*time.Minute, ""); !strings.Contains(r.Text, "[timed out after 1m0s: ") {
 		t.Errorf("the limit is not named: %q", r.Text)
 	}
-	if r := CommandResult(res, nil, 0); !strings.Contains(r.Text, "[timed out after 1m1s: ") {
+	if r := CommandResult(res, nil, 0, ""); !strings.Contains(r.Text, "[timed out after 1m1s: ") {
 		t.Errorf("without a grant: %q", r.Text)
 	}
 }

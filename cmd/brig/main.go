@@ -83,6 +83,17 @@ func (s stopSignal) Error() string {
 	return "stopped by " + unix.SignalName(s.sig)
 }
 
+// StoppedBy is who or what stopped the run, as the model's tool results
+// say it (agent.StoppedBy): Ctrl-C is the user's; another signal is named,
+// as a timeout wrapper or a service manager sends SIGTERM as often as a
+// person does.
+func (s stopSignal) StoppedBy() string {
+	if s.sig == syscall.SIGINT {
+		return "the user"
+	}
+	return unix.SignalName(s.sig)
+}
+
 // interruptCode is interruptStatus's status alone.
 func interruptCode(ctx context.Context) int {
 	code, _ := interruptStatus(ctx)

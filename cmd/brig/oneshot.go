@@ -366,12 +366,17 @@ func oneShot(ctx context.Context, o *agentOptions) error {
 		sum.Subagents = append(sum.Subagents, *sub)
 		sum.Usage, sum.CostUSD = sum.Usage.Add(sub.Usage), sum.CostUSD+sub.CostUSD
 	}
+	code, why := interruptStatus(ctx)
+	if tr.Stop == agent.StopInterrupted {
+		// What stopped it, as text mode says it: not the Go context's
+		// "context canceled".
+		sum.Error = why + "; the running call's processes were killed and the session stays resumable (brig -c)"
+	}
 	pr.finish(sum)
 	switch {
 	case tr.Stop == agent.StopInterrupted:
-		code, why := interruptStatus(ctx)
 		if o.Output == outputText {
-			fmt.Fprintf(o.Stderr, "brig: %s; the running call's processes were killed and the session stays resumable (brig -c)\n", why)
+			fmt.Fprintln(o.Stderr, "brig:", sum.Error)
 		}
 		return exitError{code}
 	case runErr != nil:

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"brig/agent"
@@ -200,5 +203,61 @@ func TestJSONOutputOfARunThatNeverStarted(t *testing.T) {
 	// The control: text mode keeps stdout for the answer.
 	if stdout, _, err := e.run(t, "", "-p", "hi", "--mode", "yolo"); err == nil || stdout != "" {
 		t.Errorf("text mode: %q, %v", stdout, err)
+	}
+}
+
+// TestInterruptedJSONSaysWhatStoppedIt (new user, 2026-12-04): a run a
+// signal stopped says so in --output json and stream-json as text mode
+// does, with the signal named, not the Go context's "context canceled".
+func TestInterruptedJSONSaysWhatStoppedIt(t *testing.T) {
+	newCLIEnv(t)
+	t.Setenv("ANTHROPIC_API_KEY", "x")
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1") // never reached: the run is stopped before it asks
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+		want string
+	}{
+		{syscall.SIGINT, 130, "interrupted (Ctrl-C); the running call's processes were killed"},
+		{syscall.SIGTERM, 143, "stopped by SIGTERM; the running call's processes were killed"},
+	} {
+		for _, output := range []string{"json", "stream-json"} {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(stopSignal{c.sig})
+			root := newRootCmd()
+			var out, errb bytes.Buffer
+			root.SetOut(&out)
+			root.SetErr(&errb)
+			root.SetArgs([]string{"-p", "hi", "--output", output})
+			err := root.ExecuteContext(ctx)
+			var ee exitError
+			if !errors.As(err, &ee) || ee.code != c.code {
+				t.Errorf("%s, %s: %v, want exit status %d (stderr %q)", c.sig, output, err, c.code, errb.String())
+			}
+			last := out.String() // json: one object
+			if output == "stream-json" {
+				lines := strings.Split(strings.TrimSpace(last), "\n")
+				last = lines[len(lines)-1] // the result event
+			}
+			var got struct{ Type, Stop, Error string }
+			if jerr := json.Unmarshal([]byte(last), &got); jerr != nil {
+				t.Fatalf("%s, %s: %v: %q", c.sig, output, jerr, out.String())
+			}
+			if got.Stop != "interrupted" || !strings.HasPrefix(got.Error, c.want) || strings.Contains(got.Error, "context canceled") {
+				t.Errorf("%s, %s: %+v", c.sig, output, got)
+			}
+		}
+	}
+}
+
+// TestStopSignalStoppedBy: the model's tool results name a SIGTERM or
+// SIGHUP; only Ctrl-C is said to be the user's.
+func TestStopSignalStoppedBy(t *testing.T) {
+	for sig, want := range map[syscall.Signal]string{syscall.SIGINT: "the user", syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP"} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(stopSignal{sig})
+		if got := agent.StoppedBy(ctx); got != want {
+			t.Errorf("%s: %q, want %q", sig, got, want)
+		}
 	}
 }

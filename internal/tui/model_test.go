@@ -1243,12 +1243,12 @@ func TestOutputTailSaysTheOutputWasCut(t *testing.T) {
 	h := newHarness(t, 90, colorprofile.NoTTY, allHold())
 	cut := tools.CommandResult(jail.Result{Transcript: jail.Transcript{
 		Head: []jail.Chunk{{Data: []byte(seq(40))}}, Tail: []jail.Chunk{{Data: []byte(seq(20))}},
-		Omitted: 2 << 20, OmittedLines: 197201, Stdout: 2<<20 + 400}}, nil, 0).Text
+		Omitted: 2 << 20, OmittedLines: 197201, Stdout: 2<<20 + 400}}, nil, 0, "").Text
 	got := ansi.Strip(strings.Join(h.m.outputTail(cut, outputRows), "\n"))
 	if !strings.Contains(got, "earlier lines") || !strings.Contains(got, "[… 2.0 MiB (197201 lines) left out here") {
 		t.Errorf("a cut output's rows:\n%s", got)
 	}
-	whole := tools.CommandResult(jail.Result{Transcript: jail.Transcript{Head: []jail.Chunk{{Data: []byte(seq(60))}}, Stdout: 400}}, nil, 0).Text
+	whole := tools.CommandResult(jail.Result{Transcript: jail.Transcript{Head: []jail.Chunk{{Data: []byte(seq(60))}}, Stdout: 400}}, nil, 0, "").Text
 	got = ansi.Strip(strings.Join(h.m.outputTail(whole, outputRows), "\n"))
 	if !strings.Contains(got, "earlier lines") || strings.Contains(got, "left out") {
 		t.Errorf("a whole output's rows:\n%s", got)
