@@ -90,7 +90,7 @@ func DecideBash(rs RuleSet, line string) BashDecision {
 	case Deny:
 		for _, cd := range d.Commands {
 			if cd.Tier == Deny {
-				d.Reason = fmt.Sprintf("%s: %s", cd.Command, cd.Reason)
+				d.Reason = fmt.Sprintf("%s: %s", cd.Command.Quoted(), cd.Reason)
 				break
 			}
 		}
@@ -100,7 +100,7 @@ func DecideBash(rs RuleSet, line string) BashDecision {
 		}
 		for _, cd := range d.Commands {
 			if cd.Tier != Allow {
-				d.Reason = fmt.Sprintf("%s: %s", cd.Command, cd.Reason)
+				d.Reason = fmt.Sprintf("%s: %s", cd.Command.Quoted(), cd.Reason)
 				break
 			}
 		}

@@ -720,7 +720,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 		c := cd.Command
 		v.Commands = append(v.Commands, CommandVerdict{Words: c.Words, Dir: c.Dir, Via: c.Via, Tier: cd.Tier, Reason: cd.Reason, Risky: c.Risky})
 		if cd.RuleAsks && v.ruleAsks == "" {
-			v.ruleAsks = fmt.Sprintf("%s: %s", c.String(), cd.Reason)
+			v.ruleAsks = fmt.Sprintf("%s: %s", c.Quoted(), cd.Reason)
 		}
 		v.ReadsOnly = v.ReadsOnly && cd.Reads && len(c.Risky) == 0 && !c.DirUnknown && !writes(c)
 		if cd.Tier == Ask && len(c.Risky) == 0 && !cd.WritesAsReader {
@@ -730,14 +730,14 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 		}
 		if cd.Tier != Allow && v.deletes == "" && hidesCommand(c) {
 			// rm -rf "$d" asks: so does $x -rf src, eval "$x".
-			v.deletes, v.deletesWhat = c.String(), deletesHidden
+			v.deletes, v.deletesWhat = c.Quoted(), deletesHidden
 		}
 		if c.DirUnknown {
 			// Already Risky: its paths cannot be placed, so a deletion,
 			// or a write that may land in .git, asks as a deletion does
 			// (cd x; rm -rf src; cd .git/logs; truncate -s0 HEAD).
 			if cd.Tier != Allow && v.deletes == "" && (deletesGit(c) || deletes(c) || writes(c)) {
-				v.deletes, v.deletesWhat = c.String(), deletesFiles
+				v.deletes, v.deletesWhat = c.Quoted(), deletesFiles
 				switch {
 				case deletesGit(c):
 					v.deletesWhat = deletesGitFiles
@@ -787,7 +787,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 		}
 		if cd.Tier != Allow && v.deletes == "" && (deletesGit(c) || writesGit || deletes(c) && (deletesOwn || len(c.Paths) == 0)) {
 			_, clean := isGit(c, denyName, "clean") // untracked files, not git's own
-			v.deletes, v.deletesWhat = c.String(), deletesFiles
+			v.deletes, v.deletesWhat = c.Quoted(), deletesFiles
 			if writesGit || deletesGit(c) && !clean {
 				v.deletesWhat = deletesGitFiles
 			}

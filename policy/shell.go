@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -99,6 +100,52 @@ func (c Command) Name() string {
 
 // String is the command as words separated by blanks.
 func (c Command) String() string { return strings.Join(c.Words, " ") }
+
+// Quoted is the command as the shell would need it written, for what the
+// user reads about it: a word with a blank, a quote or another character
+// the shell would take apart is quoted (`sed -i 's/a - b/a + b/' f`, not
+// `sed -i s/a - b/a + b/ f`: new user, 2026-12-04). A word with an
+// expansion or a glob keeps its source text (in double quotes when it
+// holds a blank).
+func (c Command) Quoted() string {
+	words := make([]string, len(c.Words))
+	for i, w := range c.Words {
+		words[i] = w
+		if i < len(c.Dynamic) && c.Dynamic[i] {
+			if strings.ContainsAny(w, " \t\n") {
+				words[i] = `"` + w + `"` // one word, as it was written
+			}
+			continue
+		}
+		if i < len(c.Glob) && c.Glob[i] {
+			continue
+		}
+		if needsQuotes(w) {
+			if q, err := syntax.Quote(w, syntax.LangBash); err == nil {
+				words[i] = q
+			}
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// needsQuotes reports whether the shell would take w apart or read
+// something in it unquoted (syntax.Quote also quotes --format=x and
+// find's {}, which it need not; a ~ is kept, as the parser keeps it).
+func needsQuotes(w string) bool {
+	if w == "" || w[0] == '#' {
+		return true
+	}
+	for _, r := range w {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r > unicode.MaxASCII && unicode.IsGraphic(r) && !unicode.IsSpace(r):
+		case strings.ContainsRune("_-./:,=+@%^~#{}", r):
+		default:
+			return true
+		}
+	}
+	return false
+}
 
 // Analysis is what ParseShell found in a command line.
 type Analysis struct {

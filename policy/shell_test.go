@@ -439,3 +439,29 @@ func TestLongPipelineIsAskedNotAnalysed(t *testing.T) {
 		t.Errorf("bash -c with %d commands: %s (%s)", maxCommands, d.Tier, d.Reason)
 	}
 }
+
+// TestCommandQuoted: what the user reads about a command keeps the quotes
+// the shell needs (the --yes line showed `sed -i s/a - b/a + b/ calc.py`:
+// new user, 2026-12-04), and adds none where it needs none.
+func TestCommandQuoted(t *testing.T) {
+	for line, want := range map[string]string{
+		`sed -i 's/a - b/a + b/' calc.py`:   `sed -i 's/a - b/a + b/' calc.py`,
+		`git log --format=%h -n1`:           `git log --format=%h -n1`,
+		`find . -name '*.go' -exec rm {} +`: `find . -name '*.go' -exec rm {} +`,
+		`echo "it's" ''`:                    `echo "it's" ''`,
+		`rm -rf "$HOME/x" ~/y "$D/a b"`:     `rm -rf $HOME/x ~/y "$D/a b"`,
+		`echo 'a|b;c'`:                      `echo 'a|b;c'`,
+	} {
+		an, err := ParseShell(line)
+		if err != nil || len(an.Commands) == 0 {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if got := an.Commands[0].Quoted(); got != want {
+			t.Errorf("%s: %s, want %s", line, got, want)
+		}
+	}
+	// The reason an approval line shows names the command so.
+	if d := DecideBash(RuleSet{}, `sed -i 's/a - b/a + b/' calc.py`); !strings.HasPrefix(d.Reason, `sed -i 's/a - b/a + b/' calc.py: `) {
+		t.Errorf("the reason: %s", d.Reason)
+	}
+}
