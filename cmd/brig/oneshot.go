@@ -763,11 +763,21 @@ func capString(s string, n int) string {
 // a review of half a diff is worse than none.
 const MaxStdinBytes = 8 << 20
 
+// promptFromStdin is -p's value that makes standard input the prompt
+// itself (`echo "fix the bug" | brig -p -`), as "-" means stdin to most
+// commands.
+const promptFromStdin = "-"
+
 // promptBlocks is the user's message: the prompt, then piped input as a
-// block of its own (so the session's title is the prompt).
+// block of its own (so the session's title is the prompt). With -p -,
+// the piped input is the prompt. stdin is nil when it is a terminal.
 func promptBlocks(prompt string, stdin io.Reader) ([]provider.Block, error) {
 	var out []provider.Block
-	if strings.TrimSpace(prompt) != "" {
+	fromStdin := prompt == promptFromStdin
+	if fromStdin && stdin == nil {
+		return nil, errors.New(`-p - reads the prompt from standard input, which is a terminal here: pipe it in (echo "fix the bug" | brig -p -), or give it after -p (brig -p "fix the bug")`)
+	}
+	if strings.TrimSpace(prompt) != "" && !fromStdin {
 		out = append(out, provider.Text(prompt))
 	}
 	if stdin == nil {
@@ -791,8 +801,21 @@ func promptBlocks(prompt string, stdin io.Reader) ([]provider.Block, error) {
 		// has a few such bytes and still goes, each one replaced.
 		return nil, fmt.Errorf("standard input is not text (%d of its %d bytes are not UTF-8), and brig sends the model text: pipe text instead (`xxd FILE | head -50`, `file FILE`, or `iconv -f latin1 -t utf-8` for text in another encoding)", bad, len(data))
 	}
-	if len(bytes.TrimSpace(data)) > 0 {
-		out = append(out, provider.Text("<stdin>\n"+strings.ToValidUTF8(string(data), "\uFFFD")+"\n</stdin>"))
+	text := strings.ToValidUTF8(string(data), "\uFFFD")
+	switch {
+	case len(bytes.TrimSpace(data)) == 0:
+		if fromStdin {
+			return nil, errors.New(`-p - reads the prompt from standard input, and it was empty: pipe the prompt in (echo "fix the bug" | brig -p -)`)
+		}
+	case fromStdin:
+		out = append(out, provider.Text(strings.TrimRight(text, "\n")))
+	default:
+		// The input's own last newline ends its last line: no blank
+		// line is added before the closing tag.
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		out = append(out, provider.Text("<stdin>\n"+text+"</stdin>"))
 	}
 	return out, nil
 }

@@ -261,3 +261,33 @@ func TestStopSignalStoppedBy(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptFromStdin (new user, 2026-12-04): `echo "fix the bug" | brig
+// -p -` sends what was piped in as the prompt (it sent "-" and the input
+// wrapped as <stdin>); with stdin a terminal it says what to do; piped
+// input after a prompt ends at its own last newline, no blank line added.
+func TestPromptFromStdin(t *testing.T) {
+	text := func(blocks []provider.Block) []string {
+		var s []string
+		for _, b := range blocks {
+			s = append(s, b.Text)
+		}
+		return s
+	}
+	blocks, err := promptBlocks("-", strings.NewReader("fix the bug\n"))
+	if got := text(blocks); err != nil || !slices.Equal(got, []string{"fix the bug"}) {
+		t.Errorf("-p - with a piped prompt: %q %v", got, err)
+	}
+	if _, err := promptBlocks("-", nil); err == nil || !strings.Contains(err.Error(), "-p - reads the prompt from standard input, which is a terminal here") {
+		t.Errorf("-p - on a terminal: %v", err)
+	}
+	if _, err := promptBlocks("-", strings.NewReader(" \n")); err == nil || !strings.Contains(err.Error(), "it was empty") {
+		t.Errorf("-p - with nothing piped: %v", err)
+	}
+	for in, want := range map[string]string{"a\nb\n": "<stdin>\na\nb\n</stdin>", "a\nb": "<stdin>\na\nb\n</stdin>"} {
+		blocks, err := promptBlocks("review", strings.NewReader(in))
+		if got := text(blocks); err != nil || !slices.Equal(got, []string{"review", want}) {
+			t.Errorf("piped %q: %q %v", in, got, err)
+		}
+	}
+}

@@ -74,7 +74,7 @@ func newRootCmd() *cobra.Command {
 		},
 	}
 	f := root.Flags()
-	f.StringVarP(&o.Prompt, "prompt", "p", "", "run one task non-interactively and print the answer (input on stdin is appended)")
+	f.StringVarP(&o.Prompt, "prompt", "p", "", "run one task non-interactively and print the answer (input on stdin is appended; -p - reads the prompt from stdin)")
 	f.StringVar(&o.Output, "output", outputText, "output format: text, json (one object at the end) or stream-json (one event per line)")
 	f.StringVar(&o.Model, "model", "", "model id (default: claude-sonnet-4-5 with an Anthropic key, gpt-5 with an OpenAI key)")
 	f.StringVar(&o.BaseURL, "base-url", "", "API endpoint (any OpenAI-compatible server; default ANTHROPIC_BASE_URL / OPENAI_BASE_URL, else the provider's)")
