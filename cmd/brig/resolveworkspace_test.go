@@ -37,3 +37,17 @@ func TestResolveWorkspaceRefusesWhatRecordsCannotName(t *testing.T) {
 		t.Errorf("control: got %q, %v; want %q", ws, err, good)
 	}
 }
+
+// TestResolveWorkspaceThatDoesNotExist (new user, 2026-12-04): a
+// --workspace that does not exist is said as its neighbours say theirs,
+// with the fix, not as "lstat /nonexist: no such file or directory".
+func TestResolveWorkspaceThatDoesNotExist(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nonexist")
+	_, err := resolveWorkspace(missing, "/")
+	if want := "--workspace " + missing + " does not exist: pass an existing project directory"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	if _, err := resolveWorkspace("", missing); err == nil || !strings.Contains(err.Error(), "the current directory "+missing+" no longer exists") {
+		t.Errorf("a removed current directory: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -425,7 +426,12 @@ func resolveWorkspace(flag, cwd string) (string, error) {
 		return "", err
 	}
 	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && flag != "":
+		return "", fmt.Errorf("--workspace %s does not exist: pass an existing project directory", ws)
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("the current directory %s no longer exists: cd to a project directory, or pass --workspace", ws)
+	case err != nil:
 		return "", fmt.Errorf("workspace %s: %w", ws, err)
 	}
 	if real == "/" {
