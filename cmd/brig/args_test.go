@@ -40,7 +40,10 @@ func TestArgumentMistakesAreSaid(t *testing.T) {
 		// only "unknown flag": new user, 2026-12-02).
 		{[]string{"--modle", "x"}, `unknown flag: --modle: did you mean --mode or --model? (brig --help lists the flags)`},
 		{[]string{"undo", "--dryrun"}, `did you mean --dry-run? (brig undo --help lists the flags)`},
-		{[]string{"--zzzzz"}, `unknown flag: --zzzzz`},
+		{[]string{"--zzzzz"}, `unknown flag: --zzzzz (brig --help lists the flags)`},
+		{[]string{"sessions", "--x"}, `unknown flag: --x (brig sessions --help lists the flags)`},
+		{[]string{"sessions", "list", "--frobnicate"}, `unknown flag: --frobnicate (brig sessions list --help lists the flags)`},
+		{[]string{"-Z"}, `unknown shorthand flag: 'Z' in -Z (brig --help lists the flags)`},
 		// 0 is also the flag's "not given": it ran the default (new user).
 		{[]string{"-p", "x", "--max-tool-calls", "0"}, `--max-tool-calls 0: want a positive number`},
 		// A glob expanded to 166 files: the first few and the count.

@@ -187,8 +187,13 @@ func commandGroup(cmd *cobra.Command) *cobra.Command {
 }
 
 // suggestFlag adds "did you mean" to cobra's "unknown flag: --modle" when
-// a flag of the command is a typo away.
+// a flag of the command is a typo away, and to every unknown flag where
+// the command's flags are listed (it said only "unknown flag:
+// --frobnicate": new user, 2026-12-04).
 func suggestFlag(cmd *cobra.Command, err error) error {
+	if strings.HasPrefix(err.Error(), "unknown shorthand flag: ") {
+		return fmt.Errorf("%w (%s --help lists the flags)", err, cmd.CommandPath())
+	}
 	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
 	if !ok {
 		return err
@@ -212,5 +217,5 @@ func suggestFlag(cmd *cobra.Command, err error) error {
 	if len(near) > 0 {
 		return fmt.Errorf("%w: did you mean %s? (%s --help lists the flags)", err, strings.Join(near, " or "), cmd.CommandPath())
 	}
-	return err
+	return fmt.Errorf("%w (%s --help lists the flags)", err, cmd.CommandPath())
 }
