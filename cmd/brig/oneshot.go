@@ -446,7 +446,12 @@ func openSession(ctx context.Context, o *agentOptions, stateDir, ws string, clie
 	id := o.Resume
 	if o.Continue {
 		latest, err := store.Latest(ctx, ws)
-		if err != nil {
+		switch {
+		case errors.Is(err, session.ErrNotFound) && o.latestVia == "":
+			return nil, nil, fmt.Errorf("%w to continue: run without -c to start one", err)
+		case errors.Is(err, session.ErrNotFound):
+			return nil, nil, fmt.Errorf("%s: %w to continue: leave out --resume to start one", o.latestVia, err)
+		case err != nil:
 			return nil, nil, fmt.Errorf("%s: %w", cmp.Or(o.latestVia, "--continue"), err)
 		}
 		id = latest.ID

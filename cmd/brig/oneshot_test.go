@@ -291,3 +291,22 @@ func TestPromptFromStdin(t *testing.T) {
 		}
 	}
 }
+
+// TestContinueWithNoSession (new user, 2026-12-04): brig -c in a
+// workspace with no session says so once, and what to do ("no saved
+// session for /ws: no such session" said it twice, and no more).
+func TestContinueWithNoSession(t *testing.T) {
+	e := newCLIEnv(t)
+	t.Setenv("ANTHROPIC_API_KEY", "x")
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1") // never reached
+	for args, want := range map[string]string{
+		"-c -p hi":       "no saved session for " + e.ws + " to continue: run without -c to start one",
+		"--resume -p hi": "--resume (with -p and no id: the latest session): no saved session for " + e.ws + " to continue: leave out --resume to start one",
+		"undo":           "no saved session for " + e.ws + " (brig sessions list --all lists every workspace's)",
+	} {
+		_, _, err := e.run(t, "", strings.Fields(args)...)
+		if err == nil || err.Error() != want {
+			t.Errorf("brig %s: %v, want %q", args, err, want)
+		}
+	}
+}

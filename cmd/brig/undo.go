@@ -106,6 +106,9 @@ func pickSession(ctx context.Context, pe procEnv, id, wsFlag string) (string, st
 		return "", "", err
 	}
 	latest, err := store.Latest(ctx, ws)
+	if errors.Is(err, session.ErrNotFound) {
+		return "", "", fmt.Errorf("%w (brig sessions list --all lists every workspace's)", err)
+	}
 	if err != nil {
 		return "", "", err
 	}

@@ -125,10 +125,19 @@ func (s *Store) Latest(ctx context.Context, workspace string) (Summary, error) {
 		return Summary{}, err
 	}
 	if len(list) == 0 {
-		return Summary{}, fmt.Errorf("no saved session for %s: %w", workspace, ErrNotFound)
+		return Summary{}, noSessionError{workspace}
 	}
 	return list[0], nil
 }
+
+// noSessionError is Latest's ErrNotFound: it names the workspace, and
+// says "no such session" only once ("no saved session for /ws: no such
+// session" said it twice).
+type noSessionError struct{ workspace string }
+
+func (e noSessionError) Error() string { return "no saved session for " + e.workspace }
+
+func (noSessionError) Is(target error) bool { return target == ErrNotFound }
 
 // refresh brings an index entry up to date with session id's file. changed
 // says whether the entry differs from old. An error is a file that cannot be
