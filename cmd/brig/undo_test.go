@@ -177,6 +177,15 @@ func TestUndoAfterALaterSessionNamesTheOneWithChanges(t *testing.T) {
 			t.Errorf("the message does not say %q:\n%s", want, msg)
 		}
 	}
+	// --to a call the session does not have names the session it looked
+	// in ("no call 99 in this session" did not say which: new user,
+	// 2026-12-04).
+	for _, dry := range []bool{true, false} {
+		err = runUndo(ctx, &undoOptions{procEnv: pe, To: "99", DryRun: dry})
+		if want := "no call 99 in session " + later.ID() + " (it has 1 checkpointed call; brig changes " + later.ID() + " lists them)"; err == nil || err.Error() != want {
+			t.Errorf("brig undo --to 99 (dry run %v): %v, want %q", dry, err, want)
+		}
+	}
 	if err := runUndo(ctx, &undoOptions{procEnv: pe, Session: fix.ID()}); err != nil {
 		t.Fatalf("brig undo --session: %v\n%s", err, out)
 	}

@@ -260,7 +260,7 @@ func (s *Store) undo(ctx context.Context, evs []Event, o UndoOptions) (*UndoRepo
 	if err != nil {
 		return nil, err
 	}
-	set, err := selectCalls(calls, o.To)
+	set, err := selectCalls(calls, o.To, o.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +478,8 @@ func plan(actions []action, rep *UndoReport) {
 
 // selectCalls picks the calls to undo: the last one that changed
 // something, or the one named by to and every later one not yet undone.
-func selectCalls(calls []Call, to string) ([]Call, error) {
+// session is the calls' session, named when to names none of them.
+func selectCalls(calls []Call, to, session string) ([]Call, error) {
 	changed := undoable
 	if to == "" {
 		for i := len(calls) - 1; i >= 0; i-- {
@@ -488,7 +489,7 @@ func selectCalls(calls []Call, to string) ([]Call, error) {
 		}
 		return nil, fmt.Errorf("%w: no call of this session changed a file that is not undone already", ErrNothing)
 	}
-	i, err := findCall(calls, to)
+	i, err := findCall(calls, to, session)
 	if err != nil {
 		return nil, err
 	}
@@ -507,8 +508,10 @@ func selectCalls(calls []Call, to string) ([]Call, error) {
 	return set, nil
 }
 
-// findCall resolves a call's number, id or unique id prefix.
-func findCall(calls []Call, ref string) (int, error) {
+// findCall resolves a call's number, id or unique id prefix among the
+// calls of session, which its error names (brig undo --session, or the
+// workspace's latest: "this session" did not say which).
+func findCall(calls []Call, ref, session string) (int, error) {
 	ref = strings.TrimPrefix(ref, "#")
 	if n, err := strconv.Atoi(ref); err == nil {
 		if n < 1 || n > len(calls) {
@@ -516,7 +519,7 @@ func findCall(calls []Call, ref string) (int, error) {
 			if len(calls) == 1 {
 				has = "1 checkpointed call"
 			}
-			return 0, fmt.Errorf("no call %d in this session (it has %s; brig changes lists them)", n, has)
+			return 0, fmt.Errorf("no call %d in session %s (it has %s; brig changes %s lists them)", n, session, has, session)
 		}
 		return n - 1, nil
 	}
@@ -533,7 +536,7 @@ func findCall(calls []Call, ref string) (int, error) {
 		}
 	}
 	if found < 0 {
-		return 0, fmt.Errorf("no call %q in this session (brig changes lists them)", ref)
+		return 0, fmt.Errorf("no call %q in session %s (brig changes %s lists them)", ref, session, session)
 	}
 	return found, nil
 }
