@@ -58,11 +58,18 @@ type Summary struct {
 	Cost    float64
 	Usage   provider.Usage
 	Turns   int
+	Failed  int // of Turns, those a provider error ended
 }
 
-// String is the exit line.
+// String is the exit line. Failed turns are said: "2 turns" for one that
+// was answered and one that failed read as two answers (new user,
+// 2026-12-04).
 func (s Summary) String() string {
-	line := fmt.Sprintf("brig: %d turn%s · %d in / %d out tokens · $%.4f", s.Turns, plural(s.Turns), s.Usage.Input+s.Usage.CacheRead+s.Usage.CacheWrite, s.Usage.Output, s.Cost)
+	turns := fmt.Sprintf("%d turn%s", s.Turns, plural(s.Turns))
+	if s.Failed > 0 {
+		turns += fmt.Sprintf(" (%d failed)", s.Failed)
+	}
+	line := fmt.Sprintf("brig: %s · %d in / %d out tokens · $%.4f", turns, s.Usage.Input+s.Usage.CacheRead+s.Usage.CacheWrite, s.Usage.Output, s.Cost)
 	if s.Session != "" {
 		line += fmt.Sprintf(" · resume with: brig --resume %s", s.Session)
 	}
@@ -156,6 +163,7 @@ type Model struct {
 	usage     provider.Usage
 	sessCost  float64
 	turns     int
+	failed    int // of turns, those that ended in an error
 
 	ctrlC    time.Time
 	now      func() time.Time // the clock: elapsed times, the Ctrl+C window (tests stop it)
@@ -664,6 +672,7 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	case msg.res.Stop == agent.StopInterrupted:
 		m.print(hang(stWarn.Render("⏹ "), "  ", stWarn.Render("interrupted")+stDim.Render(fmt.Sprintf(" after %s; the conversation is kept, say what to do next", elapsed)), m.width))
 	case msg.err != nil:
+		m.failed++
 		// The message is kept when the history ends with it unanswered;
 		// otherwise (too large to send, say) it never went in, and the
 		// input's history recalls it.

@@ -97,7 +97,7 @@ func (m *Model) shutdown() {
 }
 
 func (m *Model) summary() Summary {
-	s := Summary{Cost: m.spent, Usage: m.usage, Turns: m.turns, Session: m.keptID}
+	s := Summary{Cost: m.spent, Usage: m.usage, Turns: m.turns, Failed: m.failed, Session: m.keptID}
 	if m.run != nil && m.run.kept() {
 		s.Session = m.run.Session.ID()
 	}
