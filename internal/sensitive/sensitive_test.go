@@ -138,6 +138,13 @@ func TestMatchWorkspace(t *testing.T) {
 	for rel, want := range map[string]bool{
 		".envrc": true, ".husky/pre-commit": true, ".config/lefthook.yml": true, "lefthook.yml": true,
 		".pre-commit-config.yaml": true, "src/.envrc": false, "README.md": false, ".config/other": false,
+		// Mercurial's other repository configs, jj's per-workspace one,
+		// and other agents' hooks; a Cline rule or a workflow is not one.
+		".hg/hgrc-not-shared": true, ".hg/sharedpath": true, ".hg/store/data": false,
+		".jj/workspace-config.toml": true, ".jj/working_copy/tree_state": false,
+		".clinerules/hooks/PreToolUse": true, ".clinerules/style.md": false,
+		".github/hooks/hooks.json": true, ".github/workflows/ci.yml": false,
+		".factory/settings.json": true, ".junie/mcp/mcp.json": true, ".junie/guidelines.md": false, ".fleet/run.json": true,
 	} {
 		if _, ok := MatchWorkspace(rel); ok != want {
 			t.Errorf("MatchWorkspace(%q) = %v, want %v", rel, ok, want)
