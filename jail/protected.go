@@ -22,7 +22,8 @@ import (
 // Repository is a git directory found in a tree: a .git directory, the
 // gitdir a .git file or link names, a directory with git's repository shape
 // (a bare repository, whatever its name), or one kept inside another git
-// directory (modules/<name>, worktrees/<id>).
+// directory (modules/<name>, worktrees/<id>). It is also another version
+// control system's control entry (Foreign).
 type Repository struct {
 	// GitDir is the git directory (absolute, clean).
 	GitDir string
@@ -35,7 +36,18 @@ type Repository struct {
 	// Kept: GitDir was found inside another git directory (modules/ or
 	// worktrees/).
 	Kept bool
+	// Foreign is the system of a control entry that is not git's: "hg"
+	// for a .hg, "jj" for a .jj (a directory, or a link, which Mercurial
+	// follows). GitDir is that entry and Worktree the directory holding
+	// it, a repository's root where Mercurial and jj read their config
+	// (.hg/hgrc, .jj/repo/config.toml …): the Workspace entries are
+	// protected there, and the supervisor takes out a new one whole.
+	Foreign string
 }
+
+// foreignControl are the names of other systems' control entries, each
+// with its Repository.Foreign.
+var foreignControl = map[string]string{".hg": "hg", ".jj": "jj"}
 
 // gitInternals are the directories of a git directory that hold no
 // repository of their own and need not be walked.
@@ -90,7 +102,9 @@ func validHead(p string) bool {
 // Repositories finds every git directory under root: .git directories,
 // what .git files and links name, directories with a repository's shape
 // (IsRepositoryShape) whatever their name, and the repositories kept in
-// each git directory's modules/ (recursively) and worktrees/. It does not
+// each git directory's modules/ (recursively) and worktrees/; and every
+// .hg and .jj entry (Repository.Foreign), which it descends into (a jj
+// repository keeps a git one in .jj/repo/store/git). It does not
 // descend into a git directory's objects, refs and other internals.
 //
 // Every call's grant and the sweep after it search the whole workspace, so
@@ -204,11 +218,12 @@ func (w *repoWalk) dir(fd int, path string, old, parent *memoNode) (*memoNode, e
 	before := oldKids(old)
 	plain := true
 	for _, e := range ents {
-		if e.Name == ".git" || e.Name == "HEAD" {
+		looked := e.Name == ".git" || e.Name == "HEAD" || foreignControl[e.Name] != ""
+		if looked {
 			plain = false
 		}
 		typ, ok := direntType(fd, e)
-		if !ok || typ != fs.ModeDir && e.Name != ".git" && e.Name != "HEAD" {
+		if !ok || typ != fs.ModeDir && !looked {
 			continue // the common case, a file of no interest: not even its path is made
 		}
 		p := prefix + e.Name // as filepath.Join: path is clean, and a name holds no slash
@@ -444,11 +459,16 @@ func modeType(m uint32) fs.FileMode {
 // and reports whether the walk must not descend into it.
 func (w *repoWalk) consider(path, name string, typ fs.FileMode) (skip bool) {
 	isDir := typ == fs.ModeDir
-	if name != ".git" && name != "HEAD" && (len(w.shapes) == 0 || !isDir) {
+	foreign := foreignControl[name]
+	if name != ".git" && name != "HEAD" && foreign == "" && (len(w.shapes) == 0 || !isDir) {
 		return false // the common case: nothing to look at
 	}
 	parent := filepath.Dir(path)
 	switch {
+	case foreign != "" && (isDir || typ == fs.ModeSymlink):
+		// Walked on (a directory): what it holds is looked at as well.
+		w.out = append(w.out, Repository{GitDir: path, Worktree: parent, Foreign: foreign})
+		return false
 	case name == ".git" && isDir:
 		w.out = append(w.out, Repository{GitDir: path, Worktree: parent})
 		w.out = append(w.out, kept(path)...)
@@ -538,8 +558,9 @@ func gitdirLike(dir string) bool {
 // ProtectedPaths lists every path under workspace that must stay read-only,
 // because a program outside the jail later runs it or obeys it:
 //   - the sensitive.Workspace entries (brig's config, direnv, editor tasks,
-//     hook managers' configuration …) at the root of the workspace and of
-//     every working tree in it;
+//     hook managers' configuration …) at the root of the workspace, of
+//     every working tree in it, and of every Mercurial and jj repository
+//     (the directory holding a .hg or .jj);
 //   - the control files of every git directory found by Repositories
 //     (hooks, config, commondir, config.worktree, and for modules and
 //     worktrees their own), and each .git file and the gitdir it names;
@@ -582,7 +603,7 @@ func (c *RepoCache) ProtectedPathsEnv(workspace string, env []string, extra ...s
 	}
 	roots := map[string]bool{workspace: true}
 	for _, r := range repos {
-		if r.Worktree != "" {
+		if r.Worktree != "" && r.Foreign == "" {
 			roots[r.Worktree] = true
 		}
 	}
@@ -613,6 +634,9 @@ func (c *RepoCache) ProtectedPathsEnv(workspace string, env []string, extra ...s
 	for _, r := range repos {
 		if r.Worktree != "" {
 			addTree(r.Worktree)
+		}
+		if r.Foreign != "" {
+			continue // no git directory: its root's entries are all
 		}
 		if r.DotGit != "" {
 			out = append(out, r.DotGit)

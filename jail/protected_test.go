@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -274,5 +275,80 @@ func TestRepositorySearchDepthIsBounded(t *testing.T) {
 		if len(p) > maxWalkPath+len(name)+64 {
 			t.Fatalf("the search went below the bound: a protected path of %d bytes", len(p))
 		}
+	}
+}
+
+// TestProtectedPathsOfMercurialAndJJRepositories: a Mercurial or jj
+// repository in the workspace (a .hg or .jj, or a link named .hg, which
+// Mercurial follows) is found, and the Workspace entries are protected at
+// its root (.hg/hgrc-not-shared, .jj/workspace-config.toml, .envrc …), as
+// at a git working tree's; nothing of a git directory is made of it. A
+// search that remembers the tree still finds them. Control: a plain
+// directory gets no entries.
+func TestProtectedPathsOfMercurialAndJJRepositories(t *testing.T) {
+	isolatedGit(t)
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "lib/.hg/requires"), "store\n")
+	writeFile(t, filepath.Join(ws, "tools/.jj/repo/store/type"), "git\n")
+	writeFile(t, filepath.Join(ws, "elsewhere/hgrc"), "")
+	if err := os.MkdirAll(filepath.Join(ws, "linked"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../elsewhere", filepath.Join(ws, "linked/.hg")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(ws, "plain/file.go"), "package x\n")
+
+	repos, err := Repositories(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := map[string]string{}
+	for _, r := range repos {
+		if r.Foreign != "" {
+			foreign[r.GitDir] = r.Foreign
+			if r.Worktree != filepath.Dir(r.GitDir) {
+				t.Errorf("%s: root %s, want its parent", r.GitDir, r.Worktree)
+			}
+		}
+	}
+	if want := map[string]string{filepath.Join(ws, "lib/.hg"): "hg", filepath.Join(ws, "tools/.jj"): "jj", filepath.Join(ws, "linked/.hg"): "hg"}; !reflect.DeepEqual(foreign, want) {
+		t.Fatalf("found %v, want %v", foreign, want)
+	}
+
+	got, err := ProtectedPaths(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"lib/.hg/hgrc", "lib/.hg/hgrc-not-shared", "lib/.hg/sharedpath", "lib/.envrc",
+		"tools/.jj/repo/config.toml", "tools/.jj/workspace-config.toml", "linked/.hg/hgrc",
+	} {
+		if !slices.Contains(got, filepath.Join(ws, want)) {
+			t.Errorf("missing %s", want)
+		}
+	}
+	for _, not := range []string{"plain/.envrc", "lib/.hg/config", "lib/.hg/hooks", "tools/.jj/hooks"} {
+		if slices.Contains(got, filepath.Join(ws, not)) {
+			t.Errorf("control: %s is protected", not)
+		}
+	}
+
+	// A search that remembers the tree lists lib/ again (it holds a
+	// .hg), so it finds what a fresh one does.
+	c := NewRepoCache()
+	c.racy = 0
+	for range 2 {
+		if _, err := c.Repositories(ws); err != nil {
+			t.Fatal(err)
+		}
+		nextTick()
+	}
+	cached, err := c.Repositories(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cached, repos) {
+		t.Fatalf("the remembering search found\n%+v\na fresh one\n%+v", cached, repos)
 	}
 }

@@ -21,8 +21,8 @@ import (
 // every directory (an open and an fstat), but lists only those whose
 // change time moved: adding, removing or renaming an entry sets it, and no
 // process can set it back. What the search reads in files (HEAD, .git
-// files, what modules/ holds) is never remembered: a directory with a .git
-// or a HEAD is listed, and looked at, every time.
+// files, what modules/ holds) is never remembered: a directory with a .git,
+// a HEAD, a .hg or a .jj is listed, and looked at, every time.
 //
 // Only directories on the file systems whose change times are kept by the
 // kernel that makes the change are remembered (ext2/3/4, XFS, Btrfs, F2FS,
@@ -80,7 +80,8 @@ var trustedCtime = map[int64]bool{
 type memoNode struct {
 	dev, ino uint64
 	ctime    unix.Timespec
-	// plain: nothing the search looks at is in it (no .git, no HEAD), and
+	// plain: nothing the search looks at is in it (no .git, no HEAD, no
+	// .hg, no .jj), and
 	// it had not changed within the racy window: names may be used
 	// instead of listing it.
 	plain bool

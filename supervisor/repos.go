@@ -44,7 +44,8 @@ func (s *Supervisor) sweepAll(spec jail.Spec, before map[string]protectedState, 
 // before the call is protected in place (its control files are in
 // spec.Protected), and one that the call created or changed is undone:
 //   - a new .git entry, and a new entry under modules/ or worktrees/, is
-//     moved out whole;
+//     moved out whole, and so is a new .hg or .jj (a Mercurial or jj
+//     repository: those obey its config, and run what it names);
 //   - a directory given the shape elsewhere loses the control files the
 //     call created or changed (HEAD, config, commondir, hooks …; objects/
 //     and refs/ when the call made them), which breaks the shape and
@@ -67,6 +68,14 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) [
 		case ".git":
 			known[p] = true // a .git file (or link) that was there before
 		}
+		// A .hg or .jj whose root was searched before the call: its
+		// Workspace entries (.hg/hgrc, .jj/workspace-config.toml) are
+		// listed. Every root's are, so one made at the workspace's root
+		// or a git working tree's counts as known too; the entries
+		// themselves are the protected-path sweep's there.
+		if d := filepath.Dir(p); filepath.Base(d) == ".hg" || filepath.Base(d) == ".jj" {
+			known[d] = true
+		}
 	}
 	// The grant's memory, when it has one: it searched the workspace
 	// just before the call, so only what changed since is listed again.
@@ -86,6 +95,14 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) [
 // found under root, and returns the paths it took out.
 func (s *Supervisor) undoRepository(r jail.Repository, known map[string]bool, start unix.Timespec, root string) []string {
 	switch {
+	case r.Foreign != "":
+		// A .hg or .jj (Mercurial and jj read their config in it and run
+		// what it names) where none was before: the call made a
+		// repository, taken out whole as a new .git is.
+		if !known[r.GitDir] && (changedSince(r.GitDir, start) || movedIn(r.GitDir, root, start)) {
+			return s.takeOut(r.GitDir)
+		}
+		return nil
 	case r.DotGit != "":
 		// A .git file or link. One that was listed stayed read-only
 		// during the call (the protected-path sweep restores a replaced

@@ -645,3 +645,45 @@ func userHome(t *testing.T) (home, bashrc string) {
 	mk(t, bashrc, "# the user's\n")
 	return home, bashrc
 }
+
+// TestSweepNewMercurialAndJJRepositories: a .hg or .jj a call made in the
+// workspace (Mercurial and jj obey the config in it and run the hooks and
+// tools it names, outside any jail) is taken out whole, as a new nested
+// .git is, and so is a link named .hg (Mercurial follows it). Controls:
+// a Mercurial repository that was there before the call stays, though
+// the call wrote in it (hg commit does), and so does a .hg made at the
+// workspace's root, whose hgrc files are the protected-path sweep's.
+func TestSweepNewMercurialAndJJRepositories(t *testing.T) {
+	ws, q, s := sweeper(t)
+	hook := "[hooks]\npre-status = touch /nonexistent/canary\n"
+	shape(t, filepath.Join(ws, ".git"), "[core]\n")
+	mk(t, filepath.Join(ws, "old/.hg/requires"), "store\n")
+	mk(t, filepath.Join(ws, "old/a.go"), "package a\n")
+	spec := writeGrant(t, ws)
+	start := startAfter(t, filepath.Join(q, "probe"))
+
+	// The call.
+	mk(t, filepath.Join(ws, "src/.hg/requires"), "store\n")
+	mk(t, filepath.Join(ws, "src/.hg/hgrc"), hook)
+	mk(t, filepath.Join(ws, "src/main.go"), "package main\n")
+	mk(t, filepath.Join(ws, "lib/.jj/repo/config.toml"), "[fix.tools.x]\ncommand = [\"touch\", \"/nonexistent/canary\"]\n")
+	mk(t, filepath.Join(ws, "parked/hgrc"), hook)
+	mk(t, filepath.Join(ws, "linked"), "/")
+	if err := os.Symlink("../parked", filepath.Join(ws, "linked/.hg")); err != nil {
+		t.Fatal(err)
+	}
+	mk(t, filepath.Join(ws, "old/.hg/dirstate"), "")
+	mk(t, filepath.Join(ws, ".hg/requires"), "store\n")
+
+	found := s.sweepNewRepositories(spec, start)
+	for _, gone := range []string{"src/.hg", "lib/.jj", "linked/.hg"} {
+		if _, err := os.Lstat(filepath.Join(ws, gone)); err == nil || !slices.Contains(found, filepath.Join(ws, gone)) {
+			t.Errorf("%s stayed in the workspace or was not reported: %v", gone, found)
+		}
+	}
+	for _, kept := range []string{"src/main.go", "old/.hg/requires", "old/.hg/dirstate", ".hg/requires", "parked/hgrc"} {
+		if _, err := os.Lstat(filepath.Join(ws, kept)); err != nil {
+			t.Errorf("control: %s was taken out: %v", kept, err)
+		}
+	}
+}
