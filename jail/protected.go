@@ -116,10 +116,25 @@ func Repositories(root string) ([]Repository, error) {
 	return (&repoWalk{shapes: map[string]bool{}}).run(root)
 }
 
+// Search is Repositories, also returning the directories below root it
+// could not open (their permissions deny brig: a repository in one is not
+// found). The search at a call's start may pass over them (nothing there
+// is granted that the kernel's permissions would not refuse brig too),
+// but the sweep after a writing call must not: a call can make a
+// directory of its own unlistable after planting a repository in it.
+func Search(root string) ([]Repository, []string, error) {
+	w := &repoWalk{shapes: map[string]bool{}}
+	out, err := w.run(root)
+	return out, w.unlisted, err
+}
+
 // repoWalk is one Repositories search.
 type repoWalk struct {
 	out    []Repository
 	shapes map[string]bool // directories found to have a repository's shape
+	// unlisted are the directories below the root it could not open
+	// (their permissions): passed over, see Search.
+	unlisted []string
 
 	// With a RepoCache (on a file system it trusts): what the last search
 	// remembered of the root, and what this one remembers; the file
@@ -415,6 +430,9 @@ func (w *repoWalk) descend(fd int, path, name string, old, parent *memoNode) *me
 	}
 	sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
+		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+			w.unlisted = append(w.unlisted, path)
+		}
 		return nil
 	}
 	n, _ := w.dir(sub, path, old, parent)

@@ -239,8 +239,15 @@ func NewRepoCache() *RepoCache {
 // Repositories is the package's Repositories, listing again only the
 // directories that changed since the last search of root.
 func (c *RepoCache) Repositories(root string) ([]Repository, error) {
+	out, _, err := c.Search(root)
+	return out, err
+}
+
+// Search is Repositories, also returning the directories below root the
+// search could not open (see the package function Search).
+func (c *RepoCache) Search(root string) ([]Repository, []string, error) {
 	if c == nil {
-		return Repositories(root)
+		return Search(root)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -278,13 +285,13 @@ func (c *RepoCache) Repositories(root string) ([]Repository, error) {
 		if c.watch != nil {
 			delete(c.watch.index, root)
 		}
-		return out, err
+		return out, w.unlisted, err
 	}
 	c.roots[root] = w.node
 	if c.watch != nil && w.index != nil {
 		c.watch.done(root)
 	}
-	return out, nil
+	return out, w.unlisted, nil
 }
 
 // Listed is how many directories the last search listed (the rest were

@@ -82,13 +82,56 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) [
 	cache := cmp.Or(spec.Repos, s.repos)
 	var found []string
 	for _, root := range writtenRoots(spec) {
-		repos, _ := cache.Repositories(root)
+		repos, unlisted, _ := cache.Search(root)
+		// A directory the search cannot open hides what is in it: a call
+		// planted a repository in src/x and ran chmod 111 src/x, and its
+		// hooks stayed for the user's next git or hg there (red team,
+		// 2026-12-03). Calls are refused while the workspace holds one
+		// (the hard-link check), so this call closed it: it is opened to
+		// its owner again and searched, nested ones in turn; one that
+		// cannot be opened is taken out whole.
+		for round := 0; len(unlisted) > 0; round++ {
+			opened := false
+			for _, d := range unlisted {
+				if round < maxReopenRounds && s.openToOwner(d) {
+					opened = true
+					found = append(found, d)
+				} else {
+					found = append(found, s.takeOut(d)...)
+				}
+			}
+			if !opened {
+				break
+			}
+			repos, unlisted, _ = cache.Search(root)
+		}
 		for _, r := range repos {
 			found = append(found, s.undoRepository(r, known, start, root)...)
 		}
 	}
 	slices.Sort(found)
 	return slices.Compact(found)
+}
+
+// maxReopenRounds bounds the searches after a call that closed directories
+// inside directories it closed: deeper ones are taken out whole.
+const maxReopenRounds = 16
+
+// openToOwner gives a directory the call closed to listing its owner's
+// read, write and search permission back (see sweepNewRepositories), reporting
+// whether that changed its permissions.
+func (s *Supervisor) openToOwner(p string) bool {
+	d, err := safefs.Open(p)
+	if err != nil {
+		s.log.Warn("a directory the call closed to listing could not be opened", "path", p, "err", err)
+		return false
+	}
+	defer d.Close()
+	changed, err := d.OpenToOwner()
+	if err != nil {
+		s.log.Warn("a directory the call closed to listing could not be opened to its owner", "path", p, "err", err)
+	}
+	return changed // already open to its owner: brig is not the owner, or something else denies it
 }
 
 // undoRepository undoes one git directory the call created or changed,
@@ -101,6 +144,16 @@ func (s *Supervisor) undoRepository(r jail.Repository, known map[string]bool, st
 		// repository, taken out whole as a new .git is.
 		if !known[r.GitDir] && (changedSince(r.GitDir, start) || movedIn(r.GitDir, root, start)) {
 			return s.takeOut(r.GitDir)
+		}
+		// A known one (a root's, where one is always listed) keeps its
+		// store, which jj writes; but a .jj/repo that is a file names the
+		// repository jj loads, config and all, elsewhere (a secondary
+		// workspace's): one the call wrote, or put where the directory
+		// was, is taken out (red team, 2026-12-03).
+		if repo := filepath.Join(r.GitDir, "repo"); r.Foreign == "jj" {
+			if fi, err := os.Lstat(repo); err == nil && !fi.IsDir() && changedSince(repo, start) {
+				return s.takeOut(repo)
+			}
 		}
 		return nil
 	case r.DotGit != "":

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/unprivtest"
 	"brig/jail"
 )
 
@@ -685,5 +687,128 @@ func TestSweepNewMercurialAndJJRepositories(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(ws, kept)); err != nil {
 			t.Errorf("control: %s was taken out: %v", kept, err)
 		}
+	}
+}
+
+// TestSweepLooksInClosedDirectories (red team, 2026-12-03): a call that
+// plants a repository in a directory and then closes the directory to
+// listing (chmod 111) hid it from the sweep, and its hooks stayed for the
+// user's next git or hg there. The sweep opens such a directory to its
+// owner again (nested ones in turn) and takes out what the call made in
+// it. Control: a closed directory holding nothing of the kind stays, open
+// to its owner, with its other permission bits as they were. Run as root
+// and, through TestSweepClosedDirectoriesUnprivileged, as uid 65534, where
+// the permissions hold against brig too.
+func TestSweepLooksInClosedDirectories(t *testing.T) {
+	ws, q, s := sweeper(t)
+	shape(t, filepath.Join(ws, ".git"), "[core]\n")
+	mk(t, filepath.Join(ws, "src/x/main.go"), "package x\n")
+	mk(t, filepath.Join(ws, "empty/README"), "hi\n")
+	spec := writeGrant(t, ws)
+	start := startAfter(t, filepath.Join(q, "probe"))
+
+	// The call.
+	hook := "[hooks]\npre-status = touch /nonexistent/canary\n"
+	mk(t, filepath.Join(ws, "src/x/.hg/hgrc"), hook)
+	shape(t, filepath.Join(ws, "lib/y/.git"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
+	mk(t, filepath.Join(ws, "deep/a/b/.hg/hgrc"), hook)
+	for _, d := range []string{"src/x", "lib/y", "deep/a/b", "deep/a", "empty"} {
+		if err := os.Chmod(filepath.Join(ws, d), 0o111); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	found := s.sweepNewRepositories(spec, start)
+	for _, d := range []string{"src/x", "lib/y", "deep/a/b", "deep/a", "empty"} {
+		if err := os.Chmod(filepath.Join(ws, d), 0o755); err != nil && !os.IsNotExist(err) {
+			t.Logf("chmod %s: %v", d, err)
+		}
+	}
+	for _, gone := range []string{"src/x/.hg", "lib/y/.git", "deep/a/b/.hg"} {
+		if _, err := os.Lstat(filepath.Join(ws, gone)); err == nil {
+			t.Errorf("%s stayed in the workspace (found: %v)", gone, found)
+		}
+	}
+	for _, kept := range []string{"src/x/main.go", "empty/README"} {
+		if _, err := os.Lstat(filepath.Join(ws, kept)); err != nil {
+			t.Errorf("control: %s was taken out: %v", kept, err)
+		}
+	}
+}
+
+// envReposUnpriv marks the re-executed unprivileged pass of
+// TestSweepLooksInClosedDirectories.
+const envReposUnpriv = "BRIG_REPOS_UNPRIV"
+
+// TestSweepClosedDirectoriesUnprivileged runs the closed-directory sweep
+// as uid/gid 65534, where a directory closed to listing is closed to the
+// supervisor too (root reads it anyway), and checks there that the closed
+// control was opened to its owner with its other bits kept.
+func TestSweepClosedDirectoriesUnprivileged(t *testing.T) {
+	if unprivtest.Active(envReposUnpriv) {
+		ws, q, s := sweeper(t)
+		mk(t, filepath.Join(ws, "empty/README"), "hi\n")
+		spec := writeGrant(t, ws)
+		start := startAfter(t, filepath.Join(q, "probe"))
+		if err := os.Chmod(filepath.Join(ws, "empty"), 0o151); err != nil {
+			t.Fatal(err)
+		}
+		s.sweepNewRepositories(spec, start)
+		fi, err := os.Stat(filepath.Join(ws, "empty"))
+		if err != nil || fi.Mode().Perm() != 0o751 {
+			t.Fatalf("the closed control: %v, %v; want it kept, mode 0751", fi, err)
+		}
+		return
+	}
+	out := unprivtest.Rerun(t, envReposUnpriv, "^TestSweep(LooksInClosedDirectories|ClosedDirectoriesUnprivileged)$")
+	if !bytes.Contains(out, []byte("--- PASS: TestSweepLooksInClosedDirectories")) || !bytes.Contains(out, []byte("--- PASS: TestSweepClosedDirectoriesUnprivileged")) {
+		t.Fatalf("the unprivileged pass did not run the sweep tests:\n%s", out)
+	}
+}
+
+// TestSweepJJRepoFileAtTheRoot (red team, 2026-12-03): a .jj at the
+// workspace's root counts as known, so only its listed entries were
+// protected; a .jj/repo written as a file names the repository jj loads,
+// config and all, elsewhere. One the call wrote, or put where the
+// directory was, is taken out. Controls: a .jj/repo file that was there
+// before the call (a secondary workspace's) stays, and so does the store
+// directory the call wrote in.
+func TestSweepJJRepoFileAtTheRoot(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		before func(ws string)
+		call   func(ws string)
+		kept   bool
+	}{
+		{"made by the call", func(string) {}, func(ws string) {
+			mk(t, filepath.Join(ws, "ev/repo/config.toml"), "[aliases]\n")
+			mk(t, filepath.Join(ws, ".jj/working_copy"), "/")
+			mk(t, filepath.Join(ws, ".jj/repo"), filepath.Join(ws, "ev/repo"))
+		}, false},
+		{"put where the store was", func(ws string) { mk(t, filepath.Join(ws, ".jj/repo/store/x"), "x") }, func(ws string) {
+			if err := os.Rename(filepath.Join(ws, ".jj/repo"), filepath.Join(ws, "old")); err != nil {
+				t.Fatal(err)
+			}
+			mk(t, filepath.Join(ws, ".jj/repo"), filepath.Join(ws, "old"))
+		}, false},
+		{"a secondary workspace's, from before", func(ws string) { mk(t, filepath.Join(ws, ".jj/repo"), "/elsewhere/.jj/repo") }, func(ws string) {
+			mk(t, filepath.Join(ws, ".jj/working_copy/checkout"), "x")
+		}, true},
+		{"the store written", func(ws string) { mk(t, filepath.Join(ws, ".jj/repo/store/x"), "x") }, func(ws string) {
+			mk(t, filepath.Join(ws, ".jj/repo/op_heads/y"), "y")
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws, q, s := sweeper(t)
+			c.before(ws)
+			spec := writeGrant(t, ws)
+			start := startAfter(t, filepath.Join(q, "probe"))
+			c.call(ws)
+			found := s.sweepNewRepositories(spec, start)
+			_, err := os.Lstat(filepath.Join(ws, ".jj/repo"))
+			if kept := err == nil; kept != c.kept {
+				t.Errorf(".jj/repo kept %v, want %v (found %v)", kept, c.kept, found)
+			}
+		})
 	}
 }

@@ -270,6 +270,25 @@ func (d *Dir) chmodIfNeeded(perm os.FileMode) error {
 	return d.chmod(perm)
 }
 
+// OpenToOwner gives d's owner read, write and search permission on it
+// (u+rwx), keeping its other bits, and reports whether that changed
+// anything: a directory a call closed is opened again so that what is in
+// it can be looked at, and what the call made there taken out.
+func (d *Dir) OpenToOwner() (bool, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd, &st); err != nil {
+		return false, &os.PathError{Op: "fstat", Path: d.path, Err: err}
+	}
+	if st.Mode&0o700 == 0o700 {
+		return false, nil
+	}
+	// Through the descriptor, as chmod, keeping setgid and sticky bits.
+	if err := unix.Fchmodat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", d.fd), st.Mode&0o7777|0o700, 0); err != nil {
+		return false, &os.PathError{Op: "chmod", Path: d.path, Err: err}
+	}
+	return true, nil
+}
+
 // maxRetries bounds the loops that race against a process that changes a
 // directory at the same time (a concurrent call of the same workspace).
 const maxRetries = 5
