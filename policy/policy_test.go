@@ -799,6 +799,7 @@ func TestWorkingDirectoryIsRead(t *testing.T) {
 		"go -C ../out test", "env -C ../out ls", "make -C ../out",
 		"cd src && cd ../../out && ls", "(cd ../out && ls)", "bash -c 'cd ../out && ls'",
 		"cd ../out && timeout 5 ls && cat deep/x",
+		"builtin cd ../out && ls", "command cd ../out && ls", "builtin pushd ../out && ls",
 	} {
 		v := p.Decide(bashCall(cmd))
 		dirs := 0
@@ -826,7 +827,7 @@ func TestWorkingDirectoryIsRead(t *testing.T) {
 	for _, cmd := range []string{
 		"cd src && go test ./...", "cd /tmp && ls", "git -C src log", "cd .. && cd ws && ls",
 		"cd src && cd .. && ls", "cd ../out", "cd " + ws + "/src && ls", "cd ~ && cd " + ws + " && ls",
-		"env -C src ls", "go -C src vet ./...",
+		"env -C src ls", "go -C src vet ./...", "builtin cd src && ls", "command cd src && go test ./...",
 	} {
 		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
 			t.Errorf("%s: %s — %s; want allow", cmd, v.Tier, v.Reason)

@@ -1211,6 +1211,12 @@ func (a *analyzer) heredocScript(cmd *Command, raw []*syntax.Redirect, c walkCtx
 
 // dirEffect is the directory after cmd ran (succ) and whatever happened.
 func (a *analyzer) dirEffect(cmd Command, d dirState) (succ, any dirState) {
+	// `builtin cd DIR` and `command cd DIR` are cd (red team, 2026-12-03:
+	// `builtin cd ../other && cat secret.txt` was judged in the
+	// workspace).
+	for len(cmd.Words) > 1 && (cmd.Words[0] == "builtin" || cmd.Words[0] == "command") && !cmd.Dynamic[0] && !cmd.Dynamic[1] && !strings.HasPrefix(cmd.Words[1], "-") {
+		cmd.Words, cmd.Dynamic, cmd.Glob = cmd.Words[1:], cmd.Dynamic[1:], cmd.Glob[1:]
+	}
 	name := cmd.Name()
 	if a.dirFuncs[name] {
 		u := dirState{unknown: true}
