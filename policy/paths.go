@@ -142,6 +142,12 @@ func resolvePath(given, dir, home string, callProc bool, onLink func(link string
 		}
 		next := filepath.Join(cur, c)
 		if callProc && within(next, "/proc") {
+			if upThroughProcLink(comps[i+1:]) {
+				// /proc/self/cwd/.. is the parent of a directory only the
+				// call knows; cleaned as text it read as a /proc file
+				// (red team, 2026-12-03).
+				return "", false, fmt.Errorf("resolve %q: it goes up (..) from inside /proc, where brig cannot tell what it leads to: name the path itself", given)
+			}
 			q := filepath.Join(append([]string{next}, comps[i+1:]...)...)
 			rest, ok := procRoot(q)
 			if !ok {
@@ -204,6 +210,25 @@ func linkFree(p string) bool {
 	}
 	unix.Close(fd)
 	return true
+}
+
+// upThroughProcLink reports whether the components after /proc go up
+// (..) from below one of its links to places outside it: a process's cwd,
+// root or exe, or an entry of its fd or map_files. (/proc/1/../self is
+// plain: /proc/1 is a directory of /proc.)
+func upThroughProcLink(comps []string) bool {
+	linked := false
+	for i, c := range comps {
+		switch {
+		case c == "..":
+			if linked {
+				return true
+			}
+		case c == "cwd" || c == "root" || c == "exe" || i > 0 && (comps[i-1] == "fd" || comps[i-1] == "map_files"):
+			linked = true
+		}
+	}
+	return false
 }
 
 // procRoot reads q, a clean path under a call's own /proc, for the one

@@ -390,7 +390,6 @@ func TestCallProcNotResolvedHere(t *testing.T) {
 		"ls -l /proc/1/exe":          "/proc/1/exe",
 		"cat /proc/999999999/status": "/proc/999999999/status",
 		"cat here/notes.txt":         "/proc/self/cwd/notes.txt",
-		"cat /proc/1/root/../cwd/x":  "/proc/1/cwd/x",
 		"cat src/../here/sub/x":      "/proc/self/cwd/sub/x",
 	} {
 		v := p.Decide(bashCall(cmd))
@@ -417,6 +416,13 @@ func TestCallProcNotResolvedHere(t *testing.T) {
 	}
 	if v := p.Decide(bashCall("cat /proc/self/root/etc/hostname")); v.Tier != Allow || v.Paths[0].Resolved != "/etc/hostname" {
 		t.Errorf("/proc/self/root/etc/hostname: %s — %s %+v; want allow as /etc/hostname", v.Tier, v.Reason, v.Paths)
+	}
+	// Up (..) from below one of /proc's links leads where only the call
+	// knows: cleaned as text, /proc/self/cwd/../x read as a /proc file.
+	for _, cmd := range []string{"cat /proc/self/cwd/../other/secret.txt", "cat /proc/1/root/../cwd/x", "ls /proc/self/fd/3/..", "cd /proc/thread-self/cwd/.. && ls"} {
+		if v := p.Decide(bashCall(cmd)); v.Tier != Deny || !strings.Contains(v.Reason, "goes up (..) from inside /proc") {
+			t.Errorf("%s: %s — %s; want deny, saying it goes up from inside /proc", cmd, v.Tier, v.Reason)
+		}
 	}
 	// A file tool's /proc/self through the workspace's link is still its own.
 	if v := p.Decide(readCall("here/notes.txt")); v.Tier != Deny || !strings.Contains(v.Reason, "run a command") {
