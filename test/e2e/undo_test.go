@@ -160,7 +160,11 @@ func TestUndoScenario(t *testing.T) {
 	if rec.Call.Args["command"] != mess || rec.Call.Decision.Mode != "auto" || !slices.Contains(rec.Call.Grant.Write, e.ws) || !strings.HasPrefix(rec.Call.Changes.Summary, "8 files changed") {
 		t.Fatalf("the first call's record: %+v", rec.Call)
 	}
-	if r = e.run(t, "log", "verify"); r.code != 0 || !strings.Contains(r.stdout, "intact: 6 records") || !strings.Contains(r.stdout, "checked against 2 heads kept elsewhere") {
+	// The -c without --mode went on in ask, not the saved auto: recorded.
+	if r = e.run(t, "log", "--kind", "mode"); !strings.Contains(r.stdout, "auto → ask") && !strings.Contains(r.stdout, "auto -> ask") {
+		t.Errorf("brig log --kind mode does not show the resume's auto to ask:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if r = e.run(t, "log", "verify"); r.code != 0 || !strings.Contains(r.stdout, "intact: 7 records") || !strings.Contains(r.stdout, "checked against 2 heads kept elsewhere") {
 		t.Fatalf("log verify: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	logPath := filepath.Join(e.home, ".local/state/brig/audit/audit.jsonl")
