@@ -104,6 +104,12 @@ func TestClipboardKeysInAChild(t *testing.T) {
 	if got := h.m.input.Value(); got != "hi" {
 		t.Errorf("the input holds %q after the clipboard keys, want \"hi\"", got)
 	}
+	// Said once: the next key clears it (it stayed for good).
+	h.typeText("!")
+	if h.m.status == noClipboard {
+		t.Errorf("the clipboard note stayed after the next key")
+	}
+	h.keys("backspace")
 	// A paste through the terminal still works.
 	h.send(tea.PasteMsg{Content: " there"})
 	if got := h.m.input.Value(); got != "hi there" {

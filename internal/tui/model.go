@@ -968,6 +968,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.ctrlCPressed()
 	}
 	defer func() { m.lastKey = m.now() }()
+	if m.status == noClipboard {
+		m.status = "" // said once, for the key that was pressed: it stayed for good (new user, 2026-12-03)
+	}
 	if m.approval != nil { // an approval comes first: the agent waits on it
 		return m.approvalKey(k)
 	}
