@@ -201,6 +201,7 @@ func OneLine(s string, n int) string {
 		}
 		return line[:n] + "…"
 	}
+	rest = trimMeta(rest)
 	if rest != "" {
 		if n := strings.Count(rest, "\n") + 1; n == 1 {
 			return line + " … (+1 line)"
@@ -209,6 +210,25 @@ func OneLine(s string, n int) string {
 		}
 	}
 	return line
+}
+
+// trimMeta is s without the lines brig adds at the end of a result for
+// the model alone (a file's "[hash …]", a subagent's "[subagent: …]"),
+// which are not more of what the preview leaves out: a five-line file
+// read showed "(+5 lines)" (new user, 2026-12-03).
+func trimMeta(s string) string {
+	for s != "" {
+		i := strings.LastIndexByte(s, '\n')
+		last := s[i+1:]
+		if !strings.HasSuffix(last, "]") || !strings.HasPrefix(last, "[hash ") && !strings.HasPrefix(last, "[subagent: ") {
+			return s
+		}
+		if i < 0 {
+			return ""
+		}
+		s = strings.TrimRight(s[:i], "\n")
+	}
+	return s
 }
 
 // Compacted saves a compaction. It is Config.Compacted.

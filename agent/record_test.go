@@ -58,3 +58,20 @@ func TestDisplayOfBrigsNote(t *testing.T) {
 		t.Errorf("display %+v", d)
 	}
 }
+
+// TestOneLineLeavesOutMeta: a preview's "(+N lines)" counts what the user
+// does not see of the result, not the lines brig adds for the model (a
+// file's hash, a subagent's figures).
+func TestOneLineLeavesOutMeta(t *testing.T) {
+	for in, want := range map[string]string{
+		"1\ta\n2\tb\n3\tc\n[hash 1234abcd]":                                              "1\ta … (+2 lines)",
+		"Created notes.md (14 bytes, 2 lines)\n[hash 1234abcd]":                          "Created notes.md (14 bytes, 2 lines)",
+		"The summary.\nSecond line.\n\n[subagent: 3 requests, 2 tool calls, 900 tokens]": "The summary. … (+1 line)",
+		"a\n[not brig's]":   "a … (+1 line)",
+		"a\nb\n[hash x]\nc": "a … (+3 lines)",
+	} {
+		if got := OneLine(in, 200); got != want {
+			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
