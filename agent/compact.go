@@ -114,7 +114,8 @@ func (a *Agent) needsCompaction() bool {
 // Compact shrinks the model-facing history now (`/compact`, `brig -p
 // --compact`): old tool results are truncated, then the older part is
 // summarised by the provider. It returns an error, and changes nothing,
-// when there is too little history to compact or the summary request fails.
+// when there is too little history to compact or the summary request
+// fails; old results cut with nothing left to summarise is a compaction.
 func (a *Agent) Compact(ctx context.Context) error {
 	return a.compact(ctx, "manual", true)
 }
@@ -123,6 +124,7 @@ func (a *Agent) compact(ctx context.Context, reason string, force bool) error {
 	if err := a.synced(); err != nil {
 		return err // the messages it counts must be on disk
 	}
+	truncated := false
 	if cut := a.truncateOld(); len(cut) > 0 {
 		if err := a.replace(ctx, len(cut), cut, "truncate"); err != nil {
 			return err
@@ -130,13 +132,20 @@ func (a *Agent) compact(ctx context.Context, reason string, force bool) error {
 		if !force && !a.needsCompaction() {
 			return nil
 		}
+		truncated = true
 	}
 	h := a.History()
 	k := a.splitPoint(h, force)
 	if k <= 0 {
+		if truncated {
+			return nil // the cut old results were the compaction: not "nothing to compact" (new user, 2026-12-03)
+		}
 		return fmt.Errorf("%w: the conversation is only its latest turn", ErrNothingToCompact)
 	}
 	if t := EstimateTokens(h[:k]); force && t < minCompactTokens {
+		if truncated {
+			return nil
+		}
 		// A summary is about this size itself: compacting would spend a
 		// request to grow the context (a new user's /compact of a short
 		// session went from about 3907 to 3929 tokens).

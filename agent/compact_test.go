@@ -225,3 +225,29 @@ func TestManualCompactSummarisesTheOlderTurns(t *testing.T) {
 		t.Error("the latest answer was not kept")
 	}
 }
+
+// TestCompactThatOnlyCutsOldResults (new user, 2026-12-03): /compact of a
+// session whose only large part was an old tool result cut that result,
+// then said "nothing to compact" although the context had shrunk. The
+// cut is the compaction: no error, no summary request, the result cut.
+func TestCompactThatOnlyCutsOldResults(t *testing.T) {
+	srv := startFake(t)
+	big := strings.Repeat("9\n", 8000)
+	h := []provider.Message{
+		{Role: provider.User, Content: userText("count")},
+		{Role: provider.Assistant, Content: []provider.Block{{Type: provider.BlockToolUse, ToolUse: &provider.ToolUse{ID: "t1", Name: "bash", Input: []byte(`{"command":"seq 8000"}`)}}}},
+		{Role: provider.User, Content: []provider.Block{{Type: provider.BlockToolResult, ToolResult: &provider.ToolResult{ToolUseID: "t1", Content: []provider.Block{provider.Text(big)}}}}},
+	}
+	for i := range 4 {
+		h = append(h, provider.Message{Role: provider.Assistant, Content: []provider.Block{provider.Text(fmt.Sprint("answer ", i))}},
+			provider.Message{Role: provider.User, Content: userText(fmt.Sprint("question ", i))})
+	}
+	a := New(Config{Client: wires(srv)["anthropic"], Model: provider.Model{ID: "claude-sonnet-4-5", ContextWindow: 200000}}, h)
+	before := a.ContextUsed()
+	if err := a.Compact(context.Background()); err != nil {
+		t.Fatalf("a compaction that cut an old result: %v", err)
+	}
+	if after := a.ContextUsed(); after >= before || len(srv.Requests()) != 0 {
+		t.Fatalf("context %d → %d, %d requests; want it smaller, no summary request", before, after, len(srv.Requests()))
+	}
+}
