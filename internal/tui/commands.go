@@ -553,8 +553,11 @@ func (m *Model) pickerKey(k string) tea.Cmd {
 func (m *Model) costText() string {
 	var b strings.Builder
 	b.WriteString(stBold.Render("cost") + "\n")
-	fmt.Fprintf(&b, "  this session   $%.4f\n", m.sessCost)
-	fmt.Fprintf(&b, "  since start    $%.4f · %s in (%s cached read, %s cache write) / %s out tokens\n", m.spent,
+	// Labelled by what each counts: after a /resume the session's total
+	// (its earlier runs too) was above "since start" with nothing saying
+	// why (new user, 2026-12-03).
+	fmt.Fprintf(&b, "  this session   $%.4f (all its runs, earlier ones included)\n", m.sessCost)
+	fmt.Fprintf(&b, "  since start    $%.4f (this brig, every session it opened) · %s in (%s cached read, %s cache write) / %s out tokens\n", m.spent,
 		tokens(m.usage.Input), tokens(m.usage.CacheRead), tokens(m.usage.CacheWrite), tokens(m.usage.Output))
 	if m.run != nil {
 		md := m.run.Model

@@ -1326,3 +1326,16 @@ func TestResumeAsksForNoWiderAMode(t *testing.T) {
 		t.Fatalf("--mode plan then the picker asked for %+v, want Mode plan", asked)
 	}
 }
+
+// TestCostSaysWhatEachTotalCounts (new user, 2026-12-03): after a
+// /resume the session's total, earlier runs included, was above "since
+// start" with nothing saying why.
+func TestCostSaysWhatEachTotalCounts(t *testing.T) {
+	h := newHarness(t, 120, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.m.sessCost, h.m.spent = 0.2471, 0.1504
+	got := ansi.Strip(h.m.costText())
+	if !strings.Contains(got, "this session   $0.2471 (all its runs, earlier ones included)") || !strings.Contains(got, "since start    $0.1504 (this brig, every session it opened)") {
+		t.Errorf("/cost:\n%s", got)
+	}
+}
