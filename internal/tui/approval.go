@@ -94,11 +94,11 @@ func (m *Model) approvalView(p *pending, room int) string {
 	}
 	target := m.targetLines(req, a, pv, w)
 	if p.rows == nil || p.rowsWidth != w { // highlighting is the costly part: once per width
-		rows := m.bodyRows(req, a, pv, w)
+		rows, lead := m.bodyRows(req, a, pv, w)
 		if tools.Name(req.Tool) != tools.Bash {
 			rows = capRows(rows) // a command is laid out whole: it is what is approved
 		}
-		p.rows, p.rowsWidth = rows, w
+		p.rows, p.lead, p.rowsWidth = rows, min(lead, max(len(rows)-1, 0)), w
 	}
 	body := p.rows
 	why := whyLines(req.Verdict, quotedReason(req.Verdict), w)
@@ -129,24 +129,30 @@ func (m *Model) approvalView(p *pending, room int) string {
 		why = cutRows(why, 1, w)
 		fixed = len(head) + len(target) + len(why) + len(grant) + len(answers) + len(tail)
 	}
+	lead := p.lead
+	if avail := max(room-fixed, 4); lead > 1 && !m.apState.expanded && len(body) > avail && lead >= avail-1-min(2, avail/4) {
+		// The context rows above a change would push it out of sight
+		// (a fold keeps the first rows, see fold): start one row above.
+		body, lead = body[lead-1:], 1
+	}
 	if fixed+min(len(body), max(room-fixed, 4)) > room {
 		// Too short for all of it: the answers in a word each, without
 		// "session" and "always", whose rules may be cut (rulesHidden).
 		short = true
 		answers = mkAnswers()
-		rows, seen := m.squeeze(head, target, body, why, grant, answers, tail, room, w)
+		rows, seen := m.squeeze(lead, head, target, body, why, grant, answers, tail, room, w)
 		if viewing && !m.apState.expanded {
 			// Laid out again with the answers of a closed view: as wide,
 			// so the rows are the same.
 			viewing = false
-			rows, seen = m.squeeze(head, target, body, why, grant, mkAnswers(), tail, room, w)
+			rows, seen = m.squeeze(lead, head, target, body, why, grant, mkAnswers(), tail, room, w)
 		}
 		if !seen {
 			// What would be approved is out of sight: the fewest answers,
 			// and if it is out of sight still, no approving.
-			rows, seen = m.squeeze(head, target, body, why, grant, packRows("  ", "  ", []string{stAccent.Render("1") + " once", stAccent.Render("4") + " deny"}, "  ", w), tail, room, w)
+			rows, seen = m.squeeze(lead, head, target, body, why, grant, packRows("  ", "  ", []string{stAccent.Render("1") + " once", stAccent.Render("4") + " deny"}, "  ", w), tail, room, w)
 			if !seen {
-				rows, _ = m.squeeze(head, target, body, why, grant, crampedAnswers(w), tail, room, w)
+				rows, _ = m.squeeze(lead, head, target, body, why, grant, crampedAnswers(w), tail, room, w)
 			}
 		}
 		p.cramped, p.rulesHidden = !seen, true
@@ -170,8 +176,10 @@ func (m *Model) approvalView(p *pending, room int) string {
 // rest of the question, why and the grant, each as far as it fits; what
 // rows are left show more of what runs. seen reports whether what would
 // be approved is in sight: all of the target and the first row of what
-// runs.
-func (m *Model) squeeze(head, target, body, why, grant, answers, tail []string, room, w int) (rows []string, seen bool) {
+// runs, or for a change to a file its first changed row (lead: a card at
+// 24x12 showed an edit's context rows alone, and 1 approved a change the
+// user never saw: new user, 2026-12-03).
+func (m *Model) squeeze(lead int, head, target, body, why, grant, answers, tail []string, room, w int) (rows []string, seen bool) {
 	whole := body
 	left := room
 	take := func(rows []string, n int) []string {
@@ -204,6 +212,7 @@ func (m *Model) squeeze(head, target, body, why, grant, answers, tail []string, 
 	seen = len(target) == targetAll // cutRows keeps them all, uncut, or says it cut
 	if len(whole) > 0 {
 		seen = seen && len(body) > 0 && (m.apState.expanded || body[0] == whole[0] || body[0] == ellipsis(whole[0], w))
+		seen = seen && (lead == 0 || m.apState.expanded || slices.Contains(body, whole[lead]))
 	}
 	return slices.Concat(question, rest, target, body, why, grant, answers, tail), seen
 }
@@ -405,20 +414,23 @@ func countLines(s string) int {
 // bodyRows is what runs, row by row at width w: the whole command, the
 // diff of an edit or an overwrite with line numbers, a new file's content,
 // or an MCP tool's arguments.
-func (m *Model) bodyRows(req agent.ApprovalRequest, a args, pv *preview, w int) []string {
+// lead is the row that must be in sight before the call may be approved
+// beside the first (see squeeze): a diff's first changed row, else 0.
+func (m *Model) bodyRows(req agent.ApprovalRequest, a args, pv *preview, w int) (rows []string, lead int) {
 	name := tools.Name(req.Tool)
 	switch {
 	case name == tools.Bash:
-		return commandRows(a.Command, w)
+		return commandRows(a.Command, w), 0
 	case pv.diff != nil && pv.diff.DiffTruncated:
 		// First, where no fold hides it: the rest of the change is not
 		// on the card.
-		warn := fmt.Sprintf("⚠ the diff is cut at %d KiB: the rest of this change (+%d −%d lines in all) is not shown; deny unless you expected a change this large", tools.MaxDiffMetaBytes>>10, pv.diff.Added, pv.diff.Removed)
-		return append(wrapLines(stWarn.Render(warn), w), m.diffRows(pv.given, pv.diff.Diff, w)...)
+		warn := wrapLines(stWarn.Render(fmt.Sprintf("⚠ the diff is cut at %d KiB: the rest of this change (+%d −%d lines in all) is not shown; deny unless you expected a change this large", tools.MaxDiffMetaBytes>>10, pv.diff.Added, pv.diff.Removed)), w)
+		diff, lead := m.diffRows(pv.given, pv.diff.Diff, w)
+		return append(warn, diff...), len(warn) + lead
 	case pv.diff != nil:
 		return m.diffRows(pv.given, pv.diff.Diff, w)
 	case name == tools.WriteFile:
-		return m.contentRows(a.Path, a.Content, w)
+		return m.contentRows(a.Path, a.Content, w), 0
 	case name == tools.EditFile || name == tools.MultiEdit:
 		// No diff (the file could not be read, or the edit would fail):
 		// what the model asked to replace, without line numbers.
@@ -437,7 +449,7 @@ func (m *Model) bodyRows(req agent.ApprovalRequest, a args, pv *preview, w int) 
 			rows = append(rows, m.changeRows(a.Path, e.OldString, '-', w)...)
 			rows = append(rows, m.changeRows(a.Path, e.NewString, '+', w)...)
 		}
-		return rows
+		return rows, 0
 	case strings.Contains(req.Tool, "__") || name == tools.UpdatePlan:
 		pretty := string(req.Args)
 		var b bytes.Buffer
@@ -448,9 +460,9 @@ func (m *Model) bodyRows(req agent.ApprovalRequest, a args, pv *preview, w int) 
 		for l := range strings.SplitSeq(pretty, "\n") {
 			rows = append(rows, wrapRows("    ", "    ", strict(l), w)...)
 		}
-		return rows
+		return rows, 0
 	}
-	return nil
+	return nil, 0
 }
 
 // commandRows shows a command line in full: each line of it (numbered when
@@ -527,8 +539,10 @@ func packRows(first, cont string, items []string, sep string, w int) []string {
 
 // diffRows shows a unified diff with old and new line numbers, the changed
 // lines on a red or green background, long lines wrapped.
-func (m *Model) diffRows(path, unified string, w int) []string {
-	var rows []string
+// diffRows lays out a unified diff; lead is the index of its first
+// changed row.
+func (m *Model) diffRows(path, unified string, w int) (rows []string, lead int) {
+	lead = -1
 	del := lipgloss.NewStyle().Background(colDelBg)
 	add := lipgloss.NewStyle().Background(colAddBg)
 	num := func(n int) string {
@@ -549,10 +563,13 @@ func (m *Model) diffRows(path, unified string, w int) []string {
 		case '+':
 			bg = add
 		}
+		if lead < 0 && (dl.op == '-' || dl.op == '+') {
+			lead = len(rows)
+		}
 		gutter := stDim.Render(num(dl.old)+" "+num(dl.new)) + " " + bg.Render(string(dl.op)+" ")
 		rows = append(rows, wrapRows(gutter, strings.Repeat(" ", 10)+bg.Render("↪ "), m.hl.line(path, code(dl.text), bg), w)...)
 	}
-	return rows
+	return rows, max(lead, 0)
 }
 
 // contentRows shows a new file's content, numbered, long lines wrapped.

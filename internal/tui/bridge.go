@@ -195,6 +195,9 @@ type pending struct {
 	// rows is the prompt's body laid out for rowsWidth columns.
 	rows      []string
 	rowsWidth int
+	// lead is the row of rows that must be in sight to approve (a
+	// diff's first changed row; bodyRows).
+	lead int
 	// cramped: the terminal is too small for the prompt to show what the
 	// call runs (or its target) beside the answers; approving is refused
 	// until it is larger, denying is not.

@@ -476,3 +476,43 @@ func TestApprovalTooShortForTheRules(t *testing.T) {
 		t.Fatalf("3 in a large terminal: %+v", got)
 	}
 }
+
+// TestApprovalOfAnEditShowsAChangedRow (new user, 2026-12-03): at 24x12
+// an edit's card showed its context rows alone, the change folded out of
+// sight, and 1 applied it. An edit is approved only with its first
+// changed row in sight; a taller window shows it and approves.
+func TestApprovalOfAnEditShowsAChangedRow(t *testing.T) {
+	approvedAt := 0
+	for height := 8; height <= 30; height++ {
+		h := newHarness(t, 24, colorprofile.NoTTY, oneMissing())
+		h.start(h.conn(policy.ModeAsk, nil))
+		writeWS(t, h.ws, "calc.py", "import os\nimport sys\n\n\ndef add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n")
+		h.send(tea.WindowSizeMsg{Width: 24, Height: height})
+		p := &pending{reply: make(chan agent.Approval, 1), req: agent.ApprovalRequest{
+			ToolUseID: "t3", Tool: "edit_file", Args: json.RawMessage(`{"path":"calc.py","old_string":"def add(a, b):\n    return a - b","new_string":"def add(a, b):\n    return a + b"}`),
+			Verdict: policy.Verdict{Tier: policy.Ask, Reason: "calc.py: writes inside the workspace", Always: []string{"Write(./calc.py)"}},
+			Grant:   &jail.Spec{Workspace: h.ws, Dir: h.ws, Paths: []jail.PathRule{{Path: h.ws + "/calc.py", Access: jail.Write}}, Limits: jail.Limits{Timeout: time.Minute}},
+		}}
+		h.send(approvalMsg{p})
+		h.pause()
+		rows := checkFits(t, h, 24, height)
+		h.keys("1")
+		changed := hasRow(rows, func(r string) bool { return strings.Contains(r, "- ") && strings.Contains(r, "return a") })
+		select {
+		case <-p.reply:
+			if !changed {
+				t.Fatalf("%d rows: approved with no changed row in sight:\n%s", height, strings.Join(rows, "\n"))
+			}
+			if approvedAt == 0 {
+				approvedAt = height
+			}
+		default:
+			if !strings.Contains(h.m.status, "enlarge it to approve") {
+				t.Errorf("%d rows: not approved, status %q", height, h.m.status)
+			}
+		}
+	}
+	if approvedAt == 0 {
+		t.Fatal("no height up to 30 rows approved the edit (the test would prove nothing)")
+	}
+}
