@@ -104,7 +104,7 @@ func (c Command) String() string { return strings.Join(c.Words, " ") }
 // Quoted is the command as the shell would need it written, for what the
 // user reads about it: a word with a blank, a quote or another character
 // the shell would take apart is quoted (`sed -i 's/a - b/a + b/' f`, not
-// `sed -i s/a - b/a + b/ f`: new user, 2026-12-04). A word with an
+// `sed -i s/a - b/a + b/ f`: new user, 2026-12-03). A word with an
 // expansion or a glob keeps its source text (in double quotes when it
 // holds a blank).
 func (c Command) Quoted() string {

@@ -442,7 +442,7 @@ func TestLongPipelineIsAskedNotAnalysed(t *testing.T) {
 
 // TestCommandQuoted: what the user reads about a command keeps the quotes
 // the shell needs (the --yes line showed `sed -i s/a - b/a + b/ calc.py`:
-// new user, 2026-12-04), and adds none where it needs none.
+// new user, 2026-12-03), and adds none where it needs none.
 func TestCommandQuoted(t *testing.T) {
 	for line, want := range map[string]string{
 		`sed -i 's/a - b/a + b/' calc.py`:   `sed -i 's/a - b/a + b/' calc.py`,

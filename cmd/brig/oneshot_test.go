@@ -206,7 +206,7 @@ func TestJSONOutputOfARunThatNeverStarted(t *testing.T) {
 	}
 }
 
-// TestInterruptedJSONSaysWhatStoppedIt (new user, 2026-12-04): a run a
+// TestInterruptedJSONSaysWhatStoppedIt (new user, 2026-12-03): a run a
 // signal stopped says so in --output json and stream-json as text mode
 // does, with the signal named, not the Go context's "context canceled".
 func TestInterruptedJSONSaysWhatStoppedIt(t *testing.T) {
@@ -262,7 +262,7 @@ func TestStopSignalStoppedBy(t *testing.T) {
 	}
 }
 
-// TestPromptFromStdin (new user, 2026-12-04): `echo "fix the bug" | brig
+// TestPromptFromStdin (new user, 2026-12-03): `echo "fix the bug" | brig
 // -p -` sends what was piped in as the prompt (it sent "-" and the input
 // wrapped as <stdin>); with stdin a terminal it says what to do; piped
 // input after a prompt ends at its own last newline, no blank line added.
@@ -292,7 +292,7 @@ func TestPromptFromStdin(t *testing.T) {
 	}
 }
 
-// TestContinueWithNoSession (new user, 2026-12-04): brig -c in a
+// TestContinueWithNoSession (new user, 2026-12-03): brig -c in a
 // workspace with no session says so once, and what to do ("no saved
 // session for /ws: no such session" said it twice, and no more).
 func TestContinueWithNoSession(t *testing.T) {

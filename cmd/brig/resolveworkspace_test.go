@@ -38,7 +38,7 @@ func TestResolveWorkspaceRefusesWhatRecordsCannotName(t *testing.T) {
 	}
 }
 
-// TestResolveWorkspaceThatDoesNotExist (new user, 2026-12-04): a
+// TestResolveWorkspaceThatDoesNotExist (new user, 2026-12-03): a
 // --workspace that does not exist is said as its neighbours say theirs,
 // with the fix, not as "lstat /nonexist: no such file or directory".
 func TestResolveWorkspaceThatDoesNotExist(t *testing.T) {

@@ -189,7 +189,7 @@ func commandGroup(cmd *cobra.Command) *cobra.Command {
 // suggestFlag adds "did you mean" to cobra's "unknown flag: --modle" when
 // a flag of the command is a typo away, and to every unknown flag where
 // the command's flags are listed (it said only "unknown flag:
-// --frobnicate": new user, 2026-12-04).
+// --frobnicate": new user, 2026-12-03).
 func suggestFlag(cmd *cobra.Command, err error) error {
 	if strings.HasPrefix(err.Error(), "unknown shorthand flag: ") {
 		return fmt.Errorf("%w (%s --help lists the flags)", err, cmd.CommandPath())

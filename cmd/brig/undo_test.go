@@ -179,7 +179,7 @@ func TestUndoAfterALaterSessionNamesTheOneWithChanges(t *testing.T) {
 	}
 	// --to a call the session does not have names the session it looked
 	// in ("no call 99 in this session" did not say which: new user,
-	// 2026-12-04).
+	// 2026-12-03).
 	for _, dry := range []bool{true, false} {
 		err = runUndo(ctx, &undoOptions{procEnv: pe, To: "99", DryRun: dry})
 		if want := "no call 99 in session " + later.ID() + " (it has 1 checkpointed call; brig changes " + later.ID() + " lists them)"; err == nil || err.Error() != want {

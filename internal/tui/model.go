@@ -63,7 +63,7 @@ type Summary struct {
 
 // String is the exit line. Failed turns are said: "2 turns" for one that
 // was answered and one that failed read as two answers (new user,
-// 2026-12-04).
+// 2026-12-03).
 func (s Summary) String() string {
 	turns := fmt.Sprintf("%d turn%s", s.Turns, plural(s.Turns))
 	if s.Failed > 0 {

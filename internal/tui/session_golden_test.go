@@ -207,7 +207,7 @@ func TestFailedTurnRetriesOnEnter(t *testing.T) {
 		t.Error("Enter on an empty input started a turn with nothing to retry")
 	}
 	// The exit line counts the failed turn as failed ("2 turns" read as
-	// two answers: new user, 2026-12-04).
+	// two answers: new user, 2026-12-03).
 	if got := h.m.summary().String(); !strings.HasPrefix(got, "brig: 2 turns (1 failed) · ") {
 		t.Errorf("the exit line: %s", got)
 	}
