@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -380,7 +381,17 @@ func ruleReach(r policy.Rule, pl policy.Places) string {
 		if strings.HasPrefix(r.Pattern, "domain:*.") {
 			return "⚠ every host under this domain, from any command and web_fetch"
 		}
-		return "this host, from any command and web_fetch"
+		// A name given exactly may reach loopback and private addresses,
+		// on every port: a repository's Net(domain:127.0.0.1) showed as
+		// "this host" and let a call read a local service (new user,
+		// 2026-12-03).
+		name := strings.TrimPrefix(r.Pattern, "domain:")
+		if ip := net.ParseIP(strings.Trim(name, "[]")); ip != nil && ip.IsLoopback() || strings.EqualFold(name, "localhost") || strings.HasSuffix(strings.ToLower(name), ".localhost") {
+			return "⚠ this machine's own services (loopback), every port, from any command and web_fetch"
+		} else if ip != nil && (ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified()) {
+			return "⚠ an address of your private network, every port, from any command and web_fetch"
+		}
+		return "⚠ this host, every port, and the loopback or private addresses its name may resolve to, from any command and web_fetch"
 	case policy.ScopeMcp:
 		if r.Pattern == "" {
 			return "⚠ every MCP tool"

@@ -220,3 +220,32 @@ func TestTrustShowsTheLimitsItRaises(t *testing.T) {
 		t.Errorf("the ignored raises: %q", repo.Ignored)
 	}
 }
+
+// TestTrustWarnsOfExactHosts (new user, 2026-12-03): a repository's
+// Net(domain:127.0.0.1) showed as "this host", and once trusted a call
+// read a service on the user's loopback. A host named exactly may reach
+// loopback and private addresses on every port: each is marked ⚠, saying
+// which.
+func TestTrustWarnsOfExactHosts(t *testing.T) {
+	pe, out, ws := policyFixture(t)
+	cfg := "[permissions]\nallow = [\"Net(domain:127.0.0.1)\", \"Net(domain:localhost)\", \"Net(domain:10.0.0.5)\", \"Net(domain:pkg.go.dev)\"]\n"
+	if err := os.WriteFile(ws+"/.brig/config.toml", []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runTrust(context.Background(), &trustOptions{procEnv: pe}); err == nil {
+		t.Fatal("brig trust without a terminal or --yes trusted the file")
+	}
+	for _, want := range []string{
+		"Net(domain:127.0.0.1)", "Net(domain:localhost)",
+		"⚠ this machine's own services (loopback), every port",
+		"⚠ an address of your private network, every port",
+		"⚠ this host, every port, and the loopback or private addresses its name may resolve to",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("brig trust output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out.String(), "⚠ this machine's own services") != 2 {
+		t.Errorf("127.0.0.1 and localhost are not both marked as loopback:\n%s", out)
+	}
+}
