@@ -26,6 +26,16 @@ func TestNetRuleParsing(t *testing.T) {
 			t.Errorf("%s parsed", bad)
 		}
 	}
+	// A port or a URL says what to write instead.
+	for bad, want := range map[string]string{
+		"Net(domain:pkg.go.dev:443)":       "has a port: give the host alone (domain:pkg.go.dev); a Net rule covers every port",
+		"Net(domain:https://pkg.go.dev/x)": "is a URL: give its host alone (domain:pkg.go.dev)",
+		"WebFetch(domain:http://go.dev)":   "is a URL: give its host alone (domain:go.dev)",
+	} {
+		if _, err := ParseRule(bad, Source{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want %q", bad, err, want)
+		}
+	}
 }
 
 func TestNetRuleMatching(t *testing.T) {

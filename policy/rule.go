@@ -25,6 +25,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"path"
 	"path/filepath"
@@ -405,6 +406,18 @@ func ruleHost(h string) (string, error) {
 	}
 	if a, err := netip.ParseAddr(h); err == nil && a.Is4() {
 		return a.String(), nil
+	}
+	// A URL or a port where a host goes: say what to write (new user,
+	// 2026-12-03: "pkg.go.dev:443" was only "not a host name").
+	if rest, ok := strings.CutPrefix(h, "https://"); ok || strings.HasPrefix(h, "http://") {
+		if !ok {
+			rest = strings.TrimPrefix(h, "http://")
+		}
+		host, _, _ := strings.Cut(rest, "/")
+		return "", fmt.Errorf("%q is a URL: give its host alone (domain:%s); a Net rule covers every port and path", h, host)
+	}
+	if host, port, err := net.SplitHostPort(h); err == nil && port != "" {
+		return "", fmt.Errorf("%q has a port: give the host alone (domain:%s); a Net rule covers every port", h, host)
 	}
 	name := strings.TrimPrefix(h, "*.")
 	if name == "" || strings.Contains(name, "*") {
