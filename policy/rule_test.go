@@ -27,7 +27,7 @@ func TestParseRuleErrors(t *testing.T) {
 		{"Read(~bob/x)", "only ~/"},
 		{"Read([)", "bad glob"},
 		{"WebFetch(go.dev)", "domain:"},
-		{"WebFetch(domain:https://go.dev/)", "host name"},
+		{"WebFetch(domain:https://go.dev/)", "is a URL: give its host alone (domain:go.dev)"},
 		{"WebFetch(domain:a.*.com)", "host name"},
 		{"Mcp(github)", "SERVER__TOOL"},
 		{"read(x)", "unknown scope"},
