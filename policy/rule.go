@@ -197,7 +197,42 @@ func parseBash(r Rule, fail func(string, ...any) (Rule, error)) (Rule, error) {
 	if len(r.words) == 0 {
 		return fail("no command")
 	}
+	if why := neverMatches(r.words); why != "" {
+		return fail("%s", why)
+	}
 	return r, nil
+}
+
+// neverMatches says why a Bash rule's words can match no command, or "":
+// a rule is compared with one simple command's words after the shell
+// analysis took out operators, assignments, redirections and quoting, so
+// Bash(make | tee log) or Bash(FOO=1 make) was accepted and never matched
+// (new user, 2026-12-03).
+func neverMatches(words []string) string {
+	for i, w := range words {
+		switch {
+		case w == ";" && i > 0 && words[i-1] == "{}":
+			// find -exec CMD {} ; ends its command with the word ";".
+		case w == "&&" || w == "||" || w == "|" || w == "|&" || w == ";" || w == "&" || strings.HasSuffix(w, ";") || strings.HasSuffix(w, "&&"):
+			return fmt.Sprintf("%q joins commands, and a rule matches one simple command: write a rule for each command of the line", w)
+		case strings.Contains(w, "$(") || strings.Contains(w, "`"):
+			return fmt.Sprintf("%q holds a command substitution, which asks whatever the rules say: leave it out", w)
+		case strings.ContainsAny(w, `"'`):
+			return fmt.Sprintf("%q has quotes, and a rule is compared with the words after the shell took the quoting out: write it without them", w)
+		case redirection(w):
+			return fmt.Sprintf("%q is a redirection, which is not one of a command's words (the files it writes are decided on their own): leave it out", w)
+		case i == 0 && isAssignWord(w):
+			return fmt.Sprintf("%q is an assignment, which is not one of a command's words (a variable it exports is decided on its own, see Shell analysis in the README): leave it out", w)
+		}
+	}
+	return ""
+}
+
+// redirection reports whether a rule's word is a shell redirection
+// (>, >>, 2>&1, <file, &>log …).
+func redirection(w string) bool {
+	w = strings.TrimLeft(w, "0123456789&")
+	return strings.HasPrefix(w, ">") || strings.HasPrefix(w, "<")
 }
 
 // MatchCommand reports whether a Bash rule matches a simple command given as

@@ -31,6 +31,15 @@ func TestParseRuleErrors(t *testing.T) {
 		{"WebFetch(domain:a.*.com)", "host name"},
 		{"Mcp(github)", "SERVER__TOOL"},
 		{"read(x)", "unknown scope"},
+		// Rules that could match no simple command (new user, 2026-12-03).
+		{"Bash(cd src && make)", `"&&" joins commands`},
+		{"Bash(make | tee log)", `"|" joins commands`},
+		{"Bash(cd src; make)", `"src;" joins commands`},
+		{"Bash(FOO=1 make)", `"FOO=1" is an assignment`},
+		{"Bash(make 2>&1)", `"2>&1" is a redirection`},
+		{"Bash(go test > out.txt:*)", `">" is a redirection`},
+		{"Bash(grep 'TODO':*)", `"'TODO'" has quotes`},
+		{"Bash(echo $(date))", "command substitution"},
 	} {
 		_, err := ParseRule(tc.text, Source{File: "/home/u/.config/brig/config.toml", Line: 7})
 		var re *RuleError
@@ -210,6 +219,19 @@ func TestGlobMatchManyDoubleStars(t *testing.T) {
 	} {
 		if got := globMatch(split(tc.pat), split(tc.path)); got != tc.want {
 			t.Errorf("%s against %s: %v, want %v", tc.pat, tc.path, got, tc.want)
+		}
+	}
+}
+
+// TestBashRulesThatMatch: the check for rules no command can match leaves
+// the usual ones alone (controls for TestParseRuleErrors's cases).
+func TestBashRulesThatMatch(t *testing.T) {
+	for _, ok := range []string{
+		"Bash(make)", "Bash(go test:*)", "Bash(git log --format=%H)", "Bash(find . -name x -exec rm {} ;)",
+		"Bash(npm run build:*)", "Bash(env FOO=1 make)", "Bash(sort -k2,2)", "Bash(python3 -m pytest:*)",
+	} {
+		if _, err := ParseRule(ok, Source{}); err != nil {
+			t.Errorf("%s: %v", ok, err)
 		}
 	}
 }
