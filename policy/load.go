@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"brig/internal/pin"
@@ -94,6 +95,33 @@ type Loaded struct {
 // cannot be read or parsed is an error: the program must not start with a
 // half-read policy.
 func Load(f Files) (Loaded, error) {
+	out, err := load(f)
+	if err == nil {
+		out.Warnings = append(out.Warnings, deadRules(out.Rules)...)
+	}
+	return out, err
+}
+
+// deadRules warns of an allow rule that is also a deny or ask rule: the
+// stricter one always wins, so the allow never applies (a new user's
+// Bash(git commit:*) in both lists went unremarked, 2026-12-03).
+func deadRules(rs RuleSet) []Warning {
+	var out []Warning
+	for _, a := range rs.Allow {
+		for _, o := range []struct {
+			tier  string
+			rules []Rule
+		}{{"a deny", rs.Deny}, {"an ask", rs.Ask}} {
+			if i := slices.IndexFunc(o.rules, func(r Rule) bool { return r.String() == a.String() }); i >= 0 {
+				out = append(out, Warning{Source: a.Source, Msg: fmt.Sprintf("allow %s is also %s rule (%s), which wins: the allow never applies; remove one of them", a, o.tier, o.rules[i].Source)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func load(f Files) (Loaded, error) {
 	out := Loaded{Files: f}
 	for _, l := range []struct{ kind, file string }{{"global", f.Global}, {"workspace", f.User}} {
 		c, sum, w, err := loadConfig(l.file, true)

@@ -243,3 +243,33 @@ func TestLoadRefusesFilesOthersCanWrite(t *testing.T) {
 		t.Errorf("a world-writable repository config refused: %v", err)
 	}
 }
+
+// TestDeadAllowRulesAreWarned (new user, 2026-12-03): an allow rule that
+// is also a deny or ask rule never applies (the stricter wins); it is
+// warned of with both places. Control: different rules are not.
+func TestDeadAllowRulesAreWarned(t *testing.T) {
+	root := t.TempDir()
+	f := FilesFor(filepath.Join(root, "config", "brig"), filepath.Join(root, "ws"))
+	writeFile(t, f.Global, "[permissions]\nallow = [\"Bash(git commit:*)\", \"Bash(make)\", \"Bash(go test:*)\"]\ndeny = [\"Bash(git commit:*)\"]\n")
+	writeFile(t, f.User, "[permissions]\nask = [\"Bash(make)\"]\n")
+	l, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range l.Warnings {
+		got = append(got, w.String())
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{
+		f.Global + ":2: allow Bash(git commit:*) is also a deny rule (" + f.Global + ":3), which wins: the allow never applies",
+		f.Global + ":2: allow Bash(make) is also an ask rule (" + f.User + ":2), which wins",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "go test") || len(got) != 2 {
+		t.Errorf("warnings: %q; want the two dead rules alone", got)
+	}
+}
