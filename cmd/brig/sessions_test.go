@@ -180,3 +180,46 @@ func TestSessionsRm(t *testing.T) {
 		t.Fatalf("rm of a bad id = %v", err)
 	}
 }
+
+// TestSessionsRmKeepsWhatUndoCouldPutBack (new user, 2026-12-03): brig
+// sessions rm took away the undo of the session's calls without a word.
+// A session with a call undo would still put back is kept unless --force,
+// and the refusal says how to undo first; a session with none goes.
+func TestSessionsRmKeepsWhatUndoCouldPutBack(t *testing.T) {
+	pe, out, _, _, mine, other := sessionsFixture(t)
+	ctx := context.Background()
+	ws := strings.TrimSuffix(pe.Cwd, "/sub")
+	store, _, err := openUndo(dirsFor(pe).State, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := store.Before(ctx, mine.ID(), "toolu_1", "bash", []string{ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ws+"/made.txt", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.After(ctx); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+
+	err = runSessionsRm(ctx, &sessionsRmOptions{ID: mine.ID(), procEnv: pe})
+	if err == nil || !strings.Contains(err.Error(), "has 1 call brig undo can still put back") || !strings.Contains(err.Error(), "brig undo --session "+mine.ID()+" first, or brig sessions rm --force") {
+		t.Fatalf("rm of a session with an undoable call: %v", err)
+	}
+	if _, err := os.Stat(sessionStore(pe).Path(mine.ID())); err != nil {
+		t.Fatalf("the refused rm removed the session: %v", err)
+	}
+	if err := runSessionsRm(ctx, &sessionsRmOptions{ID: mine.ID(), Force: true, procEnv: pe}); err != nil {
+		t.Fatalf("rm --force: %v", err)
+	}
+	if !strings.Contains(out.String(), "removed session "+mine.ID()+" (workspace "+ws+")") {
+		t.Errorf("rm said %q", out)
+	}
+	// Control: a session with no call to undo goes at once.
+	if err := runSessionsRm(ctx, &sessionsRmOptions{ID: other.ID(), procEnv: pe}); err != nil {
+		t.Errorf("rm of a session with nothing to undo: %v", err)
+	}
+}

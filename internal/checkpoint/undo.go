@@ -143,6 +143,9 @@ func (s *Store) Undoable(except string) ([]Undoable, error) {
 	return out, nil
 }
 
+// CanUndo reports whether brig undo would put back what c changed.
+func (c Call) CanUndo() bool { return undoable(c) }
+
 // undoable reports whether an undo would put back what c changed: it is
 // not undone, and changed something (or brig never saw it end).
 func undoable(c Call) bool { return !c.Undone && (c.Changes == nil || !c.Changes.Empty()) }
