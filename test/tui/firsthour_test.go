@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -33,16 +34,27 @@ func TestConfigErrorAndMissingKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm.typeLine("/model claude-sonnet-4-5")
-	tm.waitFor(15*time.Second, "claude-sonnet-4-5 · ctx")
+	// The message sent while brig could not start is back in the input,
+	// unsent: Enter sends it.
+	tm.waitFor(15*time.Second, "claude-sonnet-4-5 · ctx", "your message is back in the input")
+	tm.keys("Enter")
+	tm.waitFor(15*time.Second, "started after the fix")
+	if got := tm.request(0); !strings.Contains(flat(fmtJSON(got)), "hello") {
+		t.Errorf("the first request does not carry the message typed before the start: %v", got)
+	}
 	tm.typeLine("/model gpt-5")
 	want := flat("/model: gpt-5: no OPENAI_API_KEY: set it or add it to " + tm.home + "/.config/brig/credentials.toml")
 	s = tm.waitUntil(10*time.Second, "the missing key's fix", func(s string) bool { return strings.Contains(flat(s), want) })
 	if strings.Contains(s, "--base-url") || strings.Contains(s, "--model") {
 		t.Errorf("a command-line flag as the fix:\n%s", s)
 	}
-	tm.typeLine("hello again")
-	tm.waitFor(15*time.Second, "started after the fix")
 	tm.quit()
+}
+
+// fmtJSON is v as JSON, for a substring check of a recorded request.
+func fmtJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // flat is s without its white space: a long path wrapped across rows
