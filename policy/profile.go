@@ -453,10 +453,13 @@ func (p Profile) Outside() (Outside, error) {
 		}
 	}
 	for _, r := range p.Read {
-		reasons[r] = "granted by you (--read or [sandbox] read)"
+		// Said by where it can come from: a trusted repository's config
+		// as well as the user's own, and a flag (new user, 2026-12-03:
+		// a repository's write showed as "granted by you (--write …)").
+		reasons[r] = "granted by [sandbox] read (your config, or a repository config you trusted) or by --add-dir DIR:ro (brig sandbox: --read)"
 	}
 	for _, w := range p.Write {
-		reasons[w] = "granted by you (--write or [sandbox] write)"
+		reasons[w] = "granted by [sandbox] write (your config, or a repository config you trusted) or by --add-dir (brig sandbox: --write)"
 	}
 	for _, r := range spec.Paths {
 		if within(r.Path, p.Workspace) || r.Path == "/tmp" || r.Path == "/dev/shm" || within(r.Path, "/proc") || r.Path == p.CallTmp {
