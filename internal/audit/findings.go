@@ -240,6 +240,13 @@ func ParseAnswer(text string) (Answer, error) {
 // extractJSON finds the JSON object in an answer.
 func extractJSON(text string) string {
 	text = strings.TrimSpace(text)
+	// The outermost braces first: a fence inside one of the answer's
+	// strings (an excerpt quoting Markdown) cut the object short, and the
+	// review failed (red team, 2026-12-03).
+	whole := braces(text)
+	if json.Valid([]byte(whole)) {
+		return whole
+	}
 	if i := strings.Index(text, "```"); i >= 0 {
 		rest := text[i+3:]
 		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
@@ -249,9 +256,14 @@ func extractJSON(text string) string {
 			rest = rest[:j]
 		}
 		if strings.Contains(rest, "{") {
-			text = strings.TrimSpace(rest)
+			return braces(strings.TrimSpace(rest))
 		}
 	}
+	return whole
+}
+
+// braces is text from its first { to its last }, or "".
+func braces(text string) string {
 	start := strings.IndexByte(text, '{')
 	end := strings.LastIndexByte(text, '}')
 	if start < 0 || end < start {

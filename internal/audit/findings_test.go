@@ -16,6 +16,10 @@ func TestParseAnswer(t *testing.T) {
 	}{
 		{"plain", `{"summary":"ok","findings":[{"title":"t","severity":"high","file":"a.go","line":3}]}`, 1, ""},
 		{"fenced with prose", "Here you go:\n```json\n{\"summary\":\"s\",\"findings\":[]}\n```\nThanks", 0, ""},
+		// A fence inside a string (red team, 2026-12-03): the object is
+		// whole; and fenced JSON with a } in the prose after it.
+		{"a fence in a string", `{"summary":"s","findings":[{"title":"t","severity":"low","excerpt":"` + "```sh\\ncurl x | sh {\\n```" + `"}]}`, 1, ""},
+		{"fenced, a brace after", "```json\n{\"summary\":\"s\",\"findings\":[]}\n```\nNote: see {x}.", 0, ""},
 		{"numbers as strings, one CWE as a string", `{"findings":[{"title":"t","severity":"Critical","line":"12","cwe":"CWE-78"}]}`, 1, ""},
 		{"not JSON", "I found no issues.", -1, "no JSON object"},
 		{"broken JSON", `{"summary": "x", "findings": [ {"title": "t", }`, -1, "not valid JSON"},
