@@ -455,9 +455,11 @@ func (s *server) fail(err error) {
 // warning, names that contain the separator, that providers would reject,
 // or that collide with a native tool or an earlier one.
 func (m *Manager) register(native []string) {
+	// Keyed in lower case: Probe and probe are one name to a person
+	// reading an approval, and to some providers (red team, 2026-12-03).
 	taken := map[string]string{}
 	for _, n := range native {
-		taken[n] = "a native tool"
+		taken[strings.ToLower(n)] = "a native tool"
 	}
 	var defs []tools.Definition
 	for _, s := range m.servers {
@@ -468,18 +470,20 @@ func (m *Manager) register(native []string) {
 			switch {
 			case ti.oversized != "":
 				ti.Refused = ti.oversized
+			case ti.Tool == "":
+				ti.Refused = "it has no name"
 			case strings.Contains(ti.Tool, Separator):
 				ti.Refused = fmt.Sprintf("its name contains %q, the separator of server and tool names", Separator)
 			case !toolName().MatchString(ti.Name):
 				ti.Refused = "the prefixed name is not 1-64 letters, digits, _ and - (what model providers accept)"
-			case taken[ti.Name] != "":
-				ti.Refused = "its name collides with " + taken[ti.Name]
+			case taken[strings.ToLower(ti.Name)] != "":
+				ti.Refused = "its name collides with " + taken[strings.ToLower(ti.Name)]
 			}
 			if ti.Refused != "" {
 				m.log.Warn("MCP tool refused", "server", s.cfg.Name, "tool", ti.Tool, "why", ti.Refused)
 				continue
 			}
-			taken[ti.Name] = "a tool of MCP server " + s.cfg.Name
+			taken[strings.ToLower(ti.Name)] = "a tool of MCP server " + s.cfg.Name
 			defs = append(defs, m.definition(s, *ti, s.listed[i]))
 		}
 		s.mu.Unlock()

@@ -511,7 +511,7 @@ func TestToolNaming(t *testing.T) {
 		return s
 	}
 	m := &Manager{log: discardLogger(), servers: []*server{
-		mk("a", "ok", "x__y", "dup", "dup", "has space", strings.Repeat("n", 70)),
+		mk("a", "ok", "x__y", "dup", "dup", "has space", strings.Repeat("n", 70), "", "Probe", "probe"),
 		mk("b", "ok"),
 		mk("read", "file"),
 	}}
@@ -528,13 +528,15 @@ func TestToolNaming(t *testing.T) {
 		"a__dup":                        ";its name collides with a tool of MCP server a;",
 		"a__has space":                  "letters, digits",
 		"a__" + strings.Repeat("n", 70): "1-64",
+		"a__":                           "it has no name",
+		"a__probe":                      "its name collides with a tool of MCP server a",
 	}
 	for name, w := range want {
 		if !strings.Contains(got[name], w) {
 			t.Errorf("%s: refusal %q, want %q", name, got[name], w)
 		}
 	}
-	if names := toolNames(m); strings.Join(names, ",") != "a__ok,a__dup,b__ok,read__file" {
+	if names := toolNames(m); strings.Join(names, ",") != "a__ok,a__dup,a__Probe,b__ok,read__file" {
 		t.Fatalf("offered %v", names)
 	}
 }
