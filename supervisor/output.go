@@ -18,6 +18,8 @@ type cappedStream struct {
 	// also receives every byte, past the cap too (nil: none).
 	also   *transcript
 	stderr bool
+	// quiet: the note that the cap cut the stream is not written into it.
+	quiet bool
 
 	mu        sync.Mutex
 	buf       bytes.Buffer
@@ -55,7 +57,7 @@ func (c *cappedStream) write(p []byte) {
 	}
 	c.n += int64(len(p))
 	c.emit(p)
-	if c.truncated {
+	if c.truncated && !c.quiet {
 		c.emit(fmt.Appendf(nil, "\n[brig: %s truncated after %d bytes; the rest was discarded]\n", c.name, c.limit))
 	}
 }

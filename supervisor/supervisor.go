@@ -508,7 +508,12 @@ func (s *Supervisor) LandlockABI() int { return s.landlockABI }
 // (what a model is shown of a command).
 type IO struct {
 	Stdout, Stderr io.Writer
-	Keep           Keep
+	// CapApart leaves the note that an output cap cut a stream out of the
+	// stream itself (the result's StdoutTruncated and StderrTruncated say
+	// it): brig sandbox's stdout is the user's data, and the note in it
+	// corrupted a file piped through (new user, 2026-12-03).
+	CapApart bool
+	Keep     Keep
 	// Net decides each connection of a call whose Spec has Network (the
 	// egress proxy holds the connection meanwhile); nil refuses them all.
 	Net egress.Decider
@@ -643,6 +648,7 @@ func (s *Supervisor) run(ctx context.Context, spec jail.Spec, inv jail.Invocatio
 	stdout := newCappedStream("stdout", stdio.Stdout, spec.Limits.OutputBytes)
 	stderr := newCappedStream("stderr", stdio.Stderr, spec.Limits.OutputBytes)
 	stdout.also, stderr.also, stderr.stderr = tr, tr, true
+	stdout.quiet, stderr.quiet = stdio.CapApart, stdio.CapApart
 	var copies sync.WaitGroup
 	copies.Add(2)
 	go func() { defer copies.Done(); stdout.drain(outR) }()

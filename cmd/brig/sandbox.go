@@ -108,7 +108,10 @@ running when it ends. The exit status is the command's own.`,
 	f.StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
 	// The limit flags default to the [limits] config, else brig's defaults.
 	f.DurationVar(&o.Timeout, "timeout", 0, fmt.Sprintf("wall-clock limit (default: [limits] timeout, else %s)", lim.Timeout))
-	f.Int64Var(&o.MaxOutput, "max-output", lim.OutputBytes, "bytes kept per output stream")
+	// Unbounded by default: the output streams to the caller, nothing is
+	// held (a 40 MB file piped through was cut at 16 MiB, status 0: new
+	// user, 2026-12-03).
+	f.Int64Var(&o.MaxOutput, "max-output", 0, "bytes passed on per output stream before the rest is discarded (0: no bound; a cut makes the status 126)")
 	f.Var(sizeFlag{&o.Memory, jail.MinMemory}, "memory", fmt.Sprintf("memory for the whole call, a size (\"512M\", \"2G\"): its processes plus its /tmp and /dev/shm (default: [limits] memory, else half the machine's memory, at most %s)", jail.Bytes(lim.Memory)))
 	f.Uint64Var(&o.Procs, "procs", 0, fmt.Sprintf("processes and threads for the call (default: [limits] processes, else %d)", lim.Processes))
 	f.Var(sizeFlag{&o.Disk, 0}, "disk", fmt.Sprintf("free disk space the call may use up, a size (\"10G\") (default: [limits] disk, else %s)", jail.Bytes(lim.Disk)))
@@ -278,7 +281,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 		}
 	}
 	nets := newSandboxNet(wp.Policy, o.Stderr)
-	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: o.Argv}, supervisor.IO{Stdout: o.Stdout, Stderr: o.Stderr, Net: nets})
+	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: o.Argv}, supervisor.IO{Stdout: o.Stdout, Stderr: o.Stderr, Net: nets, CapApart: true})
 	nets.after(res.Connections)
 	return sandboxOutcome(ctx, o, res, err)
 }
@@ -357,6 +360,14 @@ func sandboxOutcome(ctx context.Context, o *sandboxOptions, res jail.Result, err
 	if res.LimitDetail != "" {
 		fmt.Fprintf(o.Stderr, "brig: %s\n", res.LimitDetail)
 	}
+	for _, s := range []struct {
+		name string
+		cut  bool
+	}{{"stdout", res.StdoutTruncated}, {"stderr", res.StderrTruncated}} {
+		if s.cut {
+			fmt.Fprintf(o.Stderr, "brig: the command's %s was cut after %d bytes (--max-output); the rest was discarded\n", s.name, o.MaxOutput)
+		}
+	}
 	var se *jail.StageError
 	switch {
 	case errors.Is(err, jail.ErrUnenforceable):
@@ -379,6 +390,10 @@ func sandboxOutcome(ctx context.Context, o *sandboxOptions, res jail.Result, err
 		return exitError{code}
 	case res.ExitCode != 0:
 		return exitError{res.ExitCode}
+	case res.StdoutTruncated || res.StderrTruncated:
+		// The command succeeded, but what reached the caller is cut:
+		// a script must not take it for the whole.
+		return exitError{exitCannotRun}
 	}
 	return nil
 }

@@ -339,3 +339,26 @@ func TestSandboxAddDirChecksAsP(t *testing.T) {
 		t.Errorf("control --add-dir %s:ro: exit %d, stdout %q", keys, code, out)
 	}
 }
+
+// TestSandboxOutputIsPassedOnWhole (new user, 2026-12-03): a 40 MB file
+// piped through brig sandbox was cut at 16 MiB with status 0 and brig's
+// note appended to the data. By default nothing is cut; with
+// --max-output the stream stops at the cap with no note in it, the note
+// goes to stderr, and the status is 126.
+func TestSandboxOutputIsPassedOnWhole(t *testing.T) {
+	o, out, errb := sandboxFixture(t)
+	o.MaxOutput = 0
+	o.Argv = []string{"head", "-c", "18000000", "/dev/zero"}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != 0 || out.Len() != 18000000 {
+		t.Fatalf("no cap: exit %d, %d bytes (want 18000000); stderr %q", code, out.Len(), errb)
+	}
+	o, out, errb = sandboxFixture(t)
+	o.MaxOutput = 1000
+	o.Argv = []string{"head", "-c", "5000", "/dev/zero"}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != exitCannotRun || out.Len() != 1000 || bytes.Contains(out.Bytes(), []byte("brig")) {
+		t.Fatalf("--max-output 1000: exit %d, %d bytes, stdout tail %q", code, out.Len(), out.Bytes()[max(out.Len()-80, 0):])
+	}
+	if !strings.Contains(errb.String(), "the command's stdout was cut after 1000 bytes (--max-output)") {
+		t.Errorf("stderr %q", errb)
+	}
+}
