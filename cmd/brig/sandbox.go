@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,9 +174,13 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := o.check(); err != nil {
+		return err
+	}
 	if o.Unsafe {
 		return runUnconfined(ctx, o)
 	}
+	o.notes()
 	dirs := xdg.Resolve(o.Env, o.Home)
 	if err := makeOwnDirs(dirs); err != nil {
 		return err
@@ -396,6 +401,53 @@ func sandboxOutcome(ctx context.Context, o *sandboxOptions, res jail.Result, err
 		return exitError{exitCannotRun}
 	}
 	return nil
+}
+
+// check refuses flags that would do nothing, or less than they say (a new
+// user's --timeout -5s turned the limit off, and --unsafe-no-sandbox
+// --read-only --timeout 2s ran with neither, 2026-12-03).
+func (o *sandboxOptions) check() error {
+	if o.Timeout < 0 {
+		return fmt.Errorf("--timeout %s: give a positive duration such as 30s (without it, [limits] timeout applies)", o.Timeout)
+	}
+	if o.MaxOutput < 0 {
+		return fmt.Errorf("--max-output %d: give a number of bytes, or 0 for no bound", o.MaxOutput)
+	}
+	if !o.Unsafe {
+		return nil
+	}
+	var jailed []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"--read", len(o.Read) > 0}, {"--write", len(o.Write) > 0}, {"--add-dir", len(o.AddDirs) > 0}, {"--read-only", o.ReadOnly},
+		{"--net", o.Net}, {"--allow-host", len(o.AllowHosts) > 0}, {"--unix-sockets", o.Unix}, {"--explain", o.Explain},
+		{"--timeout", o.Timeout > 0}, {"--max-output", o.MaxOutput > 0}, {"--memory", o.Memory > 0}, {"--procs", o.Procs > 0}, {"--disk", o.Disk > 0},
+	} {
+		if f.set {
+			jailed = append(jailed, f.name)
+		}
+	}
+	if len(jailed) > 0 {
+		return fmt.Errorf("--unsafe-no-sandbox runs the command without the jail, where %s would do nothing: leave them out, or leave out --unsafe-no-sandbox", strings.Join(jailed, ", "))
+	}
+	return nil
+}
+
+// notes says what the command will not get that a user may expect: what
+// is piped in (its stdin is /dev/null), and the host's loopback through
+// the usual clients, which NO_PROXY keeps off the proxy.
+func (o *sandboxOptions) notes() {
+	if fi, err := os.Stdin.Stat(); err == nil && (fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular() && fi.Size() > 0) {
+		fmt.Fprintln(o.Stderr, "brig: the command's standard input is /dev/null: what is piped into brig sandbox is not passed on (put it in a file in the workspace and name the file)")
+	}
+	for _, h := range o.AllowHosts {
+		if a, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil && a.IsLoopback() || strings.EqualFold(h, "localhost") {
+			fmt.Fprintf(o.Stderr, "brig: --allow-host %s: the command's NO_PROXY keeps curl and most clients off brig's proxy for localhost, 127.0.0.1 and ::1 (its own loopback); reach yours through the proxy with curl --noproxy '' URL, or NO_PROXY= before the command\n", h)
+			break
+		}
+	}
 }
 
 // runUnconfined runs the command without any jail, as asked, and says so.

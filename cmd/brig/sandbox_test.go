@@ -200,6 +200,7 @@ func TestSandboxUnknownFlag(t *testing.T) {
 func TestSandboxUnsafeRunsWithoutJailAndSaysSo(t *testing.T) {
 	o, out, errb := sandboxFixture(t)
 	o.Unsafe = true
+	o.Timeout, o.MaxOutput, o.Memory, o.Procs = 0, 0, 0, 0 // the jail's flags: refused without it
 	secret := filepath.Join(o.Home, "secret")
 	if err := os.WriteFile(secret, []byte("readable"), 0o600); err != nil {
 		t.Fatal(err)
@@ -360,5 +361,32 @@ func TestSandboxOutputIsPassedOnWhole(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "the command's stdout was cut after 1000 bytes (--max-output)") {
 		t.Errorf("stderr %q", errb)
+	}
+}
+
+// TestSandboxRefusesFlagsThatDoNothing (new user, 2026-12-03): a negative
+// --timeout turned the limit off, and --unsafe-no-sandbox ran with
+// --read-only and --timeout given and neither applied. Both are refused,
+// naming the flags.
+func TestSandboxRefusesFlagsThatDoNothing(t *testing.T) {
+	o, _, _ := sandboxFixture(t)
+	o.Argv = []string{"true"}
+	o.Timeout = -5 * time.Second
+	if err := runSandbox(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--timeout -5s: give a positive duration") {
+		t.Errorf("--timeout -5s: %v", err)
+	}
+	o.Timeout, o.MaxOutput = 0, -1
+	if err := runSandbox(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--max-output -1") {
+		t.Errorf("--max-output -1: %v", err)
+	}
+	o.MaxOutput, o.Memory, o.Procs = 0, 0, 0
+	o.Unsafe, o.ReadOnly, o.Timeout = true, true, 2*time.Second
+	if err := runSandbox(context.Background(), o); err == nil || !strings.Contains(err.Error(), "where --read-only, --timeout would do nothing") {
+		t.Errorf("--unsafe-no-sandbox --read-only --timeout: %v", err)
+	}
+	// Control: --unsafe-no-sandbox alone runs.
+	o.ReadOnly, o.Timeout = false, 0
+	if err := runSandbox(context.Background(), o); err != nil {
+		t.Errorf("--unsafe-no-sandbox alone: %v", err)
 	}
 }
