@@ -289,8 +289,16 @@ func oneShot(ctx context.Context, o *agentOptions) error {
 		return err
 	}
 	start := time.Now()
-	user, err := promptBlocks(o.Prompt, o.Stdin)
+	user, err := promptBlocks(ctx, o.Prompt, o.Stdin)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Stopped while the input was still being piped in (a
+			// Ctrl-C waited for the writer to close it: new user,
+			// 2026-12-03): nothing was sent, nothing kept.
+			_, why := interruptStatus(ctx)
+			fmt.Fprintf(o.Stderr, "brig: %s while reading standard input; nothing was sent\n", why)
+			return exitError{interruptCode(ctx)}
+		}
 		return err
 	}
 	if len(user) == 0 && !o.Compact {
@@ -776,11 +784,11 @@ const promptFromStdin = "-"
 // promptBlocks is the user's message: the prompt, then piped input as a
 // block of its own (so the session's title is the prompt). With -p -,
 // the piped input is the prompt. stdin is nil when it is a terminal.
-func promptBlocks(prompt string, stdin io.Reader) ([]provider.Block, error) {
+func promptBlocks(ctx context.Context, prompt string, stdin io.Reader) ([]provider.Block, error) {
 	var out []provider.Block
 	fromStdin := prompt == promptFromStdin
 	if fromStdin && stdin == nil {
-		return nil, errors.New(`-p - reads the prompt from standard input, which is a terminal here: pipe it in (echo "fix the bug" | brig -p -), or give it after -p (brig -p "fix the bug")`)
+		return nil, errors.New(`-p - reads the prompt from standard input, which is a terminal (or /dev/null) here: pipe it in (echo "fix the bug" | brig -p -), or give it after -p (brig -p "fix the bug")`)
 	}
 	if strings.TrimSpace(prompt) != "" && !fromStdin {
 		out = append(out, provider.Text(prompt))
@@ -788,7 +796,7 @@ func promptBlocks(prompt string, stdin io.Reader) ([]provider.Block, error) {
 	if stdin == nil {
 		return out, nil
 	}
-	data, err := io.ReadAll(io.LimitReader(stdin, MaxStdinBytes+1))
+	data, err := readAll(ctx, io.LimitReader(stdin, MaxStdinBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read standard input: %w", err)
 	}
@@ -837,6 +845,27 @@ func invalidUTF8(b []byte) int {
 		b = b[size:]
 	}
 	return n
+}
+
+// readAll is io.ReadAll that gives up when ctx is done (the read itself
+// goes on in the background until the writer closes the pipe or brig
+// exits).
+func readAll(ctx context.Context, r io.Reader) ([]byte, error) {
+	type read struct {
+		data []byte
+		err  error
+	}
+	done := make(chan read, 1)
+	go func() {
+		data, err := io.ReadAll(r)
+		done <- read{data, err}
+	}()
+	select {
+	case rd := <-done:
+		return rd.data, rd.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // stdinIfPiped returns standard input when it is not a terminal.

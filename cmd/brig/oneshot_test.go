@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,18 +119,18 @@ func TestOneShotOverflowAdvice(t *testing.T) {
 // like and what to do, not sent as noise; text, and Latin-1 text that is
 // not UTF-8, still go.
 func TestPromptBlocksRefusesBinaryStdin(t *testing.T) {
-	_, err := promptBlocks("what is this", bytes.NewReader([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")))
+	_, err := promptBlocks(context.Background(), "what is this", bytes.NewReader([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")))
 	if err == nil || !strings.Contains(err.Error(), "standard input is binary (16 bytes, looks like image/png)") || !strings.Contains(err.Error(), "view_image") {
 		t.Errorf("binary stdin: %v", err)
 	}
 	// Bytes with no NUL in them that are mostly not UTF-8 (a new user
 	// piped /dev/urandom through tr -d '\0') are not text either.
 	noise := bytes.Repeat([]byte{0xff, 0xfe, 0xc3, 'a'}, 64)
-	if _, err := promptBlocks("what is this", bytes.NewReader(noise)); err == nil || !strings.Contains(err.Error(), "standard input is not text (192 of its 256 bytes are not UTF-8)") {
+	if _, err := promptBlocks(context.Background(), "what is this", bytes.NewReader(noise)); err == nil || !strings.Contains(err.Error(), "standard input is not text (192 of its 256 bytes are not UTF-8)") {
 		t.Errorf("non-UTF-8 noise: %v", err)
 	}
 	for _, text := range []string{"diff --git a/x b/x\n", "caf\xe9 au lait\n"} {
-		blocks, err := promptBlocks("review", strings.NewReader(text))
+		blocks, err := promptBlocks(context.Background(), "review", strings.NewReader(text))
 		if err != nil || len(blocks) != 2 {
 			t.Errorf("text %q: %v %d blocks", text, err, len(blocks))
 		}
@@ -274,18 +275,18 @@ func TestPromptFromStdin(t *testing.T) {
 		}
 		return s
 	}
-	blocks, err := promptBlocks("-", strings.NewReader("fix the bug\n"))
+	blocks, err := promptBlocks(context.Background(), "-", strings.NewReader("fix the bug\n"))
 	if got := text(blocks); err != nil || !slices.Equal(got, []string{"fix the bug"}) {
 		t.Errorf("-p - with a piped prompt: %q %v", got, err)
 	}
-	if _, err := promptBlocks("-", nil); err == nil || !strings.Contains(err.Error(), "-p - reads the prompt from standard input, which is a terminal here") {
+	if _, err := promptBlocks(context.Background(), "-", nil); err == nil || !strings.Contains(err.Error(), "-p - reads the prompt from standard input, which is a terminal (or /dev/null) here") {
 		t.Errorf("-p - on a terminal: %v", err)
 	}
-	if _, err := promptBlocks("-", strings.NewReader(" \n")); err == nil || !strings.Contains(err.Error(), "it was empty") {
+	if _, err := promptBlocks(context.Background(), "-", strings.NewReader(" \n")); err == nil || !strings.Contains(err.Error(), "it was empty") {
 		t.Errorf("-p - with nothing piped: %v", err)
 	}
 	for in, want := range map[string]string{"a\nb\n": "<stdin>\na\nb\n</stdin>", "a\nb": "<stdin>\na\nb\n</stdin>"} {
-		blocks, err := promptBlocks("review", strings.NewReader(in))
+		blocks, err := promptBlocks(context.Background(), "review", strings.NewReader(in))
 		if got := text(blocks); err != nil || !slices.Equal(got, []string{"review", want}) {
 			t.Errorf("piped %q: %q %v", in, got, err)
 		}
@@ -308,5 +309,23 @@ func TestContinueWithNoSession(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("brig %s: %v, want %q", args, err, want)
 		}
+	}
+}
+
+// TestPromptFromStdinStopsWithTheContext (new user, 2026-12-03): with
+// `sleep 15 | brig -p hi` a Ctrl-C waited for the pipe to close. The read
+// gives up when the run is stopped.
+func TestPromptFromStdinStopsWithTheContext(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := promptBlocks(ctx, "hi", r)
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a stopped read of a pipe no one closes: %v", err)
 	}
 }
