@@ -240,7 +240,7 @@ func nonInteractive(yes bool, stderr io.Writer) agent.Approver {
 			for _, b := range v.Beyond {
 				parts = append(parts, b.String())
 			}
-			fmt.Fprintf(stderr, "brig: denied (beyond the %s jail profile; --yes never widens it): %s — %s\n", v.Profile, termsafe.Line(req.Tool), termsafe.Line(strings.Join(parts, "; ")))
+			fmt.Fprintf(stderr, "brig: denied (beyond the %s jail profile, which --yes does not widen: --add-dir or a rule of yours does): %s — %s\n", v.Profile, termsafe.Line(req.Tool), termsafe.Line(strings.Join(parts, "; ")))
 			return agent.Approval{Answer: agent.AnswerDeny, By: agent.ByNoOne, Message: fmt.Sprintf(
 				"this call needs a grant beyond the %s jail profile of %s mode (%s), which only the user can give, and a non-interactive run cannot ask them: %s. Do without it, or tell the user what you need and why",
 				v.Profile, v.Mode, v.Profile.Describe(), strings.Join(parts, "; "))}, nil
@@ -249,7 +249,9 @@ func nonInteractive(yes bool, stderr io.Writer) agent.Approver {
 			fmt.Fprintf(stderr, "brig: approved (--yes): %s — %s\n", termsafe.Line(req.Tool), termsafe.Line(v.Reason))
 			return agent.Approval{Answer: agent.AnswerOnce, By: "--yes"}, nil
 		}
-		fmt.Fprintf(stderr, "brig: denied (no one to ask; use --yes or --mode): %s — %s\n", termsafe.Line(req.Tool), termsafe.Line(v.Reason))
+		// --yes is what approves it: a --mode can leave it asking (an ask
+		// rule asks in every mode).
+		fmt.Fprintf(stderr, "brig: denied (no one to ask; --yes approves such a call): %s — %s\n", termsafe.Line(req.Tool), termsafe.Line(v.Reason))
 		return agent.Approval{Answer: agent.AnswerDeny, By: agent.ByNoOne, Message: "the call needs approval (" + v.Reason + ") and a non-interactive run cannot ask the user; do without it or explain what you need"}, nil
 	})
 }

@@ -236,4 +236,10 @@ func TestNonInteractiveNeverWidens(t *testing.T) {
 	if a.Answer != agent.AnswerDeny || a.By != agent.ByNoOne || !strings.Contains(a.Message, "a non-interactive run cannot ask the user") {
 		t.Fatalf("no one to ask: %+v", a)
 	}
+	// What stderr says names what helps (--mode may not: an ask rule asks
+	// in every mode), and beyond the profile what does widen it.
+	nonInteractive(false, &stderr).Approve(context.Background(), beyond)
+	if !strings.Contains(stderr.String(), "denied (no one to ask; --yes approves such a call)") || !strings.Contains(stderr.String(), "which --yes does not widen: --add-dir or a rule of yours does") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
 }
