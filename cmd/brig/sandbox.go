@@ -381,6 +381,12 @@ func sandboxOutcome(ctx context.Context, o *sandboxOptions, res jail.Result, err
 	case errors.As(err, &se) && se.Stage == jail.StageExec && errors.Is(err, syscall.ENOENT):
 		fmt.Fprintf(o.Stderr, "brig: %s\n", se.Msg)
 		return exitError{exitNotFound}
+	case errors.As(err, &se) && se.Stage == jail.StageExec && errors.Is(err, syscall.EACCES) && notRunnable(o) != "":
+		// Said as the shell says it: "the jail could not run the command:
+		// … permission denied" read as the jail refusing it (new user,
+		// 2026-12-03).
+		fmt.Fprintf(o.Stderr, "brig: %s\n", notRunnable(o))
+		return exitError{exitCannotRun}
 	case errors.As(err, &se):
 		fmt.Fprintf(o.Stderr, "brig: the jail could not run the command: %v\n", se)
 		return exitError{exitCannotRun}
@@ -448,6 +454,29 @@ func (o *sandboxOptions) notes() {
 			break
 		}
 	}
+}
+
+// notRunnable says why the command named by a path is not a program to
+// run, as a shell would ("" when it is, or is found on PATH).
+func notRunnable(o *sandboxOptions) string {
+	name := o.Argv[0]
+	if !strings.Contains(name, "/") {
+		return ""
+	}
+	p := name
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(o.Cwd, p)
+	}
+	fi, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return ""
+	case fi.IsDir():
+		return termsafe.Line(name) + " is a directory, not a program"
+	case fi.Mode()&0o111 == 0:
+		return termsafe.Line(name) + " is not executable: chmod +x it, or name its interpreter (brig sandbox -- sh " + termsafe.Line(name) + ")"
+	}
+	return ""
 }
 
 // runUnconfined runs the command without any jail, as asked, and says so.

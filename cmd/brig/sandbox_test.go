@@ -390,3 +390,24 @@ func TestSandboxRefusesFlagsThatDoNothing(t *testing.T) {
 		t.Errorf("--unsafe-no-sandbox alone: %v", err)
 	}
 }
+
+// TestSandboxNotAProgram (new user, 2026-12-03): a file without execute
+// permission or a directory given as the command said "the jail could
+// not run the command: … permission denied", which read as the jail
+// refusing it. It is said as a shell says it; status 126.
+func TestSandboxNotAProgram(t *testing.T) {
+	o, _, errb := sandboxFixture(t)
+	if err := os.WriteFile(filepath.Join(o.Cwd, "run.sh"), []byte("echo hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(o.Cwd, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for argv0, want := range map[string]string{"./run.sh": "./run.sh is not executable: chmod +x it", "./dir": "./dir is a directory, not a program"} {
+		errb.Reset()
+		o.Argv = []string{argv0}
+		if code := exitCode(t, runSandbox(context.Background(), o)); code != exitCannotRun || !strings.Contains(errb.String(), want) {
+			t.Errorf("%s: exit %d, stderr %q; want 126 and %q", argv0, code, errb, want)
+		}
+	}
+}
