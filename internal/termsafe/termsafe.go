@@ -90,6 +90,14 @@ func strictUnsafe(r rune) bool {
 		return true
 	case r == 0x2800, r == 0x17b4, r == 0x17b5: // braille pattern blank, Khmer inherent vowels (render blank)
 		return true
+	case unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r), unicode.Is(unicode.Variation_Selector, r):
+		// What a renderer draws as nothing, assigned or not: the
+		// Mongolian variation selectors (U+180B–180F), U+2065,
+		// U+FFF0–FFF8, the tags block's unassigned rest (U+E0080–E00FF)
+		// — gi᠋t push showed as git push (red team, 2026-12-03).
+		return true
+	case r >= 0xe0000 && r <= 0xe0fff:
+		return true
 	}
 	return false
 }

@@ -98,6 +98,11 @@ func TestStrictShowsWhatCannotBeSeen(t *testing.T) {
 		"rm\u2800-rf":             `rm\u2800-rf`, // braille pattern blank
 		"a\u17b4b\u17b5":          `a\u17b4b\u17b5`,
 		"two  spaces are visible": "two  spaces are visible",
+		// Drawn as nothing (red team, 2026-12-03: gi\u180bt push read as git push).
+		"gi\u180bt push":  `gi\u180bt push`,
+		"a\u180fb\u2065c": `a\u180fb\u2065c`,
+		"d\ufff0e":        `d\ufff0e`,
+		"f\U000E0080g":    `f\udb40\udc80g`,
 	} {
 		if got := Strict(in); got != want {
 			t.Errorf("Strict(%q) = %q, want %q", in, got, want)
