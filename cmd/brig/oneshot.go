@@ -102,6 +102,10 @@ type oneShotSummary struct {
 	// Subagents are what each subagent (task call) of this run spent;
 	// Usage and CostUSD include it.
 	Subagents []subagentSpend `json:"subagents,omitempty"`
+	// Notices are what text mode says on stderr as "brig: …" (retries,
+	// cuts, bounds, an unlisted model's price, the mode a resumed session
+	// goes on in): --output json dropped them (new user, 2026-12-03).
+	Notices []string `json:"notices,omitempty"`
 }
 
 // usd is a cost in US dollars, written in JSON to a millionth of a cent
@@ -320,11 +324,14 @@ func oneShot(ctx context.Context, o *agentOptions) error {
 	}
 	defer run.Close()
 	a, model, mode, sess := run.Agent, run.Model, run.Policy.Mode(), run.Session
-	if note := run.Client.Model.Note(); note != "" && o.Output == outputText {
-		fmt.Fprintf(o.Stderr, "brig: %s\n", note)
-	}
-	if run.ModeNote != "" && o.Output == outputText {
-		fmt.Fprintf(o.Stderr, "brig: %s\n", run.ModeNote)
+	for _, note := range []string{run.Client.Model.Note(), run.ModeNote} {
+		switch {
+		case note == "":
+		case o.Output == outputText:
+			fmt.Fprintf(o.Stderr, "brig: %s\n", note)
+		default:
+			pr.note(note)
+		}
 	}
 	for _, tip := range run.Tips {
 		if o.Output == outputText {
@@ -521,6 +528,15 @@ type printer struct {
 	midLine  bool
 	calls    []callRecord // every finished call (for --output json)
 	subs     []*subagentSpend
+	notices  []string // the run's notices (for --output json)
+}
+
+// note keeps a notice that text mode writes to stderr itself, for the
+// JSON result.
+func (p *printer) note(text string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notices = append(p.notices, text)
 }
 
 func newPrinter(format string, out, errw io.Writer) *printer {
@@ -555,6 +571,9 @@ func (p *printer) event(ev agent.Event) {
 	}
 	if ev.Parent != "" && ev.Kind == agent.EventUsage {
 		p.subagent(ev.Parent, *ev.Usage, ev.Cost)
+	}
+	if ev.Parent == "" && ev.Kind == agent.EventNotice {
+		p.notices = append(p.notices, ev.Text)
 	}
 	if p.format == outputStreamJSON {
 		if ev.Kind == agent.EventMessage {
@@ -723,6 +742,7 @@ func (p *printer) start(session, model, mode, workspace string) {
 func (p *printer) finish(s oneShotSummary) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	s.Notices = p.notices
 	switch p.format {
 	case outputJSON:
 		enc := json.NewEncoder(p.out)

@@ -329,3 +329,25 @@ func TestPromptFromStdinStopsWithTheContext(t *testing.T) {
 		t.Fatalf("a stopped read of a pipe no one closes: %v", err)
 	}
 }
+
+// TestJSONResultKeepsTheNotices (new user, 2026-12-03): --output json
+// dropped what text mode says on stderr (a retry, the model giving no
+// summary, an unlisted model's price): the result object lists them.
+func TestJSONResultKeepsTheNotices(t *testing.T) {
+	var out, errb bytes.Buffer
+	p := newPrinter(outputJSON, &out, &errb)
+	p.note("model x is not in brig's registry")
+	p.event(agent.Event{Kind: agent.EventNotice, Text: "anthropic: overloaded, retrying in 1s"})
+	p.event(agent.Event{Kind: agent.EventNotice, Parent: "t1", Text: "a subagent's own"})
+	p.finish(oneShotSummary{Stop: agent.StopDone})
+	var got struct{ Notices []string }
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Notices) != 2 || got.Notices[0] != "model x is not in brig's registry" || got.Notices[1] != "anthropic: overloaded, retrying in 1s" {
+		t.Errorf("notices %q", got.Notices)
+	}
+	if errb.Len() != 0 {
+		t.Errorf("json mode wrote to stderr: %q", errb.String())
+	}
+}
