@@ -93,8 +93,11 @@ func (m *Model) approvalView(p *pending, room int) string {
 	if hiddenIn(req) {
 		head = append(head, wrapIndent(stWarn.Render("⚠ this call holds characters a terminal would not show as they act (control, bidi or invisible ones); they are shown as marked symbols"), w, "  ")...)
 	}
-	if mixed := lookalikes(a); len(mixed) > 0 {
-		head = append(head, wrapIndent(stWarn.Render("⚠ letters of another script inside words of ASCII ones, which can pass for them: "+strictLine(strings.Join(mixed, ", "))), w, "  ")...)
+	if !p.mixedDone {
+		p.mixed, p.mixedDone = lookalikes(a), true
+	}
+	if len(p.mixed) > 0 {
+		head = append(head, wrapIndent(stWarn.Render("⚠ letters of another script inside words of ASCII ones, which can pass for them: "+strictLine(strings.Join(p.mixed, ", "))), w, "  ")...)
 	}
 	target := m.targetLines(req, a, pv, w)
 	if p.rows == nil || p.rowsWidth != w { // highlighting is the costly part: once per width

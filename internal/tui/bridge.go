@@ -198,6 +198,10 @@ type pending struct {
 	// lead is the row of rows that must be in sight to approve (a
 	// diff's first changed row; bodyRows).
 	lead int
+	// mixed is lookalikes of the call's arguments, found once (a file's
+	// whole content is scanned, and the card is drawn on every frame).
+	mixed     []string
+	mixedDone bool
 	// cramped: the terminal is too small for the prompt to show what the
 	// call runs (or its target) beside the answers; approving is refused
 	// until it is larger, denying is not.
