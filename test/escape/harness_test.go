@@ -637,7 +637,15 @@ func (e *env) outsideUntil(done func() bool, argv ...string) (string, string) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = e.ws
 	cmd.Env = append(e.hostEnv(), e.scriptEnv()...)
-	cmd.WaitDelay = time.Second
+	// After the command ends, its output is read to the end: a second's
+	// bound lost a control's output on a loaded machine ("WaitDelay
+	// expired before I/O complete", the canary unread: CI, 2026-12-03).
+	// Only a command killed once done holds may leave a process behind
+	// with the pipes, and it gets the short bound.
+	cmd.WaitDelay = untilDeadline(e.t)
+	if done != nil {
+		cmd.WaitDelay = time.Second
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Start()
