@@ -277,18 +277,7 @@ func printCheck(o *policyCheckOptions, r checkReport) {
 		if r.ReadsOnly {
 			fmt.Fprintln(w, "  every command only reads: the workspace and the added directories are read-only for this call, and no undo snapshot is taken")
 		}
-		fmt.Fprintf(w, "  dir %s\n", r.Grant.Dir)
-		for _, p := range r.Grant.Paths {
-			fmt.Fprintf(w, "  %-5s %s\n", p.Access, p.Path)
-		}
-		if len(r.Grant.Protected) > 0 {
-			fmt.Fprintf(w, "  read-only (protected): %d paths, e.g. %s\n", len(r.Grant.Protected), r.Grant.Protected[0])
-		}
-		net := "none"
-		if r.Grant.Network {
-			net = "through brig's proxy, each host decided as it connects"
-		}
-		fmt.Fprintf(w, "  network: %s\n", net)
+		writeGrant(w, *r.Grant, "  ")
 	}
 	if len(r.Always) > 0 {
 		fmt.Fprintf(w, "always allow would save: %s\n", strings.Join(r.Always, ", "))

@@ -42,7 +42,7 @@ type sandboxOptions struct {
 	Net        bool
 	AllowHosts []string
 	Unix       bool
-	Explain    bool
+	Explain    string // "": no; "text" or "json": print the grant on stderr first
 	Unsafe     bool
 	Workspace  string
 	Timeout    time.Duration
@@ -83,6 +83,9 @@ running when it ends. The exit status is the command's own.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Explain != "" && o.Explain != "text" && o.Explain != "json" {
+				return fmt.Errorf("--explain=%s: want --explain (for a person) or --explain=json", o.Explain)
+			}
 			o.Argv = args
 			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			var err error
@@ -104,7 +107,8 @@ running when it ends. The exit status is the command's own.`,
 	f.BoolVar(&o.Net, "net", false, "let the command reach every public host through brig's proxy (as [sandbox] network = true)")
 	f.StringArrayVar(&o.AllowHosts, "allow-host", nil, "let the command reach `HOST` through brig's proxy (a name, *.domain, or an address; a name given exactly may reach private addresses); repeatable")
 	f.BoolVar(&o.Unix, "unix-sockets", false, "allow creating unix sockets (reaches host sockets by path on kernels before Landlock ABI 9)")
-	f.BoolVar(&o.Explain, "explain", false, "print the exact grant (the jail Spec) on stderr before running")
+	f.StringVar(&o.Explain, "explain", "", "print the grant on stderr before running: --explain for a person, --explain=json for the whole jail Spec")
+	f.Lookup("explain").NoOptDefVal = "text"
 	f.BoolVar(&o.Unsafe, "unsafe-no-sandbox", false, "run WITHOUT the jail (no Landlock, no seccomp, no namespaces)")
 	f.StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
 	// The limit flags default to the [limits] config, else brig's defaults.
@@ -278,12 +282,22 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.Explain {
+	switch o.Explain {
+	case "json":
 		enc := json.NewEncoder(o.Stderr)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(explained(spec, sup)); err != nil {
 			return err
 		}
+	case "text":
+		kernel := fmt.Sprintf("Landlock ABI %d, seccomp", sup.LandlockABI())
+		if sup.Namespaces() {
+			kernel += ", its own namespaces"
+		} else {
+			kernel += ", no namespaces (this host does not allow them: brig doctor)"
+		}
+		fmt.Fprintf(o.Stderr, "brig sandbox: the grant (%s):\n", kernel)
+		writeGrant(o.Stderr, spec, "  ")
 	}
 	nets := newSandboxNet(wp.Policy, o.Stderr)
 	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: o.Argv}, supervisor.IO{Stdout: o.Stdout, Stderr: o.Stderr, Net: nets, CapApart: true})
@@ -428,7 +442,7 @@ func (o *sandboxOptions) check() error {
 		set  bool
 	}{
 		{"--read", len(o.Read) > 0}, {"--write", len(o.Write) > 0}, {"--add-dir", len(o.AddDirs) > 0}, {"--read-only", o.ReadOnly},
-		{"--net", o.Net}, {"--allow-host", len(o.AllowHosts) > 0}, {"--unix-sockets", o.Unix}, {"--explain", o.Explain},
+		{"--net", o.Net}, {"--allow-host", len(o.AllowHosts) > 0}, {"--unix-sockets", o.Unix}, {"--explain", o.Explain != ""},
 		{"--timeout", o.Timeout > 0}, {"--max-output", o.MaxOutput > 0}, {"--memory", o.Memory > 0}, {"--procs", o.Procs > 0}, {"--disk", o.Disk > 0},
 	} {
 		if f.set {

@@ -140,7 +140,7 @@ func TestSandboxReadOnlyAndWrite(t *testing.T) {
 
 func TestSandboxExplainPrintsTheGrant(t *testing.T) {
 	o, _, errb := sandboxFixture(t)
-	o.Explain = true
+	o.Explain = "json"
 	o.Env = append(o.Env, "GITHUB_TOKEN=canary-value")
 	o.Argv = []string{"true"}
 	if code := exitCode(t, runSandbox(context.Background(), o)); code != 0 {
@@ -174,6 +174,31 @@ func TestSandboxExplainPrintsTheGrant(t *testing.T) {
 	}
 	if strings.Contains(errb.String(), "canary-value") || strings.Contains(errb.String(), "GITHUB_TOKEN") {
 		t.Fatal("--explain shows a credential")
+	}
+}
+
+// TestSandboxExplainForAPerson checks --explain's text: the workspace
+// writable, protected and hidden paths counted, the network and the
+// limits named, and no environment value shown.
+func TestSandboxExplainForAPerson(t *testing.T) {
+	o, _, errb := sandboxFixture(t)
+	o.Explain = "text"
+	o.Env = append(o.Env, "GITHUB_TOKEN=canary-value", "LANG=C.UTF-8-canary")
+	o.Argv = []string{"true"}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	got := errb.String()
+	for _, want := range []string{"brig sandbox: the grant (Landlock ABI", "write " + o.Cwd + "\n", "read-only inside those (protected):", "network: ", "limits: time ", "(values not shown)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("--explain does not say %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "canary") || strings.Contains(got, "GITHUB_TOKEN") {
+		t.Fatalf("--explain shows a credential or a value:\n%s", got)
+	}
+	if strings.HasPrefix(strings.TrimSpace(got), "{") {
+		t.Fatalf("--explain printed JSON, want text:\n%s", got)
 	}
 }
 

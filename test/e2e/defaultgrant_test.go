@@ -292,7 +292,7 @@ func (f *fixture) brig(srv *fakeprovider.Server, bin string, args ...string) res
 // namespaces.
 func (f *fixture) checkNamespaces(srv *fakeprovider.Server, bin string) {
 	f.t.Helper()
-	r := f.brig(srv, bin, "sandbox", "--explain", "--", "true")
+	r := f.brig(srv, bin, "sandbox", "--explain=json", "--", "true")
 	var ex struct {
 		Namespaces bool `json:"namespaces"`
 	}

@@ -211,6 +211,7 @@ func TestPlantedProgramsOnPath(t *testing.T) {
 	commands := [][]string{
 		{"sandbox", "--", "echo", "hi"},
 		{"sandbox", "--explain", "--", "true"},
+		{"sandbox", "--explain=json", "--", "true"},
 		{"doctor"},
 		{"cache", "list"},
 		{"policy", "check", "--", "true && git status"},
