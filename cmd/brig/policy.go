@@ -38,8 +38,20 @@ func newPolicyCmd() *cobra.Command {
 		Use:   "policy",
 		Short: "Explain the permission policy of this workspace",
 	}
-	cmd.AddCommand(newPolicyCheckCmd())
-	return commandGroup(cmd)
+	cmd.AddCommand(newPolicyCheckCmd(), newPolicyShowCmd())
+	commandGroup(cmd)
+	// brig policy alone shows the policy; a word after it is a
+	// subcommand, and an unknown one is named (commandGroup's RunE).
+	unknown := cmd.RunE
+	show := newPolicyShowCmd()
+	cmd.Flags().AddFlagSet(show.Flags())
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return unknown(c, args)
+		}
+		return show.RunE(c, args)
+	}
+	return cmd
 }
 
 func newPolicyCheckCmd() *cobra.Command {
@@ -302,4 +314,90 @@ func printCheck(o *policyCheckOptions, r checkReport) {
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
+}
+
+// policyShowOptions are the inputs of `brig policy show` (and of `brig
+// policy` alone).
+type policyShowOptions struct {
+	Workspace string
+	procEnv
+}
+
+func newPolicyShowCmd() *cobra.Command {
+	o := &policyShowOptions{}
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "List the modes, the rules in force with the file and line of each, and the config files (brig policy alone does the same)",
+		Args:  cobra.NoArgs,
+		RunE:  commandRun(o, &o.procEnv, nil, nil, runPolicyShow),
+	}
+	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "workspace root (default: the enclosing git root, or the current directory)")
+	return cmd
+}
+
+// runPolicyShow prints what decides this workspace's calls: each mode with
+// what it runs without asking and its jail, the rules from the user's
+// files and a trusted repository config (a stricter tier wins: deny, then
+// ask, then allow), the config files and their state, and the warnings
+// loading them gave.
+func runPolicyShow(ctx context.Context, o *policyShowOptions) error {
+	wp, err := openPolicy(o.procEnv, o.Workspace, policy.ModeAsk, jail.DetectFeatures(ctx).Namespaces())
+	if err != nil {
+		return err
+	}
+	w := o.Stdout
+	fmt.Fprintf(w, "workspace: %s\n", wp.Policy.Places.Workspace)
+	fmt.Fprintf(w, "modes (--mode; %s unless given):\n", policy.ModeAsk)
+	for _, m := range policy.Modes() {
+		fmt.Fprintf(w, "  %-5s runs without asking: %s; jail: %s\n", m, policy.Approves(m), policy.ProfileOf(m))
+	}
+	type shown struct{ tier, rule, where string }
+	var list []shown
+	width := 0
+	rules := wp.Policy.Rules
+	for _, t := range []struct {
+		tier  string
+		rules []policy.Rule
+	}{{"deny", rules.Deny}, {"ask", rules.Ask}, {"allow", rules.Allow}} {
+		for _, r := range t.rules {
+			if r.Source.File == "" {
+				continue // the built-in lists: policy check names the one that decides
+			}
+			where := r.Source.String()
+			if r.Source.Tighten {
+				where += " (untrusted repository config: only tightens)"
+			}
+			list = append(list, shown{t.tier, r.String(), where})
+			width = max(width, len(r.String()))
+		}
+	}
+	fmt.Fprintln(w, "your rules (deny beats ask beats allow; where none matches, brig's built-in lists decide):")
+	for _, s := range list {
+		fmt.Fprintf(w, "  %-5s %-*s  %s\n", s.tier, width, s.rule, s.where)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(w, "  none: the built-in lists decide (rules go under [permissions] in the global or workspace config below; README: Configuration)")
+	}
+	fmt.Fprintln(w, "config:")
+	for _, l := range wp.Policy.Layers {
+		state := "missing"
+		switch {
+		case l.Exists && l.Trusted:
+			state = "in effect"
+		case l.Exists:
+			state = "UNTRUSTED: " + l.Applies() + " (run `brig trust` to accept it)"
+		}
+		fmt.Fprintf(w, "  %-10s %s (%s)\n", l.Kind, l.File, state)
+		for _, ig := range l.Ignored {
+			fmt.Fprintf(w, "             ignored: %s\n", ig)
+		}
+	}
+	for _, warn := range wp.Policy.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	for _, warn := range wp.Policy.ProtectedRuleWarnings() {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	fmt.Fprintln(w, "brig policy check -- 'COMMAND' explains one decision: the tier, the rule or built-in list that made it, and the jail grant.")
+	return nil
 }

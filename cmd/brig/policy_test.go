@@ -243,3 +243,37 @@ func TestNonInteractiveNeverWidens(t *testing.T) {
 		t.Errorf("stderr: %s", stderr.String())
 	}
 }
+
+// TestPolicyShowListsRulesWithTheirPlace checks brig policy (show): every
+// mode named, the user's rules and the untrusted repository's deny rule
+// listed with file and line, the repository's allow rule not among the
+// rules in force but named as ignored.
+func TestPolicyShowListsRulesWithTheirPlace(t *testing.T) {
+	pe, out, ws := policyFixture(t)
+	global := filepath.Join(pe.Home, ".config", "brig", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(global), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(global, []byte("[permissions]\nallow = [\"Bash(go test:*)\"]\ndeny = [\"Bash(git push:*)\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runPolicyShow(context.Background(), &policyShowOptions{procEnv: pe}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"workspace: " + ws,
+		"  plan  runs without asking:", "  auto  runs without asking:",
+		"deny  Bash(git push:*)", global + ":3",
+		"allow Bash(go test:*)", global + ":2",
+		"deny  Read(./private/**)", ws + "/.brig/config.toml:3 (untrusted repository config: only tightens)",
+		"UNTRUSTED", "ignored: allow Write(./.git/**)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("brig policy does not say %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "allow Write(./.git/**)  ") || strings.Contains(got, "allow Read(~/.ssh/**)  ") {
+		t.Errorf("an untrusted repository's allow rule is listed as in force:\n%s", got)
+	}
+}
