@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -85,6 +86,36 @@ func TestPromptIsFlagControls(t *testing.T) {
 		}
 		if err := promptIsFlag(cmd, p); err != nil {
 			t.Errorf("%q: %v", p, err)
+		}
+	}
+}
+
+// TestFlagErrorGivesJSONResult checks that a -p run asked for JSON output
+// writes its one result object for a flag error too, wherever --output
+// stands; and that without JSON output nothing goes to stdout.
+func TestFlagErrorGivesJSONResult(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // "" : stdout stays empty
+	}{
+		{[]string{"--bogus", "-p", "hi", "--output", "json"}, `"stop": "failed"`},
+		{[]string{"-p", "hi", "--output=stream-json", "--max-tool-calls=x"}, `{"type":"result",`},
+		{[]string{"-p", "hi", "--bogus"}, ""},
+		{[]string{"sandbox", "--bogus", "--output", "json", "--", "true"}, ""},
+	} {
+		var out bytes.Buffer
+		if code := runTo(context.Background(), tc.args, &out); code != 2 {
+			t.Errorf("%q: exit %d, want 2", tc.args, code)
+		}
+		got := out.String()
+		if tc.want == "" {
+			if got != "" {
+				t.Errorf("%q wrote to stdout: %s", tc.args, got)
+			}
+			continue
+		}
+		if !strings.Contains(got, tc.want) || !strings.Contains(got, "unknown flag: --bogus") && !strings.Contains(got, "--max-tool-calls") {
+			t.Errorf("%q: stdout %s, want %s and the flag's error", tc.args, got, tc.want)
 		}
 	}
 }

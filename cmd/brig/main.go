@@ -10,13 +10,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	// For its side effect: the heap's first pages mapped in one system
@@ -116,9 +119,23 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-func run(ctx context.Context, args []string) int {
+func run(ctx context.Context, args []string) int { return runTo(ctx, args, os.Stdout) }
+
+// runTo is run with the result object of a -p run that could not parse
+// its flags written to stdout (a test's buffer).
+func runTo(ctx context.Context, args []string, stdout io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	ask := root.FlagErrorFunc()
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		err = ask(c, err)
+		if f := outputFormatIn(args); c == root && (f == outputJSON || f == outputStreamJSON) {
+			// A script that asked for JSON gets its one result object
+			// for a mistyped flag too, as for every other failure.
+			writeFailure(stdout, &agentOptions{Output: f}, err)
+		}
+		return err
+	})
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
@@ -134,6 +151,26 @@ func run(ctx context.Context, args []string) int {
 		return se.code
 	}
 	return 2
+}
+
+// outputFormatIn is the value of the last --output in args, read before
+// the flags are parsed (a flag error stops the parse before it may reach
+// it); "" when there is none before a "--".
+func outputFormatIn(args []string) string {
+	format := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return format
+		case a == "--output" && i+1 < len(args):
+			format = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--output="):
+			format = strings.TrimPrefix(a, "--output=")
+		}
+	}
+	return format
 }
 
 // statusError is an error that is no misuse of brig (2): a command that
