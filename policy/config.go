@@ -48,6 +48,7 @@ type configFile struct {
 //	web_search = true   # the provider's own server-side web search
 //	max_tool_calls = 64 # tool calls run per model answer
 //	subagents = 3       # read-only subagents (the task tool) running at once
+//	mode = "edit"       # the mode a run starts in without --mode (your own files only)
 type Agent struct {
 	Model     string `toml:"model" json:"model,omitempty"`
 	WebSearch bool   `toml:"web_search" json:"web_search,omitempty"`
@@ -55,6 +56,10 @@ type Agent struct {
 	// agent's default).
 	MaxToolCalls int `toml:"max_tool_calls" json:"max_tool_calls,omitempty"`
 	Subagents    int `toml:"subagents" json:"subagents,omitempty"`
+	// Mode is the mode a run starts in when --mode is not given (""
+	// ask). Only the user's own files set it: a repository's config,
+	// trusted or not, does not choose how much runs without asking.
+	Mode Mode `toml:"mode" json:"mode,omitempty"`
 }
 
 // merge lets o's settings override s's.
@@ -68,6 +73,9 @@ func (a Agent) merge(o Agent) Agent {
 	a.WebSearch = a.WebSearch || o.WebSearch
 	if o.MaxToolCalls > 0 {
 		a.MaxToolCalls = o.MaxToolCalls
+	}
+	if o.Mode != "" {
+		a.Mode = o.Mode
 	}
 	return a
 }
@@ -312,6 +320,11 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 			return Config{}, nil, fmt.Errorf("%s:%d: [agent] %s is %d; write 1 or more, or leave it out for the default", file, lineOf(data, n.key), n.key, n.v)
 		}
 	}
+	if md.IsDefined("agent", "mode") {
+		if _, err := ParseMode(string(pf.Agent.Mode)); err != nil {
+			return Config{}, nil, fmt.Errorf("%s:%d: [agent] mode: %w", file, lineOf(data, "mode"), err)
+		}
+	}
 	// Floors below which calls fail in ways that do not name the limit
 	// (a new user's memory = "2M": Go crashed with a segmentation fault,
 	// pyenv's shim could not start; processes = 1: every call failed).
@@ -336,7 +349,7 @@ const (
 var tableKeys = map[string][]string{
 	"permissions": {"allow", "ask", "deny"},
 	"sandbox":     {"net_presets", "network", "unix_sockets", "read", "write", "env"},
-	"agent":       {"model", "web_search", "max_tool_calls", "subagents"},
+	"agent":       {"model", "web_search", "max_tool_calls", "subagents", "mode"},
 	"mcp":         {"servers"},
 	"limits":      {"memory", "processes", "disk", "tmp", "file_size", "timeout"},
 }
@@ -432,6 +445,7 @@ var keyExamples = map[string]string{
 	"agent.web_search":     `web_search = true`,
 	"agent.max_tool_calls": `max_tool_calls = 64`,
 	"agent.subagents":      `subagents = 3`,
+	"agent.mode":           `mode = "edit"`,
 }
 
 // contentHash is the hex SHA-256 that trust is pinned to.

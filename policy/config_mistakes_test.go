@@ -30,6 +30,10 @@ func TestConfigMistakesAreSaid(t *testing.T) {
 			err: `f.toml:2: sandbox.network must be true or false, e.g. network = true, not a string`},
 		{name: "a string for a number", in: "[agent]\nmax_tool_calls = \"5\"\n",
 			err: `f.toml:2: agent.max_tool_calls must be a whole number, e.g. max_tool_calls = 64, not a string`},
+		{name: "a mode brig does not know", in: "[agent]\nmode = \"yolo\"\n",
+			err: `f.toml:2: [agent] mode: unknown mode "yolo" (want plan, ask, edit or auto)`},
+		{name: "a mode that is not a string", in: "[agent]\nmode = 1\n",
+			err: `f.toml:2: agent.mode must be a string, e.g. mode = "edit", not a number`},
 		// The key a value's own parser refused is named (new user,
 		// 2026-12-02: only the line was).
 		{name: "a size that is not one", in: "[limits]\nmemory = \"lots\"\n",

@@ -153,6 +153,12 @@ func load(f Files) (Loaded, error) {
 		if trusted {
 			out.Rules = out.Rules.Merge(c.Rules)
 			out.Sandbox = out.Sandbox.merge(c.Sandbox)
+			if c.Agent.Mode != "" {
+				// Trust accepts the repository's grants, not how much
+				// runs without asking: that is the user's to choose.
+				layer.Ignored = append(layer.Ignored, fmt.Sprintf("[agent] mode = %q (the mode is yours to choose: --mode, or [agent] mode in your global or workspace config)", c.Agent.Mode))
+				c.Agent.Mode = ""
+			}
 			out.Agent = out.Agent.merge(c.Agent)
 			out.Limits = out.Limits.merge(c.Limits)
 			layer.Limits = c.Limits.settings()

@@ -107,6 +107,9 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
+	if m := wc.Loaded.Agent.Mode; m != "" && !o.ModeSet && !o.ModeCurrent {
+		o.Mode = string(m) // the user's own default: the mode this run starts in
+	}
 	model, fromConfig := o.Model, false
 	if model == "" {
 		model, fromConfig = wc.Loaded.Agent.Model, wc.Loaded.Agent.Model != ""

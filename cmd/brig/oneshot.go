@@ -61,6 +61,9 @@ type agentOptions struct {
 	Compact       bool // compact the (resumed) conversation before the prompt
 	Interactive   bool // the TUI: a session whose first request failed is kept
 	ModeSet       bool // --mode was given (else a resumed session keeps its own)
+	// ModeCurrent: Mode is the TUI's mode when it resumes a session, not
+	// --mode's default, which [agent] mode of the user's config replaces.
+	ModeCurrent bool
 	Continue      bool // resume the latest session of this workspace
 	// latestVia is the flag that asked for the latest session, for its
 	// errors: --continue, or --resume with no id in one-shot mode.

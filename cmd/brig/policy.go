@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,7 +69,7 @@ func newPolicyCheckCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.SetInterspersed(false)
-	f.StringVar(&o.Mode, "mode", string(policy.ModeAsk), "mode to decide in: plan, ask, edit or auto")
+	f.StringVar(&o.Mode, "mode", "", "mode to decide in: plan, ask, edit or auto (default: [agent] mode of your config, else ask)")
 	f.BoolVar(&o.JSON, "json", false, "print the decision as JSON")
 	f.StringVar(&o.Tool, "tool", "", "check a tool call instead of a command line (read_file, write_file, edit_file, list_directory, web_fetch …)")
 	f.StringArrayVar(&o.Paths, "path", nil, "a `PATH` the tool call touches (repeatable)")
@@ -172,6 +173,13 @@ type checkReport struct {
 }
 
 func runPolicyCheck(ctx context.Context, o *policyCheckOptions) error {
+	if o.Mode == "" {
+		wc, err := loadWorkspaceConfig(o.procEnv, o.Workspace)
+		if err != nil {
+			return err
+		}
+		o.Mode = cmp.Or(string(wc.Loaded.Agent.Mode), string(policy.ModeAsk))
+	}
 	mode, err := policy.ParseMode(o.Mode)
 	if err != nil {
 		return err
@@ -347,7 +355,11 @@ func runPolicyShow(ctx context.Context, o *policyShowOptions) error {
 	}
 	w := o.Stdout
 	fmt.Fprintf(w, "workspace: %s\n", wp.Policy.Places.Workspace)
-	fmt.Fprintf(w, "modes (--mode; %s unless given):\n", policy.ModeAsk)
+	start := fmt.Sprintf("%s unless given", policy.ModeAsk)
+	if m := wp.Policy.Agent.Mode; m != "" {
+		start = fmt.Sprintf("%s unless given: [agent] mode of your config", m)
+	}
+	fmt.Fprintf(w, "modes (--mode; %s):\n", start)
 	for _, m := range policy.Modes() {
 		fmt.Fprintf(w, "  %-5s runs without asking: %s; jail: %s\n", m, policy.Approves(m), policy.ProfileOf(m))
 	}

@@ -79,7 +79,7 @@ func newRootCmd() *cobra.Command {
 	f.StringVar(&o.Model, "model", "", "model id (default: claude-sonnet-4-5 with an Anthropic key, gpt-5 with an OpenAI key)")
 	f.StringVar(&o.BaseURL, "base-url", "", "API endpoint (any OpenAI-compatible server; default ANTHROPIC_BASE_URL / OPENAI_BASE_URL, else the provider's)")
 	f.StringVar(&o.Provider, "provider", "", "the API a model outside brig's registry is served over: anthropic, openai (Responses) or openai-chat (Chat Completions)")
-	f.StringVar(&o.Mode, "mode", string(policy.ModeAsk), "plan, ask, edit or auto")
+	f.StringVar(&o.Mode, "mode", string(policy.ModeAsk), "plan, ask, edit or auto ([agent] mode of your config replaces the default)")
 	f.BoolVar(&o.Yes, "yes", false, "one-shot: approve calls that would ask and whose grant fits the mode's jail profile (never widens the jail)")
 	f.BoolVar(&o.No, "no", false, "one-shot: deny calls that would ask (the default)")
 	f.IntVar(&o.MaxIterations, "max-iterations", 200, "tool iterations per task before brig asks the model to sum up")

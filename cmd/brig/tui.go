@@ -165,6 +165,7 @@ func tuiStarter(base *agentOptions) tui.Starter {
 			o.Mode = string(req.Mode)
 		} else if req.Current != "" {
 			o.Mode = string(req.Current) // a resumed session goes on in no wider a mode
+			o.ModeCurrent = true
 		}
 		o.ModeFrom = modes.from(req)
 		o.Inbox, o.Interactive = h.Inbox, true

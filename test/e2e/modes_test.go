@@ -365,3 +365,57 @@ func TestResumeNeverWidensTheMode(t *testing.T) {
 		t.Errorf("the resumed plan session was offered write_file")
 	}
 }
+
+// TestConfigSetsTheStartingMode: [agent] mode in the user's own config is
+// the mode a run starts in without --mode (a write_file runs unasked in
+// edit mode), --mode still wins (the control: ask refuses the write), and
+// a repository's config, even trusted, does not choose it.
+func TestConfigSetsTheStartingMode(t *testing.T) {
+	write := func(name string) fakeprovider.Turn {
+		return fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("write_file", `{"path":"`+name+`","content":"x\n"}`)}}
+	}
+	done := fakeprovider.Turn{Text: "done"}
+	e := newEnv(t, "anthropic", write("edit.txt"), done, write("asked.txt"), done, write("repo.txt"), done)
+	global := filepath.Join(e.home, ".config", "brig", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(global), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(global, []byte("[agent]\nmode = \"edit\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run(t, append(modelArgs("anthropic"), "-p", "write", "--output", "json")...); r.code != 0 || !strings.Contains(r.stdout, `"mode": "edit"`) {
+		t.Fatalf("a run with [agent] mode = edit: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "edit.txt")); err != nil {
+		t.Fatalf("[agent] mode = edit did not start the run in edit mode: %v", err)
+	}
+	if r := e.run(t, append(modelArgs("anthropic"), "--mode", "ask", "-p", "write")...); r.code != 0 {
+		t.Fatalf("--mode ask: %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "asked.txt")); err == nil {
+		t.Fatal("--mode ask did not override [agent] mode")
+	}
+	// A repository's config, trusted, asks for auto; the user's says ask.
+	if err := os.WriteFile(global, []byte("[agent]\nmode = \"ask\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(e.ws, ".brig"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.ws, ".brig", "config.toml"), []byte("[agent]\nmode = \"auto\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run(t, "trust", "--yes"); r.code != 0 {
+		t.Fatalf("brig trust: %d\n%s", r.code, r.stderr)
+	}
+	r := e.run(t, "policy")
+	if !strings.Contains(r.stdout, `ignored: [agent] mode = "auto"`) {
+		t.Errorf("brig policy does not say the repository's mode is ignored:\n%s", r.stdout)
+	}
+	if r := e.run(t, append(modelArgs("anthropic"), "-p", "write")...); r.code != 0 {
+		t.Fatalf("trusted repository run: %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "repo.txt")); err == nil {
+		t.Fatal("a trusted repository's [agent] mode = auto chose the mode")
+	}
+}
