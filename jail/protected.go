@@ -618,6 +618,11 @@ func (c *RepoCache) ProtectedPathsEnv(workspace string, env []string, extra ...s
 		for _, name := range sensitive.WorkspaceNames() {
 			out = append(out, filepath.Join(root, name))
 		}
+		for _, p := range loadedFiles(root) {
+			if p != workspace && within(p, workspace) {
+				out = append(out, p)
+			}
+		}
 	}
 	roots := map[string]bool{workspace: true}
 	for _, r := range repos {
@@ -677,6 +682,63 @@ func (c *RepoCache) ProtectedPathsEnv(workspace string, env []string, extra ...s
 	slices.Sort(out)
 	return slices.Compact(out), nil
 }
+
+// loadedFiles lists the files that root's .envrc and mise configs load
+// (sensitive.EnvrcLoads, MiseLoads), and what the shell files among them
+// load in turn, a few levels down. Each file is read without following a
+// link on the way to it (safefs), so a link a repository commits reads
+// nothing outside it; a file that cannot be read loads nothing.
+func loadedFiles(root string) []string {
+	var out []string
+	seen := map[string]bool{}
+	var visit func(file string, parse func([]byte) []sensitive.Loaded, depth int)
+	visit = func(file string, parse func([]byte) []sensitive.Loaded, depth int) {
+		if depth > maxLoadDepth || seen[file] {
+			return
+		}
+		seen[file] = true
+		d, err := safefs.Open(filepath.Dir(file))
+		if err != nil {
+			return
+		}
+		data, _, err := d.ReadFile(filepath.Base(file), maxLoaderSize)
+		d.Close()
+		if err != nil {
+			return
+		}
+		for _, l := range parse(data) {
+			p := l.Path
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(root, p) // direnv and mise run in the tree's root
+			}
+			p = filepath.Clean(p)
+			if fi, err := os.Lstat(p); l.Dir && err == nil && fi.IsDir() {
+				p = filepath.Join(p, ".envrc")
+			}
+			out = append(out, p)
+			if l.Script {
+				visit(p, sensitive.EnvrcLoads, depth+1)
+			}
+		}
+	}
+	visit(filepath.Join(root, ".envrc"), sensitive.EnvrcLoads, 0)
+	for _, name := range miseConfigs {
+		visit(filepath.Join(root, name), sensitive.MiseLoads, 0)
+	}
+	return out
+}
+
+// miseConfigs are the config files mise reads in a directory.
+var miseConfigs = []string{"mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", ".config/mise.toml", ".config/mise/config.toml", "mise/config.toml"}
+
+const (
+	// maxLoadDepth bounds how deep loadedFiles follows files that load
+	// others (an .envrc sourcing .envrc.local sourcing …).
+	maxLoadDepth = 4
+	// maxLoaderSize is the largest .envrc or mise config read for what
+	// it loads; a larger one is passed over (it loads nothing brig sees).
+	maxLoaderSize = 256 << 10
+)
 
 // globalConfig is what the system and global git configs say.
 type globalConfig struct {

