@@ -64,7 +64,7 @@ type agentOptions struct {
 	// ModeCurrent: Mode is the TUI's mode when it resumes a session, not
 	// --mode's default, which [agent] mode of the user's config replaces.
 	ModeCurrent bool
-	Continue      bool // resume the latest session of this workspace
+	Continue    bool // resume the latest session of this workspace
 	// latestVia is the flag that asked for the latest session, for its
 	// errors: --continue, or --resume with no id in one-shot mode.
 	latestVia string
@@ -319,8 +319,12 @@ func oneShot(ctx context.Context, o *agentOptions) error {
 	stdout, stderr := termsafe.NewWriter(o.Stdout), termsafe.NewWriter(o.Stderr)
 	defer stdout.Flush()
 	defer stderr.Flush()
+	shared := onTerminal(o.Stdout) && onTerminal(o.Stderr)
 	o.Stdout, o.Stderr = stdout, stderr
 	pr := newPrinter(o.Output, o.Stdout, o.Stderr)
+	if shared && o.Output == outputText {
+		pr.guard = &lineGuard{w: o.Stdout}
+	}
 	run, err := setupAgent(ctx, o, nonInteractive(o.Yes, pr.errLines()), pr.event)
 	if err != nil {
 		return err
@@ -522,6 +526,12 @@ func sessionChanges(st *session.State, client *connect.Client, mode policy.Mode,
 	return recs
 }
 
+// onTerminal reports whether w is a terminal.
+func onTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f)
+}
+
 // printer writes a one-shot run's events in the chosen output format.
 type printer struct {
 	mu       sync.Mutex
@@ -529,9 +539,12 @@ type printer struct {
 	out, err io.Writer
 	enc      *json.Encoder
 	midLine  bool
-	calls    []callRecord // every finished call (for --output json)
-	subs     []*subagentSpend
-	notices  []string // the run's notices (for --output json)
+	// guard holds back a line of the model's text that starts as brig's
+	// own lines do, where both share a terminal (lineGuard); nil: none.
+	guard   *lineGuard
+	calls   []callRecord // every finished call (for --output json)
+	subs    []*subagentSpend
+	notices []string // the run's notices (for --output json)
 }
 
 // note keeps a notice that text mode writes to stderr itself, for the
@@ -614,7 +627,11 @@ func (p *printer) event(ev agent.Event) {
 	}
 	switch ev.Kind {
 	case agent.EventText:
-		fmt.Fprint(p.out, ev.Text)
+		if p.guard != nil {
+			_, _ = p.guard.Write([]byte(ev.Text))
+		} else {
+			fmt.Fprint(p.out, ev.Text)
+		}
 		p.midLine = !strings.HasSuffix(ev.Text, "\n")
 	case agent.EventToolEnd:
 		p.endLine()
@@ -629,6 +646,9 @@ func (p *printer) event(ev agent.Event) {
 // a line on stderr: on a terminal both go to the same screen, and the
 // notice would otherwise run on from the answer's last word.
 func (p *printer) endLine() {
+	if p.guard != nil {
+		_ = p.guard.Flush()
+	}
 	if p.midLine {
 		fmt.Fprintln(p.out)
 		p.midLine = false
