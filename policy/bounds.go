@@ -481,7 +481,9 @@ func (p *Policy) beyondPath(pv PathVerdict) Beyond {
 	if !pv.Exists || !isDir(pv.Resolved) {
 		dir = filepath.Dir(pv.Resolved)
 	}
-	if pv.Class == ClassOutside || pv.Class == ClassAdded || pv.Class == ClassSystem && !pv.Write {
+	// --add-dir takes a directory that exists (a new user was offered
+	// --add-dir /nonexistent:ro, which brig -p then refused).
+	if (pv.Class == ClassOutside || pv.Class == ClassAdded || pv.Class == ClassSystem && !pv.Write) && isDir(dir) {
 		if p.checkExtra(ExtraDir{Path: dir, ReadOnly: !pv.Write}) == nil {
 			flag = "--add-dir " + dir
 			if !pv.Write {

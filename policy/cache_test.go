@@ -411,3 +411,28 @@ func TestAddDirInBrigCache(t *testing.T) {
 		}
 	}
 }
+
+// TestBeyondOffersAddDirOnlyForADirectory (new user, 2026-12-03): a read
+// outside the workspace is offered --add-dir DIR:ro where DIR exists, and
+// not where it does not (brig -p refuses --add-dir of a missing path).
+func TestBeyondOffersAddDirOnlyForADirectory(t *testing.T) {
+	f := newModeFixture(t, "")
+	notes := filepath.Join(f.root, "notes")
+	if err := os.MkdirAll(notes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	flags := func(path string) []string {
+		var out []string
+		for _, b := range f.policy(t, ModeAsk).Decide(Call{Tool: "read_file", Effect: EffectRead, Read: []string{path}}).Beyond {
+			out = append(out, b.Flag)
+		}
+		return out
+	}
+	if got := flags(filepath.Join(notes, "todo.md")); !slices.Contains(got, "--add-dir "+notes+":ro") {
+		t.Errorf("control: a read in an existing directory offers %q", got)
+	}
+	missing := filepath.Join(f.root, "nonexistent", "x")
+	if got := flags(missing); slices.ContainsFunc(got, func(s string) bool { return s != "" }) {
+		t.Errorf("a read in a missing directory offers %q", got)
+	}
+}
