@@ -140,33 +140,97 @@ func goOfflineNote(output string, grant *jail.Spec) string {
 	return `[brig: this call may not download Go modules (its GOPROXY ends in "off"): only modules already in the module cache can be used. Do not retry with other flags: use a module that is already there, or tell the user the task needs downloads; they can allow them with net_presets = ["go"] under [sandbox] in their brig config, or --allow-host proxy.golang.org for brig -p]`
 }
 
-// pathNote is the note for a path that an error line names, or "" when
-// the grant allows what failed.
-func pathNote(p string, rofs bool, grant *jail.Spec) (string, string) {
-	if ok, why := grant.Allows(p, jail.Read); !ok {
-		if why == "hidden" {
-			return p, fmt.Sprintf("[brig: %s is hidden from every call (it holds secrets); it cannot be read, whatever is approved]", p)
+// Refusal is a path an error line of a command's output names that the
+// call's jail kept from it, and why (one of the Refused… kinds).
+type Refusal struct {
+	Path string
+	Why  string
+}
+
+// The kinds of Refusal.
+const (
+	RefusedHidden   = "hidden"    // never readable: it holds secrets
+	RefusedRead     = "read"      // outside what the call may read
+	RefusedProcess  = "process"   // another process's /proc entry
+	RefusedProtect  = "protected" // never writable: run or obeyed later outside the jail
+	RefusedReadOnly = "read-only" // granted read-only (--add-dir …:ro, --read)
+	RefusedWrite    = "write"     // readable but not writable
+)
+
+// Refusals lists the paths in a command's output (its error lines) that
+// the jail refused it, by the rules denialNotes follows, for a person
+// (brig sandbox) rather than the model.
+func Refusals(output string, grant *jail.Spec) []Refusal {
+	if grant == nil || !mayReportDenial(output) {
+		return nil
+	}
+	var out []Refusal
+	seen := map[string]bool{}
+	home := envValue(grant.Env, "HOME")
+	for _, line := range strings.Split(output, "\n") {
+		rofs := reROFS().MatchString(line)
+		if !rofs && !reAccess().MatchString(line) {
+			continue
 		}
-		return p, fmt.Sprintf("[brig: %s is outside what this call may read, so the jail refused it. Do not retry as is: if the task needs it, ask the user to grant it (a Read rule in their brig config, --add-dir for brig -p, or approving a call that names it)]", p)
-	}
-	if otherProcessEntry(p) {
-		return p, fmt.Sprintf("[brig: %s belongs to a process this call may not inspect (in the call's own /proc that is brig's jail init, pid 1): the kernel refuses it whatever is approved, so do it another way]", p)
-	}
-	ok, why := grant.Allows(p, jail.Write)
-	if ok {
-		// Writable: if the kernel still refused, the parent directory
-		// may be the protected one (creating an entry in it).
-		if rofs {
-			if dok, dwhy := grant.Allows(filepath.Dir(p), jail.Write); !dok && dwhy == "protected" {
-				return p, protectedNote(filepath.Dir(p))
+		for _, p := range pathsIn(line, grant.Dir, home) {
+			if r, ok := refusal(p, rofs, grant); ok && !seen[r.Path] && len(out) < maxDenialNotes {
+				seen[r.Path] = true
+				out = append(out, r)
 			}
 		}
+	}
+	return out
+}
+
+// refusal says whether the jail is why p, named by an error line (rofs:
+// the line says read-only file system), failed, and how.
+func refusal(p string, rofs bool, grant *jail.Spec) (Refusal, bool) {
+	if ok, why := grant.Allows(p, jail.Read); !ok {
+		if why == "hidden" {
+			return Refusal{p, RefusedHidden}, true
+		}
+		return Refusal{p, RefusedRead}, true
+	}
+	if otherProcessEntry(p) {
+		return Refusal{p, RefusedProcess}, true
+	}
+	ok, why := grant.Allows(p, jail.Write)
+	switch {
+	case ok && rofs:
+		// Writable: if the kernel still refused, the parent directory
+		// may be the protected one (creating an entry in it).
+		if dok, dwhy := grant.Allows(filepath.Dir(p), jail.Write); !dok && dwhy == "protected" {
+			return Refusal{filepath.Dir(p), RefusedProtect}, true
+		}
+		return Refusal{}, false
+	case ok:
+		return Refusal{}, false
+	case why == "protected":
+		return Refusal{p, RefusedProtect}, true
+	case why == "read-only mount":
+		return Refusal{p, RefusedReadOnly}, true
+	}
+	return Refusal{p, RefusedWrite}, true
+}
+
+// pathNote is the note for a path that an error line names, or "" when
+// the grant allows what failed; its key is the path.
+func pathNote(p string, rofs bool, grant *jail.Spec) (string, string) {
+	r, ok := refusal(p, rofs, grant)
+	if !ok {
 		return "", ""
 	}
-	if why == "protected" {
+	p = r.Path
+	switch r.Why {
+	case RefusedHidden:
+		return p, fmt.Sprintf("[brig: %s is hidden from every call (it holds secrets); it cannot be read, whatever is approved]", p)
+	case RefusedRead:
+		return p, fmt.Sprintf("[brig: %s is outside what this call may read, so the jail refused it. Do not retry as is: if the task needs it, ask the user to grant it (a Read rule in their brig config, --add-dir for brig -p, or approving a call that names it)]", p)
+	case RefusedProcess:
+		return p, fmt.Sprintf("[brig: %s belongs to a process this call may not inspect (in the call's own /proc that is brig's jail init, pid 1): the kernel refuses it whatever is approved, so do it another way]", p)
+	case RefusedProtect:
 		return p, protectedNote(p)
-	}
-	if why == "read-only mount" {
+	case RefusedReadOnly:
 		return p, fmt.Sprintf("[brig: %s was granted to this call read-only (the user's --add-dir …:ro or a read grant), so the jail refused the write even though the call was approved. Do not retry as is: write inside the workspace, or ask the user to grant it writable]", p)
 	}
 	return p, fmt.Sprintf("[brig: %s may be read but not written by this call; if writing it is what failed, the jail refused it. Do not retry as is: write inside the workspace, or ask the user to grant it (a Write rule, --add-dir for brig -p, or approving a call that names it)]", p)

@@ -30,6 +30,7 @@ import (
 	"brig/jail"
 	"brig/policy"
 	"brig/supervisor"
+	"brig/tools"
 )
 
 // sandboxOptions are the inputs of `brig sandbox`, separate from the command
@@ -300,8 +301,12 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 		writeGrant(o.Stderr, spec, "  ")
 	}
 	nets := newSandboxNet(wp.Policy, o.Stderr)
-	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: o.Argv}, supervisor.IO{Stdout: o.Stdout, Stderr: o.Stderr, Net: nets, CapApart: true})
+	tail := &tailWriter{w: o.Stderr}
+	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: o.Argv}, supervisor.IO{Stdout: o.Stdout, Stderr: tail, Net: nets, CapApart: true})
 	nets.after(res.Connections)
+	if err == nil && res.ExitCode != 0 {
+		sayRefusals(o.Stderr, tools.Refusals(tail.String(), &spec), ws, o.Home, o.ReadOnly)
+	}
 	return sandboxOutcome(ctx, o, res, err)
 }
 
@@ -349,6 +354,66 @@ func (n *sandboxNet) after(conns []jail.Connection) {
 	for _, c := range conns {
 		if c.Refused != "" {
 			n.say(policy.NormalHost(c.Host), c.Port, c.Refused)
+		}
+	}
+}
+
+// tailWriter passes writes on to w and keeps the last tailKept bytes of
+// them: the command's stderr, where the errors the jail caused are.
+type tailWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+const tailKept = 64 << 10
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > tailKept {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailKept:]...)
+	}
+	return t.w.Write(p)
+}
+
+func (t *tailWriter) String() string { return string(t.buf) }
+
+// sayRefusals tells the person who ran brig sandbox which of the paths
+// the command's errors name the jail refused, and the flag that grants
+// each: --read for the path itself, --write only for a place in the
+// workspace or the home directory (a write to /usr is refused, not
+// answered with --write /usr). readOnly: the
+// workspace was made read-only (--read-only).
+func sayRefusals(w io.Writer, rs []tools.Refusal, ws, home string, readOnly bool) {
+	for _, r := range rs {
+		p := termsafe.Line(r.Path)
+		// --read and --write take a path that exists: the nearest one.
+		grant := r.Path
+		for {
+			if _, err := os.Lstat(grant); err == nil || grant == filepath.Dir(grant) {
+				break
+			}
+			grant = filepath.Dir(grant)
+		}
+		how := func(flag string) string {
+			switch {
+			case readOnly && within(r.Path, ws):
+				return " (--read-only made the workspace so)"
+			case flag == "--read" && grant == r.Path, within(grant, ws) || home != "" && grant != home && within(grant, home):
+				return fmt.Sprintf(" (%s %s grants it)", flag, termsafe.Line(grant))
+			}
+			return ""
+		}
+		switch r.Why {
+		case tools.RefusedHidden:
+			fmt.Fprintf(w, "brig: %s is hidden from every call (it holds secrets); no flag grants it\n", p)
+		case tools.RefusedRead:
+			fmt.Fprintf(w, "brig: the jail refused %s: outside the grant%s\n", p, how("--read"))
+		case tools.RefusedProcess:
+			fmt.Fprintf(w, "brig: %s belongs to a process outside the call, which the jail keeps from it\n", p)
+		case tools.RefusedProtect:
+			fmt.Fprintf(w, "brig: %s is protected: a program outside the jail runs or obeys it later, so no call may change it\n", p)
+		default:
+			fmt.Fprintf(w, "brig: the jail refused the write to %s: the call may only read it%s\n", p, how("--write"))
 		}
 	}
 }

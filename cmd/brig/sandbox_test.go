@@ -436,3 +436,43 @@ func TestSandboxNotAProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxSaysWhatTheJailRefused (new user, 2026-12-03: only cat's
+// "Permission denied" was shown): a read outside the grant is named with
+// the flag that grants it; with that flag the read works and nothing is
+// said (the control); a write refused by --read-only says so.
+func TestSandboxSaysWhatTheJailRefused(t *testing.T) {
+	// Outside /tmp, which every call has a private one of.
+	dir, err := os.MkdirTemp("/var/tmp", "brig-sandbox-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	outside := filepath.Join(dir, "todo.md")
+	if err := os.WriteFile(outside, []byte("canary-note\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, out, errb := sandboxFixture(t)
+	o.Argv = []string{"cat", outside}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code == 0 || strings.Contains(out.String(), "canary") {
+		t.Fatalf("the read outside the grant worked: exit %d, %q", code, out)
+	}
+	if want := "brig: the jail refused " + outside + ": outside the grant (--read " + outside + " grants it)"; !strings.Contains(errb.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, errb)
+	}
+
+	o, out, errb = sandboxFixture(t)
+	o.Read, o.Argv = []string{outside}, []string{"cat", outside}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code != 0 || out.String() != "canary-note\n" || strings.Contains(errb.String(), "jail refused") {
+		t.Fatalf("control: --read: exit %d, %q, %s", code, out, errb)
+	}
+
+	o, _, errb = sandboxFixture(t)
+	o.ReadOnly, o.Argv = true, []string{"touch", filepath.Join(o.Cwd, "new")}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code == 0 {
+		t.Fatal("--read-only: the write worked")
+	}
+	if want := "the call may only read it (--read-only made the workspace so)"; !strings.Contains(errb.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, errb)
+	}
+}
