@@ -1359,6 +1359,9 @@ func (m *Model) typing() bool {
 }
 
 func (m *Model) answer(p *pending, a agent.Approval) tea.Cmd {
+	if tv := m.tools[p.req.ToolUseID]; tv != nil && m.asking(p.req.ToolUseID) {
+		tv.start = m.now() // the call starts now: its clock leaves the wait out
+	}
 	p.answer(a)
 	m.approval, m.denying = nil, false
 	m.denyInput.Blur()

@@ -327,8 +327,18 @@ func TestApprovalGolden(t *testing.T) {
 	p := &pending{req: bashRequest(h.ws), reply: make(chan agent.Approval, 1)}
 	h.send(approvalMsg{p})
 	golden(t, "approval_bash", h.frame())
+	// While the question waits, the turn is the user's, not brig's work
+	// (new user, 2026-12-03: "working 8s" while nothing ran).
+	h.m.busy = true
+	if s := h.m.statusLine(); !strings.Contains(s, "waiting for your answer") || strings.Contains(s, "working") {
+		t.Errorf("status while asking: %q", s)
+	}
 	h.pause()
 	h.keys("4") // answered: the next question takes no one's place
+	if s := h.m.statusLine(); !strings.Contains(s, "working") {
+		t.Errorf("control: status after the answer: %q", s)
+	}
+	h.m.busy = false
 
 	writeWS(t, h.ws, "main.go", "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n")
 	edit := &pending{reply: make(chan agent.Approval, 1), req: agent.ApprovalRequest{

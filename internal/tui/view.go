@@ -159,10 +159,22 @@ func (m *Model) liveView() string {
 	return m.liveC.out
 }
 
+// asking reports whether the approval on screen is the question whether
+// call id may run (not a running call's connection).
+func (m *Model) asking(id string) bool {
+	return m.approval != nil && m.approval.req.ToolUseID == id && m.approval.req.Net == nil
+}
+
 // runningView is a tool call in progress with the tail of its output.
 func (m *Model) runningView(tv *toolView) string {
 	spin := spinnerFrames[m.frame%len(spinnerFrames)]
-	head := stAccent.Render(spin+" "+tv.ev.Name) + " " + toolTarget(tv.ev.Name, tv.ev.Args) + stDim.Render(fmt.Sprintf("  %s", m.now().Sub(tv.start).Round(time.Second)))
+	clock := m.now().Sub(tv.start).Round(time.Second).String()
+	if m.asking(tv.ev.ID) {
+		// The call has not started: its time is the user's, not its own
+		// (the result's duration leaves the wait out too).
+		clock = "waiting for your answer"
+	}
+	head := stAccent.Render(spin+" "+tv.ev.Name) + " " + toolTarget(tv.ev.Name, tv.ev.Args) + stDim.Render("  "+clock)
 	out := fit(head, m.width)
 	if tv.sub != nil {
 		return out + "\n" + m.subagentView(tv.sub)
@@ -178,7 +190,9 @@ func (m *Model) runningView(tv *toolView) string {
 // statusLine is model · mode · context · cost · sandbox (· spinner).
 func (m *Model) statusLine() string {
 	var parts []string
-	if m.busy {
+	if m.busy && m.approval != nil {
+		parts = append(parts, stAccent.Render("waiting for your answer"))
+	} else if m.busy {
 		parts = append(parts, stAccent.Render(spinnerFrames[m.frame%len(spinnerFrames)]+" working "+m.now().Sub(m.turnStart).Round(time.Second).String())+stDim.Render(" (Esc or Ctrl+C to interrupt)"))
 	} else if m.starting {
 		parts = append(parts, stDim.Render("starting…"))
