@@ -56,6 +56,8 @@ func (e *Engine) Markdown(style string, width int, src string) (string, error) {
 		styleOpt := glamour.WithStandardStyle(style)
 		if style == "notty" {
 			styleOpt = glamour.WithStyles(noTTYStyle())
+		} else if sc, ok := glamourstyles.DefaultStyles[style]; ok {
+			styleOpt = glamour.WithStyles(unpadded(*sc))
 		}
 		r, err = glamour.NewTermRenderer(styleOpt, glamour.WithWordWrap(width-2), glamour.WithChromaFormatter("terminal16m"))
 		if err != nil {
@@ -77,6 +79,20 @@ func noTTYStyle() ansi.StyleConfig {
 	s := glamourstyles.NoTTYStyleConfig
 	s.Code.Prefix, s.Code.Suffix = "`", "`"
 	s.Code.BlockPrefix, s.Code.BlockSuffix = "", ""
+	return s
+}
+
+// unpadded is a colour style with inline code drawn on its background
+// alone: glamour pads it with a no-break space on each side, which a copy
+// from the terminal took along (`calc.py` pasted as "\u00a0calc.py\u00a0":
+// new user, 2026-12-03).
+func unpadded(s ansi.StyleConfig) ansi.StyleConfig {
+	if s.Code.Prefix == "\u00a0" {
+		s.Code.Prefix = ""
+	}
+	if s.Code.Suffix == "\u00a0" {
+		s.Code.Suffix = ""
+	}
 	return s
 }
 

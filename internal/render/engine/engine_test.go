@@ -23,3 +23,22 @@ func TestNoTTYMarksInlineCode(t *testing.T) {
 		t.Errorf("the code block is missing:\n%q", out)
 	}
 }
+
+// TestColourInlineCodeHasNoNoBreakSpace (new user, 2026-12-03): inline
+// code in the colour styles is drawn on its background without the
+// no-break spaces glamour pads it with, which a copy from the terminal
+// took along; the text around it keeps its own spaces.
+func TestColourInlineCodeHasNoNoBreakSpace(t *testing.T) {
+	for _, style := range []string{"dark", "light"} {
+		out, err := New().Markdown(style, 80, "Fixed add in `calc.py` now.\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out, "\u00a0") {
+			t.Errorf("%s: a no-break space in %q", style, out)
+		}
+		if !strings.Contains(out, "calc.py") || !strings.Contains(out, "\x1b[") {
+			t.Errorf("%s: inline code not drawn in colour: %q", style, out)
+		}
+	}
+}
