@@ -294,6 +294,9 @@ func (m *Model) sessionsListed(msg sessionsMsg) tea.Cmd {
 			it.label = "(no prompt yet)"
 		}
 		if m.run != nil && s.ID == m.run.Session.ID() {
+			if s.Messages == 0 {
+				continue // the session just opened, with nothing in it (new user, 2026-12-03)
+			}
 			it.disabled, it.why = true, "open now"
 		}
 		p.items = append(p.items, it)

@@ -534,7 +534,20 @@ func TestPickersGolden(t *testing.T) {
 			t.Fatal("no picker")
 		}
 		out := strings.ReplaceAll(h.frame(), h.m.run.Session.ID(), "<current>")
+		if strings.Contains(out, "<current>") || strings.Contains(out, "no prompt yet") {
+			t.Errorf("the session just opened, empty, is offered:\n%s", out)
+		}
 		golden(t, "picker_session", out)
+		h.keys("esc")
+		// Control: once something was said in it, it is listed, not
+		// offered.
+		h.send(sessionsMsg{list: []session.Summary{
+			{ID: h.m.run.Session.ID(), Title: "the one open", Updated: when, Model: "claude-sonnet-4-5", Messages: 2},
+			{ID: "2026-11-19-bbbbbb", Title: "add a --json flag", Updated: when.Add(-24 * time.Hour), Model: "gpt-5", Messages: 4, Cost: 0.01},
+		}})
+		if f := h.frame(); !strings.Contains(f, "the one open") || strings.Contains(f, "› the one open") || !h.m.picker.items[0].disabled {
+			t.Errorf("control: the open session with messages is not listed as open:\n%s", f)
+		}
 	})
 }
 
