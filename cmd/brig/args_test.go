@@ -21,6 +21,9 @@ func TestArgumentMistakesAreSaid(t *testing.T) {
 		{[]string{"changes", "a", "\x1b[2Jb"}, `changes takes at most one SESSION, not 2: "a" "\x1b[2Jb"`},
 		{[]string{"audit", "a", "b"}, `audit takes at most one PATH`},
 		{[]string{"fix", "the", "bug"}, `unexpected arguments "fix" "the" "bug" (a prompt goes after -p, quoted: brig -p "fix the bug"; or start brig and type it)`},
+		{[]string{"-p"}, `-p needs the prompt after it: brig -p "fix the bug" (or -p - to read it from standard input)`},
+		{[]string{"--model"}, `flag needs an argument: --model (brig --help lists the flags and what each takes)`},
+		{[]string{"config"}, `unknown command "config" (brig --help lists the commands; a prompt goes after -p: brig -p "config")`},
 		{[]string{"--resume", "a", "b"}, `--resume takes one session id, not 2: "a" "b"`},
 		// A mistyped command is not taken for a prompt.
 		{[]string{"sesions"}, `unknown command "sesions": did you mean sessions? (brig --help lists the commands; a prompt goes after -p)`},

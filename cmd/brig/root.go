@@ -125,7 +125,9 @@ func resumeArg(o *agentOptions, args []string) error {
 			text := strings.Join(args, " ")
 			return fmt.Errorf("unexpected arguments %s (a prompt goes after -p, quoted: brig -p %q; or start brig and type it)", quoted(args), text)
 		}
-		return fmt.Errorf("unexpected argument %q (a prompt goes after -p)", args[0])
+		// One word: most often a command brig does not have (`brig
+		// config`: new user, 2026-12-03), sometimes a one-word prompt.
+		return fmt.Errorf("unknown command %q (brig --help lists the commands; a prompt goes after -p: brig -p %q)", args[0], args[0])
 	}
 	if len(args) > 1 {
 		return fmt.Errorf("--resume takes one session id, not %d: %s", len(args), quoted(args))
@@ -191,6 +193,12 @@ func commandGroup(cmd *cobra.Command) *cobra.Command {
 // the command's flags are listed (it said only "unknown flag:
 // --frobnicate": new user, 2026-12-03).
 func suggestFlag(cmd *cobra.Command, err error) error {
+	if strings.HasPrefix(err.Error(), "flag needs an argument: ") {
+		if strings.HasSuffix(err.Error(), " -p") || strings.HasSuffix(err.Error(), " --prompt") {
+			return errors.New(`-p needs the prompt after it: brig -p "fix the bug" (or -p - to read it from standard input)`)
+		}
+		return fmt.Errorf("%w (%s --help lists the flags and what each takes)", err, cmd.CommandPath())
+	}
 	if strings.HasPrefix(err.Error(), "unknown shorthand flag: ") {
 		return fmt.Errorf("%w (%s --help lists the flags)", err, cmd.CommandPath())
 	}

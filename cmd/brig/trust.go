@@ -50,7 +50,7 @@ func newTrustCmd() *cobra.Command {
 		Use:   "trust",
 		Short: "Accept this repository's .brig/config.toml in full and its instruction files as your own (pinned to their current content), after showing what it grants",
 		Long: `A repository's .brig/config.toml is untrusted input: until you trust it,
-only its deny and ask rules apply. brig trust shows what trusting it would
+only its deny and ask rules and the [limits] it lowers apply. brig trust shows what trusting it would
 change (allow rules, sandbox grants, agent settings, MCP servers, each with
 what it reaches) and the instruction files (AGENTS.md or CLAUDE.md,
 .brig/instructions.md) the model would then read as your own words, asks,
@@ -86,7 +86,7 @@ func runTrust(ctx context.Context, o *trustOptions) error {
 		if err := policy.Untrust(ctx, wp.Files); err != nil {
 			return err
 		}
-		fmt.Fprintf(o.Stdout, "brig: %s is untrusted: only its deny and ask rules apply, and its instruction files are the repository's words\n", wp.Files.Repo)
+		fmt.Fprintf(o.Stdout, "brig: %s is untrusted: only its deny and ask rules and the [limits] it lowers apply, and its instruction files are the repository's words\n", wp.Files.Repo)
 		return auditTrust(ctx, wp.Dirs.State, wp.Workspace, auditlog.Trust{File: wp.Files.Repo, Action: "revoke", What: "config"})
 	}
 	c, sum, warnings, err := policy.LoadConfig(wp.Files.Repo)
