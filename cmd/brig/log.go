@@ -114,9 +114,13 @@ func runLog(ctx context.Context, o *logOptions) error {
 	l := auditLog(dirsFor(o.procEnv).State)
 	n := 0
 	tools := map[string]bool{}
+	sessionSeen := false
 	err = l.Records(func(r auditlog.Record) error {
 		if r.Call != nil {
 			tools[r.Call.Tool] = true
+		}
+		if o.Session != "" && (r.Session == o.Session || short && strings.HasSuffix(r.Session, "-"+o.Session)) {
+			sessionSeen = true
 		}
 		if !r.Time.After(since) && !since.IsZero() ||
 			o.Session != "" && r.Session != o.Session && !(short && strings.HasSuffix(r.Session, "-"+o.Session)) ||
@@ -148,6 +152,11 @@ func runLog(ctx context.Context, o *logOptions) error {
 		if o.Tool != "" && !tools[o.Tool] {
 			// --tool bsh: say so, and what the log does hold.
 			fmt.Fprintf(o.Stderr, "brig: the log has no call of a tool %q%s; its calls are of %s\n", o.Tool, nearest(o.Tool, slices.Sorted(maps.Keys(tools))), strings.Join(slices.Sorted(maps.Keys(tools)), ", "))
+		}
+		if o.Session != "" && !sessionSeen {
+			// --session 123456: no such session at all, not a filter
+			// that left nothing (new user, 2026-12-03).
+			fmt.Fprintf(o.Stderr, "brig: the log has no record of a session %q (brig sessions list shows this workspace's; a removed session's records stay in the log)\n", o.Session)
 		}
 	}
 	return nil

@@ -52,4 +52,14 @@ func TestLogFilters(t *testing.T) {
 	if err := runLog(t.Context(), &logOptions{procEnv: pe, Session: "zzzzzz"}); err == nil || !strings.Contains(err.Error(), "hex digits") {
 		t.Fatalf("--session zzzzzz: %v", err)
 	}
+	// A session the log never saw is named as such; one it saw, whose
+	// records another filter left out, is not (the control).
+	errb.Reset()
+	if err := runLog(t.Context(), &logOptions{procEnv: pe, Session: "123456"}); err != nil || !strings.Contains(errb.String(), `the log has no record of a session "123456"`) {
+		t.Fatalf("--session 123456: %v\n%s", err, errb.String())
+	}
+	errb.Reset()
+	if err := runLog(t.Context(), &logOptions{procEnv: pe, Session: "4d0a3a", Tier: "deny"}); err != nil || strings.Contains(errb.String(), "no record of a session") || !strings.Contains(errb.String(), "no audit records match") {
+		t.Fatalf("control: --session 4d0a3a --tier deny: %v\n%s", err, errb.String())
+	}
 }
