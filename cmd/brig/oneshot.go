@@ -396,29 +396,30 @@ func oneShot(ctx context.Context, o *agentOptions) error {
 		// "context canceled".
 		sum.Error = why + "; the running call's processes were killed and the session stays resumable (brig -c)"
 	}
+	if o.Output == outputText && (tr.Stop == agent.StopInterrupted || runErr != nil) {
+		// Why it failed, then the summary line, which stays the last
+		// (a new user read "brig: failed · 1 request" before the reason).
+		w := pr.errLines()
+		fmt.Fprintln(w, "brig:", sum.Error)
+		switch {
+		case tr.Stop == agent.StopInterrupted:
+		case sum.Session != "" && transient(runErr):
+			fmt.Fprintf(w, "brig: the session is kept: brig -c -p \"…\" goes on from where it failed\n")
+		case transient(runErr):
+			// Nothing was answered, so nothing was kept: the command
+			// itself is what to run again.
+			again := "run the same command again"
+			if o.Stdin != nil {
+				again += " (with the same input piped in)"
+			}
+			fmt.Fprintf(w, "brig: nothing was answered, so no session was kept: %s once it passes\n", again)
+		}
+	}
 	pr.finish(sum)
 	switch {
 	case tr.Stop == agent.StopInterrupted:
-		if o.Output == outputText {
-			fmt.Fprintln(o.Stderr, "brig:", sum.Error)
-		}
 		return exitError{code}
 	case runErr != nil:
-		if o.Output == outputText {
-			fmt.Fprintln(o.Stderr, "brig:", sum.Error)
-			switch {
-			case sum.Session != "" && transient(runErr):
-				fmt.Fprintf(o.Stderr, "brig: the session is kept: brig -c -p \"…\" goes on from where it failed\n")
-			case transient(runErr):
-				// Nothing was answered, so nothing was kept: the
-				// command itself is what to run again.
-				again := "run the same command again"
-				if o.Stdin != nil {
-					again += " (with the same input piped in)"
-				}
-				fmt.Fprintf(o.Stderr, "brig: nothing was answered, so no session was kept: %s once it passes\n", again)
-			}
-		}
 		return exitError{exitFailed}
 	case tr.Stop == agent.StopBound:
 		return exitError{exitBound}
