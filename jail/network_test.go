@@ -340,8 +340,10 @@ func TestNetworkOnlyThroughTheProxy(t *testing.T) {
 
 // Each layer that keeps a landlock-only call to the proxy holds on its own:
 // without Landlock's TCP rules a direct connect reaches the sink, and
-// without seccomp TCP Fast Open does (Landlock does not see its connect),
-// so it is those layers that refuse them above.
+// without seccomp TCP Fast Open does where Landlock does not see its
+// connect (kernels before the fix that makes it: on those after, Landlock
+// refuses it too, and the case says so and stops), so it is those layers
+// that refuse them above.
 func TestNetworkLayersEachHold(t *testing.T) {
 	e := newEnv(t)
 	if e.sup.LandlockABI() < 4 {
@@ -366,6 +368,17 @@ func TestNetworkLayersEachHold(t *testing.T) {
 			spec := e.spec(t, func(p *policy.Profile) { p.Network, p.Namespaces, p.CallTmp = true, false, t.TempDir() })
 			spec.Layers = tc.layers
 			rep, _ := runProbe(t, e, spec, allowOnly("127.0.0.1"), probeArgs{TCP: tcp.addr, UDP: udp.addr, Allowed: "http://127.0.0.1:1/", Denied: "http://denied.example/"})
+			if tc.way == "fastopen" && rep.Errors[tc.way] == "permission denied" {
+				// EACCES with Landlock the only layer left: newer kernels'
+				// Landlock checks the connect that Fast Open's sendto
+				// makes (measured on 6.18.44), so seccomp is no longer
+				// the one layer against it and there is no way past
+				// Landlock to show. The sink must still have nothing.
+				if got := tcp.flush(t); len(got) > 0 {
+					t.Fatalf("Landlock refused Fast Open, yet the sink received %q", got)
+				}
+				t.Skip("this kernel's Landlock refuses TCP Fast Open's connect itself (EACCES): seccomp's own hold cannot be shown by taking it away")
+			}
 			if rep.Errors[tc.way] != "OK" {
 				t.Fatalf("%s without the layer: %s", tc.way, rep.Errors[tc.way])
 			}
