@@ -42,6 +42,10 @@ type Repository struct {
 	// it, a repository's root where Mercurial and jj read their config
 	// (.hg/hgrc, .jj/repo/config.toml …): the Workspace entries are
 	// protected there, and the supervisor takes out a new one whole.
+	// "direnv" is an .envrc below the workspace's root (a monorepo's
+	// service), which the user may have allowed: what it loads is
+	// protected as at a root; a new one is left, as direnv runs none
+	// the user has not allowed.
 	Foreign string
 }
 
@@ -233,7 +237,7 @@ func (w *repoWalk) dir(fd int, path string, old, parent *memoNode) (*memoNode, e
 	before := oldKids(old)
 	plain := true
 	for _, e := range ents {
-		looked := e.Name == ".git" || e.Name == "HEAD" || foreignControl[e.Name] != ""
+		looked := e.Name == ".git" || e.Name == "HEAD" || e.Name == ".envrc" || foreignControl[e.Name] != ""
 		if looked {
 			plain = false
 		}
@@ -478,11 +482,14 @@ func modeType(m uint32) fs.FileMode {
 func (w *repoWalk) consider(path, name string, typ fs.FileMode) (skip bool) {
 	isDir := typ == fs.ModeDir
 	foreign := foreignControl[name]
-	if name != ".git" && name != "HEAD" && foreign == "" && (len(w.shapes) == 0 || !isDir) {
+	if name != ".git" && name != "HEAD" && name != ".envrc" && foreign == "" && (len(w.shapes) == 0 || !isDir) {
 		return false // the common case: nothing to look at
 	}
 	parent := filepath.Dir(path)
 	switch {
+	case name == ".envrc" && !isDir:
+		w.out = append(w.out, Repository{GitDir: path, Worktree: parent, Foreign: "direnv"})
+		return false
 	case foreign != "" && (isDir || typ == fs.ModeSymlink):
 		// Walked on (a directory): what it holds is looked at as well.
 		w.out = append(w.out, Repository{GitDir: path, Worktree: parent, Foreign: foreign})
@@ -685,14 +692,17 @@ func (c *RepoCache) ProtectedPathsEnv(workspace string, env []string, extra ...s
 
 // loadedFiles lists the files that root's .envrc and mise configs load
 // (sensitive.EnvrcLoads, MiseLoads), and what the shell files among them
-// load in turn, a few levels down. Each file is read without following a
-// link on the way to it (safefs), so a link a repository commits reads
-// nothing outside it; a file that cannot be read loads nothing.
+// load in turn, a few levels down, each name resolved where it runs: in
+// the tree's root, in a file's own directory after direnv's source_env,
+// beside the script for "$(dirname "${BASH_SOURCE[0]}")". Each file is
+// read without following a link on the way to it (safefs), so a link a
+// repository commits reads nothing outside it; a file that cannot be read
+// loads nothing.
 func loadedFiles(root string) []string {
 	var out []string
 	seen := map[string]bool{}
-	var visit func(file string, parse func([]byte) []sensitive.Loaded, depth int)
-	visit = func(file string, parse func([]byte) []sensitive.Loaded, depth int) {
+	var visit func(file, base string, parse func([]byte) []sensitive.Loaded, depth int)
+	visit = func(file, base string, parse func([]byte) []sensitive.Loaded, depth int) {
 		if depth > maxLoadDepth || seen[file] {
 			return
 		}
@@ -708,8 +718,12 @@ func loadedFiles(root string) []string {
 		}
 		for _, l := range parse(data) {
 			p := l.Path
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(root, p) // direnv and mise run in the tree's root
+			switch {
+			case filepath.IsAbs(p):
+			case l.FromFile:
+				p = filepath.Join(filepath.Dir(file), p)
+			default:
+				p = filepath.Join(base, p)
 			}
 			p = filepath.Clean(p)
 			if fi, err := os.Lstat(p); l.Dir && err == nil && fi.IsDir() {
@@ -717,13 +731,17 @@ func loadedFiles(root string) []string {
 			}
 			out = append(out, p)
 			if l.Script {
-				visit(p, sensitive.EnvrcLoads, depth+1)
+				next := base
+				if l.Chdir {
+					next = filepath.Dir(p)
+				}
+				visit(p, next, sensitive.EnvrcLoads, depth+1)
 			}
 		}
 	}
-	visit(filepath.Join(root, ".envrc"), sensitive.EnvrcLoads, 0)
+	visit(filepath.Join(root, ".envrc"), root, sensitive.EnvrcLoads, 0)
 	for _, name := range miseConfigs {
-		visit(filepath.Join(root, name), sensitive.MiseLoads, 0)
+		visit(filepath.Join(root, name), root, sensitive.MiseLoads, 0)
 	}
 	return out
 }

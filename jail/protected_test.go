@@ -362,8 +362,16 @@ func TestProtectedPathsOfMercurialAndJJRepositories(t *testing.T) {
 func TestProtectedPathsOfWhatAnEnvrcLoads(t *testing.T) {
 	isolatedGit(t)
 	ws := t.TempDir()
-	writeFile(t, filepath.Join(ws, ".envrc"), "source_env_if_exists .envrc.local\ndotenv\nsource scripts/a.sh\nsource_env ../outside\n")
-	writeFile(t, filepath.Join(ws, "scripts/a.sh"), ". scripts/b.sh\n")
+	writeFile(t, filepath.Join(ws, ".envrc"), "source_env_if_exists .envrc.local\ndotenv\nsource scripts/a.sh\nsource_env ../outside\nsource_env config\nPATH_add bin\n")
+	writeFile(t, filepath.Join(ws, "scripts/a.sh"), ". scripts/b.sh\nsource \"$(dirname \"${BASH_SOURCE[0]}\")/common.sh\"\n")
+	// direnv runs a source_env'd file in its own directory (red team,
+	// 2026-12-03: config/local.env stayed writable, ./local.env was
+	// protected instead).
+	writeFile(t, filepath.Join(ws, "config/.envrc"), "dotenv_if_exists local.env\nsource_env_if_exists local.sh\n")
+	// An .envrc below the root, in a directory of its own (a monorepo's
+	// service the user allowed): what it loads is protected too.
+	writeFile(t, filepath.Join(ws, "services/api/.envrc"), "dotenv\nsource_env_if_exists .envrc.local\n")
+	writeFile(t, filepath.Join(ws, "services/web/index.js"), "")
 	writeFile(t, filepath.Join(ws, "mise.toml"), "[env]\n_.source = \"mise-env.sh\"\n")
 	writeFile(t, filepath.Join(ws, "sub/.git/HEAD"), "ref: refs/heads/main\n")
 	writeFile(t, filepath.Join(ws, "sub/.git/config"), "")
@@ -378,12 +386,12 @@ func TestProtectedPathsOfWhatAnEnvrcLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{".envrc.local", ".env", "scripts/a.sh", "scripts/b.sh", "mise-env.sh", "sub/.env.sub"} {
+	for _, want := range []string{".envrc.local", ".env", "scripts/a.sh", "scripts/b.sh", "scripts/common.sh", "mise-env.sh", "sub/.env.sub", "config/.envrc", "config/local.env", "config/local.sh", "bin", "services/api/.env", "services/api/.envrc.local", "services/api/.envrc"} {
 		if !slices.Contains(got, filepath.Join(ws, want)) {
 			t.Errorf("missing %s", want)
 		}
 	}
-	for _, not := range []string{"scripts", "sub/.env"} {
+	for _, not := range []string{"scripts", "sub/.env", "local.env", "local.sh", "common.sh", "services/web/.env", "services/.env"} {
 		if slices.Contains(got, filepath.Join(ws, not)) {
 			t.Errorf("control: %s is protected", not)
 		}

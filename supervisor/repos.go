@@ -138,6 +138,10 @@ func (s *Supervisor) openToOwner(p string) bool {
 // found under root, and returns the paths it took out.
 func (s *Supervisor) undoRepository(r jail.Repository, known map[string]bool, start unix.Timespec, root string) []string {
 	switch {
+	case r.Foreign == "direnv":
+		// An .envrc: direnv runs none the user has not allowed, and
+		// what a known one loads was protected during the call.
+		return nil
 	case r.Foreign != "":
 		// A .hg or .jj (Mercurial and jj read their config in it and run
 		// what it names) where none was before: the call made a
