@@ -796,15 +796,18 @@ func protectedCases() []escCase {
 		// direnv's approval covers the .envrc's own content, not what it
 		// loads: those files run in the user's shell at the next cd
 		// (red team, 2026-12-03).
-		prot("files an .envrc loads", `echo 'touch /tmp/x' > .envrc.local; echo 'PROMPT_COMMAND="touch /tmp/x"' > .env; echo 'touch /tmp/x' >> env/dev.sh; echo '{ shellHook = "touch /tmp/x"; }' > shell.nix`,
-			`echo 'touch /tmp/x' > src/.envrc.local; echo A=1 > src/.env`, []string{"src/.envrc.local", "src/.env"},
-			[]string{".envrc.local", ".env", "shell.nix"}, []string{"env/dev.sh"}, func(e *env) {
-				if err := os.MkdirAll(filepath.Join(e.ws, "env"), 0o755); err != nil {
-					e.t.Fatal(err)
+		prot("files an .envrc loads", `echo 'touch /tmp/x' > .envrc.local; echo 'PROMPT_COMMAND="touch /tmp/x"' > .env; echo 'touch /tmp/x' >> env/dev.sh; echo '{ shellHook = "touch /tmp/x"; }' > shell.nix; echo 'LD_PRELOAD=/tmp/x.so' > services/api/.env; mkdir -p bin && printf '#!/bin/sh\ntouch /tmp/x\n' > bin/git`,
+			`echo 'touch /tmp/x' > src/.envrc.local; echo A=1 > src/.env; echo A=1 > services/web/.env`, []string{"src/.envrc.local", "src/.env", "services/web/.env"},
+			[]string{".envrc.local", ".env", "shell.nix", "services/api/.env", "bin/git"}, []string{"env/dev.sh"}, func(e *env) {
+				for _, d := range []string{"env", "services/api", "services/web"} {
+					if err := os.MkdirAll(filepath.Join(e.ws, d), 0o755); err != nil {
+						e.t.Fatal(err)
+					}
 				}
 				for name, data := range map[string]string{
-					".envrc":     "source_env_if_exists .envrc.local\ndotenv\n[ -f env/dev.sh ] && source ./env/dev.sh\nuse nix\n",
-					"env/dev.sh": "export DEV=1\n",
+					".envrc":              "source_env_if_exists .envrc.local\ndotenv\n[ -f env/dev.sh ] && source ./env/dev.sh\nuse nix\nPATH_add bin\n",
+					"env/dev.sh":          "export DEV=1\n",
+					"services/api/.envrc": "dotenv\n",
 				} {
 					if err := os.WriteFile(filepath.Join(e.ws, name), []byte(data), 0o644); err != nil {
 						e.t.Fatal(err)
