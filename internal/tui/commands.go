@@ -25,6 +25,7 @@ var slashCommands = []slashCommand{
 	{"resume", "[id]", "reopen a saved session of this workspace (picker)"},
 	{"clear", "", "start a new session (the current one stays saved)"},
 	{"compact", "", "summarise the conversation to free context"},
+	{"output", "[N]", "print command N's whole output as the model got it (a folded output names its N; the last one without, as Ctrl+O)"},
 	{"undo", "[--force] [--dry-run] [N]", "put back what the last call changed (N: call N and every later one; /changes lists them)"},
 	{"changes", "", "the calls of this session that changed files, numbered for /undo N"},
 	{"cost", "", "tokens and cost of this session and since brig started"},
@@ -173,6 +174,8 @@ func (m *Model) command(line string) tea.Cmd {
 			text, err := changes(ctx)
 			return undoneMsg{text: text, err: err, cmd: "/changes"}
 		}
+	case "output":
+		m.expandOutput(arg)
 	case "cost":
 		m.print(m.costText())
 	case "permissions":

@@ -157,6 +157,12 @@ type Model struct {
 	// lastOutput is the last finished command's whole result, which
 	// Ctrl+O prints (the transcript shows its tail).
 	lastOutput *agent.ToolEvent
+	// outputs are the finished commands' whole results, numbered from
+	// outputBase+1, which /output N prints: a folded output's note names
+	// its number (Ctrl+O alone reaches only the last: new user,
+	// 2026-12-03). At most maxOutputs are kept.
+	outputs    []*agent.ToolEvent
+	outputBase int
 
 	lastInput int // input tokens of the last response: the context used
 	spent     float64
@@ -726,10 +732,14 @@ func (m *Model) events(evs eventsMsg) {
 				tv.output = appendLive(tv.output, ev.Text)
 			}
 		case agent.EventToolEnd:
-			m.print(m.toolDone(*ev.Tool))
 			if ev.Tool.Name == string(tools.Bash) && ev.Tool.Outcome != nil {
 				m.lastOutput = ev.Tool
+				m.outputs = append(m.outputs, ev.Tool)
+				if len(m.outputs) > maxOutputs {
+					m.outputs, m.outputBase = m.outputs[1:], m.outputBase+1
+				}
 			}
+			m.print(m.toolDone(*ev.Tool))
 			delete(m.tools, ev.Tool.ID)
 			for i, id := range m.order {
 				if id == ev.Tool.ID {
@@ -1076,14 +1086,46 @@ func (m *Model) typed(wasEmpty bool, cmd tea.Cmd) tea.Cmd {
 	})
 }
 
+// maxOutputs bounds the commands' results kept for /output.
+const maxOutputs = 100
+
 // expandLastOutput prints the whole result of the last command, as the
 // model received it.
 func (m *Model) expandLastOutput() {
-	te := m.lastOutput
-	if te == nil {
+	if m.lastOutput == nil {
 		m.status = "no command has finished yet"
 		return
 	}
+	m.printOutput(m.lastOutput)
+}
+
+// expandOutput prints the whole result of command n (as its folded output
+// numbers it; "" for the last).
+func (m *Model) expandOutput(arg string) {
+	if arg == "" {
+		if m.lastOutput == nil {
+			m.print(stWarn.Render("/output: ") + "no command has finished yet")
+			return
+		}
+		m.printOutput(m.lastOutput)
+		return
+	}
+	n, err := strconv.Atoi(arg)
+	last := m.outputBase + len(m.outputs)
+	switch {
+	case err != nil || n < 1:
+		m.print(stErr.Render("/output: ") + inert(arg) + " is not a command's number (a folded output names its own: /output 3)")
+	case n > last:
+		m.print(stErr.Render("/output: ") + fmt.Sprintf("no command %d: %d have finished in this view", n, last))
+	case n <= m.outputBase:
+		m.print(stErr.Render("/output: ") + fmt.Sprintf("command %d's output is no longer kept (the last %d are)", n, maxOutputs))
+	default:
+		m.printOutput(m.outputs[n-m.outputBase-1])
+	}
+}
+
+// printOutput prints a command's whole result.
+func (m *Model) printOutput(te *agent.ToolEvent) {
 	head := hang(stAccent.Render("▾ "), "  ", stAccent.Render("output of ")+toolTarget(te.Name, te.Args), m.width)
 	body := inert(strings.TrimRight(te.Outcome.Result.Text, "\n"))
 	m.print(head + "\n" + stDim.Render(hang("  │ ", "  │ ", body, m.width)))

@@ -480,6 +480,27 @@ func TestDiffGolden(t *testing.T) {
 	if !strings.Contains(out, "output of $ seq 1 30") || strings.Count(out, "line") != 30 {
 		t.Errorf("Ctrl+O printed:\n%s", out)
 	}
+
+	// Once another command has finished, /output 1 still prints the
+	// first (Ctrl+O reached only the last: new user, 2026-12-03).
+	h.send(eventsMsg{
+		{Kind: agent.EventToolStart, Tool: &agent.ToolEvent{ID: "b2", Name: "bash", Args: json.RawMessage(`{"command":"echo two"}`)}},
+		{Kind: agent.EventToolEnd, Tool: &agent.ToolEvent{ID: "b2", Name: "bash", Args: json.RawMessage(`{"command":"echo two"}`), Outcome: &agent.Outcome{
+			Result: tools.Result{Text: "two\n", Meta: tools.Meta{ExitCode: intp(0)}}}}},
+	})
+	for _, c := range []struct{ arg, want string }{
+		{"1", "output of $ seq 1 30"},
+		{"2", "output of $ echo two"},
+		{"", "output of $ echo two"},
+		{"3", "no command 3: 2 have finished"},
+		{"x", "x is not a command's number"},
+	} {
+		h.printed = nil
+		h.m.command("/output " + c.arg)
+		if out := h.printedText(); !strings.Contains(out, c.want) {
+			t.Errorf("/output %s printed:\n%s", c.arg, out)
+		}
+	}
 }
 
 func seq(n int) string {

@@ -545,11 +545,17 @@ func (m *Model) outputTail(text string, n int) []string {
 		i--
 	}
 	var out []string
+	// Ctrl+O reaches the last command only; /output N reaches this one
+	// once others have finished.
+	how := "Ctrl+O shows all of it, as the model got it"
+	if n := m.outputBase + len(m.outputs); n > 0 {
+		how += fmt.Sprintf("; later, /output %d", n)
+	}
 	switch {
 	case cut:
-		out = append(out, hang(stDim.Render("  ⎿ "), "    ", stDim.Render(fmt.Sprintf("… %d earlier lines and the start of this one (Ctrl+O shows all of it, as the model got it)", i)), m.width))
+		out = append(out, hang(stDim.Render("  ⎿ "), "    ", stDim.Render(fmt.Sprintf("… %d earlier lines and the start of this one (%s)", i, how)), m.width))
 	case i > 0:
-		out = append(out, hang(stDim.Render("  ⎿ "), "    ", stDim.Render(fmt.Sprintf("… %d earlier lines (Ctrl+O shows all of it, as the model got it)", i)), m.width))
+		out = append(out, hang(stDim.Render("  ⎿ "), "    ", stDim.Render(fmt.Sprintf("… %d earlier lines (%s)", i, how)), m.width))
 	}
 	if k := slices.IndexFunc(lines[:i], tools.IsCutNote); k >= 0 {
 		// The output itself was cut before the model got it: the lines
