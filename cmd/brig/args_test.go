@@ -48,6 +48,8 @@ func TestArgumentMistakesAreSaid(t *testing.T) {
 		{[]string{"sessions", "--x"}, `unknown flag: --x (brig sessions --help lists the flags)`},
 		{[]string{"sessions", "list", "--frobnicate"}, `unknown flag: --frobnicate (brig sessions list --help lists the flags)`},
 		{[]string{"-Z"}, `unknown shorthand flag: 'Z' in -Z (brig --help lists the flags)`},
+		// A value after a space, for a flag whose value may be left out.
+		{[]string{"sandbox", "--explain", "json", "--", "true"}, `--explain json: write --explain=json (with =)`},
 		// 0 is also the flag's "not given": it ran the default (new user).
 		{[]string{"-p", "x", "--max-tool-calls", "0"}, `--max-tool-calls 0: want a positive number`},
 		// A glob expanded to 166 files: the first few and the count.

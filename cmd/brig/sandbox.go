@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"brig/internal/egress"
 	"brig/internal/envguard"
 	"brig/internal/safefs"
+	"brig/internal/sensitive"
 	"brig/internal/termsafe"
 	"brig/internal/xdg"
 	"brig/jail"
@@ -86,6 +88,11 @@ running when it ends. The exit status is the command's own.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Explain != "" && o.Explain != "text" && o.Explain != "json" {
 				return fmt.Errorf("--explain=%s: want --explain (for a person) or --explain=json", o.Explain)
+			}
+			if o.Explain == "text" && (args[0] == "json" || args[0] == "text") {
+				// --explain json: the word is the command, as after any
+				// flag whose value may be left out.
+				return fmt.Errorf("--explain %s: write --explain=%s (with =); a word after --explain is the command to run", args[0], args[0])
 			}
 			o.Argv = args
 			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -305,7 +312,7 @@ func runSandbox(ctx context.Context, o *sandboxOptions) error {
 	res, err := sup.Run(ctx, spec, jail.Invocation{Argv: o.Argv}, supervisor.IO{Stdout: o.Stdout, Stderr: tail, Net: nets, CapApart: true})
 	nets.after(res.Connections)
 	if err == nil && res.ExitCode != 0 {
-		sayRefusals(o.Stderr, tools.Refusals(tail.String(), &spec), ws, o.Home, o.ReadOnly)
+		sayRefusals(o.Stderr, tools.Refusals(tail.String(), &spec), ws, o.Home, o.ReadOnly, []string{dirs.Config, dirs.State})
 	}
 	return sandboxOutcome(ctx, o, res, err)
 }
@@ -383,7 +390,7 @@ func (t *tailWriter) String() string { return string(t.buf) }
 // workspace or the home directory (a write to /usr is refused, not
 // answered with --write /usr). readOnly: the
 // workspace was made read-only (--read-only).
-func sayRefusals(w io.Writer, rs []tools.Refusal, ws, home string, readOnly bool) {
+func sayRefusals(w io.Writer, rs []tools.Refusal, ws, home string, readOnly bool, brigDirs []string) {
 	for _, r := range rs {
 		p := termsafe.Line(r.Path)
 		// --read and --write take a path that exists: the nearest one.
@@ -395,7 +402,12 @@ func sayRefusals(w io.Writer, rs []tools.Refusal, ws, home string, readOnly bool
 			grant = filepath.Dir(grant)
 		}
 		how := func(flag string) string {
+			_, secret := sensitive.Match(r.Path, home, sensitive.Secret)
 			switch {
+			case slices.ContainsFunc(brigDirs, func(d string) bool { return within(r.Path, d) }):
+				return " (brig's own files, which no flag grants)"
+			case secret:
+				return " (it holds credentials)"
 			case readOnly && within(r.Path, ws):
 				return " (--read-only made the workspace so)"
 			case flag == "--read" && grant == r.Path, within(grant, ws) || home != "" && grant != home && within(grant, home):

@@ -467,6 +467,24 @@ func TestSandboxSaysWhatTheJailRefused(t *testing.T) {
 		t.Fatalf("control: --read: exit %d, %q, %s", code, out, errb)
 	}
 
+	// A credential is named as one, with no flag offered for it.
+	o, _, errb = sandboxFixture(t)
+	home := filepath.Join(dir, "home")
+	key := filepath.Join(home, ".ssh", "id_ed25519")
+	if err := os.MkdirAll(filepath.Dir(key), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, []byte("canary-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.Home, o.Env, o.Argv = home, []string{"PATH=/usr/bin:/bin", "HOME=" + home}, []string{"cat", key}
+	if code := exitCode(t, runSandbox(context.Background(), o)); code == 0 {
+		t.Fatal("the key was read")
+	}
+	if got := errb.String(); !strings.Contains(got, "(it holds credentials)") || strings.Contains(got, "--read") {
+		t.Errorf("a credential's refusal: %s", got)
+	}
+
 	o, _, errb = sandboxFixture(t)
 	o.ReadOnly, o.Argv = true, []string{"touch", filepath.Join(o.Cwd, "new")}
 	if code := exitCode(t, runSandbox(context.Background(), o)); code == 0 {
