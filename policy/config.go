@@ -321,9 +321,11 @@ func ParseConfig(file string, data []byte) (Config, []Warning, error) {
 		}
 	}
 	if md.IsDefined("agent", "mode") {
-		if _, err := ParseMode(string(pf.Agent.Mode)); err != nil {
+		m, err := ParseMode(string(pf.Agent.Mode))
+		if err != nil {
 			return Config{}, nil, fmt.Errorf("%s:%d: [agent] mode: %w", file, lineOf(data, "mode"), err)
 		}
+		pf.Agent.Mode = m // "Edit" is edit, as --mode reads it
 	}
 	// Floors below which calls fail in ways that do not name the limit
 	// (a new user's memory = "2M": Go crashed with a segmentation fault,
@@ -367,13 +369,21 @@ func whereKeyBelongs(key string) string {
 
 func tableNames() []string { return []string{"permissions", "sandbox", "agent", "limits", "mcp"} }
 
-// didYouMean suggests the known name closest to a misspelled one.
+// didYouMean suggests the known names closest to a misspelled one: every
+// one as close as the closest ("modee" is as near "mode" as "model").
 func didYouMean(got string, known []string) string {
 	best := suggest.Closest(got, known, 2)
 	if best == "" {
 		return ""
 	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	d := suggest.Distance(got, best)
+	var near []string
+	for _, k := range known {
+		if suggest.Distance(got, k) == d {
+			near = append(near, fmt.Sprintf("%q", k))
+		}
+	}
+	return fmt.Sprintf(" (did you mean %s?)", strings.Join(near, " or "))
 }
 
 // typeMistake turns the TOML decoder's type error into what the user wrote

@@ -90,6 +90,18 @@ func TestAgentCountsBelowOne(t *testing.T) {
 	}
 }
 
+// TestAgentModeIsReadAsTheFlagIs: [agent] mode is read as --mode is,
+// whatever its case ("Edit" showed as "Edit unless given": new user).
+func TestAgentModeIsReadAsTheFlagIs(t *testing.T) {
+	c, _, err := ParseConfig("c.toml", []byte("[agent]\nmode = \"Edit\"\n"))
+	if err != nil || c.Agent.Mode != ModeEdit {
+		t.Errorf("mode = \"Edit\": %q, %v", c.Agent.Mode, err)
+	}
+	if _, w, err := ParseConfig("c.toml", []byte("[agent]\nmodee = \"edit\"\n")); err != nil || len(w) != 1 || !strings.Contains(w[0].String(), `did you mean "model" or "mode"?`) {
+		t.Errorf("modee: %v %v", w, err)
+	}
+}
+
 // TestSyntaxErrorLine: a syntax error is reported on the line it is on,
 // also when the parser meets it at that line's newline.
 func TestSyntaxErrorLine(t *testing.T) {

@@ -383,7 +383,7 @@ func runPolicyShow(ctx context.Context, o *policyShowOptions) error {
 			width = max(width, len(r.String()))
 		}
 	}
-	fmt.Fprintln(w, "your rules (deny beats ask beats allow; where none matches, brig's built-in lists decide):")
+	fmt.Fprintln(w, "rules of your files and the repository's (deny beats ask beats allow; where none matches, brig's built-in lists decide):")
 	for _, s := range list {
 		fmt.Fprintf(w, "  %-5s %-*s  %s\n", s.tier, width, s.rule, s.where)
 	}
@@ -403,10 +403,11 @@ func runPolicyShow(ctx context.Context, o *policyShowOptions) error {
 		for _, ig := range l.Ignored {
 			fmt.Fprintf(w, "             ignored: %s\n", ig)
 		}
+		if n := l.LimitsNote(); n != "" {
+			fmt.Fprintf(w, "             %s\n", n)
+		}
 	}
-	for _, warn := range wp.Policy.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
-	}
+	// The config's own warnings were said on stderr as it loaded.
 	for _, warn := range wp.Policy.ProtectedRuleWarnings() {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
