@@ -506,11 +506,19 @@ func modeRank(m policy.Mode) int {
 // that is not both the mode it was saved in and the one this run started
 // in; how names the way to pick a mode ("--mode", "/mode").
 func resumedModeNote(saved, started, now policy.Mode, how string) string {
+	// The TUI's mode may be one /mode chose since the start (new user:
+	// "plan, the mode this run started in" when it started in edit).
+	current := "the mode this run started in"
+	if how == "/mode" {
+		current = "the mode in use"
+	}
 	switch {
 	case saved == started:
 		return ""
 	case saved != now:
-		return fmt.Sprintf("the session ran in %s mode; it goes on in %s, the mode this run started in (%s %s to go on as before)", saved, now, how, saved)
+		return fmt.Sprintf("the session ran in %s mode; it goes on in %s, %s (%s %s to go on as before)", saved, now, current, how, saved)
+	case how == "/mode":
+		return fmt.Sprintf("the session goes on in %s mode, its own (the mode in use was %s; %s to change)", now, started, how)
 	default:
 		return fmt.Sprintf("the session goes on in %s mode, its own (this run started in %s; %s to change)", now, started, how)
 	}

@@ -94,4 +94,8 @@ func TestResumedMode(t *testing.T) {
 			t.Errorf("saved %s, started %s: %s, %q; want %s, %q", c.saved, c.started, got, note, c.want, c.note)
 		}
 	}
+	// In the TUI the mode in use may be one /mode chose, not the start's.
+	if note := resumedModeNote(policy.ModeAsk, policy.ModePlan, policy.ModePlan, "/mode"); note != "the session ran in ask mode; it goes on in plan, the mode in use (/mode ask to go on as before)" {
+		t.Errorf("TUI: %q", note)
+	}
 }

@@ -1342,7 +1342,7 @@ func TestResumeAsksForNoWiderAMode(t *testing.T) {
 		asked = append(asked, req)
 		c := h.conn(policy.ModeAsk, nil)
 		c.Resumed = &session.State{Summary: session.Summary{ID: req.Resume}, Mode: policy.ModeEdit}
-		c.ModeNote = "the session ran in edit mode; it goes on in ask, the mode this run started in (/mode edit to go on as before)"
+		c.ModeNote = "the session ran in edit mode; it goes on in ask, the mode in use (/mode edit to go on as before)"
 		return c, nil
 	}
 	h.start(h.conn(policy.ModeAuto, nil))
