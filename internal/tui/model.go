@@ -88,6 +88,10 @@ type toolView struct {
 // the card cannot show the whole call.
 const tooSmallToApprove = "the window is too small to show what this call would run: enlarge it to approve (4 or Esc denies)"
 
+// tooSmallForRules is the status line when 2 or 3 comes while the card
+// cannot show the rule they would save.
+const tooSmallForRules = "the window is too small to show the rule 2 and 3 would save: enlarge it to choose them (1 allows once)"
+
 // Model is the Bubble Tea model of the TUI.
 type Model struct {
 	cfg    Config
@@ -338,7 +342,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.input.MaxHeight = m.inputMax()
 		m.input.SetWidth(m.width) // lays the input out again, at its new height too
 		m.denyInput.SetWidth(denyWidth(m.width))
-		if m.status == tooSmallToApprove {
+		if m.status == tooSmallToApprove || m.status == tooSmallForRules {
 			m.status = "" // said of the old size; a key at the new one says it again if it still holds
 		}
 		return m, nil
@@ -1277,7 +1281,7 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		if p.rulesHidden {
-			m.status = "the window is too small to show the rule 2 and 3 would save: enlarge it to choose them (1 allows once)"
+			m.status = tooSmallForRules
 			return nil
 		}
 		if k.String() == "2" {

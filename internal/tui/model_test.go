@@ -1383,3 +1383,19 @@ func TestCostSaysWhatEachTotalCounts(t *testing.T) {
 		t.Errorf("/cost:\n%s", got)
 	}
 }
+
+// TestStatusNoteWraps: a status note longer than the window is wrapped,
+// not cut before the key it names (new user, 2026-12-03), and one said
+// of the window's size goes with a resize.
+func TestStatusNoteWraps(t *testing.T) {
+	h := newHarness(t, 60, colorprofile.NoTTY, allHold())
+	h.start(h.conn(policy.ModeAsk, nil))
+	h.m.status = tooSmallForRules
+	if f := ansi.Strip(h.frame()); !strings.Contains(f, "(1 allows once)") {
+		t.Errorf("the note's end is cut:\n%s", f)
+	}
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 35})
+	if h.m.status != "" {
+		t.Errorf("a note of the old size stays: %q", h.m.status)
+	}
+}

@@ -78,8 +78,16 @@ func (m *Model) frameText() string {
 	}
 	var note string
 	if m.status != "" && left >= 3 {
-		note = stWarn.Render(fit(m.status, m.width))
-		left--
+		// Wrapped over the rows it needs, up to three while two are left
+		// for what it is about: a note cut at its width lost the key to
+		// press (new user, 2026-12-03).
+		rows := strings.Split(hang("", "", m.status, m.width), "\n")
+		if n := max(min(3, left-2), 1); len(rows) > n {
+			rows = rows[:n]
+			rows[n-1] = fit(rows[n-1]+" …", m.width)
+		}
+		note = stWarn.Render(strings.Join(rows, "\n"))
+		left -= len(rows)
 	}
 	var bottom []string
 	switch {
