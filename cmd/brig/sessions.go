@@ -1,6 +1,8 @@
 package main
 
 import (
+	"brig/policy"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -145,7 +147,7 @@ func runSessionsList(ctx context.Context, o *sessionsListOptions) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
-	head := "ID\tUPDATED\tMODEL\tMSGS\tCOST\t"
+	head := "ID\tUPDATED\tMODEL\tMODE\tMSGS\tCOST\t"
 	if o.All {
 		head += "WORKSPACE\t"
 	}
@@ -153,7 +155,7 @@ func runSessionsList(ctx context.Context, o *sessionsListOptions) error {
 	for _, s := range list {
 		// One row per session: a title or path with a newline or a tab
 		// shows it as a symbol instead of breaking the table.
-		row := fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), termsafe.Line(s.Model), s.Messages, sessionCost(s.Cost))
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%s\t", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), termsafe.Line(s.Model), termsafe.Line(string(cmp.Or(s.Mode, policy.ModeAsk))), s.Messages, sessionCost(s.Cost))
 		if o.All {
 			row += termsafe.Line(s.Workspace) + "\t"
 		}

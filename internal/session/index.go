@@ -18,7 +18,7 @@ import (
 )
 
 // indexVersion is the format of index.json; another version is rebuilt.
-const indexVersion = 1
+const indexVersion = 2 // 2: summaries carry the mode
 
 // The index (sessions/index.json) caches each file's Summary with the file's
 // identity (inode, size, modification time) and the offset up to which it

@@ -448,6 +448,14 @@ func TestListLatestAndTheIndex(t *testing.T) {
 	if all[0].ID != a.ID() || all[0].Messages != 2 || all[0].Cost != 0.25 || all[0].Title != "first in a" {
 		t.Fatalf("after append: %+v", all[0])
 	}
+	// The mode a session is in: ask from its header, then its last change.
+	if all[0].Mode != policy.ModeAsk {
+		t.Fatalf("mode before any change: %q", all[0].Mode)
+	}
+	appendOK(t, a, ModeRecord(policy.ModeEdit))
+	if all, _, _ = s.List(context.Background(), Filter{}); all[0].Mode != policy.ModeEdit {
+		t.Fatalf("mode after a change to edit: %q", all[0].Mode)
+	}
 
 	// The index is used when a file did not change: a marked title shows.
 	idx, _ := s.readIndex()

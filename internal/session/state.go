@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -14,17 +15,19 @@ import (
 // records alone, one record at a time, so the index can extend it from where
 // it stopped reading.
 type Summary struct {
-	ID        string         `json:"id"`
-	Workspace string         `json:"workspace"`
-	Title     string         `json:"title"` // the first user message, on one line, trimmed
-	Created   time.Time      `json:"created"`
-	Updated   time.Time      `json:"updated"` // time of the last record
-	Provider  provider.Name  `json:"provider"`
-	Model     string         `json:"model"`
-	Messages  int            `json:"messages"` // provider-facing messages ever recorded (compaction does not lower it)
-	Context   int            `json:"context"`  // provider-facing messages the model sees now (after compactions)
-	Usage     provider.Usage `json:"usage"`
-	Cost      float64        `json:"cost"`
+	ID        string        `json:"id"`
+	Workspace string        `json:"workspace"`
+	Title     string        `json:"title"` // the first user message, on one line, trimmed
+	Created   time.Time     `json:"created"`
+	Updated   time.Time     `json:"updated"` // time of the last record
+	Provider  provider.Name `json:"provider"`
+	Model     string        `json:"model"`
+	// Mode is the mode the session was last in (as a resume sees it).
+	Mode     policy.Mode    `json:"mode,omitempty"`
+	Messages int            `json:"messages"` // provider-facing messages ever recorded (compaction does not lower it)
+	Context  int            `json:"context"`  // provider-facing messages the model sees now (after compactions)
+	Usage    provider.Usage `json:"usage"`
+	Cost     float64        `json:"cost"`
 	// Audit is the last audit log record the session recorded: the chain
 	// head the index keeps for brig log verify.
 	Audit *AuditRef `json:"audit,omitempty"`
@@ -70,6 +73,7 @@ func (s *Summary) apply(r Record, n int) error {
 	case KindHeader:
 		h := r.Header
 		s.ID, s.Workspace, s.Created, s.Provider, s.Model = h.ID, h.Workspace, h.Created, h.Provider, h.Model
+		s.Mode = cmp.Or(h.Mode, policy.ModeAsk)
 		if s.Updated.IsZero() {
 			s.Updated = h.Created
 		}
@@ -98,6 +102,8 @@ func (s *Summary) apply(r Record, n int) error {
 			s.Provider = r.Model.Provider
 		}
 		s.Model = r.Model.Model
+	case KindMode:
+		s.Mode = r.Mode
 	case KindCompaction:
 		s.Context += len(r.Compaction.Summary) - r.Compaction.Replaced
 	case KindCall:

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -290,7 +291,7 @@ func (m *Model) sessionsListed(msg sessionsMsg) tea.Cmd {
 		it := pickItem{
 			label: s.Title,
 			// The id first: the one brig -p printed is found by it.
-			detail: fmt.Sprintf("%s · %s · %s · %d messages · $%.4f", s.ID, s.Updated.Local().Format(time.DateTime), s.Model, s.Messages, s.Cost),
+			detail: fmt.Sprintf("%s · %s · %s · %s · %d messages · $%.4f", s.ID, s.Updated.Local().Format(time.DateTime), s.Model, cmp.Or(s.Mode, policy.ModeAsk), s.Messages, s.Cost),
 			value:  s.ID,
 		}
 		if it.label == "" {
