@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -302,8 +303,17 @@ func printCheck(o *policyCheckOptions, r checkReport) {
 	if len(r.Always) > 0 {
 		fmt.Fprintf(w, "always allow would save: %s\n", strings.Join(r.Always, ", "))
 	}
+	writeLayers(w, r.Layers)
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}
+
+// writeLayers lists the config files, each with its state, what of an
+// untrusted one is ignored and the limits it sets or lowers.
+func writeLayers(w io.Writer, layers []policy.Layer) {
 	fmt.Fprintln(w, "config:")
-	for _, l := range r.Layers {
+	for _, l := range layers {
 		state := "missing"
 		switch {
 		case l.Exists && l.Trusted:
@@ -318,9 +328,6 @@ func printCheck(o *policyCheckOptions, r checkReport) {
 		if n := l.LimitsNote(); n != "" {
 			fmt.Fprintf(w, "             %s\n", n)
 		}
-	}
-	for _, warn := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 }
 
@@ -390,23 +397,7 @@ func runPolicyShow(ctx context.Context, o *policyShowOptions) error {
 	if len(list) == 0 {
 		fmt.Fprintln(w, "  none: the built-in lists decide (rules go under [permissions] in the global or workspace config below; README: Configuration)")
 	}
-	fmt.Fprintln(w, "config:")
-	for _, l := range wp.Policy.Layers {
-		state := "missing"
-		switch {
-		case l.Exists && l.Trusted:
-			state = "in effect"
-		case l.Exists:
-			state = "UNTRUSTED: " + l.Applies() + " (run `brig trust` to accept it)"
-		}
-		fmt.Fprintf(w, "  %-10s %s (%s)\n", l.Kind, l.File, state)
-		for _, ig := range l.Ignored {
-			fmt.Fprintf(w, "             ignored: %s\n", ig)
-		}
-		if n := l.LimitsNote(); n != "" {
-			fmt.Fprintf(w, "             %s\n", n)
-		}
-	}
+	writeLayers(w, wp.Policy.Layers)
 	// The config's own warnings were said on stderr as it loaded.
 	for _, warn := range wp.Policy.ProtectedRuleWarnings() {
 		fmt.Fprintf(w, "warning: %s\n", warn)
