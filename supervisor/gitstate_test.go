@@ -465,3 +465,42 @@ func TestSweepLFSTheCallForged(t *testing.T) {
 		t.Errorf("sweepGitLinks left the forged %s (found %v)", kept, found)
 	}
 }
+
+// TestSweepTakesOutSparseObjects (red team, 2026-12-03): a Git LFS object
+// or a pack index made of holes cost the call a few KiB of disk and the
+// sweep minutes of hashing or gigabytes of memory; such files (which
+// git and git-lfs never write) are taken out without being read.
+// Control: a real LFS object the call wrote, and one that is sparse but
+// small, stay.
+func TestSweepTakesOutSparseObjects(t *testing.T) {
+	ws, q, s := sweeper(t)
+	gd := filepath.Join(ws, ".git")
+	shape(t, gd, "[core]\n")
+	spec := writeGrant(t, ws)
+	start := startAfter(t, filepath.Join(q, "probe"))
+	lfs := func(name string) string { return filepath.Join(gd, "lfs/objects", name[:2], name[2:4], name) }
+	holes := lfs(strings.Repeat("ab", 32))
+	mk(t, holes, "")
+	if err := os.Truncate(holes, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("real\n"))
+	real := lfs(hex.EncodeToString(sum[:]))
+	mk(t, real, "real\n")
+	idx := filepath.Join(gd, "objects/pack/pack-"+strings.Repeat("1", 40)+".idx")
+	mk(t, idx, "")
+	if err := os.Truncate(idx, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+	mk(t, strings.TrimSuffix(idx, ".idx")+".pack", "PACK")
+
+	found := s.sweepGitLinks(spec, start)
+	for _, gone := range []string{holes, idx} {
+		if _, err := os.Lstat(gone); err == nil || !slices.ContainsFunc(found, func(f string) bool { return strings.HasPrefix(f, gone) && strings.Contains(f, "sparse") }) {
+			t.Errorf("%s stayed, or not as sparse (found %v)", gone, found)
+		}
+	}
+	if _, err := os.Lstat(real); err != nil {
+		t.Errorf("control: a real LFS object was taken out: %v", err)
+	}
+}

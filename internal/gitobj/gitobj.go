@@ -40,6 +40,18 @@ const MaxObject = 512 << 20
 // not hash to its id.
 var ErrMismatch = errors.New("the object does not hold what its id names")
 
+// ErrTooCostly is wrapped by the error for a pack whose check would
+// inflate and rebuild more than its budget (checkBudget): a 27 KB pack of
+// 300 deltas on a 17 MiB object, each rebuilt along its whole chain,
+// held the supervisor for hours (red team, 2026-12-03).
+var ErrTooCostly = errors.New("checking it would inflate and rebuild more than brig spends on a pack")
+
+// checkBudget is how many bytes a pack's check may inflate and rebuild:
+// a fixed part, and a part in proportion to the pack (git's own packs
+// inflate to a few times their size, each delta rebuilt once or, from the
+// cache, a few times).
+func checkBudget(packSize int64) int64 { return 4<<30 + 64*packSize }
+
 // newHash is the hash of ids of hexLen hexadecimal digits (40: SHA-1, 64:
 // SHA-256), or nil.
 func newHash(hexLen int) func() hash.Hash {
@@ -190,6 +202,11 @@ func readIndex(idx []byte, idLen int) ([]entry, error) {
 // offset in the pack, rebuilt from its deltas, must hash to its id. idx is
 // the whole index; idLen is 20 (SHA-1) or 32 (SHA-256).
 func VerifyPack(pack io.ReaderAt, packSize int64, idx []byte, idLen int) error {
+	return verifyPack(pack, packSize, idx, idLen, checkBudget(packSize))
+}
+
+// verifyPack is VerifyPack with the bytes it may inflate and rebuild.
+func verifyPack(pack io.ReaderAt, packSize int64, idx []byte, idLen int, budget int64) error {
 	h := newHash(idLen * 2)
 	if h == nil {
 		return fmt.Errorf("pack: ids of %d bytes", idLen)
@@ -198,7 +215,7 @@ func VerifyPack(pack io.ReaderAt, packSize int64, idx []byte, idLen int) error {
 	if err != nil {
 		return err
 	}
-	p := &packReader{r: pack, size: packSize, idLen: idLen, byID: map[string]int64{}, cache: map[int64]object{}}
+	p := &packReader{r: pack, size: packSize, idLen: idLen, byID: map[string]int64{}, cache: map[int64]object{}, budget: budget}
 	for _, e := range entries {
 		p.byID[string(e.id)] = e.off
 	}
@@ -236,6 +253,9 @@ func (p *packReader) hashObject(sum hash.Hash, off int64) error {
 		return err
 	}
 	defer z.Close()
+	if err := p.spend(size); err != nil {
+		return err
+	}
 	fmt.Fprintf(sum, "%s %d\x00", typeName(typ), size)
 	n, err := io.Copy(sum, io.LimitReader(z, size+1))
 	if err != nil {
@@ -262,6 +282,17 @@ type packReader struct {
 	byID       map[string]int64
 	cache      map[int64]object
 	cacheBytes int
+	// budget is what is left of the bytes the check may inflate and
+	// rebuild (checkBudget).
+	budget int64
+}
+
+// spend takes n bytes from the budget, or says it is spent.
+func (p *packReader) spend(n int64) error {
+	if p.budget -= n; p.budget < 0 {
+		return ErrTooCostly
+	}
+	return nil
 }
 
 // maxCache bounds the bytes of objects kept for deltas; maxDepth the
@@ -291,6 +322,9 @@ func (p *packReader) object(off int64, depth int) (object, error) {
 			return object{}, err
 		}
 	}
+	if err := p.spend(size); err != nil {
+		return object{}, err
+	}
 	data, err := inflate(br, size)
 	if err != nil {
 		return object{}, err
@@ -299,6 +333,9 @@ func (p *packReader) object(off int64, depth int) (object, error) {
 	if baseOff >= 0 {
 		out, err := applyDelta(base.data, data)
 		if err != nil {
+			return object{}, err
+		}
+		if err := p.spend(int64(len(out))); err != nil {
 			return object{}, err
 		}
 		o = object{typ: base.typ, data: out}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -241,4 +242,127 @@ func TestVerifyLooseOfALargeBlob(t *testing.T) {
 	if err := VerifyLoose(bytes.NewReader(z.Bytes()), hex.EncodeToString(sum.Sum(nil))); err != nil {
 		t.Fatalf("a large blob: %v", err)
 	}
+}
+
+// TestVerifyPackStopsACostlyPack: a small pack whose check rebuilds a
+// large object along a chain of deltas for each of them (each longer than
+// the cache keeps) is refused with ErrTooCostly once the check has spent
+// its budget, not checked for hours (red team, 2026-12-03). Control: the
+// same pack, every id true, checks out with a budget that covers it.
+func TestVerifyPackStopsACostlyPack(t *testing.T) {
+	const chain = 10
+	pack, idx := costlyPack(t, maxCache/4+1<<20, chain)
+	// Rebuilding delta k takes k+1 objects of about 17 MiB: some 55 in all.
+	if err := verifyPack(bytes.NewReader(pack), int64(len(pack)), idx, 20, 2<<30); err != nil {
+		t.Fatalf("control: the pack with a budget that covers it: %v", err)
+	}
+	err := verifyPack(bytes.NewReader(pack), int64(len(pack)), idx, 20, 300<<20)
+	if !errors.Is(err, ErrTooCostly) {
+		t.Fatalf("a check past its budget: %v, want ErrTooCostly", err)
+	}
+	if b := checkBudget(int64(len(pack))); b < 4<<30 || b > 5<<30 {
+		t.Errorf("the budget of a %d-byte pack: %d", len(pack), b)
+	}
+}
+
+// costlyPack writes a pack (SHA-1, version 2 index) of a blob of size
+// zero bytes and a chain of n deltas on it, each adding one byte to the
+// one before: every id is the true one.
+func costlyPack(t *testing.T, size, n int) (pack, idx []byte) {
+	t.Helper()
+	var body bytes.Buffer
+	body.WriteString("PACK")
+	binary.Write(&body, binary.BigEndian, uint32(2))
+	binary.Write(&body, binary.BigEndian, uint32(n+1))
+	header := func(typ int, size int) {
+		c := byte(typ<<4) | byte(size&15)
+		size >>= 4
+		for size > 0 {
+			body.WriteByte(c | 0x80)
+			c, size = byte(size&0x7f), size>>7
+		}
+		body.WriteByte(c)
+	}
+	deflate := func(b []byte) {
+		z := zlib.NewWriter(&body)
+		z.Write(b)
+		z.Close()
+	}
+	varint := func(b *bytes.Buffer, v int) {
+		for v >= 0x80 {
+			b.WriteByte(byte(v&0x7f) | 0x80)
+			v >>= 7
+		}
+		b.WriteByte(byte(v))
+	}
+	type obj struct {
+		id  []byte
+		off int
+	}
+	var objs []obj
+	content := make([]byte, size)
+	hashOf := func(c []byte) []byte {
+		h := sha1.New()
+		fmt.Fprintf(h, "blob %d\x00", len(c))
+		h.Write(c)
+		return h.Sum(nil)
+	}
+	prev := body.Len()
+	objs = append(objs, obj{hashOf(content), prev})
+	header(objBlob, size)
+	deflate(content)
+	for range n {
+		// copy the whole base (in parts of at most 0xffffff), add a byte
+		var d bytes.Buffer
+		varint(&d, len(content))
+		varint(&d, len(content)+1)
+		for off := 0; off < len(content); off += 0xffffff {
+			l := min(0xffffff, len(content)-off)
+			d.Write([]byte{0x80 | 0x0f | 0x70, byte(off), byte(off >> 8), byte(off >> 16), byte(off >> 24), byte(l), byte(l >> 8), byte(l >> 16)})
+		}
+		d.Write([]byte{1, 'x'})
+		content = append(content, 'x')
+		off := body.Len()
+		objs = append(objs, obj{hashOf(content), off})
+		header(objOfsDelta, d.Len())
+		// the base's offset, relative, in git's encoding
+		rel := off - prev
+		enc := []byte{byte(rel & 0x7f)}
+		for rel >>= 7; rel > 0; rel >>= 7 {
+			rel--
+			enc = append([]byte{byte(rel&0x7f) | 0x80}, enc...)
+		}
+		body.Write(enc)
+		deflate(d.Bytes())
+		prev = off
+	}
+	sum := sha1.Sum(body.Bytes())
+	body.Write(sum[:])
+
+	slices.SortFunc(objs, func(a, b obj) int { return bytes.Compare(a.id, b.id) })
+	var ix bytes.Buffer
+	ix.WriteString("\xfftOc")
+	binary.Write(&ix, binary.BigEndian, uint32(2))
+	for b := range 256 {
+		c := 0
+		for _, o := range objs {
+			if int(o.id[0]) <= b {
+				c++
+			}
+		}
+		binary.Write(&ix, binary.BigEndian, uint32(c))
+	}
+	for _, o := range objs {
+		ix.Write(o.id)
+	}
+	for range objs {
+		binary.Write(&ix, binary.BigEndian, uint32(0)) // CRCs, which the check does not read
+	}
+	for _, o := range objs {
+		binary.Write(&ix, binary.BigEndian, uint32(o.off))
+	}
+	ix.Write(sum[:])
+	isum := sha1.Sum(ix.Bytes())
+	ix.Write(isum[:])
+	return body.Bytes(), ix.Bytes()
 }
