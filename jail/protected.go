@@ -621,7 +621,12 @@ func (c *RepoCache) ProtectedPathsEnv(workspace string, env []string, extra ...s
 	global := loadGlobal(env, home)
 
 	var out []string
+	trees := map[string]bool{}
 	addTree := func(root string) {
+		if trees[root] {
+			return // a root holding a .git, a .hg and an .envrc is listed once
+		}
+		trees[root] = true
 		for _, name := range sensitive.WorkspaceNames() {
 			out = append(out, filepath.Join(root, name))
 		}
@@ -707,6 +712,9 @@ func loadedFiles(root string) []string {
 			return
 		}
 		seen[file] = true
+		if _, err := os.Lstat(file); err != nil {
+			return // most trees have none of these: an lstat, not an open of the directory
+		}
 		d, err := safefs.Open(filepath.Dir(file))
 		if err != nil {
 			return
