@@ -149,7 +149,9 @@ func (a *Agent) compact(ctx context.Context, reason string, force bool) error {
 		// A summary is about this size itself: compacting would spend a
 		// request to grow the context (a new user's /compact of a short
 		// session went from about 3907 to 3929 tokens).
-		return fmt.Errorf("%w: the older part is %s, about %d tokens, no more than a summary of it would take; the latest turns are kept whole", ErrNothingToCompact, counted(k, "message"), t)
+		// Said with the whole count: "the older part is 1 message" of a
+		// 37-message session read as a miscount (new user, 2026-12-03).
+		return fmt.Errorf("%w: of its %s, the latest turns (%d) are kept whole, and the older part, %s of about %d tokens, is no more than a summary of it would take", ErrNothingToCompact, counted(len(h), "message"), len(h)-k, counted(k, "message"), t)
 	}
 	older := counted(k, "older message")
 	a.emit(Event{Kind: EventNotice, Text: "compacting: summarising " + older})

@@ -192,7 +192,7 @@ func TestCompactRefusesWhatASummaryWouldNotShrink(t *testing.T) {
 		{Role: provider.Assistant, Content: []provider.Block{provider.Text("hello")}},
 	})
 	err := a.Compact(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "nothing to compact: the older part is 1 message") {
+	if err == nil || !strings.Contains(err.Error(), "nothing to compact: of its 2 messages, the latest turns (1) are kept whole, and the older part, 1 message of about") {
 		t.Fatalf("compacting one short message: %v", err)
 	}
 	if len(a.History()) != 2 || len(srv.Requests()) != 0 {
