@@ -163,6 +163,13 @@ func argPaths(c Command) []PathArg {
 		if slices.Contains([]string{"-e", "--regexp", "-f", "--file", "--expression", "--from-file"}, opt) {
 			patternGiven = true
 		}
+		if (name == "jq" || name == "yq") && (opt == "--rawfile" || opt == "--slurpfile") && hasVal && i+1 < len(c.Words) {
+			// --rawfile NAME FILE: the value was the name; the file
+			// follows (red team, 2026-12-03: the filter was taken for it).
+			i++
+			add(c.Words[i], false, c.Dynamic[i])
+			continue
+		}
 		if !hasVal {
 			if name == "sed" && (opt == "-i" || strings.HasPrefix(opt, "-i") || opt == "--in-place") {
 				spec.mode = opWrite // the files after the script are rewritten

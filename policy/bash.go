@@ -40,6 +40,9 @@ type BashDecision struct {
 	Commands []CommandDecision `json:"commands"`
 	// Risky are the line-level risks (the commands carry their own).
 	Risky []string `json:"risky,omitempty"`
+	// Unparsed: the line could not be parsed, so nothing of what it runs
+	// is known (bash runs its first lines before it meets the error).
+	Unparsed bool `json:"unparsed,omitempty"`
 }
 
 // DecideBash decides the command line of a bash call under rs.
@@ -62,7 +65,7 @@ func DecideBash(rs RuleSet, line string) BashDecision {
 	}
 	an, err := ParseShell(line)
 	if err != nil {
-		return BashDecision{Tier: Ask, Reason: fmt.Sprintf("the command line could not be analysed (%v), so it needs your approval", err)}
+		return BashDecision{Tier: Ask, Unparsed: true, Reason: fmt.Sprintf("the command line could not be analysed (%v), so it needs your approval", err)}
 	}
 	d := BashDecision{Risky: an.Risky}
 	builtins := BuiltinRules()

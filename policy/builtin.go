@@ -146,6 +146,30 @@ func hasWord(c Command, ws ...string) bool {
 	return false
 }
 
+// hasLong reports whether one of the long options names (without their
+// dashes) is given, also as git and getopt_long take it: shortened to a
+// prefix (--del for --delete, --prun=now for --prune=now; red team,
+// 2026-12-03). A prefix two options share is refused as ambiguous by the
+// program, and counts here: it is asked about for nothing worse.
+func hasLong(c Command, names ...string) bool {
+	for _, w := range c.Words[1:] {
+		if w == "--" {
+			return false
+		}
+		opt, ok := strings.CutPrefix(w, "--")
+		if !ok || opt == "" {
+			continue
+		}
+		opt, _, _ = strings.Cut(opt, "=")
+		for _, n := range names {
+			if strings.HasPrefix(n, opt) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // hasShort reports whether a short option letter appears in a -abc group.
 func hasShort(c Command, letters string) bool {
 	for _, w := range c.Words[1:] {
@@ -555,11 +579,11 @@ func builtinTable() []BuiltinRule {
 				rest := Command{Words: append([]string{"git"}, c.Words[i+1:]...)}
 				switch c.Words[i] {
 				case "reset":
-					return hasWord(rest, "--hard", "--merge", "--keep")
+					return hasLong(rest, "hard", "merge", "keep")
 				case "clean":
-					return hasShort(rest, "f") || hasWord(rest, "--force")
+					return hasShort(rest, "f") || hasLong(rest, "force")
 				case "checkout":
-					return hasWord(rest, "--") || hasWord(rest, ".") || hasShort(rest, "f") || hasWord(rest, "--force")
+					return hasWord(rest, "--") || hasWord(rest, ".") || hasShort(rest, "f") || hasLong(rest, "force")
 				case "restore":
 					return !hasWord(rest, "--staged", "-S") || hasWord(rest, "--worktree", "-W")
 				case "stash":

@@ -581,6 +581,38 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		`: > .git/packed-refs`,
 		`sed -i d .git/packed-refs`,
 		`truncate -s0 .git/packed-refs`,
+		// Red team, 2026-12-03: a line that does not parse (bash runs
+		// what comes before the error) …
+		"rm notes.txt; git branch -D old\n{",
+		// … long options shortened, as git takes them …
+		`git branch --del old`,
+		`git branch --d old`,
+		`git branch --del --forc feat`,
+		`git branch --mov --forc a b`,
+		`git tag --del v1`,
+		`git tag --forc v1`,
+		`printf 'delete refs/heads/x\n' | git update-ref --stdi`,
+		`git gc --prun=now`,
+		`git clean --forc -d`,
+		`git clean --fo`,
+		`git symbolic-ref --del HEAD`,
+		`git fetch --pru . 'refs/heads/*:refs/heads/*'`,
+		// … other tools that delete what they name …
+		`gzip .git/logs/HEAD`,
+		`xz notes.txt`,
+		`bzip2 -9 notes.txt`,
+		`tar --remove-files -cf /tmp/x.tar .git/refs/heads/feat`,
+		`zip -m /tmp/a.zip notes.txt`,
+		`rsync --remove-source-files .git/refs/heads/x /tmp/`,
+		`rsync -a --delete src/ dst/`,
+		`git rm notes.txt`,
+		`zstd --rm notes.txt`,
+		// … and git running a command line of the caller's choosing.
+		`git -c alias.x='!git branch -D feat; rm notes.txt' x`,
+		`git rebase --autostash -x 'git branch -D feat' HEAD~1`,
+		`git bisect run sh -c 'rm notes.txt'`,
+		`git submodule foreach 'rm -rf .'`,
+		`git difftool -x 'rm -rf src' HEAD`,
 	} {
 		v := p.Decide(bashCall(cmd))
 		if v.Tier != Ask || !strings.Contains(v.Reason, "deletions ask in every mode") {
@@ -598,7 +630,11 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		}
 	}
 	for _, cmd := range []string{`d=src; ls "$d"`, `git gc`, `git stash list`, `git reflog`, `d=src; touch "$d/x"`, `git tag v1`, `echo x > notes.txt`, `cat .git/HEAD`,
-		`git branch -m old new`, `git branch -c main copy`, `cd sub; ls`, `cd sub && go build ./...`, `eval 'ls -la'`, `git fetch -p origin`, `git update-ref refs/heads/x HEAD`, `tar -xf a.tar`, `tar -xzf a.tgz -C out`, `patch -p1 < p.diff`} {
+		`git branch -m old new`, `git branch -c main copy`, `cd sub; ls`, `cd sub && go build ./...`, `eval 'ls -la'`, `git fetch -p origin`, `git update-ref refs/heads/x HEAD`, `tar -xf a.tar`, `tar -xzf a.tgz -C out`, `patch -p1 < p.diff`,
+		// Controls of the above: a line that parses, long options that
+		// delete nothing, compressors that keep their input, git rm of
+		// the index only.
+		"git status\ngit log -1", `git branch --list`, `git branch --format='%(refname)' -a`, `git tag --list`, `git clean --dry-run`, `gzip -k notes.txt`, `gzip -c notes.txt > /tmp/n.gz`, `tar -cf /tmp/x.tar src`, `zip /tmp/a.zip notes.txt`, `rsync -a src/ dst/`, `git rm --cached notes.txt`, `zstd notes.txt`} {
 		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
 			t.Errorf("control %s: %s (%s), want auto mode's approval", cmd, v.Tier, v.Reason)
 		}
@@ -935,5 +971,22 @@ func TestSandboxPathErrorNamesItsLine(t *testing.T) {
 	f.loaded.Layers = []Layer{{Kind: "global", File: cfg, Exists: true, Trusted: false}}
 	if _, err = New(f.ws, f.loaded, ModeAuto, f.machine); err == nil || !strings.Contains(err.Error(), "(no config file)") {
 		t.Errorf("without a file in effect: %v", err)
+	}
+}
+
+// TestJqRawfileReadsItsFile (red team, 2026-12-03): jq --rawfile NAME
+// FILE reads FILE; the analysis took the filter after it for the file and
+// allowed reading a key in plan mode (the jail refused it). Control: the
+// same of a workspace file is allowed.
+func TestJqRawfileReadsItsFile(t *testing.T) {
+	f := newModeFixture(t, "")
+	p := f.policy(t, ModePlan)
+	for _, cmd := range []string{`jq -n --rawfile a ~/.ssh/id_rsa '$a'`, `jq -n --slurpfile a ~/.aws/credentials '$a'`} {
+		if v := p.Decide(bashCall(cmd)); v.Tier != Deny {
+			t.Errorf("%s: %s (%s), want denied", cmd, v.Tier, v.Reason)
+		}
+	}
+	if v := p.Decide(bashCall(`jq -n --rawfile a notes.txt '$a'`)); v.Tier != Allow {
+		t.Errorf("control: %s (%s)", v.Tier, v.Reason)
 	}
 }

@@ -708,6 +708,9 @@ var execOptions = sync.OnceValue(func() map[string][]string {
 	}
 })
 
+// execOptionPrefix starts every execOptionRisk reason.
+const execOptionPrefix = "the option "
+
 // execOptionRisk is why c must be asked about whatever rule allows it:
 // one of its options (or, for make, an assignment) runs a program of the
 // caller's choosing. "" when none does.
@@ -735,7 +738,7 @@ func execOptionRisk(c Command) string {
 				if opt == "-p" && (strings.HasPrefix(w, "-pno:") || w == "-p" && i+2 < len(c.Words) && strings.HasPrefix(c.Words[i+2], "no:")) {
 					continue // pytest -p no:NAME only disables a plugin
 				}
-				return "the option " + w + " runs a program (or loads code) of the caller's choosing"
+				return execOptionPrefix + w + " runs a program (or loads code) of the caller's choosing"
 			}
 		}
 	}

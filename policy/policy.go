@@ -705,6 +705,13 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 	bd := DecideBash(rs, v.Call.Command)
 	v.Risky = bd.Risky
 	v.note(bd.Tier, bd.Reason)
+	if bd.Unparsed {
+		// Nothing of it is known, and bash runs the lines before the one
+		// it cannot parse: `rm x; git branch -D old` then a lone `{` was
+		// approved by auto mode (red team, 2026-12-03). It asks in every
+		// mode, as a hidden command does.
+		v.deletes, v.deletesWhat = strings.TrimSpace(firstLine(v.Call.Command)), deletesUnparsed
+	}
 	v.ReadsOnly = len(bd.Commands) > 0 && len(bd.Risky) == 0
 	base := p.Places.Workspace
 	if v.Call.Dir != "" {
@@ -785,10 +792,11 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 			// which undo does not hold, whatever the command.
 			writesGit = writesGit || pa.Write && inGitDir(pv.Resolved, p.Places.Workspace)
 		}
-		if cd.Tier != Allow && v.deletes == "" && (deletesGit(c) || writesGit || deletes(c) && (deletesOwn || len(c.Paths) == 0)) {
+		if cd.Tier != Allow && v.deletes == "" && (deletesGit(c) || writesGit || deletes(c) && (deletesOwn || len(c.Paths) == 0) || movesAway(c)) {
 			_, clean := isGit(c, denyName, "clean") // untracked files, not git's own
 			v.deletes, v.deletesWhat = c.Quoted(), deletesFiles
-			if writesGit || deletesGit(c) && !clean {
+			namesGit := movesAway(c) && slices.ContainsFunc(c.Words, func(w string) bool { return w == ".git" || strings.Contains(w, ".git/") })
+			if writesGit || namesGit || deletesGit(c) && !clean {
 				v.deletesWhat = deletesGitFiles
 			}
 		}
@@ -811,16 +819,32 @@ const (
 	deletesGitFiles = "deletes or rewrites git's own files (.git), which undo does not hold"
 	deletesUnplaced = "writes or deletes paths in a directory only known at run time (a cd before it whose success is not known), which may be git's own files (.git) that undo does not hold"
 	deletesHidden   = "runs a command only known at run time, which may delete files or git's own files (.git) that undo does not hold"
+	deletesUnparsed = "is a command line brig could not analyse, so what it runs is unknown: it may delete files or git's own files (.git) that undo does not hold"
 )
+
+// firstLine is s up to its first newline, with "…" when more follows.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
 
 // hidesCommand reports whether c's own text hides the command it runs:
 // a command name known only at run time, a script string known only at
 // run time (eval "$x", bash -c "$x", trap "$x" EXIT), a shell reading
 // its script from stdin. (A script file or a Makefile is the
 // repository's program, as python3 -c is: not read here.)
+//
+// So do the options that run a command line of the caller's choosing
+// (git rebase -x, git bisect run, git submodule foreach, tar
+// --to-command …) and git -c, which can make an alias of one
+// (`git -c alias.x='!rm -rf src' x`: red team, 2026-12-03): the line
+// they run is another shell's, which this analysis does not read.
 func hidesCommand(c Command) bool {
 	return slices.ContainsFunc(c.Risky, func(r string) bool {
-		return r == riskDynName || r == riskDynScript || r == riskStdin || r == riskAlias || r == riskAliasExpansion
+		return r == riskDynName || r == riskDynScript || r == riskStdin || r == riskAlias || r == riskAliasExpansion ||
+			r == riskGitConfig || strings.HasPrefix(r, execOptionPrefix)
 	})
 }
 
@@ -834,6 +858,37 @@ func deletes(c Command) bool {
 		return slices.Contains(c.Words, "-delete")
 	}
 	return false
+}
+
+// movesAway reports whether c deletes the files it names on its way to
+// something else: a compressor replacing a file by its archive (gzip,
+// xz … without -k or -c), tar --remove-files, zip -m, rsync
+// --remove-source-files or --delete, git rm (red team, 2026-12-03:
+// `gzip .git/logs/HEAD` and `tar --remove-files … .git/refs/heads/x` lost
+// a branch's commits in auto mode). Where its operands are is not placed:
+// it asks as a deletion, wherever they are.
+func movesAway(c Command) bool {
+	switch name := denyName(c); name {
+	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "lzip", "compress", "uncompress":
+		return !hasShort(c, "kctl") && !hasLong(c, "keep", "stdout", "to-stdout", "test", "list")
+	case "zstd", "unzstd", "lz4":
+		return hasLong(c, "rm")
+	case "tar":
+		return hasLong(c, "remove-files")
+	case "zip":
+		return hasShort(c, "m") || hasLong(c, "move")
+	case "rsync":
+		return hasLong(c, "remove-source-files") || slices.ContainsFunc(c.Words[1:], func(w string) bool { return strings.HasPrefix(w, "--del") })
+	case "git":
+		return isGitSub(c, "rm") && !hasLong(c, "cached")
+	}
+	return false
+}
+
+// isGitSub reports whether c is git running the subcommand sub.
+func isGitSub(c Command, sub string) bool {
+	_, ok := isGit(c, denyName, sub)
+	return ok
 }
 
 // inGitDir reports whether p lies in a .git directory inside workspace.
@@ -866,39 +921,39 @@ func deletesGit(c Command) bool {
 	}
 	switch c.Words[i] {
 	case "clean":
-		return hasShort(rest, "f") || hasWord(rest, "--force")
+		return hasShort(rest, "f") || hasLong(rest, "force")
 	case "reflog":
 		return sub == "expire" || sub == "delete" || sub == "drop"
 	case "prune":
 		return true
 	case "gc":
-		return configured || slices.ContainsFunc(rest.Words, func(w string) bool { return w == "--prune" || strings.HasPrefix(w, "--prune=") })
+		return configured || hasLong(rest, "prune")
 	case "stash":
 		return sub == "drop" || sub == "clear"
 	case "branch":
 		// -D deletes; -M and -C (or -m, -c with --force) replace the
 		// branch they rename or copy onto, reflog and all.
-		force := hasShort(rest, "f") || hasWord(rest, "--force")
+		force := hasShort(rest, "f") || hasLong(rest, "force")
 		// -d deletes a merged branch's reflog with it.
-		return hasShort(rest, "dD") || hasWord(rest, "--delete") || hasShort(rest, "M") || hasShort(rest, "C") ||
-			force && (hasShort(rest, "m") || hasShort(rest, "c") || hasWord(rest, "--move") || hasWord(rest, "--copy"))
+		return hasShort(rest, "dD") || hasLong(rest, "delete") || hasShort(rest, "M") || hasShort(rest, "C") ||
+			force && (hasShort(rest, "m") || hasShort(rest, "c") || hasLong(rest, "move", "copy"))
 	case "tag":
 		// -f replaces a tag, which keeps no reflog.
-		return hasShort(rest, "d") || hasWord(rest, "--delete") || hasShort(rest, "f") || hasWord(rest, "--force")
+		return hasShort(rest, "df") || hasLong(rest, "delete", "force")
 	case "update-ref":
 		// --stdin reads its updates, deletions among them, from stdin;
 		// a new value of all zeros deletes the ref.
-		return hasShort(rest, "d") || hasWord(rest, "--stdin") || slices.ContainsFunc(rest.Words[1:], func(w string) bool {
+		return hasShort(rest, "d") || hasLong(rest, "stdin") || slices.ContainsFunc(rest.Words[1:], func(w string) bool {
 			return len(w) >= 40 && strings.Trim(w, "0") == ""
 		})
 	case "send-pack":
 		return true // a push by other means: it deletes refs (:refs/heads/x) and rewrites them (+)
 	case "symbolic-ref":
-		return hasShort(rest, "d") || hasWord(rest, "--delete")
+		return hasShort(rest, "d") || hasLong(rest, "delete")
 	case "fetch", "pull":
 		// --prune with a refspec into the branches or tags deletes the
 		// local ones the remote does not have.
-		return (hasShort(rest, "p") || hasWord(rest, "--prune") || hasShort(rest, "P") || hasWord(rest, "--prune-tags")) &&
+		return (hasShort(rest, "p") || hasShort(rest, "P") || hasLong(rest, "prune", "prune-tags")) &&
 			slices.ContainsFunc(rest.Words[1:], func(w string) bool {
 				_, dst, ok := strings.Cut(w, ":")
 				return ok && (strings.HasPrefix(dst, "refs/heads/") || strings.HasPrefix(dst, "refs/tags/") || !strings.HasPrefix(dst, "refs/"))
