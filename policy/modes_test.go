@@ -613,6 +613,12 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		`git bisect run sh -c 'rm notes.txt'`,
 		`git submodule foreach 'rm -rf .'`,
 		`git difftool -x 'rm -rf src' HEAD`,
+		// … or in a variable a program runs as one.
+		`GIT_PAGER='rm notes.txt' git log`,
+		`GIT_EXTERNAL_DIFF='rm notes.txt' git diff`,
+		`GIT_SEQUENCE_EDITOR='rm notes.txt' git rebase -i HEAD`,
+		`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm notes.txt' git x`,
+		`env GIT_CONFIG_PARAMETERS="'alias.x=!rm notes.txt'" git x`,
 	} {
 		v := p.Decide(bashCall(cmd))
 		if v.Tier != Ask || !strings.Contains(v.Reason, "deletions ask in every mode") {
@@ -634,7 +640,7 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		// Controls of the above: a line that parses, long options that
 		// delete nothing, compressors that keep their input, git rm of
 		// the index only.
-		"git status\ngit log -1", `git branch --list`, `git branch --format='%(refname)' -a`, `git tag --list`, `git clean --dry-run`, `gzip -k notes.txt`, `gzip -c notes.txt > /tmp/n.gz`, `tar -cf /tmp/x.tar src`, `zip /tmp/a.zip notes.txt`, `rsync -a src/ dst/`, `git rm --cached notes.txt`, `zstd notes.txt`} {
+		"git status\ngit log -1", `git branch --list`, `git branch --format='%(refname)' -a`, `git tag --list`, `git clean --dry-run`, `gzip -k notes.txt`, `gzip -c notes.txt > /tmp/n.gz`, `tar -cf /tmp/x.tar src`, `zip /tmp/a.zip notes.txt`, `rsync -a src/ dst/`, `git rm --cached notes.txt`, `zstd notes.txt`, `GIT_PAGER=cat git log`, `GIT_EDITOR=true git commit --amend`} {
 		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
 			t.Errorf("control %s: %s (%s), want auto mode's approval", cmd, v.Tier, v.Reason)
 		}

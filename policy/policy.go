@@ -844,7 +844,7 @@ func firstLine(s string) string {
 func hidesCommand(c Command) bool {
 	return slices.ContainsFunc(c.Risky, func(r string) bool {
 		return r == riskDynName || r == riskDynScript || r == riskStdin || r == riskAlias || r == riskAliasExpansion ||
-			r == riskGitConfig || strings.HasPrefix(r, execOptionPrefix)
+			r == riskGitConfig || strings.HasPrefix(r, execOptionPrefix) || strings.HasPrefix(r, riskCommandVar)
 	})
 }
 

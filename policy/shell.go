@@ -975,6 +975,9 @@ func setVarNames(c Command) []varName {
 // into a command line (go build -o bin/app-$(GOOS)), and a value only
 // known at run time could hold anything. Other names are riskyAssign's.
 func riskyValue(name, value string, dynamic bool) string {
+	if r := commandVarRisk(name, value, dynamic); r != "" {
+		return r
+	}
 	if !harmlessEnv(name) {
 		return ""
 	}
@@ -987,6 +990,33 @@ func riskyValue(name, value string, dynamic bool) string {
 		return "sets " + name + " to a value with shell syntax or spaces, which a Makefile or script may run as part of a command line"
 	}
 	return ""
+}
+
+// commandVars are the variables whose value is a command line a program
+// runs (a pager, an editor, a diff or ssh command, a shell's startup
+// hook), or, for git's config in the environment, an alias that can be
+// one: GIT_PAGER='rm -rf src' git log runs it (red team, 2026-12-03).
+var commandVars = wordSet(`PAGER GIT_PAGER MANPAGER EDITOR VISUAL GIT_EDITOR GIT_SEQUENCE_EDITOR GIT_EXTERNAL_DIFF
+	GIT_SSH GIT_SSH_COMMAND GIT_ASKPASS SSH_ASKPASS GIT_PROXY_COMMAND PROMPT_COMMAND BASH_ENV ENV LESSOPEN LESSCLOSE
+	GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT`)
+
+// harmlessCommands are the values of a commandVars variable that run
+// nothing of the caller's choosing (GIT_PAGER=cat, GIT_EDITOR=true).
+var harmlessCommands = wordSet(`cat true false : less more head tail`)
+
+// riskCommandVar starts commandVarRisk's reason; hidesCommand counts it.
+const riskCommandVar = "sets a command line in "
+
+// commandVarRisk is why setting name to value runs a command line of the
+// caller's choosing, or "".
+func commandVarRisk(name, value string, dynamic bool) string {
+	if !commandVars()[name] && !strings.HasPrefix(name, "GIT_CONFIG_KEY_") && !strings.HasPrefix(name, "GIT_CONFIG_VALUE_") {
+		return ""
+	}
+	if !dynamic && harmlessCommands()[strings.TrimSpace(value)] && !strings.HasPrefix(name, "GIT_CONFIG") {
+		return ""
+	}
+	return riskCommandVar + name + ", which a program runs"
 }
 
 func riskyAssign(name string, exported bool) string {
