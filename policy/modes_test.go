@@ -605,6 +605,8 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		`zip -m /tmp/a.zip notes.txt`,
 		`rsync --remove-source-files .git/refs/heads/x /tmp/`,
 		`rsync -a --delete src/ dst/`,
+		`rsync -a --del src/ dst/`,
+		`rsync -a --delete-after src/ dst/`,
 		`git rm notes.txt`,
 		`zstd --rm notes.txt`,
 		// … and git running a command line of the caller's choosing.
@@ -640,7 +642,7 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		// Controls of the above: a line that parses, long options that
 		// delete nothing, compressors that keep their input, git rm of
 		// the index only.
-		"git status\ngit log -1", `git branch --list`, `git branch --format='%(refname)' -a`, `git tag --list`, `git clean --dry-run`, `gzip -k notes.txt`, `gzip -c notes.txt > /tmp/n.gz`, `tar -cf /tmp/x.tar src`, `zip /tmp/a.zip notes.txt`, `rsync -a src/ dst/`, `git rm --cached notes.txt`, `zstd notes.txt`, `GIT_PAGER=cat git log`, `GIT_EDITOR=true git commit --amend`} {
+		"git status\ngit log -1", `git branch --list`, `git branch --format='%(refname)' -a`, `git tag --list`, `git clean --dry-run`, `gzip -k notes.txt`, `gzip -c notes.txt > /tmp/n.gz`, `tar -cf /tmp/x.tar src`, `zip /tmp/a.zip notes.txt`, `rsync -a src/ dst/`, `git rm --cached notes.txt`, `zstd notes.txt`, `GIT_PAGER=cat git log`, `GIT_EDITOR=true git commit --amend`, `rsync -a --delay-updates src/ dst/`} {
 		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
 			t.Errorf("control %s: %s (%s), want auto mode's approval", cmd, v.Tier, v.Reason)
 		}

@@ -878,7 +878,8 @@ func movesAway(c Command) bool {
 	case "zip":
 		return hasShort(c, "m") || hasLong(c, "move")
 	case "rsync":
-		return hasLong(c, "remove-source-files") || slices.ContainsFunc(c.Words[1:], func(w string) bool { return strings.HasPrefix(w, "--del") })
+		// --del and every --delete-…, not --delay-updates.
+		return hasLong(c, "remove-source-files") || slices.ContainsFunc(c.Words[1:], func(w string) bool { return w == "--del" || strings.HasPrefix(w, "--delete") })
 	case "git":
 		return isGitSub(c, "rm") && !hasLong(c, "cached")
 	}
