@@ -53,6 +53,9 @@ type agentRun struct {
 	// that is not the mode it was saved in or the one the run started in
 	// (resumedModeNote); "" otherwise.
 	ModeNote string
+	// ModeFromConfig says the run started in the mode [agent] mode of the
+	// user's config names (no --mode, /mode or resumed session chose it).
+	ModeFromConfig bool
 	// Undoer undoes this session's calls (/undo).
 	Undoer *agent.Undoer
 	// Warm gets the first calls ready: the carried jail programs written,
@@ -107,8 +110,10 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	if err != nil {
 		return nil, err
 	}
+	modeFromConfig := false
 	if m := wc.Loaded.Agent.Mode; m != "" && !o.ModeSet && !o.ModeCurrent {
 		o.Mode = string(m) // the user's own default: the mode this run starts in
+		modeFromConfig = true
 	}
 	model, fromConfig := o.Model, false
 	if model == "" {
@@ -338,7 +343,7 @@ func setupAgent(ctx context.Context, o *agentOptions, approver agent.Approver, e
 	}
 	*run = agentRun{
 		Agent: a, Executor: ex, Policy: wp.Policy, Workspace: wp.Workspace, Client: client, Model: model,
-		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, Tips: run.Tips, ModeNote: run.ModeNote, Warm: warm, Connect: connectAhead, closers: run.closers, discard: run.discard,
+		Session: sess, Supervisor: sup, Instructions: instr, MCP: mcpServers, Resumed: st, Tips: run.Tips, ModeNote: run.ModeNote, ModeFromConfig: modeFromConfig, Warm: warm, Connect: connectAhead, closers: run.closers, discard: run.discard,
 		Undoer: &agent.Undoer{Store: store, Audit: audit, Session: sess, SessionID: sess.ID(), Workspace: wp.Workspace, By: "/undo"},
 	}
 	return run, nil

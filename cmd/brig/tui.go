@@ -177,7 +177,7 @@ func tuiStarter(base *agentOptions) tui.Starter {
 		return &tui.Conn{
 			Agent: run.Agent, Executor: run.Executor, Policy: run.Policy, Session: run.Session,
 			Model: run.Client.Model, Provider: run.Client.Provider(), Resumed: run.Resumed,
-			Instructions: run.Instructions.Banner(), Tips: run.Tips, ModeNote: run.ModeNote, Undo: tuiUndo(run), Changes: tuiChanges(run), Warm: run.Warm, Connect: run.Connect, Kept: run.Kept, Close: run.Close,
+			Instructions: run.Instructions.Banner(), Tips: run.Tips, ModeNote: run.ModeNote, ModeFromConfig: run.ModeFromConfig, Undo: tuiUndo(run), Changes: tuiChanges(run), Warm: run.Warm, Connect: run.Connect, Kept: run.Kept, Close: run.Close,
 		}, nil
 	}
 }

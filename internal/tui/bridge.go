@@ -35,6 +35,9 @@ type Conn struct {
 	// ModeNote says which mode a resumed session goes on in when that is
 	// not the one it was saved in (shown under its history).
 	ModeNote string
+	// ModeFromConfig says the run's mode is the one [agent] mode of the
+	// user's config names, which the banner says.
+	ModeFromConfig bool
 	// Undo runs /undo with its arguments and returns what to show (nil:
 	// undo is not available).
 	Undo func(ctx context.Context, args string) (string, error)

@@ -1399,3 +1399,23 @@ func TestStatusNoteWraps(t *testing.T) {
 		t.Errorf("a note of the old size stays: %q", h.m.status)
 	}
 }
+
+// TestBannerNamesTheConfiguredMode (new user, 2026-12-03): a run that
+// starts in the mode [agent] mode of the user's config names says so in
+// the banner, so that a mode set long ago is not a surprise; the control,
+// a mode chosen otherwise, does not.
+func TestBannerNamesTheConfiguredMode(t *testing.T) {
+	for _, fromConfig := range []bool{true, false} {
+		h := newHarness(t, 120, colorprofile.NoTTY, allHold())
+		c := h.conn(policy.ModeAuto, nil)
+		c.ModeFromConfig = fromConfig
+		h.start(c)
+		got := h.printedText()
+		if !strings.Contains(got, "mode       auto") {
+			t.Fatalf("no mode row in the banner:\n%s", got)
+		}
+		if said := strings.Contains(got, "[agent] mode of your config"); said != fromConfig {
+			t.Errorf("ModeFromConfig %v: the banner names the config: %v\n%s", fromConfig, said, got)
+		}
+	}
+}

@@ -301,7 +301,11 @@ func (m *Model) bannerText() string {
 		b.WriteString(hang(bannerIndent, bannerIndent, stDim.Render("/help and /exit work now"), m.width) + "\n")
 	}
 	mode := m.modeOf()
-	row("mode", string(mode)+stDim.Render(" — "+modeHelp[mode]+" (/mode to change)"))
+	change := " (/mode to change)"
+	if m.run != nil && m.run.ModeFromConfig {
+		change = " ([agent] mode of your config; /mode to change)"
+	}
+	row("mode", string(mode)+stDim.Render(" — "+modeHelp[mode]+change))
 	ws := m.cfg.Workspace
 	if m.run != nil {
 		ws = m.run.Policy.Places.Workspace
