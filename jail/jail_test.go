@@ -1068,3 +1068,61 @@ func TestProtectedLinkIntoAnotherWriteGrant(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlyMountInAWriteGrant (new user, 2026-12-03): a workspace on a
+// read-only mount, or holding one, made every writing call fail to start
+// ("set the access of …: operation not permitted"): the jail's user
+// namespace locks a mount's read-only flag, and the write grant's clear of
+// it failed for the whole tree. Now the call runs: what was read-only
+// outside stays read-only (EROFS, the file absent), and the rest of the
+// grant is writable (the control: a file written beside it).
+func TestReadOnlyMountInAWriteGrant(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a read-only bind mount needs root")
+	}
+	e := newEnv(t)
+	if !e.sup.Namespaces() {
+		t.Skip("no mount namespace here: the jail does not remount")
+	}
+	roBind := func(dir string) {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "kept"), []byte("kept-bytes"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
+			t.Fatalf("bind mount: %v", err)
+		}
+		t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+		if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+			t.Fatalf("make the bind mount read-only: %v", err)
+		}
+	}
+	// A read-only directory inside a writable workspace.
+	nested := filepath.Join(e.ws, "ro")
+	roBind(nested)
+	res := e.sh(t, e.spec(t, nil), `cat ro/kept; echo x > ro/new; echo y > beside && echo wrote-beside`)
+	out := string(res.Stdout) + string(res.Stderr)
+	if !strings.Contains(out, "kept-bytes") || !strings.Contains(out, "Read-only file system") || !strings.Contains(out, "wrote-beside") {
+		t.Fatalf("a read-only mount in the workspace: %q (exit %d)", out, res.ExitCode)
+	}
+	if _, err := os.Stat(filepath.Join(nested, "new")); err == nil {
+		t.Fatal("the read-only mount was written")
+	}
+	if b, err := os.ReadFile(filepath.Join(e.ws, "beside")); err != nil || string(b) != "y\n" {
+		t.Fatalf("the control, a write beside it: %q, %v", b, err)
+	}
+	// The workspace itself on a read-only mount.
+	ws := filepath.Join(e.outside, "rows")
+	roBind(ws)
+	e.ws = ws
+	res = e.sh(t, e.spec(t, nil), `cat kept; echo x > new`)
+	if out := string(res.Stdout) + string(res.Stderr); !strings.Contains(out, "kept-bytes") || !strings.Contains(out, "Read-only file system") || res.ExitCode == 0 {
+		t.Fatalf("a workspace on a read-only mount: %q (exit %d)", out, res.ExitCode)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "new")); err == nil {
+		t.Fatal("the read-only workspace was written")
+	}
+}

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -348,12 +349,33 @@ func cloneGrant(path string, access mountAccess, exact bool) (clonedMount, error
 		attr.Attr_set = unix.MOUNT_ATTR_RDONLY
 	}
 	if access != keepAccess {
-		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr)
+		if errors.Is(err, unix.EPERM) && access == writable {
+			err = lockedReadOnly(fd, &attr)
+		}
+		if err != nil {
 			unix.Close(fd)
 			return clonedMount{}, fmt.Errorf("set the access of %s: %w", path, err)
 		}
 	}
 	return clonedMount{path: path, fd: fd, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, nil
+}
+
+// lockedReadOnly handles a write grant whose mount tree holds a mount that
+// was read-only where brig started (a workspace on a read-only bind
+// mount or file system): the kernel locks that flag in the jail's user
+// namespace (MNT_LOCK_READONLY), so the recursive clear of RDONLY fails
+// with EPERM for the whole tree. The top mount alone is made writable
+// when it can be; what is locked stays read-only, and a write there meets
+// EROFS as it would outside brig. Nothing becomes more writable than it
+// was outside the jail; mounts below the top that were writable stay
+// read-only (sealMounts made them so), which refuses more, not less.
+func lockedReadOnly(fd int, attr *unix.MountAttr) error {
+	err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, attr)
+	if errors.Is(err, unix.EPERM) {
+		return nil // the top is locked read-only: it stays so
+	}
+	return err
 }
 
 // placeClones attaches each clone at its path, shallowest first so nested

@@ -119,7 +119,12 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-func run(ctx context.Context, args []string) int { return runTo(ctx, args, os.Stdout) }
+func run(ctx context.Context, args []string) int {
+	// Diagnostics read as brig's other lines (the TUI sends them to its
+	// log file instead).
+	slog.SetDefault(slog.New(newNoteHandler(os.Stderr)))
+	return runTo(ctx, args, os.Stdout)
+}
 
 // runTo is run with the result object of a -p run that could not parse
 // its flags written to stdout (a test's buffer).
