@@ -149,10 +149,22 @@ func TestModeDecisionTable(t *testing.T) {
 		{"protected workspace path", writeCall(".git/hooks/pre-commit"), all(Deny, false), nil},
 		{"protected workspace path through bash", bashCall("cp /etc/hosts .git/hooks/post-merge"), all(Deny, false), nil},
 		// Another program's settings in a git directory (lazygit runs the
-		// pager .git/lazygit.yml names); git's own files there are the
-		// workspace's like any other.
+		// pager .git/lazygit.yml names); git's own files there ask in
+		// every mode, as bash's writes there do: .git/packed-refs or
+		// .git/logs/HEAD emptied is history undo does not hold (red team,
+		// 2026-12-03: auto and edit mode approved them). The control: the
+		// same write outside .git is approved.
 		{"another program's file in .git", writeCall(".git/lazygit.yml"), all(Deny, false), nil},
-		{"git's own file in .git", writeCall(".git/SQUASH_MSG"), [4]want{{Deny, false}, {Ask, false}, {Allow, false}, {Allow, false}}, nil},
+		{"git's own file in .git", writeCall(".git/SQUASH_MSG"), [4]want{{Deny, false}, {Ask, false}, {Ask, false}, {Ask, false}}, nil},
+		{"git's history in .git", writeCall(".git/packed-refs"), [4]want{{Deny, false}, {Ask, false}, {Ask, false}, {Ask, false}}, nil},
+		{"git's reflog in .git", writeCall(".git/logs/HEAD"), [4]want{{Deny, false}, {Ask, false}, {Ask, false}, {Ask, false}}, nil},
+		// A command the built-in lists allow, its option aimed at .git
+		// (red team, 2026-12-03: ask mode ran it unasked); the control,
+		// the same option aimed elsewhere, runs unasked in every mode
+		// but plan.
+		{"a built-in allowed command writing .git", bashCall("go test -coverprofile=.git/packed-refs ."), [4]want{{Deny, false}, {Ask, false}, {Ask, false}, {Ask, false}}, nil},
+		{"a built-in allowed command writing elsewhere", bashCall("go test -coverprofile=c.out ."), [4]want{{Deny, false}, {Allow, false}, {Allow, false}, {Allow, false}}, nil},
+		{"a file named like git's outside .git", writeCall("packed-refs"), [4]want{{Deny, false}, {Ask, false}, {Allow, false}, {Allow, false}}, nil},
 		{"protected workspace path read", readCall(".git/hooks"), all(Allow, false), func(t *testing.T, spec jail.Spec, ex []string) {
 			if len(ex) != 0 {
 				t.Fatalf("exceeds %v", ex)

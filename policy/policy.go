@@ -273,6 +273,9 @@ type PathVerdict struct {
 	Write       bool   `json:"write"`
 	Tier        Tier   `json:"tier"`
 	Reason      string `json:"reason"`
+	// ByRule: a rule of the user's (or an untrusted repository's, which
+	// only tightens) decided the tier, not the default.
+	ByRule bool `json:"by_rule,omitempty"`
 }
 
 // Verdict is the decision on one call: its tier and why, the simple
@@ -384,7 +387,14 @@ func (p *Policy) decide(call Call, rs RuleSet) Verdict {
 			p.decidePath(&v, rs, given, p.Places.Workspace, false)
 		}
 		for _, given := range call.Write {
-			p.decidePath(&v, rs, given, p.Places.Workspace, true)
+			pv := p.decidePath(&v, rs, given, p.Places.Workspace, true)
+			if v.deletes == "" && !(pv.ByRule && pv.Tier == Allow) && inGitDir(pv.Resolved, p.Places.Workspace) {
+				// .git/packed-refs, .git/logs/HEAD: git's history, which
+				// undo does not hold. Auto and edit mode approved such a
+				// write_file (red team, 2026-12-03); it asks as bash's
+				// writes there do.
+				v.deletes, v.deletesWhat = call.Tool+" "+given, deletesGitFiles
+			}
 		}
 		if len(call.Read)+len(call.Write) == 0 {
 			v.note(Deny, "the call names no path")
@@ -454,7 +464,7 @@ func (p *Policy) applyMode(v *Verdict, mode Mode) {
 		// No rule can spare the question, so none is proposed.
 		v.Tier, v.Reason, v.Always = Ask, "asks for confirmation in every mode: "+v.Reason, nil
 		return
-	case v.Tier != Ask:
+	case v.Tier != Ask && v.deletes == "":
 		return
 	case v.ruleAsks != "" && mode != ModeAsk && mode != ModePlan:
 		// No answer can be remembered against the rule (ask beats
@@ -463,7 +473,9 @@ func (p *Policy) applyMode(v *Verdict, mode Mode) {
 		return
 	case v.deletes != "":
 		// Asked every time: no answer is remembered for it (only "once"
-		// is offered), as for a confirmation.
+		// is offered), as for a confirmation. A command the built-in
+		// lists allow asks too (a user's rule sets no deletion).
+		v.Tier = Ask
 		v.Reason = fmt.Sprintf("%s %s: deletions ask in every mode unless a rule of yours allows the command", v.deletes, v.deletesWhat)
 		v.Always = nil
 		return
@@ -624,6 +636,7 @@ func (p *Policy) decidePath(v *Verdict, rs RuleSet, given, dir string, write boo
 		if d := tighten.DecidePath(resolved, write, p.ctx(), ""); d.Rule != nil && stricter(d.Tier, pv.Tier) {
 			pv.Tier, pv.Reason, byRule = d.Tier, fmt.Sprintf("%s by %s (%s, an untrusted repository config: it can only tighten)", d.Tier, d.Rule, d.Rule.Source), true
 		}
+		pv.ByRule = byRule
 		if byRule && pv.Tier == Ask && v.ruleAsks == "" {
 			v.ruleAsks = fmt.Sprintf("%s: %s", given, pv.Reason)
 		}
@@ -726,6 +739,12 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 	for _, cd := range bd.Commands {
 		c := cd.Command
 		v.Commands = append(v.Commands, CommandVerdict{Words: c.Words, Dir: c.Dir, Via: c.Via, Tier: cd.Tier, Reason: cd.Reason, Risky: c.Risky})
+		// A rule of the user's that allows the command is the only thing
+		// that keeps a deletion from asking: the built-in lists allow a
+		// command for what it usually does (go test, a linter), and its
+		// options can still aim a write at .git (go test
+		// -coverprofile=.git/packed-refs: red team, 2026-12-03).
+		userAllows := cd.Tier == Allow && cd.Rule != nil
 		if cd.RuleAsks && v.ruleAsks == "" {
 			v.ruleAsks = fmt.Sprintf("%s: %s", c.Quoted(), cd.Reason)
 		}
@@ -735,7 +754,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 				v.Always = append(v.Always, rule)
 			}
 		}
-		if cd.Tier != Allow && v.deletes == "" && hidesCommand(c) {
+		if !userAllows && v.deletes == "" && hidesCommand(c) {
 			// rm -rf "$d" asks: so does $x -rf src, eval "$x".
 			v.deletes, v.deletesWhat = c.Quoted(), deletesHidden
 		}
@@ -743,7 +762,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 			// Already Risky: its paths cannot be placed, so a deletion,
 			// or a write that may land in .git, asks as a deletion does
 			// (cd x; rm -rf src; cd .git/logs; truncate -s0 HEAD).
-			if cd.Tier != Allow && v.deletes == "" && (deletesGit(c) || deletes(c) || writes(c)) {
+			if !userAllows && v.deletes == "" && (deletesGit(c) || deletes(c) || writes(c)) {
 				v.deletes, v.deletesWhat = c.Quoted(), deletesFiles
 				switch {
 				case deletesGit(c):
@@ -792,7 +811,7 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 			// which undo does not hold, whatever the command.
 			writesGit = writesGit || pa.Write && inGitDir(pv.Resolved, p.Places.Workspace)
 		}
-		if cd.Tier != Allow && v.deletes == "" && (deletesGit(c) || writesGit || deletes(c) && (deletesOwn || len(c.Paths) == 0) || movesAway(c)) {
+		if !userAllows && v.deletes == "" && (deletesGit(c) || writesGit || deletes(c) && (deletesOwn || len(c.Paths) == 0) || movesAway(c)) {
 			_, clean := isGit(c, denyName, "clean") // untracked files, not git's own
 			v.deletes, v.deletesWhat = c.Quoted(), deletesFiles
 			namesGit := movesAway(c) && slices.ContainsFunc(c.Words, func(w string) bool { return w == ".git" || strings.Contains(w, ".git/") })
