@@ -60,13 +60,21 @@ func (s *Supervisor) sweepAll(spec jail.Spec, before map[string]protectedState, 
 // change made in the tick before the call counts as the call's: that can
 // only take out a repository that was not listed.
 func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) []string {
-	known := map[string]bool{}
+	// known are the git directories listed before the call (their
+	// control files are); knownDotGit the .git files and links that were
+	// there before. The two differ at the workspace's root, whose
+	// .git/config is always listed, a repository there or not: a .git
+	// file a call wrote there, naming a git directory it made in a place
+	// it could write outside the workspace (the toolchain cache), was
+	// taken for the root's own and left for the user's next git status
+	// to run its core.fsmonitor (red team, 2026-12-03).
+	known, knownDotGit := map[string]bool{}, map[string]bool{}
 	for _, p := range spec.Protected {
 		switch filepath.Base(p) {
 		case "config", "commondir":
 			known[filepath.Dir(p)] = true
 		case ".git":
-			known[p] = true // a .git file (or link) that was there before
+			known[p], knownDotGit[p] = true, true // a .git file (or link) that was there before
 		}
 		// A .hg or .jj whose root was searched before the call: its
 		// Workspace entries (.hg/hgrc, .jj/workspace-config.toml) are
@@ -106,7 +114,7 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) [
 			repos, unlisted, _ = cache.Search(root)
 		}
 		for _, r := range repos {
-			found = append(found, s.undoRepository(r, known, start, root)...)
+			found = append(found, s.undoRepository(r, known, knownDotGit, start, root)...)
 		}
 	}
 	slices.Sort(found)
@@ -136,7 +144,7 @@ func (s *Supervisor) openToOwner(p string) bool {
 
 // undoRepository undoes one git directory the call created or changed,
 // found under root, and returns the paths it took out.
-func (s *Supervisor) undoRepository(r jail.Repository, known map[string]bool, start unix.Timespec, root string) []string {
+func (s *Supervisor) undoRepository(r jail.Repository, known, knownDotGit map[string]bool, start unix.Timespec, root string) []string {
 	switch {
 	case r.Foreign == "direnv":
 		// An .envrc: direnv runs none the user has not allowed, and
@@ -166,7 +174,7 @@ func (s *Supervisor) undoRepository(r jail.Repository, known map[string]bool, st
 		// link); one that was not and changed was made by the call. What
 		// it names is a git directory of its own, found by its shape if
 		// it is here.
-		if !known[r.DotGit] && (changedSince(r.DotGit, start) || movedIn(r.DotGit, root, start)) {
+		if !knownDotGit[r.DotGit] && (changedSince(r.DotGit, start) || movedIn(r.DotGit, root, start)) {
 			return s.takeOut(r.DotGit)
 		}
 		return nil

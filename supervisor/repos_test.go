@@ -812,3 +812,46 @@ func TestSweepJJRepoFileAtTheRoot(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepGitFileAtARootWithoutRepository (red team, 2026-12-03): in a
+// workspace that is not a repository, a call wrote a .git file at the
+// root naming a git directory it made where it could write outside the
+// workspace (the toolchain cache), with a core.fsmonitor; the sweep took
+// the root's always-listed .git/config for a repository there and left
+// the file, so the user's next git status ran the fsmonitor. It is taken
+// out now; the controls: a .git file at the root from before the call
+// stays, and so does one in a workspace whose root is a repository.
+func TestSweepGitFileAtARootWithoutRepository(t *testing.T) {
+	elsewhere := t.TempDir()
+	shape(t, filepath.Join(elsewhere, "gd"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
+	pointer := "gitdir: " + filepath.Join(elsewhere, "gd") + "\n"
+	for _, c := range []struct {
+		name   string
+		before func(ws string)
+		kept   bool
+	}{
+		{"made by the call", func(string) {}, false},
+		{"there before the call", func(ws string) { mk(t, filepath.Join(ws, ".git"), pointer) }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws, q, s := sweeper(t)
+			c.before(ws)
+			spec := writeGrant(t, ws)
+			before := snapshotProtected(spec.Protected)
+			start := startAfter(t, filepath.Join(q, "probe"))
+			if !c.kept {
+				mk(t, filepath.Join(ws, ".git"), pointer)
+			}
+			var logged bytes.Buffer
+			s.log = slog.New(slog.NewTextHandler(&logged, nil))
+			found := s.sweepAll(spec, before, start)
+			_, err := os.Lstat(filepath.Join(ws, ".git"))
+			if kept := err == nil; kept != c.kept {
+				t.Errorf(".git kept %v, want %v (found %v)", kept, c.kept, found)
+			}
+			if bytes.Contains(logged.Bytes(), []byte("could not look at a protected path")) {
+				t.Errorf("a warning for what lies below a file:\n%s", logged.String())
+			}
+		})
+	}
+}

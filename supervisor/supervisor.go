@@ -1160,7 +1160,10 @@ func (s *Supervisor) sweep(before map[string]protectedState) []string {
 			}
 		}
 		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) {
+			// ENOTDIR: a file sits where a directory on the way belongs,
+			// so nothing lies below it (a .git file a call wrote is the
+			// repository sweep's: sweepNewRepositories).
+			if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) {
 				s.log.Warn("could not look at a protected path after a call", "path", p, "err", err)
 			}
 			continue
