@@ -327,6 +327,7 @@ func (s *Supervisor) sweepObjects(dir *safefs.Dir, start unix.Timespec) []string
 	if err != nil {
 		return found
 	}
+	budget := int64(looseSweepBudget)
 	for _, e := range ents {
 		if !fanOut(e.Name) {
 			continue
@@ -340,10 +341,11 @@ func (s *Supervisor) sweepObjects(dir *safefs.Dir, start unix.Timespec) []string
 			loose = nil
 		}
 		for _, o := range loose {
-			if st, err := fan.Stat(o.Name); err != nil || !timeAtOrAfter(st.Ctim, start) {
+			st, err := fan.Stat(o.Name)
+			if err != nil || !timeAtOrAfter(st.Ctim, start) {
 				continue
 			}
-			if why := s.checkLoose(fan, e.Name, o.Name); why != "" {
+			if why := s.checkLoose(fan, e.Name, o.Name, st.Size, &budget); why != "" {
 				take(fan, o.Name, why)
 			}
 		}
@@ -356,19 +358,35 @@ func (s *Supervisor) sweepObjects(dir *safefs.Dir, start unix.Timespec) []string
 	return found
 }
 
-// checkLoose says why the loose object fan/name is not what its id
-// names, or "" when it is (or is not an object: git's temporary files).
-func (s *Supervisor) checkLoose(fan *safefs.Dir, prefix, name string) string {
+// looseSweepBudget bounds the bytes one sweep inflates checking loose
+// objects: past it, the rest the call wrote are taken out unchecked (a
+// call that wrote many small objects each inflating to gigabytes would
+// otherwise hold the sweep, and every later start, for hours).
+const looseSweepBudget = 8 << 30
+
+// checkLoose says why the loose object fan/name (size bytes on disk) is
+// not what its id names, or "" when it is (or is not an object: git's
+// temporary files). budget is what the sweep may still inflate; the
+// object's check spends from it.
+func (s *Supervisor) checkLoose(fan *safefs.Dir, prefix, name string, size int64, budget *int64) string {
 	id := prefix + name
 	if len(id) != 40 && len(id) != 64 || hexPrefix([]byte(id)) != len(id) {
 		return "" // tmp_obj_…: git ignores it
+	}
+	if *budget <= 0 {
+		return "not checked: the sweep had inflated as much as it checks"
 	}
 	f, _, err := fan.OpenFile(name)
 	if err != nil {
 		return "unreadable: " + err.Error()
 	}
 	defer f.Close()
-	if err := gitobj.VerifyLoose(f, strings.ToLower(id)); err != nil {
+	n, err := gitobj.VerifyLoose(f, strings.ToLower(id), min(gitobj.CheckBudget(size), *budget))
+	*budget -= n
+	if errors.Is(err, gitobj.ErrTooCostly) {
+		return "it inflates to more than brig checks"
+	}
+	if err != nil {
 		s.log.Warn("a loose object the call wrote does not check out", "path", filepath.Join(fan.Path(), name), "err", err)
 		return "its content is not what its id names"
 	}

@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"bytes"
+	"compress/zlib"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -309,6 +311,32 @@ func TestSweepObjectsTheCallForged(t *testing.T) {
 		found := s.sweepGitLinks(spec, start)
 		if _, err := os.Lstat(loose); err == nil || len(found) != 1 || !strings.HasPrefix(found[0], loose+" (") {
 			t.Errorf("found %v, want the forged loose object alone", found)
+		}
+		if got := gitIn(t, ws, "cat-file", "-p", "HEAD:f9.txt"); got != "new" {
+			t.Errorf("control: the call's own commit reads %q", got)
+		}
+	})
+	t.Run("a loose object that inflates past its budget", func(t *testing.T) {
+		// Red team, 2026-12-03: a small file whose header gives a huge
+		// size took the sweep's CPU (and, without a header's end, its
+		// memory) on every start. Control: the call's own commit stays.
+		ws, q, s, _ := repo(t)
+		gd := filepath.Join(ws, ".git")
+		spec := writeGrant(t, ws)
+		start := startAfter(t, filepath.Join(q, "probe"))
+		var z bytes.Buffer
+		w := zlib.NewWriter(&z)
+		fmt.Fprintf(w, "blob %d\x00", int64(1)<<40)
+		w.Write(make([]byte, 1<<20))
+		w.Close()
+		bomb := filepath.Join(gd, "objects", "ab", strings.Repeat("c", 38))
+		mk(t, bomb, z.String())
+		mk(t, filepath.Join(ws, "f9.txt"), "new\n")
+		gitIn(t, ws, "add", "f9.txt")
+		gitIn(t, ws, "commit", "-qm", "the call's own commit")
+		found := s.sweepGitLinks(spec, start)
+		if _, err := os.Lstat(bomb); err == nil || len(found) != 1 || !strings.Contains(found[0], "inflates to more than brig checks") {
+			t.Errorf("found %v, want the costly loose object alone", found)
 		}
 		if got := gitIn(t, ws, "cat-file", "-p", "HEAD:f9.txt"); got != "new" {
 			t.Errorf("control: the call's own commit reads %q", got)

@@ -40,17 +40,24 @@ const MaxObject = 512 << 20
 // not hash to its id.
 var ErrMismatch = errors.New("the object does not hold what its id names")
 
-// ErrTooCostly is wrapped by the error for a pack whose check would
-// inflate and rebuild more than its budget (checkBudget): a 27 KB pack of
-// 300 deltas on a 17 MiB object, each rebuilt along its whole chain,
-// held the supervisor for hours (red team, 2026-12-03).
-var ErrTooCostly = errors.New("checking it would inflate and rebuild more than brig spends on a pack")
+// ErrTooCostly is wrapped by the error for a pack or loose object whose
+// check would inflate and rebuild more than its budget (CheckBudget): a
+// 27 KB pack of 300 deltas on a 17 MiB object, each rebuilt along its
+// whole chain, held the supervisor for hours, and a 1.5 MB loose object
+// inflating to 1.5 GiB without a header's end took 3 GB of its memory
+// (red team, 2026-12-03).
+var ErrTooCostly = errors.New("checking it would inflate and rebuild more than brig spends on it")
 
-// checkBudget is how many bytes a pack's check may inflate and rebuild:
-// a fixed part, and a part in proportion to the pack (git's own packs
-// inflate to a few times their size, each delta rebuilt once or, from the
-// cache, a few times).
-func checkBudget(packSize int64) int64 { return 4<<30 + 64*packSize }
+// CheckBudget is how many bytes the check of a pack or loose object of
+// fileSize bytes may inflate and rebuild: a fixed part, and a part in
+// proportion to the file (git's own packs inflate to a few times their
+// size, each delta rebuilt once or, from the cache, a few times; a loose
+// object of a very compressible file inflates to more).
+func CheckBudget(fileSize int64) int64 { return 4<<30 + 64*fileSize }
+
+// maxHeader bounds a loose object's header: a type name, a space, the
+// size in decimal and a NUL.
+const maxHeader = 32
 
 // newHash is the hash of ids of hexLen hexadecimal digits (40: SHA-1, 64:
 // SHA-256), or nil.
@@ -64,39 +71,54 @@ func newHash(hexLen int) func() hash.Hash {
 	return nil
 }
 
-// VerifyLoose checks a loose object, read from r, against id (hex).
-func VerifyLoose(r io.Reader, id string) error {
+// VerifyLoose checks a loose object, read from r, against id (hex), and
+// reports how many bytes of content it inflated. An object whose header
+// gives more than limit bytes is not inflated: its error wraps
+// ErrTooCostly.
+func VerifyLoose(r io.Reader, id string, limit int64) (inflated int64, err error) {
 	h := newHash(len(id))
 	if h == nil {
-		return fmt.Errorf("loose object %q: not an object id", id)
+		return 0, fmt.Errorf("loose object %q: not an object id", id)
 	}
 	z, err := zlib.NewReader(r)
 	if err != nil {
-		return fmt.Errorf("loose object %s: %w", id, err)
+		return 0, fmt.Errorf("loose object %s: %w", id, err)
 	}
 	defer z.Close()
-	br := bufio.NewReader(z)
-	head, err := br.ReadString(0)
-	if err != nil {
-		return fmt.Errorf("loose object %s: no header: %w", id, err)
+	br := bufio.NewReaderSize(z, 64<<10)
+	peek, perr := br.Peek(maxHeader)
+	end := bytes.IndexByte(peek, 0)
+	if end < 0 {
+		if perr == nil {
+			perr = fmt.Errorf("no NUL in its first %d bytes", maxHeader)
+		}
+		return 0, fmt.Errorf("loose object %s: no header: %w", id, perr)
 	}
-	typ, size, ok := parseHeader(head[:len(head)-1])
+	head := string(peek[:end])
+	if _, err := br.Discard(end + 1); err != nil {
+		return 0, fmt.Errorf("loose object %s: %w", id, err)
+	}
+	typ, size, ok := parseHeader(head)
 	if !ok {
-		return fmt.Errorf("loose object %s: bad header %q", id, head)
+		return 0, fmt.Errorf("loose object %s: bad header %q", id, head)
+	}
+	if size > limit {
+		return 0, fmt.Errorf("loose object %s: its header gives %d bytes, over %d: %w", id, size, limit, ErrTooCostly)
 	}
 	sum := h()
 	fmt.Fprintf(sum, "%s %d\x00", typ, size)
 	n, err := io.Copy(sum, io.LimitReader(br, size+1))
+	inflated = n
 	if err != nil {
-		return fmt.Errorf("loose object %s: %w", id, err)
+		return inflated, fmt.Errorf("loose object %s: %w", id, err)
 	}
 	if n != size {
-		return fmt.Errorf("loose object %s: %d bytes, its header says %d: %w", id, n, size, ErrMismatch)
+		return inflated, fmt.Errorf("loose object %s: %d bytes, its header says %d: %w", id, n, size, ErrMismatch)
 	}
 	if got := hex.EncodeToString(sum.Sum(nil)); got != id {
-		return fmt.Errorf("loose object %s hashes to %s: %w", id, got, ErrMismatch)
+		return inflated, fmt.Errorf("loose object %s hashes to %s: %w", id, got, ErrMismatch)
 	}
-	return nil
+	return inflated, nil
 }
 
 // parseHeader reads "TYPE SIZE" of a loose object.
@@ -202,7 +224,7 @@ func readIndex(idx []byte, idLen int) ([]entry, error) {
 // offset in the pack, rebuilt from its deltas, must hash to its id. idx is
 // the whole index; idLen is 20 (SHA-1) or 32 (SHA-256).
 func VerifyPack(pack io.ReaderAt, packSize int64, idx []byte, idLen int) error {
-	return verifyPack(pack, packSize, idx, idLen, checkBudget(packSize))
+	return verifyPack(pack, packSize, idx, idLen, CheckBudget(packSize))
 }
 
 // verifyPack is VerifyPack with the bytes it may inflate and rebuild.
@@ -283,7 +305,7 @@ type packReader struct {
 	cache      map[int64]object
 	cacheBytes int
 	// budget is what is left of the bytes the check may inflate and
-	// rebuild (checkBudget).
+	// rebuild (CheckBudget).
 	budget int64
 }
 

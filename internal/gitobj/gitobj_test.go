@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -198,7 +199,7 @@ func TestVerifyLoose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := VerifyLoose(f, id); err != nil {
+	if _, err := VerifyLoose(f, id, 1<<30); err != nil {
 		t.Fatalf("an object git wrote: %v", err)
 	}
 	f.Close()
@@ -207,15 +208,15 @@ func TestVerifyLoose(t *testing.T) {
 	evil := "all:\n\techo pwned\n"
 	fmt.Fprintf(w, "blob %d\x00%s", len(evil), evil)
 	w.Close()
-	if err := VerifyLoose(bytes.NewReader(z.Bytes()), id); !errors.Is(err, ErrMismatch) {
+	if _, err := VerifyLoose(bytes.NewReader(z.Bytes()), id, 1<<30); !errors.Is(err, ErrMismatch) {
 		t.Fatalf("another content under its id: %v, want ErrMismatch", err)
 	}
 	// Control: the same bytes under their own id pass.
 	sum := sha1.Sum([]byte(fmt.Sprintf("blob %d\x00%s", len(evil), evil)))
-	if err := VerifyLoose(bytes.NewReader(z.Bytes()), hex.EncodeToString(sum[:])); err != nil {
+	if _, err := VerifyLoose(bytes.NewReader(z.Bytes()), hex.EncodeToString(sum[:]), 1<<30); err != nil {
 		t.Fatalf("control: %v", err)
 	}
-	if err := VerifyLoose(bytes.NewReader([]byte("not zlib")), id); err == nil {
+	if _, err := VerifyLoose(bytes.NewReader([]byte("not zlib")), id, 1<<30); err == nil {
 		t.Fatal("garbage passed")
 	}
 }
@@ -239,8 +240,45 @@ func TestVerifyLooseOfALargeBlob(t *testing.T) {
 		sum.Write(zeros[:n])
 	}
 	w.Close()
-	if err := VerifyLoose(bytes.NewReader(z.Bytes()), hex.EncodeToString(sum.Sum(nil))); err != nil {
-		t.Fatalf("a large blob: %v", err)
+	if n, err := VerifyLoose(bytes.NewReader(z.Bytes()), hex.EncodeToString(sum.Sum(nil)), CheckBudget(int64(z.Len()))); err != nil || n != int64(size) {
+		t.Fatalf("a large blob: %d bytes inflated, %v", n, err)
+	}
+}
+
+// TestVerifyLooseStopsABomb (red team, 2026-12-03): a small loose object
+// that inflates to far more than its budget is refused before it is
+// inflated (one giving a huge size, the rest zeros, took seconds of CPU),
+// and one without a header's end after a few bytes is refused at once
+// (one of 1.5 GiB of digits without a NUL took 3 GB of the supervisor's
+// memory to look for it). The control is TestVerifyLooseOfALargeBlob: an
+// object within its budget checks out.
+func TestVerifyLooseStopsABomb(t *testing.T) {
+	deflate := func(head string, n int, b byte) []byte {
+		var z bytes.Buffer
+		w := zlib.NewWriter(&z)
+		w.Write([]byte(head))
+		chunk := bytes.Repeat([]byte{b}, 1<<20)
+		for left := n; left > 0; left -= len(chunk) {
+			w.Write(chunk[:min(left, len(chunk))])
+		}
+		w.Close()
+		return z.Bytes()
+	}
+	id := strings.Repeat("ab", 20)
+	big := deflate("blob 40000000000\x00", 8<<20, 0)
+	if n, err := VerifyLoose(bytes.NewReader(big), id, CheckBudget(int64(len(big)))); !errors.Is(err, ErrTooCostly) || n != 0 {
+		t.Fatalf("a header over the budget: %d bytes inflated, %v; want none and ErrTooCostly", n, err)
+	}
+	digits := deflate("blob ", 64<<20, '1')
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	before := m.TotalAlloc
+	if _, err := VerifyLoose(bytes.NewReader(digits), id, CheckBudget(int64(len(digits)))); err == nil || !strings.Contains(err.Error(), "no header") {
+		t.Fatalf("no header's end: %v", err)
+	}
+	runtime.ReadMemStats(&m)
+	if grew := m.TotalAlloc - before; grew > 4<<20 {
+		t.Errorf("looking for the header's end allocated %d bytes", grew)
 	}
 }
 
@@ -260,7 +298,7 @@ func TestVerifyPackStopsACostlyPack(t *testing.T) {
 	if !errors.Is(err, ErrTooCostly) {
 		t.Fatalf("a check past its budget: %v, want ErrTooCostly", err)
 	}
-	if b := checkBudget(int64(len(pack))); b < 4<<30 || b > 5<<30 {
+	if b := CheckBudget(int64(len(pack))); b < 4<<30 || b > 5<<30 {
 		t.Errorf("the budget of a %d-byte pack: %d", len(pack), b)
 	}
 }
