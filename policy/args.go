@@ -51,7 +51,14 @@ var tools = sync.OnceValue(func() map[string]toolSpec {
 	set("chmod chown chgrp", toolSpec{mode: opModeFirst, values: flags("--reference"), reads: flags("--reference")})
 	set("grep egrep fgrep rg ag ack", toolSpec{mode: opPattern, values: flags("-e -f -m -A -B -C -g -t -T -d -D --regexp --file --max-count --glob --type --type-not --context --after-context --before-context --exclude --include --exclude-dir --color --colour --label --pre"), reads: flags("-f --file")})
 	set("sed", toolSpec{mode: opPattern, values: flags("-e -f -l --expression --file --line-length"), reads: flags("-f --file")})
-	set("awk gawk mawk nawk", toolSpec{mode: opPattern, values: flags("-f -v -F --file --assign --field-separator"), reads: flags("-f --file")})
+	set("awk gawk mawk nawk", toolSpec{mode: opPattern, values: flags("-f -v -F -i --file --assign --field-separator --include"), reads: flags("-f --file")})
+	// perl's operands are files once a script is given with -e; -i edits
+	// them in place (perlInPlace).
+	set("perl", toolSpec{mode: opPattern, values: flags("-e -E -I -M -m -x")})
+	// ed and ex write the file they edit (a w on their standard input or
+	// -c); sponge writes the file it names.
+	set("ed red ex", toolSpec{mode: opWrite, values: flags("-p -c")})
+	set("sponge", toolSpec{mode: opWrite})
 	set("jq yq", toolSpec{mode: opPattern, values: flags("--arg --argjson --slurpfile --rawfile --indent -f --from-file"), reads: flags("-f --from-file")})
 	set("sort", toolSpec{values: flags("-o -k -t -S -T --output --key --field-separator --buffer-size --temporary-directory"), writes: flags("-o --output")})
 	set("uniq xxd", toolSpec{mode: opSecondOut, values: flags("-f -s -w -c -l -s -g -o")})
@@ -170,6 +177,12 @@ func argPaths(c Command) []PathArg {
 			add(c.Words[i], false, c.Dynamic[i])
 			continue
 		}
+		if name == "perl" && perlInPlace(w) {
+			spec.mode = opWrite // perl -pi -e …: the files are rewritten
+		}
+		if (name == "awk" || name == "gawk") && (opt == "-i" || opt == "--include") && strings.TrimSuffix(val, ".awk") == "inplace" {
+			spec.mode = opWrite // gawk -i inplace: the files after the program are rewritten
+		}
 		if !hasVal {
 			if name == "sed" && (opt == "-i" || strings.HasPrefix(opt, "-i") || opt == "--in-place") {
 				spec.mode = opWrite // the files after the script are rewritten
@@ -196,8 +209,8 @@ func argPaths(c Command) []PathArg {
 	if mode == opPattern && !patternGiven && len(ops) > 0 {
 		ops = ops[1:]
 	}
-	if name == "sed" && mode == opWrite && !patternGiven && len(ops) > 0 {
-		ops = ops[1:]
+	if (name == "sed" || name == "perl" || name == "awk" || name == "gawk") && mode == opWrite && !patternGiven && len(ops) > 0 {
+		ops = ops[1:] // the script, given as the first operand
 	}
 	for n, i := range ops {
 		w, dyn := c.Words[i], c.Dynamic[i]
@@ -220,7 +233,39 @@ func argPaths(c Command) []PathArg {
 	if name == "patch" || name == "unzip" {
 		add(".", true, false) // writes files in the working directory
 	}
+	if name == "git" {
+		// git bundle create FILE writes FILE.
+		for i := 1; i+2 < len(c.Words); i++ {
+			if c.Words[i] == "bundle" && c.Words[i+1] == "create" {
+				for j := i + 2; j < len(c.Words); j++ {
+					if !strings.HasPrefix(c.Words[j], "-") {
+						add(c.Words[j], true, c.Dynamic[j])
+						break
+					}
+				}
+				break
+			}
+		}
+	}
 	return out
+}
+
+// perlInPlace reports whether w is a cluster of perl's switches that
+// holds -i (edit in place) before a switch that takes the rest of the
+// word as its value: -i, -pi, -i.bak, -lpi; not -ne or -Mstrict.
+func perlInPlace(w string) bool {
+	if !strings.HasPrefix(w, "-") || strings.HasPrefix(w, "--") {
+		return false
+	}
+	for _, r := range w[1:] {
+		switch {
+		case r == 'i':
+			return true
+		case strings.ContainsRune("eEIMmxl0dDC", r):
+			return false // its value follows
+		}
+	}
+	return false
 }
 
 // findPaths: find's start points are read (written with -delete); the
@@ -236,6 +281,12 @@ func findPaths(c Command, add func(string, bool, bool)) {
 		starts = append(starts, i)
 	}
 	del := slices.Contains(c.Words, "-delete")
+	// A command run on what it finds may write it: in a git directory
+	// (find .git/logs -exec cp /dev/null {} ;) that counts as a write
+	// there; elsewhere the command's own words say what it does.
+	execs := slices.ContainsFunc(c.Words, func(w string) bool {
+		return w == "-exec" || w == "-execdir" || w == "-ok" || w == "-okdir"
+	})
 	for ; i < len(c.Words); i++ {
 		switch c.Words[i] {
 		case "-fprint", "-fprint0", "-fls", "-fprintf":
@@ -252,7 +303,7 @@ func findPaths(c Command, add func(string, bool, bool)) {
 		add(".", del, false)
 	}
 	for _, s := range starts {
-		add(c.Words[s], del, c.Dynamic[s])
+		add(c.Words[s], del || execs && mayNameGit(c.Words[s], false), c.Dynamic[s])
 	}
 }
 

@@ -268,7 +268,7 @@ var subcommandTools = wordSet(`go cargo npm pnpm yarn bun pip pip3 uv poetry git
 
 // gitDeleting are the git subcommands with forms that delete what git
 // cannot bring back and undo does not hold (deletesGit decides which).
-const gitDeleting = "clean reflog prune gc stash branch tag update-ref symbolic-ref fetch pull send-pack"
+const gitDeleting = "clean reflog prune repack gc stash branch tag update-ref symbolic-ref fetch pull send-pack"
 
 // riskyGit are git subcommands that are only ever saved exactly: a prefix
 // rule saved for a harmless form (git update-ref refs/heads/x HEAD) would

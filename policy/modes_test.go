@@ -633,6 +633,23 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		`GIT_SEQUENCE_EDITOR='rm notes.txt' git rebase -i HEAD`,
 		`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm notes.txt' git x`,
 		`env GIT_CONFIG_PARAMETERS="'alias.x=!rm notes.txt'" git x`,
+		// Red team, 2026-12-03 (second pass): a pattern bash expands to
+		// .git, and tools that rewrite what they name in place.
+		`: > .gi?/packed-refs`,
+		`cp /dev/null .gi[t]/packed-refs`,
+		`echo > {.git,x}/logs/HEAD`,
+		`dd of=.gi?/packed-refs`,
+		`tar -xf a.tar --directory=.gi?`,
+		`shopt -s dotglob; : > ?git/packed-refs`,
+		`perl -i -ne '' .git/logs/HEAD`,
+		`perl -pi.bak -e 's/^/#/' .git/packed-refs`,
+		`awk -i inplace 1 .git/packed-refs`,
+		`ed -s .git/packed-refs`,
+		`sponge .git/packed-refs`,
+		`find .git/logs -type f -exec cp /dev/null {} \;`,
+		`git bundle create .git/packed-refs HEAD`,
+		`git repack -a -d`,
+		`git repack -adq`,
 	} {
 		v := p.Decide(bashCall(cmd))
 		if v.Tier != Ask || !strings.Contains(v.Reason, "deletions ask in every mode") {
@@ -654,7 +671,12 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		// Controls of the above: a line that parses, long options that
 		// delete nothing, compressors that keep their input, git rm of
 		// the index only.
-		"git status\ngit log -1", `git branch --list`, `git branch --format='%(refname)' -a`, `git tag --list`, `git clean --dry-run`, `gzip -k notes.txt`, `gzip -c notes.txt > /tmp/n.gz`, `tar -cf /tmp/x.tar src`, `zip /tmp/a.zip notes.txt`, `rsync -a src/ dst/`, `git rm --cached notes.txt`, `zstd notes.txt`, `GIT_PAGER=cat git log`, `GIT_EDITOR=true git commit --amend`, `rsync -a --delay-updates src/ dst/`} {
+		"git status\ngit log -1", `git branch --list`, `git branch --format='%(refname)' -a`, `git tag --list`, `git clean --dry-run`, `gzip -k notes.txt`, `gzip -c notes.txt > /tmp/n.gz`, `tar -cf /tmp/x.tar src`, `zip /tmp/a.zip notes.txt`, `rsync -a src/ dst/`, `git rm --cached notes.txt`, `zstd notes.txt`, `GIT_PAGER=cat git log`, `GIT_EDITOR=true git commit --amend`, `rsync -a --delay-updates src/ dst/`,
+		// … and of the second pass: patterns that cannot expand to
+		// .git, reads, in-place edits elsewhere, repacks that keep
+		// unreachable objects.
+		`: > ?git.txt`, `cp a.txt */b.txt`, `echo > {a,b}/x`, `sed -i s/a/b/ *.go`, `perl -ne print .git/logs/HEAD`, `perl -pi -e 's/a/b/' notes.txt`,
+		`awk 1 .git/packed-refs`, `awk -i inplace 1 notes.txt`, `find . -name '*.go' -exec gofmt -l {} +`, `git bundle create /tmp/b.bundle HEAD`, `git repack -Ad`, `git repack -d`} {
 		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
 			t.Errorf("control %s: %s (%s), want auto mode's approval", cmd, v.Tier, v.Reason)
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -796,7 +797,11 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 		// workspace, .git included), or what it names without a path
 		// (git clean -f, git reflog expire).
 		deletesOwn, writesGit := false, false
+		dotglob := strings.Contains(v.Call.Command, "dotglob") || strings.Contains(v.Call.Command, "GLOBIGNORE")
 		for _, pa := range c.Paths {
+			// A pattern bash expands to a git directory (: > .gi?/packed-refs,
+			// echo > {.git,x}/logs/HEAD: red team, 2026-12-03) writes there.
+			writesGit = writesGit || pa.Write && mayNameGit(pa.Text, dotglob)
 			if pa.Dynamic {
 				deletesOwn = deletesOwn || pa.Write
 				continue // already Risky
@@ -920,6 +925,48 @@ func inGitDir(p, workspace string) bool {
 	return slices.Contains(strings.Split(filepath.ToSlash(rel), "/"), ".git")
 }
 
+// mayNameGit reports whether a path written as text may lead into a git
+// directory once bash expands it: a component that is .git, or a brace
+// alternative or a glob that matches it. Bash matches a name's leading
+// dot only with a pattern that starts with one, unless dotglob (or
+// GLOBIGNORE) is set; an extended glob starting with a dot is taken to
+// match.
+func mayNameGit(text string, dotglob bool) bool {
+	for _, comp := range strings.Split(text, "/") {
+		for _, alt := range braceAlternatives(comp) {
+			if alt == ".git" {
+				return true
+			}
+			if !strings.ContainsAny(alt, "*?[(") || !dotglob && !strings.HasPrefix(alt, ".") {
+				continue
+			}
+			if ok, _ := path.Match(alt, ".git"); ok || strings.Contains(alt, "(") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// braceAlternatives expands the first brace group of s ({a,b} or {a..b}
+// left whole): a{.git,x}b gives a.gitb and axb. Without one, s alone.
+func braceAlternatives(s string) []string {
+	open := strings.IndexByte(s, '{')
+	end := strings.LastIndexByte(s, '}')
+	if open < 0 || end < open {
+		return []string{s}
+	}
+	inner := s[open+1 : end]
+	if !strings.Contains(inner, ",") {
+		return []string{s}
+	}
+	var out []string
+	for _, a := range strings.Split(inner, ",") {
+		out = append(out, s[:open]+a+s[end+1:])
+	}
+	return out
+}
+
 // deletesGit reports whether c is a git command that deletes what git
 // cannot bring back, wherever it runs: git clean -f (untracked files),
 // and history the undo store does not hold (.git is not in it): git
@@ -946,6 +993,10 @@ func deletesGit(c Command) bool {
 		return sub == "expire" || sub == "delete" || sub == "drop"
 	case "prune":
 		return true
+	case "repack":
+		// -a -d packs only what is reachable and deletes the old packs:
+		// unreachable objects in them are gone (-A and --cruft keep them).
+		return hasShort(rest, "a") && hasShort(rest, "d") && !hasShort(rest, "A") && !hasLong(rest, "cruft", "keep-unreachable")
 	case "gc":
 		return configured || hasLong(rest, "prune")
 	case "stash":
