@@ -50,6 +50,10 @@ func TestConfigMistakesAreSaid(t *testing.T) {
 			err: `f.toml:1: sandbox must be a table ([sandbox]), not a number`},
 		{name: "misspelled sandbox key warns", in: "[sandbox]\nnetwrk = true\n",
 			warning: `f.toml:2: unknown key "sandbox.netwrk" (did you mean "network"?) (the [sandbox] table takes net_presets, network, unix_sockets, read, write, env); ignored`},
+		// New user, 2026-12-03: two letters swapped were offered the
+		// key one letter shorter alone.
+		{name: "swapped letters", in: "[agent]\nmodle = \"gpt-5\"\n",
+			warning: `f.toml:2: unknown key "agent.modle" (did you mean "model" or "mode"?) (the [agent] table takes model, web_search, max_tool_calls, subagents, mode); ignored`},
 		{name: "mcp is read elsewhere", in: "[mcp.servers.x]\ncommand = \"x\"\n"},
 		// New user, 2026-12-02: a rule list above every table was called
 		// an unknown table; a misspelled scope had no suggestion; a

@@ -125,7 +125,15 @@ func (m Model) Note() string {
 	// A server brig does not know may serve any name, so a near miss of a
 	// listed id is only pointed out (claude-sonet-4-5 ran on a proxy with
 	// no more than the note above: new user, 2026-12-03).
-	if near := suggest.Closest(m.ID, append(KnownIDs(Anthropic), KnownIDs(OpenAI)...), 2); near != "" {
+	// Only the ids of the API it speaks are offered (an Anthropic
+	// endpoint was offered o3 for foo: new user, 2026-12-03) — every id
+	// for Chat Completions, which gateways speak for any model — and a
+	// short name only a near one.
+	known := append(KnownIDs(Anthropic), KnownIDs(OpenAI)...)
+	if m.Provider == Anthropic || m.Provider == OpenAI {
+		known = KnownIDs(m.Provider)
+	}
+	if near := suggest.Closest(m.ID, known, min(2, len(m.ID)/4)); near != "" {
 		note += fmt.Sprintf("; did you mean %s? (--model %s)", near, near)
 	}
 	return note

@@ -131,6 +131,16 @@ func TestUnlistedNoteNamesANearMiss(t *testing.T) {
 	if err != nil || !strings.HasSuffix(m.Note(), "; did you mean claude-sonnet-4-5? (--model claude-sonnet-4-5)") {
 		t.Errorf("claude-sonet-4-5: %q, %v", m.Note(), err)
 	}
+	// An Anthropic endpoint is offered Anthropic's ids only, and a short
+	// name none two edits away (foo was offered o3: new user, 2026-12-03).
+	if n := Unlisted("claude-sonet-4-5", Anthropic).Note(); !strings.Contains(n, "did you mean claude-sonnet-4-5?") {
+		t.Errorf("claude-sonet-4-5 on Anthropic's API: %q", n)
+	}
+	for _, id := range []string{"foo", "o4"} {
+		if n := Unlisted(id, Anthropic).Note(); strings.Contains(n, "did you mean") {
+			t.Errorf("%s on Anthropic's API: %q", id, n)
+		}
+	}
 	m, err = Lookup("qwen3-coder", true)
 	if err != nil || m.Note() == "" || strings.Contains(m.Note(), "did you mean") {
 		t.Errorf("qwen3-coder: %q, %v", m.Note(), err)

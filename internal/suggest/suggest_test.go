@@ -22,4 +22,14 @@ func TestClosest(t *testing.T) {
 	if d := Distance("kitten", "sitting"); d != 3 {
 		t.Errorf("Distance(kitten, sitting) = %d, want 3", d)
 	}
+	// A swap of neighbours is one edit (new user, 2026-12-03: modle was
+	// offered mode, not model); the control, a letter dropped, is one too.
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"modle", "model", 1}, {"modle", "mode", 1}, {"claude-sonent-4-5", "claude-sonnet-4-5", 1}, {"ab", "ba", 1}, {"abc", "ca", 3}} {
+		if d := Distance(c.a, c.b); d != c.want {
+			t.Errorf("Distance(%s, %s) = %d, want %d", c.a, c.b, d, c.want)
+		}
+	}
 }
