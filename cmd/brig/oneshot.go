@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -232,7 +233,9 @@ func defaultModel(creds credentials.Set, baseURL string) (string, error) {
 // with a message telling the model why. A call whose grant goes beyond the
 // profile is denied either way: --yes never widens the jail; the message
 // says what was outside and how the user can allow it.
-func nonInteractive(yes bool, stderr io.Writer) agent.Approver {
+//
+// asked, if not nil, counts the calls denied that --yes would have run.
+func nonInteractive(yes bool, stderr io.Writer, asked *atomic.Int32) agent.Approver {
 	return agent.ApproverFunc(func(_ context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
 		v := req.Verdict
 		if n := req.Net; n != nil {
@@ -259,6 +262,9 @@ func nonInteractive(yes bool, stderr io.Writer) agent.Approver {
 		// --yes is what approves it: a --mode can leave it asking (an ask
 		// rule asks in every mode).
 		fmt.Fprintf(stderr, "brig: denied (no one to ask; --yes approves such a call): %s — %s\n", termsafe.Line(req.Tool), termsafe.Line(v.Reason))
+		if asked != nil {
+			asked.Add(1)
+		}
 		return agent.Approval{Answer: agent.AnswerDeny, By: agent.ByNoOne, Message: "the call needs approval (" + v.Reason + ") and a non-interactive run cannot ask the user; do without it or explain what you need"}, nil
 	})
 }
@@ -325,7 +331,8 @@ func oneShot(ctx context.Context, o *agentOptions) error {
 	if shared && o.Output == outputText {
 		pr.guard = &lineGuard{w: o.Stdout}
 	}
-	run, err := setupAgent(ctx, o, nonInteractive(o.Yes, pr.errLines()), pr.event)
+	var asked atomic.Int32 // calls denied that --yes would have run
+	run, err := setupAgent(ctx, o, nonInteractive(o.Yes, pr.errLines(), &asked), pr.event)
 	if err != nil {
 		return err
 	}
@@ -414,6 +421,12 @@ func oneShot(ctx context.Context, o *agentOptions) error {
 			}
 			fmt.Fprintf(w, "brig: nothing was answered, so no session was kept: %s once it passes\n", again)
 		}
+	}
+	if n := asked.Load(); n > 0 && o.Output == outputText && sum.Session != "" {
+		// The model was told it could not have them; the user is told
+		// how to let them run (a new user found only the per-call note).
+		fmt.Fprintf(pr.errLines(), "brig: %s needed your approval and %s denied: to let such calls run, go on with brig -c -p \"go on\" --yes (or --mode edit, which approves file edits in the workspace)\n",
+			count(int(n), "call"), map[bool]string{true: "was", false: "were"}[n == 1])
 	}
 	pr.finish(sum)
 	switch {

@@ -220,7 +220,7 @@ func TestHomeIsNotAWorkspace(t *testing.T) {
 // and refuses one beyond it, telling the model what and how.
 func TestNonInteractiveNeverWidens(t *testing.T) {
 	var stderr bytes.Buffer
-	ap := nonInteractive(true, &stderr)
+	ap := nonInteractive(true, &stderr, nil)
 	in := agent.ApprovalRequest{Tool: "bash", Verdict: policy.Verdict{Tier: policy.Ask, Mode: policy.ModeAsk, Profile: policy.ProfileWorkspaceWrite, Reason: "no rule"}}
 	if a, _ := ap.Approve(context.Background(), in); a.Answer != agent.AnswerOnce {
 		t.Fatalf("--yes within the profile: %+v", a)
@@ -232,13 +232,13 @@ func TestNonInteractiveNeverWidens(t *testing.T) {
 		t.Fatalf("--yes beyond the profile: %+v", a)
 	}
 	// Without --yes no one is asked: the model is not told a user refused.
-	a, _ = nonInteractive(false, &stderr).Approve(context.Background(), in)
+	a, _ = nonInteractive(false, &stderr, nil).Approve(context.Background(), in)
 	if a.Answer != agent.AnswerDeny || a.By != agent.ByNoOne || !strings.Contains(a.Message, "a non-interactive run cannot ask the user") {
 		t.Fatalf("no one to ask: %+v", a)
 	}
 	// What stderr says names what helps (--mode may not: an ask rule asks
 	// in every mode), and beyond the profile what does widen it.
-	nonInteractive(false, &stderr).Approve(context.Background(), beyond)
+	nonInteractive(false, &stderr, nil).Approve(context.Background(), beyond)
 	if !strings.Contains(stderr.String(), "denied (no one to ask; --yes approves such a call)") || !strings.Contains(stderr.String(), "which --yes does not widen: --add-dir or a rule of yours does") {
 		t.Errorf("stderr: %s", stderr.String())
 	}

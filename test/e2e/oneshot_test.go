@@ -547,3 +547,27 @@ func TestResumeKeepsTheSessionsModel(t *testing.T) {
 		t.Fatalf("control: --model did not switch the resumed session (%s)", last.Path)
 	}
 }
+
+// TestDeniedCallsSayHowToGoOn (new user, 2026-12-03): in ask mode -p
+// cannot ask, so a write is denied; the run ends saying how many calls
+// needed approval and how to let them run, and going on that way (-c
+// with --yes) does run the call. The control: after the first run the
+// file is absent.
+func TestDeniedCallsSayHowToGoOn(t *testing.T) {
+	write := fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("write_file", `{"path":"a.txt","content":"x\n"}`)}}
+	done := fakeprovider.Turn{Text: "done"}
+	e := newEnv(t, "anthropic", write, done, write, done)
+	r := e.run(t, append(modelArgs("anthropic"), "-p", "write a.txt")...)
+	if r.code != 0 || !strings.Contains(r.stderr, `1 call needed your approval and was denied: to let such calls run, go on with brig -c -p "go on" --yes`) {
+		t.Fatalf("the denied run: %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "a.txt")); err == nil {
+		t.Fatal("control: the denied write ran")
+	}
+	if r := e.run(t, append(modelArgs("anthropic"), "-c", "-p", "go on", "--yes")...); r.code != 0 || strings.Contains(r.stderr, "needed your approval") {
+		t.Fatalf("going on with --yes: %d\n%s", r.code, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.ws, "a.txt")); err != nil || string(b) != "x\n" {
+		t.Fatalf("going on with --yes did not write a.txt: %q, %v", b, err)
+	}
+}
