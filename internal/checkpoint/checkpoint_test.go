@@ -1148,6 +1148,10 @@ func TestSummaryCountsEachFileOnce(t *testing.T) {
 		{ChangeSet{Modified: 1, Deleted: 1}, "2 files changed, 1 deleted"},
 		{ChangeSet{Created: 1, DirsCreated: 1}, "1 file created, 1 directory created"},
 		{ChangeSet{}, "no files changed"},
+		// New user, 2026-12-03: "no files changed, __pycache__ changed"
+		// read as a contradiction.
+		{ChangeSet{ExcludedChanged: []string{"/ws/__pycache__", "/ws/.pytest_cache"}}, "only .pytest_cache, __pycache__ changed (not covered by undo)"},
+		{ChangeSet{Modified: 1, ExcludedChanged: []string{"/ws/__pycache__"}}, "1 file changed, __pycache__ changed (not covered by undo)"},
 	} {
 		if got := c.cs.Summary(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.cs, got, c.want)

@@ -106,17 +106,23 @@ func (c *ChangeSet) Summary() string {
 			parts = append(parts, plural(d.n, "directory", "directories")+" "+d.what)
 		}
 	}
-	if len(parts) == 0 {
+	if len(parts) == 0 && len(c.ExcludedChanged) == 0 {
 		parts = append(parts, "no files changed")
 	}
 	if len(c.ExcludedChanged) > 0 {
+		// Alone it says so: after "no files changed" it read as a
+		// contradiction (new user, 2026-12-03).
+		only := ""
+		if len(parts) == 0 {
+			only = "only "
+		}
 		names := make([]string, len(c.ExcludedChanged))
 		for i, p := range c.ExcludedChanged {
 			names[i] = filepath.Base(p)
 		}
 		slices.Sort(names)
 		names = slices.Compact(names)
-		parts = append(parts, strings.Join(names, ", ")+" changed (not covered by undo)")
+		parts = append(parts, only+strings.Join(names, ", ")+" changed (not covered by undo)")
 	}
 	if c.Shared && !c.Empty() {
 		parts = append(parts, "another brig session had this workspace open: some may be its changes")
