@@ -113,6 +113,9 @@ func (o *policyCheckOptions) checkCall() (policy.Call, error) {
 	if o.Command != "" {
 		return policy.Call{}, fmt.Errorf("--tool %s takes --path or --host, not a command line", o.Tool)
 	}
+	if slices.Contains(o.Paths, "") {
+		return policy.Call{}, errors.New("--path is empty: give the path the tool call names (e.g. --path src/main.go)")
+	}
 	eff, ok := toolEffect(o.Tool)
 	if !ok && !strings.Contains(o.Tool, "__") {
 		var names []string

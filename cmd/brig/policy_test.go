@@ -122,6 +122,9 @@ func TestPolicyCheckBadInput(t *testing.T) {
 		{Mode: "ask", Host: "*"},
 		{Mode: "ask", Tool: "web_fetch", Host: "*.example.com"},
 		{Mode: "ask", Host: "foo bar"},
+		// New user, 2026-12-03: an empty --path was decided (": empty
+		// path", and "→  []").
+		{Mode: "ask", Tool: "read_file", Paths: []string{""}},
 	} {
 		o.procEnv = pe
 		if err := runPolicyCheck(context.Background(), &o); err == nil {

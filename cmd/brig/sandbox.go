@@ -100,8 +100,8 @@ running when it ends. The exit status is the command's own.`,
 			if o.Env, o.Home, err = homeEnv(); err != nil {
 				return err
 			}
-			if o.Cwd, err = os.Getwd(); err != nil {
-				return fmt.Errorf("current directory: %w", err)
+			if o.Cwd, err = workingDir(); err != nil {
+				return err
 			}
 			return runSandbox(cmd.Context(), o)
 		},

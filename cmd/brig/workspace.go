@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -24,11 +26,24 @@ type procEnv struct {
 	Stdout, Stderr io.Writer
 }
 
+// workingDir is the current directory, or an error that says what to do
+// when it cannot be had (removed while the shell sat in it).
+func workingDir() (string, error) {
+	cwd, err := os.Getwd()
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("the current directory no longer exists (removed since the shell entered it): cd to one that exists and run brig again: %w", err)
+	}
+	if err != nil {
+		return "", fmt.Errorf("current directory: %w", err)
+	}
+	return cwd, nil
+}
+
 // currentProcEnv reads the real process's environment.
 func currentProcEnv(stdout, stderr io.Writer) (procEnv, error) {
-	cwd, err := os.Getwd()
+	cwd, err := workingDir()
 	if err != nil {
-		return procEnv{}, fmt.Errorf("current directory: %w", err)
+		return procEnv{}, err
 	}
 	env, home, err := homeEnv()
 	if err != nil {

@@ -184,6 +184,9 @@ func checkBase(base string) error {
 	}
 	u, err := url.Parse(base)
 	switch {
+	case !strings.Contains(base, "://"):
+		// 127.0.0.1:8080 parses as a scheme or fails on its colon.
+		return fmt.Errorf("has no scheme: write it with http:// or https:// in front (e.g. http://%s)", strings.TrimLeft(base, "/"))
 	case err != nil:
 		return fmt.Errorf("not a URL: %w", err)
 	case u.Scheme != "http" && u.Scheme != "https":

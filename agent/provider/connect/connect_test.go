@@ -151,10 +151,13 @@ func TestBaseURLThatNoRequestCouldReach(t *testing.T) {
 	for _, c := range []struct {
 		base, want string
 	}{
-		{"not a url", "not an http"},
+		{"not a url", "has no scheme"},
 		{"ftp://127.0.0.1/", "not an http"},
 		{"http://", "names no host"},
-		{"127.0.0.1:8080", "not"},
+		// New user, 2026-12-03: Go's "first path segment in URL cannot
+		// contain colon" said nothing of the missing http://.
+		{"127.0.0.1:8080", "has no scheme: write it with http:// or https:// in front (e.g. http://127.0.0.1:8080)"},
+		{"localhost:8080/v1", "e.g. http://localhost:8080/v1"},
 	} {
 		err := checkBase(c.base)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
