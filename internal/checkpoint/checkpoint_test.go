@@ -1195,3 +1195,43 @@ func TestForcedUndoSaysALinksTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSnapshotLeavesTheDiskRoom (red team, 2026-12-03): the store is never
+// pruned, and a call can make files that cost it little and the store
+// their whole size, so a snapshot stores nothing that would take the free
+// space of the store's file system below MinFree: such a file is recorded
+// without its content, saying why. The control: with the floor well below
+// the free space, the same file is stored.
+func TestSnapshotLeavesTheDiskRoom(t *testing.T) {
+	r := newRig(t)
+	var fs unix.Statfs_t
+	if err := unix.Statfs(r.dir, &fs); err != nil {
+		t.Fatal(err)
+	}
+	free := int64(fs.Bavail) * fs.Bsize
+	r.write("dense.bin", strings.Repeat("d", 2<<20), 0o644)
+	waitNotRacy(t, r.ws)
+	for _, c := range []struct {
+		minFree int64
+		stored  bool
+	}{{free + 1<<30, false}, {1 << 20, true}} {
+		r.store.Close()
+		s, err := Open(r.dir, Options{MinFree: c.minFree})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		r.store = s
+		p, err := s.Before(context.Background(), "s", "c", "bash", []string{r.ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sn := p.Snapshot()
+		if stored := len(sn.NotStored) == 0 && sn.Stored >= 2<<20; stored != c.stored {
+			t.Errorf("MinFree %d of %d free: stored %v (%d bytes, not stored %+v), want %v", c.minFree, free, stored, sn.Stored, sn.NotStored, c.stored)
+		}
+		if !c.stored && (len(sn.NotStored) != 1 || !strings.Contains(sn.NotStored[0].Why, "free on the disk")) {
+			t.Errorf("not stored: %+v; want dense.bin, saying why", sn.NotStored)
+		}
+	}
+}
