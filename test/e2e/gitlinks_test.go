@@ -120,7 +120,9 @@ func TestInterruptedOperationsThatRunProgramsAreTakenOut(t *testing.T) {
 		t.Fatalf("no rebase in progress: %v", err)
 	}
 
-	r := e.run(t, "--model", "claude-sonnet-4-5", "--mode", "edit", "-p", "resolve the conflict")
+	// --yes: a write_file into .git asks in every mode (it is git's
+	// history), and what is tested here is the sweep after it ran.
+	r := e.run(t, "--model", "claude-sonnet-4-5", "--mode", "edit", "--yes", "-p", "resolve the conflict")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
