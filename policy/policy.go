@@ -1039,6 +1039,12 @@ func deletesGit(c Command) bool {
 // own environment and grants at the next start.
 func (p *Policy) ProtectPrograms(paths []string) { p.repos.Protect(paths...) }
 
+// Repos is the policy's memory of the workspace's repositories, which
+// also holds the paths ProtectPrograms added: a jail composed outside
+// Compile (an MCP server's, internal/mcp) protects through it what every
+// call's jail protects.
+func (p *Policy) Repos() *jail.RepoCache { return p.repos }
+
 // ProtectedRuleWarnings reports the allow rules that try to grant writing a
 // protected path or brig's own files. They never take effect (protection
 // wins); `brig doctor` and `brig policy check` say so.

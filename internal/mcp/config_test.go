@@ -261,6 +261,14 @@ func TestStdioSpec(t *testing.T) {
 	if access(spec, ws) != jail.Write || access(spec, home+"/notes") != jail.Exec || !spec.Network || spec.Dir != ws+"/data" || !slices.Contains(spec.Protected, ws+"/.git/hooks") {
 		t.Fatalf("granted spec: %+v", spec)
 	}
+	// The programs servers run from the workspace are protected in a
+	// server's jail as in every call's (red team, 2026-12-03: a server
+	// with write = ["."] rewrote another's); the control, a file beside
+	// them, is not.
+	pol.ProtectPrograms([]string{ws + "/data/server.py"})
+	if spec, err = StdioSpec(grant, pol, ""); err != nil || !slices.Contains(spec.Protected, ws+"/data/server.py") || slices.Contains(spec.Protected, ws+"/data/other.py") {
+		t.Fatalf("a server's program is not protected in another's jail: %v, %v", err, spec.Protected)
+	}
 
 	for _, tc := range []struct {
 		s    Server

@@ -31,6 +31,12 @@ func StdioSpec(s Server, pol *policy.Policy, tmp string) (jail.Spec, error) {
 		Workspace: pl.Workspace, Dir: pl.Workspace, ReadOnly: true, Network: s.Network,
 		Home: m.Home, ParentEnv: m.Env, Limits: lim, Namespaces: pol.Namespaces(),
 		CacheRoot: m.CacheRoot, GoLayer: m.GoLayer, BrigCache: m.BrigCache, CallTmp: tmp, BrigDirs: m.BrigDirs,
+		// The policy's memory holds the programs the servers run from the
+		// workspace (ProtectPrograms): read-only in every server's jail
+		// too, or one server with write = ["."] rewrote another's, which
+		// ran with that one's token and network at its next start (red
+		// team, 2026-12-03).
+		Repos: pol.Repos(),
 	}
 	resolve := func(given string, write bool) (string, error) {
 		// Calls write the workspace and the directories added for this
