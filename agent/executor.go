@@ -335,7 +335,26 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 		return o
 	case tools.External:
 		// An MCP tool: its server runs in its own jail (stdio) or
-		// elsewhere (HTTP); the source calls it.
+		// elsewhere (HTTP); the source calls it. What a stdio server may
+		// write is snapshotted around the call, as a command's grant is,
+		// so that undo puts back what the call changed (red team,
+		// 2026-12-03: a server with write = ["."] clobbered a file that
+		// brig changes and undo knew nothing of). What the server's own
+		// processes write between calls is no call's.
+		if g := prep.Def.Grant(); g != nil && e.Checkpoints != nil {
+			if roots := writableRoots(g, nil, "", e.Policy.Machine.CacheRoot); len(roots) > 0 {
+				cp, err := e.Checkpoints.Before(ctx, e.Session, id, name, roots)
+				if err != nil {
+					if ctx.Err() != nil {
+						o.Result = interrupted(ctx, err)
+						return o
+					}
+					o.Err = fmt.Errorf("%w; the call was not run (undo could not have put back what it changed)", err)
+					return o
+				}
+				defer func() { o.after = cp.AfterLater(context.WithoutCancel(ctx)) }()
+			}
+		}
 		o.Result = prep.Def.RunExternal(ctx, args)
 		return o
 	case tools.Delegated:

@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"brig/tools"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -237,5 +239,42 @@ func TestAuditRecordWrittenLateBeforeTheNextCall(t *testing.T) {
 	}
 	if len(calls) != 3 || calls[0].ID != "c1" || calls[0].Late == "" || calls[1].ID != "c2" || calls[2].ID != "c3" || calls[2].Late != "" {
 		t.Fatalf("records: %d", len(calls))
+	}
+}
+
+// TestExecutorCheckpointsAnMCPServersWrites (red team, 2026-12-03): what
+// a call of an MCP server allowed to write the workspace changes is in
+// the call's change set and undo puts it back, as for a command; the
+// control, a server tool without a grant of brig's (an HTTP server's),
+// gets no snapshot.
+func TestExecutorCheckpointsAnMCPServersWrites(t *testing.T) {
+	e := newExecEnvConfig(t, policy.ModeAuto, "[permissions]\nallow = [\"Mcp(srv__clobber)\", \"Mcp(http__clobber)\"]\n")
+	store, log := withUndo(t, e)
+	ctx := context.Background()
+	clobber := func(context.Context, json.RawMessage) tools.Result {
+		if err := os.WriteFile(e.ws+"/a.txt", []byte("CLOBBERED\n"), 0o644); err != nil {
+			return tools.Result{Text: err.Error(), IsError: true}
+		}
+		return tools.Result{Text: "wrote"}
+	}
+	grant := &jail.Spec{Workspace: e.ws, Paths: []jail.PathRule{{Path: e.ws, Access: jail.Write}, {Path: "/dev/null", Access: jail.Write}}}
+	e.ex.Registry.Add(tools.NewExternal("srv__clobber", "", json.RawMessage(`{"type":"object"}`), false, nil, clobber).WithGrant(grant))
+	e.ex.Registry.Add(tools.NewExternal("http__clobber", "", json.RawMessage(`{"type":"object"}`), false, nil, clobber))
+
+	_, complete := e.ex.ExecuteLater(ctx, "m1", "srv__clobber", json.RawMessage(`{}`), nil)
+	o := complete()
+	if o.Err != nil || o.Result.IsError || o.Changes == nil || o.Changes.Summary() != "1 file changed" {
+		t.Fatalf("the server's call: %+v (changes %v)", o.Result, o.Changes.Summary())
+	}
+	u := &Undoer{Store: store, Audit: log, SessionID: "s1", Workspace: e.ws, By: "/undo"}
+	if ur, _, err := u.Undo(ctx, checkpoint.UndoOptions{}); err != nil || !ur.Applied {
+		t.Fatalf("undo: %+v %v", ur, err)
+	}
+	if b, _ := os.ReadFile(e.ws + "/a.txt"); string(b) != "hello\n" {
+		t.Fatalf("a.txt after undo: %q", b)
+	}
+	_, complete = e.ex.ExecuteLater(ctx, "m2", "http__clobber", json.RawMessage(`{}`), nil)
+	if o := complete(); o.Err != nil || o.Changes != nil {
+		t.Fatalf("control, no grant: %+v (changes %v)", o.Result, o.Changes)
 	}
 }

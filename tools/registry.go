@@ -80,7 +80,21 @@ type Definition struct {
 	// readOnly marks an External tool as changing nothing (an MCP server
 	// configured read_only): offered in plan mode, run alongside others.
 	readOnly bool
+	// grant is an External tool's server's jail (nil: none, or not a
+	// jail brig made): what it may write is snapshotted around each call
+	// for undo, as a command's grant is.
+	grant *jail.Spec
 }
+
+// WithGrant is d with its server's jail grant (see Grant).
+func (d Definition) WithGrant(g *jail.Spec) Definition {
+	d.grant = g
+	return d
+}
+
+// Grant is the jail an External tool's server runs in, when brig made it
+// (a stdio server's); nil otherwise.
+func (d Definition) Grant() *jail.Spec { return d.grant }
 
 // Offered reports whether mode offers the tool to the model (and lets it
 // run): plan mode hides native tools that write and every External tool

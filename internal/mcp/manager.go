@@ -505,7 +505,7 @@ func (m *Manager) definition(s *server, ti ToolInfo, t *sdk.Tool) tools.Definiti
 	desc = fmt.Sprintf("[MCP server %s] %s", s.cfg.Name, desc)
 	check := func(raw json.RawMessage) error { return checkArgs(raw, required) }
 	run := func(ctx context.Context, raw json.RawMessage) tools.Result { return s.call(ctx, ti.Tool, raw) }
-	return tools.NewExternal(ti.Name, desc, schema, s.cfg.Mode == ModeReadOnly, check, run)
+	return tools.NewExternal(ti.Name, desc, schema, s.cfg.Mode == ModeReadOnly, check, run).WithGrant(s.grant)
 }
 
 // toolSchema makes a server's input schema acceptable to providers (an
