@@ -926,3 +926,32 @@ func TestApprovalFlagsLookalikeLetters(t *testing.T) {
 		t.Errorf("edit: %v", got)
 	}
 }
+
+// TestQuestionTakesNoAnswerAsItAppears (new user, 2026-12-03): keys typed
+// into a message while the UI was busy are handled right after a question
+// that came meanwhile, with no time between them; the quiet keyboard
+// before the stall made the first of them ("4") an answer. A question now
+// takes none in its first approvalShown; the control: a key after that
+// answers it.
+func TestQuestionTakesNoAnswerAsItAppears(t *testing.T) {
+	h := approvalHarness(t)
+	args, _ := json.Marshal(map[string]string{"command": "rm notes.txt"})
+	p := &pending{req: h.request("bash", string(args)), reply: make(chan agent.Approval, 1)}
+	h.m.Update(approvalMsg{p}) // not h.send: no time passes
+	h.m.Update(keyMsg("1"))
+	select {
+	case a := <-p.reply:
+		t.Fatalf("a key handled as the question appeared answered it: %+v", a)
+	default:
+	}
+	h.pause()
+	h.keys("1")
+	select {
+	case a := <-p.reply:
+		if a.Answer != agent.AnswerOnce {
+			t.Fatalf("control: %+v", a)
+		}
+	default:
+		t.Fatal("control: a key after a pause did not answer")
+	}
+}

@@ -383,6 +383,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.withdrawn(m.approval) // one at a time: the one shown gave up
 		}
 		m.approval, m.denying, m.apState = msg.p, false, approvalState{typed: m.lastKey}
+		if shown := m.now().Add(approvalShown - approvalArm); shown.After(m.apState.typed) {
+			// The keys queued while the UI was busy are handled just after
+			// the question, and the time since the last key handled said
+			// nothing of when they were pressed: a "4" typed into a
+			// message answered a question that came during a stall (new
+			// user, 2026-12-03). No key answers in its first moments.
+			m.apState.typed = shown
+		}
 		if !m.gone.IsZero() && m.now().Sub(m.gone) < swapArm {
 			// Another question took the place of one the user was
 			// reading: a key pressed for that one goes on into the
@@ -1394,6 +1402,10 @@ const swapArm = 1500 * time.Millisecond
 // message must not take the message's keys (a "1" or the next word) as
 // its answer.
 const approvalArm = 600 * time.Millisecond
+
+// approvalShown is how long a question is on the screen before a key
+// allows it, however quiet the keyboard was before it came.
+const approvalShown = 300 * time.Millisecond
 
 // typing reports whether a key was pressed less than approvalArm ago, just
 // before the question appeared or since: an allowing key then only says

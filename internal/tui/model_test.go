@@ -133,6 +133,12 @@ func (h *harness) start(c *Conn) {
 // at once (prints, not ticks or the bridge).
 func (h *harness) send(msg tea.Msg) tea.Cmd {
 	_, cmd := h.m.Update(msg)
+	if _, ok := msg.(approvalMsg); ok {
+		// A question is on the screen for approvalShown before the
+		// user's keys (which the tests send next) come.
+		t := h.m.now().Add(approvalShown)
+		h.m.now = func() time.Time { return t }
+	}
 	return cmd
 }
 
