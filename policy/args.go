@@ -377,3 +377,27 @@ func tarPaths(c Command, add func(string, bool, bool)) {
 		}
 	}
 }
+
+// runTimeArg stands for an argument xargs adds at run time.
+const runTimeArg = "\x00run-time argument"
+
+// writesRunTimeArgs reports whether c, run by find's -exec (or -execdir,
+// -ok) or by xargs, writes the paths those give it: find's {} among the
+// paths it writes, or an argument xargs would add at the end.
+func writesRunTimeArgs(c Command) bool {
+	if len(c.Via) == 0 {
+		return false
+	}
+	switch via := c.Via[len(c.Via)-1]; {
+	case strings.HasPrefix(via, "find -"):
+		return slices.ContainsFunc(c.Paths, func(p PathArg) bool { return p.Write && strings.Contains(p.Text, "{}") })
+	case via == "xargs":
+		more := c
+		more.Words = append(slices.Clone(c.Words), runTimeArg)
+		more.Dynamic = append(slices.Clone(c.Dynamic), false)
+		more.Glob = append(slices.Clone(c.Glob), false)
+		more.Redirects = nil
+		return slices.ContainsFunc(argPaths(more), func(p PathArg) bool { return p.Write && p.Text == runTimeArg })
+	}
+	return false
+}

@@ -650,6 +650,18 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		`git bundle create .git/packed-refs HEAD`,
 		`git repack -a -d`,
 		`git repack -adq`,
+		// Red team, 2026-12-03 (third pass): bash's negated and named
+		// classes, nested and repeated braces, a link to .git made on
+		// the line, and the paths find and xargs give at run time.
+		`go test -coverprofile .gi[!x]/packed-refs .`,
+		`: > .gi[[:alpha:]]/COMMIT_EDITMSG`,
+		`tee {.g,y}{i,z}t/packed-refs </dev/null`,
+		`tee {{.git,a},b}/x`,
+		`echo > .gi{s..u}/x`,
+		`ln -s .git gg; : > gg/logs/HEAD`,
+		`find . -name packed-refs -exec cp /dev/null {} \;`,
+		`echo .git/logs/HEAD | xargs truncate -s0`,
+		`git ls-files | xargs sed -i s/a/b/`,
 	} {
 		v := p.Decide(bashCall(cmd))
 		if v.Tier != Ask || !strings.Contains(v.Reason, "deletions ask in every mode") {
@@ -676,7 +688,8 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		// .git, reads, in-place edits elsewhere, repacks that keep
 		// unreachable objects.
 		`: > ?git.txt`, `cp a.txt */b.txt`, `echo > {a,b}/x`, `sed -i s/a/b/ *.go`, `perl -ne print .git/logs/HEAD`, `perl -pi -e 's/a/b/' notes.txt`,
-		`awk 1 .git/packed-refs`, `awk -i inplace 1 notes.txt`, `find . -name '*.go' -exec gofmt -l {} +`, `git bundle create /tmp/b.bundle HEAD`, `git repack -Ad`, `git repack -d`} {
+		`awk 1 .git/packed-refs`, `awk -i inplace 1 notes.txt`, `find . -name '*.go' -exec gofmt -l {} +`, `git bundle create /tmp/b.bundle HEAD`, `git repack -Ad`, `git repack -d`,
+		`find . -name '*.go' -exec grep -l x {} +`, `ls | xargs wc -l`, `ln -s src/a b`, `echo x > file{1..3}.txt`, `xargs -a list.txt cat`, `: > x[!a].txt`} {
 		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
 			t.Errorf("control %s: %s (%s), want auto mode's approval", cmd, v.Tier, v.Reason)
 		}
@@ -1030,5 +1043,29 @@ func TestJqRawfileReadsItsFile(t *testing.T) {
 	}
 	if v := p.Decide(bashCall(`jq -n --rawfile a notes.txt '$a'`)); v.Tier != Allow {
 		t.Errorf("control: %s (%s)", v.Tier, v.Reason)
+	}
+}
+
+// TestBraceExpand: bash's brace expressions, nested and repeated, as
+// mayNameGit reads them; a sequence is a pattern; too many alternatives
+// say so.
+func TestBraceExpand(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		want  []string
+		whole bool
+	}{
+		{"a{b,c}d", []string{"abd", "acd"}, true},
+		{"{.g,y}{i,z}t", []string{".git", ".gzt", "yit", "yzt"}, true},
+		{"{{.git,a},b}/x", []string{".git/x", "a/x", "b/x"}, true},
+		{"f{1..3}", []string{"f*"}, true},
+		{"{x}y{a,b}", []string{"{x}ya", "{x}yb"}, true},
+		{"no{brace", []string{"no{brace"}, true},
+		{"{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}", nil, false},
+	} {
+		got, whole := braceExpand(c.in, 64)
+		if whole != c.whole || whole && !slices.Equal(got, c.want) {
+			t.Errorf("braceExpand(%q) = %q, %v; want %q, %v", c.in, got, whole, c.want, c.whole)
+		}
 	}
 }

@@ -815,6 +815,16 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 			// mv .git/objects /tmp/o, sed -i … .git/…): git's history,
 			// which undo does not hold, whatever the command.
 			writesGit = writesGit || pa.Write && inGitDir(pv.Resolved, p.Places.Workspace)
+			// A link made to a git directory is a way into it that the
+			// rest of the line writes through (ln -s .git g; : > g/…),
+			// before any decision sees the link.
+			writesGit = writesGit || denyName(c) == "ln" && !pa.Write && (inGitDir(pv.Resolved, p.Places.Workspace) || mayNameGit(pa.Text, dotglob))
+		}
+		if !userAllows && v.deletes == "" && writesRunTimeArgs(c) {
+			// find … -exec cp /dev/null {} ;, … | xargs truncate -s0: the
+			// paths it writes are found at run time, .git's among them
+			// (red team, 2026-12-03).
+			v.deletes, v.deletesWhat = c.Quoted(), deletesRunTime
 		}
 		if !userAllows && v.deletes == "" && (deletesGit(c) || writesGit || deletes(c) && (deletesOwn || len(c.Paths) == 0) || movesAway(c)) {
 			_, clean := isGit(c, denyName, "clean") // untracked files, not git's own
@@ -843,6 +853,7 @@ const (
 	deletesGitFiles = "deletes or rewrites git's own files (.git), which undo does not hold"
 	deletesUnplaced = "writes or deletes paths in a directory only known at run time (a cd before it whose success is not known), which may be git's own files (.git) that undo does not hold"
 	deletesHidden   = "runs a command only known at run time, which may delete files or git's own files (.git) that undo does not hold"
+	deletesRunTime  = "writes paths that find or xargs give it at run time, which may be git's own files (.git) that undo does not hold"
 	deletesUnparsed = "is a command line brig could not analyse, so what it runs is unknown: it may delete files or git's own files (.git) that undo does not hold"
 )
 
@@ -927,20 +938,31 @@ func inGitDir(p, workspace string) bool {
 
 // mayNameGit reports whether a path written as text may lead into a git
 // directory once bash expands it: a component that is .git, or a brace
-// alternative or a glob that matches it. Bash matches a name's leading
-// dot only with a pattern that starts with one, unless dotglob (or
-// GLOBIGNORE) is set; an extended glob starting with a dot is taken to
-// match.
+// expansion or a glob that gives it. Bash matches a name's leading dot
+// only with a pattern that starts with one, unless dotglob (or
+// GLOBIGNORE) is set. A pattern this cannot read (a character class, an
+// extended glob) is taken to match, and so is a brace expression with
+// more alternatives than it expands.
 func mayNameGit(text string, dotglob bool) bool {
-	for _, comp := range strings.Split(text, "/") {
-		for _, alt := range braceAlternatives(comp) {
-			if alt == ".git" {
+	alts, whole := braceExpand(text, 64)
+	if !whole {
+		return strings.Contains(text, "{")
+	}
+	for _, alt := range alts {
+		for _, comp := range strings.Split(alt, "/") {
+			if comp == ".git" {
 				return true
 			}
-			if !strings.ContainsAny(alt, "*?[(") || !dotglob && !strings.HasPrefix(alt, ".") {
+			if !strings.ContainsAny(comp, "*?[(") || !dotglob && !strings.HasPrefix(comp, ".") {
 				continue
 			}
-			if ok, _ := path.Match(alt, ".git"); ok || strings.Contains(alt, "(") {
+			if strings.Contains(comp, "[:") || strings.Contains(comp, "(") {
+				return true // [[:alpha:]], @(…): beyond path.Match
+			}
+			// Bash negates a class with ! as well as ^; path.Match with
+			// ^ only (red team, 2026-12-03: .gi[!x] was read as ! or x).
+			pat := strings.ReplaceAll(comp, "[!", "[^")
+			if ok, err := path.Match(pat, ".git"); ok || err != nil {
 				return true
 			}
 		}
@@ -948,23 +970,61 @@ func mayNameGit(text string, dotglob bool) bool {
 	return false
 }
 
-// braceAlternatives expands the first brace group of s ({a,b} or {a..b}
-// left whole): a{.git,x}b gives a.gitb and axb. Without one, s alone.
-func braceAlternatives(s string) []string {
+// braceExpand expands bash's brace expressions in s, nested and repeated
+// ({a,{b,c}}x{1,2}), into at most limit words; a sequence ({a..z}) is
+// left as a * pattern, which matches what it would give. whole is false
+// when there were more.
+func braceExpand(s string, limit int) (out []string, whole bool) {
 	open := strings.IndexByte(s, '{')
-	end := strings.LastIndexByte(s, '}')
-	if open < 0 || end < open {
-		return []string{s}
+	if open < 0 {
+		return []string{s}, true
 	}
-	inner := s[open+1 : end]
-	if !strings.Contains(inner, ",") {
-		return []string{s}
+	depth, end := 0, -1
+	var commas []int
+	for i := open; i < len(s) && end < 0; i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				end = i
+			}
+		case ',':
+			if depth == 1 {
+				commas = append(commas, i)
+			}
+		}
 	}
-	var out []string
-	for _, a := range strings.Split(inner, ",") {
-		out = append(out, s[:open]+a+s[end+1:])
+	if end < 0 {
+		return []string{s}, true // unmatched: bash leaves it as it is
 	}
-	return out
+	var alts []string
+	switch inner := s[open+1 : end]; {
+	case len(commas) > 0:
+		prev := open + 1
+		for _, c := range append(commas, end) {
+			alts = append(alts, s[prev:c])
+			prev = c + 1
+		}
+	case strings.Contains(inner, ".."):
+		alts = []string{"*"}
+	default:
+		// {x} is no expansion: the braces stay; what follows may hold one.
+		rest, ok := braceExpand(s[end+1:], limit)
+		for i := range rest {
+			rest[i] = s[:end+1] + rest[i]
+		}
+		return rest, ok
+	}
+	for _, a := range alts {
+		more, ok := braceExpand(s[:open]+a+s[end+1:], limit-len(out))
+		out = append(out, more...)
+		if !ok || len(out) > limit {
+			return out, false
+		}
+	}
+	return out, true
 }
 
 // deletesGit reports whether c is a git command that deletes what git
