@@ -327,7 +327,7 @@ func (s *Supervisor) sweepObjects(dir *safefs.Dir, start unix.Timespec) []string
 	if err != nil {
 		return found
 	}
-	budget := int64(looseSweepBudget)
+	budget := int64(objectSweepBudget)
 	for _, e := range ents {
 		if !fanOut(e.Name) {
 			continue
@@ -352,17 +352,19 @@ func (s *Supervisor) sweepObjects(dir *safefs.Dir, start unix.Timespec) []string
 		fan.Close()
 	}
 	if pack, err := objs.Sub("pack"); err == nil {
-		s.checkPacks(pack, start, take)
+		s.checkPacks(pack, start, take, &budget)
 		pack.Close()
 	}
 	return found
 }
 
-// looseSweepBudget bounds the bytes one sweep inflates checking loose
-// objects: past it, the rest the call wrote are taken out unchecked (a
-// call that wrote many small objects each inflating to gigabytes would
-// otherwise hold the sweep, and every later start, for hours).
-const looseSweepBudget = 8 << 30
+// objectSweepBudget bounds the bytes one sweep of a git directory
+// inflates and rebuilds checking the loose objects and packs a call
+// wrote: past it, the rest are taken out unchecked (many small objects,
+// or one costly pack linked under many names, each inflating to
+// gigabytes, held the sweep, and every later start, for hours: red team,
+// 2026-12-03).
+const objectSweepBudget = 8 << 30
 
 // checkLoose says why the loose object fan/name (size bytes on disk) is
 // not what its id names, or "" when it is (or is not an object: git's
@@ -400,11 +402,15 @@ const packIndexLimit = 1 << 30
 // created or changed, and takes out (with take) the files of one that
 // fails: pack-X.pack, .idx and the files beside them (.rev, .bitmap,
 // .keep, .mtimes, .promisor).
-func (s *Supervisor) checkPacks(pack *safefs.Dir, start unix.Timespec, take func(*safefs.Dir, string, string)) {
+func (s *Supervisor) checkPacks(pack *safefs.Dir, start unix.Timespec, take func(*safefs.Dir, string, string), budget *int64) {
 	ents, err := pack.Dirents()
 	if err != nil {
 		return
 	}
+	// A pack and index linked under another name are the same check:
+	// its answer is kept for their inodes.
+	type inodes struct{ pack, idx [2]uint64 }
+	checked := map[inodes]string{}
 	names := map[string]bool{}
 	for _, e := range ents {
 		names[e.Name] = true
@@ -423,7 +429,18 @@ func (s *Supervisor) checkPacks(pack *safefs.Dir, start unix.Timespec, take func
 		if !changed {
 			continue
 		}
-		why := s.checkPack(pack, base)
+		var key inodes
+		if st, err := pack.Stat(base + ".pack"); err == nil {
+			key.pack = [2]uint64{st.Dev, st.Ino}
+		}
+		if st, err := pack.Stat(base + ".idx"); err == nil {
+			key.idx = [2]uint64{st.Dev, st.Ino}
+		}
+		why, seen := checked[key]
+		if !seen {
+			why = s.checkPack(pack, base, budget)
+			checked[key] = why
+		}
 		if why == "" {
 			continue
 		}
@@ -437,7 +454,10 @@ func (s *Supervisor) checkPacks(pack *safefs.Dir, start unix.Timespec, take func
 
 // checkPack says why pack/base.{idx,pack} do not hold what the index's ids
 // name, or "".
-func (s *Supervisor) checkPack(pack *safefs.Dir, base string) string {
+func (s *Supervisor) checkPack(pack *safefs.Dir, base string, budget *int64) string {
+	if *budget <= 0 {
+		return "not checked: the sweep had inflated as much as it checks"
+	}
 	// A sparse index costs the call nothing on disk and the supervisor
 	// its whole size in memory (1 GiB of holes: 2.1 GB of RSS; red team,
 	// 2026-12-03): git writes none.
@@ -463,7 +483,9 @@ func (s *Supervisor) checkPack(pack *safefs.Dir, base string) string {
 	if sparse(&st) {
 		return fmt.Sprintf("a sparse file (%d MiB, %d KiB of it on disk), which git does not write", st.Size>>20, st.Blocks*512>>10)
 	}
-	if err := gitobj.VerifyPack(f, st.Size, idx, idLen); err != nil {
+	spent, err := gitobj.VerifyPackWithin(f, st.Size, idx, idLen, *budget)
+	*budget -= spent
+	if err != nil {
 		s.log.Warn("a pack the call wrote does not check out", "path", filepath.Join(pack.Path(), base+".pack"), "err", err)
 		if errors.Is(err, gitobj.ErrTooCostly) {
 			return "checking it would inflate and rebuild far more than the pack's size (made to be costly to check)"

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"brig/internal/gitobj"
 	"brig/internal/safefs"
 	"brig/jail"
 )
@@ -530,5 +531,67 @@ func TestSweepTakesOutSparseObjects(t *testing.T) {
 	}
 	if _, err := os.Lstat(real); err != nil {
 		t.Errorf("control: a real LFS object was taken out: %v", err)
+	}
+}
+
+// TestPackChecksShareOneBudget (red team, 2026-12-03): one costly pack
+// linked under ten names held a call's end for minutes, each name
+// checked in full. A pack and index linked under another name are
+// checked once, and the packs of one sweep share one budget: past it,
+// a pack is taken out unchecked. Controls: with a budget that covers
+// one check, every linked name of a good pack stays; with none left, a
+// new pack is taken out.
+func TestPackChecksShareOneBudget(t *testing.T) {
+	ws, q, s := sweeper(t)
+	gitIn(t, ws, "init", "-q")
+	mk(t, filepath.Join(ws, "f.txt"), strings.Repeat("some text\n", 500))
+	gitIn(t, ws, "add", ".")
+	gitIn(t, ws, "commit", "-qm", "v1")
+	gitIn(t, ws, "repack", "-adq")
+	dir := filepath.Join(ws, ".git/objects/pack")
+	idxs, _ := filepath.Glob(filepath.Join(dir, "pack-*.idx"))
+	if len(idxs) != 1 {
+		t.Fatalf("%d packs", len(idxs))
+	}
+	base := strings.TrimSuffix(idxs[0], ".idx")
+	idx, err := os.ReadFile(base + ".idx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(base + ".pack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := gitobj.VerifyPackWithin(bytes.NewReader(data), int64(len(data)), idx, 20, 1<<30)
+	if err != nil || one <= 0 {
+		t.Fatalf("the good pack: %d bytes spent, %v", one, err)
+	}
+	start := startAfter(t, filepath.Join(q, "probe"))
+	var names []string
+	for i := range 3 {
+		n := filepath.Join(dir, fmt.Sprintf("pack-%040d", i+1))
+		for _, ext := range []string{".pack", ".idx"} {
+			if err := os.Link(base+ext, n+ext); err != nil {
+				t.Fatal(err)
+			}
+		}
+		names = append(names, n)
+	}
+	var taken []string
+	take := func(_ *safefs.Dir, name, _ string) { taken = append(taken, name) }
+	pack, err := safefs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pack.Close()
+	budget := one + one/2 // one check, not two
+	s.checkPacks(pack, start, take, &budget)
+	if len(taken) != 0 {
+		t.Fatalf("linked names of a good pack were taken out (checked more than once?): %v", taken)
+	}
+	budget = 0
+	s.checkPacks(pack, start, take, &budget)
+	if len(taken) == 0 {
+		t.Fatal("with the sweep's budget spent, the new packs stayed unchecked")
 	}
 }

@@ -227,30 +227,45 @@ func VerifyPack(pack io.ReaderAt, packSize int64, idx []byte, idLen int) error {
 	return verifyPack(pack, packSize, idx, idLen, CheckBudget(packSize))
 }
 
+// VerifyPackWithin is VerifyPack spending at most limit bytes (or the
+// pack's own budget, when that is less), and it reports what it spent:
+// a sweep that checks many packs bounds them all together.
+func VerifyPackWithin(pack io.ReaderAt, packSize int64, idx []byte, idLen int, limit int64) (spent int64, err error) {
+	return verifyPackSpent(pack, packSize, idx, idLen, min(CheckBudget(packSize), limit))
+}
+
 // verifyPack is VerifyPack with the bytes it may inflate and rebuild.
 func verifyPack(pack io.ReaderAt, packSize int64, idx []byte, idLen int, budget int64) error {
+	_, err := verifyPackSpent(pack, packSize, idx, idLen, budget)
+	return err
+}
+
+// verifyPackSpent is verifyPack, reporting the bytes it inflated and
+// rebuilt.
+func verifyPackSpent(pack io.ReaderAt, packSize int64, idx []byte, idLen int, budget int64) (spent int64, err error) {
 	h := newHash(idLen * 2)
 	if h == nil {
-		return fmt.Errorf("pack: ids of %d bytes", idLen)
+		return 0, fmt.Errorf("pack: ids of %d bytes", idLen)
 	}
 	entries, err := readIndex(idx, idLen)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	p := &packReader{r: pack, size: packSize, idLen: idLen, byID: map[string]int64{}, cache: map[int64]object{}, budget: budget}
+	defer func() { spent = min(budget, budget-p.budget) }()
 	for _, e := range entries {
 		p.byID[string(e.id)] = e.off
 	}
 	for _, e := range entries {
 		sum := h()
 		if err := p.hashObject(sum, e.off); err != nil {
-			return fmt.Errorf("pack object %x at %d: %w", e.id, e.off, err)
+			return 0, fmt.Errorf("pack object %x at %d: %w", e.id, e.off, err)
 		}
 		if !bytes.Equal(sum.Sum(nil), e.id) {
-			return fmt.Errorf("pack object %x at %d hashes to %x: %w", e.id, e.off, sum.Sum(nil), ErrMismatch)
+			return 0, fmt.Errorf("pack object %x at %d hashes to %x: %w", e.id, e.off, sum.Sum(nil), ErrMismatch)
 		}
 	}
-	return nil
+	return 0, nil
 }
 
 // hashObject writes into sum what an object's id is the hash of: "TYPE
