@@ -1234,4 +1234,21 @@ func TestSnapshotLeavesTheDiskRoom(t *testing.T) {
 			t.Errorf("not stored: %+v; want dense.bin, saying why", sn.NotStored)
 		}
 	}
+	// The store's own bound: one past which nothing more is kept. The
+	// control above stored the file; a new one does not fit.
+	r.store.Close()
+	s, err := Open(r.dir, Options{MaxStoreBytes: 3 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	r.write("more.bin", strings.Repeat("m", 2<<20), 0o644)
+	waitNotRacy(t, r.ws)
+	p, err := s.Before(context.Background(), "s", "c2", "bash", []string{r.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sn := p.Snapshot(); len(sn.NotStored) != 1 || !strings.Contains(sn.NotStored[0].Why, "undo store holds 3 MiB") {
+		t.Errorf("past MaxStoreBytes, not stored: %+v; want more.bin, saying why", sn.NotStored)
+	}
 }

@@ -493,7 +493,7 @@ func (wk *walker) file(dirfd int, dir place, e *Entry, st *unix.Stat_t, written 
 	case wk.w.added+int64(len(data)) > wk.s.opts.MaxSnapshotBytes && !wk.w.has(hashOf(data)):
 		err = fmt.Errorf("the snapshot's budget of %d MiB of new content was spent", wk.s.opts.MaxSnapshotBytes>>20)
 	case wk.w.added+int64(len(data)) > wk.w.room && !wk.w.has(hashOf(data)):
-		err = fmt.Errorf("storing it would leave less than %d MiB free on the disk that holds brig's undo store", wk.s.opts.MinFree>>20)
+		err = errors.New(wk.w.full)
 	default:
 		h, err = wk.w.put(data)
 	}

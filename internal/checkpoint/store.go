@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -36,6 +35,7 @@ const (
 	DefaultMaxFileSize      = 64 << 20 // a bigger file is recorded by its stat only
 	DefaultMaxSnapshotBytes = 1 << 30  // new content one snapshot may add to the store
 	DefaultMinFree          = 1 << 30  // space a snapshot leaves free on the store's file system
+	DefaultMaxStoreBytes    = 8 << 30  // content the whole store may hold
 )
 
 // Options tune a Store. Zero values take the defaults.
@@ -51,6 +51,10 @@ type Options struct {
 	// that cost it little and the store their whole size (sparse ones
 	// just past the sparse check's eighth: red team, 2026-12-03).
 	MinFree int64
+	// MaxStoreBytes bounds the store's whole pack: past it, files are
+	// recorded but not stored (a call's cheap files, 1 GiB a call, would
+	// otherwise take the disk down to MinFree: red team, 2026-12-03).
+	MaxStoreBytes int64
 	// Exclude decides which directories are not descended into
 	// (DefaultExclusions when nil).
 	Exclude *Exclusions
@@ -170,6 +174,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.MinFree <= 0 {
 		opts.MinFree = DefaultMinFree
+	}
+	if opts.MaxStoreBytes <= 0 {
+		opts.MaxStoreBytes = DefaultMaxStoreBytes
 	}
 	if opts.MaxSnapshotBytes <= 0 {
 		opts.MaxSnapshotBytes = DefaultMaxSnapshotBytes
@@ -340,8 +347,10 @@ type writer struct {
 	order   []Hash
 	added   int64 // content bytes stored
 	// room is what may be stored before the file system's free space
-	// falls below Options.MinFree (as it was when the snapshot began).
+	// falls below Options.MinFree (as it was when the snapshot began),
+	// or the pack grows past Options.MaxStoreBytes; full says which.
 	room int64
+	full string
 }
 
 func (s *Store) newWriter() (*writer, error) {
@@ -353,12 +362,16 @@ func (s *Store) newWriter() (*writer, error) {
 		s.buf = bufio.NewWriterSize(s.pack, 1<<20)
 	}
 	s.buf.Reset(s.pack)
-	room := int64(math.MaxInt64)
+	room := s.opts.MaxStoreBytes - st.Size
+	full := fmt.Sprintf("this workspace's undo store holds %d MiB, all it keeps (remove %s to start it again)", s.opts.MaxStoreBytes>>20, s.dir)
 	var fs unix.Statfs_t
 	if err := unix.Fstatfs(int(s.pack.Fd()), &fs); err == nil {
-		room = int64(fs.Bavail)*fs.Bsize - s.opts.MinFree
+		if free := int64(fs.Bavail)*fs.Bsize - s.opts.MinFree; free < room {
+			room = free
+			full = fmt.Sprintf("storing it would leave less than %d MiB free on the disk that holds brig's undo store", s.opts.MinFree>>20)
+		}
 	}
-	return &writer{s: s, start: st.Size, end: st.Size, buf: s.buf, pending: map[Hash]loc{}, room: room}, nil
+	return &writer{s: s, start: st.Size, end: st.Size, buf: s.buf, pending: map[Hash]loc{}, room: room, full: full}, nil
 }
 
 // has reports whether the object is stored or pending.
