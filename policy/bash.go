@@ -284,6 +284,12 @@ func SuggestRule(c Command) (rule string, prefix bool) {
 	if len(c.Words) == 0 || c.Dynamic[0] || c.Glob[0] {
 		return "", false
 	}
+	if readsProgramFromInput(c) {
+		// Bash(python3 -) for a heredoc's script allows every script
+		// fed on stdin, not this one (new user, 2026-12-03): no rule
+		// can name what runs.
+		return "", false
+	}
 	for i, w := range c.Words {
 		if c.Dynamic[i] || c.Glob[i] || w == "" || strings.ContainsAny(w, " \t\n*()") {
 			// Only the words before this one can be written down.

@@ -152,7 +152,12 @@ func TestSuggestRule(t *testing.T) {
 		{"python3 manage.py test", "Bash(python3 manage.py test)", false},
 		{"node -e x", "Bash(node -e x)", false},
 		{"bash -c 'ls'", "Bash(bash -c ls)", false},
-		{"sh", "Bash(sh)", false},
+		// New user, 2026-12-03: a program read from stdin gets no rule
+		// (Bash(python3 -) allowed every script on stdin).
+		{"sh", "", false},
+		{"python3 -", "", false},
+		{"node -", "", false},
+		{"bash -s", "", false},
 		{"env FOO=1 make", "Bash(env FOO=1 make)", false},
 		{"sudo apt-get update", "Bash(sudo apt-get update)", false},
 		{"xargs rm", "Bash(xargs rm)", false},
