@@ -844,16 +844,24 @@ func (m *Model) replay(st *session.State) string {
 	var b strings.Builder
 	b.WriteString(stDim.Render(fmt.Sprintf("── resumed session %s: %s (%d messages) ──", st.ID, inert(st.Title), st.Summary.Messages)) + "\n")
 	children := map[string][]session.Entry{} // subagents' transcripts by task call
-	results := map[string]session.Entry{}    // the calls' results, by call
-	called := map[string]bool{}              // the calls shown, whose results go under them
-	for _, e := range st.Display {
+	// Each call's result is the first one after it with its id that no
+	// earlier call took: a server may use an id again in a later answer
+	// (new user, 2026-12-03: keyed by id alone, every call showed the last
+	// result of its id, another call's).
+	results := map[int]session.Entry{} // by the call's index in Display
+	paired := map[int]bool{}           // the results shown under their calls
+	waiting := map[string][]int{}      // calls without a result yet, by id
+	for i, e := range st.Display {
 		switch {
 		case e.Parent != "":
 			children[e.Parent] = append(children[e.Parent], e)
-		case e.Kind == session.DisplayToolResult && e.ToolUseID != "":
-			results[e.ToolUseID] = e
 		case e.Kind == session.DisplayToolCall && e.ToolUseID != "":
-			called[e.ToolUseID] = true
+			waiting[e.ToolUseID] = append(waiting[e.ToolUseID], i)
+		case e.Kind == session.DisplayToolResult && e.ToolUseID != "":
+			if q := waiting[e.ToolUseID]; len(q) > 0 {
+				results[q[0]], paired[i] = e, true
+				waiting[e.ToolUseID] = q[1:]
+			}
 		}
 	}
 	resultLine := func(e session.Entry) {
@@ -865,7 +873,7 @@ func (m *Model) replay(st *session.State) string {
 		}
 	}
 	exits := exitCodes(st.Messages)
-	for _, e := range st.Display {
+	for i, e := range st.Display {
 		if e.Parent != "" {
 			continue
 		}
@@ -881,7 +889,11 @@ func (m *Model) replay(st *session.State) string {
 			// Marked as the live transcript marks it: a failure with ✗ (and
 			// a command's exit status), a denial with ⊘.
 			mark, facts := stAccent.Render("● "), ""
-			if r, ok := results[e.ToolUseID]; ok {
+			var code *int // this call's exit status: the next of its id's
+			if q := exits[e.ToolUseID]; len(q) > 0 && e.Tool == string(tools.Bash) {
+				code, exits[e.ToolUseID] = q[0], q[1:]
+			}
+			if r, ok := results[i]; ok {
 				switch {
 				case r.IsError && deniedText(r.Text):
 					mark = stWarn.Render("⊘ ")
@@ -890,8 +902,8 @@ func (m *Model) replay(st *session.State) string {
 				default:
 					mark = stOK.Render("● ")
 				}
-				if code, ok := exits[e.ToolUseID]; ok {
-					facts = fmt.Sprintf(" · exit %d", code)
+				if code != nil {
+					facts = fmt.Sprintf(" · exit %d", *code)
 				}
 			}
 			b.WriteString(mark + e.Tool + " " + stDim.Render(fit(inert(e.Text), m.width-len(e.Tool)-4-len(facts))+facts) + "\n")
@@ -899,11 +911,11 @@ func (m *Model) replay(st *session.State) string {
 			// Its result under it: calls of one answer run side by side,
 			// and their results came after all of them (new user,
 			// 2026-12-02: each showed under the other call).
-			if r, ok := results[e.ToolUseID]; ok {
+			if r, ok := results[i]; ok {
 				resultLine(r)
 			}
 		case session.DisplayToolResult:
-			if !called[e.ToolUseID] {
+			if !paired[i] {
 				resultLine(e) // a result whose call is not shown (or has no id)
 			}
 		case session.DisplayNotice:
@@ -950,28 +962,33 @@ func deniedText(s string) bool {
 var exitStatus = regexp.MustCompile(`(?m)^\[(?:exit code (-?\d+)|killed by [^\]\n]* \(exit code (-?\d+)\))\]$`)
 
 // exitCodes are the exit statuses of the bash calls in a saved
-// conversation, by call (a compacted part of it has none).
-func exitCodes(msgs []provider.Message) map[string]int {
-	bash := map[string]bool{}
-	out := map[string]int{}
+// conversation, by call id, one for each call with that id in the order
+// they were made (nil for one whose result gave none; a compacted part
+// of the conversation has none). Each result goes to the first call of
+// its id that no earlier result took: an id may come again.
+func exitCodes(msgs []provider.Message) map[string][]*int {
+	out := map[string][]*int{}
+	bash := map[string]int{} // calls of the id waiting for their results
 	for _, msg := range msgs {
 		for _, b := range msg.Content {
 			switch {
 			case b.ToolUse != nil && b.ToolUse.Name == string(tools.Bash):
-				bash[b.ToolUse.ID] = true
-			case b.ToolResult != nil && bash[b.ToolResult.ToolUseID]:
+				bash[b.ToolUse.ID]++
+			case b.ToolResult != nil && bash[b.ToolResult.ToolUseID] > 0:
+				id := b.ToolResult.ToolUseID
+				bash[id]--
 				var text strings.Builder
 				for _, c := range b.ToolResult.Content {
 					text.WriteString(c.Text)
 				}
-				all := exitStatus.FindAllStringSubmatch(text.String(), -1)
-				if len(all) == 0 {
-					continue
+				var code *int
+				if all := exitStatus.FindAllStringSubmatch(text.String(), -1); len(all) > 0 {
+					last := all[len(all)-1] // the status follows the output
+					if n, err := strconv.Atoi(last[1] + last[2]); err == nil {
+						code = &n
+					}
 				}
-				last := all[len(all)-1] // the status follows the output
-				if n, err := strconv.Atoi(last[1] + last[2]); err == nil {
-					out[b.ToolResult.ToolUseID] = n
-				}
+				out[id] = append(out[id], code)
 			}
 		}
 	}

@@ -391,3 +391,40 @@ func TestReplaySaysALastMessageGotNoAnswer(t *testing.T) {
 		t.Errorf("control: an answered session:\n%s", out)
 	}
 }
+
+// TestReplayPairsRepeatedIDs (new user, 2026-12-03): a server that used a
+// call id again in a later answer made every call of that id show the last
+// result (and exit status) of it. Each call now shows the first result of
+// its id after it; the control, ids used once, is TestReplayMarksFailures.
+func TestReplayPairsRepeatedIDs(t *testing.T) {
+	h := newHarness(t, 100, colorprofile.NoTTY, allHold())
+	call := func(cmd string) provider.Block {
+		in, _ := json.Marshal(map[string]string{"command": cmd})
+		return provider.Block{Type: provider.BlockToolUse, ToolUse: &provider.ToolUse{ID: "t0", Name: "bash", Input: in}}
+	}
+	st := &session.State{
+		Messages: []provider.Message{
+			{Role: provider.User, Content: []provider.Block{provider.Text("go")}},
+			{Role: provider.Assistant, Content: []provider.Block{call("ls")}},
+			{Role: provider.User, Content: []provider.Block{provider.ToolResultBlock("t0", "calc\n[exit code 0]", false)}},
+			{Role: provider.Assistant, Content: []provider.Block{call("false")}},
+			{Role: provider.User, Content: []provider.Block{provider.ToolResultBlock("t0", "[exit code 1]", true)}},
+		},
+		Display: []session.Entry{
+			{Display: session.Display{Kind: session.DisplayUser, Text: "go"}},
+			{Display: session.Display{Kind: session.DisplayToolCall, Tool: "bash", ToolUseID: "t0", Text: "$ ls"}},
+			{Display: session.Display{Kind: session.DisplayToolResult, ToolUseID: "t0", Text: "calc"}},
+			{Display: session.Display{Kind: session.DisplayToolCall, Tool: "bash", ToolUseID: "t0", Text: "$ false"}},
+			{Display: session.Display{Kind: session.DisplayToolResult, ToolUseID: "t0", IsError: true, Text: "[exit code 1]"}},
+		},
+	}
+	out := ansi.Strip(h.m.replay(st))
+	for _, want := range []string{"● bash $ ls · exit 0\n  ⎿ calc\n", "✗ bash $ false · exit 1\n  ⎿ [exit code 1]\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the replay has no %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "⎿"); n != 2 {
+		t.Errorf("%d results shown, want 2:\n%s", n, out)
+	}
+}
