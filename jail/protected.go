@@ -139,6 +139,10 @@ type repoWalk struct {
 	// unlisted are the directories below the root it could not open
 	// (their permissions): passed over, see Search.
 	unlisted []string
+	// linksInto, when set, are directories a symbolic link met in a
+	// listed directory is checked against; links the ones leading into
+	// them (RepoCache.SearchLinks).
+	linksInto, links []string
 
 	// With a RepoCache (on a file system it trusts): what the last search
 	// remembered of the root, and what this one remembers; the file
@@ -242,6 +246,9 @@ func (w *repoWalk) dir(fd int, path string, old, parent *memoNode) (*memoNode, e
 			plain = false
 		}
 		typ, ok := direntType(fd, e)
+		if ok && typ == fs.ModeSymlink && len(w.linksInto) > 0 && leadsInto(fd, path, e.Name, w.linksInto) {
+			w.links = append(w.links, prefix+e.Name)
+		}
 		if !ok || typ != fs.ModeDir && !looked {
 			continue // the common case, a file of no interest: not even its path is made
 		}
@@ -441,6 +448,29 @@ func (w *repoWalk) descend(fd int, path, name string, old, parent *memoNode) *me
 	}
 	n, _ := w.dir(sub, path, old, parent)
 	return n
+}
+
+// leadsInto reports whether the symbolic link name in the directory open
+// at dirfd (at dir) leads into one of roots: its target as written, or
+// where it resolves through other links.
+func leadsInto(dirfd int, dir, name string, roots []string) bool {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dirfd, name, buf)
+	if err != nil {
+		return false
+	}
+	target := string(buf[:n])
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(dir, target)
+	}
+	at := func(p string) bool {
+		return slices.ContainsFunc(roots, func(r string) bool { return within(filepath.Clean(p), r) })
+	}
+	if at(target) {
+		return true
+	}
+	resolved, err := filepath.EvalSymlinks(filepath.Join(dir, name))
+	return err == nil && at(resolved)
 }
 
 // direntType is an entry's type (fs.ModeDir, fs.ModeSymlink, 0 for a

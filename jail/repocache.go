@@ -246,14 +246,24 @@ func (c *RepoCache) Repositories(root string) ([]Repository, error) {
 // Search is Repositories, also returning the directories below root the
 // search could not open (see the package function Search).
 func (c *RepoCache) Search(root string) ([]Repository, []string, error) {
+	repos, unlisted, _, err := c.SearchLinks(root, nil)
+	return repos, unlisted, err
+}
+
+// SearchLinks is Search that also lists the symbolic links it meets in
+// the directories it lists (those that changed since the last search)
+// which lead into one of into, by their own target or through others.
+func (c *RepoCache) SearchLinks(root string, into []string) (repos []Repository, unlisted, links []string, err error) {
 	if c == nil {
-		return Search(root)
+		w := &repoWalk{shapes: map[string]bool{}, linksInto: into}
+		out, err := w.run(root)
+		return out, w.unlisted, w.links, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var now unix.Timespec
 	_ = unix.ClockGettime(unix.CLOCK_REALTIME, &now)
-	w := &repoWalk{shapes: map[string]bool{}}
+	w := &repoWalk{shapes: map[string]bool{}, linksInto: into}
 	var fsst unix.Statfs_t
 	if unix.Statfs(root, &fsst) == nil && trustedCtime[int64(fsst.Type)] {
 		if ds, ok := statAt(unix.AT_FDCWD, root); ok {
@@ -275,7 +285,7 @@ func (c *RepoCache) Search(root string) ([]Repository, []string, error) {
 		// A directory trusted on its watch was not the one remembered
 		// (which the reports rule out): everything is looked at again.
 		looks := w.looks
-		w = &repoWalk{shapes: map[string]bool{}, remember: true, dev: w.dev, mnt: w.mnt, settled: w.settled, watch: w.watch, index: w.index}
+		w = &repoWalk{shapes: map[string]bool{}, remember: true, dev: w.dev, mnt: w.mnt, settled: w.settled, watch: w.watch, index: w.index, linksInto: into}
 		out, err = w.run(root)
 		w.looks += looks
 	}
@@ -285,13 +295,13 @@ func (c *RepoCache) Search(root string) ([]Repository, []string, error) {
 		if c.watch != nil {
 			delete(c.watch.index, root)
 		}
-		return out, w.unlisted, err
+		return out, w.unlisted, w.links, err
 	}
 	c.roots[root] = w.node
 	if c.watch != nil && w.index != nil {
 		c.watch.done(root)
 	}
-	return out, w.unlisted, nil
+	return out, w.unlisted, w.links, nil
 }
 
 // Listed is how many directories the last search listed (the rest were

@@ -88,9 +88,25 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) [
 	// The grant's memory, when it has one: it searched the workspace
 	// just before the call, so only what changed since is listed again.
 	cache := cmp.Or(spec.Repos, s.repos)
+	// A link into the toolchain cache, which every call writes, makes what
+	// a call left there part of the workspace to a shell that enters it:
+	// a repository built in the cache ran its core.fsmonitor at the
+	// user's next git status in the link (red team, 2026-12-03). The cache
+	// is not searched (it is large, and no tool makes a repository there
+	// that the user runs git in); a link into it that the call made is
+	// taken out.
+	var into []string
+	if spec.Cache != nil && spec.Cache.Root != "" {
+		into = []string{spec.Cache.Root}
+	}
 	var found []string
 	for _, root := range writtenRoots(spec) {
-		repos, unlisted, _ := cache.Search(root)
+		repos, unlisted, links, _ := cache.SearchLinks(root, into)
+		for _, l := range links {
+			if changedSince(l, start) {
+				found = append(found, s.takeOut(l)...)
+			}
+		}
 		// A directory the search cannot open hides what is in it: a call
 		// planted a repository in src/x and ran chmod 111 src/x, and its
 		// hooks stayed for the user's next git or hg there (red team,

@@ -855,3 +855,43 @@ func TestSweepGitFileAtARootWithoutRepository(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepTakesOutALinkIntoTheCache (red team, 2026-12-03): a call built
+// a repository (with a core.fsmonitor) in the toolchain cache, which every
+// call may write, and linked a directory of the workspace to it; the
+// user's git status in the link ran the fsmonitor. A link the call made
+// into the cache is taken out, by its own target or through another
+// link; the controls: a link to elsewhere, and one into the cache from
+// before the call, stay.
+func TestSweepTakesOutALinkIntoTheCache(t *testing.T) {
+	ws, q, s := sweeper(t)
+	cacheRoot := t.TempDir()
+	d := filepath.Join(cacheRoot, "ws-1", "xdg", "d")
+	shape(t, filepath.Join(d, ".git"), "[core]\n\tfsmonitor = touch /nonexistent/canary\n")
+	mk(t, filepath.Join(ws, "src/main.go"), "package main\n")
+	if err := os.Symlink(d, filepath.Join(ws, "old")); err != nil { // before the call
+		t.Fatal(err)
+	}
+	spec := writeGrant(t, ws)
+	spec.Cache = &jail.Cache{Root: cacheRoot, Name: "ws-1"}
+	start := startAfter(t, filepath.Join(q, "probe"))
+	for name, target := range map[string]string{"sub": d, "rel": "src/../hop", "elsewhere": "/usr/share"} {
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(d, filepath.Join(ws, "hop")); err != nil {
+		t.Fatal(err)
+	}
+	found := s.sweepNewRepositories(spec, start)
+	for _, gone := range []string{"sub", "hop", "rel"} {
+		if _, err := os.Lstat(filepath.Join(ws, gone)); err == nil {
+			t.Errorf("the link %s into the cache stayed (found %v)", gone, found)
+		}
+	}
+	for _, kept := range []string{"elsewhere", "old", "src/main.go"} {
+		if _, err := os.Lstat(filepath.Join(ws, kept)); err != nil {
+			t.Errorf("control: %s was taken out: %v", kept, err)
+		}
+	}
+}
