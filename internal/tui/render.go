@@ -100,9 +100,40 @@ func trimBlankLines(s string) string {
 		lines = lines[:len(lines)-1]
 	}
 	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
+		lines[i] = trimTrailingSpaces(l)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// trimTrailingSpaces takes the spaces off the end of a rendered line, also
+// those before the style sequences that close it (which stay): padded to
+// the width, a line took two rows after the terminal narrowed, and a copy
+// took the spaces along (new user, 2026-12-03).
+func trimTrailingSpaces(l string) string {
+	var tail []string // the closing style sequences, last first
+	for {
+		switch t := strings.TrimRight(l, " "); {
+		case strings.HasSuffix(t, "m") && strings.LastIndex(t, "\x1b[") >= 0 && sgrOnly(t[strings.LastIndex(t, "\x1b["):]):
+			at := strings.LastIndex(t, "\x1b[")
+			tail = append(tail, t[at:])
+			l = t[:at]
+		default:
+			for i := len(tail) - 1; i >= 0; i-- {
+				t += tail[i]
+			}
+			return t
+		}
+	}
+}
+
+// sgrOnly reports whether s is one SGR sequence: ESC [ digits and ; m.
+func sgrOnly(s string) bool {
+	body, ok := strings.CutPrefix(s, "\x1b[")
+	if !ok {
+		return false
+	}
+	body, ok = strings.CutSuffix(body, "m")
+	return ok && strings.Trim(body, "0123456789;:") == ""
 }
 
 // stableSplit returns the length of the prefix of a streaming Markdown

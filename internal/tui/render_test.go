@@ -166,3 +166,21 @@ func TestAppendLiveKeepsTheTail(t *testing.T) {
 		}
 	}
 }
+
+// TestTrimTrailingSpaces (new user, 2026-12-03): rendered lines were
+// padded to the width with spaces before their closing style sequence,
+// so a narrowed terminal showed each as two rows. The spaces go, the
+// sequences stay; the control, a line without padding, is unchanged.
+func TestTrimTrailingSpaces(t *testing.T) {
+	for in, want := range map[string]string{
+		"\x1b[1mTitle\x1b[0m    ":               "\x1b[1mTitle\x1b[0m",
+		"text   \x1b[0m":                        "text\x1b[0m",
+		"a \x1b[38;5;2m  \x1b[0m\x1b[0m  ":      "a\x1b[38;5;2m\x1b[0m\x1b[0m",
+		"plain line":                            "plain line",
+		"keep \x1b]8;;x\x07link\x1b]8;;\x07   ": "keep \x1b]8;;x\x07link\x1b]8;;\x07",
+	} {
+		if got := trimTrailingSpaces(in); got != want {
+			t.Errorf("trimTrailingSpaces(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
