@@ -33,6 +33,9 @@ type pendingSweep struct {
 	Paths     []jail.PathRule         `json:"paths"` // the write grants
 	Protected []string                `json:"protected"`
 	Before    map[string]pendingState `json:"before"`
+	// CacheRoot is brig's toolchain cache root when the call had one:
+	// the links a call made into it are taken out (sweepNewRepositories).
+	CacheRoot string `json:"cache_root,omitempty"`
 }
 
 type pendingState struct {
@@ -54,6 +57,9 @@ func (s *Supervisor) notePending(spec jail.Spec, before map[string]protectedStat
 		if r.Access == jail.Write {
 			rec.Paths = append(rec.Paths, jail.PathRule{Path: r.Path, Access: jail.Write})
 		}
+	}
+	if spec.Cache != nil {
+		rec.CacheRoot = spec.Cache.Root
 	}
 	for p, st := range before {
 		rec.Before[p] = pendingState{Missing: st.missing, Link: st.link}
@@ -119,6 +125,9 @@ func (s *Supervisor) RecoverSweeps(workspace string) ([]string, error) {
 			before[p] = protectedState{missing: st.Missing, link: st.Link}
 		}
 		spec := jail.Spec{Workspace: rec.Workspace, Paths: rec.Paths, Protected: rec.Protected}
+		if rec.CacheRoot != "" {
+			spec.Cache = &jail.Cache{Root: rec.CacheRoot}
+		}
 		undone = append(undone, s.sweepAll(spec, before, unix.NsecToTimespec(rec.Start))...)
 		os.Remove(name)
 	}

@@ -83,3 +83,50 @@ func BenchmarkNotePending(b *testing.B) {
 		donePending(sup.notePending(spec, before, callClock()))
 	}
 }
+
+// TestRecoverSweepTakesOutALinkIntoTheCache: the record of a call that a
+// killed brig left unswept keeps the toolchain cache's root, so that the
+// next session takes out a link the call made into it, as the sweep
+// after the call would have (TestSweepTakesOutALinkIntoTheCache); the
+// control, a link to elsewhere, stays.
+func TestRecoverSweepTakesOutALinkIntoTheCache(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	ws, pending, cache := filepath.Join(root, "ws"), filepath.Join(root, "pending"), filepath.Join(root, "cache")
+	for _, d := range []string{ws, pending, filepath.Join(cache, "ws-1", "d")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sup, err := New(context.Background(), Options{QuarantineDir: filepath.Join(root, "quarantine"), PendingDir: pending})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	start := callClock()
+	for name, target := range map[string]string{"sub": filepath.Join(cache, "ws-1", "d"), "elsewhere": "/usr/share"} {
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := jail.Spec{Workspace: ws, Paths: []jail.PathRule{{Path: ws, Access: jail.Write}}, Cache: &jail.Cache{Root: cache, Name: "ws-1"}}
+	sup.notePending(spec, map[string]protectedState{}, start)
+	b, _ := os.ReadFile(filepath.Join(pending, fmt.Sprintf("%d-%d.json", os.Getpid(), pendingSeq.Load())))
+	var rec pendingSweep
+	if err := json.Unmarshal(b, &rec); err != nil || rec.CacheRoot != cache {
+		t.Fatalf("the record: %s (%v)", b, err)
+	}
+	rec.PID, rec.PIDStart = 1<<22+7, 1 // as if its brig were gone
+	b, _ = json.Marshal(rec)
+	if err := os.WriteFile(filepath.Join(pending, "gone.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sup.RecoverSweeps(ws); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "sub")); err == nil {
+		t.Error("the link into the cache stayed")
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "elsewhere")); err != nil {
+		t.Errorf("control: the link to elsewhere was taken out: %v", err)
+	}
+}
