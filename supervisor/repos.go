@@ -69,7 +69,9 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) [
 	// taken for the root's own and left for the user's next git status
 	// to run its core.fsmonitor (red team, 2026-12-03).
 	known, knownDotGit := map[string]bool{}, map[string]bool{}
+	listed := map[string]bool{}
 	for _, p := range spec.Protected {
+		listed[p] = true
 		switch filepath.Base(p) {
 		case "config", "commondir":
 			known[filepath.Dir(p)] = true
@@ -130,7 +132,7 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) [
 			repos, unlisted, _ = cache.Search(root)
 		}
 		for _, r := range repos {
-			found = append(found, s.undoRepository(r, known, knownDotGit, start, root)...)
+			found = append(found, s.undoRepository(r, known, knownDotGit, listed, start, root)...)
 		}
 	}
 	slices.Sort(found)
@@ -160,11 +162,17 @@ func (s *Supervisor) openToOwner(p string) bool {
 
 // undoRepository undoes one git directory the call created or changed,
 // found under root, and returns the paths it took out.
-func (s *Supervisor) undoRepository(r jail.Repository, known, knownDotGit map[string]bool, start unix.Timespec, root string) []string {
+func (s *Supervisor) undoRepository(r jail.Repository, known, knownDotGit, listed map[string]bool, start unix.Timespec, root string) []string {
 	switch {
 	case r.Foreign == "direnv":
-		// An .envrc: direnv runs none the user has not allowed, and
-		// what a known one loads was protected during the call.
+		// An .envrc. What a known one loads, and the file itself, were
+		// protected during the call. One the call made is taken out:
+		// direnv runs none the user has not allowed, unless the user's
+		// direnv.toml whitelists the directory ([whitelist] prefix),
+		// where it runs any (new user, 2026-12-03).
+		if !listed[r.GitDir] && (changedSince(r.GitDir, start) || movedIn(r.GitDir, root, start)) {
+			return s.takeOut(r.GitDir)
+		}
 		return nil
 	case r.Foreign != "":
 		// A .hg or .jj (Mercurial and jj read their config in it and run

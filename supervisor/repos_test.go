@@ -895,3 +895,23 @@ func TestSweepTakesOutALinkIntoTheCache(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepTakesOutANewEnvrc (new user, 2026-12-03): an .envrc a call made
+// in a subdirectory was left, as direnv runs none the user has not
+// allowed; but a direnv.toml [whitelist] prefix over the code runs any.
+// One the call made is taken out; the control, one from before the call
+// (protected during it), stays.
+func TestSweepTakesOutANewEnvrc(t *testing.T) {
+	ws, q, s := sweeper(t)
+	mk(t, filepath.Join(ws, "old/.envrc"), "dotenv\n")
+	spec := writeGrant(t, ws)
+	start := startAfter(t, filepath.Join(q, "probe"))
+	mk(t, filepath.Join(ws, "svc/.envrc"), "dotenv\n")
+	found := s.sweepNewRepositories(spec, start)
+	if _, err := os.Lstat(filepath.Join(ws, "svc/.envrc")); err == nil || !slices.Contains(found, filepath.Join(ws, "svc/.envrc")) {
+		t.Errorf("the new .envrc stayed (found %v)", found)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "old/.envrc")); err != nil {
+		t.Errorf("control: the .envrc from before was taken out: %v", err)
+	}
+}

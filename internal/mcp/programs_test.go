@@ -41,9 +41,13 @@ func TestProgramsNamesWhatServersRunFromTheWorkspace(t *testing.T) {
 		{Name: "f", Transport: Stdio, Command: "python3", Args: []string{"entry.py"}},                     // a link at the root, to real/
 		{Name: "g", Transport: Stdio, Command: "node", Args: []string{"--require=./loader.js", "server"}}, // an option's value; a directory
 		{Name: "h", Transport: Stdio, Command: "python3", Args: []string{"-m", "pkg", "."}},               // a package; the workspace itself is not
+		// Red team, 2026-12-03: a dotted module named nothing, and a
+		// pkg.py made beside a namespace package is what Python imports.
+		{Name: "i", Transport: Stdio, Command: "python3", Args: []string{"-m", "srvb.server"}},
 	}}
 	got := Programs(cfg, ws)
-	want := []string{ws + "/entry.py", ws + "/loader.js", ws + "/mcp", ws + "/pkg", ws + "/real", ws + "/run.sh", ws + "/server", ws + "/sub/bin", ws + "/tools"}
+	want := []string{ws + "/entry.py", ws + "/loader.js", ws + "/mcp", ws + "/pkg", ws + "/pkg.py", ws + "/pkg.pyc", ws + "/real", ws + "/run.sh", ws + "/server",
+		ws + "/srvb", ws + "/srvb.py", ws + "/srvb.pyc", ws + "/sub/bin", ws + "/tools"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Programs = %q\nwant %q", got, want)
 	}

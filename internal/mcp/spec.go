@@ -131,7 +131,8 @@ func within(p, dir string) bool {
 // cwd; an option's value too, --require=./loader.js): a file as its
 // directory when that is not the workspace's root (a server's other
 // files sit beside it: ./mcp/index.js and ./mcp/lib/…), else the file; a
-// directory (node server, python -m pkg) whole; and a symbolic link on
+// directory (node server) whole; a module python -m imports (its top
+// package, as a directory, pkg.py and pkg.pyc); and a symbolic link on
 // the way as itself, so that it cannot be pointed elsewhere. A call that
 // could write them would choose what the server runs, with the server's
 // environment and grants, at its next start; the caller protects them
@@ -154,7 +155,21 @@ func Programs(cfg Config, workspace string) []string {
 				dir = filepath.Join(workspace, dir)
 			}
 		}
-		for i, w := range append([]string{s.Command}, s.Args...) {
+		words := append([]string{s.Command}, s.Args...)
+		for i, w := range words {
+			if i > 0 && words[i-1] == "-m" && !strings.HasPrefix(w, "-") {
+				// python -m pkg.mod: Python imports pkg from the server's
+				// cwd, as a directory or as pkg.py, pkg.pyc (a file that
+				// does not exist yet included: a namespace package gives
+				// way to a pkg.py made beside it; red team, 2026-12-03).
+				first, _, _ := strings.Cut(w, ".")
+				if first != "" && !strings.ContainsRune(first, '/') {
+					for _, name := range []string{first, first + ".py", first + ".pyc"} {
+						add(filepath.Join(dir, name))
+					}
+				}
+				continue
+			}
 			if _, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "-") {
 				w = v // --require=./loader.js
 			}
