@@ -451,8 +451,11 @@ func (w *repoWalk) descend(fd int, path, name string, old, parent *memoNode) *me
 }
 
 // leadsInto reports whether the symbolic link name in the directory open
-// at dirfd (at dir) leads into one of roots: its target as written, or
-// where it resolves through other links.
+// at dirfd (at dir) leads into one of roots, or to a directory above one
+// (from which a path leads into it: a link to ~/.cache/brig, to ~ or to
+// /; red team, 2026-12-03): its target as written, or where it resolves
+// through other links, as far as they exist (a link through a link to a
+// directory a later call makes).
 func leadsInto(dirfd int, dir, name string, roots []string) bool {
 	buf := make([]byte, unix.PathMax)
 	n, err := unix.Readlinkat(dirfd, name, buf)
@@ -464,13 +467,26 @@ func leadsInto(dirfd int, dir, name string, roots []string) bool {
 		target = filepath.Join(dir, target)
 	}
 	at := func(p string) bool {
-		return slices.ContainsFunc(roots, func(r string) bool { return within(filepath.Clean(p), r) })
+		p = filepath.Clean(p)
+		return slices.ContainsFunc(roots, func(r string) bool { return within(p, r) || within(r, p) })
 	}
-	if at(target) {
-		return true
+	return at(target) || at(resolveExisting(target))
+}
+
+// resolveExisting resolves the links of p as far as its path exists, and
+// joins the rest to that (realpath -m, without a loop's end: after 40
+// links it stops where it is).
+func resolveExisting(p string) string {
+	var rest []string
+	for q := filepath.Clean(p); ; q = filepath.Dir(q) {
+		if r, err := filepath.EvalSymlinks(q); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		if q == "/" || q == "." {
+			return p
+		}
+		rest = append([]string{filepath.Base(q)}, rest...)
 	}
-	resolved, err := filepath.EvalSymlinks(filepath.Join(dir, name))
-	return err == nil && at(resolved)
 }
 
 // direntType is an entry's type (fs.ModeDir, fs.ModeSymlink, 0 for a

@@ -102,13 +102,16 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) [
 		into = []string{spec.Cache.Root}
 	}
 	var found []string
-	for _, root := range writtenRoots(spec) {
-		repos, unlisted, links, _ := cache.SearchLinks(root, into)
+	takeLinks := func(links []string) {
 		for _, l := range links {
 			if changedSince(l, start) {
 				found = append(found, s.takeOut(l)...)
 			}
 		}
+	}
+	for _, root := range writtenRoots(spec) {
+		repos, unlisted, links, _ := cache.SearchLinks(root, into)
+		takeLinks(links)
 		// A directory the search cannot open hides what is in it: a call
 		// planted a repository in src/x and ran chmod 111 src/x, and its
 		// hooks stayed for the user's next git or hg there (red team,
@@ -129,7 +132,8 @@ func (s *Supervisor) sweepNewRepositories(spec jail.Spec, start unix.Timespec) [
 			if !opened {
 				break
 			}
-			repos, unlisted, _ = cache.Search(root)
+			repos, unlisted, links, _ = cache.SearchLinks(root, into)
+			takeLinks(links)
 		}
 		for _, r := range repos {
 			found = append(found, s.undoRepository(r, known, knownDotGit, listed, start, root)...)

@@ -875,7 +875,9 @@ func TestSweepTakesOutALinkIntoTheCache(t *testing.T) {
 	spec := writeGrant(t, ws)
 	spec.Cache = &jail.Cache{Root: cacheRoot, Name: "ws-1"}
 	start := startAfter(t, filepath.Join(q, "probe"))
-	for name, target := range map[string]string{"sub": d, "rel": "src/../hop", "elsewhere": "/usr/share"} {
+	// Red team, 2026-12-03: a link to a directory above the cache, and
+	// one through it to a directory a later call makes, were kept.
+	for name, target := range map[string]string{"sub": d, "rel": "src/../hop", "elsewhere": "/usr/share", "up": filepath.Dir(cacheRoot), "later": "up2/" + filepath.Base(cacheRoot) + "/ws-1/not-yet", "up2": filepath.Dir(cacheRoot)} {
 		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
 			t.Fatal(err)
 		}
@@ -884,7 +886,7 @@ func TestSweepTakesOutALinkIntoTheCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	found := s.sweepNewRepositories(spec, start)
-	for _, gone := range []string{"sub", "hop", "rel"} {
+	for _, gone := range []string{"sub", "hop", "rel", "up", "up2", "later"} {
 		if _, err := os.Lstat(filepath.Join(ws, gone)); err == nil {
 			t.Errorf("the link %s into the cache stayed (found %v)", gone, found)
 		}
