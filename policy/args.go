@@ -401,3 +401,43 @@ func writesRunTimeArgs(c Command) bool {
 	}
 	return false
 }
+
+// knownFiles reports whether brig knows which of c's files it writes: a
+// tool of the table above, a reader known to write nothing, a builtin,
+// git (decided on its own) or find (its start points).
+func knownFiles(c Command) bool {
+	if len(c.Words) == 0 || c.Dynamic[0] {
+		return true // nothing to go by: decided as a hidden command
+	}
+	name := baseName(c.Words[0])
+	_, listed := tools()[name]
+	return listed || readOnlyTools()[name] || infoCommands()[name] || name == "find" || name == "git" || c.Wrapper
+}
+
+// scriptTools take a program in their words whose text may name the files
+// it writes.
+var scriptTools = wordSet("sed gsed awk gawk mawk nawk perl")
+
+// scriptNamesGit reports whether a word of a sed, awk or perl command
+// that is not one of its file operands names a path in a git directory
+// (sed -n 'w .git/index', awk '{print > ".git/x"}'): the script writes it.
+func scriptNamesGit(c Command, namesGit func(string) bool) bool {
+	if len(c.Words) == 0 || !scriptTools()[baseName(c.Words[0])] {
+		return false
+	}
+	files := map[string]bool{}
+	for _, p := range c.Paths {
+		files[p.Text] = true
+	}
+	for _, w := range c.Words[1:] {
+		if files[w] || !strings.Contains(w, "git") {
+			continue
+		}
+		for _, tok := range strings.FieldsFunc(w, func(r rune) bool { return strings.ContainsRune(" \t\n;{}()<>\"'`,|&=", r) }) {
+			if namesGit(tok) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -109,7 +109,7 @@ func wordSet(s string) func() map[string]bool {
 func Prepare() {
 	for _, set := range []func() map[string]bool{findArgs, findFlags, noPrefix, subcommandTools, riskyGit,
 		systemDirs, devOK, downloaders, interpreters, makeTargets, readOnlyTools, infoCommands, safeEnv,
-		eslintFormats, riskyEnv, shells, commandVars, harmlessCommands} {
+		eslintFormats, riskyEnv, shells, commandVars, harmlessCommands, scriptTools} {
 		set()
 	}
 	for _, specs := range []func() map[string]optSpec{readOnlySpecs, goSubSpecs, cargoSubSpecs, nodeToolSpecs,

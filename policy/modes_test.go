@@ -662,6 +662,14 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		`find . -name packed-refs -exec cp /dev/null {} \;`,
 		`echo .git/logs/HEAD | xargs truncate -s0`,
 		`git ls-files | xargs sed -i s/a/b/`,
+		// … (fourth pass): tools brig does not know the files of, a
+		// script's own writes, and nocaseglob.
+		`iconv -f utf8 -t utf8 -o .git/refs/heads/master z.txt`,
+		`split -l1 a.txt .git/refs/heads/q1`,
+		`sed -n 'w .git/index' /dev/null`,
+		`awk '{print > ".git/x"}' a.txt`,
+		`perl -e 'open(F, ">.git/packed-refs")'`,
+		`shopt -s nocaseglob; cp a.txt .GI[T]/x`,
 	} {
 		v := p.Decide(bashCall(cmd))
 		if v.Tier != Ask || !strings.Contains(v.Reason, "deletions ask in every mode") {
@@ -689,7 +697,8 @@ func TestDeletionsAskInAutoMode(t *testing.T) {
 		// unreachable objects.
 		`: > ?git.txt`, `cp a.txt */b.txt`, `echo > {a,b}/x`, `sed -i s/a/b/ *.go`, `perl -ne print .git/logs/HEAD`, `perl -pi -e 's/a/b/' notes.txt`,
 		`awk 1 .git/packed-refs`, `awk -i inplace 1 notes.txt`, `find . -name '*.go' -exec gofmt -l {} +`, `git bundle create /tmp/b.bundle HEAD`, `git repack -Ad`, `git repack -d`,
-		`find . -name '*.go' -exec grep -l x {} +`, `ls | xargs wc -l`, `ln -s src/a b`, `echo x > file{1..3}.txt`, `xargs -a list.txt cat`, `: > x[!a].txt`} {
+		`find . -name '*.go' -exec grep -l x {} +`, `ls | xargs wc -l`, `ln -s src/a b`, `echo x > file{1..3}.txt`, `xargs -a list.txt cat`, `: > x[!a].txt`,
+		`cat .git/HEAD`, `ls .git`, `sed -n p .git/HEAD`, `diff .git/HEAD notes.txt`, `iconv -f utf8 -t utf8 -o out.txt notes.txt`, `perl -ne print .git/HEAD`} {
 		if v := p.Decide(bashCall(cmd)); v.Tier != Allow {
 			t.Errorf("control %s: %s (%s), want auto mode's approval", cmd, v.Tier, v.Reason)
 		}

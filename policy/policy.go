@@ -798,10 +798,22 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 		// (git clean -f, git reflog expire).
 		deletesOwn, writesGit := false, false
 		dotglob := strings.Contains(v.Call.Command, "dotglob") || strings.Contains(v.Call.Command, "GLOBIGNORE")
+		nocase := strings.Contains(v.Call.Command, "nocaseglob")
+		namesGit := func(t string) bool {
+			if nocase {
+				t = strings.ToLower(t) // shopt -s nocaseglob: .GI[T] is .git
+			}
+			return mayNameGit(t, dotglob)
+		}
+		// A command brig does not know the files of may write any it
+		// names (iconv -o, split, csplit: red team, 2026-12-03): one in
+		// .git counts as written there. Readers known to write nothing
+		// (cat, ls, diff …) and git itself do not count.
+		unknownWriter := !knownFiles(c)
 		for _, pa := range c.Paths {
 			// A pattern bash expands to a git directory (: > .gi?/packed-refs,
 			// echo > {.git,x}/logs/HEAD: red team, 2026-12-03) writes there.
-			writesGit = writesGit || pa.Write && mayNameGit(pa.Text, dotglob)
+			writesGit = writesGit || (pa.Write || unknownWriter) && namesGit(pa.Text)
 			if pa.Dynamic {
 				deletesOwn = deletesOwn || pa.Write
 				continue // already Risky
@@ -814,12 +826,15 @@ func (p *Policy) decideBash(v *Verdict, rs RuleSet, mode Mode) {
 			// A path it writes in a git directory (> .git/packed-refs,
 			// mv .git/objects /tmp/o, sed -i … .git/…): git's history,
 			// which undo does not hold, whatever the command.
-			writesGit = writesGit || pa.Write && inGitDir(pv.Resolved, p.Places.Workspace)
+			writesGit = writesGit || (pa.Write || unknownWriter) && inGitDir(pv.Resolved, p.Places.Workspace)
 			// A link made to a git directory is a way into it that the
 			// rest of the line writes through (ln -s .git g; : > g/…),
 			// before any decision sees the link.
-			writesGit = writesGit || denyName(c) == "ln" && !pa.Write && (inGitDir(pv.Resolved, p.Places.Workspace) || mayNameGit(pa.Text, dotglob))
+			writesGit = writesGit || denyName(c) == "ln" && !pa.Write && (inGitDir(pv.Resolved, p.Places.Workspace) || namesGit(pa.Text))
 		}
+		// A script names what it writes in its own text: sed's w and
+		// s///w, awk's print > "f", perl's open(F, ">f").
+		writesGit = writesGit || scriptNamesGit(c, namesGit)
 		if !userAllows && v.deletes == "" && writesRunTimeArgs(c) {
 			// find … -exec cp /dev/null {} ;, … | xargs truncate -s0: the
 			// paths it writes are found at run time, .git's among them
