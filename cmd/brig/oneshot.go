@@ -235,7 +235,7 @@ func defaultModel(creds credentials.Set, baseURL string) (string, error) {
 // says what was outside and how the user can allow it.
 //
 // asked, if not nil, counts the calls denied that --yes would have run.
-func nonInteractive(yes bool, stderr io.Writer, asked *atomic.Int32) agent.Approver {
+func nonInteractive(yes bool, stderr io.Writer, asked *deniedCalls) agent.Approver {
 	return agent.ApproverFunc(func(_ context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
 		v := req.Verdict
 		if n := req.Net; n != nil {
@@ -263,7 +263,7 @@ func nonInteractive(yes bool, stderr io.Writer, asked *atomic.Int32) agent.Appro
 		// rule asks in every mode).
 		fmt.Fprintf(stderr, "brig: denied (no one to ask; --yes approves such a call): %s — %s\n", termsafe.Line(req.Tool), termsafe.Line(v.Reason))
 		if asked != nil {
-			asked.Add(1)
+			asked.add(v)
 		}
 		return agent.Approval{Answer: agent.AnswerDeny, By: agent.ByNoOne, Message: "the call needs approval (" + v.Reason + ") and a non-interactive run cannot ask the user; do without it or explain what you need"}, nil
 	})
@@ -331,7 +331,7 @@ func oneShot(ctx context.Context, o *agentOptions) error {
 	if shared && o.Output == outputText {
 		pr.guard = &lineGuard{w: o.Stdout}
 	}
-	var asked atomic.Int32 // calls denied that --yes would have run
+	var asked deniedCalls // calls denied that --yes would have run
 	run, err := setupAgent(ctx, o, nonInteractive(o.Yes, pr.errLines(), &asked), pr.event)
 	if err != nil {
 		return err
@@ -422,11 +422,10 @@ func oneShot(ctx context.Context, o *agentOptions) error {
 			fmt.Fprintf(w, "brig: nothing was answered, so no session was kept: %s once it passes\n", again)
 		}
 	}
-	if n := asked.Load(); n > 0 && o.Output == outputText && sum.Session != "" {
+	if note := asked.note(mode); note != "" && o.Output == outputText && sum.Session != "" {
 		// The model was told it could not have them; the user is told
 		// how to let them run (a new user found only the per-call note).
-		fmt.Fprintf(pr.errLines(), "brig: %s needed your approval and %s denied: to let such calls run, go on with brig -c -p \"go on\" --yes (or --mode edit, which approves file edits in the workspace)\n",
-			count(int(n), "call"), map[bool]string{true: "was", false: "were"}[n == 1])
+		fmt.Fprintln(pr.errLines(), "brig: "+note)
 	}
 	pr.finish(sum)
 	switch {
@@ -934,4 +933,39 @@ func stdinIfPiped() io.Reader {
 		return nil
 	}
 	return os.Stdin
+}
+
+
+// deniedCalls counts the calls a -p run denied for want of someone to ask
+// that --yes would have run, and whether edit mode would have run any.
+type deniedCalls struct {
+	n    atomic.Int32
+	edit atomic.Bool // a file edit in the workspace: edit mode approves it
+}
+
+func (d *deniedCalls) add(v policy.Verdict) {
+	d.n.Add(1)
+	if v.Call.Effect == policy.EffectWrite && v.Deletes() == "" && v.RuleAsks() == "" {
+		d.edit.Store(true)
+	}
+}
+
+// note says how to let such calls run, or "" when none was denied: --yes
+// for all of them, and --mode edit only where it would approve one
+// (deletions and writes into .git ask in edit mode too; new user,
+// 2026-12-03).
+func (d *deniedCalls) note(mode policy.Mode) string {
+	n := int(d.n.Load())
+	if n == 0 {
+		return ""
+	}
+	was := "were"
+	if n == 1 {
+		was = "was"
+	}
+	how := `brig -c -p "go on" --yes`
+	if d.edit.Load() && mode != policy.ModeEdit && mode != policy.ModeAuto {
+		how += " (or --mode edit, which approves file edits in the workspace)"
+	}
+	return fmt.Sprintf("%s needed your approval and %s denied: to let such calls run, go on with %s", count(n, "call"), was, how)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"brig/policy"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -349,5 +350,30 @@ func TestJSONResultKeepsTheNotices(t *testing.T) {
 	}
 	if errb.Len() != 0 {
 		t.Errorf("json mode wrote to stderr: %q", errb.String())
+	}
+}
+
+// TestDeniedCallsNote (new user, 2026-12-03): the advice after a -p run
+// that could not ask offers --mode edit only where it would approve one
+// of the calls: a file edit, not a deletion or a write into .git, and not
+// when the run is in edit mode already.
+func TestDeniedCallsNote(t *testing.T) {
+	edit := policy.Verdict{Call: policy.Call{Tool: "write_file", Effect: policy.EffectWrite}}
+	bash := policy.Verdict{Call: policy.Call{Tool: "bash", Effect: policy.EffectExec}}
+	var none deniedCalls
+	if n := none.note(policy.ModeAsk); n != "" {
+		t.Errorf("nothing denied: %q", n)
+	}
+	var d deniedCalls
+	d.add(bash)
+	if n := d.note(policy.ModeAsk); !strings.HasPrefix(n, "1 call needed your approval and was denied") || strings.Contains(n, "--mode edit") {
+		t.Errorf("a command: %q", n)
+	}
+	d.add(edit)
+	if n := d.note(policy.ModeAsk); !strings.HasPrefix(n, "2 calls needed") || !strings.Contains(n, "--mode edit") {
+		t.Errorf("a file edit among them: %q", n)
+	}
+	if n := d.note(policy.ModeEdit); strings.Contains(n, "--mode edit") {
+		t.Errorf("in edit mode already: %q", n)
 	}
 }

@@ -184,6 +184,9 @@ func checkBase(base string) error {
 	}
 	u, err := url.Parse(base)
 	switch {
+	case !strings.Contains(base, "://") && strings.HasPrefix(strings.ToLower(base), "http"):
+		// http:/host, http//host, https:host: the scheme is there, cut.
+		return errors.New("has a malformed scheme: write it as http://HOST:PORT or https://HOST (e.g. http://127.0.0.1:11434/v1)")
 	case !strings.Contains(base, "://"):
 		// 127.0.0.1:8080 parses as a scheme or fails on its colon.
 		return fmt.Errorf("has no scheme: write it with http:// or https:// in front (e.g. http://%s)", strings.TrimLeft(base, "/"))

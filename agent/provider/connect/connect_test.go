@@ -158,6 +158,8 @@ func TestBaseURLThatNoRequestCouldReach(t *testing.T) {
 		// contain colon" said nothing of the missing http://.
 		{"127.0.0.1:8080", "has no scheme: write it with http:// or https:// in front (e.g. http://127.0.0.1:8080)"},
 		{"localhost:8080/v1", "e.g. http://localhost:8080/v1"},
+		{"http:/127.0.0.1:1", "malformed scheme"},
+		{"https:host", "malformed scheme"},
 	} {
 		err := checkBase(c.base)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
