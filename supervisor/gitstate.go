@@ -389,7 +389,7 @@ func (s *Supervisor) checkLoose(fan *safefs.Dir, prefix, name string, size int64
 		return "it inflates to more than brig checks"
 	}
 	if err != nil {
-		s.log.Warn("a loose object the call wrote does not check out", "path", filepath.Join(fan.Path(), name), "err", err)
+		s.log.Warn("a loose object the call wrote does not hold what its id names; it is taken out to the quarantine", "path", filepath.Join(fan.Path(), name), "why", err)
 		return "its content is not what its id names"
 	}
 	return ""
@@ -486,7 +486,7 @@ func (s *Supervisor) checkPack(pack *safefs.Dir, base string, budget *int64) str
 	spent, err := gitobj.VerifyPackWithin(f, st.Size, idx, idLen, *budget)
 	*budget -= spent
 	if err != nil {
-		s.log.Warn("a pack the call wrote does not check out", "path", filepath.Join(pack.Path(), base+".pack"), "err", err)
+		s.log.Warn("a pack the call wrote does not hold what its index names; it is taken out to the quarantine", "path", filepath.Join(pack.Path(), base+".pack"), "why", err)
 		if errors.Is(err, gitobj.ErrTooCostly) {
 			return "checking it would inflate and rebuild far more than the pack's size (made to be costly to check)"
 		}
@@ -629,7 +629,7 @@ func (s *Supervisor) checkLFS(d *safefs.Dir, id string, budget *atomic.Int64) st
 		return "unreadable: " + err.Error()
 	}
 	if hex.EncodeToString(h.Sum(nil)) != strings.ToLower(id) {
-		s.log.Warn("a Git LFS object the call wrote does not check out", "path", filepath.Join(d.Path(), id))
+		s.log.Warn("a Git LFS object the call wrote does not hold what its id names; it is taken out to the quarantine", "path", filepath.Join(d.Path(), id))
 		return "its content is not what its id names"
 	}
 	return ""
