@@ -131,6 +131,14 @@ func (s *Supervisor) sweepResolutions(dir *safefs.Dir, start unix.Timespec) []st
 		return nil // none, or a link: sweepGitDir's
 	}
 	defer rr.Close()
+	// git turns rerere on where rr-cache exists: one the call made goes
+	// whole (new user, 2026-12-03: its entries went and the empty
+	// directory stayed, rerere on).
+	var stx unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, filepath.Join(dir.Path(), "rr-cache"), unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME, &stx); err == nil &&
+		stx.Mask&unix.STATX_BTIME != 0 && timeAtOrAfter(unix.Timespec{Sec: stx.Btime.Sec, Nsec: int64(stx.Btime.Nsec)}, start) {
+		return []string{s.takeEntry(dir, "rr-cache", "the rr-cache the call made")}
+	}
 	return s.takeChanged(rr, start, nil, "a conflict resolution the call recorded")
 }
 

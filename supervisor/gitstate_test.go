@@ -251,6 +251,23 @@ func TestSweepResolutionsTheCallRecorded(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(gd, "rr-cache/aaaa/postimage")); err != nil {
 		t.Errorf("control: the user's resolution was taken out: %v", err)
 	}
+	// An rr-cache the call made (git turns rerere on where one exists)
+	// goes whole, not only its entries (new user, 2026-12-03).
+	gd2 := filepath.Join(ws, "sub/.git")
+	shape(t, gd2, "[core]\n")
+	start = startAfter(t, filepath.Join(q, "probe2"))
+	mk(t, filepath.Join(gd2, "rr-cache/cccc/postimage"), "x\n")
+	var stx unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, filepath.Join(gd2, "rr-cache"), 0, unix.STATX_BTIME, &stx); err != nil || stx.Mask&unix.STATX_BTIME == 0 {
+		t.Skip("no birth times on this file system")
+	}
+	s.sweepGitLinks(writeGrant(t, ws), start)
+	if _, err := os.Lstat(filepath.Join(gd2, "rr-cache")); err == nil {
+		t.Error("the rr-cache the call made stayed")
+	}
+	if _, err := os.Lstat(filepath.Join(gd, "rr-cache")); err != nil {
+		t.Errorf("control: the user's rr-cache was taken out: %v", err)
+	}
 }
 
 // gitIn runs git in dir with a fixed identity and no system or global
