@@ -935,7 +935,6 @@ func stdinIfPiped() io.Reader {
 	return os.Stdin
 }
 
-
 // deniedCalls counts the calls a -p run denied for want of someone to ask
 // that --yes would have run, and whether edit mode would have run any.
 type deniedCalls struct {
