@@ -345,12 +345,7 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 			if roots := writableRoots(g, nil, "", e.Policy.Machine.CacheRoot); len(roots) > 0 {
 				cp, err := e.Checkpoints.Before(ctx, e.Session, id, name, roots)
 				if err != nil {
-					if ctx.Err() != nil {
-						o.Result = interrupted(ctx, err)
-						return o
-					}
-					o.Err = fmt.Errorf("%w; the call was not run (undo could not have put back what it changed)", err)
-					return o
+					return notSnapshotted(ctx, o, err)
 				}
 				defer func() { o.after = cp.AfterLater(context.WithoutCancel(ctx)) }()
 			}
@@ -425,12 +420,7 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 		res, err = e.Runner.Run(ctx, *spec, prep.Invocation, stdio)
 	}
 	if beforeErr != nil {
-		if ctx.Err() != nil {
-			o.Result = interrupted(ctx, beforeErr)
-			return o
-		}
-		o.Err = fmt.Errorf("%w; the call was not run (undo could not have put back what it changed)", beforeErr)
-		return o
+		return notSnapshotted(ctx, o, beforeErr)
 	}
 	o.Net = res.Connections
 	defer func() {
@@ -454,6 +444,18 @@ func (e *Executor) execute(ctx context.Context, id, name string, args json.RawMe
 	if o.Err == nil && o.Result.Meta.Redirect != "" {
 		o.Result, o.Err = e.followRedirects(ctx, mode, name, args, call.Host, o.Result, &o.Net)
 	}
+	return o
+}
+
+// notSnapshotted is the outcome of a call not run because the snapshot
+// before it failed: interrupted, or an error saying undo could not have
+// put back what it changed.
+func notSnapshotted(ctx context.Context, o Outcome, err error) Outcome {
+	if ctx.Err() != nil {
+		o.Result = interrupted(ctx, err)
+		return o
+	}
+	o.Err = fmt.Errorf("%w; the call was not run (undo could not have put back what it changed)", err)
 	return o
 }
 

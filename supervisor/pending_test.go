@@ -11,23 +11,31 @@ import (
 	"brig/jail"
 )
 
+// pendingRig makes dirs under a fresh root and a supervisor whose
+// pending records are in root/pending and quarantine in root/quarantine.
+func pendingRig(t *testing.T, dirs ...string) (string, *Supervisor) {
+	t.Helper()
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range dirs {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sup, err := New(context.Background(), Options{QuarantineDir: filepath.Join(root, "quarantine"), PendingDir: filepath.Join(root, "pending")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Close)
+	return root, sup
+}
+
 // TestRecoverSweepsOnlyForGoneProcesses: a record left by a process that
 // is gone is swept (the .envrc its call created is taken out, to the
 // quarantine) and removed; one of a process still running (another
 // session's call under way) and one of another workspace are left.
 func TestRecoverSweepsOnlyForGoneProcesses(t *testing.T) {
-	root, _ := filepath.EvalSymlinks(t.TempDir())
+	root, sup := pendingRig(t, "ws", "other", "pending")
 	ws, other, pending := filepath.Join(root, "ws"), filepath.Join(root, "other"), filepath.Join(root, "pending")
-	for _, d := range []string{ws, other, pending} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sup, err := New(context.Background(), Options{QuarantineDir: filepath.Join(root, "quarantine"), PendingDir: pending})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
 	write := func(name string, rec pendingSweep) {
 		b, _ := json.Marshal(rec)
 		if err := os.WriteFile(filepath.Join(pending, name), b, 0o600); err != nil {
@@ -90,18 +98,8 @@ func BenchmarkNotePending(b *testing.B) {
 // after the call would have (TestSweepTakesOutALinkIntoTheCache); the
 // control, a link to elsewhere, stays.
 func TestRecoverSweepTakesOutALinkIntoTheCache(t *testing.T) {
-	root, _ := filepath.EvalSymlinks(t.TempDir())
+	root, sup := pendingRig(t, "ws", "pending", "cache/ws-1/d")
 	ws, pending, cache := filepath.Join(root, "ws"), filepath.Join(root, "pending"), filepath.Join(root, "cache")
-	for _, d := range []string{ws, pending, filepath.Join(cache, "ws-1", "d")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sup, err := New(context.Background(), Options{QuarantineDir: filepath.Join(root, "quarantine"), PendingDir: pending})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
 	start := callClock()
 	for name, target := range map[string]string{"sub": filepath.Join(cache, "ws-1", "d"), "elsewhere": "/usr/share"} {
 		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
