@@ -366,8 +366,11 @@ func running(name string) bool {
 // model with the tool results, at the next tool boundary.
 func TestQueuedMessage(t *testing.T) {
 	marker := "brig-tui-wait-" + filepath.Base(t.TempDir())
+	// The command runs until the test has seen the message queued: a
+	// sleep 2 could end first on a loaded machine, and the live line the
+	// test waits for was then never drawn (CI, 2026-12-03).
 	tm := newTerm(t,
-		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"exec -a `+marker+` sleep 2"}`)}},
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{tc("bash", `{"command":"exec -a `+marker+` sh -c 'until [ -e release ]; do sleep 0.05; done'"}`)}},
 		fakeprovider.Turn{Text: "noted the extra request"},
 	)
 	tm.launch("--mode", "auto")
@@ -382,6 +385,9 @@ func TestQueuedMessage(t *testing.T) {
 	}
 	tm.typeLine("also update the README")
 	tm.waitFor(5*time.Second, "queued › also update the README")
+	if err := os.WriteFile(filepath.Join(tm.ws, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tm.waitFor(15*time.Second, "(queued, sent at a tool boundary) also update the README", "noted the extra request")
 	body, _ := json.Marshal(tm.request(1)["messages"])
 	if !bytes.Contains(body, []byte("also update the README")) || !bytes.Contains(body, []byte("tool_result")) {
