@@ -473,9 +473,9 @@ func leadsInto(dirfd int, dir, name string, roots []string) bool {
 	return at(target) || at(resolveExisting(target))
 }
 
-// resolveExisting resolves the links of p as far as its path exists, and
-// joins the rest to that (realpath -m, without a loop's end: after 40
-// links it stops where it is).
+// resolveExisting resolves the links of p as far as its path resolves,
+// and joins the rest to that as written (realpath -m: a part that is
+// missing, or a loop of links, does not resolve).
 func resolveExisting(p string) string {
 	var rest []string
 	for q := filepath.Clean(p); ; q = filepath.Dir(q) {
